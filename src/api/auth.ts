@@ -1,0 +1,50 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { MAX_OWNER_ID_LENGTH } from '../domain/workflowId';
+
+const OWNER_PATTERN = new RegExp(`^[\\x20-\\x7e]{1,${MAX_OWNER_ID_LENGTH}}$`);
+
+/** Owner by API token. Tokens are kept only as SHA-256 digests and compared in constant time. */
+export class ApiTokens {
+  private readonly owners: Array<{ digest: Buffer; ownerId: string }> = [];
+
+  /**
+   * `ONEJOB_API_TOKENS`: comma-separated `owner:token` pairs. The token is what follows the last
+   * colon, so owners may contain colons (`org:team:token`); tokens may not.
+   */
+  static parse(spec: string): ApiTokens {
+    const tokens = new ApiTokens();
+    for (const pair of spec.split(',').map((part) => part.trim()).filter(Boolean)) {
+      const cut = pair.lastIndexOf(':');
+      const ownerId = pair.slice(0, cut);
+      const token = pair.slice(cut + 1);
+      if (cut <= 0 || !OWNER_PATTERN.test(ownerId)) {
+        throw new Error(`ONEJOB_API_TOKENS: each entry must be owner:token with an owner of 1-${MAX_OWNER_ID_LENGTH} printable ASCII characters`);
+      }
+      if (token.length < 8) throw new Error(`ONEJOB_API_TOKENS: the token for owner ${ownerId} is shorter than 8 characters`);
+      tokens.owners.push({ digest: createHash('sha256').update(token).digest(), ownerId });
+    }
+    if (tokens.owners.length === 0) throw new Error('ONEJOB_API_TOKENS has no owner:token pairs');
+    return tokens;
+  }
+
+  ownerOf(token: string): string | undefined {
+    const digest = createHash('sha256').update(token).digest();
+    let owner: string | undefined;
+    // Compare against every entry so timing does not tell which one matched.
+    for (const entry of this.owners) {
+      if (timingSafeEqual(entry.digest, digest)) owner ??= entry.ownerId;
+    }
+    return owner;
+  }
+
+  /** Owner from an `Authorization: Bearer <token>` header, if valid. */
+  ownerFromHeader(header: string | undefined): string | undefined {
+    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    return match?.[1] ? this.ownerOf(match[1]) : undefined;
+  }
+}
+
+/** The dev stack's owner and token when ONEJOB_API_TOKENS is not set (never used otherwise). */
+export const DEV_OWNER = 'dev';
+export const DEV_TOKEN = 'onejob-dev-token';
+export const DEV_API_TOKENS = `${DEV_OWNER}:${DEV_TOKEN}`;

@@ -1,0 +1,52 @@
+import type { FastifyReply } from 'fastify';
+
+/** Every problem type the API can answer with, its HTTP status and a one-line explanation. */
+export const PROBLEM_TYPES = {
+  'unauthorized': { status: 401, title: 'Missing or invalid API token' },
+  'not-found': { status: 404, title: 'Not found' },
+  'validation-error': { status: 400, title: 'The request is not valid' },
+  'malformed-body': { status: 400, title: 'The request body is not valid JSON' },
+  'unsupported-media-type': { status: 415, title: 'Send application/json' },
+  'body-too-large': { status: 413, title: 'The request body is too large' },
+  'idempotency-key-missing': { status: 400, title: 'The Idempotency-Key header is required' },
+  'idempotency-key-invalid': { status: 400, title: 'The Idempotency-Key header is malformed' },
+  'idempotency-key-reuse': { status: 409, title: 'Idempotency-Key already used for a different request' },
+  'unknown-job-type': { status: 400, title: 'Unknown job type' },
+  'invalid-input': { status: 400, title: 'The job input is not valid' },
+  'unknown-provider': { status: 400, title: 'Unknown provider' },
+  'hedging-not-allowed': { status: 400, title: 'Hedged mode is not allowed for this job' },
+  'internal': { status: 500, title: 'Internal error' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemType = keyof typeof PROBLEM_TYPES;
+
+export function isProblemType(value: string): value is ProblemType {
+  return Object.hasOwn(PROBLEM_TYPES, value);
+}
+
+/** Problem types are relative URIs served by the API itself (GET /problems/<type>). */
+export function problemTypeUri(type: ProblemType): string {
+  return `/problems/${type}`;
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  instance?: string;
+  [extension: string]: unknown;
+}
+
+/** Sends an RFC 9457 problem document. */
+export function sendProblem(
+  reply: FastifyReply,
+  type: ProblemType,
+  detail?: string,
+  extensions: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): FastifyReply {
+  const { status, title } = PROBLEM_TYPES[type];
+  const body: Problem = { type: problemTypeUri(type), title, status, ...(detail ? { detail } : {}), instance: reply.request.url, ...extensions };
+  return reply.code(status).headers(headers).type('application/problem+json').send(body);
+}

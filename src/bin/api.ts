@@ -1,0 +1,40 @@
+import { Client, Connection } from '@temporalio/client';
+import { buildApi } from '../api/app';
+import { ApiTokens } from '../api/auth';
+import { apiConfig } from '../config';
+import { migrate } from '../db/migrate';
+import { createPool } from '../db/pool';
+import { exitWithParent } from '../dev/processes';
+import { createLogger } from '../logger';
+import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
+
+async function main(): Promise<void> {
+  const logger = createLogger('onejob-api');
+  const config = apiConfig();
+  const tokens = ApiTokens.parse(config.apiTokens);
+  const providers = new ProviderRegistry(providerConfigsFromEnv());
+  const pool = createPool(config.databaseUrl);
+  await migrate(pool);
+  const connection = await Connection.connect({ address: config.temporalAddress });
+  const temporal = new Client({ connection, namespace: config.temporalNamespace });
+  const app = await buildApi({ pool, temporal, taskQueue: config.taskQueue, providers, tokens, logger });
+  await app.listen({ host: config.host, port: config.port });
+
+  let stopping = false;
+  const stop = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    await app.close();
+    await connection.close();
+    await pool.end();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+  exitWithParent(stop);
+}
+
+main().catch((error: unknown) => {
+  console.error(`onejob api: ${(error as Error).message}`);
+  process.exit(1);
+});

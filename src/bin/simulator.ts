@@ -1,0 +1,21 @@
+import { simulatorConfig } from '../config';
+import { exitWithParent } from '../dev/processes';
+import { startSimulator } from '../simulator/server';
+
+async function main(): Promise<void> {
+  const config = simulatorConfig();
+  const simulator = await startSimulator({ host: config.host, port: config.port });
+  console.log(JSON.stringify({ name: 'onejob-simulator', msg: 'provider simulator listening', url: simulator.url }));
+  const stop = async (): Promise<void> => {
+    await simulator.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+  exitWithParent(stop);
+}
+
+main().catch((error: unknown) => {
+  console.error(`onejob simulator: ${(error as Error).message}`);
+  process.exit(1);
+});

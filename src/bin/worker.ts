@@ -1,0 +1,37 @@
+import { NativeConnection } from '@temporalio/worker';
+import { serviceConfig } from '../config';
+import { migrate } from '../db/migrate';
+import { createPool } from '../db/pool';
+import { exitWithParent } from '../dev/processes';
+import { createLogger } from '../logger';
+import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
+import { ensureSearchAttributes } from '../temporalSetup';
+import { createJobWorker } from '../worker';
+
+async function main(): Promise<void> {
+  const logger = createLogger('onejob-worker');
+  const config = serviceConfig();
+  const providers = new ProviderRegistry(providerConfigsFromEnv());
+  const pool = createPool(config.databaseUrl);
+  await migrate(pool);
+  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  try {
+    const added = await ensureSearchAttributes(connection, config.temporalNamespace);
+    if (added.length > 0) logger.info({ added }, 'registered search attributes');
+  } catch (error) {
+    logger.warn({ err: error }, 'could not check or register search attributes; register them on the server');
+  }
+  const worker = await createJobWorker({ connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, pool, providers, logger });
+  // SIGINT/SIGTERM already make the SDK shut the worker down; a vanished parent should too.
+  exitWithParent(() => worker.shutdown());
+  logger.info({ taskQueue: config.taskQueue, providers: providers.names() }, 'worker started');
+  await worker.run();
+  await connection.close();
+  await pool.end();
+  logger.info('worker stopped');
+}
+
+main().catch((error: unknown) => {
+  console.error(`onejob worker: ${(error as Error).message}`);
+  process.exit(1);
+});

@@ -1,0 +1,49 @@
+import { DEFAULT_TASK_QUEUE } from './workflows/definitions';
+
+function required(env: NodeJS.ProcessEnv, name: string): string {
+  const value = env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+}
+
+function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) throw new Error(`${name} must be a port number, got "${raw}"`);
+  return value;
+}
+
+/** Settings every service process reads (the API, the worker). */
+export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
+  return {
+    databaseUrl: required(env, 'DATABASE_URL'),
+    temporalAddress: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
+    taskQueue: env.ONEJOB_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+  };
+}
+
+export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
+  return {
+    ...serviceConfig(env),
+    host: env.HOST ?? '127.0.0.1',
+    port: port(env, 'PORT', 3000),
+    apiTokens: required(env, 'ONEJOB_API_TOKENS'),
+  };
+}
+
+export function simulatorConfig(env: NodeJS.ProcessEnv = process.env) {
+  return { host: env.SIMULATOR_HOST ?? '127.0.0.1', port: port(env, 'SIMULATOR_PORT', 4010) };
+}
+
+/** Ports of the dev stack started by `npm start`. */
+export function devStackConfig(env: NodeJS.ProcessEnv = process.env) {
+  return {
+    apiPort: port(env, 'PORT', 3000),
+    temporalPort: port(env, 'TEMPORAL_PORT', 7233),
+    temporalUiPort: port(env, 'TEMPORAL_UI_PORT', 8233),
+    simulatorPort: port(env, 'SIMULATOR_PORT', 4010),
+    databaseName: env.ONEJOB_DATABASE_NAME ?? 'onejob',
+  };
+}

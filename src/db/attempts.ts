@@ -1,0 +1,241 @@
+import { attemptId, type AttemptState } from '../domain/job';
+import { inTransaction, type Pool, type Queryable } from './pool';
+
+export interface AttemptRecord {
+  id: string;
+  jobId: string;
+  seq: number;
+  provider: string;
+  state: AttemptState;
+  exclusive: boolean;
+  readVersion: number;
+  error: unknown;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  createdAt: Date;
+}
+
+interface AttemptRow {
+  id: string;
+  job_id: string;
+  seq: number;
+  provider: string;
+  state: AttemptState;
+  exclusive: boolean;
+  read_version: number;
+  error: unknown;
+  started_at: Date | null;
+  finished_at: Date | null;
+  created_at: Date;
+}
+
+function toAttempt(row: AttemptRow): AttemptRecord {
+  return {
+    id: row.id,
+    jobId: row.job_id,
+    seq: row.seq,
+    provider: row.provider,
+    state: row.state,
+    exclusive: row.exclusive,
+    readVersion: row.read_version,
+    error: row.error,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    createdAt: row.created_at,
+  };
+}
+
+/** The database refused a second in-flight exclusive attempt (partial unique index). */
+export class AttemptInFlightError extends Error {
+  constructor(
+    readonly jobId: string,
+    readonly blocking: AttemptRecord | undefined,
+  ) {
+    super(
+      blocking
+        ? `job ${jobId} already has attempt ${blocking.id} ${blocking.state}`
+        : `job ${jobId} already has an attempt in flight`,
+    );
+    this.name = 'AttemptInFlightError';
+  }
+}
+
+/** The job ended (or never existed), so no attempt may start. */
+export class JobNotOpenError extends Error {
+  constructor(readonly jobId: string) {
+    super(`job ${jobId} is terminal or missing; no attempt may start`);
+    this.name = 'JobNotOpenError';
+  }
+}
+
+export async function findAttempt(db: Queryable, id: string): Promise<AttemptRecord | undefined> {
+  const { rows } = await db.query<AttemptRow>('SELECT * FROM attempts WHERE id = $1', [id]);
+  return rows[0] && toAttempt(rows[0]);
+}
+
+export async function listAttempts(db: Queryable, jobId: string): Promise<AttemptRecord[]> {
+  const { rows } = await db.query<AttemptRow>('SELECT * FROM attempts WHERE job_id = $1 ORDER BY seq', [jobId]);
+  return rows.map(toAttempt);
+}
+
+function isUniqueViolation(error: unknown, constraint: string): boolean {
+  const pgError = error as { code?: string; constraint?: string };
+  return pgError.code === '23505' && pgError.constraint === constraint;
+}
+
+/**
+ * Creates attempt `seq` of a job in state `starting`, recording the job version it read.
+ * Idempotent: the same (job, seq) returns the row created before.
+ */
+export async function createAttempt(
+  db: Queryable,
+  input: { jobId: string; seq: number; provider: string; exclusive: boolean },
+): Promise<AttemptRecord> {
+  const id = attemptId(input.jobId, input.seq);
+  try {
+    const { rows } = await db.query<AttemptRow>(
+      `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version)
+       SELECT $1, j.id, $3, $4, $5, j.version FROM jobs j WHERE j.id = $2 AND j.terminal_status IS NULL
+       ON CONFLICT (job_id, seq) DO NOTHING
+       RETURNING *`,
+      [id, input.jobId, input.seq, input.provider, input.exclusive],
+    );
+    if (rows[0]) return toAttempt(rows[0]);
+  } catch (error) {
+    if (isUniqueViolation(error, 'attempts_one_in_flight_per_job')) {
+      const { rows } = await db.query<AttemptRow>(
+        `SELECT * FROM attempts WHERE job_id = $1 AND exclusive AND state IN ('starting', 'running', 'unknown')`,
+        [input.jobId],
+      );
+      throw new AttemptInFlightError(input.jobId, rows[0] && toAttempt(rows[0]));
+    }
+    throw error;
+  }
+  const existing = await findAttempt(db, id);
+  if (!existing) throw new JobNotOpenError(input.jobId);
+  if (existing.provider !== input.provider || existing.exclusive !== input.exclusive) {
+    throw new Error(`attempt ${id} exists for provider ${existing.provider}, not ${input.provider}`);
+  }
+  return existing;
+}
+
+/**
+ * `starting → running`, just before the request leaves. Returns the attempt as it now is;
+ * a caller must not send anything unless the state is `running`.
+ */
+export async function markAttemptRunning(db: Queryable, id: string): Promise<AttemptRecord> {
+  const { rows } = await db.query<AttemptRow>(
+    `UPDATE attempts SET state = 'running', started_at = now(), updated_at = now()
+      WHERE id = $1 AND state = 'starting' RETURNING *`,
+    [id],
+  );
+  const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
+  if (!attempt) throw new Error(`attempt ${id} does not exist`);
+  return attempt;
+}
+
+/**
+ * Settles an attempt that produced no result: `failed` (definitely no effect), `unknown`
+ * (may have taken effect) or `cancelled`. Idempotent; never rewrites a terminal attempt.
+ */
+export async function settleAttemptWithoutResult(
+  db: Queryable,
+  id: string,
+  state: 'failed' | 'unknown' | 'cancelled',
+  error: Record<string, unknown>,
+): Promise<AttemptRecord> {
+  const from = state === 'unknown' ? ['starting', 'running'] : ['starting', 'running', 'unknown'];
+  const { rows } = await db.query<AttemptRow>(
+    `UPDATE attempts
+        SET state = $2, error = $3, updated_at = now(),
+            finished_at = CASE WHEN $2 = 'unknown' THEN NULL ELSE now() END
+      WHERE id = $1 AND state = ANY($4::text[]) RETURNING *`,
+    [id, state, JSON.stringify(error), from],
+  );
+  const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
+  if (!attempt) throw new Error(`attempt ${id} does not exist`);
+  return attempt;
+}
+
+export type RecordResultOutcome =
+  | { outcome: 'won'; attemptId: string; version: number }
+  | { outcome: 'lost'; attemptId: string; winnerAttemptId: string | null; expectedVersion: number; observedVersion: number };
+
+/**
+ * The only writer of a job's result: a compare-and-swap on the job version the attempt read.
+ * One row updated → this attempt won. Zero rows → someone else already settled the job: the
+ * attempt is `lost`, the race is recorded, and the payload is dropped (never merged, appended
+ * or written over the winner). Safe to repeat: a settled attempt reports its earlier outcome.
+ */
+export async function recordAttemptResult(
+  pool: Pool,
+  input: { attemptId: string; result: unknown },
+): Promise<RecordResultOutcome> {
+  return inTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<AttemptRow>('SELECT * FROM attempts WHERE id = $1 FOR UPDATE', [input.attemptId]);
+    const attempt = rows[0] && toAttempt(rows[0]);
+    if (!attempt) throw new Error(`attempt ${input.attemptId} does not exist`);
+
+    if (attempt.state === 'succeeded') {
+      const job = await tx.query<{ version: number }>('SELECT version FROM jobs WHERE id = $1', [attempt.jobId]);
+      return { outcome: 'won', attemptId: attempt.id, version: job.rows[0]?.version ?? 0 };
+    }
+    if (attempt.state === 'lost') {
+      const race = await tx.query<{ winning_attempt_id: string | null; expected_version: number; observed_version: number }>(
+        'SELECT winning_attempt_id, expected_version, observed_version FROM race_events WHERE losing_attempt_id = $1',
+        [attempt.id],
+      );
+      const event = race.rows[0];
+      return {
+        outcome: 'lost',
+        attemptId: attempt.id,
+        winnerAttemptId: event?.winning_attempt_id ?? null,
+        expectedVersion: event?.expected_version ?? attempt.readVersion,
+        observedVersion: event?.observed_version ?? attempt.readVersion,
+      };
+    }
+    if (attempt.state !== 'running' && attempt.state !== 'unknown') {
+      throw new Error(`attempt ${attempt.id} is ${attempt.state}; it cannot record a result`);
+    }
+
+    const swapped = await tx.query<{ version: number }>(
+      `UPDATE jobs
+          SET result = $3, completed_by = $4, terminal_status = 'succeeded',
+              version = version + 1, finished_at = now(), updated_at = now()
+        WHERE id = $1 AND version = $2 AND completed_by IS NULL
+        RETURNING version`,
+      [attempt.jobId, attempt.readVersion, JSON.stringify(input.result), attempt.id],
+    );
+    const won = swapped.rows[0];
+    if (won) {
+      await tx.query(
+        `UPDATE attempts SET state = 'succeeded', finished_at = now(), updated_at = now() WHERE id = $1`,
+        [attempt.id],
+      );
+      return { outcome: 'won', attemptId: attempt.id, version: won.version };
+    }
+
+    const current = await tx.query<{ version: number; completed_by: string | null }>(
+      'SELECT version, completed_by FROM jobs WHERE id = $1',
+      [attempt.jobId],
+    );
+    const job = current.rows[0];
+    if (!job) throw new Error(`job ${attempt.jobId} does not exist`);
+    await tx.query(
+      `INSERT INTO race_events (job_id, losing_attempt_id, winning_attempt_id, expected_version, observed_version)
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (losing_attempt_id) DO NOTHING`,
+      [attempt.jobId, attempt.id, job.completed_by, attempt.readVersion, job.version],
+    );
+    await tx.query(
+      `UPDATE attempts SET state = 'lost', finished_at = now(), updated_at = now() WHERE id = $1`,
+      [attempt.id],
+    );
+    return {
+      outcome: 'lost',
+      attemptId: attempt.id,
+      winnerAttemptId: job.completed_by,
+      expectedVersion: attempt.readVersion,
+      observedVersion: job.version,
+    };
+  });
+}

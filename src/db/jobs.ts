@@ -1,0 +1,172 @@
+import type { JobIntent, JobMode, JobStatus, TerminalJobStatus } from '../domain/job';
+import type { Queryable } from './pool';
+
+export interface JobRecord {
+  id: string;
+  ownerId: string;
+  idempotencyKey: string;
+  requestFingerprint: string;
+  type: string;
+  input: Record<string, unknown>;
+  providers: string[];
+  mode: JobMode;
+  workflowId: string;
+  version: number;
+  completedBy: string | null;
+  result: unknown;
+  terminalStatus: TerminalJobStatus | null;
+  failure: unknown;
+  /** What clients see: the terminal status, or derived from the attempts while the job runs. */
+  status: JobStatus;
+  attemptCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+}
+
+interface JobRow {
+  id: string;
+  owner_id: string;
+  idempotency_key: string;
+  request_fingerprint: string;
+  job_type: string;
+  input: Record<string, unknown>;
+  provider_plan: string[];
+  mode: JobMode;
+  workflow_id: string;
+  version: number;
+  completed_by: string | null;
+  result: unknown;
+  terminal_status: TerminalJobStatus | null;
+  failure: unknown;
+  status: JobStatus;
+  attempt_count: number;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+}
+
+// The client-facing status is derived, so the job row (and its version) moves only when the
+// outcome does; attempts carry the progress.
+const JOB_COLUMNS = `
+  j.*,
+  COALESCE(j.terminal_status, CASE
+    WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id AND a.state = 'unknown') THEN 'unknown'
+    WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id) THEN 'running'
+    ELSE 'pending'
+  END) AS status,
+  (SELECT count(*)::int FROM attempts a WHERE a.job_id = j.id) AS attempt_count`;
+
+function toJob(row: JobRow): JobRecord {
+  return {
+    id: row.id,
+    ownerId: row.owner_id,
+    idempotencyKey: row.idempotency_key,
+    requestFingerprint: row.request_fingerprint,
+    type: row.job_type,
+    input: row.input,
+    providers: row.provider_plan,
+    mode: row.mode,
+    workflowId: row.workflow_id,
+    version: row.version,
+    completedBy: row.completed_by,
+    result: row.result,
+    terminalStatus: row.terminal_status,
+    failure: row.failure,
+    status: row.status,
+    attemptCount: row.attempt_count,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    finishedAt: row.finished_at,
+  };
+}
+
+export interface NewJob {
+  ownerId: string;
+  idempotencyKey: string;
+  requestFingerprint: string;
+  intent: JobIntent;
+  workflowId: string;
+}
+
+/**
+ * Inserts the job, or finds the one that already holds (owner, key). The unique constraint
+ * decides; there is no check before the insert.
+ */
+export async function insertJobOrFindExisting(
+  db: Queryable,
+  job: NewJob,
+): Promise<{ job: JobRecord; created: boolean }> {
+  const inserted = await db.query<JobRow>(
+    `WITH j AS (
+       INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, job_type, input, provider_plan, mode, workflow_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (owner_id, idempotency_key) DO NOTHING
+       RETURNING *
+     )
+     SELECT j.*, 'pending' AS status, 0 AS attempt_count FROM j`,
+    [
+      job.ownerId,
+      job.idempotencyKey,
+      job.requestFingerprint,
+      job.intent.type,
+      JSON.stringify(job.intent.input),
+      job.intent.providers,
+      job.intent.mode,
+      job.workflowId,
+    ],
+  );
+  const row = inserted.rows[0];
+  if (row) return { job: toJob(row), created: true };
+  // A separate statement: its snapshot sees the concurrent insert that made ours a no-op.
+  const existing = await findJobByKey(db, job.ownerId, job.idempotencyKey);
+  if (!existing) throw new Error('job insert conflicted but the existing job is not visible');
+  return { job: existing, created: false };
+}
+
+export async function findJobByKey(
+  db: Queryable,
+  ownerId: string,
+  idempotencyKey: string,
+): Promise<JobRecord | undefined> {
+  const { rows } = await db.query<JobRow>(
+    `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.owner_id = $1 AND j.idempotency_key = $2`,
+    [ownerId, idempotencyKey],
+  );
+  return rows[0] && toJob(rows[0]);
+}
+
+/** A job by id, visible only to its owner: another owner's job does not exist for them. */
+export async function findOwnedJob(db: Queryable, ownerId: string, jobId: string): Promise<JobRecord | undefined> {
+  const { rows } = await db.query<JobRow>(
+    `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.id = $1 AND j.owner_id = $2`,
+    [jobId, ownerId],
+  );
+  return rows[0] && toJob(rows[0]);
+}
+
+export async function findJob(db: Queryable, jobId: string): Promise<JobRecord | undefined> {
+  const { rows } = await db.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.id = $1`, [jobId]);
+  return rows[0] && toJob(rows[0]);
+}
+
+/**
+ * Ends a job without a result. Moves the version, so any attempt that read the old one
+ * loses its compare-and-swap. Idempotent: a job already terminal is left as it is.
+ */
+export async function finishJobWithoutResult(
+  db: Queryable,
+  jobId: string,
+  status: Exclude<TerminalJobStatus, 'succeeded'>,
+  failure: Record<string, unknown>,
+): Promise<JobRecord> {
+  await db.query(
+    `UPDATE jobs SET terminal_status = $2, failure = $3, version = version + 1,
+                     finished_at = now(), updated_at = now()
+      WHERE id = $1 AND terminal_status IS NULL`,
+    [jobId, status, JSON.stringify(failure)],
+  );
+  const job = await findJob(db, jobId);
+  if (!job) throw new Error(`job ${jobId} does not exist`);
+  return job;
+}

@@ -1,0 +1,36 @@
+import pg from 'pg';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+/** Anything that can run one statement: the pool, or a client inside a transaction. */
+export type Queryable = Pick<pg.Pool, 'query'>;
+
+// bigint columns (job version) come back as JS numbers; versions never approach 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (text) => Number.parseInt(text, 10));
+
+export function createPool(connectionString: string, options: { max?: number } = {}): Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.max ?? 10,
+    application_name: 'onejob',
+  });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Runs `work` in one transaction: each database phase commits whole or not at all. */
+export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

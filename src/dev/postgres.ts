@@ -1,0 +1,86 @@
+import path from 'node:path';
+import pg from 'pg';
+import { spawnNodeScript, freePort, type GuardedProcess } from './processes';
+
+export type DatabaseSource = 'DATABASE_URL' | 'local' | 'embedded';
+
+export interface ResolvedDatabase {
+  /** Connection string of a server where we may create databases (the `postgres` database). */
+  adminUrl: string;
+  source: DatabaseSource;
+  stop(): Promise<void>;
+}
+
+export const LOCAL_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function answers(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Returns a copy of `url` naming another database on the same server. */
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${encodeURIComponent(database)}`;
+  return parsed.toString();
+}
+
+export async function ensureDatabase(adminUrl: string, database: string): Promise<string> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (exists.rowCount === 0) {
+      await client.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`).catch((error: { code?: string }) => {
+        // Another process created it between our check and our create: fine.
+        if (error.code !== '42P04') throw error;
+      });
+    }
+  } finally {
+    await client.end();
+  }
+  return withDatabase(adminUrl, database);
+}
+
+/** The compiled entry that runs embedded PostgreSQL in its own process (see embeddedPostgres.ts). */
+const EMBEDDED_ENTRY = path.resolve(__dirname, '..', '..', 'dist', 'dev', 'embeddedPostgres.js');
+
+async function startEmbedded(dataDir: string): Promise<{ url: string; process: GuardedProcess }> {
+  const port = await freePort();
+  const proc = spawnNodeScript(EMBEDDED_ENTRY, [dataDir, String(port)]);
+  const url = await new Promise<string>((resolve, reject) => {
+    proc.child.once('message', (message: { ready?: boolean; url?: string; error?: string }) => {
+      if (message.ready && message.url) resolve(message.url);
+      else reject(new Error(`embedded PostgreSQL failed: ${message.error ?? 'no reason given'}`));
+    });
+    void proc.exited.then((code) => reject(new Error(`embedded PostgreSQL exited (code ${code}) before it was ready`)));
+  });
+  return { url, process: proc };
+}
+
+/**
+ * Picks the PostgreSQL server: DATABASE_URL if set; else the local server on 127.0.0.1:5432 if
+ * it answers; else embedded PostgreSQL with its data under `stateDir`.
+ */
+export async function resolveDatabase(options: { stateDir: string; log: (line: string) => void }): Promise<ResolvedDatabase> {
+  if (process.env.DATABASE_URL) {
+    options.log('PostgreSQL: using DATABASE_URL');
+    return { adminUrl: process.env.DATABASE_URL, source: 'DATABASE_URL', stop: async () => undefined };
+  }
+  if (await answers(LOCAL_POSTGRES_URL)) {
+    options.log('PostgreSQL: using the local server on 127.0.0.1:5432');
+    return { adminUrl: LOCAL_POSTGRES_URL, source: 'local', stop: async () => undefined };
+  }
+  const dataDir = path.join(options.stateDir, 'postgres');
+  options.log(`PostgreSQL: no DATABASE_URL and nothing on 127.0.0.1:5432; starting embedded PostgreSQL (data in ${dataDir})`);
+  const embedded = await startEmbedded(dataDir);
+  return { adminUrl: embedded.url, source: 'embedded', stop: () => embedded.process.stop() };
+}

@@ -1,0 +1,107 @@
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/**
+ * A tiny supervisor that runs between us and a child we cannot teach to watch its parent
+ * (the `temporal` binary). It forwards SIGTERM/SIGINT, and if our process dies without
+ * stopping it (SIGKILL, crash), the IPC channel closes and it takes the child down too:
+ * no orphaned servers, whatever happens to us.
+ */
+const GUARDIAN_SOURCE = `
+const { spawn } = require('node:child_process');
+const [command, ...args] = process.argv.slice(1);
+const child = spawn(command, args, { stdio: 'inherit' });
+let stopping = false;
+const stop = (signal) => {
+  if (stopping) return;
+  stopping = true;
+  child.kill(signal);
+  setTimeout(() => child.kill('SIGKILL'), 10000).unref();
+};
+process.on('SIGTERM', () => stop('SIGTERM'));
+process.on('SIGINT', () => stop('SIGINT'));
+process.on('disconnect', () => stop('SIGTERM'));
+child.on('error', (error) => { console.error(String(error)); process.exit(127); });
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+`;
+
+export interface GuardedProcess {
+  child: ChildProcess;
+  /** Resolves with the exit code once the process (and the guarded command) has exited. */
+  exited: Promise<number | null>;
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+function track(child: ChildProcess): GuardedProcess {
+  const exited = new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
+    else child.once('exit', (code) => resolve(code));
+  });
+  return {
+    child,
+    exited,
+    async stop(timeoutMs = 15_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Runs `command` under the guardian. stdio 0..2 follow `options.stdio`; fd 3 is the IPC link. */
+export function spawnGuarded(
+  command: string,
+  args: string[],
+  options: { stdio?: ['ignore' | 'inherit', 'inherit' | 'ignore' | number, 'inherit' | 'ignore' | number]; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): GuardedProcess {
+  const stdio = options.stdio ?? ['ignore', 'inherit', 'inherit'];
+  const child = spawn(process.execPath, ['-e', GUARDIAN_SOURCE, command, ...args], {
+    stdio: [...stdio, 'ipc'],
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+  });
+  return track(child);
+}
+
+/** Runs a Node.js script of ours with an IPC link; the script exits when that link closes. */
+export function spawnNodeScript(script: string, args: string[], options: SpawnOptions = {}): GuardedProcess {
+  const child = spawn(process.execPath, [script, ...args], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    ...options,
+  });
+  return track(child);
+}
+
+/** Called by our own child processes: stop when the parent goes away, however it went. */
+export function exitWithParent(shutdown: () => Promise<void> | void): void {
+  if (!process.send) return;
+  process.on('disconnect', () => void shutdown());
+  // The link itself must not keep the process alive once its work is done.
+  process.channel?.unref();
+}
+
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

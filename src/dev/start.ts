@@ -1,0 +1,142 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { DEV_API_TOKENS, DEV_TOKEN } from '../api/auth';
+import { devStackConfig } from '../config';
+import { migrate } from '../db/migrate';
+import { createPool } from '../db/pool';
+import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
+import { isPortFree, sleep, spawnNodeScript, type GuardedProcess } from './processes';
+import { obtainTemporalCli } from './temporalCli';
+import { startTemporalDevServer, type DevServer } from './temporalServer';
+
+/**
+ * `npm start`: the whole system on embedded defaults, in one terminal. Temporal dev server
+ * (Web UI included), PostgreSQL, migrations, the provider simulator, the worker and the API.
+ * State survives restarts in the state folder; Ctrl-C stops every process it started.
+ */
+const ROOT = path.resolve(__dirname, '..', '..');
+const log = (line: string): void => console.log(`[onejob] ${line}`);
+
+async function waitForHttp(url: string, timeoutMs: number, exited: Promise<unknown>): Promise<void> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && !gone) {
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+      if (response.ok) return;
+    } catch {
+      // not up yet
+    }
+    await sleep(200);
+  }
+  throw new Error(gone ? `${url}: the process exited before it answered` : `${url} did not answer within ${timeoutMs} ms`);
+}
+
+async function main(): Promise<void> {
+  const ports = devStackConfig();
+  const stateDir = path.resolve(process.env.ONEJOB_STATE_DIR ?? path.join(ROOT, '.onejob'));
+  mkdirSync(stateDir, { recursive: true });
+
+  const children: GuardedProcess[] = [];
+  let temporalServer: DevServer | undefined;
+  let database: ResolvedDatabase | undefined;
+  let stopping: Promise<void> | undefined;
+
+  const stopAll = (exitCode: number): Promise<void> => {
+    stopping ??= (async () => {
+      log('stopping…');
+      // Front to back: the API stops taking requests before the worker and servers go.
+      for (const child of [...children].reverse()) await child.stop();
+      await temporalServer?.stop();
+      await database?.stop();
+      log('stopped');
+      process.exit(exitCode);
+    })();
+    return stopping;
+  };
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
+
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+
+    let temporalUi: string | undefined;
+    if (process.env.TEMPORAL_ADDRESS) {
+      log(`Temporal: using ${process.env.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS); starting no server`);
+    } else {
+      for (const [name, port] of [['TEMPORAL_PORT', ports.temporalPort], ['TEMPORAL_UI_PORT', ports.temporalUiPort]] as const) {
+        if (!(await isPortFree(port))) {
+          throw new Error(`port ${port} is taken (${name}); stop what uses it, set ${name}, or point TEMPORAL_ADDRESS at a running server`);
+        }
+      }
+      const cli = await obtainTemporalCli(log);
+      log(`Temporal: starting the dev server (${cli.path}, from ${cli.source})`);
+      temporalServer = await startTemporalDevServer({
+        cliPath: cli.path,
+        port: ports.temporalPort,
+        uiPort: ports.temporalUiPort,
+        dbFilename: path.join(stateDir, 'temporal.sqlite'),
+        logFile: path.join(stateDir, 'temporal.log'),
+      });
+      env.TEMPORAL_ADDRESS = temporalServer.address;
+      temporalUi = temporalServer.uiUrl;
+    }
+
+    database = await resolveDatabase({ stateDir, log });
+    env.DATABASE_URL = database.source === 'DATABASE_URL' ? database.adminUrl : await ensureDatabase(database.adminUrl, ports.databaseName);
+    const pool = createPool(env.DATABASE_URL, { max: 1 });
+    const applied = await migrate(pool);
+    await pool.end();
+    log(applied.length > 0 ? `migrations applied: ${applied.join(', ')}` : 'database schema is up to date');
+
+    if (!env.ONEJOB_API_TOKENS) env.ONEJOB_API_TOKENS = DEV_API_TOKENS;
+    if (!env.ONEJOB_SIMULATOR_URL && !env.ONEJOB_PROVIDERS) env.ONEJOB_SIMULATOR_URL = `http://127.0.0.1:${ports.simulatorPort}`;
+    env.SIMULATOR_PORT = String(ports.simulatorPort);
+    env.PORT = String(ports.apiPort);
+
+    const start = (name: string): GuardedProcess => {
+      const child = spawnNodeScript(path.join(__dirname, '..', 'bin', `${name}.js`), [], { env });
+      children.push(child);
+      void child.exited.then((code) => {
+        if (!stopping) {
+          log(`${name} exited unexpectedly (code ${code}); stopping everything`);
+          void stopAll(1);
+        }
+      });
+      return child;
+    };
+    const simulator = start('simulator');
+    await waitForHttp(`http://127.0.0.1:${ports.simulatorPort}/healthz`, 30_000, simulator.exited);
+    start('worker');
+    const api = start('api');
+    await waitForHttp(`http://127.0.0.1:${ports.apiPort}/healthz`, 60_000, api.exited);
+
+    const devToken = process.env.ONEJOB_API_TOKENS ? undefined : DEV_TOKEN;
+    console.log(
+      [
+        '',
+        'onejob is running',
+        `  API             http://127.0.0.1:${ports.apiPort}   (POST /v1/jobs, GET /v1/jobs/:id)`,
+        temporalUi ? `  Temporal Web UI ${temporalUi}` : `  Temporal        ${env.TEMPORAL_ADDRESS}`,
+        `  Temporal gRPC   ${env.TEMPORAL_ADDRESS}`,
+        `  Simulator       http://127.0.0.1:${ports.simulatorPort}   (stand-in provider)`,
+        `  PostgreSQL      ${database.source}`,
+        devToken ? `  Dev API token   ${devToken}   (owner "dev"; set ONEJOB_API_TOKENS to choose your own)` : '  API tokens      from ONEJOB_API_TOKENS',
+        '',
+        'Try it:',
+        `  curl -s -X POST http://127.0.0.1:${ports.apiPort}/v1/jobs -H 'Authorization: Bearer ${devToken ?? '<token>'}' \\`,
+        `       -H 'Idempotency-Key: my-first-job' -H 'Content-Type: application/json' \\`,
+        `       -d '{"type":"summarize","input":{"text":"Temporal keeps workflows durable. PostgreSQL keeps the record."}}'`,
+        '',
+        'Ctrl-C stops everything.',
+        '',
+      ].join('\n'),
+    );
+  } catch (error) {
+    console.error(`[onejob] ${(error as Error).message}`);
+    await stopAll(1);
+  }
+}
+
+void main();

@@ -1,0 +1,14 @@
+import type { AnyJobTypeContract } from './contract';
+import { summarize } from './summarize';
+
+export type { AnyJobTypeContract, ChatMessage, JobTypeContract } from './contract';
+
+const jobTypes = new Map<string, AnyJobTypeContract>([[summarize.name, summarize]]);
+
+export function jobTypeNames(): string[] {
+  return [...jobTypes.keys()];
+}
+
+export function findJobType(name: string): AnyJobTypeContract | undefined {
+  return jobTypes.get(name);
+}

@@ -1,0 +1,15 @@
+import pino from 'pino';
+
+export type Logger = pino.Logger;
+
+/** Structured JSON logs. Tokens and API keys are never logged; headers that carry them are redacted. */
+export function createLogger(name: string, level = process.env.LOG_LEVEL ?? 'info'): Logger {
+  return pino({
+    name,
+    level,
+    redact: {
+      paths: ['req.headers.authorization', 'headers.authorization', 'apiKey', '*.apiKey', 'token', '*.token'],
+      censor: '[redacted]',
+    },
+  });
+}

@@ -1,0 +1,1 @@
+export { jobWorkflow } from './jobWorkflow';

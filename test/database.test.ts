@@ -1,0 +1,174 @@
+import pg from 'pg';
+import { createAttempt, AttemptInFlightError, markAttemptRunning, recordAttemptResult, settleAttemptWithoutResult } from '../src/db/attempts';
+import { insertJobOrFindExisting } from '../src/db/jobs';
+import { migrate, loadMigrations } from '../src/db/migrate';
+import { createPool, type Pool } from '../src/db/pool';
+import { withDatabase } from '../src/dev/postgres';
+import { requestFingerprint } from '../src/domain/fingerprint';
+import { jobWorkflowId } from '../src/domain/workflowId';
+import { harness } from './harness';
+import { createTestDatabase } from './helpers';
+
+let db: Awaited<ReturnType<typeof createTestDatabase>>;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+let keyCounter = 0;
+async function newJob(pool: Pool, owner = 'owner-1') {
+  const key = `key-${++keyCounter}`;
+  const intent = { type: 'summarize', input: { text: 'hello there' }, providers: ['p1', 'p2'], mode: 'exclusive' as const };
+  const { job } = await insertJobOrFindExisting(pool, {
+    ownerId: owner,
+    idempotencyKey: key,
+    requestFingerprint: requestFingerprint({ ...intent, providers: null }),
+    intent,
+    workflowId: jobWorkflowId(owner, key),
+  });
+  return job;
+}
+
+test('two processes migrating one fresh database at once apply each migration exactly once', async () => {
+  const { adminDatabaseUrl } = harness();
+  const name = `onejob_migrate_race_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: adminDatabaseUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const pools = [0, 1, 2].map(() => createPool(withDatabase(adminDatabaseUrl, name), { max: 1 }));
+  try {
+    const results = await Promise.all(pools.map((pool) => migrate(pool)));
+    const all = (await loadMigrations()).map((m) => m.name);
+    // Exactly one caller applied everything; the others found nothing left to do.
+    expect(results.flat().sort()).toEqual(all.sort());
+    expect(results.filter((applied) => applied.length > 0)).toHaveLength(1);
+    const { rows } = await pools[0]!.query('SELECT count(*)::int AS n FROM onejob_migrations');
+    expect(rows[0].n).toBe(all.length);
+  } finally {
+    await Promise.all(pools.map((pool) => pool.end()));
+    await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+});
+
+test('the same (owner, key) inserted concurrently yields one job row', async () => {
+  const intent = { type: 'summarize', input: { text: 'same' }, providers: ['p1'], mode: 'exclusive' as const };
+  const request = {
+    ownerId: 'owner-race',
+    idempotencyKey: 'double-click',
+    requestFingerprint: requestFingerprint({ ...intent, providers: null }),
+    intent,
+    workflowId: jobWorkflowId('owner-race', 'double-click'),
+  };
+  const results = await Promise.all(Array.from({ length: 16 }, () => insertJobOrFindExisting(db.pool, request)));
+  expect(new Set(results.map((r) => r.job.id)).size).toBe(1);
+  expect(results.filter((r) => r.created)).toHaveLength(1);
+});
+
+test('the database refuses a second in-flight exclusive attempt, including behind an unknown one', async () => {
+  const job = await newJob(db.pool);
+  const first = await createAttempt(db.pool, { jobId: job.id, seq: 1, provider: 'p1', exclusive: true });
+  await markAttemptRunning(db.pool, first.id);
+  await settleAttemptWithoutResult(db.pool, first.id, 'unknown', { code: 'timeout' });
+
+  const second = createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: true });
+  await expect(second).rejects.toBeInstanceOf(AttemptInFlightError);
+  await expect(second).rejects.toMatchObject({ blocking: { id: first.id, state: 'unknown' } });
+
+  // Even raw SQL that bypasses our code is refused by the partial unique index.
+  await expect(
+    db.pool.query(`INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version) VALUES ($1, $2, 2, 'p2', true, 0)`, [
+      `${job.id}:2`,
+      job.id,
+    ]),
+  ).rejects.toMatchObject({ code: '23505', constraint: 'attempts_one_in_flight_per_job' });
+
+  // Once the unknown attempt is settled, the next one may start.
+  await settleAttemptWithoutResult(db.pool, first.id, 'failed', { code: 'operator: never happened' });
+  await expect(createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: true })).resolves.toMatchObject({ state: 'starting' });
+});
+
+test('creating the same attempt twice returns the first, and attempt ids must derive from (job, seq)', async () => {
+  const job = await newJob(db.pool);
+  const a = await createAttempt(db.pool, { jobId: job.id, seq: 1, provider: 'p1', exclusive: true });
+  const b = await createAttempt(db.pool, { jobId: job.id, seq: 1, provider: 'p1', exclusive: true });
+  expect(b).toEqual(a);
+  await expect(
+    db.pool.query(`INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version) VALUES ('made-up', $1, 5, 'p1', false, 0)`, [job.id]),
+  ).rejects.toMatchObject({ code: '23514' });
+});
+
+test('attempt states only move forward', async () => {
+  const job = await newJob(db.pool);
+  const attempt = await createAttempt(db.pool, { jobId: job.id, seq: 1, provider: 'p1', exclusive: true });
+  await markAttemptRunning(db.pool, attempt.id);
+  await settleAttemptWithoutResult(db.pool, attempt.id, 'failed', { code: 'http_400' });
+  await expect(
+    db.pool.query(`UPDATE attempts SET state = 'running', finished_at = NULL WHERE id = $1`, [attempt.id]),
+  ).rejects.toThrow(/cannot move from failed to running/);
+});
+
+test('reverse-order finish: the attempt that returns first wins, the late one loses and its payload is dropped', async () => {
+  const job = await newJob(db.pool);
+  // Hedged-style: two non-exclusive attempts in flight at once. A leaves first...
+  const a = await createAttempt(db.pool, { jobId: job.id, seq: 1, provider: 'p1', exclusive: false });
+  await markAttemptRunning(db.pool, a.id);
+  // ...B leaves second...
+  const b = await createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: false });
+  await markAttemptRunning(db.pool, b.id);
+  expect([a.readVersion, b.readVersion]).toEqual([0, 0]);
+
+  // ...B returns first and wins; A returns last and touches zero rows.
+  await expect(recordAttemptResult(db.pool, { attemptId: b.id, result: { summary: 'from B' } })).resolves.toMatchObject({ outcome: 'won' });
+  await expect(recordAttemptResult(db.pool, { attemptId: a.id, result: { summary: 'from A' } })).resolves.toEqual({
+    outcome: 'lost',
+    attemptId: a.id,
+    winnerAttemptId: b.id,
+    expectedVersion: 0,
+    observedVersion: 1,
+  });
+
+  const { rows: jobs } = await db.pool.query('SELECT result, completed_by, version FROM jobs WHERE id = $1', [job.id]);
+  expect(jobs[0]).toEqual({ result: { summary: 'from B' }, completed_by: b.id, version: 1 });
+  const { rows: races } = await db.pool.query('SELECT losing_attempt_id, winning_attempt_id FROM race_events WHERE job_id = $1', [job.id]);
+  expect(races).toEqual([{ losing_attempt_id: a.id, winning_attempt_id: b.id }]);
+  const { rows: states } = await db.pool.query('SELECT id, state FROM attempts WHERE job_id = $1 ORDER BY seq', [job.id]);
+  expect(states).toEqual([
+    { id: a.id, state: 'lost' },
+    { id: b.id, state: 'succeeded' },
+  ]);
+
+  // Repeating either record (an activity retry) reports the same outcome and changes nothing.
+  await expect(recordAttemptResult(db.pool, { attemptId: b.id, result: { summary: 'again' } })).resolves.toMatchObject({ outcome: 'won', version: 1 });
+  await expect(recordAttemptResult(db.pool, { attemptId: a.id, result: { summary: 'again' } })).resolves.toMatchObject({ outcome: 'lost', winnerAttemptId: b.id });
+  const { rows: after } = await db.pool.query('SELECT result, version FROM jobs WHERE id = $1', [job.id]);
+  expect(after[0]).toEqual({ result: { summary: 'from B' }, version: 1 });
+});
+
+test('concurrent results for one job: exactly one wins the compare-and-swap', async () => {
+  const job = await newJob(db.pool);
+  const attempts = [];
+  for (let seq = 1; seq <= 8; seq++) {
+    const attempt = await createAttempt(db.pool, { jobId: job.id, seq, provider: 'p1', exclusive: false });
+    await markAttemptRunning(db.pool, attempt.id);
+    attempts.push(attempt);
+  }
+  const outcomes = await Promise.all(attempts.map((a) => recordAttemptResult(db.pool, { attemptId: a.id, result: { summary: a.id } })));
+  const winners = outcomes.filter((o) => o.outcome === 'won');
+  expect(winners).toHaveLength(1);
+  const { rows } = await db.pool.query('SELECT result, completed_by FROM jobs WHERE id = $1', [job.id]);
+  expect(rows[0]).toEqual({ result: { summary: winners[0]!.attemptId }, completed_by: winners[0]!.attemptId });
+  const { rows: races } = await db.pool.query('SELECT count(*)::int AS n FROM race_events WHERE job_id = $1', [job.id]);
+  expect(races[0].n).toBe(7);
+});
+
+test('a finished job outcome cannot be overwritten, even by raw SQL', async () => {
+  const job = await newJob(db.pool);
+  const attempt = await createAttempt(db.pool, { jobId: job.id, seq: 1, provider: 'p1', exclusive: true });
+  await markAttemptRunning(db.pool, attempt.id);
+  await recordAttemptResult(db.pool, { attemptId: attempt.id, result: { summary: 'winner' } });
+  await expect(db.pool.query(`UPDATE jobs SET result = '{"summary":"overwrite"}' WHERE id = $1`, [job.id])).rejects.toThrow(/outcome is final/);
+  await expect(createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: true })).rejects.toThrow(/terminal or missing/);
+});

@@ -1,0 +1,5 @@
+export default async function globalTeardown(): Promise<void> {
+  const servers = globalThis.onejobTestServers;
+  await servers?.temporal?.stop();
+  await servers?.database?.stop();
+}
