@@ -7,9 +7,19 @@ export default tseslint.config(
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    files: ['**/*.js'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { module: 'writable', require: 'readonly' },
+    },
+  },
+  {
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/no-explicit-any': 'error',
       'no-console': 'off',
     },
@@ -22,9 +32,34 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['@temporalio/activity', '@temporalio/client', '@temporalio/worker'], message: 'Not allowed in workflow code.' },
-            { group: ['pg', 'fastify', 'openai', 'pino', 'zod', 'node:*', 'fs', 'crypto', 'http', 'net'], message: 'Not allowed in workflow code.' },
-            { group: ['../db/*', '../activities/*', '../api/*', '../providers/*', '../service/*', '../dev/*'], message: 'Workflows import only domain/ and their definitions.' },
+            {
+              group: ['@temporalio/activity', '@temporalio/client', '@temporalio/worker'],
+              message: 'Not allowed in workflow code.',
+            },
+            {
+              group: [
+                'pg',
+                'fastify',
+                'openai',
+                'pino',
+                'zod',
+                'node:*',
+                'fs',
+                'crypto',
+                'http',
+                'net',
+              ],
+              message: 'Not allowed in workflow code.',
+            },
+            {
+              group: ['../db/*', '../api/*', '../providers/*', '../service/*', '../dev/*'],
+              message: 'Workflows import only domain/ and their definitions.',
+            },
+            {
+              group: ['../activities', '../activities/*'],
+              allowTypeImports: true,
+              message: 'Workflows may import activity types only.',
+            },
           ],
         },
       ],

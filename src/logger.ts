@@ -8,7 +8,14 @@ export function createLogger(name: string, level = process.env.LOG_LEVEL ?? 'inf
     name,
     level,
     redact: {
-      paths: ['req.headers.authorization', 'headers.authorization', 'apiKey', '*.apiKey', 'token', '*.token'],
+      paths: [
+        'req.headers.authorization',
+        'headers.authorization',
+        'apiKey',
+        '*.apiKey',
+        'token',
+        '*.token',
+      ],
       censor: '[redacted]',
     },
   });

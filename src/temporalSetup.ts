@@ -19,12 +19,17 @@ export async function ensureSearchAttributes(
   namespace: string,
 ): Promise<string[]> {
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
-  const known = new Set([...Object.keys(existing.customAttributes ?? {}), ...Object.keys(existing.systemAttributes ?? {})]);
+  const known = new Set([
+    ...Object.keys(existing.customAttributes ?? {}),
+    ...Object.keys(existing.systemAttributes ?? {}),
+  ]);
   const missing = JOB_SEARCH_ATTRIBUTES.filter((key) => !known.has(key.name));
   if (missing.length === 0) return [];
   await connection.operatorService.addSearchAttributes({
     namespace,
-    searchAttributes: Object.fromEntries(missing.map((key) => [key.name, INDEXED_VALUE_TYPES[key.type]!])),
+    searchAttributes: Object.fromEntries(
+      missing.map((key) => [key.name, INDEXED_VALUE_TYPES[key.type]!]),
+    ),
   });
   return missing.map((key) => key.name);
 }

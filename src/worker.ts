@@ -24,6 +24,10 @@ export async function createJobWorker(options: JobWorkerOptions): Promise<Worker
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: require.resolve('./workflows') }),
-    activities: createActivities({ pool: options.pool, providers: options.providers, logger: options.logger }),
+    activities: createActivities({
+      pool: options.pool,
+      providers: options.providers,
+      logger: options.logger,
+    }),
   });
 }

@@ -13,13 +13,20 @@ test('numbers and strings serialise as RFC 8785 prescribes', () => {
   expect(canonicalJson([1e21, 1e-7, 0.000001, -0, 333333333.3333333, 9007199254740992])).toBe(
     '[1e+21,1e-7,0.000001,0,333333333.3333333,9007199254740992]',
   );
-  expect(canonicalJson({ '\u20ac': 1, '\r': 2, '1': 3, '\u00f6': 4 })).toBe('{"\\r":2,"1":3,"ö":4,"€":1}');
+  expect(canonicalJson({ '\u20ac': 1, '\r': 2, '1': 3, '\u00f6': 4 })).toBe(
+    '{"\\r":2,"1":3,"ö":4,"€":1}',
+  );
   expect(canonicalJson('\u2028 \u0007')).toBe('"\u2028 \\u0007"');
   expect(() => canonicalJson(Number.NaN)).toThrow(/NaN/);
 });
 
 test('the fingerprint differs when any part of the intent differs', () => {
-  const base = { type: 'summarize', input: { text: 'x' }, providers: null, mode: 'exclusive' as const };
+  const base = {
+    type: 'summarize',
+    input: { text: 'x' },
+    providers: null,
+    mode: 'exclusive' as const,
+  };
   const fp = requestFingerprint(base);
   expect(fp).toMatch(/^[0-9a-f]{64}$/);
   expect(requestFingerprint({ ...base, input: { text: 'y' } })).not.toBe(fp);

@@ -1,5 +1,11 @@
 import pg from 'pg';
-import { createAttempt, AttemptInFlightError, markAttemptRunning, recordAttemptResult, settleAttemptWithoutResult } from '../src/db/attempts';
+import {
+  createAttempt,
+  AttemptInFlightError,
+  markAttemptRunning,
+  recordAttemptResult,
+  settleAttemptWithoutResult,
+} from '../src/db/attempts';
 import { insertJobOrFindExisting } from '../src/db/jobs';
 import { migrate, loadMigrations } from '../src/db/migrate';
 import { createPool, type Pool } from '../src/db/pool';
@@ -20,7 +26,12 @@ afterAll(async () => {
 let keyCounter = 0;
 async function newJob(pool: Pool, owner = 'owner-1') {
   const key = `key-${++keyCounter}`;
-  const intent = { type: 'summarize', input: { text: 'hello there' }, providers: ['p1', 'p2'], mode: 'exclusive' as const };
+  const intent = {
+    type: 'summarize',
+    input: { text: 'hello there' },
+    providers: ['p1', 'p2'],
+    mode: 'exclusive' as const,
+  };
   const { job } = await insertJobOrFindExisting(pool, {
     ownerId: owner,
     idempotencyKey: key,
@@ -54,7 +65,12 @@ test('two processes migrating one fresh database at once apply each migration ex
 });
 
 test('the same (owner, key) inserted concurrently yields one job row', async () => {
-  const intent = { type: 'summarize', input: { text: 'same' }, providers: ['p1'], mode: 'exclusive' as const };
+  const intent = {
+    type: 'summarize',
+    input: { text: 'same' },
+    providers: ['p1'],
+    mode: 'exclusive' as const,
+  };
   const request = {
     ownerId: 'owner-race',
     idempotencyKey: 'double-click',
@@ -62,14 +78,21 @@ test('the same (owner, key) inserted concurrently yields one job row', async () 
     intent,
     workflowId: jobWorkflowId('owner-race', 'double-click'),
   };
-  const results = await Promise.all(Array.from({ length: 16 }, () => insertJobOrFindExisting(db.pool, request)));
+  const results = await Promise.all(
+    Array.from({ length: 16 }, () => insertJobOrFindExisting(db.pool, request)),
+  );
   expect(new Set(results.map((r) => r.job.id)).size).toBe(1);
   expect(results.filter((r) => r.created)).toHaveLength(1);
 });
 
 test('the database refuses a second in-flight exclusive attempt, including behind an unknown one', async () => {
   const job = await newJob(db.pool);
-  const first = await createAttempt(db.pool, { jobId: job.id, seq: 1, provider: 'p1', exclusive: true });
+  const first = await createAttempt(db.pool, {
+    jobId: job.id,
+    seq: 1,
+    provider: 'p1',
+    exclusive: true,
+  });
   await markAttemptRunning(db.pool, first.id);
   await settleAttemptWithoutResult(db.pool, first.id, 'unknown', { code: 'timeout' });
 
@@ -79,50 +102,88 @@ test('the database refuses a second in-flight exclusive attempt, including behin
 
   // Even raw SQL that bypasses our code is refused by the partial unique index.
   await expect(
-    db.pool.query(`INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version) VALUES ($1, $2, 2, 'p2', true, 0)`, [
-      `${job.id}:2`,
-      job.id,
-    ]),
+    db.pool.query(
+      `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version) VALUES ($1, $2, 2, 'p2', true, 0)`,
+      [`${job.id}:2`, job.id],
+    ),
   ).rejects.toMatchObject({ code: '23505', constraint: 'attempts_one_in_flight_per_job' });
 
   // Once the unknown attempt is settled, the next one may start.
-  await settleAttemptWithoutResult(db.pool, first.id, 'failed', { code: 'operator: never happened' });
-  await expect(createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: true })).resolves.toMatchObject({ state: 'starting' });
+  await settleAttemptWithoutResult(db.pool, first.id, 'failed', {
+    code: 'operator: never happened',
+  });
+  await expect(
+    createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: true }),
+  ).resolves.toMatchObject({ state: 'starting' });
 });
 
 test('creating the same attempt twice returns the first, and attempt ids must derive from (job, seq)', async () => {
   const job = await newJob(db.pool);
-  const a = await createAttempt(db.pool, { jobId: job.id, seq: 1, provider: 'p1', exclusive: true });
-  const b = await createAttempt(db.pool, { jobId: job.id, seq: 1, provider: 'p1', exclusive: true });
+  const a = await createAttempt(db.pool, {
+    jobId: job.id,
+    seq: 1,
+    provider: 'p1',
+    exclusive: true,
+  });
+  const b = await createAttempt(db.pool, {
+    jobId: job.id,
+    seq: 1,
+    provider: 'p1',
+    exclusive: true,
+  });
   expect(b).toEqual(a);
   await expect(
-    db.pool.query(`INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version) VALUES ('made-up', $1, 5, 'p1', false, 0)`, [job.id]),
+    db.pool.query(
+      `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version) VALUES ('made-up', $1, 5, 'p1', false, 0)`,
+      [job.id],
+    ),
   ).rejects.toMatchObject({ code: '23514' });
 });
 
 test('attempt states only move forward', async () => {
   const job = await newJob(db.pool);
-  const attempt = await createAttempt(db.pool, { jobId: job.id, seq: 1, provider: 'p1', exclusive: true });
+  const attempt = await createAttempt(db.pool, {
+    jobId: job.id,
+    seq: 1,
+    provider: 'p1',
+    exclusive: true,
+  });
   await markAttemptRunning(db.pool, attempt.id);
   await settleAttemptWithoutResult(db.pool, attempt.id, 'failed', { code: 'http_400' });
   await expect(
-    db.pool.query(`UPDATE attempts SET state = 'running', finished_at = NULL WHERE id = $1`, [attempt.id]),
+    db.pool.query(`UPDATE attempts SET state = 'running', finished_at = NULL WHERE id = $1`, [
+      attempt.id,
+    ]),
   ).rejects.toThrow(/cannot move from failed to running/);
 });
 
 test('reverse-order finish: the attempt that returns first wins, the late one loses and its payload is dropped', async () => {
   const job = await newJob(db.pool);
   // Hedged-style: two non-exclusive attempts in flight at once. A leaves first...
-  const a = await createAttempt(db.pool, { jobId: job.id, seq: 1, provider: 'p1', exclusive: false });
+  const a = await createAttempt(db.pool, {
+    jobId: job.id,
+    seq: 1,
+    provider: 'p1',
+    exclusive: false,
+  });
   await markAttemptRunning(db.pool, a.id);
   // ...B leaves second...
-  const b = await createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: false });
+  const b = await createAttempt(db.pool, {
+    jobId: job.id,
+    seq: 2,
+    provider: 'p2',
+    exclusive: false,
+  });
   await markAttemptRunning(db.pool, b.id);
   expect([a.readVersion, b.readVersion]).toEqual([0, 0]);
 
   // ...B returns first and wins; A returns last and touches zero rows.
-  await expect(recordAttemptResult(db.pool, { attemptId: b.id, result: { summary: 'from B' } })).resolves.toMatchObject({ outcome: 'won' });
-  await expect(recordAttemptResult(db.pool, { attemptId: a.id, result: { summary: 'from A' } })).resolves.toEqual({
+  await expect(
+    recordAttemptResult(db.pool, { attemptId: b.id, result: { summary: 'from B' } }),
+  ).resolves.toMatchObject({ outcome: 'won' });
+  await expect(
+    recordAttemptResult(db.pool, { attemptId: a.id, result: { summary: 'from A' } }),
+  ).resolves.toEqual({
     outcome: 'lost',
     attemptId: a.id,
     winnerAttemptId: b.id,
@@ -130,20 +191,35 @@ test('reverse-order finish: the attempt that returns first wins, the late one lo
     observedVersion: 1,
   });
 
-  const { rows: jobs } = await db.pool.query('SELECT result, completed_by, version FROM jobs WHERE id = $1', [job.id]);
+  const { rows: jobs } = await db.pool.query(
+    'SELECT result, completed_by, version FROM jobs WHERE id = $1',
+    [job.id],
+  );
   expect(jobs[0]).toEqual({ result: { summary: 'from B' }, completed_by: b.id, version: 1 });
-  const { rows: races } = await db.pool.query('SELECT losing_attempt_id, winning_attempt_id FROM race_events WHERE job_id = $1', [job.id]);
+  const { rows: races } = await db.pool.query(
+    'SELECT losing_attempt_id, winning_attempt_id FROM race_events WHERE job_id = $1',
+    [job.id],
+  );
   expect(races).toEqual([{ losing_attempt_id: a.id, winning_attempt_id: b.id }]);
-  const { rows: states } = await db.pool.query('SELECT id, state FROM attempts WHERE job_id = $1 ORDER BY seq', [job.id]);
+  const { rows: states } = await db.pool.query(
+    'SELECT id, state FROM attempts WHERE job_id = $1 ORDER BY seq',
+    [job.id],
+  );
   expect(states).toEqual([
     { id: a.id, state: 'lost' },
     { id: b.id, state: 'succeeded' },
   ]);
 
   // Repeating either record (an activity retry) reports the same outcome and changes nothing.
-  await expect(recordAttemptResult(db.pool, { attemptId: b.id, result: { summary: 'again' } })).resolves.toMatchObject({ outcome: 'won', version: 1 });
-  await expect(recordAttemptResult(db.pool, { attemptId: a.id, result: { summary: 'again' } })).resolves.toMatchObject({ outcome: 'lost', winnerAttemptId: b.id });
-  const { rows: after } = await db.pool.query('SELECT result, version FROM jobs WHERE id = $1', [job.id]);
+  await expect(
+    recordAttemptResult(db.pool, { attemptId: b.id, result: { summary: 'again' } }),
+  ).resolves.toMatchObject({ outcome: 'won', version: 1 });
+  await expect(
+    recordAttemptResult(db.pool, { attemptId: a.id, result: { summary: 'again' } }),
+  ).resolves.toMatchObject({ outcome: 'lost', winnerAttemptId: b.id });
+  const { rows: after } = await db.pool.query('SELECT result, version FROM jobs WHERE id = $1', [
+    job.id,
+  ]);
   expect(after[0]).toEqual({ result: { summary: 'from B' }, version: 1 });
 });
 
@@ -151,24 +227,50 @@ test('concurrent results for one job: exactly one wins the compare-and-swap', as
   const job = await newJob(db.pool);
   const attempts = [];
   for (let seq = 1; seq <= 8; seq++) {
-    const attempt = await createAttempt(db.pool, { jobId: job.id, seq, provider: 'p1', exclusive: false });
+    const attempt = await createAttempt(db.pool, {
+      jobId: job.id,
+      seq,
+      provider: 'p1',
+      exclusive: false,
+    });
     await markAttemptRunning(db.pool, attempt.id);
     attempts.push(attempt);
   }
-  const outcomes = await Promise.all(attempts.map((a) => recordAttemptResult(db.pool, { attemptId: a.id, result: { summary: a.id } })));
+  const outcomes = await Promise.all(
+    attempts.map((a) =>
+      recordAttemptResult(db.pool, { attemptId: a.id, result: { summary: a.id } }),
+    ),
+  );
   const winners = outcomes.filter((o) => o.outcome === 'won');
   expect(winners).toHaveLength(1);
-  const { rows } = await db.pool.query('SELECT result, completed_by FROM jobs WHERE id = $1', [job.id]);
-  expect(rows[0]).toEqual({ result: { summary: winners[0]!.attemptId }, completed_by: winners[0]!.attemptId });
-  const { rows: races } = await db.pool.query('SELECT count(*)::int AS n FROM race_events WHERE job_id = $1', [job.id]);
+  const { rows } = await db.pool.query('SELECT result, completed_by FROM jobs WHERE id = $1', [
+    job.id,
+  ]);
+  expect(rows[0]).toEqual({
+    result: { summary: winners[0]!.attemptId },
+    completed_by: winners[0]!.attemptId,
+  });
+  const { rows: races } = await db.pool.query(
+    'SELECT count(*)::int AS n FROM race_events WHERE job_id = $1',
+    [job.id],
+  );
   expect(races[0].n).toBe(7);
 });
 
 test('a finished job outcome cannot be overwritten, even by raw SQL', async () => {
   const job = await newJob(db.pool);
-  const attempt = await createAttempt(db.pool, { jobId: job.id, seq: 1, provider: 'p1', exclusive: true });
+  const attempt = await createAttempt(db.pool, {
+    jobId: job.id,
+    seq: 1,
+    provider: 'p1',
+    exclusive: true,
+  });
   await markAttemptRunning(db.pool, attempt.id);
   await recordAttemptResult(db.pool, { attemptId: attempt.id, result: { summary: 'winner' } });
-  await expect(db.pool.query(`UPDATE jobs SET result = '{"summary":"overwrite"}' WHERE id = $1`, [job.id])).rejects.toThrow(/outcome is final/);
-  await expect(createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: true })).rejects.toThrow(/terminal or missing/);
+  await expect(
+    db.pool.query(`UPDATE jobs SET result = '{"summary":"overwrite"}' WHERE id = $1`, [job.id]),
+  ).rejects.toThrow(/outcome is final/);
+  await expect(
+    createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: true }),
+  ).rejects.toThrow(/terminal or missing/);
 });

@@ -32,7 +32,10 @@ export default async function globalSetup(): Promise<void> {
         port: await freePort(),
         logFile: path.join(TEST_OUTPUT, 'temporal-server.log'),
       }))(),
-    bundleWorkflowCode({ workflowsPath: path.join(ROOT, 'src', 'workflows'), logger: new DefaultLogger('WARN') }),
+    bundleWorkflowCode({
+      workflowsPath: path.join(ROOT, 'src', 'workflows'),
+      logger: new DefaultLogger('WARN'),
+    }),
   ]);
   globalThis.onejobTestServers = { temporal, database };
   const workflowBundlePath = path.join(TEST_OUTPUT, 'workflow-bundle.js');
@@ -44,5 +47,7 @@ export default async function globalSetup(): Promise<void> {
     adminDatabaseUrl: database.adminUrl,
     workflowBundlePath,
   });
-  log(`temporal ${temporal.address} (${cli.source}), PostgreSQL ${database.source}, ready in ${Date.now() - started} ms`);
+  log(
+    `temporal ${temporal.address} (${cli.source}), PostgreSQL ${database.source}, ready in ${Date.now() - started} ms`,
+  );
 }

@@ -18,6 +18,9 @@ export function publishHarness(info: HarnessInfo): void {
 
 export function harness(): HarnessInfo {
   const raw = process.env[ENV_KEY];
-  if (!raw) throw new Error('the test harness is not running: run the tests with `npm test` (jest global setup)');
+  if (!raw)
+    throw new Error(
+      'the test harness is not running: run the tests with `npm test` (jest global setup)',
+    );
   return JSON.parse(raw) as HarnessInfo;
 }

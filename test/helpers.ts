@@ -35,7 +35,11 @@ function uniqueName(prefix: string): string {
 }
 
 /** A fresh database with every migration applied; dropped by the returned function. */
-export async function createTestDatabase(): Promise<{ url: string; pool: Pool; drop(): Promise<void> }> {
+export async function createTestDatabase(): Promise<{
+  url: string;
+  pool: Pool;
+  drop(): Promise<void>;
+}> {
   const { adminDatabaseUrl } = harness();
   const name = uniqueName('onejob_test');
   const admin = new pg.Client({ connectionString: adminDatabaseUrl });
@@ -67,7 +71,11 @@ export interface TestStack {
   api: Api;
   worker: Worker;
   /** fetch against the API with an owner's token. */
-  request(method: string, path: string, options?: { body?: unknown; headers?: Record<string, string>; token?: string }): Promise<Response>;
+  request(
+    method: string,
+    path: string,
+    options?: { body?: unknown; headers?: Record<string, string>; token?: string },
+  ): Promise<Response>;
   stop(): Promise<void>;
 }
 
@@ -82,7 +90,9 @@ export async function startTestStack(): Promise<TestStack> {
   const taskQueue = uniqueName('onejob-test');
   const simulator = await startSimulator();
   const logger = createLogger('onejob-test', process.env.LOG_LEVEL ?? 'silent');
-  const providers = new ProviderRegistry(providerConfigsFromEnv({ ONEJOB_SIMULATOR_URL: simulator.url }));
+  const providers = new ProviderRegistry(
+    providerConfigsFromEnv({ ONEJOB_SIMULATOR_URL: simulator.url }),
+  );
 
   const nativeConnection = await NativeConnection.connect({ address: info.temporalAddress });
   const worker = await createJobWorker({
@@ -119,7 +129,10 @@ export async function startTestStack(): Promise<TestStack> {
     api,
     worker,
     request(method, path, options = {}) {
-      const headers: Record<string, string> = { authorization: `Bearer ${options.token ?? TEST_TOKEN}`, ...options.headers };
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${options.token ?? TEST_TOKEN}`,
+        ...options.headers,
+      };
       let body: string | undefined;
       if (options.body !== undefined) {
         body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);

@@ -37,16 +37,35 @@ test('a POSTed job runs through the workflow, the simulator and the CAS, and GET
   const finished = (await done.json()) as JobBody;
   expect(finished.status).toBe('succeeded');
   expect(finished.result?.summary).toBe('Retries and fallbacks are attempts under one job.');
-  expect(finished.attempts).toEqual([expect.objectContaining({ id: `${job.id}:1`, seq: 1, provider: 'simulator', state: 'succeeded' })]);
+  expect(finished.attempts).toEqual([
+    expect.objectContaining({
+      id: `${job.id}:1`,
+      seq: 1,
+      provider: 'simulator',
+      state: 'succeeded',
+    }),
+  ]);
   expect(finished.completedBy).toBe(`${job.id}:1`);
 
   // The row itself: written once, by the compare-and-swap, moving the version from 0 to 1.
-  const { rows } = await stack.pool.query('SELECT version, completed_by, terminal_status, result FROM jobs WHERE id = $1', [job.id]);
-  expect(rows[0]).toEqual({ version: 1, completed_by: `${job.id}:1`, terminal_status: 'succeeded', result: finished.result });
+  const { rows } = await stack.pool.query(
+    'SELECT version, completed_by, terminal_status, result FROM jobs WHERE id = $1',
+    [job.id],
+  );
+  expect(rows[0]).toEqual({
+    version: 1,
+    completed_by: `${job.id}:1`,
+    terminal_status: 'succeeded',
+    result: finished.result,
+  });
 
   // The workflow with the derived id ran to completion and names the same winner.
   const handle = stack.temporal.workflow.getHandle(job.workflowId);
-  await expect(handle.result()).resolves.toEqual({ jobId: job.id, status: 'succeeded', completedBy: `${job.id}:1` });
+  await expect(handle.result()).resolves.toEqual({
+    jobId: job.id,
+    status: 'succeeded',
+    completedBy: `${job.id}:1`,
+  });
   const description = await handle.describe();
   expect(description.taskQueue).toBe(stack.taskQueue);
 
@@ -65,6 +84,9 @@ test('a job without a token is refused with a problem document', async () => {
   expect(response.status).toBe(401);
   expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   expect(await response.json()).toMatchObject({ type: '/problems/unauthorized', status: 401 });
-  const { rows } = await stack.pool.query('SELECT count(*)::int AS n FROM jobs WHERE idempotency_key = $1', ['k']);
+  const { rows } = await stack.pool.query(
+    'SELECT count(*)::int AS n FROM jobs WHERE idempotency_key = $1',
+    ['k'],
+  );
   expect(rows[0].n).toBe(0);
 });

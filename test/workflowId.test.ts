@@ -34,5 +34,7 @@ test('the workflow id stays readable and decodes back to the same owner and key'
 });
 
 test('the longest owner and key made only of escaped characters still fit in 1000 bytes', () => {
-  expect(Buffer.byteLength(jobWorkflowId('/'.repeat(64), '%'.repeat(255)))).toBeLessThanOrEqual(1000);
+  expect(Buffer.byteLength(jobWorkflowId('/'.repeat(64), '%'.repeat(255)))).toBeLessThanOrEqual(
+    1000,
+  );
 });

@@ -37,7 +37,11 @@ export interface ActivityDeps {
   logger: Logger;
 }
 
-function providerFailure(certainty: FailureCertainty, message: string, details: Record<string, unknown>): ApplicationFailure {
+function providerFailure(
+  certainty: FailureCertainty,
+  message: string,
+  details: Record<string, unknown>,
+): ApplicationFailure {
   return ApplicationFailure.create({
     type: certainty === 'definite' ? 'ProviderFailureDefinite' : 'ProviderFailureAmbiguous',
     message,
@@ -53,7 +57,11 @@ export function createActivities({ pool, providers, logger }: ActivityDeps) {
     async admitJob(input: JobWorkflowInput & { workflowId: string }): Promise<JobPlan> {
       const job = await findJob(pool, input.jobId);
       if (!job) {
-        throw ApplicationFailure.create({ type: 'JobMissing', message: `job ${input.jobId} does not exist`, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: 'JobMissing',
+          message: `job ${input.jobId} does not exist`,
+          nonRetryable: true,
+        });
       }
       const mismatched = (
         [
@@ -85,7 +93,12 @@ export function createActivities({ pool, providers, logger }: ActivityDeps) {
       };
     },
 
-    async startAttempt(input: { jobId: string; seq: number; provider: string; exclusive: boolean }) {
+    async startAttempt(input: {
+      jobId: string;
+      seq: number;
+      provider: string;
+      exclusive: boolean;
+    }) {
       const attempt = await createAttempt(pool, input);
       return { id: attempt.id, state: attempt.state };
     },
@@ -98,15 +111,28 @@ export function createActivities({ pool, providers, logger }: ActivityDeps) {
       const context = Context.current();
       const attempt = await markAttemptRunning(pool, input.attemptId);
       if (attempt.state !== 'running') {
-        throw providerFailure('definite', `attempt ${attempt.id} is ${attempt.state}; nothing was sent`, { code: 'not_running' });
+        throw providerFailure(
+          'definite',
+          `attempt ${attempt.id} is ${attempt.state}; nothing was sent`,
+          { code: 'not_running' },
+        );
       }
       const job = await findJob(pool, attempt.jobId);
       const contract = job && findJobType(job.type);
       if (!job || !contract) {
-        throw providerFailure('definite', `job type of ${attempt.id} is unknown; nothing was sent`, { code: 'no_contract' });
+        throw providerFailure(
+          'definite',
+          `job type of ${attempt.id} is unknown; nothing was sent`,
+          { code: 'no_contract' },
+        );
       }
       const provider = providers.get(attempt.provider);
-      const log = logger.child({ jobId: job.id, attemptId: attempt.id, workflowId: job.workflowId, provider: provider.config.name });
+      const log = logger.child({
+        jobId: job.id,
+        attemptId: attempt.id,
+        workflowId: job.workflowId,
+        provider: provider.config.name,
+      });
 
       const heartbeat = setInterval(() => context.heartbeat(), 1_000);
       let content: string;
@@ -121,9 +147,16 @@ export function createActivities({ pool, providers, logger }: ActivityDeps) {
         const failure =
           error instanceof ProviderCallError
             ? error
-            : new ProviderCallError(`provider call threw: ${(error as Error).message}`, 'ambiguous', 'unexpected');
+            : new ProviderCallError(
+                `provider call threw: ${(error as Error).message}`,
+                'ambiguous',
+                'unexpected',
+              );
         log.warn({ certainty: failure.certainty, code: failure.code }, 'provider call failed');
-        throw providerFailure(failure.certainty, failure.message, { code: failure.code, httpStatus: failure.httpStatus });
+        throw providerFailure(failure.certainty, failure.message, {
+          code: failure.code,
+          httpStatus: failure.httpStatus,
+        });
       } finally {
         clearInterval(heartbeat);
       }
@@ -132,26 +165,52 @@ export function createActivities({ pool, providers, logger }: ActivityDeps) {
       try {
         parsed = JSON.parse(content);
       } catch {
-        throw providerFailure('definite', 'provider output is not JSON', { code: 'contract_violation' });
+        throw providerFailure('definite', 'provider output is not JSON', {
+          code: 'contract_violation',
+        });
       }
       const checked = contract.output.safeParse(parsed);
       if (!checked.success) {
-        const issues = checked.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
-        throw providerFailure('definite', `provider output breaks the contract: ${issues.join('; ')}`, { code: 'contract_violation', issues });
+        const issues = checked.error.issues.map(
+          (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
+        );
+        throw providerFailure(
+          'definite',
+          `provider output breaks the contract: ${issues.join('; ')}`,
+          { code: 'contract_violation', issues },
+        );
       }
       const reason = contract.check(job.input, checked.data);
-      if (reason) throw providerFailure('definite', `provider output rejected: ${reason}`, { code: 'contract_violation' });
+      if (reason)
+        throw providerFailure('definite', `provider output rejected: ${reason}`, {
+          code: 'contract_violation',
+        });
       return checked.data;
     },
 
-    async settleAttempt(input: { attemptId: string; state: 'failed' | 'unknown' | 'cancelled'; error: Record<string, unknown> }): Promise<{ state: AttemptState }> {
-      const attempt = await settleAttemptWithoutResult(pool, input.attemptId, input.state, input.error);
+    async settleAttempt(input: {
+      attemptId: string;
+      state: 'failed' | 'unknown' | 'cancelled';
+      error: Record<string, unknown>;
+    }): Promise<{ state: AttemptState }> {
+      const attempt = await settleAttemptWithoutResult(
+        pool,
+        input.attemptId,
+        input.state,
+        input.error,
+      );
       return { state: attempt.state };
     },
 
     /** The compare-and-swap. A loss is logged and recorded; the losing payload goes nowhere. */
-    async recordResult(input: { attemptId: string; output: unknown }): Promise<RecordResultOutcome & { jobStatus: TerminalJobStatus | null }> {
-      const outcome = await recordAttemptResult(pool, { attemptId: input.attemptId, result: input.output });
+    async recordResult(input: {
+      attemptId: string;
+      output: unknown;
+    }): Promise<RecordResultOutcome & { jobStatus: TerminalJobStatus | null }> {
+      const outcome = await recordAttemptResult(pool, {
+        attemptId: input.attemptId,
+        result: input.output,
+      });
       const attempt = await findAttempt(pool, input.attemptId);
       const job = attempt && (await findJob(pool, attempt.jobId));
       if (outcome.outcome === 'lost') {

@@ -13,14 +13,22 @@ export class ApiTokens {
    */
   static parse(spec: string): ApiTokens {
     const tokens = new ApiTokens();
-    for (const pair of spec.split(',').map((part) => part.trim()).filter(Boolean)) {
+    for (const pair of spec
+      .split(',')
+      .map((part) => part.trim())
+      .filter(Boolean)) {
       const cut = pair.lastIndexOf(':');
       const ownerId = pair.slice(0, cut);
       const token = pair.slice(cut + 1);
       if (cut <= 0 || !OWNER_PATTERN.test(ownerId)) {
-        throw new Error(`ONEJOB_API_TOKENS: each entry must be owner:token with an owner of 1-${MAX_OWNER_ID_LENGTH} printable ASCII characters`);
+        throw new Error(
+          `ONEJOB_API_TOKENS: each entry must be owner:token with an owner of 1-${MAX_OWNER_ID_LENGTH} printable ASCII characters`,
+        );
       }
-      if (token.length < 8) throw new Error(`ONEJOB_API_TOKENS: the token for owner ${ownerId} is shorter than 8 characters`);
+      if (token.length < 8)
+        throw new Error(
+          `ONEJOB_API_TOKENS: the token for owner ${ownerId} is shorter than 8 characters`,
+        );
       tokens.owners.push({ digest: createHash('sha256').update(token).digest(), ownerId });
     }
     if (tokens.owners.length === 0) throw new Error('ONEJOB_API_TOKENS has no owner:token pairs');

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 
 /** Every problem type the API can answer with, its HTTP status and a one-line explanation. */
 export const PROBLEM_TYPES = {
-  'unauthorized': { status: 401, title: 'Missing or invalid API token' },
+  unauthorized: { status: 401, title: 'Missing or invalid API token' },
   'not-found': { status: 404, title: 'Not found' },
   'validation-error': { status: 400, title: 'The request is not valid' },
   'malformed-body': { status: 400, title: 'The request body is not valid JSON' },
@@ -10,12 +10,15 @@ export const PROBLEM_TYPES = {
   'body-too-large': { status: 413, title: 'The request body is too large' },
   'idempotency-key-missing': { status: 400, title: 'The Idempotency-Key header is required' },
   'idempotency-key-invalid': { status: 400, title: 'The Idempotency-Key header is malformed' },
-  'idempotency-key-reuse': { status: 409, title: 'Idempotency-Key already used for a different request' },
+  'idempotency-key-reuse': {
+    status: 409,
+    title: 'Idempotency-Key already used for a different request',
+  },
   'unknown-job-type': { status: 400, title: 'Unknown job type' },
   'invalid-input': { status: 400, title: 'The job input is not valid' },
   'unknown-provider': { status: 400, title: 'Unknown provider' },
   'hedging-not-allowed': { status: 400, title: 'Hedged mode is not allowed for this job' },
-  'internal': { status: 500, title: 'Internal error' },
+  internal: { status: 500, title: 'Internal error' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof PROBLEM_TYPES;
@@ -47,6 +50,13 @@ export function sendProblem(
   headers: Record<string, string> = {},
 ): FastifyReply {
   const { status, title } = PROBLEM_TYPES[type];
-  const body: Problem = { type: problemTypeUri(type), title, status, ...(detail ? { detail } : {}), instance: reply.request.url, ...extensions };
+  const body: Problem = {
+    type: problemTypeUri(type),
+    title,
+    status,
+    ...(detail ? { detail } : {}),
+    instance: reply.request.url,
+    ...extensions,
+  };
   return reply.code(status).headers(headers).type('application/problem+json').send(body);
 }

@@ -17,7 +17,14 @@ async function main(): Promise<void> {
   await migrate(pool);
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
-  const app = await buildApi({ pool, temporal, taskQueue: config.taskQueue, providers, tokens, logger });
+  const app = await buildApi({
+    pool,
+    temporal,
+    taskQueue: config.taskQueue,
+    providers,
+    tokens,
+    logger,
+  });
   await app.listen({ host: config.host, port: config.port });
 
   let stopping = false;

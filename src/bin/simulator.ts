@@ -5,7 +5,13 @@ import { startSimulator } from '../simulator/server';
 async function main(): Promise<void> {
   const config = simulatorConfig();
   const simulator = await startSimulator({ host: config.host, port: config.port });
-  console.log(JSON.stringify({ name: 'onejob-simulator', msg: 'provider simulator listening', url: simulator.url }));
+  console.log(
+    JSON.stringify({
+      name: 'onejob-simulator',
+      msg: 'provider simulator listening',
+      url: simulator.url,
+    }),
+  );
   const stop = async (): Promise<void> => {
     await simulator.close();
     process.exit(0);

@@ -19,9 +19,19 @@ async function main(): Promise<void> {
     const added = await ensureSearchAttributes(connection, config.temporalNamespace);
     if (added.length > 0) logger.info({ added }, 'registered search attributes');
   } catch (error) {
-    logger.warn({ err: error }, 'could not check or register search attributes; register them on the server');
+    logger.warn(
+      { err: error },
+      'could not check or register search attributes; register them on the server',
+    );
   }
-  const worker = await createJobWorker({ connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, pool, providers, logger });
+  const worker = await createJobWorker({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: config.taskQueue,
+    pool,
+    providers,
+    logger,
+  });
   // SIGINT/SIGTERM already make the SDK shut the worker down; a vanished parent should too.
   exitWithParent(() => worker.shutdown());
   logger.info({ taskQueue: config.taskQueue, providers: providers.names() }, 'worker started');

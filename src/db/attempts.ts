@@ -74,7 +74,10 @@ export async function findAttempt(db: Queryable, id: string): Promise<AttemptRec
 }
 
 export async function listAttempts(db: Queryable, jobId: string): Promise<AttemptRecord[]> {
-  const { rows } = await db.query<AttemptRow>('SELECT * FROM attempts WHERE job_id = $1 ORDER BY seq', [jobId]);
+  const { rows } = await db.query<AttemptRow>(
+    'SELECT * FROM attempts WHERE job_id = $1 ORDER BY seq',
+    [jobId],
+  );
   return rows.map(toAttempt);
 }
 
@@ -114,7 +117,9 @@ export async function createAttempt(
   const existing = await findAttempt(db, id);
   if (!existing) throw new JobNotOpenError(input.jobId);
   if (existing.provider !== input.provider || existing.exclusive !== input.exclusive) {
-    throw new Error(`attempt ${id} exists for provider ${existing.provider}, not ${input.provider}`);
+    throw new Error(
+      `attempt ${id} exists for provider ${existing.provider}, not ${input.provider}`,
+    );
   }
   return existing;
 }
@@ -159,7 +164,13 @@ export async function settleAttemptWithoutResult(
 
 export type RecordResultOutcome =
   | { outcome: 'won'; attemptId: string; version: number }
-  | { outcome: 'lost'; attemptId: string; winnerAttemptId: string | null; expectedVersion: number; observedVersion: number };
+  | {
+      outcome: 'lost';
+      attemptId: string;
+      winnerAttemptId: string | null;
+      expectedVersion: number;
+      observedVersion: number;
+    };
 
 /**
  * The only writer of a job's result: a compare-and-swap on the job version the attempt read.
@@ -172,16 +183,24 @@ export async function recordAttemptResult(
   input: { attemptId: string; result: unknown },
 ): Promise<RecordResultOutcome> {
   return inTransaction(pool, async (tx) => {
-    const { rows } = await tx.query<AttemptRow>('SELECT * FROM attempts WHERE id = $1 FOR UPDATE', [input.attemptId]);
+    const { rows } = await tx.query<AttemptRow>('SELECT * FROM attempts WHERE id = $1 FOR UPDATE', [
+      input.attemptId,
+    ]);
     const attempt = rows[0] && toAttempt(rows[0]);
     if (!attempt) throw new Error(`attempt ${input.attemptId} does not exist`);
 
     if (attempt.state === 'succeeded') {
-      const job = await tx.query<{ version: number }>('SELECT version FROM jobs WHERE id = $1', [attempt.jobId]);
+      const job = await tx.query<{ version: number }>('SELECT version FROM jobs WHERE id = $1', [
+        attempt.jobId,
+      ]);
       return { outcome: 'won', attemptId: attempt.id, version: job.rows[0]?.version ?? 0 };
     }
     if (attempt.state === 'lost') {
-      const race = await tx.query<{ winning_attempt_id: string | null; expected_version: number; observed_version: number }>(
+      const race = await tx.query<{
+        winning_attempt_id: string | null;
+        expected_version: number;
+        observed_version: number;
+      }>(
         'SELECT winning_attempt_id, expected_version, observed_version FROM race_events WHERE losing_attempt_id = $1',
         [attempt.id],
       );

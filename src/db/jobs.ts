@@ -137,7 +137,11 @@ export async function findJobByKey(
 }
 
 /** A job by id, visible only to its owner: another owner's job does not exist for them. */
-export async function findOwnedJob(db: Queryable, ownerId: string, jobId: string): Promise<JobRecord | undefined> {
+export async function findOwnedJob(
+  db: Queryable,
+  ownerId: string,
+  jobId: string,
+): Promise<JobRecord | undefined> {
   const { rows } = await db.query<JobRow>(
     `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.id = $1 AND j.owner_id = $2`,
     [jobId, ownerId],
@@ -146,7 +150,9 @@ export async function findOwnedJob(db: Queryable, ownerId: string, jobId: string
 }
 
 export async function findJob(db: Queryable, jobId: string): Promise<JobRecord | undefined> {
-  const { rows } = await db.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.id = $1`, [jobId]);
+  const { rows } = await db.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.id = $1`, [
+    jobId,
+  ]);
   return rows[0] && toJob(rows[0]);
 }
 

@@ -43,24 +43,33 @@ export async function migrate(pool: Pool, dir = MIGRATIONS_DIR): Promise<string[
       name text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-    const done = await client.query<{ id: number; name: string }>('SELECT id, name FROM onejob_migrations');
+    const done = await client.query<{ id: number; name: string }>(
+      'SELECT id, name FROM onejob_migrations',
+    );
     const doneById = new Map(done.rows.map((row) => [row.id, row.name]));
     for (const migration of migrations) {
       const previous = doneById.get(migration.id);
       if (previous !== undefined) {
         if (previous !== migration.name) {
-          throw new Error(`migration ${migration.id} was applied as ${previous}, now named ${migration.name}`);
+          throw new Error(
+            `migration ${migration.id} was applied as ${previous}, now named ${migration.name}`,
+          );
         }
         continue;
       }
       await client.query('BEGIN');
       try {
         await client.query(migration.sql);
-        await client.query('INSERT INTO onejob_migrations (id, name) VALUES ($1, $2)', [migration.id, migration.name]);
+        await client.query('INSERT INTO onejob_migrations (id, name) VALUES ($1, $2)', [
+          migration.id,
+          migration.name,
+        ]);
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK');
-        throw new Error(`migration ${migration.name} failed: ${(error as Error).message}`, { cause: error });
+        throw new Error(`migration ${migration.name} failed: ${(error as Error).message}`, {
+          cause: error,
+        });
       }
       applied.push(migration.name);
     }

@@ -20,7 +20,10 @@ export function createPool(connectionString: string, options: { max?: number } =
 }
 
 /** Runs `work` in one transaction: each database phase commits whole or not at all. */
-export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  pool: Pool,
+  work: (client: PoolClient) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');

@@ -39,10 +39,12 @@ export async function ensureDatabase(adminUrl: string, database: string): Promis
   try {
     const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
     if (exists.rowCount === 0) {
-      await client.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`).catch((error: { code?: string }) => {
-        // Another process created it between our check and our create: fine.
-        if (error.code !== '42P04') throw error;
-      });
+      await client
+        .query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`)
+        .catch((error: { code?: string }) => {
+          // Another process created it between our check and our create: fine.
+          if (error.code !== '42P04') throw error;
+        });
     }
   } finally {
     await client.end();
@@ -53,7 +55,10 @@ export async function ensureDatabase(adminUrl: string, database: string): Promis
 /** The compiled entry that runs embedded PostgreSQL in its own process (see embeddedPostgres.ts). */
 const EMBEDDED_ENTRY = path.resolve(__dirname, '..', '..', 'dist', 'dev', 'embeddedPostgres.js');
 
-async function startEmbedded(dataDir: string): Promise<{ url: string; process: GuardedProcess }> {
+/** Starts embedded PostgreSQL (data persisted in `dataDir`) in a child process of its own. */
+export async function startEmbeddedPostgres(
+  dataDir: string,
+): Promise<{ url: string; process: GuardedProcess }> {
   const port = await freePort();
   const proc = spawnNodeScript(EMBEDDED_ENTRY, [dataDir, String(port)]);
   const url = await new Promise<string>((resolve, reject) => {
@@ -61,7 +66,9 @@ async function startEmbedded(dataDir: string): Promise<{ url: string; process: G
       if (message.ready && message.url) resolve(message.url);
       else reject(new Error(`embedded PostgreSQL failed: ${message.error ?? 'no reason given'}`));
     });
-    void proc.exited.then((code) => reject(new Error(`embedded PostgreSQL exited (code ${code}) before it was ready`)));
+    void proc.exited.then((code) =>
+      reject(new Error(`embedded PostgreSQL exited (code ${code}) before it was ready`)),
+    );
   });
   return { url, process: proc };
 }
@@ -70,17 +77,26 @@ async function startEmbedded(dataDir: string): Promise<{ url: string; process: G
  * Picks the PostgreSQL server: DATABASE_URL if set; else the local server on 127.0.0.1:5432 if
  * it answers; else embedded PostgreSQL with its data under `stateDir`.
  */
-export async function resolveDatabase(options: { stateDir: string; log: (line: string) => void }): Promise<ResolvedDatabase> {
+export async function resolveDatabase(options: {
+  stateDir: string;
+  log: (line: string) => void;
+}): Promise<ResolvedDatabase> {
   if (process.env.DATABASE_URL) {
     options.log('PostgreSQL: using DATABASE_URL');
-    return { adminUrl: process.env.DATABASE_URL, source: 'DATABASE_URL', stop: async () => undefined };
+    return {
+      adminUrl: process.env.DATABASE_URL,
+      source: 'DATABASE_URL',
+      stop: async () => undefined,
+    };
   }
   if (await answers(LOCAL_POSTGRES_URL)) {
     options.log('PostgreSQL: using the local server on 127.0.0.1:5432');
     return { adminUrl: LOCAL_POSTGRES_URL, source: 'local', stop: async () => undefined };
   }
   const dataDir = path.join(options.stateDir, 'postgres');
-  options.log(`PostgreSQL: no DATABASE_URL and nothing on 127.0.0.1:5432; starting embedded PostgreSQL (data in ${dataDir})`);
-  const embedded = await startEmbedded(dataDir);
+  options.log(
+    `PostgreSQL: no DATABASE_URL and nothing on 127.0.0.1:5432; starting embedded PostgreSQL (data in ${dataDir})`,
+  );
+  const embedded = await startEmbeddedPostgres(dataDir);
   return { adminUrl: embedded.url, source: 'embedded', stop: () => embedded.process.stop() };
 }

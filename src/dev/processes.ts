@@ -54,7 +54,11 @@ function track(child: ChildProcess): GuardedProcess {
 export function spawnGuarded(
   command: string,
   args: string[],
-  options: { stdio?: ['ignore' | 'inherit', 'inherit' | 'ignore' | number, 'inherit' | 'ignore' | number]; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+  options: {
+    stdio?: ['ignore' | 'inherit', 'inherit' | 'ignore' | number, 'inherit' | 'ignore' | number];
+    env?: NodeJS.ProcessEnv;
+    cwd?: string;
+  } = {},
 ): GuardedProcess {
   const stdio = options.stdio ?? ['ignore', 'inherit', 'inherit'];
   const child = spawn(process.execPath, ['-e', GUARDIAN_SOURCE, command, ...args], {
@@ -66,7 +70,11 @@ export function spawnGuarded(
 }
 
 /** Runs a Node.js script of ours with an IPC link; the script exits when that link closes. */
-export function spawnNodeScript(script: string, args: string[], options: SpawnOptions = {}): GuardedProcess {
+export function spawnNodeScript(
+  script: string,
+  args: string[],
+  options: SpawnOptions = {},
+): GuardedProcess {
   const child = spawn(process.execPath, [script, ...args], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     ...options,

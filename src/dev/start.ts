@@ -17,7 +17,11 @@ import { startTemporalDevServer, type DevServer } from './temporalServer';
 const ROOT = path.resolve(__dirname, '..', '..');
 const log = (line: string): void => console.log(`[onejob] ${line}`);
 
-async function waitForHttp(url: string, timeoutMs: number, exited: Promise<unknown>): Promise<void> {
+async function waitForHttp(
+  url: string,
+  timeoutMs: number,
+  exited: Promise<unknown>,
+): Promise<void> {
   let gone = false;
   void exited.then(() => (gone = true));
   const deadline = Date.now() + timeoutMs;
@@ -30,7 +34,11 @@ async function waitForHttp(url: string, timeoutMs: number, exited: Promise<unkno
     }
     await sleep(200);
   }
-  throw new Error(gone ? `${url}: the process exited before it answered` : `${url} did not answer within ${timeoutMs} ms`);
+  throw new Error(
+    gone
+      ? `${url}: the process exited before it answered`
+      : `${url} did not answer within ${timeoutMs} ms`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -65,9 +73,14 @@ async function main(): Promise<void> {
     if (process.env.TEMPORAL_ADDRESS) {
       log(`Temporal: using ${process.env.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS); starting no server`);
     } else {
-      for (const [name, port] of [['TEMPORAL_PORT', ports.temporalPort], ['TEMPORAL_UI_PORT', ports.temporalUiPort]] as const) {
+      for (const [name, port] of [
+        ['TEMPORAL_PORT', ports.temporalPort],
+        ['TEMPORAL_UI_PORT', ports.temporalUiPort],
+      ] as const) {
         if (!(await isPortFree(port))) {
-          throw new Error(`port ${port} is taken (${name}); stop what uses it, set ${name}, or point TEMPORAL_ADDRESS at a running server`);
+          throw new Error(
+            `port ${port} is taken (${name}); stop what uses it, set ${name}, or point TEMPORAL_ADDRESS at a running server`,
+          );
         }
       }
       const cli = await obtainTemporalCli(log);
@@ -84,14 +97,22 @@ async function main(): Promise<void> {
     }
 
     database = await resolveDatabase({ stateDir, log });
-    env.DATABASE_URL = database.source === 'DATABASE_URL' ? database.adminUrl : await ensureDatabase(database.adminUrl, ports.databaseName);
+    env.DATABASE_URL =
+      database.source === 'DATABASE_URL'
+        ? database.adminUrl
+        : await ensureDatabase(database.adminUrl, ports.databaseName);
     const pool = createPool(env.DATABASE_URL, { max: 1 });
     const applied = await migrate(pool);
     await pool.end();
-    log(applied.length > 0 ? `migrations applied: ${applied.join(', ')}` : 'database schema is up to date');
+    log(
+      applied.length > 0
+        ? `migrations applied: ${applied.join(', ')}`
+        : 'database schema is up to date',
+    );
 
     if (!env.ONEJOB_API_TOKENS) env.ONEJOB_API_TOKENS = DEV_API_TOKENS;
-    if (!env.ONEJOB_SIMULATOR_URL && !env.ONEJOB_PROVIDERS) env.ONEJOB_SIMULATOR_URL = `http://127.0.0.1:${ports.simulatorPort}`;
+    if (!env.ONEJOB_SIMULATOR_URL && !env.ONEJOB_PROVIDERS)
+      env.ONEJOB_SIMULATOR_URL = `http://127.0.0.1:${ports.simulatorPort}`;
     env.SIMULATOR_PORT = String(ports.simulatorPort);
     env.PORT = String(ports.apiPort);
 
@@ -118,11 +139,15 @@ async function main(): Promise<void> {
         '',
         'onejob is running',
         `  API             http://127.0.0.1:${ports.apiPort}   (POST /v1/jobs, GET /v1/jobs/:id)`,
-        temporalUi ? `  Temporal Web UI ${temporalUi}` : `  Temporal        ${env.TEMPORAL_ADDRESS}`,
+        temporalUi
+          ? `  Temporal Web UI ${temporalUi}`
+          : `  Temporal        ${env.TEMPORAL_ADDRESS}`,
         `  Temporal gRPC   ${env.TEMPORAL_ADDRESS}`,
         `  Simulator       http://127.0.0.1:${ports.simulatorPort}   (stand-in provider)`,
         `  PostgreSQL      ${database.source}`,
-        devToken ? `  Dev API token   ${devToken}   (owner "dev"; set ONEJOB_API_TOKENS to choose your own)` : '  API tokens      from ONEJOB_API_TOKENS',
+        devToken
+          ? `  Dev API token   ${devToken}   (owner "dev"; set ONEJOB_API_TOKENS to choose your own)`
+          : '  API tokens      from ONEJOB_API_TOKENS',
         '',
         'Try it:',
         `  curl -s -X POST http://127.0.0.1:${ports.apiPort}/v1/jobs -H 'Authorization: Bearer ${devToken ?? '<token>'}' \\`,

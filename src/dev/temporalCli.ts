@@ -59,8 +59,13 @@ async function buildTemporalCli(log: (line: string) => void): Promise<string> {
   await mkdir(cacheDir, { recursive: true });
   const buildDir = await mkdtemp(path.join(cacheDir, 'build-'));
   const started = Date.now();
-  log(`building temporal CLI v${TEMPORAL_CLI_VERSION} from source with ${go} (first time only; a few minutes)…`);
-  const ticker = setInterval(() => log(`  …still building (${Math.round((Date.now() - started) / 1000)} s)`), 20_000);
+  log(
+    `building temporal CLI v${TEMPORAL_CLI_VERSION} from source with ${go} (first time only; a few minutes)…`,
+  );
+  const ticker = setInterval(
+    () => log(`  …still building (${Math.round((Date.now() - started) / 1000)} s)`),
+    20_000,
+  );
   try {
     await new Promise<void>((resolve, reject) => {
       const child = spawn(
@@ -72,7 +77,10 @@ async function buildTemporalCli(log: (line: string) => void): Promise<string> {
           `-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION}`,
           `${TEMPORAL_CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`,
         ],
-        { env: { ...process.env, GOBIN: buildDir, CGO_ENABLED: '0' }, stdio: ['ignore', 'pipe', 'pipe'] },
+        {
+          env: { ...process.env, GOBIN: buildDir, CGO_ENABLED: '0' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
       );
       const tail: string[] = [];
       let downloads = 0;
@@ -115,10 +123,13 @@ async function buildTemporalCli(log: (line: string) => void): Promise<string> {
  * Finds the temporal CLI, in order: TEMPORAL_CLI_PATH, `temporal` on PATH, the per-user cache,
  * else a build from source.
  */
-export async function obtainTemporalCli(log: (line: string) => void = console.log): Promise<TemporalCli> {
+export async function obtainTemporalCli(
+  log: (line: string) => void = console.log,
+): Promise<TemporalCli> {
   const fromEnv = process.env.TEMPORAL_CLI_PATH;
   if (fromEnv) {
-    if (!isExecutable(fromEnv)) throw new Error(`TEMPORAL_CLI_PATH=${fromEnv} is not an executable file`);
+    if (!isExecutable(fromEnv))
+      throw new Error(`TEMPORAL_CLI_PATH=${fromEnv} is not an executable file`);
     return { path: fromEnv, source: 'TEMPORAL_CLI_PATH' };
   }
   const onPath = findOnPath('temporal');

@@ -43,7 +43,10 @@ function logTail(file: string, lines = 20): string {
 }
 
 /** Waits until the frontend answers and the default namespace is usable; never a fixed sleep. */
-export async function waitForTemporal(address: string, options: { timeoutMs: number; exited?: Promise<unknown> }): Promise<void> {
+export async function waitForTemporal(
+  address: string,
+  options: { timeoutMs: number; exited?: Promise<unknown> },
+): Promise<void> {
   const deadline = Date.now() + options.timeoutMs;
   let exited = false;
   void options.exited?.then(() => (exited = true));
@@ -62,13 +65,24 @@ export async function waitForTemporal(address: string, options: { timeoutMs: num
     }
   }
   if (exited) throw new Error(`temporal server exited before it was ready`);
-  throw new Error(`temporal server at ${address} not ready after ${options.timeoutMs} ms: ${(lastError as Error)?.message}`);
+  throw new Error(
+    `temporal server at ${address} not ready after ${options.timeoutMs} ms: ${(lastError as Error)?.message}`,
+  );
 }
 
 /** `temporal server start-dev` with our search attributes registered, under a guardian. */
 export async function startTemporalDevServer(options: DevServerOptions): Promise<DevServer> {
   const ip = options.ip ?? '127.0.0.1';
-  const args = ['server', 'start-dev', '--ip', ip, '--port', String(options.port), '--log-level', 'warn'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    ip,
+    '--port',
+    String(options.port),
+    '--log-level',
+    'warn',
+  ];
   args.push('--dynamic-config-value', 'frontend.enableServerVersionCheck=false');
   if (options.uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
@@ -81,10 +95,15 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
   closeSync(logFd);
   const address = `${ip}:${options.port}`;
   try {
-    await waitForTemporal(address, { timeoutMs: options.readyTimeoutMs ?? 120_000, exited: proc.exited });
+    await waitForTemporal(address, {
+      timeoutMs: options.readyTimeoutMs ?? 120_000,
+      exited: proc.exited,
+    });
   } catch (error) {
     await proc.stop();
-    throw new Error(`${(error as Error).message}\n--- ${options.logFile} ---\n${logTail(options.logFile)}`);
+    throw new Error(
+      `${(error as Error).message}\n--- ${options.logFile} ---\n${logTail(options.logFile)}`,
+    );
   }
   return {
     address,

@@ -3,7 +3,8 @@
  * UTF-16 code units, no whitespace, numbers and strings in ECMAScript's JSON form.
  * Two intents that differ only in key order or whitespace canonicalise to the same text.
  */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue =
+  null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 export function canonicalJson(value: unknown): string {
   if (value === null) return 'null';

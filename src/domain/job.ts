@@ -37,6 +37,7 @@ export interface JobIntent {
 
 /** The attempt id is derived from the job and its number, so every layer names it the same way. */
 export function attemptId(jobId: string, seq: number): string {
-  if (!Number.isInteger(seq) || seq < 1) throw new RangeError(`attempt number must be >= 1, got ${seq}`);
+  if (!Number.isInteger(seq) || seq < 1)
+    throw new RangeError(`attempt number must be >= 1, got ${seq}`);
   return `${jobId}:${seq}`;
 }

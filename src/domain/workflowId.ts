@@ -33,7 +33,10 @@ export function jobWorkflowId(ownerId: string, idempotencyKey: string): string {
   return `${PREFIX}${encodePart(ownerId)}/${encodePart(idempotencyKey)}`;
 }
 
-export function parseJobWorkflowId(workflowId: string): { ownerId: string; idempotencyKey: string } {
+export function parseJobWorkflowId(workflowId: string): {
+  ownerId: string;
+  idempotencyKey: string;
+} {
   if (!workflowId.startsWith(PREFIX)) throw new RangeError(`not a job workflow id: ${workflowId}`);
   const parts = workflowId.slice(PREFIX.length).split('/');
   if (parts.length !== 2 || !parts[0] || !parts[1]) {

@@ -1,5 +1,11 @@
 import OpenAI from 'openai';
-import { ProviderCallError, type Provider, type ProviderConfig, type ProviderRequest, type ProviderResponse } from './provider';
+import {
+  ProviderCallError,
+  type Provider,
+  type ProviderConfig,
+  type ProviderRequest,
+  type ProviderResponse,
+} from './provider';
 
 const CONNECTION_REFUSED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 
@@ -26,7 +32,11 @@ export function classifyOpenAiError(error: unknown): ProviderCallError {
     if (code && CONNECTION_REFUSED_CODES.has(code)) {
       return new ProviderCallError(`provider unreachable (${code})`, 'definite', 'unreachable');
     }
-    return new ProviderCallError(`connection failed (${code ?? 'unknown cause'})`, 'ambiguous', 'connection');
+    return new ProviderCallError(
+      `connection failed (${code ?? 'unknown cause'})`,
+      'ambiguous',
+      'connection',
+    );
   }
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
     const status = error.status;
@@ -39,7 +49,11 @@ export function classifyOpenAiError(error: unknown): ProviderCallError {
       status,
     );
   }
-  return new ProviderCallError(`unexpected provider error: ${(error as Error)?.message ?? String(error)}`, 'ambiguous', 'unexpected');
+  return new ProviderCallError(
+    `unexpected provider error: ${(error as Error)?.message ?? String(error)}`,
+    'ambiguous',
+    'unexpected',
+  );
 }
 
 /** Any OpenAI-compatible chat completions API (OpenAI, Azure, vLLM, Ollama, OpenRouter…). */
@@ -69,12 +83,19 @@ export class OpenAiCompatibleProvider implements Provider {
             temperature: 0,
             response_format: { type: 'json_object' },
           },
-          { signal: request.signal, headers: { 'Idempotency-Key': request.attemptId, 'X-Request-Id': request.attemptId } },
+          {
+            signal: request.signal,
+            headers: { 'Idempotency-Key': request.attemptId, 'X-Request-Id': request.attemptId },
+          },
         )
         .withResponse();
       const content = data.choices[0]?.message?.content;
       if (typeof content !== 'string') {
-        throw new ProviderCallError('provider answered without message content', 'definite', 'empty_output');
+        throw new ProviderCallError(
+          'provider answered without message content',
+          'definite',
+          'empty_output',
+        );
       }
       return { content, providerRequestId: response.headers.get('x-request-id') ?? data.id };
     } catch (error) {

@@ -7,7 +7,10 @@ const providerConfigSchema = z.strictObject({
   kind: z.literal('openai-compatible'),
   baseUrl: z.url(),
   model: z.string().min(1),
-  apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/)
+    .optional(),
   timeoutMs: z.number().int().min(100).max(3_600_000),
   sideEffects: z.boolean(),
 });
@@ -27,7 +30,8 @@ export function providerConfigsFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
       throw new Error('ONEJOB_PROVIDERS is not valid JSON');
     }
     const parsed = z.array(providerConfigSchema).min(1).safeParse(raw);
-    if (!parsed.success) throw new Error(`ONEJOB_PROVIDERS is invalid: ${z.prettifyError(parsed.error)}`);
+    if (!parsed.success)
+      throw new Error(`ONEJOB_PROVIDERS is invalid: ${z.prettifyError(parsed.error)}`);
     return parsed.data;
   }
   const simulatorUrl = env.ONEJOB_SIMULATOR_URL ?? DEFAULT_SIMULATOR_URL;
@@ -48,9 +52,13 @@ export class ProviderRegistry {
 
   constructor(configs: ProviderConfig[], env: NodeJS.ProcessEnv = process.env) {
     for (const config of configs) {
-      if (this.providers.has(config.name)) throw new Error(`provider ${config.name} is configured twice`);
+      if (this.providers.has(config.name))
+        throw new Error(`provider ${config.name} is configured twice`);
       const apiKey = config.apiKeyEnv ? env[config.apiKeyEnv] : 'not-needed';
-      if (!apiKey) throw new Error(`provider ${config.name}: environment variable ${config.apiKeyEnv} is not set`);
+      if (!apiKey)
+        throw new Error(
+          `provider ${config.name}: environment variable ${config.apiKeyEnv} is not set`,
+        );
       this.providers.set(config.name, new OpenAiCompatibleProvider(config, apiKey));
     }
   }

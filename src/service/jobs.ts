@@ -42,22 +42,32 @@ export interface JobWithAttempts {
 function validateIntent(deps: JobServiceDeps, request: CreateJobRequest) {
   const contract = findJobType(request.type);
   if (!contract) {
-    throw new ServiceError('unknown-job-type', `Unknown job type "${request.type}".`, { known: jobTypeNames() });
+    throw new ServiceError('unknown-job-type', `Unknown job type "${request.type}".`, {
+      known: jobTypeNames(),
+    });
   }
   const parsed = contract.input.safeParse(request.input);
   if (!parsed.success) {
-    throw new ServiceError('invalid-input', `The input is not valid for job type "${request.type}".`, {
-      errors: parsed.error.issues.map((issue: z.core.$ZodIssue) => ({
-        path: ['input', ...issue.path.map(String)].join('.'),
-        message: issue.message,
-      })),
-    });
+    throw new ServiceError(
+      'invalid-input',
+      `The input is not valid for job type "${request.type}".`,
+      {
+        errors: parsed.error.issues.map((issue: z.core.$ZodIssue) => ({
+          path: ['input', ...issue.path.map(String)].join('.'),
+          message: issue.message,
+        })),
+      },
+    );
   }
   const unknownProviders = (request.providers ?? []).filter((name) => !deps.providers.has(name));
   if (unknownProviders.length > 0) {
-    throw new ServiceError('unknown-provider', `Unknown provider(s): ${unknownProviders.join(', ')}.`, {
-      known: deps.providers.names(),
-    });
+    throw new ServiceError(
+      'unknown-provider',
+      `Unknown provider(s): ${unknownProviders.join(', ')}.`,
+      {
+        known: deps.providers.names(),
+      },
+    );
   }
   const plan = request.providers ?? deps.providers.defaultPlan();
   const mode = request.mode ?? 'exclusive';
@@ -78,7 +88,10 @@ function validateIntent(deps: JobServiceDeps, request: CreateJobRequest) {
  * Makes sure the job's workflow exists. Safe to call any number of times: a running workflow
  * is reused, a closed one is never started again.
  */
-export async function ensureJobWorkflow(deps: Pick<JobServiceDeps, 'temporal' | 'taskQueue'>, job: JobRecord): Promise<void> {
+export async function ensureJobWorkflow(
+  deps: Pick<JobServiceDeps, 'temporal' | 'taskQueue'>,
+  job: JobRecord,
+): Promise<void> {
   const args: JobWorkflowInput = {
     jobId: job.id,
     ownerId: job.ownerId,
@@ -114,7 +127,12 @@ export async function createJob(
   request: CreateJobRequest,
 ): Promise<{ job: JobRecord; created: boolean }> {
   const { input, plan, mode } = validateIntent(deps, request);
-  const fingerprint = requestFingerprint({ type: request.type, input, providers: request.providers ?? null, mode });
+  const fingerprint = requestFingerprint({
+    type: request.type,
+    input,
+    providers: request.providers ?? null,
+    mode,
+  });
   const { job, created } = await insertJobOrFindExisting(deps.pool, {
     ownerId: request.ownerId,
     idempotencyKey: request.idempotencyKey,
@@ -142,6 +160,8 @@ export async function getJob(
     if (isTerminalJobStatus(job.status) || Date.now() >= deadline) {
       return { job, attempts: await listAttempts(deps.pool, job.id) };
     }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(options.pollMs ?? 200, Math.max(0, deadline - Date.now()))));
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.min(options.pollMs ?? 200, Math.max(0, deadline - Date.now()))),
+    );
   }
 }

@@ -31,13 +31,27 @@ function summariseText(text: string): string {
   return firstSentence.length <= limit ? firstSentence : `${clean.slice(0, limit - 1).trimEnd()}…`;
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const payload = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+    ...headers,
+  });
   res.end(payload);
 }
 
-function openAiError(res: ServerResponse, status: number, message: string, type = 'invalid_request_error'): void {
+function openAiError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  type = 'invalid_request_error',
+): void {
   sendJson(res, status, { error: { message, type, param: null, code: null } });
 }
 
@@ -59,7 +73,9 @@ export interface SimulatorServer {
   close(): Promise<void>;
 }
 
-export async function startSimulator(options: { port?: number; host?: string } = {}): Promise<SimulatorServer> {
+export async function startSimulator(
+  options: { port?: number; host?: string } = {},
+): Promise<SimulatorServer> {
   const ledger = new Map<string, LedgerEntry & { response: unknown }>();
 
   async function chatCompletions(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -85,7 +101,10 @@ export async function startSimulator(options: { port?: number; host?: string } =
     const previous = ledger.get(idempotencyKey);
     if (previous) {
       previous.requests += 1;
-      return sendJson(res, 200, previous.response, { 'x-request-id': idempotencyKey, 'idempotent-replayed': 'true' });
+      return sendJson(res, 200, previous.response, {
+        'x-request-id': idempotencyKey,
+        'idempotent-replayed': 'true',
+      });
     }
     const response = {
       id: `chatcmpl-${randomUUID()}`,
@@ -95,14 +114,24 @@ export async function startSimulator(options: { port?: number; host?: string } =
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: JSON.stringify({ summary: summariseText(lastUser.content as string) }), refusal: null },
+          message: {
+            role: 'assistant',
+            content: JSON.stringify({ summary: summariseText(lastUser.content as string) }),
+            refusal: null,
+          },
           finish_reason: 'stop',
           logprobs: null,
         },
       ],
       usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
     };
-    ledger.set(idempotencyKey, { idempotencyKey, model: body.model, requests: 1, executions: 1, response });
+    ledger.set(idempotencyKey, {
+      idempotencyKey,
+      model: body.model,
+      requests: 1,
+      executions: 1,
+      response,
+    });
     sendJson(res, 200, response, { 'x-request-id': idempotencyKey });
   }
 

@@ -43,7 +43,10 @@ export const statusQuery = defineQuery<JobWorkflowStatus>('status');
 // e.g. JobStatus = "unknown".
 export const JobOwner = defineSearchAttributeKey('JobOwner', SearchAttributeType.KEYWORD);
 export const JobType = defineSearchAttributeKey('JobType', SearchAttributeType.KEYWORD);
-export const JobStatusAttribute = defineSearchAttributeKey('JobStatus', SearchAttributeType.KEYWORD);
+export const JobStatusAttribute = defineSearchAttributeKey(
+  'JobStatus',
+  SearchAttributeType.KEYWORD,
+);
 export const AttemptCount = defineSearchAttributeKey('AttemptCount', SearchAttributeType.INT);
 
 export const JOB_SEARCH_ATTRIBUTES = [JobOwner, JobType, JobStatusAttribute, AttemptCount] as const;

@@ -38,24 +38,41 @@ function providerCall(provider: PlannedProvider, seq: number) {
 }
 
 /** Whether a failed provider call certainly had no effect. Anything unclear counts as unknown. */
-function attemptOutcomeOf(error: unknown): { state: 'failed' | 'unknown'; error: Record<string, unknown> } {
+function attemptOutcomeOf(error: unknown): {
+  state: 'failed' | 'unknown';
+  error: Record<string, unknown>;
+} {
   if (error instanceof ActivityFailure) {
     const cause = error.cause;
     if (cause instanceof TimeoutFailure) {
-      return { state: 'unknown', error: { code: 'timeout', timeoutType: String(cause.timeoutType), message: cause.message } };
+      return {
+        state: 'unknown',
+        error: { code: 'timeout', timeoutType: String(cause.timeoutType), message: cause.message },
+      };
     }
     if (cause instanceof ApplicationFailure) {
       const details = (cause.details?.[0] ?? {}) as Record<string, unknown>;
       const state = cause.type === 'ProviderFailureDefinite' ? 'failed' : 'unknown';
       return { state, error: { ...details, message: cause.message } };
     }
-    return { state: 'unknown', error: { code: 'activity_failure', message: cause?.message ?? error.message } };
+    return {
+      state: 'unknown',
+      error: { code: 'activity_failure', message: cause?.message ?? error.message },
+    };
   }
-  return { state: 'unknown', error: { code: 'unexpected', message: (error as Error)?.message ?? String(error) } };
+  return {
+    state: 'unknown',
+    error: { code: 'unexpected', message: (error as Error)?.message ?? String(error) },
+  };
 }
 
 export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowResult> {
-  const status: JobWorkflowStatus = { jobId: input.jobId, status: 'pending', attempts: [], waitingOn: 'admission' };
+  const status: JobWorkflowStatus = {
+    jobId: input.jobId,
+    status: 'pending',
+    attempts: [],
+    waitingOn: 'admission',
+  };
   setHandler(statusQuery, () => status);
 
   const show = (next: JobStatus, waitingOn: string): void => {
@@ -78,8 +95,18 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   const failures: Record<string, unknown>[] = [];
   for (const [index, provider] of plan.providers.entries()) {
     const seq = index + 1;
-    const attempt = await db.startAttempt({ jobId: input.jobId, seq, provider: provider.name, exclusive: plan.mode === 'exclusive' });
-    const summary: AttemptSummary = { attemptId: attempt.id, seq, provider: provider.name, state: attempt.state };
+    const attempt = await db.startAttempt({
+      jobId: input.jobId,
+      seq,
+      provider: provider.name,
+      exclusive: plan.mode === 'exclusive',
+    });
+    const summary: AttemptSummary = {
+      attemptId: attempt.id,
+      seq,
+      provider: provider.name,
+      state: attempt.state,
+    };
     status.attempts.push(summary);
     show('running', `attempt ${seq} on ${provider.name} is running`);
 
@@ -88,12 +115,19 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       output = await providerCall(provider, seq)({ attemptId: attempt.id });
     } catch (error) {
       const outcome = attemptOutcomeOf(error);
-      const settled = await db.settleAttempt({ attemptId: attempt.id, state: outcome.state, error: outcome.error });
+      const settled = await db.settleAttempt({
+        attemptId: attempt.id,
+        state: outcome.state,
+        error: outcome.error,
+      });
       summary.state = settled.state;
       if (settled.state === 'unknown') {
         // The provider may still be doing the work: no further attempt may start. Reconciling
         // (late result, provider status lookup, operator resolution) settles it.
-        show('unknown', `blocked: attempt ${seq} on ${provider.name} is unknown since ${new Date().toISOString()}`);
+        show(
+          'unknown',
+          `blocked: attempt ${seq} on ${provider.name} is unknown since ${new Date().toISOString()}`,
+        );
         await condition(() => summary.state !== 'unknown');
         continue;
       }
@@ -104,7 +138,12 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     const recorded = await db.recordResult({ attemptId: attempt.id, output });
     summary.state = recorded.outcome === 'won' ? 'succeeded' : 'lost';
     const final = recorded.jobStatus ?? 'succeeded';
-    show(final, recorded.outcome === 'won' ? `done: attempt ${seq} won` : `done: attempt ${seq} lost a race, result discarded`);
+    show(
+      final,
+      recorded.outcome === 'won'
+        ? `done: attempt ${seq} won`
+        : `done: attempt ${seq} lost a race, result discarded`,
+    );
     return {
       jobId: input.jobId,
       status: final,
@@ -112,7 +151,10 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     };
   }
 
-  await db.failJob({ jobId: input.jobId, failure: { code: 'all_attempts_failed', attempts: failures } });
+  await db.failJob({
+    jobId: input.jobId,
+    failure: { code: 'all_attempts_failed', attempts: failures },
+  });
   show('failed', 'done: every provider in the plan failed');
   return { jobId: input.jobId, status: 'failed', completedBy: null };
 }
