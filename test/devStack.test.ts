@@ -119,7 +119,7 @@ test('npm start serves a job to success, keeps it across a restart, and leaves n
 
   // Second run on the same state folder: the job and its workflow history are still there.
   stack = await startStack();
-  const again = await (await api(`/v1/jobs/${id}`)).json();
+  const again = (await (await api(`/v1/jobs/${id}`)).json()) as { workflowId: string };
   expect(again).toMatchObject({ id, status: 'succeeded' });
   const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
   try {
