@@ -79,7 +79,7 @@ test('the same (owner, key) inserted concurrently yields one job row', async () 
     workflowId: jobWorkflowId('owner-race', 'double-click'),
   };
   const results = await Promise.all(
-    Array.from({ length: 16 }, () => insertJobOrFindExisting(db.pool, request)),
+    Array.from({ length: 32 }, () => insertJobOrFindExisting(db.pool, request)),
   );
   expect(new Set(results.map((r) => r.job.id)).size).toBe(1);
   expect(results.filter((r) => r.created)).toHaveLength(1);

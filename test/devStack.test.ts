@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { DEV_TOKEN } from '../src/api/auth';
+import { ensureDatabase, withDatabase } from '../src/dev/postgres';
 import { freePort } from '../src/dev/processes';
 import { harness, ROOT, TEST_OUTPUT } from './harness';
 import { processesMentioning, waitUntil } from './processScan';
@@ -19,14 +20,15 @@ interface RunningStack {
 }
 
 const stateDir = mkdtempSync(path.join(TEST_OUTPUT, 'dev-stack-'));
+const stateDirs = [stateDir];
 const databaseName = `onejob_devstack_${Date.now()}`;
 let ports: { api: number; temporal: number; ui: number; simulator: number };
 
-async function startStack(): Promise<RunningStack> {
+async function startStack(extraEnv: NodeJS.ProcessEnv = {}, dir = stateDir): Promise<RunningStack> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     TEMPORAL_CLI_PATH: harness().temporalCliPath,
-    ONEJOB_STATE_DIR: stateDir,
+    ONEJOB_STATE_DIR: dir,
     ONEJOB_DATABASE_NAME: databaseName,
     PORT: String(ports.api),
     TEMPORAL_PORT: String(ports.temporal),
@@ -36,9 +38,15 @@ async function startStack(): Promise<RunningStack> {
   };
   delete env.ONEJOB_API_TOKENS;
   delete env.TEMPORAL_ADDRESS;
+  // With DATABASE_URL set the stack uses it as is: point it at this test's own database.
+  if (process.env.DATABASE_URL)
+    env.DATABASE_URL = withDatabase(process.env.DATABASE_URL, databaseName);
+  Object.assign(env, extraEnv);
+  // Its own process group, like a terminal's foreground job, so Ctrl-C can reach every member.
   const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'dev', 'start.js')], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -66,7 +74,29 @@ function api(pathname: string, init: RequestInit = {}): Promise<Response> {
   });
 }
 
+/** POSTs a summarize job, waits for it, and checks it succeeded with the first sentence. */
+async function summarizeAndWait(
+  key: string,
+  text: string,
+): Promise<{ id: string; workflowId: string }> {
+  const created = await api('/v1/jobs', {
+    method: 'POST',
+    headers: { 'idempotency-key': key },
+    body: JSON.stringify({ type: 'summarize', input: { text } }),
+  });
+  expect(created.status).toBe(201);
+  const { id } = (await created.json()) as { id: string };
+  const finished = (await (await api(`/v1/jobs/${id}?wait=30`)).json()) as { workflowId: string };
+  expect(finished).toMatchObject({
+    id,
+    status: 'succeeded',
+    result: { summary: `${text.split('. ')[0]}.` },
+  });
+  return { id, workflowId: finished.workflowId };
+}
+
 beforeAll(async () => {
+  if (process.env.DATABASE_URL) await ensureDatabase(process.env.DATABASE_URL, databaseName);
   ports = {
     api: await freePort(),
     temporal: await freePort(),
@@ -76,14 +106,14 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const { pid } of processesMentioning(stateDir)) process.kill(pid, 'SIGKILL');
+  // Only if a test failed half-way: nothing of a stack may outlive the run.
+  for (const dir of stateDirs)
+    for (const { pid } of processesMentioning(dir)) process.kill(pid, 'SIGKILL');
   const { adminDatabaseUrl } = harness();
-  if (!process.env.DATABASE_URL) {
-    const admin = new pg.Client({ connectionString: adminDatabaseUrl });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
-    await admin.end();
-  }
+  const admin = new pg.Client({ connectionString: adminDatabaseUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
+  await admin.end();
 });
 
 test('npm start serves a job to success, keeps it across a restart, and leaves no process behind', async () => {
@@ -92,28 +122,18 @@ test('npm start serves a job to success, keeps it across a restart, and leaves n
   expect(stack.output()).toContain(`Dev API token   ${DEV_TOKEN}`);
   expect(stack.output()).toContain(`Temporal Web UI http://127.0.0.1:${ports.ui}`);
 
-  const created = await api('/v1/jobs', {
-    method: 'POST',
-    headers: { 'idempotency-key': 'dev-stack-job' },
-    body: JSON.stringify({
-      type: 'summarize',
-      input: { text: 'The stack is real. Every layer takes part in this job.' },
-    }),
-  });
-  expect(created.status).toBe(201);
-  const { id } = (await created.json()) as { id: string };
-  const finished = await (await api(`/v1/jobs/${id}?wait=30`)).json();
-  expect(finished).toMatchObject({
-    status: 'succeeded',
-    result: { summary: 'The stack is real.' },
-  });
+  const { id } = await summarizeAndWait(
+    'dev-stack-job',
+    'The stack is real. Every layer takes part in this job.',
+  );
 
   const ui = await fetch(`http://127.0.0.1:${ports.ui}/`);
   expect(ui.status).toBe(200);
   expect(await ui.text()).toMatch(/<html/i);
 
-  // Ctrl-C (SIGINT): everything stops, cleanly, and nothing of ours is left running.
-  stack.process.kill('SIGINT');
+  // Ctrl-C: the terminal sends SIGINT to the whole foreground group at once. Everything
+  // stops cleanly and nothing of ours is left running.
+  process.kill(-stack.process.pid!, 'SIGINT');
   expect(await stack.exited).toBe(0);
   expect(await waitUntil(() => processesMentioning(stateDir).length === 0, 20_000)).toBe(true);
 
@@ -136,4 +156,30 @@ test('npm start serves a job to success, keeps it across a restart, and leaves n
   await stack.exited;
   const leftovers = await waitUntil(() => processesMentioning(stateDir).length === 0, 30_000);
   expect(leftovers ? [] : processesMentioning(stateDir)).toEqual([]);
+});
+
+test('with TEMPORAL_ADDRESS set, npm start uses that server and starts none of its own', async () => {
+  const dir = mkdtempSync(path.join(TEST_OUTPUT, 'dev-stack-external-'));
+  stateDirs.push(dir);
+  const stack = await startStack(
+    {
+      TEMPORAL_ADDRESS: harness().temporalAddress,
+      ONEJOB_TASK_QUEUE: `devstack-external-${Date.now()}`,
+    },
+    dir,
+  );
+  try {
+    expect(stack.output()).toContain(
+      `Temporal: using ${harness().temporalAddress} (TEMPORAL_ADDRESS); starting no server`,
+    );
+    expect(stack.output()).not.toContain('Temporal Web UI');
+    const ours = processesMentioning(dir).map((p) => p.command);
+    expect(ours.filter((command) => command.includes('temporal server'))).toEqual([]);
+
+    await summarizeAndWait('external-temporal-job', 'One server for all. Nothing else started.');
+  } finally {
+    stack.process.kill('SIGTERM');
+    expect(await stack.exited).toBe(0);
+  }
+  expect(await waitUntil(() => processesMentioning(dir).length === 0, 20_000)).toBe(true);
 });

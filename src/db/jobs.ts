@@ -101,7 +101,9 @@ export async function insertJobOrFindExisting(
     `WITH j AS (
        INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, job_type, input, provider_plan, mode, workflow_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (owner_id, idempotency_key) DO NOTHING
+       -- No conflict target: a racing insert of the same (owner, key) also collides on
+       -- workflow_id (derived from them), and either collision means "already there".
+       ON CONFLICT DO NOTHING
        RETURNING *
      )
      SELECT j.*, 'pending' AS status, 0 AS attempt_count FROM j`,

@@ -139,10 +139,8 @@ async function main(): Promise<void> {
         '',
         'onejob is running',
         `  API             http://127.0.0.1:${ports.apiPort}   (POST /v1/jobs, GET /v1/jobs/:id)`,
-        temporalUi
-          ? `  Temporal Web UI ${temporalUi}`
-          : `  Temporal        ${env.TEMPORAL_ADDRESS}`,
-        `  Temporal gRPC   ${env.TEMPORAL_ADDRESS}`,
+        ...(temporalUi ? [`  Temporal Web UI ${temporalUi}`] : []),
+        `  Temporal gRPC   ${env.TEMPORAL_ADDRESS}${temporalUi ? '' : '   (TEMPORAL_ADDRESS)'}`,
         `  Simulator       http://127.0.0.1:${ports.simulatorPort}   (stand-in provider)`,
         `  PostgreSQL      ${database.source}`,
         devToken
