@@ -35,7 +35,10 @@ async function main(): Promise<void> {
   // SIGINT/SIGTERM already make the SDK shut the worker down; a vanished parent should too.
   exitWithParent(() => worker.shutdown());
   logger.info({ taskQueue: config.taskQueue, providers: providers.names() }, 'worker started');
-  await worker.run();
+  const running = worker.run();
+  // Tell a supervising parent (npm start) that jobs will now be picked up.
+  process.send?.({ ready: true });
+  await running;
   await connection.close();
   await pool.end();
   logger.info('worker stopped');

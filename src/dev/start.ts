@@ -41,6 +41,27 @@ async function waitForHttp(
   );
 }
 
+/** Waits for a child's `{ [key]: true }` IPC message. */
+async function waitForMessage(
+  child: GuardedProcess,
+  key: string,
+  timeoutMs: number,
+): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no "${key}" message within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    child.child.on('message', (message: Record<string, unknown>) => {
+      if (message[key] === true) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void child.exited.then(() => reject(new Error('the process exited before it was ready')));
+  });
+}
+
 async function main(): Promise<void> {
   const ports = devStackConfig();
   const stateDir = path.resolve(process.env.ONEJOB_STATE_DIR ?? path.join(ROOT, '.onejob'));
@@ -129,7 +150,8 @@ async function main(): Promise<void> {
     };
     const simulator = start('simulator');
     await waitForHttp(`http://127.0.0.1:${ports.simulatorPort}/healthz`, 30_000, simulator.exited);
-    start('worker');
+    const worker = start('worker');
+    await waitForMessage(worker, 'ready', 120_000);
     const api = start('api');
     await waitForHttp(`http://127.0.0.1:${ports.apiPort}/healthz`, 60_000, api.exited);
 
