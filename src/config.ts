@@ -48,3 +48,18 @@ export function devStackConfig(env: NodeJS.ProcessEnv = process.env) {
     databaseName: env.ONEJOB_DATABASE_NAME ?? 'onejob',
   };
 }
+
+export function sweeperConfig(env: NodeJS.ProcessEnv = process.env) {
+  const ms = (name: string, fallback: number): number => {
+    const raw = env[name];
+    const value = raw === undefined || raw === '' ? fallback : Number(raw);
+    if (!Number.isInteger(value) || value < 0)
+      throw new Error(`${name} must be milliseconds, got "${raw}"`);
+    return value;
+  };
+  return {
+    intervalMs: ms('ONEJOB_SWEEP_INTERVAL_MS', 60_000),
+    /** A job younger than this is left to the API request that is starting its workflow. */
+    graceMs: ms('ONEJOB_SWEEP_GRACE_MS', 30_000),
+  };
+}

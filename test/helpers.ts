@@ -2,16 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
 import pg from 'pg';
-import { buildApi, type Api } from '../src/api/app';
-import { ApiTokens } from '../src/api/auth';
+import path from 'node:path';
 import { migrate } from '../src/db/migrate';
 import { createPool, type Pool } from '../src/db/pool';
 import { withDatabase } from '../src/dev/postgres';
+import { freePort, spawnNodeScript, type GuardedProcess } from '../src/dev/processes';
 import { createLogger } from '../src/logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../src/providers/registry';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server';
 import { createJobWorker } from '../src/worker';
-import { harness } from './harness';
+import { harness, ROOT } from './harness';
 
 // Keep the SDK's own logging to warnings so test output stays readable.
 let runtimeInstalled = false;
@@ -29,6 +29,12 @@ export const TEST_OWNER = 'owner-a@example.com';
 export const TEST_TOKEN = 'token-owner-a-0001';
 export const OTHER_OWNER = 'org/team:b';
 export const OTHER_TOKEN = 'token-owner-b-0002';
+/** Owners whose names play separator tricks on each other, by token. */
+export const TRICK_OWNERS = {
+  a: 'token-trick-plain',
+  'a:b': 'token-trick-colon',
+  'a/b': 'token-trick-slash',
+} as const;
 
 function uniqueName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
@@ -62,13 +68,32 @@ export async function createTestDatabase(): Promise<{
   };
 }
 
+async function waitForHealthy(
+  url: string,
+  proc: GuardedProcess,
+  output: () => string,
+): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && proc.child.exitCode === null) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the API process did not become healthy:\n${output()}`);
+}
+
 export interface TestStack {
   apiUrl: string;
   pool: Pool;
   temporal: Client;
   taskQueue: string;
   simulator: SimulatorServer;
-  api: Api;
+  /** The API as its own process (dist/bin/api.js), as it runs in production. */
+  api: GuardedProcess;
+  apiOutput(): string;
   worker: Worker;
   /** fetch against the API with an owner's token. */
   request(
@@ -108,17 +133,31 @@ export async function startTestStack(): Promise<TestStack> {
 
   const connection = await Connection.connect({ address: info.temporalAddress });
   const temporal = new Client({ connection, namespace: 'default' });
-  const api = await buildApi({
-    pool: database.pool,
-    temporal,
-    taskQueue,
-    providers,
-    logger,
-    tokens: ApiTokens.parse(`${TEST_OWNER}:${TEST_TOKEN},${OTHER_OWNER}:${OTHER_TOKEN}`),
+
+  const port = await freePort();
+  const api = spawnNodeScript(path.join(ROOT, 'dist', 'bin', 'api.js'), [], {
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    env: {
+      ...process.env,
+      DATABASE_URL: database.url,
+      TEMPORAL_ADDRESS: info.temporalAddress,
+      ONEJOB_TASK_QUEUE: taskQueue,
+      ONEJOB_SIMULATOR_URL: simulator.url,
+      ONEJOB_API_TOKENS: [
+        `${TEST_OWNER}:${TEST_TOKEN}`,
+        `${OTHER_OWNER}:${OTHER_TOKEN}`,
+        ...Object.entries(TRICK_OWNERS).map(([owner, token]) => `${owner}:${token}`),
+      ].join(','),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    },
   });
-  await api.listen({ host: '127.0.0.1', port: 0 });
-  const address = api.server.address();
-  const apiUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  let apiOutput = '';
+  api.child.stdout?.on('data', (chunk: Buffer) => (apiOutput += chunk.toString()));
+  api.child.stderr?.on('data', (chunk: Buffer) => (apiOutput += chunk.toString()));
+  const apiUrl = `http://127.0.0.1:${port}`;
+  await waitForHealthy(`${apiUrl}/healthz`, api, () => apiOutput);
 
   return {
     apiUrl,
@@ -127,6 +166,7 @@ export async function startTestStack(): Promise<TestStack> {
     taskQueue,
     simulator,
     api,
+    apiOutput: () => apiOutput,
     worker,
     request(method, path, options = {}) {
       const headers: Record<string, string> = {
@@ -141,7 +181,7 @@ export async function startTestStack(): Promise<TestStack> {
       return fetch(`${apiUrl}${path}`, { method, headers, body });
     },
     async stop() {
-      await api.close();
+      await api.stop();
       worker.shutdown();
       await workerRun;
       await nativeConnection.close();

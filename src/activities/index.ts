@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Pool } from '../db/pool';
-import { findJob, finishJobWithoutResult } from '../db/jobs';
+import { findJob, finishJobWithoutResult, markJobAdmitted } from '../db/jobs';
 import {
   createAttempt,
   findAttempt,
@@ -80,6 +80,7 @@ export function createActivities({ pool, providers, logger }: ActivityDeps) {
           nonRetryable: true,
         });
       }
+      await markJobAdmitted(pool, job.id);
       return {
         jobId: job.id,
         type: job.type,

@@ -5,6 +5,9 @@ export const PROBLEM_TYPES = {
   unauthorized: { status: 401, title: 'Missing or invalid API token' },
   'not-found': { status: 404, title: 'Not found' },
   'validation-error': { status: 400, title: 'The request is not valid' },
+  'malformed-request': { status: 400, title: 'The HTTP request is malformed' },
+  'headers-too-large': { status: 431, title: 'The request headers are too large' },
+  'invalid-cursor': { status: 400, title: 'The page cursor is not valid' },
   'malformed-body': { status: 400, title: 'The request body is not valid JSON' },
   'unsupported-media-type': { status: 415, title: 'Send application/json' },
   'body-too-large': { status: 413, title: 'The request body is too large' },
@@ -59,4 +62,21 @@ export function sendProblem(
     ...extensions,
   };
   return reply.code(status).headers(headers).type('application/problem+json').send(body);
+}
+
+/**
+ * A problem written straight to the socket, for requests Node's HTTP parser refuses before any
+ * route sees them (a NUL or control character in a header, oversized headers).
+ */
+export function rawProblemResponse(
+  type: 'malformed-request' | 'headers-too-large',
+  detail: string,
+): string {
+  const { status, title } = PROBLEM_TYPES[type];
+  const body = JSON.stringify({ type: problemTypeUri(type), title, status, detail });
+  const reason = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  return (
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/problem+json\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
 }

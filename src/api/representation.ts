@@ -1,8 +1,46 @@
+import { z } from 'zod';
 import type { AttemptRecord } from '../db/attempts';
-import type { JobRecord } from '../db/jobs';
+import type { JobPageCursor, JobRecord } from '../db/jobs';
+import { ATTEMPT_STATES, JOB_MODES, JOB_STATUSES } from '../domain/job';
+
+export const attemptResourceSchema = z.object({
+  id: z.string(),
+  seq: z.number().int(),
+  provider: z.string(),
+  state: z.enum(ATTEMPT_STATES),
+  error: z.unknown(),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+});
+
+export const jobResourceSchema = z.object({
+  id: z.uuid(),
+  status: z.enum(JOB_STATUSES),
+  type: z.string(),
+  input: z.record(z.string(), z.unknown()),
+  providers: z.array(z.string()),
+  mode: z.enum(JOB_MODES),
+  idempotencyKey: z.string(),
+  workflowId: z.string(),
+  result: z.unknown(),
+  completedBy: z.string().nullable(),
+  failure: z.unknown(),
+  attemptCount: z.number().int(),
+  attempts: z.array(attemptResourceSchema).optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  finishedAt: z.string().nullable(),
+});
+
+export type JobResource = z.infer<typeof jobResourceSchema>;
+
+export const jobPageSchema = z.object({
+  jobs: z.array(jobResourceSchema),
+  nextCursor: z.string().nullable(),
+});
 
 /** The job as clients see it. Raw provider output of losing attempts never appears here. */
-export function jobResource(job: JobRecord, attempts: AttemptRecord[] | undefined) {
+export function jobResource(job: JobRecord, attempts?: AttemptRecord[]): JobResource {
   return {
     id: job.id,
     status: job.status,
@@ -16,17 +54,32 @@ export function jobResource(job: JobRecord, attempts: AttemptRecord[] | undefine
     completedBy: job.completedBy,
     failure: job.failure ?? null,
     attemptCount: attempts?.length ?? job.attemptCount,
-    attempts: (attempts ?? []).map((attempt) => ({
-      id: attempt.id,
-      seq: attempt.seq,
-      provider: attempt.provider,
-      state: attempt.state,
-      error: attempt.error ?? null,
-      startedAt: attempt.startedAt?.toISOString() ?? null,
-      finishedAt: attempt.finishedAt?.toISOString() ?? null,
-    })),
+    ...(attempts && {
+      attempts: attempts.map((attempt) => ({
+        id: attempt.id,
+        seq: attempt.seq,
+        provider: attempt.provider,
+        state: attempt.state,
+        error: attempt.error ?? null,
+        startedAt: attempt.startedAt?.toISOString() ?? null,
+        finishedAt: attempt.finishedAt?.toISOString() ?? null,
+      })),
+    }),
     createdAt: job.createdAt.toISOString(),
     updatedAt: job.updatedAt.toISOString(),
     finishedAt: job.finishedAt?.toISOString() ?? null,
   };
+}
+
+/** Opaque page cursors: the (creation time, id) of the last job on the page. */
+export function encodeCursor(cursor: JobPageCursor): string {
+  return Buffer.from(`${cursor.createdAtMicros}.${cursor.id}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(text: string): JobPageCursor | undefined {
+  const match = /^(\d{1,17})\.([0-9a-f-]{36})$/.exec(
+    Buffer.from(text, 'base64url').toString('utf8'),
+  );
+  if (!match || !z.uuid().safeParse(match[2]).success) return undefined;
+  return { createdAtMicros: Number(match[1]), id: match[2]! };
 }

@@ -1,16 +1,19 @@
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { serviceConfig } from '../config';
+import { serviceConfig, sweeperConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { exitWithParent } from '../dev/processes';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
+import { sweepJobsWithoutWorkflow } from '../service/sweeper';
 import { ensureSearchAttributes } from '../temporalSetup';
 import { createJobWorker } from '../worker';
 
 async function main(): Promise<void> {
   const logger = createLogger('onejob-worker');
   const config = serviceConfig();
+  const sweep = sweeperConfig();
   const providers = new ProviderRegistry(providerConfigsFromEnv());
   const pool = createPool(config.databaseUrl);
   await migrate(pool);
@@ -36,9 +39,32 @@ async function main(): Promise<void> {
   exitWithParent(() => worker.shutdown());
   logger.info({ taskQueue: config.taskQueue, providers: providers.names() }, 'worker started');
   const running = worker.run();
+
+  // Heal jobs whose workflow start was lost (API crash between insert and start): at start,
+  // then now and then.
+  const clientConnection = await Connection.connect({ address: config.temporalAddress });
+  const temporal = new Client({
+    connection: clientConnection,
+    namespace: config.temporalNamespace,
+  });
+  const sweepOnce = (): void => {
+    sweepJobsWithoutWorkflow(
+      { pool, temporal, taskQueue: config.taskQueue },
+      { olderThanMs: sweep.graceMs },
+      logger,
+    )
+      .then((ensured) => ensured > 0 && logger.info({ ensured }, 'sweep done'))
+      .catch((error: unknown) => logger.error({ err: error }, 'sweep failed'));
+  };
+  sweepOnce();
+  const sweeper = setInterval(sweepOnce, sweep.intervalMs);
+  sweeper.unref();
+
   // Tell a supervising parent (npm start) that jobs will now be picked up.
   process.send?.({ ready: true });
   await running;
+  clearInterval(sweeper);
+  await clientConnection.close();
   await connection.close();
   await pool.end();
   logger.info('worker stopped');

@@ -22,6 +22,9 @@ export interface JobRecord {
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
+  admittedAt: Date | null;
+  /** Exact creation time in microseconds since the epoch: the pagination cursor's key. */
+  createdAtMicros: number;
 }
 
 interface JobRow {
@@ -44,6 +47,8 @@ interface JobRow {
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
+  admitted_at: Date | null;
+  created_at_us: number;
 }
 
 // The client-facing status is derived, so the job row (and its version) moves only when the
@@ -55,7 +60,8 @@ const JOB_COLUMNS = `
     WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id) THEN 'running'
     ELSE 'pending'
   END) AS status,
-  (SELECT count(*)::int FROM attempts a WHERE a.job_id = j.id) AS attempt_count`;
+  (SELECT count(*)::int FROM attempts a WHERE a.job_id = j.id) AS attempt_count,
+  (extract(epoch FROM j.created_at) * 1000000)::bigint AS created_at_us`;
 
 function toJob(row: JobRow): JobRecord {
   return {
@@ -78,6 +84,8 @@ function toJob(row: JobRow): JobRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     finishedAt: row.finished_at,
+    admittedAt: row.admitted_at,
+    createdAtMicros: row.created_at_us,
   };
 }
 
@@ -106,7 +114,9 @@ export async function insertJobOrFindExisting(
        ON CONFLICT DO NOTHING
        RETURNING *
      )
-     SELECT j.*, 'pending' AS status, 0 AS attempt_count FROM j`,
+     SELECT j.*, 'pending' AS status, 0 AS attempt_count,
+            (extract(epoch FROM j.created_at) * 1000000)::bigint AS created_at_us
+       FROM j`,
     [
       job.ownerId,
       job.idempotencyKey,
@@ -177,4 +187,70 @@ export async function finishJobWithoutResult(
   const job = await findJob(db, jobId);
   if (!job) throw new Error(`job ${jobId} does not exist`);
   return job;
+}
+
+/** Records that the job's workflow has run its first activity. Idempotent. */
+export async function markJobAdmitted(db: Queryable, jobId: string): Promise<void> {
+  await db.query('UPDATE jobs SET admitted_at = now() WHERE id = $1 AND admitted_at IS NULL', [
+    jobId,
+  ]);
+}
+
+/** Open jobs whose workflow never ran, created more than `olderThanMs` ago, oldest first. */
+export async function findJobsAwaitingAdmission(
+  db: Queryable,
+  options: { olderThanMs: number; limit: number; after?: JobPageCursor },
+): Promise<JobRecord[]> {
+  const { rows } = await db.query<JobRow>(
+    `SELECT ${JOB_COLUMNS} FROM jobs j
+      WHERE j.admitted_at IS NULL AND j.terminal_status IS NULL
+        AND j.created_at <= now() - $1 * interval '1 millisecond'
+        AND ($3::bigint IS NULL
+             OR (j.created_at, j.id) > (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::uuid))
+      ORDER BY j.created_at, j.id
+      LIMIT $2`,
+    [
+      options.olderThanMs,
+      options.limit,
+      options.after?.createdAtMicros ?? null,
+      options.after?.id ?? null,
+    ],
+  );
+  return rows.map(toJob);
+}
+
+export interface JobPageCursor {
+  createdAtMicros: number;
+  id: string;
+}
+
+/** One page of an owner's jobs, newest first, optionally of one status. */
+export async function listOwnedJobs(
+  db: Queryable,
+  ownerId: string,
+  options: { status?: JobStatus; after?: JobPageCursor; limit: number },
+): Promise<{ jobs: JobRecord[]; next?: JobPageCursor }> {
+  const { rows } = await db.query<JobRow>(
+    `SELECT * FROM (
+       SELECT ${JOB_COLUMNS} FROM jobs j
+        WHERE j.owner_id = $1
+          AND ($2::bigint IS NULL
+               OR (j.created_at, j.id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
+     ) page
+     WHERE $4::text IS NULL OR page.status = $4::text
+     ORDER BY page.created_at DESC, page.id DESC
+     LIMIT $5`,
+    [
+      ownerId,
+      options.after?.createdAtMicros ?? null,
+      options.after?.id ?? null,
+      options.status ?? null,
+      options.limit + 1,
+    ],
+  );
+  const jobs = rows.slice(0, options.limit).map(toJob);
+  const last = jobs[jobs.length - 1];
+  return rows.length > options.limit && last
+    ? { jobs, next: { createdAtMicros: last.createdAtMicros, id: last.id } }
+    : { jobs };
 }

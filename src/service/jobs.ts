@@ -1,10 +1,16 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { listAttempts, type AttemptRecord } from '../db/attempts';
-import { findOwnedJob, insertJobOrFindExisting, type JobRecord } from '../db/jobs';
+import {
+  findOwnedJob,
+  insertJobOrFindExisting,
+  listOwnedJobs,
+  type JobPageCursor,
+  type JobRecord,
+} from '../db/jobs';
 import type { Pool } from '../db/pool';
 import { requestFingerprint } from '../domain/fingerprint';
-import { isTerminalJobStatus, type JobMode } from '../domain/job';
+import { isTerminalJobStatus, type JobMode, type JobStatus } from '../domain/job';
 import { jobWorkflowId } from '../domain/workflowId';
 import { findJobType, jobTypeNames } from '../jobTypes';
 import type { ProviderRegistry } from '../providers/registry';
@@ -146,14 +152,20 @@ export async function createJob(
   return { job, created };
 }
 
+/**
+ * A job of this owner (another owner's job does not exist for them), with its attempts.
+ * With `waitMs`, holds on until the job is terminal or the wait ends.
+ */
 export async function getJob(
   deps: Pick<JobServiceDeps, 'pool'>,
   ownerId: string,
   jobId: string,
-  options: { waitMs?: number; pollMs?: number } = {},
+  options: { waitMs?: number } = {},
 ): Promise<JobWithAttempts | undefined> {
   if (!z.uuid().safeParse(jobId).success) return undefined;
   const deadline = Date.now() + (options.waitMs ?? 0);
+  // Poll quickly at first (most jobs finish fast), then back off to spare the database.
+  let pollMs = 50;
   for (;;) {
     const job = await findOwnedJob(deps.pool, ownerId, jobId);
     if (!job) return undefined;
@@ -161,7 +173,16 @@ export async function getJob(
       return { job, attempts: await listAttempts(deps.pool, job.id) };
     }
     await new Promise((resolve) =>
-      setTimeout(resolve, Math.min(options.pollMs ?? 200, Math.max(0, deadline - Date.now()))),
+      setTimeout(resolve, Math.min(pollMs, Math.max(0, deadline - Date.now()))),
     );
+    pollMs = Math.min(pollMs * 2, 1_000);
   }
+}
+
+export async function listJobs(
+  deps: Pick<JobServiceDeps, 'pool'>,
+  ownerId: string,
+  options: { status?: JobStatus; after?: JobPageCursor; limit: number },
+): Promise<{ jobs: JobRecord[]; next?: JobPageCursor }> {
+  return listOwnedJobs(deps.pool, ownerId, options);
 }

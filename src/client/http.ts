@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import type { JobMode, JobStatus } from '../domain/job';
+import type { JobResource } from '../api/representation';
+
+/**
+ * A typed HTTP client for backend services. Its retries are safe by construction: every
+ * retry of a create carries the same Idempotency-Key, so however many times a request is
+ * sent, it is one job. It never imports server code.
+ */
+
+export type Job = JobResource;
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  [extension: string]: unknown;
+}
+
+/** The API answered with a problem document (RFC 9457). */
+export class OneJobProblemError extends Error {
+  constructor(
+    readonly problem: Problem,
+    /** False when the server said retrying cannot help (`x-should-retry: false`). */
+    readonly retryable: boolean,
+  ) {
+    super(`${problem.title}${problem.detail ? `: ${problem.detail}` : ''} (${problem.type})`);
+    this.name = 'OneJobProblemError';
+  }
+
+  get status(): number {
+    return this.problem.status;
+  }
+}
+
+export interface OneJobClientOptions {
+  baseUrl: string;
+  token: string;
+  /** Retries after the first try, for network errors, 408, 409 (unless refused), 429 and 5xx. Default 4. */
+  maxRetries?: number;
+  /** First backoff; doubles each retry, with jitter, capped at 5 s. Default 200 ms. */
+  initialBackoffMs?: number;
+  /** Per-request timeout. Default 30 s. */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+export interface CreateJobInput {
+  type: string;
+  input: Record<string, unknown>;
+  providers?: string[];
+  mode?: JobMode;
+  /** The identity of this intent. Generated when omitted; pass your own to make your own retries safe too. */
+  idempotencyKey?: string;
+}
+
+export interface CreatedJob {
+  job: Job;
+  /** True when the server already had this job (a replay of an earlier create). */
+  replayed: boolean;
+  idempotencyKey: string;
+}
+
+function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+export class OneJobClient {
+  private readonly baseUrl: string;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(private readonly options: OneJobClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.fetchImpl = options.fetch ?? fetch;
+  }
+
+  async createJob(request: CreateJobInput): Promise<CreatedJob> {
+    const idempotencyKey = request.idempotencyKey ?? randomUUID();
+    // HTTP drops leading and trailing spaces of header values, so such a key would not arrive as sent.
+    if (!/^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/.test(idempotencyKey)) {
+      throw new RangeError(
+        'idempotencyKey must be 1-255 printable ASCII characters, not starting or ending with a space',
+      );
+    }
+    const { idempotencyKey: _key, ...body } = request;
+    const response = await this.send('POST', '/v1/jobs', {
+      body,
+      headers: { 'idempotency-key': idempotencyKey },
+    });
+    return {
+      job: (await response.json()) as Job,
+      replayed: response.headers.get('idempotent-replayed') === 'true',
+      idempotencyKey,
+    };
+  }
+
+  async getJob(id: string, options: { waitSeconds?: number } = {}): Promise<Job> {
+    const query = options.waitSeconds ? `?wait=${options.waitSeconds}` : '';
+    const response = await this.send('GET', `/v1/jobs/${encodeURIComponent(id)}${query}`, {
+      timeoutMs: (options.waitSeconds ?? 0) * 1000 + (this.options.timeoutMs ?? 30_000),
+    });
+    return (await response.json()) as Job;
+  }
+
+  /** Long-polls until the job is succeeded, failed or cancelled, or `timeoutMs` passes (then returns it as it is). */
+  async waitForJob(id: string, options: { timeoutMs?: number } = {}): Promise<Job> {
+    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+    for (;;) {
+      const remaining = Math.ceil((deadline - Date.now()) / 1000);
+      const job = await this.getJob(id, { waitSeconds: Math.max(0, Math.min(60, remaining)) });
+      if (['succeeded', 'failed', 'cancelled'].includes(job.status) || Date.now() >= deadline)
+        return job;
+    }
+  }
+
+  async listJobs(
+    options: { status?: JobStatus; limit?: number; cursor?: string } = {},
+  ): Promise<{ jobs: Job[]; nextCursor: string | null }> {
+    const query = new URLSearchParams();
+    if (options.status) query.set('status', options.status);
+    if (options.limit) query.set('limit', String(options.limit));
+    if (options.cursor) query.set('cursor', options.cursor);
+    const suffix = query.size > 0 ? `?${query}` : '';
+    const response = await this.send('GET', `/v1/jobs${suffix}`);
+    return (await response.json()) as { jobs: Job[]; nextCursor: string | null };
+  }
+
+  /** Sends one request, retrying what may safely be retried; throws OneJobProblemError for a final problem. */
+  private async send(
+    method: string,
+    path: string,
+    options: { body?: unknown; headers?: Record<string, string>; timeoutMs?: number } = {},
+  ): Promise<Response> {
+    const maxRetries = this.options.maxRetries ?? 4;
+    let backoff = this.options.initialBackoffMs ?? 200;
+    for (let attempt = 0; ; attempt++) {
+      let response: Response | undefined;
+      let networkError: unknown;
+      try {
+        response = await this.fetchImpl(`${this.baseUrl}${path}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${this.options.token}`,
+            accept: 'application/json, application/problem+json',
+            ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...options.headers,
+          },
+          body: options.body === undefined ? undefined : JSON.stringify(options.body),
+          signal: AbortSignal.timeout(options.timeoutMs ?? this.options.timeoutMs ?? 30_000),
+        });
+      } catch (error) {
+        networkError = error;
+      }
+      if (response?.ok) return response;
+
+      let problem: Problem | undefined;
+      let retryable = true;
+      if (response) {
+        const text = await response.text();
+        try {
+          problem = JSON.parse(text) as Problem;
+        } catch {
+          problem = {
+            type: 'about:blank',
+            title: response.statusText || 'HTTP error',
+            status: response.status,
+            detail: text.slice(0, 500),
+          };
+        }
+        retryable =
+          isRetryableStatus(response.status) && response.headers.get('x-should-retry') !== 'false';
+      }
+      if (!retryable || attempt >= maxRetries) {
+        if (problem) throw new OneJobProblemError(problem, retryable);
+        throw networkError;
+      }
+      const retryAfter = Number(response?.headers.get('retry-after'));
+      const wait =
+        Number.isFinite(retryAfter) && retryAfter > 0
+          ? retryAfter * 1000
+          : backoff * (0.5 + Math.random());
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      backoff = Math.min(backoff * 2, 5_000);
+    }
+  }
+}

@@ -1,0 +1,2 @@
+export { OneJobClient, OneJobProblemError } from './http';
+export type { CreateJobInput, CreatedJob, Job, OneJobClientOptions, Problem } from './http';

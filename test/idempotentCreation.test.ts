@@ -1,0 +1,318 @@
+import { connect } from 'node:net';
+import { insertJobOrFindExisting } from '../src/db/jobs';
+import { requestFingerprint } from '../src/domain/fingerprint';
+import { jobWorkflowId } from '../src/domain/workflowId';
+import { sweepJobsWithoutWorkflow } from '../src/service/sweeper';
+import {
+  OTHER_OWNER,
+  OTHER_TOKEN,
+  startTestStack,
+  TEST_OWNER,
+  TRICK_OWNERS,
+  type TestStack,
+} from './helpers';
+
+interface JobBody {
+  id: string;
+  status: string;
+  workflowId: string;
+  input: Record<string, unknown>;
+}
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const summarize = (text: string) => ({ type: 'summarize', input: { text } });
+
+function post(key: string | undefined, body: unknown, token?: string): Promise<Response> {
+  return stack.request('POST', '/v1/jobs', {
+    body,
+    headers: key === undefined ? {} : { 'idempotency-key': key },
+    token,
+  });
+}
+
+async function jobCount(): Promise<number> {
+  const { rows } = await stack.pool.query('SELECT count(*)::int AS n FROM jobs');
+  return rows[0].n;
+}
+
+/** Visibility is eventually consistent: wait for the run to show, then count every run under the id. */
+async function workflowRuns(workflowId: string): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  let count = 0;
+  while (Date.now() < deadline) {
+    count = (await stack.temporal.workflow.count(`WorkflowId = "${workflowId}"`)).count;
+    if (count > 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return count;
+}
+
+async function providerCallsFor(jobId: string): Promise<number> {
+  return stack.simulator
+    .ledger()
+    .filter((entry) => entry.idempotencyKey.startsWith(`${jobId}:`))
+    .reduce((sum, entry) => sum + entry.executions, 0);
+}
+
+async function expectDoubleClickIsOneJob(copies: number, key: string): Promise<void> {
+  const body = summarize(`Double click number ${copies}. Only one job may come of it.`);
+  const responses = await Promise.all(Array.from({ length: copies }, () => post(key, body)));
+  const jobs = (await Promise.all(responses.map((r) => r.json()))) as JobBody[];
+
+  expect(new Set(jobs.map((job) => job.id)).size).toBe(1);
+  expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
+  expect(
+    responses
+      .filter((r) => r.status === 200)
+      .every((r) => r.headers.get('idempotent-replayed') === 'true'),
+  ).toBe(true);
+  const jobId = jobs[0]!.id;
+
+  const { rows } = await stack.pool.query(
+    'SELECT count(*)::int AS n FROM jobs WHERE owner_id = $1 AND idempotency_key = $2',
+    [TEST_OWNER, key],
+  );
+  expect(rows[0].n).toBe(1);
+  const done = (await (await stack.request('GET', `/v1/jobs/${jobId}?wait=30`)).json()) as JobBody;
+  expect(done.status).toBe('succeeded');
+  expect(await workflowRuns(jobWorkflowId(TEST_OWNER, key))).toBe(1);
+  expect(await providerCallsFor(jobId)).toBe(1);
+}
+
+test('a double click (2 identical POSTs at once) is one job, one workflow, one provider call', async () => {
+  await expectDoubleClickIsOneJob(2, 'double-click-2');
+});
+
+test('64 identical POSTs at once are one job, one workflow, one provider call', async () => {
+  await expectDoubleClickIsOneJob(64, 'double-click-64');
+});
+
+test('the same key with a different input is refused with 409 and the job stays as it was', async () => {
+  const first = await post('reuse-1', summarize('The original intent. It must not change.'));
+  expect(first.status).toBe(201);
+  const original = (await first.json()) as JobBody;
+
+  const conflict = await post('reuse-1', summarize('A different intent under the same key.'));
+  expect(conflict.status).toBe(409);
+  expect(conflict.headers.get('x-should-retry')).toBe('false');
+  expect(conflict.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(await conflict.json()).toMatchObject({
+    type: '/problems/idempotency-key-reuse',
+    status: 409,
+    jobId: original.id,
+  });
+
+  const now = (await (await stack.request('GET', `/v1/jobs/${original.id}`)).json()) as JobBody;
+  expect(now.input).toEqual({ text: 'The original intent. It must not change.' });
+});
+
+test('reordered keys and different whitespace are the same intent: 200 replay', async () => {
+  const first = await post(
+    'canonical-1',
+    '{"type":"summarize","input":{"text":"Same words. Same intent."},"mode":"exclusive"}',
+  );
+  expect(first.status).toBe(201);
+  const replay = await post(
+    'canonical-1',
+    '{\n  "mode": "exclusive",\n  "input": { "text": "Same words. Same intent." },\n  "type": "summarize"\n}',
+  );
+  expect(replay.status).toBe(200);
+  expect(replay.headers.get('idempotent-replayed')).toBe('true');
+  expect(((await replay.json()) as JobBody).id).toBe(((await first.json()) as JobBody).id);
+  // Leaving out the default mode is the same intent too.
+  const implicit = await post('canonical-1', summarize('Same words. Same intent.'));
+  expect(implicit.status).toBe(200);
+});
+
+test('one key under two owners is two jobs, and one owner cannot see the other owner’s job', async () => {
+  const a = await post('shared-key', summarize('Owner A asks. Owner A gets.'));
+  const b = await post('shared-key', summarize('Owner B asks. Owner B gets.'), OTHER_TOKEN);
+  expect([a.status, b.status]).toEqual([201, 201]);
+  const jobA = (await a.json()) as JobBody;
+  const jobB = (await b.json()) as JobBody;
+  expect(jobA.id).not.toBe(jobB.id);
+  expect(jobB.workflowId).toBe(jobWorkflowId(OTHER_OWNER, 'shared-key'));
+
+  const peek = await stack.request('GET', `/v1/jobs/${jobA.id}`, { token: OTHER_TOKEN });
+  expect(peek.status).toBe(404);
+  expect(await peek.json()).toMatchObject({ type: '/problems/not-found' });
+});
+
+test('separator tricks across owner and key still make distinct jobs and workflows', async () => {
+  const text = summarize('Separator tricks. Never collide.');
+  const made = await Promise.all(
+    [
+      ['a:b', 'c'],
+      ['a', 'b:c'],
+      ['a/b', 'c'],
+      ['a', 'b/c'],
+    ].map(async ([owner, key]) => {
+      const response = await post(key!, text, TRICK_OWNERS[owner as keyof typeof TRICK_OWNERS]);
+      expect(response.status).toBe(201);
+      return (await response.json()) as JobBody;
+    }),
+  );
+  expect(new Set(made.map((job) => job.id)).size).toBe(4);
+  expect(new Set(made.map((job) => job.workflowId)).size).toBe(4);
+  expect(made.map((job) => job.workflowId)).toEqual([
+    'job/a:b/c',
+    'job/a/b:c',
+    'job/a%2Fb/c',
+    'job/a/b%2Fc',
+  ]);
+});
+
+describe('bad requests get the right problem and write nothing', () => {
+  const valid = summarize('A perfectly good text. Nothing wrong here.');
+  const cases: Array<[string, () => Promise<Response>, number, string]> = [
+    ['missing key', () => post(undefined, valid), 400, 'idempotency-key-missing'],
+    ['key with a tab', () => post('tab\there', valid), 400, 'idempotency-key-invalid'],
+    [
+      'key with a non-ASCII character',
+      () => post('caf\u00e9', valid),
+      400,
+      'idempotency-key-invalid',
+    ],
+    ['300-character key', () => post('k'.repeat(300), valid), 400, 'idempotency-key-invalid'],
+    ['non-JSON body', () => post('bad-json', '{"type": "summarize", '), 400, 'malformed-body'],
+    [
+      'input of the wrong type',
+      () => post('bad-input', { type: 'summarize', input: { text: 42 } }),
+      400,
+      'invalid-input',
+    ],
+    [
+      'input that is not an object',
+      () => post('bad-input-2', { type: 'summarize', input: 'text' }),
+      400,
+      'validation-error',
+    ],
+    [
+      'unknown job type',
+      () => post('bad-type', { type: 'teleport', input: {} }),
+      400,
+      'unknown-job-type',
+    ],
+    [
+      'unknown provider',
+      () => post('bad-provider', { ...valid, providers: ['nobody'] }),
+      400,
+      'unknown-provider',
+    ],
+    [
+      'oversize body',
+      () => post('too-big', summarize('x'.repeat(1_100_000))),
+      413,
+      'body-too-large',
+    ],
+    [
+      'no token',
+      () =>
+        fetch(`${stack.apiUrl}/v1/jobs`, {
+          method: 'POST',
+          headers: { 'idempotency-key': 'no-token', 'content-type': 'application/json' },
+          body: JSON.stringify(valid),
+        }),
+      401,
+      'unauthorized',
+    ],
+    ['bad token', () => post('bad-token', valid, 'not-a-real-token'), 401, 'unauthorized'],
+  ];
+
+  test.each(cases)('%s', async (_name, send, status, type) => {
+    const before = await jobCount();
+    const response = await send();
+    expect(response.status).toBe(status);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await response.json()).toMatchObject({ type: `/problems/${type}`, status });
+    expect(await jobCount()).toBe(before);
+  });
+
+  test('invalid input names the field that is wrong', async () => {
+    const response = await post('field-paths', { type: 'summarize', input: { text: '' } });
+    expect(await response.json()).toMatchObject({ errors: [{ path: 'input.text' }] });
+  });
+
+  test('a NUL byte in the key (refused by the HTTP parser) still gets a problem document', async () => {
+    const before = await jobCount();
+    const port = Number(new URL(stack.apiUrl).port);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        const body = JSON.stringify(valid);
+        socket.write(
+          `POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer token-owner-a-0001\r\nIdempotency-Key: nul\0key\r\n` +
+            `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        );
+      });
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk.toString()));
+      socket.on('end', () => resolve(data));
+      socket.on('error', reject);
+    });
+    const [head, body] = raw.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/content-type: application\/problem\+json/i);
+    expect(JSON.parse(body!)).toMatchObject({ type: '/problems/malformed-request', status: 400 });
+    expect(await jobCount()).toBe(before);
+  });
+});
+
+describe('a crash between the insert and the workflow start heals', () => {
+  async function insertWithoutWorkflow(key: string, text: string): Promise<string> {
+    const intent = {
+      type: 'summarize',
+      input: { text },
+      providers: ['simulator'],
+      mode: 'exclusive' as const,
+    };
+    const { job } = await insertJobOrFindExisting(stack.pool, {
+      ownerId: TEST_OWNER,
+      idempotencyKey: key,
+      requestFingerprint: requestFingerprint({ ...intent, providers: null }),
+      intent,
+      workflowId: jobWorkflowId(TEST_OWNER, key),
+    });
+    return job.id;
+  }
+
+  test('on the client’s retry of the same request', async () => {
+    const text = 'The API crashed after the insert. The retry must heal it.';
+    const jobId = await insertWithoutWorkflow('healed-by-retry', text);
+    const retry = await post('healed-by-retry', summarize(text));
+    expect(retry.status).toBe(200);
+    expect(((await retry.json()) as JobBody).id).toBe(jobId);
+    const done = (await (
+      await stack.request('GET', `/v1/jobs/${jobId}?wait=30`)
+    ).json()) as JobBody;
+    expect(done.status).toBe('succeeded');
+  });
+
+  test('by the sweeper, when no retry comes', async () => {
+    const jobId = await insertWithoutWorkflow(
+      'healed-by-sweeper',
+      'Nobody retried this one. The sweeper finds it.',
+    );
+    const ensured = await sweepJobsWithoutWorkflow(
+      { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
+      { olderThanMs: 0 },
+    );
+    expect(ensured).toBeGreaterThanOrEqual(1);
+    const done = (await (
+      await stack.request('GET', `/v1/jobs/${jobId}?wait=30`)
+    ).json()) as JobBody;
+    expect(done.status).toBe('succeeded');
+    // Once its workflow has run, the job is no longer the sweeper's business.
+    const { rows } = await stack.pool.query(
+      'SELECT admitted_at IS NOT NULL AS admitted FROM jobs WHERE id = $1',
+      [jobId],
+    );
+    expect(rows[0].admitted).toBe(true);
+  });
+});
