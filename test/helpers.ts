@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
 import pg from 'pg';
 import path from 'node:path';
 import { migrate } from '../src/db/migrate';
@@ -94,7 +94,6 @@ export interface TestStack {
   /** The API as its own process (dist/bin/api.js), as it runs in production. */
   api: GuardedProcess;
   apiOutput(): string;
-  worker: Worker;
   /** fetch against the API with an owner's token. */
   request(
     method: string,
@@ -106,58 +105,86 @@ export interface TestStack {
 
 /**
  * The real system for one test file: its own database and task queue on the shared Temporal
- * server, a real worker, the real API on a random port, and the provider simulator.
+ * server, a real worker, the real API as its own process on a random port, and the provider
+ * simulator. The worker runs in the test process unless `workerProcess` asks for its own.
  */
-export async function startTestStack(): Promise<TestStack> {
+export async function startTestStack(
+  options: { workerProcess?: boolean } = {},
+): Promise<TestStack> {
   quietTemporalRuntime();
   const info = harness();
   const database = await createTestDatabase();
   const taskQueue = uniqueName('onejob-test');
   const simulator = await startSimulator();
   const logger = createLogger('onejob-test', process.env.LOG_LEVEL ?? 'silent');
-  const providers = new ProviderRegistry(
-    providerConfigsFromEnv({ ONEJOB_SIMULATOR_URL: simulator.url }),
-  );
+  const port = await freePort();
+  const serviceEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: database.url,
+    TEMPORAL_ADDRESS: info.temporalAddress,
+    ONEJOB_TASK_QUEUE: taskQueue,
+    ONEJOB_SIMULATOR_URL: simulator.url,
+    ONEJOB_API_TOKENS: [
+      `${TEST_OWNER}:${TEST_TOKEN}`,
+      `${OTHER_OWNER}:${OTHER_TOKEN}`,
+      ...Object.entries(TRICK_OWNERS).map(([owner, token]) => `${owner}:${token}`),
+    ].join(','),
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  };
 
-  const nativeConnection = await NativeConnection.connect({ address: info.temporalAddress });
-  const worker = await createJobWorker({
-    connection: nativeConnection,
-    namespace: 'default',
-    taskQueue,
-    pool: database.pool,
-    providers,
-    logger,
-    workflowBundle: { codePath: info.workflowBundlePath },
-  });
-  const workerRun = worker.run();
+  let output = '';
+  const spawnService = (name: 'api' | 'worker'): GuardedProcess => {
+    const child = spawnNodeScript(path.join(ROOT, 'dist', 'bin', `${name}.js`), [], {
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      env: serviceEnv,
+    });
+    child.child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    return child;
+  };
+
+  let stopWorker: () => Promise<void>;
+  if (options.workerProcess) {
+    const workerProcess = spawnService('worker');
+    await new Promise<void>((resolve, reject) => {
+      workerProcess.child.on(
+        'message',
+        (message: { ready?: boolean }) => message.ready && resolve(),
+      );
+      void workerProcess.exited.then(() =>
+        reject(new Error(`the worker process exited:\n${output}`)),
+      );
+    });
+    stopWorker = () => workerProcess.stop();
+  } else {
+    const providers = new ProviderRegistry(
+      providerConfigsFromEnv({ ONEJOB_SIMULATOR_URL: simulator.url }),
+    );
+    const nativeConnection = await NativeConnection.connect({ address: info.temporalAddress });
+    const worker = await createJobWorker({
+      connection: nativeConnection,
+      namespace: 'default',
+      taskQueue,
+      pool: database.pool,
+      providers,
+      logger,
+      workflowBundle: { codePath: info.workflowBundlePath },
+    });
+    const workerRun = worker.run();
+    stopWorker = async () => {
+      worker.shutdown();
+      await workerRun;
+      await nativeConnection.close();
+    };
+  }
 
   const connection = await Connection.connect({ address: info.temporalAddress });
   const temporal = new Client({ connection, namespace: 'default' });
-
-  const port = await freePort();
-  const api = spawnNodeScript(path.join(ROOT, 'dist', 'bin', 'api.js'), [], {
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    env: {
-      ...process.env,
-      DATABASE_URL: database.url,
-      TEMPORAL_ADDRESS: info.temporalAddress,
-      ONEJOB_TASK_QUEUE: taskQueue,
-      ONEJOB_SIMULATOR_URL: simulator.url,
-      ONEJOB_API_TOKENS: [
-        `${TEST_OWNER}:${TEST_TOKEN}`,
-        `${OTHER_OWNER}:${OTHER_TOKEN}`,
-        ...Object.entries(TRICK_OWNERS).map(([owner, token]) => `${owner}:${token}`),
-      ].join(','),
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-    },
-  });
-  let apiOutput = '';
-  api.child.stdout?.on('data', (chunk: Buffer) => (apiOutput += chunk.toString()));
-  api.child.stderr?.on('data', (chunk: Buffer) => (apiOutput += chunk.toString()));
+  const api = spawnService('api');
   const apiUrl = `http://127.0.0.1:${port}`;
-  await waitForHealthy(`${apiUrl}/healthz`, api, () => apiOutput);
+  await waitForHealthy(`${apiUrl}/healthz`, api, () => output);
 
   return {
     apiUrl,
@@ -166,8 +193,7 @@ export async function startTestStack(): Promise<TestStack> {
     taskQueue,
     simulator,
     api,
-    apiOutput: () => apiOutput,
-    worker,
+    apiOutput: () => output,
     request(method, path, options = {}) {
       const headers: Record<string, string> = {
         authorization: `Bearer ${options.token ?? TEST_TOKEN}`,
@@ -182,9 +208,7 @@ export async function startTestStack(): Promise<TestStack> {
     },
     async stop() {
       await api.stop();
-      worker.shutdown();
-      await workerRun;
-      await nativeConnection.close();
+      await stopWorker();
       await connection.close();
       await simulator.close();
       await database.drop();

@@ -147,8 +147,10 @@ export async function createJob(
     workflowId: jobWorkflowId(request.ownerId, request.idempotencyKey),
   });
   if (!created && job.requestFingerprint !== fingerprint) throw new IdempotencyKeyReuseError(job);
-  // Also on a replay: if we crashed between the insert and the start, the retry heals it.
-  await ensureJobWorkflow(deps, job);
+  // Also on a replay whose workflow never ran: if we crashed between the insert and the start,
+  // the retry heals it. Once the workflow has admitted the job it exists, and a replay is
+  // answered from the database alone.
+  if (created || !job.admittedAt) await ensureJobWorkflow(deps, job);
   return { job, created };
 }
 
