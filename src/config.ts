@@ -15,6 +15,14 @@ function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return value;
 }
 
+function milliseconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < 0)
+    throw new Error(`${name} must be milliseconds, got "${raw}"`);
+  return value;
+}
+
 /** Settings every service process reads (the API, the worker). */
 export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
@@ -22,6 +30,8 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
     temporalAddress: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
     temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
     taskQueue: env.ONEJOB_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    /** Hedged jobs: the delay before the fallback starts while the primary's p95 is not known. */
+    hedgeDelayMs: milliseconds(env, 'ONEJOB_HEDGE_DELAY_MS', 2_000),
   };
 }
 
@@ -31,6 +41,8 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
     host: env.HOST ?? '127.0.0.1',
     port: port(env, 'PORT', 3000),
     apiTokens: required(env, 'ONEJOB_API_TOKENS'),
+    /** Operator tokens (`name:token` pairs); without them the operator routes refuse everyone. */
+    operatorTokens: env.ONEJOB_OPERATOR_TOKENS || undefined,
   };
 }
 
@@ -50,16 +62,9 @@ export function devStackConfig(env: NodeJS.ProcessEnv = process.env) {
 }
 
 export function sweeperConfig(env: NodeJS.ProcessEnv = process.env) {
-  const ms = (name: string, fallback: number): number => {
-    const raw = env[name];
-    const value = raw === undefined || raw === '' ? fallback : Number(raw);
-    if (!Number.isInteger(value) || value < 0)
-      throw new Error(`${name} must be milliseconds, got "${raw}"`);
-    return value;
-  };
   return {
-    intervalMs: ms('ONEJOB_SWEEP_INTERVAL_MS', 60_000),
+    intervalMs: milliseconds(env, 'ONEJOB_SWEEP_INTERVAL_MS', 60_000),
     /** A job younger than this is left to the API request that is starting its workflow. */
-    graceMs: ms('ONEJOB_SWEEP_GRACE_MS', 30_000),
+    graceMs: milliseconds(env, 'ONEJOB_SWEEP_GRACE_MS', 30_000),
   };
 }

@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from './activities';
 import type { Pool } from './db/pool';
@@ -11,6 +12,9 @@ export interface JobWorkerOptions {
   pool: Pool;
   providers: ProviderRegistry;
   logger: Logger;
+  /** For activities that nudge a workflow (a late result arrived). */
+  temporal: Client;
+  defaultHedgeDelayMs?: number;
   /** A prebuilt workflow bundle; without it the workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;
 }
@@ -28,6 +32,8 @@ export async function createJobWorker(options: JobWorkerOptions): Promise<Worker
       pool: options.pool,
       providers: options.providers,
       logger: options.logger,
+      temporal: options.temporal,
+      defaultHedgeDelayMs: options.defaultHedgeDelayMs,
     }),
   });
 }

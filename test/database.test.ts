@@ -274,3 +274,36 @@ test('a finished job outcome cannot be overwritten, even by raw SQL', async () =
     createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: true }),
   ).rejects.toThrow(/terminal or missing/);
 });
+
+test('32 concurrent results for one job, 100 times over: exactly one winner each time, never an overwrite', async () => {
+  const pool = createPool(db.url, { max: 32 });
+  try {
+    for (let round = 0; round < 100; round++) {
+      const job = await newJob(pool);
+      const attempts = await Promise.all(
+        Array.from({ length: 32 }, (_, i) =>
+          createAttempt(pool, { jobId: job.id, seq: i + 1, provider: 'p1', exclusive: false }),
+        ),
+      );
+      await Promise.all(attempts.map((a) => markAttemptRunning(pool, a.id)));
+      const outcomes = await Promise.all(
+        attempts.map((a) => recordAttemptResult(pool, { attemptId: a.id, result: { by: a.id } })),
+      );
+      const winners = outcomes.filter((o) => o.outcome === 'won');
+      expect(winners).toHaveLength(1);
+      const { rows } = await pool.query(
+        `SELECT j.result, j.completed_by, j.version, (SELECT count(*)::int FROM race_events r WHERE r.job_id = j.id) AS races
+           FROM jobs j WHERE j.id = $1`,
+        [job.id],
+      );
+      expect(rows[0]).toEqual({
+        result: { by: winners[0]!.attemptId },
+        completed_by: winners[0]!.attemptId,
+        version: 1,
+        races: 31,
+      });
+    }
+  } finally {
+    await pool.end();
+  }
+}, 120_000);

@@ -8,6 +8,7 @@ import { createPool, type Pool } from '../src/db/pool';
 import { withDatabase } from '../src/dev/postgres';
 import { freePort, spawnNodeScript, type GuardedProcess } from '../src/dev/processes';
 import { createLogger } from '../src/logger';
+import type { ProviderConfig } from '../src/providers/provider';
 import { ProviderRegistry, providerConfigsFromEnv } from '../src/providers/registry';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server';
 import { createJobWorker } from '../src/worker';
@@ -19,7 +20,7 @@ function quietTemporalRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
   } catch {
     // Already installed by an earlier file in the same process.
   }
@@ -29,6 +30,9 @@ export const TEST_OWNER = 'owner-a@example.com';
 export const TEST_TOKEN = 'token-owner-a-0001';
 export const OTHER_OWNER = 'org/team:b';
 export const OTHER_TOKEN = 'token-owner-b-0002';
+export const OPERATOR = 'ops-alice';
+export const OPERATOR_TOKEN = 'token-operator-0001';
+export const CALLBACK_SECRET = 'test-callback-secret';
 /** Owners whose names play separator tricks on each other, by token. */
 export const TRICK_OWNERS = {
   a: 'token-trick-plain',
@@ -94,6 +98,10 @@ export interface TestStack {
   /** The API as its own process (dist/bin/api.js), as it runs in production. */
   api: GuardedProcess;
   apiOutput(): string;
+  /** With workerProcess: SIGKILL the worker (mid-attempt, say) … */
+  killWorker(): Promise<void>;
+  /** … and start a fresh one. */
+  restartWorker(): Promise<void>;
   /** fetch against the API with an owner's token. */
   request(
     method: string,
@@ -108,9 +116,16 @@ export interface TestStack {
  * server, a real worker, the real API as its own process on a random port, and the provider
  * simulator. The worker runs in the test process unless `workerProcess` asks for its own.
  */
-export async function startTestStack(
-  options: { workerProcess?: boolean } = {},
-): Promise<TestStack> {
+export interface TestStackOptions {
+  /** Run the worker as its own process (dist/bin/worker.js), e.g. to kill it. */
+  workerProcess?: boolean;
+  /** Provider configs, given the simulator's URL; default: the simulator's standard providers. */
+  providers?: (simulatorUrl: string) => ProviderConfig[];
+  /** Hedge delay while no p95 is known. */
+  hedgeDelayMs?: number;
+}
+
+export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   quietTemporalRuntime();
   const info = harness();
   const database = await createTestDatabase();
@@ -124,6 +139,12 @@ export async function startTestStack(
     TEMPORAL_ADDRESS: info.temporalAddress,
     ONEJOB_TASK_QUEUE: taskQueue,
     ONEJOB_SIMULATOR_URL: simulator.url,
+    ...(options.providers
+      ? { ONEJOB_PROVIDERS: JSON.stringify(options.providers(simulator.url)) }
+      : {}),
+    ONEJOB_OPERATOR_TOKENS: `${OPERATOR}:${OPERATOR_TOKEN}`,
+    ONEJOB_SIMULATOR_CALLBACK_SECRET: CALLBACK_SECRET,
+    ONEJOB_HEDGE_DELAY_MS: String(options.hedgeDelayMs ?? 2_000),
     ONEJOB_API_TOKENS: [
       `${TEST_OWNER}:${TEST_TOKEN}`,
       `${OTHER_OWNER}:${OTHER_TOKEN}`,
@@ -145,31 +166,34 @@ export async function startTestStack(
     return child;
   };
 
+  const connection = await Connection.connect({ address: info.temporalAddress });
+  const temporal = new Client({ connection, namespace: 'default' });
+
+  let workerProcess: GuardedProcess | undefined;
+  const startWorkerProcess = async (): Promise<GuardedProcess> => {
+    const child = spawnService('worker');
+    await new Promise<void>((resolve, reject) => {
+      child.child.on('message', (message: { ready?: boolean }) => message.ready && resolve());
+      void child.exited.then(() => reject(new Error(`the worker process exited:\n${output}`)));
+    });
+    return child;
+  };
   let stopWorker: () => Promise<void>;
   if (options.workerProcess) {
-    const workerProcess = spawnService('worker');
-    await new Promise<void>((resolve, reject) => {
-      workerProcess.child.on(
-        'message',
-        (message: { ready?: boolean }) => message.ready && resolve(),
-      );
-      void workerProcess.exited.then(() =>
-        reject(new Error(`the worker process exited:\n${output}`)),
-      );
-    });
-    stopWorker = () => workerProcess.stop();
+    workerProcess = await startWorkerProcess();
+    stopWorker = async () => workerProcess?.stop();
   } else {
-    const providers = new ProviderRegistry(
-      providerConfigsFromEnv({ ONEJOB_SIMULATOR_URL: simulator.url }),
-    );
+    const providers = new ProviderRegistry(providerConfigsFromEnv(serviceEnv), serviceEnv);
     const nativeConnection = await NativeConnection.connect({ address: info.temporalAddress });
     const worker = await createJobWorker({
+      temporal,
       connection: nativeConnection,
       namespace: 'default',
       taskQueue,
       pool: database.pool,
       providers,
       logger,
+      defaultHedgeDelayMs: options.hedgeDelayMs ?? 2_000,
       workflowBundle: { codePath: info.workflowBundlePath },
     });
     const workerRun = worker.run();
@@ -180,8 +204,6 @@ export async function startTestStack(
     };
   }
 
-  const connection = await Connection.connect({ address: info.temporalAddress });
-  const temporal = new Client({ connection, namespace: 'default' });
   const api = spawnService('api');
   const apiUrl = `http://127.0.0.1:${port}`;
   await waitForHealthy(`${apiUrl}/healthz`, api, () => output);
@@ -194,6 +216,17 @@ export async function startTestStack(
     simulator,
     api,
     apiOutput: () => output,
+    async killWorker() {
+      if (!workerProcess)
+        throw new Error(
+          'the worker runs in this process; start the stack with workerProcess: true',
+        );
+      workerProcess.child.kill('SIGKILL');
+      await workerProcess.exited;
+    },
+    async restartWorker() {
+      workerProcess = await startWorkerProcess();
+    },
     request(method, path, options = {}) {
       const headers: Record<string, string> = {
         authorization: `Bearer ${options.token ?? TEST_TOKEN}`,
@@ -208,10 +241,47 @@ export async function startTestStack(
     },
     async stop() {
       await api.stop();
+      // The simulator first: calls still hanging on it end at once, so the worker stops promptly.
+      await simulator.close();
       await stopWorker();
       await connection.close();
-      await simulator.close();
       await database.drop();
     },
   };
+}
+
+/** Polls until `read` returns something for which `done` holds, or fails with the last value. */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await read();
+  while (!done(value)) {
+    if (Date.now() > deadline)
+      throw new Error(
+        `condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    value = await read();
+  }
+  return value;
+}
+
+export interface AttemptRow {
+  id: string;
+  seq: number;
+  provider: string;
+  state: string;
+  created_at: Date;
+  finished_at: Date | null;
+}
+
+export async function attemptRows(pool: Pool, jobId: string): Promise<AttemptRow[]> {
+  const { rows } = await pool.query<AttemptRow>(
+    'SELECT id, seq, provider, state, created_at, finished_at FROM attempts WHERE job_id = $1 ORDER BY seq',
+    [jobId],
+  );
+  return rows;
 }

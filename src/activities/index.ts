@@ -1,24 +1,33 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import type { Pool } from '../db/pool';
 import { findJob, finishJobWithoutResult, markJobAdmitted } from '../db/jobs';
 import {
   createAttempt,
   findAttempt,
   markAttemptRunning,
-  recordAttemptResult,
+  observedP95Ms,
   settleAttemptWithoutResult,
-  type RecordResultOutcome,
+  type AttemptRecord,
 } from '../db/attempts';
-import type { AttemptState, JobMode, TerminalJobStatus } from '../domain/job';
-import { findJobType } from '../jobTypes';
+import type { JobMode, TerminalJobStatus } from '../domain/job';
+import { checkOutput, findJobType } from '../jobTypes';
 import { ProviderCallError, type FailureCertainty } from '../providers/provider';
 import type { ProviderRegistry } from '../providers/registry';
 import type { Logger } from '../logger';
+import {
+  nudgeWorkflow,
+  recordResult as sharedRecordResult,
+  type AttemptOutcome,
+} from '../service/results';
 import type { JobWorkflowInput } from '../workflows/definitions';
+
+export type { AttemptOutcome } from '../service/results';
 
 export interface PlannedProvider {
   name: string;
   timeoutMs: number;
+  heartbeatTimeoutMs: number;
   sideEffects: boolean;
 }
 
@@ -26,7 +35,12 @@ export interface JobPlan {
   jobId: string;
   type: string;
   mode: JobMode;
+  /** The plan, primary first. */
   providers: PlannedProvider[];
+  /** Every provider that could serve this job (for a user's explicit request). */
+  compatible: PlannedProvider[];
+  /** Hedged mode: silence after which the next attempt starts. */
+  hedgeDelayMs: number;
   terminalStatus: TerminalJobStatus | null;
   completedBy: string | null;
 }
@@ -35,6 +49,10 @@ export interface ActivityDeps {
   pool: Pool;
   providers: ProviderRegistry;
   logger: Logger;
+  /** To tell a job's workflow that an attempt settled after it stopped waiting. */
+  temporal: Client;
+  /** Hedge delay when the primary has no observed p95 yet. */
+  defaultHedgeDelayMs?: number;
 }
 
 function providerFailure(
@@ -50,8 +68,36 @@ function providerFailure(
   });
 }
 
-/** Every activity of the job workflow, bound to the worker's pool, providers and logger. */
-export function createActivities({ pool, providers, logger }: ActivityDeps) {
+/** Every activity of the job workflow, bound to the worker's pool, providers and clients. */
+export function createActivities(deps: ActivityDeps) {
+  const { pool, providers, logger, temporal } = deps;
+
+  const planned = (name: string): PlannedProvider => {
+    const { config } = providers.get(name);
+    return {
+      name,
+      timeoutMs: config.timeoutMs,
+      heartbeatTimeoutMs: Math.min(config.timeoutMs, 10_000),
+      sideEffects: config.sideEffects,
+    };
+  };
+
+  async function outcomeOf(attempt: AttemptRecord): Promise<AttemptOutcome> {
+    const job = await findJob(pool, attempt.jobId);
+    return {
+      attemptId: attempt.id,
+      state: attempt.state,
+      winnerAttemptId: job?.completedBy ?? null,
+      jobStatus: job?.terminalStatus ?? null,
+    };
+  }
+
+  const recordResult = (
+    attemptId: string,
+    result: unknown,
+    source: string,
+  ): Promise<AttemptOutcome> => sharedRecordResult(pool, logger, { attemptId, result, source });
+
   return {
     /** Refuses to run a job whose row is missing or belongs to a different (owner, key, intent). */
     async admitJob(input: JobWorkflowInput & { workflowId: string }): Promise<JobPlan> {
@@ -81,14 +127,16 @@ export function createActivities({ pool, providers, logger }: ActivityDeps) {
         });
       }
       await markJobAdmitted(pool, job.id);
+      const contract = findJobType(job.type);
+      const primary = job.providers[0];
+      const p95 = primary ? await observedP95Ms(pool, primary) : undefined;
       return {
         jobId: job.id,
         type: job.type,
         mode: job.mode,
-        providers: job.providers.map((name) => {
-          const { config } = providers.get(name);
-          return { name, timeoutMs: config.timeoutMs, sideEffects: config.sideEffects };
-        }),
+        providers: job.providers.map(planned),
+        compatible: contract ? providers.compatible(contract.providerKinds).map(planned) : [],
+        hedgeDelayMs: p95 ?? deps.defaultHedgeDelayMs ?? 2_000,
         terminalStatus: job.terminalStatus,
         completedBy: job.completedBy,
       };
@@ -105,10 +153,13 @@ export function createActivities({ pool, providers, logger }: ActivityDeps) {
     },
 
     /**
-     * One provider call for one attempt. Runs at most once (the workflow gives it no retries);
-     * heartbeats so that cancellation reaches it; checks the output against the job type's contract.
+     * One provider call for one attempt, never retried. The answer is checked against the job
+     * type's contract and recorded through the compare-and-swap here, so an answer that comes
+     * after the attempt timed out (this code keeps running in the worker) takes the very same
+     * path and then nudges the workflow. A deliberate cancel does not abort the request either:
+     * once sent, the provider may do the work anyway, and a late answer is recorded as a loss.
      */
-    async callProvider(input: { attemptId: string }): Promise<unknown> {
+    async callProvider(input: { attemptId: string }): Promise<AttemptOutcome> {
       const context = Context.current();
       const attempt = await markAttemptRunning(pool, input.attemptId);
       if (attempt.state !== 'running') {
@@ -121,6 +172,7 @@ export function createActivities({ pool, providers, logger }: ActivityDeps) {
       const job = await findJob(pool, attempt.jobId);
       const contract = job && findJobType(job.type);
       if (!job || !contract) {
+        await settleAttemptWithoutResult(pool, attempt.id, 'failed', { code: 'no_contract' });
         throw providerFailure(
           'definite',
           `job type of ${attempt.id} is unknown; nothing was sent`,
@@ -134,18 +186,17 @@ export function createActivities({ pool, providers, logger }: ActivityDeps) {
         workflowId: job.workflowId,
         provider: provider.config.name,
       });
+      const started = Date.now();
+      const isLate = (): boolean => Date.now() - started >= context.info.startToCloseTimeoutMs;
 
       const heartbeat = setInterval(() => context.heartbeat(), 1_000);
-      let content: string;
+      let output: unknown;
+      let failure: ProviderCallError | undefined;
       try {
-        const response = await provider.call({
-          attemptId: attempt.id,
-          messages: contract.prompt(job.input),
-          signal: context.cancellationSignal,
-        });
-        content = response.content;
+        output = (await provider.call({ attemptId: attempt.id, contract, input: job.input }))
+          .output;
       } catch (error) {
-        const failure =
+        failure =
           error instanceof ProviderCallError
             ? error
             : new ProviderCallError(
@@ -153,86 +204,189 @@ export function createActivities({ pool, providers, logger }: ActivityDeps) {
                 'ambiguous',
                 'unexpected',
               );
-        log.warn({ certainty: failure.certainty, code: failure.code }, 'provider call failed');
-        throw providerFailure(failure.certainty, failure.message, {
-          code: failure.code,
-          httpStatus: failure.httpStatus,
-        });
       } finally {
         clearInterval(heartbeat);
       }
 
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(content);
-      } catch {
-        throw providerFailure('definite', 'provider output is not JSON', {
-          code: 'contract_violation',
-        });
-      }
-      const checked = contract.output.safeParse(parsed);
-      if (!checked.success) {
-        const issues = checked.error.issues.map(
-          (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
+      let outcome: AttemptOutcome;
+      let errorToThrow: ApplicationFailure | undefined;
+      if (failure) {
+        log.warn(
+          { certainty: failure.certainty, code: failure.code, late: isLate() },
+          'provider call failed',
         );
-        throw providerFailure(
-          'definite',
-          `provider output breaks the contract: ${issues.join('; ')}`,
-          { code: 'contract_violation', issues },
+        const details = {
+          code: failure.code,
+          httpStatus: failure.httpStatus,
+          message: failure.message,
+        };
+        // A definite failure settles the attempt; an ambiguous one leaves it unknown.
+        const settled = await settleAttemptWithoutResult(
+          pool,
+          attempt.id,
+          failure.certainty === 'definite' ? 'failed' : 'unknown',
+          details,
         );
+        outcome = await outcomeOf(settled);
+        errorToThrow = providerFailure(failure.certainty, failure.message, details);
+      } else {
+        const checked = checkOutput(contract, job.input, output, { attemptId: attempt.id });
+        if (checked.ok) {
+          outcome = await recordResult(
+            attempt.id,
+            checked.output,
+            isLate() ? 'late-result' : 'provider',
+          );
+        } else {
+          log.warn(
+            { code: 'contract_violation', issues: checked.issues },
+            'provider output rejected',
+          );
+          const details = {
+            code: 'contract_violation',
+            message: checked.reason,
+            issues: checked.issues,
+          };
+          outcome = await outcomeOf(
+            await settleAttemptWithoutResult(pool, attempt.id, 'failed', details),
+          );
+          errorToThrow = providerFailure('definite', checked.reason, details);
+        }
       }
-      const reason = contract.check(job.input, checked.data);
-      if (reason)
-        throw providerFailure('definite', `provider output rejected: ${reason}`, {
-          code: 'contract_violation',
-        });
-      return checked.data;
+      if (isLate() || context.cancellationSignal.aborted)
+        await nudgeWorkflow(temporal, logger, job.workflowId, attempt.id);
+      if (errorToThrow) throw errorToThrow;
+      return outcome;
     },
 
+    /** After a timeout or an unclear failure: `unknown` (never `failed`), unless it already settled. */
     async settleAttempt(input: {
       attemptId: string;
-      state: 'failed' | 'unknown' | 'cancelled';
+      state: 'failed' | 'unknown';
       error: Record<string, unknown>;
-    }): Promise<{ state: AttemptState }> {
-      const attempt = await settleAttemptWithoutResult(
-        pool,
-        input.attemptId,
-        input.state,
-        input.error,
+    }): Promise<AttemptOutcome> {
+      return outcomeOf(
+        await settleAttemptWithoutResult(pool, input.attemptId, input.state, input.error),
       );
-      return { state: attempt.state };
     },
 
-    /** The compare-and-swap. A loss is logged and recorded; the losing payload goes nowhere. */
-    async recordResult(input: {
+    /**
+     * Looks again at an unknown attempt: a late answer may have settled it, or the provider's
+     * status lookup may now answer for its idempotency key.
+     */
+    async reconcileAttempt(input: {
       attemptId: string;
-      output: unknown;
-    }): Promise<RecordResultOutcome & { jobStatus: TerminalJobStatus | null }> {
-      const outcome = await recordAttemptResult(pool, {
-        attemptId: input.attemptId,
-        result: input.output,
-      });
+    }): Promise<AttemptOutcome & { detail?: string }> {
       const attempt = await findAttempt(pool, input.attemptId);
-      const job = attempt && (await findJob(pool, attempt.jobId));
-      if (outcome.outcome === 'lost') {
-        logger.warn(
-          {
-            event: 'race_lost',
-            jobId: attempt?.jobId,
-            attemptId: outcome.attemptId,
-            winnerAttemptId: outcome.winnerAttemptId,
-            expectedVersion: outcome.expectedVersion,
-            observedVersion: outcome.observedVersion,
-            workflowId: job?.workflowId,
-          },
-          'late result discarded: another attempt already settled the job',
+      if (!attempt) throw new Error(`attempt ${input.attemptId} does not exist`);
+      if (attempt.state !== 'unknown') return outcomeOf(attempt);
+      const provider = providers.get(attempt.provider);
+      if (!provider.lookupStatus)
+        return { ...(await outcomeOf(attempt)), detail: 'provider has no status lookup' };
+      const status = await provider.lookupStatus(attempt.id);
+      if (status.state === 'unknown')
+        return { ...(await outcomeOf(attempt)), detail: status.detail };
+      if (status.state === 'not_found') {
+        logger.info(
+          { jobId: attempt.jobId, attemptId: attempt.id },
+          'provider says the attempt was never processed',
+        );
+        return outcomeOf(
+          await settleAttemptWithoutResult(pool, attempt.id, 'failed', {
+            code: 'never_processed',
+            message: 'the provider status lookup says this idempotency key was never processed',
+          }),
         );
       }
-      return { ...outcome, jobStatus: job?.terminalStatus ?? null };
+      const job = await findJob(pool, attempt.jobId);
+      const contract = job && findJobType(job.type);
+      const checked = contract
+        ? checkOutput(contract, job.input, status.output, { attemptId: attempt.id })
+        : undefined;
+      if (!checked?.ok) {
+        // It happened, but the answer breaks the contract: an operator has to look at it.
+        return { ...(await outcomeOf(attempt)), detail: checked ? checked.reason : 'no contract' };
+      }
+      return recordResult(attempt.id, checked.output, 'status-lookup');
     },
 
-    async failJob(input: { jobId: string; failure: Record<string, unknown> }): Promise<void> {
-      await finishJobWithoutResult(pool, input.jobId, 'failed', input.failure);
+    /** An operator's out-of-band verdict on an unknown attempt. A result still goes through the CAS. */
+    async resolveAttempt(input: {
+      attemptId: string;
+      outcome: 'failed' | 'succeeded';
+      reason: string;
+      result?: unknown;
+      operator: string;
+    }): Promise<AttemptOutcome> {
+      const attempt = await findAttempt(pool, input.attemptId);
+      if (!attempt)
+        throw ApplicationFailure.create({
+          type: 'AttemptNotResolvable',
+          message: `no attempt ${input.attemptId}`,
+          nonRetryable: true,
+        });
+      logger.info(
+        {
+          jobId: attempt.jobId,
+          attemptId: attempt.id,
+          operator: input.operator,
+          outcome: input.outcome,
+          reason: input.reason,
+        },
+        'operator resolves attempt',
+      );
+      if (input.outcome === 'failed') {
+        return outcomeOf(
+          await settleAttemptWithoutResult(pool, attempt.id, 'failed', {
+            code: 'operator',
+            operator: input.operator,
+            message: input.reason,
+          }),
+        );
+      }
+      const job = await findJob(pool, attempt.jobId);
+      const contract = job && findJobType(job.type);
+      const checked = contract
+        ? checkOutput(contract, job.input, input.result, { attemptId: attempt.id })
+        : undefined;
+      if (!checked?.ok) {
+        throw ApplicationFailure.create({
+          type: 'InvalidResult',
+          message: `the result does not satisfy the ${job?.type} contract: ${checked?.reason ?? 'no contract'}`,
+          nonRetryable: true,
+        });
+      }
+      return recordResult(attempt.id, checked.output, `operator:${input.operator}`);
+    },
+
+    async cancelJob(input: {
+      jobId: string;
+      reason: string;
+      operator: string;
+    }): Promise<TerminalJobStatus | null> {
+      const job = await finishJobWithoutResult(pool, input.jobId, 'cancelled', {
+        code: 'cancelled',
+        operator: input.operator,
+        reason: input.reason,
+      });
+      logger.info(
+        {
+          jobId: job.id,
+          operator: input.operator,
+          reason: input.reason,
+          status: job.terminalStatus,
+        },
+        'job cancelled',
+      );
+      return job.terminalStatus;
+    },
+
+    async failJob(input: {
+      jobId: string;
+      failure: Record<string, unknown>;
+    }): Promise<TerminalJobStatus | null> {
+      return (await finishJobWithoutResult(pool, input.jobId, 'failed', input.failure))
+        .terminalStatus;
     },
   };
 }

@@ -12,6 +12,13 @@ import { z } from 'zod';
 import type { Logger } from '../logger';
 import { ServiceError } from '../service/errors';
 import { createJob, getJob, listJobs, type JobServiceDeps } from '../service/jobs';
+import {
+  acceptProviderCallback,
+  cancelJob,
+  requestAttempt,
+  resolveAttempt,
+} from '../service/attempts';
+import { verifySignature } from './signatures';
 import { JOB_MODES, JOB_STATUSES } from '../domain/job';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../domain/workflowId';
 import type { ApiTokens } from './auth';
@@ -32,6 +39,8 @@ declare module 'fastify' {
 
 export interface ApiDeps extends JobServiceDeps {
   tokens: ApiTokens;
+  /** Operators (settle attempts, cancel jobs): configured apart from owners. None = no operator routes. */
+  operatorTokens?: ApiTokens;
   logger: Logger;
   /** Largest accepted request body in bytes. */
   bodyLimit?: number;
@@ -66,6 +75,26 @@ const problemSchema = z
   })
   .loose()
   .describe('RFC 9457 problem details (application/problem+json)');
+
+const callbackBody = z.discriminatedUnion('status', [
+  z.strictObject({
+    attemptId: z.string().max(100),
+    status: z.literal('succeeded'),
+    output: z.unknown(),
+  }),
+  z.strictObject({
+    attemptId: z.string().max(100),
+    status: z.literal('failed'),
+    error: z.string().max(2000),
+  }),
+]);
+
+const attemptSummarySchema = z.object({
+  attemptId: z.string(),
+  seq: z.number().int(),
+  provider: z.string(),
+  state: z.string(),
+});
 
 const authHeaders = z
   .object({ authorization: z.string().optional().describe('Bearer <token>') })
@@ -121,6 +150,11 @@ export async function buildApi(deps: ApiDeps) {
       const type = isProblemType(error.problemType) ? error.problemType : 'internal';
       const headers: Record<string, string> =
         type === 'idempotency-key-reuse' ? { 'x-should-retry': 'false' } : {};
+      if (type === 'attempt-in-flight') {
+        // An unknown attempt takes reconciliation (a minute or more); a running one, about its timeout.
+        const blocking = error.details.blockingAttempt as { state?: string } | undefined;
+        headers['retry-after'] = blocking?.state === 'unknown' ? '60' : '5';
+      }
       return sendProblem(reply, type, error.message, error.details, headers);
     }
     switch (error.code) {
@@ -276,8 +310,172 @@ export async function buildApi(deps: ApiDeps) {
           };
         },
       );
+
+      routes.post(
+        '/jobs/:id/attempts',
+        {
+          schema: {
+            summary: 'Try again, or use the fallback: a new attempt under the same job',
+            headers: authHeaders,
+            params: z.object({ id: z.string() }),
+            body: z.strictObject({ provider: z.string().min(1).max(63).optional() }).optional(),
+            response: { 202: attemptSummarySchema, '4xx': problemSchema },
+          },
+        },
+        async (request, reply) => {
+          const attempt = await requestAttempt(
+            deps,
+            request.ownerId,
+            request.params.id,
+            request.body?.provider,
+          );
+          if (!attempt) return sendProblem(reply, 'not-found', `No job ${request.params.id}.`);
+          return reply.code(202).header('location', `/v1/jobs/${request.params.id}`).send(attempt);
+        },
+      );
     },
     { prefix: '/v1' },
+  );
+
+  // Operators settle what only a human can know, and cancel jobs: their own tokens, any owner's job.
+  await app.register(
+    async (ops) => {
+      ops.decorateRequest('ownerId', '');
+      ops.addHook('onRequest', async (request, reply) => {
+        const operator = deps.operatorTokens?.ownerFromHeader(request.headers.authorization);
+        if (!operator) {
+          return sendProblem(
+            reply,
+            'unauthorized',
+            'Send Authorization: Bearer <operator token>.',
+            {},
+            { 'www-authenticate': 'Bearer' },
+          );
+        }
+        request.ownerId = operator;
+      });
+      const routes = ops.withTypeProvider<ZodTypeProvider>();
+
+      routes.post(
+        '/attempts/:attemptId/resolve',
+        {
+          schema: {
+            summary:
+              'Settle an unknown attempt: failed (with a reason) or succeeded (with its result, through the CAS)',
+            headers: authHeaders,
+            params: z.object({ attemptId: z.string().max(100) }),
+            body: z.discriminatedUnion('outcome', [
+              z.strictObject({ outcome: z.literal('failed'), reason: z.string().min(1).max(2000) }),
+              z.strictObject({
+                outcome: z.literal('succeeded'),
+                reason: z.string().min(1).max(2000),
+                result: z.unknown(),
+              }),
+            ]),
+            response: {
+              200: z.object({ attemptId: z.string(), state: z.string() }),
+              '4xx': problemSchema,
+            },
+          },
+        },
+        async (request, reply) => {
+          const resolved = await resolveAttempt(
+            deps,
+            request.ownerId,
+            request.params.attemptId,
+            request.body,
+          );
+          if (!resolved)
+            return sendProblem(reply, 'not-found', `No attempt ${request.params.attemptId}.`);
+          return resolved;
+        },
+      );
+
+      routes.post(
+        '/jobs/:id/cancel',
+        {
+          schema: {
+            summary: 'Cancel a job; results that still arrive are discarded and logged',
+            headers: authHeaders,
+            params: z.object({ id: z.string() }),
+            body: z.strictObject({ reason: z.string().min(1).max(2000) }),
+            response: {
+              200: z.object({ jobId: z.string(), status: z.string() }).loose(),
+              '4xx': problemSchema,
+            },
+          },
+        },
+        async (request, reply) => {
+          const cancelled = await cancelJob(
+            deps,
+            request.ownerId,
+            request.params.id,
+            request.body.reason,
+          );
+          if (!cancelled) return sendProblem(reply, 'not-found', `No job ${request.params.id}.`);
+          return { ...cancelled };
+        },
+      );
+    },
+    { prefix: '/v1/operator' },
+  );
+
+  // Providers report late outcomes here, signed with their per-provider secret (HMAC-SHA256 of the body).
+  await app.register(
+    async (callbacks) => {
+      callbacks.removeAllContentTypeParsers();
+      callbacks.addContentTypeParser(
+        'application/json',
+        { parseAs: 'buffer' },
+        (_request, body, done) => done(null, body),
+      );
+      callbacks.withTypeProvider<ZodTypeProvider>().post(
+        '/:provider',
+        {
+          schema: {
+            summary:
+              'A provider reports the outcome of an attempt (header onejob-signature: sha256=<hex HMAC of the body>)',
+            params: z.object({ provider: z.string().max(63) }),
+            response: {
+              200: z.object({ attemptId: z.string(), state: z.string() }).loose(),
+              '4xx': problemSchema,
+            },
+          },
+        },
+        async (request, reply) => {
+          const provider = request.params.provider;
+          const secret = deps.providers.has(provider)
+            ? deps.providers.callbackSecret(provider)
+            : undefined;
+          const raw = request.body as Buffer;
+          if (!secret || !verifySignature(secret, raw, request.headers['onejob-signature'])) {
+            return sendProblem(
+              reply,
+              'bad-signature',
+              'Sign the exact body: onejob-signature: sha256=<hex HMAC-SHA256 with the provider secret>.',
+            );
+          }
+          let report: z.infer<typeof callbackBody>;
+          try {
+            const parsed = callbackBody.safeParse(JSON.parse(raw.toString('utf8')));
+            if (!parsed.success)
+              return sendProblem(reply, 'validation-error', z.prettifyError(parsed.error));
+            report = parsed.data;
+          } catch {
+            return sendProblem(reply, 'malformed-body', 'The body is not JSON.');
+          }
+          const outcome = await acceptProviderCallback(deps, provider, report);
+          if (!outcome)
+            return sendProblem(
+              reply,
+              'not-found',
+              `No attempt ${report.attemptId} for provider ${provider}.`,
+            );
+          return { ...outcome };
+        },
+      );
+    },
+    { prefix: '/v1/callbacks' },
   );
 
   return app;

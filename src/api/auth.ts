@@ -11,7 +11,7 @@ export class ApiTokens {
    * `ONEJOB_API_TOKENS`: comma-separated `owner:token` pairs. The token is what follows the last
    * colon, so owners may contain colons (`org:team:token`); tokens may not.
    */
-  static parse(spec: string): ApiTokens {
+  static parse(spec: string, variable = 'ONEJOB_API_TOKENS'): ApiTokens {
     const tokens = new ApiTokens();
     for (const pair of spec
       .split(',')
@@ -22,16 +22,14 @@ export class ApiTokens {
       const token = pair.slice(cut + 1);
       if (cut <= 0 || !OWNER_PATTERN.test(ownerId)) {
         throw new Error(
-          `ONEJOB_API_TOKENS: each entry must be owner:token with an owner of 1-${MAX_OWNER_ID_LENGTH} printable ASCII characters`,
+          `${variable}: each entry must be owner:token with an owner of 1-${MAX_OWNER_ID_LENGTH} printable ASCII characters`,
         );
       }
       if (token.length < 8)
-        throw new Error(
-          `ONEJOB_API_TOKENS: the token for owner ${ownerId} is shorter than 8 characters`,
-        );
+        throw new Error(`${variable}: the token for owner ${ownerId} is shorter than 8 characters`);
       tokens.owners.push({ digest: createHash('sha256').update(token).digest(), ownerId });
     }
-    if (tokens.owners.length === 0) throw new Error('ONEJOB_API_TOKENS has no owner:token pairs');
+    if (tokens.owners.length === 0) throw new Error(`${variable} has no name:token pairs`);
     return tokens;
   }
 
@@ -56,3 +54,6 @@ export class ApiTokens {
 export const DEV_OWNER = 'dev';
 export const DEV_TOKEN = 'onejob-dev-token';
 export const DEV_API_TOKENS = `${DEV_OWNER}:${DEV_TOKEN}`;
+/** The dev stack's operator when ONEJOB_OPERATOR_TOKENS is not set. */
+export const DEV_OPERATOR_TOKEN = 'onejob-dev-operator-token';
+export const DEV_OPERATOR_TOKENS = `ops:${DEV_OPERATOR_TOKEN}`;

@@ -20,6 +20,12 @@ export const PROBLEM_TYPES = {
   'unknown-job-type': { status: 400, title: 'Unknown job type' },
   'invalid-input': { status: 400, title: 'The job input is not valid' },
   'unknown-provider': { status: 400, title: 'Unknown provider' },
+  'incompatible-provider': { status: 400, title: 'The provider cannot run this job type' },
+  'attempt-in-flight': { status: 409, title: 'An attempt of this job is still in flight' },
+  'job-terminal': { status: 409, title: 'The job has already ended' },
+  'attempt-not-resolvable': { status: 409, title: 'Only an unknown attempt can be resolved' },
+  forbidden: { status: 403, title: 'Operator token required' },
+  'bad-signature': { status: 401, title: 'The callback signature does not match' },
   'hedging-not-allowed': { status: 400, title: 'Hedged mode is not allowed for this job' },
   internal: { status: 500, title: 'Internal error' },
 } as const satisfies Record<string, { status: number; title: string }>;

@@ -12,6 +12,9 @@ async function main(): Promise<void> {
   const logger = createLogger('onejob-api');
   const config = apiConfig();
   const tokens = ApiTokens.parse(config.apiTokens);
+  const operatorTokens = config.operatorTokens
+    ? ApiTokens.parse(config.operatorTokens, 'ONEJOB_OPERATOR_TOKENS')
+    : undefined;
   const providers = new ProviderRegistry(providerConfigsFromEnv());
   const pool = createPool(config.databaseUrl);
   await migrate(pool);
@@ -23,6 +26,7 @@ async function main(): Promise<void> {
     taskQueue: config.taskQueue,
     providers,
     tokens,
+    operatorTokens,
     logger,
   });
   await app.listen({ host: config.host, port: config.port });

@@ -27,7 +27,14 @@ async function main(): Promise<void> {
       'could not check or register search attributes; register them on the server',
     );
   }
+  const clientConnection = await Connection.connect({ address: config.temporalAddress });
+  const temporal = new Client({
+    connection: clientConnection,
+    namespace: config.temporalNamespace,
+  });
   const worker = await createJobWorker({
+    temporal,
+    defaultHedgeDelayMs: config.hedgeDelayMs,
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
@@ -42,11 +49,6 @@ async function main(): Promise<void> {
 
   // Heal jobs whose workflow start was lost (API crash between insert and start): at start,
   // then now and then.
-  const clientConnection = await Connection.connect({ address: config.temporalAddress });
-  const temporal = new Client({
-    connection: clientConnection,
-    namespace: config.temporalNamespace,
-  });
   const sweepOnce = (): void => {
     sweepJobsWithoutWorkflow(
       { pool, temporal, taskQueue: config.taskQueue },

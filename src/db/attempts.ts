@@ -213,18 +213,23 @@ export async function recordAttemptResult(
         observedVersion: event?.observed_version ?? attempt.readVersion,
       };
     }
-    if (attempt.state !== 'running' && attempt.state !== 'unknown') {
-      throw new Error(`attempt ${attempt.id} is ${attempt.state}; it cannot record a result`);
+    if (attempt.state === 'starting') {
+      throw new Error(`attempt ${attempt.id} never started; it cannot have a result`);
     }
+    // A result for an attempt already settled as failed or cancelled (an operator's verdict, a
+    // provider's) cannot win: the payload is dropped and the contradiction kept as a race.
+    const settledWithoutResult = attempt.state === 'failed' || attempt.state === 'cancelled';
 
-    const swapped = await tx.query<{ version: number }>(
-      `UPDATE jobs
-          SET result = $3, completed_by = $4, terminal_status = 'succeeded',
-              version = version + 1, finished_at = now(), updated_at = now()
-        WHERE id = $1 AND version = $2 AND completed_by IS NULL
-        RETURNING version`,
-      [attempt.jobId, attempt.readVersion, JSON.stringify(input.result), attempt.id],
-    );
+    const swapped = settledWithoutResult
+      ? { rows: [] as Array<{ version: number }> }
+      : await tx.query<{ version: number }>(
+          `UPDATE jobs
+              SET result = $3, completed_by = $4, terminal_status = 'succeeded',
+                  version = version + 1, finished_at = now(), updated_at = now()
+            WHERE id = $1 AND version = $2 AND completed_by IS NULL
+            RETURNING version`,
+          [attempt.jobId, attempt.readVersion, JSON.stringify(input.result), attempt.id],
+        );
     const won = swapped.rows[0];
     if (won) {
       await tx.query(
@@ -245,10 +250,12 @@ export async function recordAttemptResult(
        VALUES ($1, $2, $3, $4, $5) ON CONFLICT (losing_attempt_id) DO NOTHING`,
       [attempt.jobId, attempt.id, job.completed_by, attempt.readVersion, job.version],
     );
-    await tx.query(
-      `UPDATE attempts SET state = 'lost', finished_at = now(), updated_at = now() WHERE id = $1`,
-      [attempt.id],
-    );
+    if (!settledWithoutResult) {
+      await tx.query(
+        `UPDATE attempts SET state = 'lost', finished_at = now(), updated_at = now() WHERE id = $1`,
+        [attempt.id],
+      );
+    }
     return {
       outcome: 'lost',
       attemptId: attempt.id,
@@ -257,4 +264,23 @@ export async function recordAttemptResult(
       observedVersion: job.version,
     };
   });
+}
+
+/** The 95th percentile duration of a provider's recent successful attempts, if there are enough. */
+export async function observedP95Ms(
+  db: Queryable,
+  provider: string,
+  minSamples = 20,
+): Promise<number | undefined> {
+  const { rows } = await db.query<{ p95: number | null; n: number }>(
+    `SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY ms) AS p95, count(*)::int AS n
+       FROM (SELECT extract(epoch FROM finished_at - started_at) * 1000 AS ms
+               FROM attempts
+              WHERE provider = $1 AND state = 'succeeded' AND started_at IS NOT NULL
+              ORDER BY finished_at DESC
+              LIMIT 200) recent`,
+    [provider],
+  );
+  const row = rows[0];
+  return row && row.n >= minSamples && row.p95 !== null ? Math.round(row.p95) : undefined;
 }

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { DEV_API_TOKENS, DEV_TOKEN } from '../api/auth';
+import { DEV_API_TOKENS, DEV_OPERATOR_TOKEN, DEV_OPERATOR_TOKENS, DEV_TOKEN } from '../api/auth';
 import { devStackConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
@@ -132,6 +132,9 @@ async function main(): Promise<void> {
     );
 
     if (!env.ONEJOB_API_TOKENS) env.ONEJOB_API_TOKENS = DEV_API_TOKENS;
+    if (!env.ONEJOB_OPERATOR_TOKENS) env.ONEJOB_OPERATOR_TOKENS = DEV_OPERATOR_TOKENS;
+    // The simulator signs nothing by itself; this secret lets you try the callback route by hand.
+    env.ONEJOB_SIMULATOR_CALLBACK_SECRET ??= 'onejob-dev-callback-secret';
     if (!env.ONEJOB_SIMULATOR_URL && !env.ONEJOB_PROVIDERS)
       env.ONEJOB_SIMULATOR_URL = `http://127.0.0.1:${ports.simulatorPort}`;
     env.SIMULATOR_PORT = String(ports.simulatorPort);
@@ -168,6 +171,9 @@ async function main(): Promise<void> {
         devToken
           ? `  Dev API token   ${devToken}   (owner "dev"; set ONEJOB_API_TOKENS to choose your own)`
           : '  API tokens      from ONEJOB_API_TOKENS',
+        process.env.ONEJOB_OPERATOR_TOKENS
+          ? '  Operator tokens from ONEJOB_OPERATOR_TOKENS'
+          : `  Dev operator    ${DEV_OPERATOR_TOKEN}   (operator "ops": /v1/operator/...; set ONEJOB_OPERATOR_TOKENS)`,
         '',
         'Try it:',
         `  curl -s -X POST http://127.0.0.1:${ports.apiPort}/v1/jobs -H 'Authorization: Bearer ${devToken ?? '<token>'}' \\`,

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ProviderKind } from '../providers/provider';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -11,13 +12,36 @@ export interface JobTypeContract<Input, Output> {
   input: z.ZodType<Input>;
   /** Strict schema of the provider's answer; unknown keys are a contract failure. */
   output: z.ZodType<Output>;
-  /** True when running it twice could do something twice (a charge, a write). */
+  /** True when running it twice could do something twice (a charge, a write): never hedged. */
   sideEffects: boolean;
+  /** Which kinds of provider can serve it. */
+  providerKinds: readonly ProviderKind[];
+  /** The chat prompt, for chat providers. */
   prompt(input: Input): ChatMessage[];
   /** Business rules beyond the schema; returns the reason when the output is unacceptable. */
-  check(input: Input, output: Output): string | undefined;
+  check(input: Input, output: Output, context: { attemptId: string }): string | undefined;
 }
 
 // Job types are looked up by name at run time, so the registry holds them type-erased.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyJobTypeContract = JobTypeContract<any, any>;
+
+/** Checks a provider's answer against a contract; returns the parsed output or the reasons. */
+export function checkOutput(
+  contract: AnyJobTypeContract,
+  input: unknown,
+  output: unknown,
+  context: { attemptId: string },
+): { ok: true; output: unknown } | { ok: false; reason: string; issues: string[] } {
+  const parsed = contract.output.safeParse(output);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
+    );
+    return { ok: false, reason: `output breaks the contract: ${issues.join('; ')}`, issues };
+  }
+  const reason = contract.check(input, parsed.data, context);
+  return reason
+    ? { ok: false, reason: `output rejected: ${reason}`, issues: [reason] }
+    : { ok: true, output: parsed.data };
+}

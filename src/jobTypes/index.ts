@@ -1,9 +1,14 @@
+import { charge } from './charge';
 import type { AnyJobTypeContract } from './contract';
 import { summarize } from './summarize';
 
+export { checkOutput } from './contract';
 export type { AnyJobTypeContract, ChatMessage, JobTypeContract } from './contract';
 
-const jobTypes = new Map<string, AnyJobTypeContract>([[summarize.name, summarize]]);
+const jobTypes = new Map<string, AnyJobTypeContract>([
+  [summarize.name, summarize],
+  [charge.name, charge],
+]);
 
 export function jobTypeNames(): string[] {
   return [...jobTypes.keys()];

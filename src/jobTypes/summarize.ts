@@ -2,12 +2,15 @@ import { z } from 'zod';
 import type { JobTypeContract } from './contract';
 
 const input = z.strictObject({
-  text: z.string().trim().min(1, 'text must not be empty').max(100_000),
+  text: z
+    .string()
+    .max(100_000)
+    .refine((text) => text.trim().length > 0, 'text must not be empty'),
 });
 
 // Strict: a provider that adds a top-level key of its own has not honoured the contract.
 const output = z.strictObject({
-  summary: z.string().trim().min(1, 'summary must not be empty'),
+  summary: z.string().refine((summary) => summary.trim().length > 0, 'summary must not be empty'),
 });
 
 export const summarize: JobTypeContract<z.infer<typeof input>, z.infer<typeof output>> = {
@@ -16,6 +19,7 @@ export const summarize: JobTypeContract<z.infer<typeof input>, z.infer<typeof ou
   output,
   // Pure inference: repeating it has no effect outside the answer.
   sideEffects: false,
+  providerKinds: ['openai-compatible'],
   prompt: ({ text }) => [
     {
       role: 'system',

@@ -1,23 +1,15 @@
 import OpenAI from 'openai';
 import {
+  causeCode,
+  isAmbiguousStatus,
+  lateResultTimeoutMs,
   ProviderCallError,
+  UNREACHABLE_CODES,
+  type OpenAiCompatibleConfig,
   type Provider,
-  type ProviderConfig,
   type ProviderRequest,
   type ProviderResponse,
 } from './provider';
-
-const CONNECTION_REFUSED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
-
-function causeCode(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
 
 /** Sorts every failure into "certainly had no effect" or "may have had an effect". */
 export function classifyOpenAiError(error: unknown): ProviderCallError {
@@ -29,7 +21,7 @@ export function classifyOpenAiError(error: unknown): ProviderCallError {
   }
   if (error instanceof OpenAI.APIConnectionError) {
     const code = causeCode(error);
-    if (code && CONNECTION_REFUSED_CODES.has(code)) {
+    if (code && UNREACHABLE_CODES.has(code)) {
       return new ProviderCallError(`provider unreachable (${code})`, 'definite', 'unreachable');
     }
     return new ProviderCallError(
@@ -40,11 +32,9 @@ export function classifyOpenAiError(error: unknown): ProviderCallError {
   }
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
     const status = error.status;
-    // 408 and 5xx leave open whether the work was done; other 4xx refuse before doing it.
-    const ambiguous = status === 408 || status >= 500;
     return new ProviderCallError(
       `provider answered HTTP ${status}`,
-      ambiguous ? 'ambiguous' : 'definite',
+      isAmbiguousStatus(status) ? 'ambiguous' : 'definite',
       `http_${status}`,
       status,
     );
@@ -61,7 +51,7 @@ export class OpenAiCompatibleProvider implements Provider {
   private readonly client: OpenAI;
 
   constructor(
-    readonly config: ProviderConfig,
+    readonly config: OpenAiCompatibleConfig,
     apiKey: string,
   ) {
     this.client = new OpenAI({
@@ -69,38 +59,41 @@ export class OpenAiCompatibleProvider implements Provider {
       apiKey,
       // A retry is a recorded attempt, never something the SDK does behind our back.
       maxRetries: 0,
-      timeout: config.timeoutMs,
+      // The attempt times out in the workflow; the request itself may run on to bring a late answer.
+      timeout: lateResultTimeoutMs(config),
     });
   }
 
   async call(request: ProviderRequest): Promise<ProviderResponse> {
+    let content: string | null | undefined;
     try {
-      const { data, response } = await this.client.chat.completions
-        .create(
-          {
-            model: this.config.model,
-            messages: request.messages,
-            temperature: 0,
-            response_format: { type: 'json_object' },
-          },
-          {
-            signal: request.signal,
-            headers: { 'Idempotency-Key': request.attemptId, 'X-Request-Id': request.attemptId },
-          },
-        )
-        .withResponse();
-      const content = data.choices[0]?.message?.content;
-      if (typeof content !== 'string') {
-        throw new ProviderCallError(
-          'provider answered without message content',
-          'definite',
-          'empty_output',
-        );
-      }
-      return { content, providerRequestId: response.headers.get('x-request-id') ?? data.id };
+      const data = await this.client.chat.completions.create(
+        {
+          model: this.config.model,
+          messages: request.contract.prompt(request.input),
+          temperature: 0,
+          response_format: { type: 'json_object' },
+        },
+        {
+          signal: request.signal,
+          headers: { 'Idempotency-Key': request.attemptId, 'X-Request-Id': request.attemptId },
+        },
+      );
+      content = data.choices[0]?.message?.content;
     } catch (error) {
-      if (error instanceof ProviderCallError) throw error;
       throw classifyOpenAiError(error);
+    }
+    if (typeof content !== 'string') {
+      throw new ProviderCallError(
+        'provider answered without message content',
+        'definite',
+        'contract_violation',
+      );
+    }
+    try {
+      return { output: JSON.parse(content) as unknown };
+    } catch {
+      throw new ProviderCallError('provider output is not JSON', 'definite', 'contract_violation');
     }
   }
 }

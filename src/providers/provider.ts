@@ -1,31 +1,66 @@
-import type { ChatMessage } from '../jobTypes';
+import type { AnyJobTypeContract } from '../jobTypes';
 
-export interface ProviderConfig {
+export type ProviderKind = 'openai-compatible' | 'http';
+
+interface CommonProviderConfig {
   name: string;
+  /** Attempt timeout: past it the attempt is `unknown`, never `failed`. */
+  timeoutMs: number;
+  /**
+   * How long the call may keep running after the attempt timed out, so that a late answer can
+   * still be recorded (and lose or win the compare-and-swap). Default: 10 × timeoutMs, at most 10 min.
+   */
+  lateResultTimeoutMs?: number;
+  /** True when a call may do something in the world (charge, write) besides answering. */
+  sideEffects: boolean;
+  /** Name of the environment variable with the HMAC secret for this provider's result callbacks. */
+  callbackSecretEnv?: string;
+}
+
+export interface OpenAiCompatibleConfig extends CommonProviderConfig {
   kind: 'openai-compatible';
   /** Base URL of the API, including its version prefix, e.g. `https://api.openai.com/v1`. */
   baseUrl: string;
   model: string;
   /** Name of the environment variable holding the API key; the key itself never sits in config. */
   apiKeyEnv?: string;
-  /** Attempt timeout: past it the attempt is `unknown`, never `failed`. */
-  timeoutMs: number;
-  /** True when a call may do something in the world (charge, write) besides answering. */
-  sideEffects: boolean;
+}
+
+export interface HttpProviderConfig extends CommonProviderConfig {
+  kind: 'http';
+  /** Where the job input is POSTed as JSON, with the attempt id as Idempotency-Key. */
+  url: string;
+  /** Status lookup by idempotency key; `{key}` is replaced. 200 = done, 404 = never processed. */
+  statusUrl?: string;
+  apiKeyEnv?: string;
+}
+
+export type ProviderConfig = OpenAiCompatibleConfig | HttpProviderConfig;
+
+export function lateResultTimeoutMs(config: ProviderConfig): number {
+  return config.lateResultTimeoutMs ?? Math.min(config.timeoutMs * 10, 600_000);
 }
 
 export interface ProviderRequest {
   /** Sent downstream as the idempotency key, so the provider can recognise a repeat. */
   attemptId: string;
-  messages: ChatMessage[];
-  signal: AbortSignal;
+  contract: AnyJobTypeContract;
+  input: Record<string, unknown>;
+  /** Aborts the request (only for a deliberate cancel, never for a timeout). */
+  signal?: AbortSignal;
 }
 
 export interface ProviderResponse {
-  /** The model's text, still unparsed: the contract decides whether it is acceptable. */
-  content: string;
-  providerRequestId?: string;
+  /** The provider's answer as JSON, still unchecked: the contract decides whether it is acceptable. */
+  output: unknown;
 }
+
+/** What a provider says about an attempt when asked later, by its idempotency key. */
+export type StatusLookup =
+  | { state: 'succeeded'; output: unknown }
+  /** The provider certainly never processed it. */
+  | { state: 'not_found' }
+  | { state: 'unknown'; detail: string };
 
 /**
  * `definite`: the request certainly had no effect (refused before any work), so another
@@ -48,4 +83,24 @@ export class ProviderCallError extends Error {
 export interface Provider {
   readonly config: ProviderConfig;
   call(request: ProviderRequest): Promise<ProviderResponse>;
+  /** Present when the provider can be asked about an attempt after the fact. */
+  lookupStatus?(attemptId: string): Promise<StatusLookup>;
+}
+
+/** Statuses that leave open whether the work was done; every other 4xx refused it before doing it. */
+export function isAmbiguousStatus(status: number): boolean {
+  return status === 408 || status === 409 || status >= 500;
+}
+
+/** Network errors that happen before a request reaches the provider. */
+export const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+export function causeCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
 }

@@ -1,65 +1,115 @@
 import { z } from 'zod';
+import { HttpProvider } from './httpProvider';
 import { OpenAiCompatibleProvider } from './openaiCompatible';
-import type { Provider, ProviderConfig } from './provider';
+import type { Provider, ProviderConfig, ProviderKind } from './provider';
 
-const providerConfigSchema = z.strictObject({
+const common = {
   name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'provider names are lowercase [a-z0-9._-]'),
-  kind: z.literal('openai-compatible'),
-  baseUrl: z.url(),
-  model: z.string().min(1),
+  timeoutMs: z.number().int().min(100).max(3_600_000),
+  lateResultTimeoutMs: z.number().int().min(100).max(86_400_000).optional(),
+  sideEffects: z.boolean(),
+  callbackSecretEnv: z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/)
+    .optional(),
   apiKeyEnv: z
     .string()
     .regex(/^[A-Z_][A-Z0-9_]*$/)
     .optional(),
-  timeoutMs: z.number().int().min(100).max(3_600_000),
-  sideEffects: z.boolean(),
-});
+};
+
+const providerConfigSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    ...common,
+    kind: z.literal('openai-compatible'),
+    baseUrl: z.url(),
+    model: z.string().min(1),
+  }),
+  z.strictObject({
+    ...common,
+    kind: z.literal('http'),
+    url: z.url(),
+    statusUrl: z.string().includes('{key}').optional(),
+  }),
+]);
 
 export const DEFAULT_SIMULATOR_URL = 'http://127.0.0.1:4010';
+
+/** The simulator's providers: two chat models (a primary and a fallback) and the payment API. */
+export function simulatorProviders(simulatorUrl: string): ProviderConfig[] {
+  const base = simulatorUrl.replace(/\/$/, '');
+  return [
+    {
+      name: 'simulator',
+      kind: 'openai-compatible',
+      baseUrl: `${base}/v1`,
+      model: 'sim-steady',
+      timeoutMs: 30_000,
+      sideEffects: false,
+    },
+    {
+      name: 'simulator-backup',
+      kind: 'openai-compatible',
+      baseUrl: `${base}/v1`,
+      model: 'sim-backup',
+      timeoutMs: 30_000,
+      sideEffects: false,
+    },
+    {
+      name: 'simulator-pay',
+      kind: 'http',
+      url: `${base}/v1/charges`,
+      statusUrl: `${base}/v1/charges/by-key/{key}`,
+      timeoutMs: 30_000,
+      sideEffects: true,
+      callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
+    },
+  ];
+}
+
+/** Parses and checks a JSON array of provider configs. */
+export function parseProviderConfigs(json: string, source = 'ONEJOB_PROVIDERS'): ProviderConfig[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    throw new Error(`${source} is not valid JSON`);
+  }
+  const parsed = z.array(providerConfigSchema).min(1).safeParse(raw);
+  if (!parsed.success) throw new Error(`${source} is invalid: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
 
 /**
  * Provider configuration: `ONEJOB_PROVIDERS` (a JSON array) when set, else the simulator at
  * `ONEJOB_SIMULATOR_URL`, which is what the offline stack and the tests talk to.
  */
 export function providerConfigsFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderConfig[] {
-  if (env.ONEJOB_PROVIDERS) {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(env.ONEJOB_PROVIDERS);
-    } catch {
-      throw new Error('ONEJOB_PROVIDERS is not valid JSON');
-    }
-    const parsed = z.array(providerConfigSchema).min(1).safeParse(raw);
-    if (!parsed.success)
-      throw new Error(`ONEJOB_PROVIDERS is invalid: ${z.prettifyError(parsed.error)}`);
-    return parsed.data;
-  }
-  const simulatorUrl = env.ONEJOB_SIMULATOR_URL ?? DEFAULT_SIMULATOR_URL;
-  return [
-    {
-      name: 'simulator',
-      kind: 'openai-compatible',
-      baseUrl: `${simulatorUrl.replace(/\/$/, '')}/v1`,
-      model: 'sim-steady',
-      timeoutMs: 30_000,
-      sideEffects: false,
-    },
-  ];
+  if (env.ONEJOB_PROVIDERS) return parseProviderConfigs(env.ONEJOB_PROVIDERS);
+  return simulatorProviders(env.ONEJOB_SIMULATOR_URL ?? DEFAULT_SIMULATOR_URL);
 }
 
 export class ProviderRegistry {
   private readonly providers = new Map<string, Provider>();
 
-  constructor(configs: ProviderConfig[], env: NodeJS.ProcessEnv = process.env) {
+  constructor(
+    configs: ProviderConfig[],
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {
     for (const config of configs) {
       if (this.providers.has(config.name))
         throw new Error(`provider ${config.name} is configured twice`);
-      const apiKey = config.apiKeyEnv ? env[config.apiKeyEnv] : 'not-needed';
-      if (!apiKey)
+      const apiKey = config.apiKeyEnv ? env[config.apiKeyEnv] : undefined;
+      if (config.apiKeyEnv && !apiKey)
         throw new Error(
           `provider ${config.name}: environment variable ${config.apiKeyEnv} is not set`,
         );
-      this.providers.set(config.name, new OpenAiCompatibleProvider(config, apiKey));
+      this.providers.set(
+        config.name,
+        config.kind === 'http'
+          ? new HttpProvider(config, apiKey)
+          : new OpenAiCompatibleProvider(config, apiKey ?? 'not-needed'),
+      );
     }
   }
 
@@ -77,8 +127,16 @@ export class ProviderRegistry {
     return this.providers.has(name);
   }
 
-  /** The plan a job gets when it names no providers. */
-  defaultPlan(): string[] {
-    return this.names().slice(0, 1);
+  /** Providers that can serve a job of these provider kinds, in configuration order. */
+  compatible(kinds: readonly ProviderKind[]): string[] {
+    return [...this.providers.values()]
+      .filter((p) => kinds.includes(p.config.kind))
+      .map((p) => p.config.name);
+  }
+
+  /** The HMAC secret for a provider's callbacks, if it has one configured. */
+  callbackSecret(name: string): string | undefined {
+    const envName = this.providers.get(name)?.config.callbackSecretEnv;
+    return envName ? this.env[envName] : undefined;
   }
 }

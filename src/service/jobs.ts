@@ -65,6 +65,15 @@ function validateIntent(deps: JobServiceDeps, request: CreateJobRequest) {
       },
     );
   }
+  if (request.mode === 'hedged' && contract.sideEffects) {
+    throw new ServiceError(
+      'hedging-not-allowed',
+      `"${request.type}" jobs have side effects, so they always run one attempt at a time.`,
+      {
+        jobTypeHasSideEffects: true,
+      },
+    );
+  }
   const unknownProviders = (request.providers ?? []).filter((name) => !deps.providers.has(name));
   if (unknownProviders.length > 0) {
     throw new ServiceError(
@@ -75,15 +84,38 @@ function validateIntent(deps: JobServiceDeps, request: CreateJobRequest) {
       },
     );
   }
-  const plan = request.providers ?? deps.providers.defaultPlan();
+  const compatible = deps.providers.compatible(contract.providerKinds);
+  const incompatible = (request.providers ?? []).filter((name) => !compatible.includes(name));
+  if (incompatible.length > 0) {
+    throw new ServiceError(
+      'incompatible-provider',
+      `Provider(s) ${incompatible.join(', ')} cannot run "${request.type}" jobs.`,
+      {
+        compatible,
+      },
+    );
+  }
+  if (new Set(request.providers ?? []).size !== (request.providers ?? []).length) {
+    throw new ServiceError('invalid-input', 'A provider may appear in the plan only once.', {
+      errors: [{ path: 'providers', message: 'duplicate provider' }],
+    });
+  }
+  const plan = request.providers ?? compatible;
+  if (plan.length === 0) {
+    throw new ServiceError(
+      'unknown-provider',
+      `No configured provider can run "${request.type}" jobs.`,
+      { known: deps.providers.names() },
+    );
+  }
   const mode = request.mode ?? 'exclusive';
   if (mode === 'hedged') {
     const withEffects = plan.filter((name) => deps.providers.get(name).config.sideEffects);
-    if (contract.sideEffects || withEffects.length > 0) {
+    if (contract.sideEffects || withEffects.length > 0 || plan.length < 2) {
       throw new ServiceError(
         'hedging-not-allowed',
-        'Hedged mode runs attempts in parallel, so it is only allowed when the job type and every provider are free of side effects.',
-        { providersWithSideEffects: withEffects },
+        'Hedged mode runs attempts side by side, so it needs at least two providers and is only allowed when the job type and every provider are free of side effects.',
+        { jobTypeHasSideEffects: contract.sideEffects, providersWithSideEffects: withEffects },
       );
     }
   }

@@ -1,27 +1,32 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { FaultQueue, type Fault, type FaultRule, type SimulatorRoute } from './faults';
 
 /**
- * A stand-in for remote model providers, speaking the OpenAI chat completions wire protocol
- * over real HTTP. It keeps a ledger of side effects keyed by the Idempotency-Key header, so
- * tests can count how many times a request really took effect.
+ * A stand-in for remote providers over real HTTP: an OpenAI-compatible chat completions API
+ * (`POST /v1/chat/completions`) and a payment-like API (`POST /v1/charges`, with a status lookup
+ * by idempotency key). It keeps a ledger of side effects keyed by the Idempotency-Key header, so
+ * tests can count how many times something really happened, and injects faults on request
+ * (`POST /_simulator/faults`).
  */
 
-interface ChatRequest {
-  model?: unknown;
-  messages?: unknown;
-}
-
 export interface LedgerEntry {
+  route: SimulatorRoute;
   idempotencyKey: string;
-  model: string;
+  model?: string;
   /** Requests that arrived with this key. */
   requests: number;
   /** Times the work was actually done (a repeat with the same key is answered from the ledger). */
   executions: number;
 }
 
+interface StoredEntry extends LedgerEntry {
+  response: unknown;
+  fingerprint: string;
+}
+
+export const SIMULATOR_MODELS = ['sim-steady', 'sim-backup'] as const;
 const MAX_BODY_BYTES = 1_000_000;
 
 function summariseText(text: string): string {
@@ -31,12 +36,23 @@ function summariseText(text: string): string {
   return firstSentence.length <= limit ? firstSentence : `${clean.slice(0, limit - 1).trimEnd()}…`;
 }
 
+/** The last sentence, as a differently-minded model might choose. */
+function summariseTail(text: string): string {
+  const sentences = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .match(/[^.!?।]+[.!?।]?/gu) ?? [text];
+  const last = sentences[sentences.length - 1]!.trim();
+  return last.length < text.trim().length ? last : summariseText(text);
+}
+
 function sendJson(
   res: ServerResponse,
   status: number,
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
+  if (res.destroyed) return;
   const payload = JSON.stringify(body);
   res.writeHead(status, {
     'content-type': 'application/json',
@@ -46,7 +62,7 @@ function sendJson(
   res.end(payload);
 }
 
-function openAiError(
+function apiError(
   res: ServerResponse,
   status: number,
   message: string,
@@ -70,69 +86,188 @@ export interface SimulatorServer {
   url: string;
   server: Server;
   ledger(): LedgerEntry[];
+  /** Queue a fault for a coming request (the same as `POST /_simulator/faults`). */
+  inject(rule: FaultRule): void;
   close(): Promise<void>;
 }
 
 export async function startSimulator(
   options: { port?: number; host?: string } = {},
 ): Promise<SimulatorServer> {
-  const ledger = new Map<string, LedgerEntry & { response: unknown }>();
+  const ledger = new Map<string, StoredEntry>();
+  const faults = new FaultQueue();
+  const hanging = new Set<ServerResponse>();
+  /** Keys whose request arrived and is being worked on (a status lookup says "processing"). */
+  const pending = new Set<string>();
+  const ledgerKey = (route: SimulatorRoute, key: string): string => `${route}:${key}`;
+
+  /**
+   * The common path of both APIs: apply the fault, do the work at most once per key, answer.
+   * `work` performs the side effect and returns the response body.
+   */
+  async function perform(
+    route: SimulatorRoute,
+    req: IncomingMessage,
+    res: ServerResponse,
+    request: { idempotencyKey: string; model?: string; fingerprint: string },
+    work: (fault: Fault | undefined) => unknown,
+    successStatus: number,
+  ): Promise<void> {
+    const fault: Fault | undefined = faults.take(route, request);
+    if (fault?.kind === 'fail_before')
+      return apiError(res, fault.status, 'simulated failure before any effect', 'server_error');
+    if (fault?.kind === 'drop_before') return void req.socket.destroy();
+    const slot = ledgerKey(route, request.idempotencyKey);
+    if (fault?.kind === 'hang') {
+      pending.add(slot);
+      hanging.add(res);
+      return;
+    }
+    if (fault?.kind === 'delay') {
+      // The work goes on whether or not the caller is still there, as at a real provider.
+      pending.add(slot);
+      await new Promise((resolve) => setTimeout(resolve, fault.ms));
+      pending.delete(slot);
+    }
+
+    const previous = ledger.get(slot);
+    let response: unknown;
+    let replayed = false;
+    if (previous) {
+      previous.requests += 1;
+      if (previous.fingerprint !== request.fingerprint) {
+        return apiError(
+          res,
+          409,
+          'Keys for idempotent requests can only be used with the same parameters',
+          'idempotency_error',
+        );
+      }
+      response = previous.response;
+      replayed = true;
+    } else {
+      response = work(fault);
+      ledger.set(slot, {
+        route,
+        idempotencyKey: request.idempotencyKey,
+        model: request.model,
+        requests: 1,
+        executions: 1,
+        response,
+        fingerprint: request.fingerprint,
+      });
+    }
+    if (fault?.kind === 'fail_after')
+      return apiError(res, fault.status, 'simulated failure after the effect', 'server_error');
+    if (fault?.kind === 'drop_after') return void req.socket.destroy();
+    const headers: Record<string, string> = { 'x-request-id': request.idempotencyKey };
+    if (replayed) headers['idempotent-replayed'] = 'true';
+    sendJson(res, replayed ? 200 : successStatus, response, headers);
+  }
 
   async function chatCompletions(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let body: ChatRequest;
+    let body: { model?: unknown; messages?: unknown };
     try {
-      body = JSON.parse(await readBody(req)) as ChatRequest;
+      body = JSON.parse(await readBody(req)) as typeof body;
     } catch {
-      return openAiError(res, 400, 'request body is not valid JSON');
+      return apiError(res, 400, 'request body is not valid JSON');
     }
-    if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
-      return openAiError(res, 400, 'model and messages are required');
+    if (typeof body.model !== 'string' || !Array.isArray(body.messages))
+      return apiError(res, 400, 'model and messages are required');
+    if (!(SIMULATOR_MODELS as readonly string[]).includes(body.model)) {
+      return apiError(res, 404, `The model \`${body.model}\` does not exist`, 'not_found_error');
     }
-    if (body.model !== 'sim-steady') {
-      return openAiError(res, 404, `The model \`${body.model}\` does not exist`, 'not_found_error');
-    }
+    const model = body.model;
     const lastUser = [...(body.messages as Array<{ role?: unknown; content?: unknown }>)]
       .reverse()
       .find((m) => m.role === 'user' && typeof m.content === 'string');
-    if (!lastUser) return openAiError(res, 400, 'no user message to answer');
+    if (!lastUser) return apiError(res, 400, 'no user message to answer');
+    const text = lastUser.content as string;
+    const idempotencyKey = (req.headers['idempotency-key'] as string | undefined) || randomUUID();
+    await perform(
+      'chat',
+      req,
+      res,
+      { idempotencyKey, model, fingerprint: `${model}\n${text}` },
+      (fault) => {
+        // The backup model summarises differently, so tests can tell whose answer won.
+        const summary = model === 'sim-backup' ? summariseTail(text) : summariseText(text);
+        let content = JSON.stringify({ summary });
+        if (fault?.kind === 'malformed_output') content = `Sure! Here is your summary: ${summary}`;
+        if (fault?.kind === 'extra_key') content = JSON.stringify({ summary, confidence: 0.97 });
+        return {
+          id: `chatcmpl-${randomUUID()}`,
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model,
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content, refusal: null },
+              finish_reason: 'stop',
+              logprobs: null,
+            },
+          ],
+          usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+        };
+      },
+      200,
+    );
+  }
 
-    const key = req.headers['idempotency-key'];
-    const idempotencyKey = typeof key === 'string' && key.length > 0 ? key : randomUUID();
-    const previous = ledger.get(idempotencyKey);
-    if (previous) {
-      previous.requests += 1;
-      return sendJson(res, 200, previous.response, {
-        'x-request-id': idempotencyKey,
-        'idempotent-replayed': 'true',
-      });
+  async function createCharge(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const idempotencyKey = req.headers['idempotency-key'];
+    if (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0)
+      return apiError(res, 400, 'Idempotency-Key is required');
+    let body: { amountCents?: unknown; currency?: unknown; account?: unknown };
+    try {
+      body = JSON.parse(await readBody(req)) as typeof body;
+    } catch {
+      return apiError(res, 400, 'request body is not valid JSON');
     }
-    const response = {
-      id: `chatcmpl-${randomUUID()}`,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model: body.model,
-      choices: [
-        {
-          index: 0,
-          message: {
-            role: 'assistant',
-            content: JSON.stringify({ summary: summariseText(lastUser.content as string) }),
-            refusal: null,
-          },
-          finish_reason: 'stop',
-          logprobs: null,
-        },
-      ],
-      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-    };
-    ledger.set(idempotencyKey, {
-      idempotencyKey,
-      model: body.model,
-      requests: 1,
-      executions: 1,
-      response,
-    });
-    sendJson(res, 200, response, { 'x-request-id': idempotencyKey });
+    const { amountCents, currency, account } = body;
+    if (
+      !Number.isInteger(amountCents) ||
+      (amountCents as number) <= 0 ||
+      typeof currency !== 'string' ||
+      typeof account !== 'string'
+    ) {
+      return apiError(
+        res,
+        400,
+        'amountCents (positive integer), currency and account are required',
+      );
+    }
+    await perform(
+      'charge',
+      req,
+      res,
+      { idempotencyKey, fingerprint: JSON.stringify([amountCents, currency, account]) },
+      () => ({
+        id: `ch_${randomUUID().replace(/-/g, '')}`,
+        status: 'succeeded',
+        amountCents,
+        currency,
+        account,
+        idempotencyKey,
+      }),
+      201,
+    );
+  }
+
+  function chargeStatus(res: ServerResponse, idempotencyKey: string): void {
+    const slot = ledgerKey('charge', idempotencyKey);
+    const entry = ledger.get(slot);
+    if (!entry && pending.has(slot))
+      return apiError(
+        res,
+        409,
+        'A request with this idempotency key is still being processed',
+        'processing',
+      );
+    if (!entry)
+      return apiError(res, 404, 'No charge was made with this idempotency key', 'not_found_error');
+    sendJson(res, 200, entry.response);
   }
 
   const server = createServer((req, res) => {
@@ -140,19 +275,28 @@ export async function startSimulator(
     const route = `${req.method} ${url.pathname}`;
     const handle = async (): Promise<void> => {
       if (route === 'POST /v1/chat/completions') return chatCompletions(req, res);
+      if (route === 'POST /v1/charges') return createCharge(req, res);
+      const status = /^GET \/v1\/charges\/by-key\/(.+)$/.exec(route);
+      if (status) return chargeStatus(res, decodeURIComponent(status[1]!));
       if (route === 'GET /healthz') return sendJson(res, 200, { ok: true });
-      if (route === 'GET /_simulator/ledger') {
-        return sendJson(res, 200, {
-          entries: [...ledger.values()].map(({ response: _response, ...entry }) => entry),
-        });
+      if (route === 'GET /_simulator/ledger')
+        return sendJson(res, 200, { entries: publicLedger() });
+      if (route === 'POST /_simulator/faults') {
+        faults.add(JSON.parse(await readBody(req)) as FaultRule);
+        return sendJson(res, 204, {});
       }
-      openAiError(res, 404, `no route ${route}`, 'not_found_error');
+      apiError(res, 404, `no route ${route}`, 'not_found_error');
     };
     handle().catch((error: unknown) => {
-      if (!res.headersSent) openAiError(res, 500, (error as Error).message, 'server_error');
+      if (!res.headersSent) apiError(res, 500, (error as Error).message, 'server_error');
       else res.destroy();
     });
   });
+
+  const publicLedger = (): LedgerEntry[] =>
+    [...ledger.values()].map(
+      ({ response: _response, fingerprint: _fingerprint, ...entry }) => entry,
+    );
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -162,9 +306,11 @@ export async function startSimulator(
   return {
     url: `http://${address.address}:${address.port}`,
     server,
-    ledger: () => [...ledger.values()].map(({ response: _response, ...entry }) => entry),
+    ledger: publicLedger,
+    inject: (rule) => faults.add(rule),
     close: () =>
       new Promise<void>((resolve) => {
+        for (const res of hanging) res.destroy();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

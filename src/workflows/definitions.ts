@@ -2,7 +2,7 @@
  * Everything both sides of the job workflow agree on: its name, input, queries and search
  * attributes. Clients, the API and the worker import these; so does the workflow itself.
  */
-import { defineQuery } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { AttemptState, JobStatus } from '../domain/job';
 
@@ -50,3 +50,46 @@ export const JobStatusAttribute = defineSearchAttributeKey(
 export const AttemptCount = defineSearchAttributeKey('AttemptCount', SearchAttributeType.INT);
 
 export const JOB_SEARCH_ATTRIBUTES = [JobOwner, JobType, JobStatusAttribute, AttemptCount] as const;
+
+/** Sent by a provider call that finished after its attempt timed out, and by result callbacks. */
+export const attemptSettledSignal = defineSignal<[{ attemptId: string }]>('attemptSettled');
+
+export interface RequestAttemptInput {
+  /** The provider to try; default: the next one in the plan. */
+  provider?: string;
+}
+/** A user's "try again / use the fallback". Refused while an attempt is in flight (exclusive) or the job ended. */
+export const requestAttemptUpdate = defineUpdate<AttemptSummary, [RequestAttemptInput]>(
+  'requestAttempt',
+);
+
+export interface ResolveAttemptInput {
+  attemptId: string;
+  outcome: 'failed' | 'succeeded';
+  reason: string;
+  /** With `succeeded`: the result, which goes through the same compare-and-swap as any other. */
+  result?: unknown;
+  operator: string;
+}
+export interface ResolveAttemptResult {
+  attemptId: string;
+  state: AttemptState;
+}
+/** An operator settles an unknown attempt out of band. */
+export const resolveAttemptUpdate = defineUpdate<ResolveAttemptResult, [ResolveAttemptInput]>(
+  'resolveAttempt',
+);
+
+export interface CancelJobInput {
+  reason: string;
+  operator: string;
+}
+export const cancelJobUpdate = defineUpdate<JobWorkflowStatus, [CancelJobInput]>('cancelJob');
+
+/** Failure types of refused updates, mapped to problem types by the API. */
+export const REFUSALS = {
+  attemptInFlight: 'AttemptInFlight',
+  jobTerminal: 'JobTerminal',
+  attemptNotResolvable: 'AttemptNotResolvable',
+  unknownProvider: 'UnknownProvider',
+} as const;

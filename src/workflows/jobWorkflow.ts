@@ -1,19 +1,32 @@
 import {
+  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   TimeoutFailure,
   condition,
+  isCancellation,
   proxyActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { JobStatus } from '../domain/job';
-import type { JobActivities, PlannedProvider } from '../activities';
+import {
+  IN_FLIGHT_ATTEMPT_STATES,
+  type AttemptState,
+  type JobStatus,
+  type TerminalJobStatus,
+} from '../domain/job';
+import type { AttemptOutcome, JobActivities, JobPlan, PlannedProvider } from '../activities';
 import {
   AttemptCount,
   JobStatusAttribute,
+  REFUSALS,
+  attemptSettledSignal,
+  cancelJobUpdate,
+  requestAttemptUpdate,
+  resolveAttemptUpdate,
   statusQuery,
   type AttemptSummary,
   type JobWorkflowInput,
@@ -24,15 +37,21 @@ import {
 // Database activities are idempotent by construction, so they may retry freely.
 const db = proxyActivities<JobActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
+  retry: {
+    initialInterval: '500 milliseconds',
+    maximumInterval: '10 seconds',
+    nonRetryableErrorTypes: ['InvalidResult'],
+  },
 });
 
 /** The provider call: exactly one try. A retry is a new, recorded attempt, never this. */
 function providerCall(provider: PlannedProvider, seq: number) {
   return proxyActivities<JobActivities>({
     startToCloseTimeout: provider.timeoutMs,
-    heartbeatTimeout: Math.min(provider.timeoutMs, 10_000),
+    heartbeatTimeout: provider.heartbeatTimeoutMs,
     retry: { maximumAttempts: 1 },
+    // A cancelled call is abandoned at once; if it still answers, its result loses the CAS.
+    cancellationType: ActivityCancellationType.TRY_CANCEL,
     summary: `attempt ${seq} on ${provider.name}`,
   }).callProvider;
 }
@@ -52,8 +71,10 @@ function attemptOutcomeOf(error: unknown): {
     }
     if (cause instanceof ApplicationFailure) {
       const details = (cause.details?.[0] ?? {}) as Record<string, unknown>;
-      const state = cause.type === 'ProviderFailureDefinite' ? 'failed' : 'unknown';
-      return { state, error: { ...details, message: cause.message } };
+      return {
+        state: cause.type === 'ProviderFailureDefinite' ? 'failed' : 'unknown',
+        error: { ...details, message: cause.message },
+      };
     }
     return {
       state: 'unknown',
@@ -66,6 +87,15 @@ function attemptOutcomeOf(error: unknown): {
   };
 }
 
+function refuse(type: string, message: string, details?: unknown): never {
+  throw ApplicationFailure.create({
+    type,
+    message,
+    details: details === undefined ? undefined : [details],
+    nonRetryable: true,
+  });
+}
+
 export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowResult> {
   const status: JobWorkflowStatus = {
     jobId: input.jobId,
@@ -73,8 +103,18 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     attempts: [],
     waitingOn: 'admission',
   };
-  setHandler(statusQuery, () => status);
+  // Set once admitted; handlers that run earlier see it undefined and refuse.
+  let plan: JobPlan | undefined = undefined;
+  let terminal: TerminalJobStatus | null = null;
+  let winner: string | null = null;
+  /** Attempts someone asked the workflow to look at again (late result, callback, operator). */
+  const nudged = new Set<string>();
+  /** Users' "try again" requests, fulfilled by the next attempt that starts. */
+  const requests: Array<{ provider?: string; created?: AttemptSummary }> = [];
+  const runningCalls = new Map<string, CancellationScope>();
 
+  const inFlight = (): AttemptSummary[] =>
+    status.attempts.filter((a) => IN_FLIGHT_ATTEMPT_STATES.includes(a.state));
   const show = (next: JobStatus, waitingOn: string): void => {
     status.status = next;
     status.waitingOn = waitingOn;
@@ -84,77 +124,255 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       { key: AttemptCount, value: status.attempts.length },
     ]);
   };
+  const apply = (summary: AttemptSummary, outcome: AttemptOutcome): void => {
+    summary.state = outcome.state;
+    if (outcome.jobStatus) {
+      terminal = outcome.jobStatus;
+      winner = outcome.winnerAttemptId;
+    }
+  };
+
+  setHandler(statusQuery, () => status);
+  setHandler(attemptSettledSignal, ({ attemptId }) => void nudged.add(attemptId));
+
+  setHandler(
+    requestAttemptUpdate,
+    async (request) => {
+      const entry: { provider?: string; created?: AttemptSummary } = { provider: request.provider };
+      requests.push(entry);
+      await condition(() => entry.created !== undefined || terminal !== null);
+      if (!entry.created)
+        refuse(REFUSALS.jobTerminal, `job ${input.jobId} ended before the attempt could start`);
+      return entry.created;
+    },
+    {
+      validator: (request) => {
+        if (terminal) refuse(REFUSALS.jobTerminal, `job ${input.jobId} is ${terminal}`);
+        const blocking = plan?.mode === 'hedged' ? undefined : inFlight()[0];
+        if (!plan || blocking || requests.length > 0) {
+          refuse(
+            REFUSALS.attemptInFlight,
+            blocking
+              ? `attempt ${blocking.seq} on ${blocking.provider} is ${blocking.state}`
+              : 'an attempt is about to start',
+            blocking,
+          );
+        }
+        if (
+          request.provider !== undefined &&
+          !plan.compatible.some((p) => p.name === request.provider)
+        ) {
+          refuse(REFUSALS.unknownProvider, `provider ${request.provider} cannot run this job`);
+        }
+      },
+    },
+  );
+
+  setHandler(
+    resolveAttemptUpdate,
+    async (resolution) => {
+      const summary = status.attempts.find((a) => a.attemptId === resolution.attemptId)!;
+      let outcome: AttemptOutcome;
+      try {
+        outcome = await db.resolveAttempt(resolution);
+      } catch (error) {
+        const cause = error instanceof ActivityFailure ? error.cause : error;
+        refuse(
+          cause instanceof ApplicationFailure && cause.type ? cause.type : 'ResolveFailed',
+          (cause as Error)?.message ?? 'resolution failed',
+        );
+      }
+      apply(summary, outcome);
+      nudged.add(resolution.attemptId);
+      return { attemptId: resolution.attemptId, state: summary.state };
+    },
+    {
+      validator: (resolution) => {
+        const summary = status.attempts.find((a) => a.attemptId === resolution.attemptId);
+        if (!summary || summary.state !== 'unknown') {
+          refuse(
+            REFUSALS.attemptNotResolvable,
+            `attempt ${resolution.attemptId} is ${summary?.state ?? 'not an attempt of this job'}; only an unknown attempt can be resolved`,
+          );
+        }
+        if (resolution.outcome === 'succeeded' && resolution.result === undefined) {
+          refuse(REFUSALS.attemptNotResolvable, 'resolving as succeeded needs the result');
+        }
+      },
+    },
+  );
+
+  setHandler(
+    cancelJobUpdate,
+    async (cancellation) => {
+      const final = await db.cancelJob({ jobId: input.jobId, ...cancellation });
+      terminal = final ?? 'cancelled';
+      // Stop waiting for running calls; whatever they still bring back loses the CAS.
+      for (const scope of runningCalls.values()) scope.cancel();
+      show(terminal, `done: ${terminal} by ${cancellation.operator} (${cancellation.reason})`);
+      return status;
+    },
+    {
+      validator: (_cancellation) => {
+        if (terminal) refuse(REFUSALS.jobTerminal, `job ${input.jobId} is ${terminal}`);
+      },
+    },
+  );
 
   // The job row must be the one this workflow was started for (owner, key, fingerprint).
-  const plan = await db.admitJob({ ...input, workflowId: workflowInfo().workflowId });
-  if (plan.terminalStatus) {
-    show(plan.terminalStatus, `job already ${plan.terminalStatus}`);
-    return { jobId: input.jobId, status: plan.terminalStatus, completedBy: plan.completedBy };
+  plan = await db.admitJob({ ...input, workflowId: workflowInfo().workflowId });
+  const admitted: JobPlan = plan;
+  if (admitted.terminalStatus) {
+    terminal = admitted.terminalStatus;
+    show(terminal, `job already ${terminal}`);
+    return { jobId: input.jobId, status: terminal, completedBy: admitted.completedBy };
   }
 
+  let nextInPlan = 0;
   const failures: Record<string, unknown>[] = [];
-  for (const [index, provider] of plan.providers.entries()) {
-    const seq = index + 1;
-    const attempt = await db.startAttempt({
+  /** The provider of the next attempt: a user's explicit request first, else the plan's next. */
+  const nextProvider = (): PlannedProvider | undefined => {
+    const asked = requests.find((r) => !r.created && r.provider !== undefined);
+    if (asked) return admitted.compatible.find((p) => p.name === asked.provider);
+    return admitted.providers[nextInPlan++];
+  };
+
+  /** Waits, with backoff, until an unknown attempt settles (late result, status lookup, operator). */
+  async function reconcile(summary: AttemptSummary): Promise<void> {
+    const since = new Date().toISOString();
+    let delayMs = 1_000;
+    while (summary.state === 'unknown' && !terminal) {
+      show(
+        'unknown',
+        `blocked: attempt ${summary.seq} on ${summary.provider} is unknown since ${since}`,
+      );
+      apply(summary, await db.reconcileAttempt({ attemptId: summary.attemptId }));
+      if (summary.state !== 'unknown' || terminal) return;
+      await condition(() => nudged.has(summary.attemptId) || terminal !== null, delayMs, {
+        summary: `reconcile attempt ${summary.seq} on ${summary.provider}`,
+      });
+      nudged.delete(summary.attemptId);
+      delayMs = Math.min(delayMs * 2, 60_000);
+    }
+  }
+
+  /** One attempt: its row, its single provider call, and its settlement. */
+  async function runAttempt(
+    provider: PlannedProvider,
+    waitWhileUnknown: boolean,
+  ): Promise<AttemptState> {
+    const seq = status.attempts.length + 1;
+    const created = await db.startAttempt({
       jobId: input.jobId,
       seq,
       provider: provider.name,
-      exclusive: plan.mode === 'exclusive',
+      exclusive: admitted.mode === 'exclusive',
     });
     const summary: AttemptSummary = {
-      attemptId: attempt.id,
+      attemptId: created.id,
       seq,
       provider: provider.name,
-      state: attempt.state,
+      state: created.state,
     };
     status.attempts.push(summary);
+    const request = requests.find(
+      (r) => !r.created && (r.provider === undefined || r.provider === provider.name),
+    );
+    if (request) {
+      request.created = summary;
+      requests.splice(requests.indexOf(request), 1);
+    }
     show('running', `attempt ${seq} on ${provider.name} is running`);
 
-    let output: unknown;
+    const scope = new CancellationScope();
+    runningCalls.set(summary.attemptId, scope);
     try {
-      output = await providerCall(provider, seq)({ attemptId: attempt.id });
+      apply(
+        summary,
+        await scope.run(() => providerCall(provider, seq)({ attemptId: summary.attemptId })),
+      );
     } catch (error) {
-      const outcome = attemptOutcomeOf(error);
-      const settled = await db.settleAttempt({
-        attemptId: attempt.id,
-        state: outcome.state,
-        error: outcome.error,
-      });
-      summary.state = settled.state;
-      if (settled.state === 'unknown') {
-        // The provider may still be doing the work: no further attempt may start. Reconciling
-        // (late result, provider status lookup, operator resolution) settles it.
-        show(
-          'unknown',
-          `blocked: attempt ${seq} on ${provider.name} is unknown since ${new Date().toISOString()}`,
-        );
-        await condition(() => summary.state !== 'unknown');
-        continue;
-      }
-      failures.push({ attemptId: attempt.id, provider: provider.name, ...outcome.error });
-      continue;
+      // Cancelled by us: the call may still be running at the provider, so its outcome is unknown.
+      const settled = isCancellation(error)
+        ? {
+            state: 'unknown' as const,
+            error: { code: 'abandoned', message: 'the workflow stopped waiting for this call' },
+          }
+        : attemptOutcomeOf(error);
+      if (settled.state === 'failed')
+        failures.push({ attemptId: summary.attemptId, provider: provider.name, ...settled.error });
+      apply(summary, await db.settleAttempt({ attemptId: summary.attemptId, ...settled }));
+    } finally {
+      runningCalls.delete(summary.attemptId);
     }
-
-    const recorded = await db.recordResult({ attemptId: attempt.id, output });
-    summary.state = recorded.outcome === 'won' ? 'succeeded' : 'lost';
-    const final = recorded.jobStatus ?? 'succeeded';
-    show(
-      final,
-      recorded.outcome === 'won'
-        ? `done: attempt ${seq} won`
-        : `done: attempt ${seq} lost a race, result discarded`,
-    );
-    return {
-      jobId: input.jobId,
-      status: final,
-      completedBy: recorded.outcome === 'won' ? attempt.id : recorded.winnerAttemptId,
-    };
+    if (summary.state === 'unknown' && waitWhileUnknown) await reconcile(summary);
+    return summary.state;
   }
 
-  await db.failJob({
-    jobId: input.jobId,
-    failure: { code: 'all_attempts_failed', attempts: failures },
-  });
-  show('failed', 'done: every provider in the plan failed');
-  return { jobId: input.jobId, status: 'failed', completedBy: null };
+  if (admitted.mode === 'exclusive') {
+    // One attempt at a time; an unknown one blocks everything after it until it settles.
+    while (!terminal) {
+      const provider = nextProvider();
+      if (!provider) break;
+      await runAttempt(provider, true);
+    }
+  } else {
+    // Hedged: after a delay of silence the next provider starts too; the first CAS wins.
+    const live = new Set<Promise<AttemptState>>();
+    let settledCount = 0;
+    const launch = (provider: PlannedProvider): void => {
+      const running = runAttempt(provider, false);
+      live.add(running);
+      void running.then(() => {
+        live.delete(running);
+        settledCount += 1;
+      });
+    };
+    while (!terminal) {
+      const nextExists = nextInPlan < admitted.providers.length || requests.some((r) => !r.created);
+      if (live.size === 0) {
+        const provider = nextExists ? nextProvider() : undefined;
+        if (provider) {
+          launch(provider);
+          continue;
+        }
+        // Nothing running and nobody left to ask: wait out the unknown ones, or fail.
+        const unknown = status.attempts.find((a) => a.state === 'unknown');
+        if (!unknown) break;
+        await reconcile(unknown);
+        continue;
+      }
+      const before = settledCount;
+      const woken = () =>
+        terminal !== null || settledCount !== before || requests.some((r) => !r.created);
+      let timedOut = false;
+      if (nextExists) {
+        timedOut = !(await condition(woken, admitted.hedgeDelayMs, {
+          summary: `hedge delay ${admitted.hedgeDelayMs} ms`,
+        }));
+      } else {
+        await condition(woken);
+      }
+      if (terminal) break;
+      const failedOrUnknown = settledCount !== before;
+      if ((timedOut || failedOrUnknown || requests.some((r) => !r.created)) && nextExists) {
+        const provider = nextProvider();
+        if (provider) launch(provider);
+      }
+    }
+    // The losers: stop waiting for them, and let each settle its row before the workflow ends.
+    for (const scope of runningCalls.values()) scope.cancel();
+    await Promise.all(live);
+  }
+
+  if (!terminal) {
+    terminal =
+      (await db.failJob({
+        jobId: input.jobId,
+        failure: { code: 'all_attempts_failed', attempts: failures },
+      })) ?? 'failed';
+  }
+  const final: TerminalJobStatus = terminal;
+  show(final, final === 'succeeded' ? `done: ${winner} won` : `done: ${final}`);
+  return { jobId: input.jobId, status: final, completedBy: winner };
 }

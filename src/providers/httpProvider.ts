@@ -1,0 +1,103 @@
+import {
+  causeCode,
+  isAmbiguousStatus,
+  lateResultTimeoutMs,
+  ProviderCallError,
+  UNREACHABLE_CODES,
+  type HttpProviderConfig,
+  type Provider,
+  type ProviderRequest,
+  type ProviderResponse,
+  type StatusLookup,
+} from './provider';
+
+/**
+ * A generic JSON-over-HTTP provider for jobs with side effects (a charge, a write): the job
+ * input is POSTed with the attempt id as Idempotency-Key, and an optional status URL answers,
+ * later, whether that key was ever processed.
+ */
+export class HttpProvider implements Provider {
+  constructor(
+    readonly config: HttpProviderConfig,
+    private readonly apiKey: string | undefined,
+  ) {}
+
+  private headers(attemptId?: string): Record<string, string> {
+    return {
+      accept: 'application/json',
+      ...(attemptId ? { 'content-type': 'application/json', 'idempotency-key': attemptId } : {}),
+      ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
+    };
+  }
+
+  async call(request: ProviderRequest): Promise<ProviderResponse> {
+    const timeout = AbortSignal.timeout(lateResultTimeoutMs(this.config));
+    let response: Response;
+    try {
+      response = await fetch(this.config.url, {
+        method: 'POST',
+        headers: this.headers(request.attemptId),
+        body: JSON.stringify(request.input),
+        signal: request.signal ? AbortSignal.any([request.signal, timeout]) : timeout,
+      });
+    } catch (error) {
+      const code = causeCode(error);
+      if (code && UNREACHABLE_CODES.has(code)) {
+        throw new ProviderCallError(`provider unreachable (${code})`, 'definite', 'unreachable');
+      }
+      const name = (error as Error).name;
+      throw new ProviderCallError(
+        `request failed after it may have been sent (${code ?? name})`,
+        'ambiguous',
+        name === 'TimeoutError' ? 'timeout' : 'connection',
+      );
+    }
+    let body: unknown;
+    try {
+      body = await response.json();
+    } catch {
+      // The answer was cut off or is not JSON: whether the work happened cannot be told from it.
+      if (response.ok || isAmbiguousStatus(response.status)) {
+        throw new ProviderCallError(
+          `provider answered HTTP ${response.status} without a readable body`,
+          'ambiguous',
+          'unreadable',
+        );
+      }
+      body = undefined;
+    }
+    if (!response.ok) {
+      throw new ProviderCallError(
+        `provider answered HTTP ${response.status}`,
+        isAmbiguousStatus(response.status) ? 'ambiguous' : 'definite',
+        `http_${response.status}`,
+        response.status,
+      );
+    }
+    return { output: body };
+  }
+
+  get lookupStatus(): ((attemptId: string) => Promise<StatusLookup>) | undefined {
+    const template = this.config.statusUrl;
+    if (!template) return undefined;
+    return async (attemptId: string): Promise<StatusLookup> => {
+      let response: Response;
+      try {
+        response = await fetch(template.replace('{key}', encodeURIComponent(attemptId)), {
+          headers: this.headers(),
+          signal: AbortSignal.timeout(this.config.timeoutMs),
+        });
+      } catch (error) {
+        return { state: 'unknown', detail: `status lookup failed: ${(error as Error).message}` };
+      }
+      if (response.status === 404) return { state: 'not_found' };
+      if (!response.ok)
+        return { state: 'unknown', detail: `status lookup answered HTTP ${response.status}` };
+      try {
+        return { state: 'succeeded', output: await response.json() };
+      } catch {
+        return { state: 'unknown', detail: 'status lookup answered without JSON' };
+      }
+    };
+  }
+}

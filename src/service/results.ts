@@ -1,0 +1,74 @@
+import type { Client } from '@temporalio/client';
+import { findAttempt, recordAttemptResult } from '../db/attempts';
+import { findJob } from '../db/jobs';
+import type { Pool } from '../db/pool';
+import type { AttemptState, TerminalJobStatus } from '../domain/job';
+import type { Logger } from '../logger';
+import { attemptSettledSignal } from '../workflows/definitions';
+
+export interface AttemptOutcome {
+  attemptId: string;
+  state: AttemptState;
+  winnerAttemptId: string | null;
+  jobStatus: TerminalJobStatus | null;
+}
+
+/**
+ * The compare-and-swap, and what follows from it: a loss is logged as a race. Every path that
+ * has a result for an attempt (on time, late, status lookup, callback, operator) comes here, so
+ * there is exactly one way a result reaches a job.
+ */
+export async function recordResult(
+  pool: Pool,
+  logger: Logger,
+  input: { attemptId: string; result: unknown; source: string },
+): Promise<AttemptOutcome> {
+  const outcome = await recordAttemptResult(pool, {
+    attemptId: input.attemptId,
+    result: input.result,
+  });
+  const attempt = await findAttempt(pool, input.attemptId);
+  if (!attempt) throw new Error(`attempt ${input.attemptId} vanished`);
+  const job = await findJob(pool, attempt.jobId);
+  const log = logger.child({
+    jobId: attempt.jobId,
+    attemptId: attempt.id,
+    workflowId: job?.workflowId,
+    source: input.source,
+  });
+  if (outcome.outcome === 'lost') {
+    log.warn(
+      {
+        event: 'race_lost',
+        winnerAttemptId: outcome.winnerAttemptId,
+        expectedVersion: outcome.expectedVersion,
+        observedVersion: outcome.observedVersion,
+        jobStatus: job?.terminalStatus,
+      },
+      'result discarded: the job was already settled by another attempt or ended',
+    );
+  } else {
+    log.info({ event: 'result_recorded', version: outcome.version }, 'result recorded');
+  }
+  return {
+    attemptId: attempt.id,
+    state: attempt.state,
+    winnerAttemptId: job?.completedBy ?? null,
+    jobStatus: job?.terminalStatus ?? null,
+  };
+}
+
+/** Tells a job's workflow to look at an attempt again (it may be waiting on it). */
+export async function nudgeWorkflow(
+  temporal: Client,
+  logger: Logger,
+  workflowId: string,
+  attemptId: string,
+): Promise<void> {
+  try {
+    await temporal.workflow.getHandle(workflowId).signal(attemptSettledSignal, { attemptId });
+  } catch (error) {
+    // A closed workflow no longer waits for anything; the database already has the truth.
+    logger.debug({ err: error, workflowId, attemptId }, 'workflow not nudged');
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Faults the simulator can be told to inject, one request at a time, so tests can provoke
+ * exactly the failure they pin: slow answers, hangs, failures before or after the side
+ * effect, dropped connections, and outputs that break the contract.
+ */
+export type Fault =
+  /** Wait, then behave normally (the side effect happens after the wait). */
+  | { kind: 'delay'; ms: number }
+  /** Never answer (until the server shuts down); no side effect. */
+  | { kind: 'hang' }
+  /** Answer with an error status before doing anything. */
+  | { kind: 'fail_before'; status: number }
+  /** Do the side effect, then answer with an error status. */
+  | { kind: 'fail_after'; status: number }
+  /** Drop the connection before doing anything. */
+  | { kind: 'drop_before' }
+  /** Do the side effect, then drop the connection without answering. */
+  | { kind: 'drop_after' }
+  /** Chat only: answer with text that is not JSON. */
+  | { kind: 'malformed_output' }
+  /** Chat only: answer with a top-level key the contract does not know. */
+  | { kind: 'extra_key' };
+
+export type SimulatorRoute = 'chat' | 'charge';
+
+export interface FaultRule {
+  route: SimulatorRoute;
+  /** Only requests for this model (chat). */
+  model?: string;
+  /** Only requests whose Idempotency-Key starts with this. */
+  keyPrefix?: string;
+  /** How many matching requests it applies to; default 1. */
+  times?: number;
+  fault: Fault;
+}
+
+export class FaultQueue {
+  private readonly rules: Array<FaultRule & { remaining: number }> = [];
+
+  add(rule: FaultRule): void {
+    this.rules.push({ ...rule, remaining: rule.times ?? 1 });
+  }
+
+  clear(): void {
+    this.rules.length = 0;
+  }
+
+  /** The first rule matching this request, consumed once. */
+  take(
+    route: SimulatorRoute,
+    request: { model?: string; idempotencyKey: string },
+  ): Fault | undefined {
+    const index = this.rules.findIndex(
+      (rule) =>
+        rule.route === route &&
+        (rule.model === undefined || rule.model === request.model) &&
+        (rule.keyPrefix === undefined || request.idempotencyKey.startsWith(rule.keyPrefix)),
+    );
+    const rule = this.rules[index];
+    if (!rule) return undefined;
+    rule.remaining -= 1;
+    if (rule.remaining <= 0) this.rules.splice(index, 1);
+    return rule.fault;
+  }
+}

@@ -1,0 +1,307 @@
+import { signBody } from '../src/api/signatures';
+import type { ProviderConfig } from '../src/providers/provider';
+import {
+  attemptRows,
+  CALLBACK_SECRET,
+  eventually,
+  OPERATOR_TOKEN,
+  startTestStack,
+  type TestStack,
+} from './helpers';
+
+/**
+ * Exclusive attempts of a job with a side effect (a charge): a timeout is unknown and blocks;
+ * each way of settling it; and the ledger shows one charge, whatever happened.
+ */
+const providers = (url: string): ProviderConfig[] => [
+  {
+    name: 'pay',
+    kind: 'http',
+    url: `${url}/v1/charges`,
+    statusUrl: `${url}/v1/charges/by-key/{key}`,
+    timeoutMs: 1_000,
+    lateResultTimeoutMs: 20_000,
+    sideEffects: true,
+    callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
+  },
+  {
+    name: 'pay-backup',
+    kind: 'http',
+    url: `${url}/v1/charges`,
+    statusUrl: `${url}/v1/charges/by-key/{key}`,
+    timeoutMs: 1_000,
+    lateResultTimeoutMs: 20_000,
+    sideEffects: true,
+  },
+  {
+    name: 'pay-blind',
+    kind: 'http',
+    url: `${url}/v1/charges`,
+    timeoutMs: 1_000,
+    lateResultTimeoutMs: 20_000,
+    sideEffects: true,
+    callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
+  },
+  {
+    name: 'chat',
+    kind: 'openai-compatible',
+    baseUrl: `${url}/v1`,
+    model: 'sim-steady',
+    timeoutMs: 1_000,
+    lateResultTimeoutMs: 20_000,
+    sideEffects: false,
+  },
+];
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack({ providers });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface Job {
+  id: string;
+  status: string;
+  result: Record<string, unknown> | null;
+  completedBy: string | null;
+  attempts: Array<{ id: string; state: string; provider: string }>;
+}
+
+let counter = 0;
+async function charge(plan: string[], account = `acct-${++counter}`): Promise<Job> {
+  const response = await stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': `charge-${counter}-${Date.now()}` },
+    body: {
+      type: 'charge',
+      input: { amountCents: 1250, currency: 'EUR', account },
+      providers: plan,
+    },
+  });
+  expect(response.status).toBe(201);
+  return (await response.json()) as Job;
+}
+
+const getJob = async (id: string): Promise<Job> =>
+  (await (await stack.request('GET', `/v1/jobs/${id}`)).json()) as Job;
+const untilStatus = (id: string, status: string, timeoutMs = 30_000) =>
+  eventually(
+    () => getJob(id),
+    (job) => job.status === status,
+    timeoutMs,
+  );
+
+function chargesFor(jobId: string) {
+  return stack.simulator
+    .ledger()
+    .filter((entry) => entry.route === 'charge' && entry.idempotencyKey.startsWith(`${jobId}:`));
+}
+
+async function operator(method: string, path: string, body: unknown): Promise<Response> {
+  return stack.request(method, `/v1/operator${path}`, { body, token: OPERATOR_TOKEN });
+}
+
+test('a provoked timeout makes the attempt and the job unknown, blocks new attempts, and the late success wins', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'delay', ms: 4_000 } });
+  const job = await charge(['pay', 'pay-backup']);
+
+  const blocked = await untilStatus(job.id, 'unknown');
+  expect(blocked.attempts).toEqual([
+    expect.objectContaining({ id: `${job.id}:1`, state: 'unknown' }),
+  ]);
+
+  // The user's "try again" is refused while the first attempt may still take effect…
+  const retry = await stack.request('POST', `/v1/jobs/${job.id}/attempts`, {
+    body: { provider: 'pay-backup' },
+  });
+  expect(retry.status).toBe(409);
+  expect(retry.headers.get('retry-after')).toBe('60');
+  expect(await retry.json()).toMatchObject({
+    type: '/problems/attempt-in-flight',
+    blockingAttempt: { attemptId: `${job.id}:1`, state: 'unknown' },
+  });
+  // …and so is a second in-flight attempt row, by the database itself.
+  await expect(
+    stack.pool.query(
+      `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version) VALUES ($1, $2, 2, 'pay-backup', true, 0)`,
+      [`${job.id}:2`, job.id],
+    ),
+  ).rejects.toMatchObject({ code: '23505', constraint: 'attempts_one_in_flight_per_job' });
+
+  // The call kept running in the worker; its late answer goes through the CAS and wins.
+  const done = await untilStatus(job.id, 'succeeded');
+  expect(done.completedBy).toBe(`${job.id}:1`);
+  expect(done.attempts).toHaveLength(1);
+  expect(done.result).toMatchObject({
+    amountCents: 1250,
+    currency: 'EUR',
+    idempotencyKey: `${job.id}:1`,
+  });
+  expect(chargesFor(job.id)).toEqual([expect.objectContaining({ executions: 1 })]);
+});
+
+test('when the provider’s status says the attempt was never processed, it fails, and only then the fallback runs', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'drop_before' } });
+  const job = await charge(['pay', 'pay-backup']);
+  const done = await untilStatus(job.id, 'succeeded');
+  const [first, second] = await attemptRows(stack.pool, job.id);
+  expect(first).toMatchObject({ provider: 'pay', state: 'failed' });
+  expect(second).toMatchObject({ provider: 'pay-backup', state: 'succeeded' });
+  // The fallback was created only after the first attempt was settled as failed.
+  expect(second!.created_at.getTime()).toBeGreaterThanOrEqual(first!.finished_at!.getTime());
+  expect(done.completedBy).toBe(`${job.id}:2`);
+  expect(chargesFor(job.id)).toEqual([
+    expect.objectContaining({ idempotencyKey: `${job.id}:2`, executions: 1 }),
+  ]);
+});
+
+test('an operator who knows the hung attempt never charged resolves it failed, and the fallback runs', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+  const job = await charge(['pay', 'pay-backup']);
+  await untilStatus(job.id, 'unknown');
+  // The status lookup says "still processing": nothing settles it by itself.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  expect((await getJob(job.id)).status).toBe('unknown');
+
+  const resolved = await operator('POST', `/attempts/${job.id}:1/resolve`, {
+    outcome: 'failed',
+    reason: 'bank confirms no charge',
+  });
+  expect(resolved.status).toBe(200);
+  expect(await resolved.json()).toEqual({ attemptId: `${job.id}:1`, state: 'failed' });
+
+  const done = await untilStatus(job.id, 'succeeded');
+  expect(done.completedBy).toBe(`${job.id}:2`);
+  expect((await attemptRows(stack.pool, job.id)).map((a) => a.state)).toEqual([
+    'failed',
+    'succeeded',
+  ]);
+  expect(chargesFor(job.id)).toEqual([
+    expect.objectContaining({ idempotencyKey: `${job.id}:2`, executions: 1 }),
+  ]);
+});
+
+test('an operator resolves an unknown attempt as succeeded with its result, which goes through the CAS', async () => {
+  // Charged, then the connection dropped; this provider has no status lookup.
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'drop_after' } });
+  const job = await charge(['pay-blind', 'pay-backup']);
+  await untilStatus(job.id, 'unknown');
+  // The operator reads the charge off the provider's dashboard (here: its status endpoint).
+  const charged = (await (
+    await fetch(`${stack.simulator.url}/v1/charges/by-key/${encodeURIComponent(`${job.id}:1`)}`)
+  ).json()) as Record<string, unknown>;
+
+  const wrong = await operator('POST', `/attempts/${job.id}:1/resolve`, {
+    outcome: 'succeeded',
+    reason: 'dashboard',
+    result: { ...charged, amountCents: 1 },
+  });
+  expect(wrong.status).toBe(400);
+  const resolved = await operator('POST', `/attempts/${job.id}:1/resolve`, {
+    outcome: 'succeeded',
+    reason: 'seen on the dashboard',
+    result: charged,
+  });
+  expect(await resolved.json()).toEqual({ attemptId: `${job.id}:1`, state: 'succeeded' });
+
+  const done = await untilStatus(job.id, 'succeeded');
+  expect(done.result).toEqual(charged);
+  expect(done.attempts).toHaveLength(1);
+  expect(chargesFor(job.id)).toEqual([expect.objectContaining({ executions: 1 })]);
+  // Settled attempts cannot be resolved again.
+  const again = await operator('POST', `/attempts/${job.id}:1/resolve`, {
+    outcome: 'failed',
+    reason: 'changed my mind',
+  });
+  expect(again.status).toBe(409);
+});
+
+test('a signed provider callback settles an unknown attempt; a bad signature is refused', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'drop_after' } });
+  const job = await charge(['pay-blind']);
+  await untilStatus(job.id, 'unknown');
+  const charged = (await (
+    await fetch(`${stack.simulator.url}/v1/charges/by-key/${encodeURIComponent(`${job.id}:1`)}`)
+  ).json()) as Record<string, unknown>;
+  const body = JSON.stringify({ attemptId: `${job.id}:1`, status: 'succeeded', output: charged });
+
+  const forged = await fetch(`${stack.apiUrl}/v1/callbacks/pay-blind`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'onejob-signature': signBody('not-the-secret', body),
+    },
+    body,
+  });
+  expect(forged.status).toBe(401);
+  expect((await getJob(job.id)).status).toBe('unknown');
+
+  const signed = await fetch(`${stack.apiUrl}/v1/callbacks/pay-blind`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'onejob-signature': signBody(CALLBACK_SECRET, body),
+    },
+    body,
+  });
+  expect(signed.status).toBe(200);
+  const done = await untilStatus(job.id, 'succeeded', 10_000);
+  expect(done.result).toEqual(charged);
+});
+
+test('a result arriving after an operator cancelled the job is discarded and logged as a race', async () => {
+  stack.simulator.inject({ route: 'chat', fault: { kind: 'delay', ms: 3_000 } });
+  const created = await stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': `cancel-${Date.now()}` },
+    body: {
+      type: 'summarize',
+      input: { text: 'Cancelled jobs keep no results. Late answers are dropped.' },
+      providers: ['chat'],
+    },
+  });
+  const job = (await created.json()) as Job;
+  await untilStatus(job.id, 'unknown');
+
+  const cancelled = await operator('POST', `/jobs/${job.id}/cancel`, {
+    reason: 'customer withdrew',
+  });
+  expect(cancelled.status).toBe(200);
+  expect((await getJob(job.id)).status).toBe('cancelled');
+  const twice = await operator('POST', `/jobs/${job.id}/cancel`, { reason: 'again' });
+  expect(twice.status).toBe(409);
+
+  // The late answer arrives, loses the CAS (the version moved when the job was cancelled).
+  const lost = await eventually(
+    () => attemptRows(stack.pool, job.id),
+    (rows) => rows[0]?.state === 'lost',
+    15_000,
+  );
+  expect(lost).toHaveLength(1);
+  const { rows } = await stack.pool.query(
+    'SELECT status_job.terminal_status, status_job.result, r.winning_attempt_id FROM jobs status_job JOIN race_events r ON r.job_id = status_job.id WHERE status_job.id = $1',
+    [job.id],
+  );
+  expect(rows).toEqual([{ terminal_status: 'cancelled', result: null, winning_attempt_id: null }]);
+});
+
+test('operator routes need an operator token, and owners’ tokens are not one', async () => {
+  const response = await stack.request(
+    'POST',
+    '/v1/operator/jobs/00000000-0000-4000-8000-000000000000/cancel',
+    { body: { reason: 'x' } },
+  );
+  expect(response.status).toBe(401);
+});
+
+test('a definite failure moves on to the fallback; when every provider fails the job fails', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'fail_before', status: 402 } });
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'fail_before', status: 400 } });
+  const job = await charge(['pay', 'pay-backup']);
+  const done = await untilStatus(job.id, 'failed');
+  expect(done.attempts.map((a) => a.state)).toEqual(['failed', 'failed']);
+  expect(chargesFor(job.id)).toEqual([]);
+  const retry = await stack.request('POST', `/v1/jobs/${job.id}/attempts`, { body: {} });
+  expect(retry.status).toBe(409);
+  expect(await retry.json()).toMatchObject({ type: '/problems/job-terminal' });
+});

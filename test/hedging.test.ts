@@ -1,0 +1,141 @@
+import type { ProviderConfig } from '../src/providers/provider';
+import { attemptRows, eventually, startTestStack, type TestStack } from './helpers';
+
+/**
+ * Hedged mode, for side-effect-free jobs: after a delay of silence the fallback starts too;
+ * whichever wins the compare-and-swap first is the result, and the other's answer is dropped.
+ */
+const chat = (url: string, name: string, model: string, timeoutMs: number): ProviderConfig => ({
+  name,
+  kind: 'openai-compatible',
+  baseUrl: `${url}/v1`,
+  model,
+  timeoutMs,
+  lateResultTimeoutMs: 20_000,
+  sideEffects: false,
+});
+
+const TEXT = 'Attempt A leaves first and returns last. Attempt B leaves second and returns first.';
+
+interface Job {
+  id: string;
+  status: string;
+  result: { summary: string } | null;
+  completedBy: string | null;
+}
+
+async function run(stack: TestStack, key: string): Promise<Job> {
+  const created = await stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': key },
+    body: {
+      type: 'summarize',
+      input: { text: TEXT },
+      providers: ['primary', 'fallback'],
+      mode: 'hedged',
+    },
+  });
+  expect(created.status).toBe(201);
+  const { id } = (await created.json()) as Job;
+  return (await (await stack.request('GET', `/v1/jobs/${id}?wait=30`)).json()) as Job;
+}
+
+async function expectReverseOrderOutcome(stack: TestStack, job: Job): Promise<void> {
+  const [a, b] = [`${job.id}:1`, `${job.id}:2`];
+  expect(job.status).toBe('succeeded');
+  expect(job.completedBy).toBe(b);
+  // B's payload exactly: the backup model summarises with the last sentence.
+  expect(job.result).toEqual({ summary: 'Attempt B leaves second and returns first.' });
+
+  // A's answer still comes back; its compare-and-swap touches zero rows.
+  await eventually(
+    () => attemptRows(stack.pool, job.id),
+    (rows) => rows[0]?.state === 'lost',
+    15_000,
+  );
+  expect((await attemptRows(stack.pool, job.id)).map((r) => [r.id, r.state])).toEqual([
+    [a, 'lost'],
+    [b, 'succeeded'],
+  ]);
+  const { rows: races } = await stack.pool.query(
+    'SELECT losing_attempt_id, winning_attempt_id, expected_version, observed_version FROM race_events WHERE job_id = $1',
+    [job.id],
+  );
+  expect(races).toEqual([
+    { losing_attempt_id: a, winning_attempt_id: b, expected_version: 0, observed_version: 1 },
+  ]);
+  const { rows } = await stack.pool.query('SELECT version, result FROM jobs WHERE id = $1', [
+    job.id,
+  ]);
+  expect(rows).toEqual([
+    { version: 1, result: { summary: 'Attempt B leaves second and returns first.' } },
+  ]);
+  // Both providers really did the work: A's answer was produced, then dropped.
+  const chats = stack.simulator.ledger().filter((e) => e.idempotencyKey.startsWith(`${job.id}:`));
+  expect(chats.map((e) => e.idempotencyKey).sort()).toEqual([a, b]);
+}
+
+describe('reverse-order finish', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({
+      providers: (url) => [
+        chat(url, 'primary', 'sim-steady', 10_000),
+        chat(url, 'fallback', 'sim-backup', 10_000),
+      ],
+      hedgeDelayMs: 300,
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test('A leaves first and returns last, B leaves second and returns first: B wins, A loses the CAS', async () => {
+    stack.simulator.inject({
+      route: 'chat',
+      model: 'sim-steady',
+      fault: { kind: 'delay', ms: 2_000 },
+    });
+    const job = await run(stack, 'hedge-reverse');
+    await expectReverseOrderOutcome(stack, job);
+  });
+
+  test('hedged mode is refused for a job with side effects', async () => {
+    const response = await stack.request('POST', '/v1/jobs', {
+      headers: { 'idempotency-key': 'hedged-charge' },
+      body: {
+        type: 'charge',
+        input: { amountCents: 100, currency: 'EUR', account: 'a' },
+        mode: 'hedged',
+      },
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ type: '/problems/hedging-not-allowed' });
+  });
+});
+
+describe('reverse-order finish after a timeout', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({
+      // A times out long before the hedge delay: B starts at once, and A's late answer loses.
+      providers: (url) => [
+        chat(url, 'primary', 'sim-steady', 800),
+        chat(url, 'fallback', 'sim-backup', 10_000),
+      ],
+      hedgeDelayMs: 30_000,
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test('A times out (unknown), B wins, and A’s late result is discarded and logged', async () => {
+    stack.simulator.inject({
+      route: 'chat',
+      model: 'sim-steady',
+      fault: { kind: 'delay', ms: 2_500 },
+    });
+    const job = await run(stack, 'hedge-timeout');
+    await expectReverseOrderOutcome(stack, job);
+  });
+});
