@@ -139,3 +139,57 @@ describe('reverse-order finish after a timeout', () => {
     await expectReverseOrderOutcome(stack, job);
   });
 });
+
+describe('a user asks for the fallback now', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({
+      providers: (url) => [
+        chat(url, 'primary', 'sim-steady', 10_000),
+        chat(url, 'fallback', 'sim-backup', 10_000),
+      ],
+      hedgeDelayMs: 30_000,
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test('POST /attempts starts the hedge without waiting out the delay, and returns 202 with the attempt', async () => {
+    stack.simulator.inject({
+      route: 'chat',
+      model: 'sim-steady',
+      fault: { kind: 'delay', ms: 3_000 },
+    });
+    const created = await stack.request('POST', '/v1/jobs', {
+      headers: { 'idempotency-key': 'hedge-now' },
+      body: {
+        type: 'summarize',
+        input: { text: TEXT },
+        providers: ['primary', 'fallback'],
+        mode: 'hedged',
+      },
+    });
+    const { id } = (await created.json()) as Job;
+    await eventually(
+      () => attemptRows(stack.pool, id),
+      (rows) => rows[0]?.state === 'running',
+    );
+
+    const asked = await stack.request('POST', `/v1/jobs/${id}/attempts`, {
+      body: { provider: 'fallback' },
+    });
+    expect(asked.status).toBe(202);
+    expect(await asked.json()).toMatchObject({
+      attemptId: `${id}:2`,
+      seq: 2,
+      provider: 'fallback',
+    });
+    const job = (await (await stack.request('GET', `/v1/jobs/${id}?wait=30`)).json()) as Job;
+    await expectReverseOrderOutcome(stack, job);
+
+    const late = await stack.request('POST', `/v1/jobs/${id}/attempts`, { body: {} });
+    expect(late.status).toBe(409);
+    expect(await late.json()).toMatchObject({ type: '/problems/job-terminal' });
+  });
+});

@@ -87,6 +87,13 @@ function attemptOutcomeOf(error: unknown): {
   };
 }
 
+interface AttemptRequest {
+  provider?: string;
+  claimed: boolean;
+  created?: AttemptSummary;
+  refused?: string;
+}
+
 function refuse(type: string, message: string, details?: unknown): never {
   throw ApplicationFailure.create({
     type,
@@ -109,8 +116,10 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   let winner: string | null = null;
   /** Attempts someone asked the workflow to look at again (late result, callback, operator). */
   const nudged = new Set<string>();
-  /** Users' "try again" requests, fulfilled by the next attempt that starts. */
-  const requests: Array<{ provider?: string; created?: AttemptSummary }> = [];
+  /** Users' "try again" requests: claimed by the loop, fulfilled when their attempt exists. */
+  const requests: AttemptRequest[] = [];
+  const pendingRequest = (): AttemptRequest | undefined => requests.find((r) => !r.claimed);
+  let nextInPlan = 0;
   const runningCalls = new Map<string, CancellationScope>();
 
   const inFlight = (): AttemptSummary[] =>
@@ -138,9 +147,12 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   setHandler(
     requestAttemptUpdate,
     async (request) => {
-      const entry: { provider?: string; created?: AttemptSummary } = { provider: request.provider };
+      const entry: AttemptRequest = { provider: request.provider, claimed: false };
       requests.push(entry);
-      await condition(() => entry.created !== undefined || terminal !== null);
+      await condition(
+        () => entry.created !== undefined || entry.refused !== undefined || terminal !== null,
+      );
+      if (entry.refused) refuse(REFUSALS.unknownProvider, entry.refused);
       if (!entry.created)
         refuse(REFUSALS.jobTerminal, `job ${input.jobId} ended before the attempt could start`);
       return entry.created;
@@ -228,13 +240,25 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     return { jobId: input.jobId, status: terminal, completedBy: admitted.completedBy };
   }
 
-  let nextInPlan = 0;
   const failures: Record<string, unknown>[] = [];
-  /** The provider of the next attempt: a user's explicit request first, else the plan's next. */
-  const nextProvider = (): PlannedProvider | undefined => {
-    const asked = requests.find((r) => !r.created && r.provider !== undefined);
-    if (asked) return admitted.compatible.find((p) => p.name === asked.provider);
-    return admitted.providers[nextInPlan++];
+  /**
+   * The provider of the next attempt: a user's request first (claimed here, so it is served
+   * once), else the plan's next.
+   */
+  const nextProvider = (): { provider: PlannedProvider; request?: AttemptRequest } | undefined => {
+    const request = pendingRequest();
+    if (!request) {
+      const provider = admitted.providers[nextInPlan++];
+      return provider && { provider };
+    }
+    request.claimed = true;
+    const provider =
+      request.provider === undefined
+        ? admitted.providers[nextInPlan++]
+        : admitted.compatible.find((p) => p.name === request.provider);
+    if (provider) return { provider, request };
+    request.refused = 'no provider is left to try';
+    return undefined;
   };
 
   /** Waits, with backoff, until an unknown attempt settles (late result, status lookup, operator). */
@@ -260,6 +284,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   async function runAttempt(
     provider: PlannedProvider,
     waitWhileUnknown: boolean,
+    request?: AttemptRequest,
   ): Promise<AttemptState> {
     const seq = status.attempts.length + 1;
     const created = await db.startAttempt({
@@ -275,9 +300,6 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       state: created.state,
     };
     status.attempts.push(summary);
-    const request = requests.find(
-      (r) => !r.created && (r.provider === undefined || r.provider === provider.name),
-    );
     if (request) {
       request.created = summary;
       requests.splice(requests.indexOf(request), 1);
@@ -312,16 +334,16 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   if (admitted.mode === 'exclusive') {
     // One attempt at a time; an unknown one blocks everything after it until it settles.
     while (!terminal) {
-      const provider = nextProvider();
-      if (!provider) break;
-      await runAttempt(provider, true);
+      const next = nextProvider();
+      if (!next) break;
+      await runAttempt(next.provider, true, next.request);
     }
   } else {
     // Hedged: after a delay of silence the next provider starts too; the first CAS wins.
     const live = new Set<Promise<AttemptState>>();
     let settledCount = 0;
-    const launch = (provider: PlannedProvider): void => {
-      const running = runAttempt(provider, false);
+    const launch = (next: { provider: PlannedProvider; request?: AttemptRequest }): void => {
+      const running = runAttempt(next.provider, false, next.request);
       live.add(running);
       void running.then(() => {
         live.delete(running);
@@ -329,11 +351,11 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       });
     };
     while (!terminal) {
-      const nextExists = nextInPlan < admitted.providers.length || requests.some((r) => !r.created);
+      const nextExists = nextInPlan < admitted.providers.length || pendingRequest() !== undefined;
       if (live.size === 0) {
-        const provider = nextExists ? nextProvider() : undefined;
-        if (provider) {
-          launch(provider);
+        const next = nextExists ? nextProvider() : undefined;
+        if (next) {
+          launch(next);
           continue;
         }
         // Nothing running and nobody left to ask: wait out the unknown ones, or fail.
@@ -344,7 +366,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       }
       const before = settledCount;
       const woken = () =>
-        terminal !== null || settledCount !== before || requests.some((r) => !r.created);
+        terminal !== null || settledCount !== before || pendingRequest() !== undefined;
       let timedOut = false;
       if (nextExists) {
         timedOut = !(await condition(woken, admitted.hedgeDelayMs, {
@@ -355,9 +377,9 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       }
       if (terminal) break;
       const failedOrUnknown = settledCount !== before;
-      if ((timedOut || failedOrUnknown || requests.some((r) => !r.created)) && nextExists) {
-        const provider = nextProvider();
-        if (provider) launch(provider);
+      if (timedOut || failedOrUnknown || pendingRequest() !== undefined) {
+        const next = nextProvider();
+        if (next) launch(next);
       }
     }
     // The losers: stop waiting for them, and let each settle its row before the workflow ends.
