@@ -32,6 +32,8 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
     taskQueue: env.ONEJOB_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     /** Hedged jobs: the delay before the fallback starts while the primary's p95 is not known. */
     hedgeDelayMs: milliseconds(env, 'ONEJOB_HEDGE_DELAY_MS', 2_000),
+    /** Require certification of a job's primary provider too (failover always requires it). */
+    requireCertifiedPrimary: env.ONEJOB_REQUIRE_CERTIFIED_PRIMARY === 'true',
   };
 }
 

@@ -15,6 +15,7 @@ export interface JobWorkerOptions {
   /** For activities that nudge a workflow (a late result arrived). */
   temporal: Client;
   defaultHedgeDelayMs?: number;
+  requireCertifiedPrimary?: boolean;
   /** A prebuilt workflow bundle; without it the workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;
 }
@@ -34,6 +35,7 @@ export async function createJobWorker(options: JobWorkerOptions): Promise<Worker
       logger: options.logger,
       temporal: options.temporal,
       defaultHedgeDelayMs: options.defaultHedgeDelayMs,
+      requireCertifiedPrimary: options.requireCertifiedPrimary,
     }),
   });
 }

@@ -56,6 +56,9 @@ const providers = (url: string): ProviderConfig[] => [
 let stack: TestStack;
 beforeAll(async () => {
   stack = await startTestStack({ providers });
+  // Failover only goes to certified providers.
+  for (const name of ['pay', 'pay-backup', 'pay-blind'])
+    expect((await stack.certify(name, 'charge')).passed).toBe(true);
 });
 afterAll(async () => {
   await stack?.stop();

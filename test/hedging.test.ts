@@ -84,6 +84,7 @@ describe('reverse-order finish', () => {
       ],
       hedgeDelayMs: 300,
     });
+    expect((await stack.certify('fallback', 'summarize')).passed).toBe(true);
   });
   afterAll(async () => {
     await stack?.stop();
@@ -124,6 +125,7 @@ describe('reverse-order finish after a timeout', () => {
       ],
       hedgeDelayMs: 30_000,
     });
+    expect((await stack.certify('fallback', 'summarize')).passed).toBe(true);
   });
   afterAll(async () => {
     await stack?.stop();
@@ -150,6 +152,7 @@ describe('a user asks for the fallback now', () => {
       ],
       hedgeDelayMs: 30_000,
     });
+    expect((await stack.certify('fallback', 'summarize')).passed).toBe(true);
   });
   afterAll(async () => {
     await stack?.stop();

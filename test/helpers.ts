@@ -12,6 +12,7 @@ import type { ProviderConfig } from '../src/providers/provider';
 import { ProviderRegistry, providerConfigsFromEnv } from '../src/providers/registry';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server';
 import { createJobWorker } from '../src/worker';
+import { certifyProvider, type CertificationReport } from '../src/certification/certify';
 import { harness, ROOT } from './harness';
 
 // Keep the SDK's own logging to warnings so test output stays readable.
@@ -98,6 +99,10 @@ export interface TestStack {
   /** The API as its own process (dist/bin/api.js), as it runs in production. */
   api: GuardedProcess;
   apiOutput(): string;
+  /** Provider adapters configured as the services have them (pointed at this stack's simulator). */
+  registry: ProviderRegistry;
+  /** Runs the golden cases of a job type through a provider and stores the verdict. */
+  certify(provider: string, jobType: string): Promise<CertificationReport>;
   /** With workerProcess: SIGKILL the worker (mid-attempt, say) … */
   killWorker(): Promise<void>;
   /** … and start a fresh one. */
@@ -168,6 +173,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
 
   const connection = await Connection.connect({ address: info.temporalAddress });
   const temporal = new Client({ connection, namespace: 'default' });
+  const registry = new ProviderRegistry(providerConfigsFromEnv(serviceEnv), serviceEnv);
 
   let workerProcess: GuardedProcess | undefined;
   const startWorkerProcess = async (): Promise<GuardedProcess> => {
@@ -183,7 +189,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     workerProcess = await startWorkerProcess();
     stopWorker = async () => workerProcess?.stop();
   } else {
-    const providers = new ProviderRegistry(providerConfigsFromEnv(serviceEnv), serviceEnv);
+    const providers = registry;
     const nativeConnection = await NativeConnection.connect({ address: info.temporalAddress });
     const worker = await createJobWorker({
       temporal,
@@ -216,6 +222,9 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     simulator,
     api,
     apiOutput: () => output,
+    registry,
+    certify: (provider, jobType) =>
+      certifyProvider({ db: database.pool, provider: registry.get(provider), jobType }),
     async killWorker() {
       if (!workerProcess)
         throw new Error(

@@ -26,6 +26,7 @@ const providers = (url: string): ProviderConfig[] => [
 let stack: TestStack;
 beforeAll(async () => {
   stack = await startTestStack({ providers, workerProcess: true });
+  expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
 });
 afterAll(async () => {
   await stack?.stop();

@@ -1,7 +1,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Pool } from '../db/pool';
-import { findJob, finishJobWithoutResult, markJobAdmitted } from '../db/jobs';
+import { addJobNote, findJob, finishJobWithoutResult, markJobAdmitted } from '../db/jobs';
+import { findCertification } from '../db/certifications';
 import {
   createAttempt,
   findAttempt,
@@ -11,8 +12,13 @@ import {
   type AttemptRecord,
 } from '../db/attempts';
 import type { JobMode, TerminalJobStatus } from '../domain/job';
-import { checkOutput, findJobType } from '../jobTypes';
-import { ProviderCallError, type FailureCertainty } from '../providers/provider';
+import { checkOutput, contractVersion, findJobType, type AnyJobTypeContract } from '../jobTypes';
+import {
+  ContractViolation,
+  ProviderCallError,
+  providerModel,
+  type FailureCertainty,
+} from '../providers/provider';
 import type { ProviderRegistry } from '../providers/registry';
 import type { Logger } from '../logger';
 import {
@@ -41,6 +47,8 @@ export interface JobPlan {
   compatible: PlannedProvider[];
   /** Hedged mode: silence after which the next attempt starts. */
   hedgeDelayMs: number;
+  /** Providers left out of the plan because they are not certified for the current contract. */
+  skipped: Array<{ provider: string; reason: string }>;
   terminalStatus: TerminalJobStatus | null;
   completedBy: string | null;
 }
@@ -53,6 +61,8 @@ export interface ActivityDeps {
   temporal: Client;
   /** Hedge delay when the primary has no observed p95 yet. */
   defaultHedgeDelayMs?: number;
+  /** Require certification of the primary too (failover always requires it). */
+  requireCertifiedPrimary?: boolean;
 }
 
 function providerFailure(
@@ -90,6 +100,23 @@ export function createActivities(deps: ActivityDeps) {
       winnerAttemptId: job?.completedBy ?? null,
       jobStatus: job?.terminalStatus ?? null,
     };
+  }
+
+  async function uncertifiedReason(
+    name: string,
+    contract: AnyJobTypeContract,
+  ): Promise<string | undefined> {
+    const { config } = providers.get(name);
+    const version = contractVersion(contract);
+    const verdict = await findCertification(pool, {
+      provider: name,
+      model: providerModel(config),
+      jobType: contract.name,
+      contractVersion: version,
+    });
+    if (!verdict) return `not certified for the ${contract.name} contract ${version}`;
+    if (!verdict.passed) return `failed certification for the ${contract.name} contract ${version}`;
+    return undefined;
   }
 
   const recordResult = (
@@ -130,11 +157,27 @@ export function createActivities(deps: ActivityDeps) {
       const contract = findJobType(job.type);
       const primary = job.providers[0];
       const p95 = primary ? await observedP95Ms(pool, primary) : undefined;
+      // Failover goes only to providers certified for the contract in force.
+      const plan: PlannedProvider[] = [];
+      const skipped: JobPlan['skipped'] = [];
+      for (const [index, name] of job.providers.entries()) {
+        const mustBeCertified = index > 0 || deps.requireCertifiedPrimary === true;
+        const reason =
+          contract && mustBeCertified ? await uncertifiedReason(name, contract) : undefined;
+        if (!reason) {
+          plan.push(planned(name));
+          continue;
+        }
+        skipped.push({ provider: name, reason });
+        await addJobNote(pool, job.id, { event: 'provider_skipped', provider: name, reason });
+        logger.warn({ jobId: job.id, provider: name, reason }, 'provider skipped: not certified');
+      }
       return {
         jobId: job.id,
         type: job.type,
         mode: job.mode,
-        providers: job.providers.map(planned),
+        providers: plan,
+        skipped,
         compatible: contract ? providers.compatible(contract.providerKinds).map(planned) : [],
         hedgeDelayMs: p95 ?? deps.defaultHedgeDelayMs ?? 2_000,
         terminalStatus: job.terminalStatus,
@@ -192,18 +235,19 @@ export function createActivities(deps: ActivityDeps) {
       const heartbeat = setInterval(() => context.heartbeat(), 1_000);
       let output: unknown;
       let failure: ProviderCallError | undefined;
+      let violation: ContractViolation | undefined;
       try {
         output = (await provider.call({ attemptId: attempt.id, contract, input: job.input }))
           .output;
       } catch (error) {
-        failure =
-          error instanceof ProviderCallError
-            ? error
-            : new ProviderCallError(
-                `provider call threw: ${(error as Error).message}`,
-                'ambiguous',
-                'unexpected',
-              );
+        if (error instanceof ContractViolation) violation = error;
+        else if (error instanceof ProviderCallError) failure = error;
+        else
+          failure = new ProviderCallError(
+            `provider call threw: ${(error as Error).message}`,
+            'ambiguous',
+            'unexpected',
+          );
       } finally {
         clearInterval(heartbeat);
       }
@@ -230,7 +274,9 @@ export function createActivities(deps: ActivityDeps) {
         outcome = await outcomeOf(settled);
         errorToThrow = providerFailure(failure.certainty, failure.message, details);
       } else {
-        const checked = checkOutput(contract, job.input, output, { attemptId: attempt.id });
+        const checked = violation
+          ? { ok: false as const, reason: violation.message, issues: [violation.message] }
+          : checkOutput(contract, job.input, output, { attemptId: attempt.id });
         if (checked.ok) {
           outcome = await recordResult(
             attempt.id,
@@ -238,6 +284,7 @@ export function createActivities(deps: ActivityDeps) {
             isLate() ? 'late-result' : 'provider',
           );
         } else {
+          // A broken contract is a definite failure; the raw answer stays on the attempt, never on the job.
           log.warn(
             { code: 'contract_violation', issues: checked.issues },
             'provider output rejected',
@@ -247,8 +294,9 @@ export function createActivities(deps: ActivityDeps) {
             message: checked.reason,
             issues: checked.issues,
           };
+          const raw = violation ? violation.rawOutput : output;
           outcome = await outcomeOf(
-            await settleAttemptWithoutResult(pool, attempt.id, 'failed', details),
+            await settleAttemptWithoutResult(pool, attempt.id, 'failed', details, raw),
           );
           errorToThrow = providerFailure('definite', checked.reason, details);
         }

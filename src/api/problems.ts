@@ -23,6 +23,10 @@ export const PROBLEM_TYPES = {
   'incompatible-provider': { status: 400, title: 'The provider cannot run this job type' },
   'attempt-in-flight': { status: 409, title: 'An attempt of this job is still in flight' },
   'job-terminal': { status: 409, title: 'The job has already ended' },
+  'no-certified-provider': {
+    status: 422,
+    title: 'No provider certified for this contract is left to fail over to',
+  },
   'attempt-not-resolvable': { status: 409, title: 'Only an unknown attempt can be resolved' },
   forbidden: { status: 403, title: 'Operator token required' },
   'bad-signature': { status: 401, title: 'The callback signature does not match' },

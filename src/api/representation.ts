@@ -9,6 +9,7 @@ export const attemptResourceSchema = z.object({
   provider: z.string(),
   state: z.enum(ATTEMPT_STATES),
   error: z.unknown(),
+  rawOutput: z.unknown(),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
 });
@@ -25,6 +26,7 @@ export const jobResourceSchema = z.object({
   result: z.unknown(),
   completedBy: z.string().nullable(),
   failure: z.unknown(),
+  notes: z.array(z.unknown()),
   attemptCount: z.number().int(),
   attempts: z.array(attemptResourceSchema).optional(),
   createdAt: z.string(),
@@ -53,6 +55,7 @@ export function jobResource(job: JobRecord, attempts?: AttemptRecord[]): JobReso
     result: job.result ?? null,
     completedBy: job.completedBy,
     failure: job.failure ?? null,
+    notes: job.notes,
     attemptCount: attempts?.length ?? job.attemptCount,
     ...(attempts && {
       attempts: attempts.map((attempt) => ({
@@ -61,6 +64,7 @@ export function jobResource(job: JobRecord, attempts?: AttemptRecord[]): JobReso
         provider: attempt.provider,
         state: attempt.state,
         error: attempt.error ?? null,
+        rawOutput: attempt.rawOutput ?? null,
         startedAt: attempt.startedAt?.toISOString() ?? null,
         finishedAt: attempt.finishedAt?.toISOString() ?? null,
       })),

@@ -35,6 +35,7 @@ async function main(): Promise<void> {
   const worker = await createJobWorker({
     temporal,
     defaultHedgeDelayMs: config.hedgeDelayMs,
+    requireCertifiedPrimary: config.requireCertifiedPrimary,
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,

@@ -10,6 +10,7 @@ export interface AttemptRecord {
   exclusive: boolean;
   readVersion: number;
   error: unknown;
+  rawOutput: unknown;
   startedAt: Date | null;
   finishedAt: Date | null;
   createdAt: Date;
@@ -24,6 +25,7 @@ interface AttemptRow {
   exclusive: boolean;
   read_version: number;
   error: unknown;
+  raw_output: unknown;
   started_at: Date | null;
   finished_at: Date | null;
   created_at: Date;
@@ -39,6 +41,7 @@ function toAttempt(row: AttemptRow): AttemptRecord {
     exclusive: row.exclusive,
     readVersion: row.read_version,
     error: row.error,
+    rawOutput: row.raw_output,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
     createdAt: row.created_at,
@@ -148,14 +151,23 @@ export async function settleAttemptWithoutResult(
   id: string,
   state: 'failed' | 'unknown' | 'cancelled',
   error: Record<string, unknown>,
+  /** What the provider answered, when the answer itself was the problem (kept for inspection). */
+  rawOutput?: unknown,
 ): Promise<AttemptRecord> {
   const from = state === 'unknown' ? ['starting', 'running'] : ['starting', 'running', 'unknown'];
   const { rows } = await db.query<AttemptRow>(
     `UPDATE attempts
         SET state = $2, error = $3, updated_at = now(),
+            raw_output = COALESCE($5::jsonb, raw_output),
             finished_at = CASE WHEN $2 = 'unknown' THEN NULL ELSE now() END
       WHERE id = $1 AND state = ANY($4::text[]) RETURNING *`,
-    [id, state, JSON.stringify(error), from],
+    [
+      id,
+      state,
+      JSON.stringify(error),
+      from,
+      rawOutput === undefined ? null : JSON.stringify(rawOutput),
+    ],
   );
   const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
   if (!attempt) throw new Error(`attempt ${id} does not exist`);

@@ -23,6 +23,7 @@ export interface JobRecord {
   updatedAt: Date;
   finishedAt: Date | null;
   admittedAt: Date | null;
+  notes: unknown[];
   /** Exact creation time in microseconds since the epoch: the pagination cursor's key. */
   createdAtMicros: number;
 }
@@ -48,6 +49,7 @@ interface JobRow {
   updated_at: Date;
   finished_at: Date | null;
   admitted_at: Date | null;
+  notes: unknown[];
   created_at_us: number;
 }
 
@@ -85,6 +87,7 @@ function toJob(row: JobRow): JobRecord {
     updatedAt: row.updated_at,
     finishedAt: row.finished_at,
     admittedAt: row.admitted_at,
+    notes: row.notes,
     createdAtMicros: row.created_at_us,
   };
 }
@@ -253,4 +256,17 @@ export async function listOwnedJobs(
   return rows.length > options.limit && last
     ? { jobs, next: { createdAtMicros: last.createdAtMicros, id: last.id } }
     : { jobs };
+}
+
+/** Appends a note (why a step of the plan was skipped) once; repeating the same note is a no-op. */
+export async function addJobNote(
+  db: Queryable,
+  jobId: string,
+  note: Record<string, unknown>,
+): Promise<void> {
+  await db.query(
+    `UPDATE jobs SET notes = notes || jsonb_build_array($2::jsonb)
+      WHERE id = $1 AND NOT notes @> jsonb_build_array($2::jsonb)`,
+    [jobId, JSON.stringify(note)],
+  );
 }

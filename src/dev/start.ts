@@ -2,7 +2,10 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DEV_API_TOKENS, DEV_OPERATOR_TOKEN, DEV_OPERATOR_TOKENS, DEV_TOKEN } from '../api/auth';
 import { devStackConfig } from '../config';
+import { certifyMany } from '../certification/certify';
 import { migrate } from '../db/migrate';
+import { findJobType, jobTypeNames } from '../jobTypes';
+import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { createPool } from '../db/pool';
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
 import { isPortFree, sleep, spawnNodeScript, type GuardedProcess } from './processes';
@@ -153,6 +156,28 @@ async function main(): Promise<void> {
     };
     const simulator = start('simulator');
     await waitForHttp(`http://127.0.0.1:${ports.simulatorPort}/healthz`, 30_000, simulator.exited);
+    if (!env.ONEJOB_PROVIDERS) {
+      // The offline stack fails over out of the box: certify the simulator's well-behaved models.
+      const certifying = createPool(env.DATABASE_URL, { max: 1 });
+      try {
+        const registry = new ProviderRegistry(providerConfigsFromEnv(env), env);
+        const reports = await certifyMany({
+          db: certifying,
+          providers: registry.names().map((name) => {
+            const provider = registry.get(name);
+            const jobTypes = jobTypeNames()
+              .map((n) => findJobType(n)!)
+              .filter((c) => c.providerKinds.includes(provider.config.kind));
+            return { provider, jobTypes };
+          }),
+        });
+        log(
+          `certified: ${reports.map((r) => `${r.provider}/${r.jobType} ${r.passed ? 'ok' : 'FAILED'}`).join(', ')}`,
+        );
+      } finally {
+        await certifying.end();
+      }
+    }
     const worker = start('worker');
     await waitForMessage(worker, 'ready', 120_000);
     const api = start('api');

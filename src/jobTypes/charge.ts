@@ -19,6 +19,8 @@ const output = z.strictObject({
 /** Moves money: a side effect, so always exclusive and never hedged. */
 export const charge: JobTypeContract<z.infer<typeof input>, z.infer<typeof output>> = {
   name: 'charge',
+  revision: 1,
+  sample: { amountCents: 1250, currency: 'EUR', account: 'acct-sample' },
   input,
   output,
   sideEffects: true,

@@ -9,6 +9,10 @@ export interface ChatMessage {
 /** What a job type promises: the input it takes, the prompt it sends, the output it accepts. */
 export interface JobTypeContract<Input, Output> {
   name: string;
+  /** Bump when the business checks (or any meaning the schemas do not show) change. */
+  revision: number;
+  /** A representative input: its rendered prompt is part of the contract version. */
+  sample: Input;
   input: z.ZodType<Input>;
   /** Strict schema of the provider's answer; unknown keys are a contract failure. */
   output: z.ZodType<Output>;

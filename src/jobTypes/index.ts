@@ -3,6 +3,7 @@ import type { AnyJobTypeContract } from './contract';
 import { summarize } from './summarize';
 
 export { checkOutput } from './contract';
+export { contractVersion, outputJsonSchema } from './contractVersion';
 export type { AnyJobTypeContract, ChatMessage, JobTypeContract } from './contract';
 
 const jobTypes = new Map<string, AnyJobTypeContract>([

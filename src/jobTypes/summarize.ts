@@ -15,11 +15,13 @@ const output = z.strictObject({
 
 export const summarize: JobTypeContract<z.infer<typeof input>, z.infer<typeof output>> = {
   name: 'summarize',
+  revision: 1,
+  sample: { text: 'The contract sample. Its rendered prompt is part of the contract version.' },
   input,
   output,
   // Pure inference: repeating it has no effect outside the answer.
   sideEffects: false,
-  providerKinds: ['openai-compatible'],
+  providerKinds: ['openai-compatible', 'anthropic'],
   prompt: ({ text }) => [
     {
       role: 'system',

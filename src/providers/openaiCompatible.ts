@@ -1,52 +1,18 @@
 import OpenAI from 'openai';
+import { outputJsonSchema } from '../jobTypes';
 import {
-  causeCode,
-  isAmbiguousStatus,
+  ContractViolation,
   lateResultTimeoutMs,
-  ProviderCallError,
-  UNREACHABLE_CODES,
   type OpenAiCompatibleConfig,
   type Provider,
   type ProviderRequest,
   type ProviderResponse,
 } from './provider';
+import { classifySdkError } from './sdkErrors';
 
-/** Sorts every failure into "certainly had no effect" or "may have had an effect". */
-export function classifyOpenAiError(error: unknown): ProviderCallError {
-  if (error instanceof OpenAI.APIUserAbortError) {
-    return new ProviderCallError('request aborted after it was sent', 'ambiguous', 'aborted');
-  }
-  if (error instanceof OpenAI.APIConnectionTimeoutError) {
-    return new ProviderCallError('provider did not answer in time', 'ambiguous', 'timeout');
-  }
-  if (error instanceof OpenAI.APIConnectionError) {
-    const code = causeCode(error);
-    if (code && UNREACHABLE_CODES.has(code)) {
-      return new ProviderCallError(`provider unreachable (${code})`, 'definite', 'unreachable');
-    }
-    return new ProviderCallError(
-      `connection failed (${code ?? 'unknown cause'})`,
-      'ambiguous',
-      'connection',
-    );
-  }
-  if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
-    const status = error.status;
-    return new ProviderCallError(
-      `provider answered HTTP ${status}`,
-      isAmbiguousStatus(status) ? 'ambiguous' : 'definite',
-      `http_${status}`,
-      status,
-    );
-  }
-  return new ProviderCallError(
-    `unexpected provider error: ${(error as Error)?.message ?? String(error)}`,
-    'ambiguous',
-    'unexpected',
-  );
-}
+export const classifyOpenAiError = (error: unknown) => classifySdkError(error, OpenAI);
 
-/** Any OpenAI-compatible chat completions API (OpenAI, Azure, vLLM, Ollama, OpenRouter…). */
+/** Any OpenAI-compatible chat completions API (OpenAI, Azure, vLLM, Ollama, OpenRouter, Together, Groq…). */
 export class OpenAiCompatibleProvider implements Provider {
   private readonly client: OpenAI;
 
@@ -64,6 +30,26 @@ export class OpenAiCompatibleProvider implements Provider {
     });
   }
 
+  private responseFormat(request: ProviderRequest) {
+    switch (this.config.structuredOutput ?? 'json_schema') {
+      case 'json_schema':
+        return {
+          response_format: {
+            type: 'json_schema' as const,
+            json_schema: {
+              name: request.contract.name,
+              strict: true,
+              schema: outputJsonSchema(request.contract),
+            },
+          },
+        };
+      case 'json_object':
+        return { response_format: { type: 'json_object' as const } };
+      default:
+        return {};
+    }
+  }
+
   async call(request: ProviderRequest): Promise<ProviderResponse> {
     let content: string | null | undefined;
     try {
@@ -72,7 +58,8 @@ export class OpenAiCompatibleProvider implements Provider {
           model: this.config.model,
           messages: request.contract.prompt(request.input),
           temperature: 0,
-          response_format: { type: 'json_object' },
+          max_completion_tokens: this.config.maxOutputTokens ?? 1024,
+          ...this.responseFormat(request),
         },
         {
           signal: request.signal,
@@ -83,17 +70,12 @@ export class OpenAiCompatibleProvider implements Provider {
     } catch (error) {
       throw classifyOpenAiError(error);
     }
-    if (typeof content !== 'string') {
-      throw new ProviderCallError(
-        'provider answered without message content',
-        'definite',
-        'contract_violation',
-      );
-    }
+    if (typeof content !== 'string')
+      throw new ContractViolation('the answer has no message content', content ?? null);
     try {
       return { output: JSON.parse(content) as unknown };
     } catch {
-      throw new ProviderCallError('provider output is not JSON', 'definite', 'contract_violation');
+      throw new ContractViolation('the answer is not JSON (the model ignored the format)', content);
     }
   }
 }

@@ -1,6 +1,6 @@
 import type { AnyJobTypeContract } from '../jobTypes';
 
-export type ProviderKind = 'openai-compatible' | 'http';
+export type ProviderKind = 'openai-compatible' | 'anthropic' | 'http';
 
 interface CommonProviderConfig {
   name: string;
@@ -17,13 +17,33 @@ interface CommonProviderConfig {
   callbackSecretEnv?: string;
 }
 
-export interface OpenAiCompatibleConfig extends CommonProviderConfig {
-  kind: 'openai-compatible';
-  /** Base URL of the API, including its version prefix, e.g. `https://api.openai.com/v1`. */
-  baseUrl: string;
+export interface ChatModelConfig {
   model: string;
   /** Name of the environment variable holding the API key; the key itself never sits in config. */
   apiKeyEnv?: string;
+  /** The model's context window in tokens, checked by certification. */
+  contextWindow?: number;
+  /** Tokens reserved for the answer. Default 1024. */
+  maxOutputTokens?: number;
+}
+
+export interface OpenAiCompatibleConfig extends CommonProviderConfig, ChatModelConfig {
+  kind: 'openai-compatible';
+  /** Base URL of the API, including its version prefix, e.g. `https://api.openai.com/v1`. */
+  baseUrl: string;
+  /**
+   * How the output format is asked for: `json_schema` (structured outputs, strict), `json_object`
+   * (JSON mode), or `prompt` (the prompt alone, for servers with neither). Default `json_schema`.
+   */
+  structuredOutput?: 'json_schema' | 'json_object' | 'prompt';
+  /** js-tiktoken encoding for counting prompt tokens. Default `o200k_base`. */
+  tokenizer?: 'o200k_base' | 'cl100k_base';
+}
+
+export interface AnthropicConfig extends CommonProviderConfig, ChatModelConfig {
+  kind: 'anthropic';
+  /** Default: the SDK's (api.anthropic.com). */
+  baseUrl?: string;
 }
 
 export interface HttpProviderConfig extends CommonProviderConfig {
@@ -35,7 +55,7 @@ export interface HttpProviderConfig extends CommonProviderConfig {
   apiKeyEnv?: string;
 }
 
-export type ProviderConfig = OpenAiCompatibleConfig | HttpProviderConfig;
+export type ProviderConfig = OpenAiCompatibleConfig | AnthropicConfig | HttpProviderConfig;
 
 export function lateResultTimeoutMs(config: ProviderConfig): number {
   return config.lateResultTimeoutMs ?? Math.min(config.timeoutMs * 10, 600_000);
@@ -53,6 +73,17 @@ export interface ProviderRequest {
 export interface ProviderResponse {
   /** The provider's answer as JSON, still unchecked: the contract decides whether it is acceptable. */
   output: unknown;
+}
+
+/** The provider answered, but not in the asked format (prose, no tool call): kept for inspection. */
+export class ContractViolation extends Error {
+  constructor(
+    message: string,
+    readonly rawOutput: unknown,
+  ) {
+    super(message);
+    this.name = 'ContractViolation';
+  }
 }
 
 /** What a provider says about an attempt when asked later, by its idempotency key. */
@@ -103,4 +134,9 @@ export function causeCode(error: unknown): string | undefined {
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/** The model a provider serves, as certifications are keyed (HTTP providers have none). */
+export function providerModel(config: ProviderConfig): string {
+  return config.kind === 'http' ? '-' : config.model;
 }

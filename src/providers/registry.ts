@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AnthropicProvider } from './anthropic';
 import { HttpProvider } from './httpProvider';
 import { OpenAiCompatibleProvider } from './openaiCompatible';
 import type { Provider, ProviderConfig, ProviderKind } from './provider';
@@ -18,12 +19,26 @@ const common = {
     .optional(),
 };
 
+const chatModel = {
+  model: z.string().min(1),
+  contextWindow: z.number().int().min(256).optional(),
+  maxOutputTokens: z.number().int().min(1).optional(),
+};
+
 const providerConfigSchema = z.discriminatedUnion('kind', [
   z.strictObject({
     ...common,
+    ...chatModel,
     kind: z.literal('openai-compatible'),
     baseUrl: z.url(),
-    model: z.string().min(1),
+    structuredOutput: z.enum(['json_schema', 'json_object', 'prompt']).optional(),
+    tokenizer: z.enum(['o200k_base', 'cl100k_base']).optional(),
+  }),
+  z.strictObject({
+    ...common,
+    ...chatModel,
+    kind: z.literal('anthropic'),
+    baseUrl: z.url().optional(),
   }),
   z.strictObject({
     ...common,
@@ -89,6 +104,17 @@ export function providerConfigsFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
   return simulatorProviders(env.ONEJOB_SIMULATOR_URL ?? DEFAULT_SIMULATOR_URL);
 }
 
+function createProvider(config: ProviderConfig, apiKey: string | undefined): Provider {
+  switch (config.kind) {
+    case 'http':
+      return new HttpProvider(config, apiKey);
+    case 'anthropic':
+      return new AnthropicProvider(config, apiKey ?? 'not-needed');
+    case 'openai-compatible':
+      return new OpenAiCompatibleProvider(config, apiKey ?? 'not-needed');
+  }
+}
+
 export class ProviderRegistry {
   private readonly providers = new Map<string, Provider>();
 
@@ -104,12 +130,7 @@ export class ProviderRegistry {
         throw new Error(
           `provider ${config.name}: environment variable ${config.apiKeyEnv} is not set`,
         );
-      this.providers.set(
-        config.name,
-        config.kind === 'http'
-          ? new HttpProvider(config, apiKey)
-          : new OpenAiCompatibleProvider(config, apiKey ?? 'not-needed'),
-      );
+      this.providers.set(config.name, createProvider(config, apiKey));
     }
   }
 

@@ -19,9 +19,11 @@ export type Fault =
   /** Chat only: answer with text that is not JSON. */
   | { kind: 'malformed_output' }
   /** Chat only: answer with a top-level key the contract does not know. */
-  | { kind: 'extra_key' };
+  | { kind: 'extra_key' }
+  /** Chat only: answer with the right keys but values of the wrong type. */
+  | { kind: 'wrong_types' };
 
-export type SimulatorRoute = 'chat' | 'charge';
+export type SimulatorRoute = 'chat' | 'messages' | 'charge';
 
 export interface FaultRule {
   route: SimulatorRoute;

@@ -26,7 +26,21 @@ interface StoredEntry extends LedgerEntry {
   fingerprint: string;
 }
 
-export const SIMULATOR_MODELS = ['sim-steady', 'sim-backup'] as const;
+/**
+ * Behaviour profiles, chosen by model name (for both chat APIs). Injected faults come first.
+ */
+export const MODEL_PROFILES: Record<string, Fault | undefined> = {
+  'sim-steady': undefined,
+  'sim-backup': undefined,
+  'sim-hallucinates': { kind: 'extra_key' },
+  'sim-prose': { kind: 'malformed_output' },
+  'sim-wrongtypes': { kind: 'wrong_types' },
+  'sim-slow': { kind: 'delay', ms: 2_000 },
+  'sim-hangs': { kind: 'hang' },
+  'sim-500-after': { kind: 'fail_after', status: 500 },
+  'sim-drops': { kind: 'drop_after' },
+};
+export const SIMULATOR_MODELS = Object.keys(MODEL_PROFILES);
 const MAX_BODY_BYTES = 1_000_000;
 
 function summariseText(text: string): string {
@@ -113,7 +127,8 @@ export async function startSimulator(
     work: (fault: Fault | undefined) => unknown,
     successStatus: number,
   ): Promise<void> {
-    const fault: Fault | undefined = faults.take(route, request);
+    const fault: Fault | undefined =
+      faults.take(route, request) ?? (request.model ? MODEL_PROFILES[request.model] : undefined);
     if (fault?.kind === 'fail_before')
       return apiError(res, fault.status, 'simulated failure before any effect', 'server_error');
     if (fault?.kind === 'drop_before') return void req.socket.destroy();
@@ -165,36 +180,62 @@ export async function startSimulator(
     sendJson(res, replayed ? 200 : successStatus, response, headers);
   }
 
-  async function chatCompletions(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** What a model says, as the chat APIs carry it: JSON text, prose, or a structured object. */
+  function answer(
+    model: string,
+    text: string,
+    fault: Fault | undefined,
+  ): { json: unknown; prose?: string } {
+    // The backup model summarises differently, so tests can tell whose answer won.
+    const summary = model === 'sim-backup' ? summariseTail(text) : summariseText(text);
+    if (fault?.kind === 'malformed_output')
+      return { json: null, prose: `Sure! Here is your summary: ${summary}` };
+    if (fault?.kind === 'extra_key') return { json: { summary, confidence: 0.97 } };
+    if (fault?.kind === 'wrong_types') return { json: { summary: summary.length } };
+    return { json: { summary } };
+  }
+
+  async function readChatRequest(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<{ model: string; text: string; idempotencyKey: string } | undefined> {
     let body: { model?: unknown; messages?: unknown };
     try {
       body = JSON.parse(await readBody(req)) as typeof body;
     } catch {
-      return apiError(res, 400, 'request body is not valid JSON');
+      apiError(res, 400, 'request body is not valid JSON');
+      return undefined;
     }
-    if (typeof body.model !== 'string' || !Array.isArray(body.messages))
-      return apiError(res, 400, 'model and messages are required');
-    if (!(SIMULATOR_MODELS as readonly string[]).includes(body.model)) {
-      return apiError(res, 404, `The model \`${body.model}\` does not exist`, 'not_found_error');
+    if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
+      apiError(res, 400, 'model and messages are required');
+      return undefined;
     }
-    const model = body.model;
+    if (!SIMULATOR_MODELS.includes(body.model)) {
+      apiError(res, 404, `The model \`${body.model}\` does not exist`, 'not_found_error');
+      return undefined;
+    }
     const lastUser = [...(body.messages as Array<{ role?: unknown; content?: unknown }>)]
       .reverse()
       .find((m) => m.role === 'user' && typeof m.content === 'string');
-    if (!lastUser) return apiError(res, 400, 'no user message to answer');
-    const text = lastUser.content as string;
+    if (!lastUser) {
+      apiError(res, 400, 'no user message to answer');
+      return undefined;
+    }
     const idempotencyKey = (req.headers['idempotency-key'] as string | undefined) || randomUUID();
+    return { model: body.model, text: lastUser.content as string, idempotencyKey };
+  }
+
+  async function chatCompletions(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const request = await readChatRequest(req, res);
+    if (!request) return;
+    const { model, text, idempotencyKey } = request;
     await perform(
       'chat',
       req,
       res,
       { idempotencyKey, model, fingerprint: `${model}\n${text}` },
       (fault) => {
-        // The backup model summarises differently, so tests can tell whose answer won.
-        const summary = model === 'sim-backup' ? summariseTail(text) : summariseText(text);
-        let content = JSON.stringify({ summary });
-        if (fault?.kind === 'malformed_output') content = `Sure! Here is your summary: ${summary}`;
-        if (fault?.kind === 'extra_key') content = JSON.stringify({ summary, confidence: 0.97 });
+        const said = answer(model, text, fault);
         return {
           id: `chatcmpl-${randomUUID()}`,
           object: 'chat.completion',
@@ -203,12 +244,56 @@ export async function startSimulator(
           choices: [
             {
               index: 0,
-              message: { role: 'assistant', content, refusal: null },
+              message: {
+                role: 'assistant',
+                content: said.prose ?? JSON.stringify(said.json),
+                refusal: null,
+              },
               finish_reason: 'stop',
               logprobs: null,
             },
           ],
-          usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+          usage: {
+            prompt_tokens: Math.ceil(text.length / 4),
+            completion_tokens: 20,
+            total_tokens: Math.ceil(text.length / 4) + 20,
+          },
+        };
+      },
+      200,
+    );
+  }
+
+  /** The Anthropic Messages API: structured output comes back as a call of the forced tool. */
+  async function messages(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const request = await readChatRequest(req, res);
+    if (!request) return;
+    const { model, text, idempotencyKey } = request;
+    await perform(
+      'messages',
+      req,
+      res,
+      { idempotencyKey, model, fingerprint: `${model}\n${text}` },
+      (fault) => {
+        const said = answer(model, text, fault);
+        return {
+          id: `msg_${randomUUID().replace(/-/g, '')}`,
+          type: 'message',
+          role: 'assistant',
+          model,
+          content: said.prose
+            ? [{ type: 'text', text: said.prose }]
+            : [
+                {
+                  type: 'tool_use',
+                  id: `toolu_${randomUUID().replace(/-/g, '')}`,
+                  name: 'record_result',
+                  input: said.json,
+                },
+              ],
+          stop_reason: said.prose ? 'end_turn' : 'tool_use',
+          stop_sequence: null,
+          usage: { input_tokens: Math.ceil(text.length / 4), output_tokens: 20 },
         };
       },
       200,
@@ -275,6 +360,7 @@ export async function startSimulator(
     const route = `${req.method} ${url.pathname}`;
     const handle = async (): Promise<void> => {
       if (route === 'POST /v1/chat/completions') return chatCompletions(req, res);
+      if (route === 'POST /v1/messages') return messages(req, res);
       if (route === 'POST /v1/charges') return createCharge(req, res);
       const status = /^GET \/v1\/charges\/by-key\/(.+)$/.exec(route);
       if (status) return chargeStatus(res, decodeURIComponent(status[1]!));

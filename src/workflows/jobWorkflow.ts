@@ -391,7 +391,16 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     terminal =
       (await db.failJob({
         jobId: input.jobId,
-        failure: { code: 'all_attempts_failed', attempts: failures },
+        failure:
+          admitted.skipped.length > 0
+            ? // Providers were left that could have run, but none certified for this contract.
+              {
+                code: 'no-certified-provider',
+                type: '/problems/no-certified-provider',
+                attempts: failures,
+                skipped: admitted.skipped,
+              }
+            : { code: 'all_attempts_failed', attempts: failures },
       })) ?? 'failed';
   }
   const final: TerminalJobStatus = terminal;

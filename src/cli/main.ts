@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from 'commander';
+import { certifyMany, type CertificationReport } from '../certification/certify';
+import { migrate } from '../db/migrate';
+import { createPool } from '../db/pool';
+import { findJobType, jobTypeNames } from '../jobTypes';
+import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
+import { renderTable } from './table';
+
+/** `onejob`: the operator CLI. It uses the same services as the API; errors are one line. */
+const LOCAL_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/onejob';
+
+function databaseUrl(): string {
+  return process.env.DATABASE_URL ?? LOCAL_DATABASE_URL;
+}
+
+function printReports(reports: CertificationReport[]): void {
+  console.log(
+    renderTable(
+      ['provider', 'model', 'job type', 'contract', 'verdict', 'cases', 'tokenizer', 'why not'],
+      reports.map((r) => [
+        r.provider,
+        r.model,
+        r.jobType,
+        r.contractVersion,
+        r.passed ? 'CERTIFIED' : 'FAILED',
+        `${r.cases.filter((c) => c.passed).length}/${r.cases.length}`,
+        r.tokenizer,
+        r.cases
+          .filter((c) => !c.passed)
+          .map((c) => `${c.case}: ${c.reason}`)
+          .join('; '),
+      ]),
+    ),
+  );
+}
+
+export function buildCli(): Command {
+  const program = new Command('onejob')
+    .description('Operate onejob: providers, jobs, attempts.')
+    .exitOverride();
+  const providers = program
+    .command('providers')
+    .description('Provider adapters and their certification');
+  providers
+    .command('certify')
+    .description("Run the job types' golden cases through providers and store the verdicts")
+    .option('--provider <name>', 'only this provider (default: all configured)')
+    .option('--job-type <type>', `only this job type (${jobTypeNames().join(', ')})`)
+    .option('--json', 'print the reports as JSON')
+    .action(async (options: { provider?: string; jobType?: string; json?: boolean }) => {
+      const registry = new ProviderRegistry(providerConfigsFromEnv());
+      if (options.provider && !registry.has(options.provider))
+        throw new Error(
+          `unknown provider ${options.provider} (known: ${registry.names().join(', ')})`,
+        );
+      const jobType = options.jobType === undefined ? undefined : findJobType(options.jobType);
+      if (options.jobType !== undefined && !jobType)
+        throw new Error(
+          `unknown job type ${options.jobType} (known: ${jobTypeNames().join(', ')})`,
+        );
+      const chosen = (options.provider ? [options.provider] : registry.names())
+        .map((name) => registry.get(name))
+        .map((provider) => ({
+          provider,
+          jobTypes: (jobType ? [jobType] : jobTypeNames().map((n) => findJobType(n)!)).filter((c) =>
+            c.providerKinds.includes(provider.config.kind),
+          ),
+        }))
+        .filter((entry) => entry.jobTypes.length > 0);
+      if (chosen.length === 0) throw new Error('no provider can run the chosen job type');
+      const pool = createPool(databaseUrl(), { max: 2 });
+      try {
+        await migrate(pool);
+        const reports = await certifyMany({
+          db: pool,
+          providers: chosen,
+          onProgress: options.json ? undefined : (line) => console.error(`certifying ${line}`),
+        });
+        if (options.json) console.log(JSON.stringify(reports, null, 2));
+        else printReports(reports);
+        if (reports.some((r) => !r.passed)) process.exitCode = 2;
+      } finally {
+        await pool.end();
+      }
+    });
+  return program;
+}
+
+if (require.main === module) {
+  buildCli()
+    .parseAsync(process.argv)
+    .catch((error: unknown) => {
+      if (error instanceof CommanderError) process.exit(error.exitCode);
+      console.error(`onejob: ${(error as Error).message}`);
+      process.exit(1);
+    });
+}

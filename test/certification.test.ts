@@ -1,0 +1,282 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { findCertification } from '../src/db/certifications';
+import { contractVersion, findJobType } from '../src/jobTypes';
+import type { ProviderConfig } from '../src/providers/provider';
+import { attemptRows, startTestStack, type TestStack } from './helpers';
+import { harness, ROOT } from './harness';
+
+/** Certification before failover, against every behaviour profile of the simulator. */
+const PROFILES = [
+  'sim-steady',
+  'sim-hallucinates',
+  'sim-prose',
+  'sim-wrongtypes',
+  'sim-slow',
+  'sim-hangs',
+  'sim-500-after',
+  'sim-drops',
+];
+
+const providers = (url: string): ProviderConfig[] => [
+  ...PROFILES.map((model): ProviderConfig => ({
+    name: model,
+    kind: 'openai-compatible',
+    baseUrl: `${url}/v1`,
+    model,
+    timeoutMs: 1_000,
+    lateResultTimeoutMs: 3_000,
+    sideEffects: false,
+  })),
+  {
+    name: 'claude-steady',
+    kind: 'anthropic',
+    baseUrl: url,
+    model: 'sim-steady',
+    timeoutMs: 1_000,
+    lateResultTimeoutMs: 3_000,
+    sideEffects: false,
+  },
+  {
+    name: 'claude-prose',
+    kind: 'anthropic',
+    baseUrl: url,
+    model: 'sim-prose',
+    timeoutMs: 1_000,
+    lateResultTimeoutMs: 3_000,
+    sideEffects: false,
+  },
+  {
+    name: 'backup',
+    kind: 'openai-compatible',
+    baseUrl: `${url}/v1`,
+    model: 'sim-backup',
+    timeoutMs: 2_000,
+    sideEffects: false,
+  },
+  {
+    name: 'pay',
+    kind: 'http',
+    url: `${url}/v1/charges`,
+    statusUrl: `${url}/v1/charges/by-key/{key}`,
+    timeoutMs: 2_000,
+    sideEffects: true,
+  },
+];
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack({ providers });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface Job {
+  id: string;
+  status: string;
+  failure: { code?: string; skipped?: unknown[] } | null;
+  notes: Array<{ provider?: string; reason?: string }>;
+  completedBy: string | null;
+  result: unknown;
+  attempts: Array<{
+    id: string;
+    state: string;
+    error: { message?: string } | null;
+    rawOutput: unknown;
+  }>;
+}
+
+async function runJob(key: string, plan: string[]): Promise<Job> {
+  const created = await stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': key },
+    body: {
+      type: 'summarize',
+      input: { text: 'Certified providers only. Failover is earned.' },
+      providers: plan,
+    },
+  });
+  expect(created.status).toBe(201);
+  const { id } = (await created.json()) as Job;
+  return (await (await stack.request('GET', `/v1/jobs/${id}?wait=30`)).json()) as Job;
+}
+
+test('the well-behaved model and the charge API pass certification; the report is stored per contract version', async () => {
+  for (const [provider, jobType] of [
+    ['sim-steady', 'summarize'],
+    ['claude-steady', 'summarize'],
+    ['pay', 'charge'],
+  ] as const) {
+    const report = await stack.certify(provider, jobType);
+    expect(report).toMatchObject({
+      provider,
+      jobType,
+      passed: true,
+      contractVersion: contractVersion(findJobType(jobType)!),
+    });
+    expect(report.cases.every((c) => c.passed)).toBe(true);
+  }
+  const report = await stack.certify('sim-steady', 'summarize');
+  expect(report.tokenizer).toBe('js-tiktoken o200k_base');
+  expect(report.cases.every((c) => (c.promptTokens ?? 0) > 20 && c.contextWindow === 128_000)).toBe(
+    true,
+  );
+});
+
+test.each([
+  ['sim-hallucinates', /Unrecognized key.*confidence/],
+  ['sim-prose', /not JSON/],
+  ['sim-wrongtypes', /summary.*expected string/],
+  ['sim-slow', /no answer within the attempt timeout/],
+  ['sim-hangs', /no answer within the attempt timeout/],
+  ['sim-500-after', /HTTP 500/],
+  ['sim-drops', /connection failed/],
+  ['claude-prose', /without calling the result tool/],
+])('certification fails for %s, with its reason', async (provider, reason) => {
+  const report = await stack.certify(provider, 'summarize');
+  expect(report.passed).toBe(false);
+  expect(report.cases.every((c) => !c.passed)).toBe(true);
+  expect(report.cases[0]!.reason).toMatch(reason);
+});
+
+test('failover goes only to a certified fallback: refused and explained before, done after certifying it', async () => {
+  const version = contractVersion(findJobType('summarize')!);
+  await stack.pool.query(`DELETE FROM certifications WHERE provider = 'backup'`);
+
+  // The primary refuses definitively; the fallback is not certified: no failover, and why.
+  stack.simulator.inject({
+    route: 'chat',
+    model: 'sim-steady',
+    fault: { kind: 'fail_before', status: 400 },
+  });
+  const refused = await runJob('failover-uncertified', ['sim-steady', 'backup']);
+  expect(refused.status).toBe('failed');
+  expect(refused.failure).toMatchObject({ code: 'no-certified-provider' });
+  expect(refused.notes).toEqual([
+    expect.objectContaining({
+      provider: 'backup',
+      reason: `not certified for the summarize contract ${version}`,
+    }),
+  ]);
+  expect(refused.attempts).toHaveLength(1);
+
+  expect((await stack.certify('backup', 'summarize')).passed).toBe(true);
+  stack.simulator.inject({
+    route: 'chat',
+    model: 'sim-steady',
+    fault: { kind: 'fail_before', status: 400 },
+  });
+  const failedOver = await runJob('failover-certified', ['sim-steady', 'backup']);
+  expect(failedOver.status).toBe('succeeded');
+  expect(failedOver.completedBy).toBe(`${failedOver.id}:2`);
+  expect(failedOver.notes).toEqual([]);
+});
+
+test('a changed contract version makes the previous certification not count', async () => {
+  expect((await stack.certify('backup', 'summarize')).passed).toBe(true);
+  const summarize = findJobType('summarize')!;
+  const changed = {
+    ...summarize,
+    prompt: (input: { text: string }) => [
+      { role: 'user' as const, content: `Summarise, briefly: ${input.text}` },
+    ],
+  };
+  expect(contractVersion(changed)).not.toBe(contractVersion(summarize));
+  expect(contractVersion({ ...summarize, revision: summarize.revision + 1 })).not.toBe(
+    contractVersion(summarize),
+  );
+  await expect(
+    findCertification(stack.pool, {
+      provider: 'backup',
+      model: 'sim-backup',
+      jobType: 'summarize',
+      contractVersion: contractVersion(changed),
+    }),
+  ).resolves.toBeUndefined();
+
+  // As if the stored verdict were for an older contract: the next job does not fail over.
+  await stack.pool.query(
+    `UPDATE certifications SET contract_version = '0123456789abcdef' WHERE provider = 'backup'`,
+  );
+  stack.simulator.inject({
+    route: 'chat',
+    model: 'sim-steady',
+    fault: { kind: 'fail_before', status: 400 },
+  });
+  const job = await runJob('failover-old-contract', ['sim-steady', 'backup']);
+  expect(job.failure).toMatchObject({ code: 'no-certified-provider' });
+});
+
+test.each([
+  [
+    'sim-hallucinates',
+    /Unrecognized key.*confidence/,
+    { summary: expect.any(String), confidence: 0.97 },
+  ],
+  ['sim-prose', /not JSON/, expect.stringMatching(/^Sure! Here is your summary/)],
+])(
+  'a %s answer fails the attempt with the reason and keeps the raw output on the attempt',
+  async (provider, reason, raw) => {
+    const job = await runJob(`raw-${provider}`, [provider]);
+    expect(job.status).toBe('failed');
+    expect(job.result).toBeNull();
+    expect(job.attempts).toEqual([
+      expect.objectContaining({
+        state: 'failed',
+        rawOutput: raw,
+        error: expect.objectContaining({ code: 'contract_violation' }),
+      }),
+    ]);
+    expect(job.attempts[0]!.error!.message).toMatch(reason);
+    expect((await attemptRows(stack.pool, job.id)).map((a) => a.state)).toEqual(['failed']);
+  },
+);
+
+test('onejob providers certify runs from the command line and prints the verdicts', async () => {
+  const env = {
+    ...process.env,
+    DATABASE_URL: await databaseUrlOf(stack),
+    ONEJOB_PROVIDERS: JSON.stringify(providers(stack.simulator.url)),
+  };
+  const run = (args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'main.js'), ...args], {
+        env,
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    });
+  const ok = await run([
+    'providers',
+    'certify',
+    '--provider',
+    'sim-steady',
+    '--job-type',
+    'summarize',
+  ]);
+  expect(ok.code).toBe(0);
+  expect(ok.stderr).toContain('certifying [1/4] sim-steady · summarize · incident-report');
+  expect(ok.stdout).toMatch(
+    /sim-steady\s+sim-steady\s+summarize\s+[0-9a-f]{16}\s+CERTIFIED\s+4\/4/,
+  );
+
+  const bad = await run(['providers', 'certify', '--provider', 'sim-prose', '--json']);
+  expect(bad.code).toBe(2);
+  expect(JSON.parse(bad.stdout)).toEqual([
+    expect.objectContaining({ provider: 'sim-prose', passed: false }),
+  ]);
+
+  const wrong = await run(['providers', 'certify', '--provider', 'nobody']);
+  expect(wrong.code).toBe(1);
+  expect(wrong.stderr.trim()).toMatch(/^onejob: unknown provider nobody/);
+});
+
+async function databaseUrlOf(s: TestStack): Promise<string> {
+  const { rows } = await s.pool.query<{ db: string }>('SELECT current_database() AS db');
+  const url = new URL(harness().adminDatabaseUrl);
+  url.pathname = `/${rows[0]!.db}`;
+  return url.toString();
+}
