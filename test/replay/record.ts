@@ -1,0 +1,164 @@
+/**
+ * Re-records the replay histories from a live run: `npm run replay:record`.
+ * Each scenario runs a real job through the real stack (Temporal dev server, PostgreSQL, worker,
+ * API, simulator) and saves its workflow history to test/replay/histories/<scenario>.json.
+ * Commit the result; test/replay.test.ts replays every file against the current workflow code.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { ProviderConfig } from '../../src/providers/provider';
+import globalSetup from '../globalSetup';
+import globalTeardown from '../globalTeardown';
+import { eventually, OPERATOR_TOKEN, startTestStack, type TestStack } from '../helpers';
+
+export const HISTORIES_DIR = path.join(__dirname, 'histories');
+
+const providers = (url: string): ProviderConfig[] => [
+  {
+    name: 'chat',
+    kind: 'openai-compatible',
+    baseUrl: `${url}/v1`,
+    model: 'sim-steady',
+    timeoutMs: 10_000,
+    lateResultTimeoutMs: 20_000,
+    sideEffects: false,
+  },
+  {
+    name: 'chat-quick',
+    kind: 'openai-compatible',
+    baseUrl: `${url}/v1`,
+    model: 'sim-steady',
+    timeoutMs: 1_000,
+    lateResultTimeoutMs: 20_000,
+    sideEffects: false,
+  },
+  {
+    name: 'chat-backup',
+    kind: 'openai-compatible',
+    baseUrl: `${url}/v1`,
+    model: 'sim-backup',
+    timeoutMs: 5_000,
+    sideEffects: false,
+  },
+  {
+    name: 'pay',
+    kind: 'http',
+    url: `${url}/v1/charges`,
+    statusUrl: `${url}/v1/charges/by-key/{key}`,
+    timeoutMs: 1_000,
+    lateResultTimeoutMs: 20_000,
+    sideEffects: true,
+  },
+  {
+    name: 'pay-backup',
+    kind: 'http',
+    url: `${url}/v1/charges`,
+    statusUrl: `${url}/v1/charges/by-key/{key}`,
+    timeoutMs: 1_000,
+    sideEffects: true,
+  },
+];
+
+type Scenario = (stack: TestStack, key: string) => Promise<string>;
+
+async function create(stack: TestStack, key: string, body: unknown): Promise<string> {
+  const response = await stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': key },
+    body,
+  });
+  if (response.status !== 201)
+    throw new Error(`create ${key}: HTTP ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { id: string }).id;
+}
+const summarize = (providers: string[], mode = 'exclusive') => ({
+  type: 'summarize',
+  input: { text: 'Replay keeps workflows honest. Histories are the proof.' },
+  providers,
+  mode,
+});
+const charge = (providers: string[]) => ({
+  type: 'charge',
+  input: { amountCents: 4200, currency: 'EUR', account: 'acct-replay' },
+  providers,
+});
+const status = async (stack: TestStack, id: string) =>
+  ((await (await stack.request('GET', `/v1/jobs/${id}`)).json()) as { status: string }).status;
+
+const SCENARIOS: Record<string, Scenario> = {
+  'happy-path': (stack, key) => create(stack, key, summarize(['chat'])),
+  'definite-failure-then-fallback': async (stack, key) => {
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'fail_before', status: 402 } });
+    return create(stack, key, charge(['pay', 'pay-backup']));
+  },
+  'timeout-unknown-late-success': async (stack, key) => {
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'delay', ms: 3_000 } });
+    return create(stack, key, charge(['pay', 'pay-backup']));
+  },
+  'unknown-operator-resolve': async (stack, key) => {
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+    const id = await create(stack, key, charge(['pay', 'pay-backup']));
+    await eventually(
+      () => status(stack, id),
+      (s) => s === 'unknown',
+    );
+    await stack.request('POST', `/v1/operator/attempts/${id}:1/resolve`, {
+      token: OPERATOR_TOKEN,
+      body: { outcome: 'failed', reason: 'bank confirms no charge' },
+    });
+    return id;
+  },
+  'hedged-reverse-order': async (stack, key) => {
+    // Timers on a busy dev server fire up to a second late: leave the hedge plenty of room.
+    stack.simulator.inject({
+      route: 'chat',
+      model: 'sim-steady',
+      fault: { kind: 'delay', ms: 2_500 },
+    });
+    return create(stack, key, summarize(['chat', 'chat-backup'], 'hedged'));
+  },
+  cancel: async (stack, key) => {
+    stack.simulator.inject({ route: 'chat', model: 'sim-steady', fault: { kind: 'hang' } });
+    const id = await create(stack, key, summarize(['chat-quick']));
+    await eventually(
+      () => status(stack, id),
+      (s) => s === 'unknown',
+    );
+    await stack.request('POST', `/v1/operator/jobs/${id}/cancel`, {
+      token: OPERATOR_TOKEN,
+      body: { reason: 'customer withdrew' },
+    });
+    return id;
+  },
+};
+
+async function main(): Promise<void> {
+  process.env.LOG_LEVEL ??= 'warn';
+  await globalSetup();
+  const stack = await startTestStack({ providers, hedgeDelayMs: 300 });
+  try {
+    await stack.certify('chat-backup', 'summarize');
+    await stack.certify('pay-backup', 'charge');
+    for (const [name, scenario] of Object.entries(SCENARIOS)) {
+      const key = `replay-${name}-${Date.now()}`;
+      const id = await scenario(stack, key);
+      const { rows } = await stack.pool.query<{ workflow_id: string }>(
+        'SELECT workflow_id FROM jobs WHERE id = $1',
+        [id],
+      );
+      const handle = stack.temporal.workflow.getHandle(rows[0]!.workflow_id);
+      const result = await handle.result();
+      const history = await handle.fetchHistory();
+      await writeFile(path.join(HISTORIES_DIR, `${name}.json`), `${historyToJSON(history)}\n`);
+      console.log(`recorded ${name}: ${history.events?.length ?? 0} events, job ${result.status}`);
+    }
+  } finally {
+    await stack.stop();
+    await globalTeardown();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
