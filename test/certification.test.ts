@@ -1,10 +1,7 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { findCertification } from '../src/db/certifications';
 import { contractVersion, findJobType } from '../src/jobTypes';
 import type { ProviderConfig } from '../src/providers/provider';
-import { attemptRows, startTestStack, type TestStack } from './helpers';
-import { harness, ROOT } from './harness';
+import { attemptRows, runCli, startTestStack, type TestStack } from './helpers';
 
 /** Certification before failover, against every behaviour profile of the simulator. */
 const PROFILES = [
@@ -233,50 +230,29 @@ test.each([
 );
 
 test('onejob providers certify runs from the command line and prints the verdicts', async () => {
-  const env = {
-    ...process.env,
-    DATABASE_URL: await databaseUrlOf(stack),
-    ONEJOB_PROVIDERS: JSON.stringify(providers(stack.simulator.url)),
-  };
-  const run = (args: string[]) =>
-    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'main.js'), ...args], {
-        env,
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    });
-  const ok = await run([
-    'providers',
-    'certify',
-    '--provider',
-    'sim-steady',
-    '--job-type',
-    'summarize',
-  ]);
+  const env = { ONEJOB_PROVIDERS: JSON.stringify(providers(stack.simulator.url)) };
+  const ok = await runCli(
+    stack,
+    ['providers', 'certify', '--provider', 'sim-steady', '--job-type', 'summarize'],
+    env,
+  );
   expect(ok.code).toBe(0);
   expect(ok.stderr).toContain('certifying [1/4] sim-steady · summarize · incident-report');
   expect(ok.stdout).toMatch(
     /sim-steady\s+sim-steady\s+summarize\s+[0-9a-f]{16}\s+CERTIFIED\s+4\/4/,
   );
 
-  const bad = await run(['providers', 'certify', '--provider', 'sim-prose', '--json']);
+  const bad = await runCli(
+    stack,
+    ['providers', 'certify', '--provider', 'sim-prose', '--json'],
+    env,
+  );
   expect(bad.code).toBe(2);
   expect(JSON.parse(bad.stdout)).toEqual([
     expect.objectContaining({ provider: 'sim-prose', passed: false }),
   ]);
 
-  const wrong = await run(['providers', 'certify', '--provider', 'nobody']);
+  const wrong = await runCli(stack, ['providers', 'certify', '--provider', 'nobody'], env);
   expect(wrong.code).toBe(1);
   expect(wrong.stderr.trim()).toMatch(/^onejob: unknown provider nobody/);
 });
-
-async function databaseUrlOf(s: TestStack): Promise<string> {
-  const { rows } = await s.pool.query<{ db: string }>('SELECT current_database() AS db');
-  const url = new URL(harness().adminDatabaseUrl);
-  url.pathname = `/${rows[0]!.db}`;
-  return url.toString();
-}

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
 import pg from 'pg';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { migrate } from '../src/db/migrate';
 import { createPool, type Pool } from '../src/db/pool';
@@ -92,6 +93,8 @@ async function waitForHealthy(
 
 export interface TestStack {
   apiUrl: string;
+  /** This stack's own database. */
+  databaseUrl: string;
   pool: Pool;
   temporal: Client;
   taskQueue: string;
@@ -216,6 +219,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
 
   return {
     apiUrl,
+    databaseUrl: database.url,
     pool: database.pool,
     temporal,
     taskQueue,
@@ -293,4 +297,28 @@ export async function attemptRows(pool: Pool, jobId: string): Promise<AttemptRow
     [jobId],
   );
   return rows;
+}
+
+/** Runs the `onejob` CLI (dist/cli/main.js) against a stack's database and Temporal. */
+export function runCli(
+  stack: TestStack,
+  args: string[],
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'main.js'), ...args], {
+      env: {
+        ...process.env,
+        DATABASE_URL: stack.databaseUrl,
+        TEMPORAL_ADDRESS: harness().temporalAddress,
+        LOG_LEVEL: 'silent',
+        ...extraEnv,
+      },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
 }

@@ -5,15 +5,11 @@ import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { findJobType, jobTypeNames } from '../jobTypes';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
+import { addOperatorCommands, databaseUrl } from './operatorCommands';
 import { renderTable } from './table';
+import { ServiceError } from '../service/errors';
 
 /** `onejob`: the operator CLI. It uses the same services as the API; errors are one line. */
-const LOCAL_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/onejob';
-
-function databaseUrl(): string {
-  return process.env.DATABASE_URL ?? LOCAL_DATABASE_URL;
-}
-
 function printReports(reports: CertificationReport[]): void {
   console.log(
     renderTable(
@@ -39,6 +35,7 @@ export function buildCli(): Command {
   const program = new Command('onejob')
     .description('Operate onejob: providers, jobs, attempts.')
     .exitOverride();
+  addOperatorCommands(program);
   const providers = program
     .command('providers')
     .description('Provider adapters and their certification');
@@ -92,7 +89,8 @@ if (require.main === module) {
     .parseAsync(process.argv)
     .catch((error: unknown) => {
       if (error instanceof CommanderError) process.exit(error.exitCode);
-      console.error(`onejob: ${(error as Error).message}`);
+      const problem = error instanceof ServiceError ? ` (${error.problemType})` : '';
+      console.error(`onejob: ${(error as Error).message}${problem}`);
       process.exit(1);
     });
 }

@@ -270,3 +270,18 @@ export async function addJobNote(
     [jobId, JSON.stringify(note)],
   );
 }
+
+/** Jobs of every owner (for operators), newest first, optionally of one owner or status. */
+export async function listJobsForOperators(
+  db: Queryable,
+  options: { ownerId?: string; status?: JobStatus; limit: number },
+): Promise<JobRecord[]> {
+  const { rows } = await db.query<JobRow>(
+    `SELECT * FROM (SELECT ${JOB_COLUMNS} FROM jobs j WHERE $1::text IS NULL OR j.owner_id = $1) page
+      WHERE $2::text IS NULL OR page.status = $2
+      ORDER BY page.created_at DESC, page.id DESC
+      LIMIT $3`,
+    [options.ownerId ?? null, options.status ?? null, options.limit],
+  );
+  return rows.map(toJob);
+}

@@ -1,0 +1,196 @@
+import { readFile } from 'node:fs/promises';
+import { Client, Connection } from '@temporalio/client';
+import { Option, type Command } from 'commander';
+import { jobResource } from '../api/representation';
+import { listAttempts } from '../db/attempts';
+import { findJob, listJobsForOperators } from '../db/jobs';
+import { createPool, type Pool } from '../db/pool';
+import { listRaces } from '../db/races';
+import { JOB_STATUSES, type JobStatus } from '../domain/job';
+import { createLogger, type Logger } from '../logger';
+import { cancelJob, resolveAttempt } from '../service/attempts';
+import { renderTable } from './table';
+
+const LOCAL_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/onejob';
+
+export function databaseUrl(): string {
+  return process.env.DATABASE_URL ?? LOCAL_DATABASE_URL;
+}
+
+/** One database pool and Temporal client per command run, closed when it ends. */
+async function withServices<T>(
+  work: (deps: { pool: Pool; temporal: Client; logger: Logger }) => Promise<T>,
+): Promise<T> {
+  const pool = createPool(databaseUrl(), { max: 2 });
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({
+      address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    });
+    const temporal = new Client({
+      connection,
+      namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+    });
+    return await work({
+      pool,
+      temporal,
+      logger: createLogger('onejob-cli', process.env.LOG_LEVEL ?? 'warn'),
+    });
+  } finally {
+    await connection?.close();
+    await pool.end();
+  }
+}
+
+function output(json: boolean | undefined, value: unknown, table: () => string): void {
+  console.log(json ? JSON.stringify(value, null, 2) : table());
+}
+
+const operatorName = (given?: string): string => given ?? process.env.USER ?? 'cli';
+const errorText = (error: unknown): string =>
+  error ? String((error as { message?: string }).message ?? JSON.stringify(error)) : '';
+
+/** `jobs list|show|cancel`, `attempts resolve`, `races list`: what operators do by hand. */
+export function addOperatorCommands(program: Command): void {
+  const jobs = program.command('jobs').description('Find, inspect and cancel jobs (any owner)');
+  jobs
+    .command('list')
+    .description('Newest jobs first')
+    .option('--owner <owner>', 'only this owner')
+    .addOption(new Option('--status <status>', 'only this status').choices([...JOB_STATUSES]))
+    .option('--limit <n>', 'how many', (v) => Number.parseInt(v, 10), 20)
+    .option('--json', 'print JSON')
+    .action(
+      async (options: { owner?: string; status?: JobStatus; limit: number; json?: boolean }) => {
+        await withServices(async ({ pool }) => {
+          const found = await listJobsForOperators(pool, {
+            ownerId: options.owner,
+            status: options.status,
+            limit: options.limit,
+          });
+          output(
+            options.json,
+            found.map((job) => jobResource(job)),
+            () =>
+              renderTable(
+                ['job', 'owner', 'type', 'status', 'attempts', 'created'],
+                found.map((job) => [
+                  job.id,
+                  job.ownerId,
+                  job.type,
+                  job.status,
+                  String(job.attemptCount),
+                  job.createdAt.toISOString(),
+                ]),
+              ),
+          );
+        });
+      },
+    );
+  jobs
+    .command('show <jobId>')
+    .description('A job with its attempts and lost races')
+    .option('--json', 'print JSON')
+    .action(async (jobId: string, options: { json?: boolean }) => {
+      await withServices(async ({ pool }) => {
+        const job = await findJob(pool, jobId).catch(() => undefined);
+        if (!job) throw new Error(`no job ${jobId}`);
+        const attempts = await listAttempts(pool, job.id);
+        const races = await listRaces(pool, { jobId: job.id, limit: 100 });
+        output(options.json, { ...jobResource(job, attempts), races }, () =>
+          [
+            `job ${job.id}  ${job.type}  ${job.status}  owner ${job.ownerId}  key ${job.idempotencyKey}`,
+            `workflow ${job.workflowId}  version ${job.version}  completed by ${job.completedBy ?? '-'}`,
+            '',
+            renderTable(
+              ['attempt', 'provider', 'state', 'error'],
+              attempts.map((a) => [a.id, a.provider, a.state, errorText(a.error)]),
+            ),
+            ...(races.length > 0
+              ? ['', `lost races: ${races.map((r) => r.losingAttemptId).join(', ')}`]
+              : []),
+          ].join('\n'),
+        );
+      });
+    });
+  jobs
+    .command('cancel <jobId>')
+    .description('Cancel a job; results that still arrive are discarded and logged')
+    .requiredOption('--reason <text>', 'why, for the record')
+    .option('--operator <name>', 'who (default: $USER)')
+    .action(async (jobId: string, options: { reason: string; operator?: string }) => {
+      await withServices(async (deps) => {
+        const status = await cancelJob(deps, operatorName(options.operator), jobId, options.reason);
+        if (!status) throw new Error(`no job ${jobId}`);
+        console.log(`job ${jobId} is ${status.status}`);
+      });
+    });
+
+  program
+    .command('attempts')
+    .description('Settle attempts')
+    .command('resolve <attemptId>')
+    .description(
+      'Settle an unknown attempt: --failed, or --succeeded with its result (which goes through the CAS)',
+    )
+    .option('--failed', 'it certainly had no effect')
+    .option('--succeeded', 'it took effect; give the result with --result-file')
+    .option('--result-file <path>', 'JSON file with the provider result')
+    .requiredOption('--reason <text>', 'how you know, for the record')
+    .option('--operator <name>', 'who (default: $USER)')
+    .action(
+      async (
+        attemptId: string,
+        options: {
+          failed?: boolean;
+          succeeded?: boolean;
+          resultFile?: string;
+          reason: string;
+          operator?: string;
+        },
+      ) => {
+        if (Boolean(options.failed) === Boolean(options.succeeded))
+          throw new Error('say either --failed or --succeeded');
+        if (options.succeeded && !options.resultFile)
+          throw new Error('--succeeded needs --result-file');
+        const result = options.resultFile
+          ? (JSON.parse(await readFile(options.resultFile, 'utf8')) as unknown)
+          : undefined;
+        await withServices(async (deps) => {
+          const resolved = await resolveAttempt(deps, operatorName(options.operator), attemptId, {
+            outcome: options.succeeded ? 'succeeded' : 'failed',
+            reason: options.reason,
+            ...(result === undefined ? {} : { result }),
+          });
+          if (!resolved) throw new Error(`no attempt ${attemptId}`);
+          console.log(`attempt ${resolved.attemptId} is ${resolved.state}`);
+        });
+      },
+    );
+
+  program
+    .command('races')
+    .description('Results that lost the compare-and-swap')
+    .command('list')
+    .option('--job <jobId>', 'only this job')
+    .option('--limit <n>', 'how many', (v) => Number.parseInt(v, 10), 50)
+    .option('--json', 'print JSON')
+    .action(async (options: { job?: string; limit: number; json?: boolean }) => {
+      await withServices(async ({ pool }) => {
+        const races = await listRaces(pool, { jobId: options.job, limit: options.limit });
+        output(options.json, races, () =>
+          renderTable(
+            ['job', 'lost', 'winner', 'expected v', 'seen v', 'when'],
+            races.map((r) => [
+              r.jobId,
+              r.losingAttemptId,
+              r.winningAttemptId ?? '(job ended)',
+              String(r.expectedVersion),
+              String(r.observedVersion),
+              r.occurredAt.toISOString(),
+            ]),
+          ),
+        );
+      });
+    });
+}

@@ -1,0 +1,131 @@
+import type { ProviderConfig } from '../src/providers/provider';
+import { eventually, runCli, startTestStack, type TestStack } from './helpers';
+
+/** The operator CLI settles and cancels through the same services as the API. */
+const providers = (url: string): ProviderConfig[] => [
+  {
+    name: 'pay',
+    kind: 'http',
+    url: `${url}/v1/charges`,
+    statusUrl: `${url}/v1/charges/by-key/{key}`,
+    timeoutMs: 1_000,
+    lateResultTimeoutMs: 20_000,
+    sideEffects: true,
+  },
+  {
+    name: 'pay-backup',
+    kind: 'http',
+    url: `${url}/v1/charges`,
+    statusUrl: `${url}/v1/charges/by-key/{key}`,
+    timeoutMs: 1_000,
+    sideEffects: true,
+  },
+  {
+    name: 'chat',
+    kind: 'openai-compatible',
+    baseUrl: `${url}/v1`,
+    model: 'sim-steady',
+    timeoutMs: 1_000,
+    lateResultTimeoutMs: 20_000,
+    sideEffects: false,
+  },
+];
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack({ providers });
+  expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const status = async (id: string) =>
+  ((await (await stack.request('GET', `/v1/jobs/${id}`)).json()) as { status: string }).status;
+
+async function create(key: string, body: unknown): Promise<string> {
+  const response = await stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': key },
+    body,
+  });
+  return ((await response.json()) as { id: string }).id;
+}
+
+test('find an unknown job, read it, and resolve its attempt from the command line', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+  const id = await create('cli-resolve', {
+    type: 'charge',
+    input: { amountCents: 500, currency: 'EUR', account: 'acct-cli' },
+    providers: ['pay', 'pay-backup'],
+  });
+  await eventually(
+    () => status(id),
+    (s) => s === 'unknown',
+  );
+
+  const list = await runCli(stack, ['jobs', 'list', '--status', 'unknown', '--json']);
+  expect(list.code).toBe(0);
+  expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ id, status: 'unknown' })]);
+
+  const show = await runCli(stack, ['jobs', 'show', id]);
+  expect(show.stdout).toMatch(new RegExp(`${id}:1\\s+pay\\s+unknown`));
+
+  const refused = await runCli(stack, ['attempts', 'resolve', `${id}:1`, '--reason', 'x']);
+  expect(refused.code).toBe(1);
+  expect(refused.stderr.trim()).toBe('onejob: say either --failed or --succeeded');
+
+  const resolved = await runCli(stack, [
+    'attempts',
+    'resolve',
+    `${id}:1`,
+    '--failed',
+    '--reason',
+    'bank confirms no charge',
+    '--operator',
+    'alice',
+  ]);
+  expect(resolved.stdout.trim()).toBe(`attempt ${id}:1 is failed`);
+  await eventually(
+    () => status(id),
+    (s) => s === 'succeeded',
+  );
+
+  const again = await runCli(stack, [
+    'attempts',
+    'resolve',
+    `${id}:1`,
+    '--failed',
+    '--reason',
+    'twice',
+  ]);
+  expect(again.code).toBe(1);
+  // Settled, and the job has ended: one line that says so, and a non-zero exit.
+  expect(again.stderr.trim()).toMatch(/^onejob: job [0-9a-f-]{36} has ended \(job-terminal\)$/);
+});
+
+test('cancel a job from the command line; its late result shows up as a lost race', async () => {
+  stack.simulator.inject({ route: 'chat', fault: { kind: 'delay', ms: 2_500 } });
+  const id = await create('cli-cancel', {
+    type: 'summarize',
+    input: { text: 'Cancel me. Then answer late.' },
+    providers: ['chat'],
+  });
+  await eventually(
+    () => status(id),
+    (s) => s === 'unknown',
+  );
+
+  const cancelled = await runCli(stack, ['jobs', 'cancel', id, '--reason', 'customer withdrew']);
+  expect(cancelled.stdout.trim()).toBe(`job ${id} is cancelled`);
+  const races = await eventually(
+    async () =>
+      JSON.parse(
+        (await runCli(stack, ['races', 'list', '--job', id, '--json'])).stdout,
+      ) as unknown[],
+    (rows) => rows.length === 1,
+    15_000,
+  );
+  expect(races).toEqual([
+    expect.objectContaining({ jobId: id, losingAttemptId: `${id}:1`, winningAttemptId: null }),
+  ]);
+});
