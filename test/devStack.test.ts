@@ -22,7 +22,7 @@ interface RunningStack {
 const stateDir = mkdtempSync(path.join(TEST_OUTPUT, 'dev-stack-'));
 const stateDirs = [stateDir];
 const databaseName = `onejob_devstack_${Date.now()}`;
-let ports: { api: number; temporal: number; ui: number; simulator: number };
+let ports: { api: number; temporal: number; ui: number; simulator: number; workerMetrics: number };
 
 async function startStack(extraEnv: NodeJS.ProcessEnv = {}, dir = stateDir): Promise<RunningStack> {
   const env: NodeJS.ProcessEnv = {
@@ -34,6 +34,7 @@ async function startStack(extraEnv: NodeJS.ProcessEnv = {}, dir = stateDir): Pro
     TEMPORAL_PORT: String(ports.temporal),
     TEMPORAL_UI_PORT: String(ports.ui),
     SIMULATOR_PORT: String(ports.simulator),
+    ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${ports.workerMetrics}`,
     LOG_LEVEL: 'warn',
   };
   delete env.ONEJOB_API_TOKENS;
@@ -102,6 +103,7 @@ beforeAll(async () => {
     temporal: await freePort(),
     ui: await freePort(),
     simulator: await freePort(),
+    workerMetrics: await freePort(),
   };
 });
 

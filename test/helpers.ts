@@ -95,6 +95,8 @@ export interface TestStack {
   apiUrl: string;
   /** This stack's own database. */
   databaseUrl: string;
+  /** The environment the API and worker processes get. */
+  serviceEnv: NodeJS.ProcessEnv;
   pool: Pool;
   temporal: Client;
   taskQueue: string;
@@ -160,6 +162,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     ].join(','),
     HOST: '127.0.0.1',
     PORT: String(port),
+    ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
   };
 
@@ -220,6 +223,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   return {
     apiUrl,
     databaseUrl: database.url,
+    serviceEnv,
     pool: database.pool,
     temporal,
     taskQueue,

@@ -19,6 +19,7 @@ import {
   resolveAttempt,
 } from '../service/attempts';
 import { verifySignature } from './signatures';
+import { createMetrics } from './metrics';
 import { JOB_MODES, JOB_STATUSES } from '../domain/job';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../domain/workflowId';
 import type { ApiTokens } from './auth';
@@ -117,6 +118,7 @@ export async function buildApi(deps: ApiDeps) {
       );
     },
   }).withTypeProvider<ZodTypeProvider>();
+  const metrics = createMetrics(deps.pool);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
@@ -148,6 +150,7 @@ export async function buildApi(deps: ApiDeps) {
     }
     if (error instanceof ServiceError) {
       const type = isProblemType(error.problemType) ? error.problemType : 'internal';
+      if (type === 'idempotency-key-reuse') metrics.conflicts.inc();
       const headers: Record<string, string> =
         type === 'idempotency-key-reuse' ? { 'x-should-retry': 'false' } : {};
       if (type === 'attempt-in-flight') {
@@ -188,6 +191,10 @@ export async function buildApi(deps: ApiDeps) {
   );
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
+
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
 
   app.get(
     '/problems/:type',
@@ -256,6 +263,7 @@ export async function buildApi(deps: ApiDeps) {
             idempotencyKey: key,
             ...request.body,
           });
+          (created ? metrics.jobsCreated : metrics.jobsReplayed).inc({ type: job.type });
           reply.header('location', `/v1/jobs/${job.id}`);
           if (!created) reply.header('idempotent-replayed', 'true');
           return reply.code(created ? 201 : 200).send(jobResource(job));

@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { NativeConnection, Runtime } from '@temporalio/worker';
 import { serviceConfig, sweeperConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
@@ -13,6 +13,13 @@ import { createJobWorker } from '../worker';
 async function main(): Promise<void> {
   const logger = createLogger('onejob-worker');
   const config = serviceConfig();
+  // The Temporal SDK's own metrics (task latencies, slots, polls), for Prometheus to scrape.
+  const metricsAddress = process.env.ONEJOB_WORKER_METRICS_ADDRESS ?? '127.0.0.1:9464';
+  if (metricsAddress !== 'off') {
+    Runtime.install({
+      telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } },
+    });
+  }
   const sweep = sweeperConfig();
   const providers = new ProviderRegistry(providerConfigsFromEnv());
   const pool = createPool(config.databaseUrl);
@@ -45,7 +52,14 @@ async function main(): Promise<void> {
   });
   // SIGINT/SIGTERM already make the SDK shut the worker down; a vanished parent should too.
   exitWithParent(() => worker.shutdown());
-  logger.info({ taskQueue: config.taskQueue, providers: providers.names() }, 'worker started');
+  logger.info(
+    {
+      taskQueue: config.taskQueue,
+      providers: providers.names(),
+      metrics: metricsAddress === 'off' ? 'off' : `http://${metricsAddress}/metrics`,
+    },
+    'worker started',
+  );
   const running = worker.run();
 
   // Heal jobs whose workflow start was lost (API crash between insert and start): at start,

@@ -192,6 +192,7 @@ async function main(): Promise<void> {
         ...(temporalUi ? [`  Temporal Web UI ${temporalUi}`] : []),
         `  Temporal gRPC   ${env.TEMPORAL_ADDRESS}${temporalUi ? '' : '   (TEMPORAL_ADDRESS)'}`,
         `  Simulator       http://127.0.0.1:${ports.simulatorPort}   (stand-in provider)`,
+        `  Metrics         http://127.0.0.1:${ports.apiPort}/metrics (service), http://${env.ONEJOB_WORKER_METRICS_ADDRESS ?? '127.0.0.1:9464'}/metrics (Temporal SDK)`,
         `  PostgreSQL      ${database.source}`,
         devToken
           ? `  Dev API token   ${devToken}   (owner "dev"; set ONEJOB_API_TOKENS to choose your own)`

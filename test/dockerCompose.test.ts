@@ -1,0 +1,87 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { apiConfig, serviceConfig } from '../src/config';
+import { ROOT } from './harness';
+
+/**
+ * Docker does not run here, so the compose file is checked against the code instead: every
+ * variable a service needs is set, and hosts and ports agree with what the app reads.
+ */
+interface Service {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  environment?: Record<string, string | number>;
+  ports?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[] };
+}
+
+const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), {
+  merge: true,
+}) as {
+  services: Record<string, Service>;
+};
+const services = compose.services;
+const env = (name: string): NodeJS.ProcessEnv =>
+  Object.fromEntries(
+    Object.entries(services[name]?.environment ?? {}).map(([k, v]) => [k, String(v)]),
+  );
+
+test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, worker and simulator', () => {
+  expect(Object.keys(services).sort()).toEqual([
+    'api',
+    'postgres',
+    'simulator',
+    'temporal',
+    'temporal-ui',
+    'worker',
+  ]);
+  expect(services.temporal?.image).toMatch(/^temporalio\/auto-setup:/);
+  expect(services.temporal?.environment).toMatchObject({
+    DB: 'postgres12',
+    POSTGRES_SEEDS: 'postgres',
+  });
+  for (const name of ['api', 'worker', 'simulator'])
+    expect(services[name]?.command?.[1]).toBe(`dist/bin/${name}.js`);
+  for (const name of ['postgres', 'temporal', 'api', 'simulator'])
+    expect(services[name]?.healthcheck?.test.length).toBeGreaterThan(0);
+});
+
+test('the API and the worker get every variable their config requires, and it parses', () => {
+  expect(() => serviceConfig(env('worker'))).not.toThrow();
+  expect(services.worker?.ports).toContain(
+    `${env('worker').ONEJOB_WORKER_METRICS_ADDRESS!.split(':')[1]}:9464`,
+  );
+  const api = apiConfig(env('api'));
+  expect(api.host).toBe('0.0.0.0');
+  expect(services.api?.ports).toContain(`${api.port}:${api.port}`);
+});
+
+test('hosts and ports agree across services', () => {
+  const postgres = services.postgres!.environment!;
+  for (const name of ['api', 'worker']) {
+    const url = new URL(env(name).DATABASE_URL!);
+    expect(url.hostname).toBe('postgres');
+    expect(url.username).toBe(postgres.POSTGRES_USER);
+    expect(url.password).toBe(postgres.POSTGRES_PASSWORD);
+    expect(url.pathname).toBe(`/${postgres.POSTGRES_DB}`);
+    expect(env(name).TEMPORAL_ADDRESS).toBe('temporal:7233');
+    expect(env(name).ONEJOB_SIMULATOR_URL).toBe(
+      `http://simulator:${services.simulator!.environment!.SIMULATOR_PORT}`,
+    );
+    expect(services[name]!.depends_on).toMatchObject({
+      postgres: { condition: 'service_healthy' },
+      temporal: { condition: 'service_healthy' },
+    });
+  }
+  expect(services['temporal-ui']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
+  expect(services['temporal-ui']!.ports).toContain('8233:8080');
+  expect(services.temporal!.environment!.POSTGRES_USER).toBe(
+    services.postgres!.environment!.POSTGRES_USER,
+  );
+  expect(services.temporal!.environment!.POSTGRES_PWD).toBe(
+    services.postgres!.environment!.POSTGRES_PASSWORD,
+  );
+});

@@ -1,0 +1,49 @@
+import { startTestStack, type TestStack } from './helpers';
+
+/** Prometheus metrics: the service's own (API) and the Temporal SDK's (worker). */
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack({ workerProcess: true });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+function value(text: string, metric: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(metric));
+  return line ? Number(line.split(' ').pop()) : Number.NaN;
+}
+
+test('the API counts creates, replays and conflicts, and reports attempts, unknown jobs and races from the database', async () => {
+  const body = { type: 'summarize', input: { text: 'Count me once. Replay me twice.' } };
+  const created = await stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': 'metrics-1' },
+    body,
+  });
+  const { id } = (await created.json()) as { id: string };
+  await stack.request('POST', '/v1/jobs', { headers: { 'idempotency-key': 'metrics-1' }, body });
+  await stack.request('POST', '/v1/jobs', { headers: { 'idempotency-key': 'metrics-1' }, body });
+  await stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': 'metrics-1' },
+    body: { ...body, input: { text: 'Something else entirely.' } },
+  });
+  await stack.request('GET', `/v1/jobs/${id}?wait=30`);
+
+  const response = await fetch(`${stack.apiUrl}/metrics`);
+  expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+  const text = await response.text();
+  expect(value(text, 'onejob_jobs_created_total{type="summarize"}')).toBe(1);
+  expect(value(text, 'onejob_jobs_replayed_total{type="summarize"}')).toBe(2);
+  expect(value(text, 'onejob_idempotency_conflicts_total')).toBe(1);
+  expect(value(text, 'onejob_attempts{state="succeeded"}')).toBe(1);
+  expect(value(text, 'onejob_jobs_unknown')).toBe(0);
+  expect(value(text, 'onejob_race_events')).toBe(0);
+});
+
+test('the worker exports the Temporal SDK runtime metrics', async () => {
+  const address = stack.serviceEnv.ONEJOB_WORKER_METRICS_ADDRESS;
+  const text = await (await fetch(`http://${address}/metrics`)).text();
+  expect(text).toMatch(
+    /temporal_workflow_task_schedule_to_start_latency|temporal_activity_execution_latency|temporal_worker_task_slots_available/,
+  );
+});
