@@ -30,6 +30,7 @@ export default async function globalSetup(): Promise<void> {
       startTemporalDevServer({
         cliPath: cli.path,
         port: await freePort(),
+        uiPort: await freePort(),
         logFile: path.join(TEST_OUTPUT, 'temporal-server.log'),
       }))(),
     bundleWorkflowCode({
@@ -43,6 +44,7 @@ export default async function globalSetup(): Promise<void> {
 
   publishHarness({
     temporalAddress: temporal.address,
+    temporalUiUrl: temporal.uiUrl!,
     temporalCliPath: cli.path,
     adminDatabaseUrl: database.adminUrl,
     workflowBundlePath,

@@ -3,6 +3,8 @@ import path from 'node:path';
 /** What global setup hands to every test file (through the environment). */
 export interface HarnessInfo {
   temporalAddress: string;
+  /** The dev server's Web UI, for the browser test. */
+  temporalUiUrl: string;
   temporalCliPath: string;
   adminDatabaseUrl: string;
   workflowBundlePath: string;

@@ -144,6 +144,13 @@ export async function ensureJobWorkflow(
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       staticSummary: `${job.type} job ${job.id} for ${job.ownerId} (key ${job.idempotencyKey})`,
+      staticDetails: [
+        `**job** ${job.id}`,
+        `**owner** ${job.ownerId}`,
+        `**idempotency key** \`${job.idempotencyKey}\``,
+        `**providers: ${job.providers.join(', ')}** (${job.mode})`,
+        `**fingerprint** ${job.requestFingerprint.slice(0, 16)}…`,
+      ].join('  \n'),
       typedSearchAttributes: [
         { key: JobOwner, value: job.ownerId },
         { key: JobType, value: job.type },
