@@ -31,7 +31,9 @@ const env = (name: string): NodeJS.ProcessEnv =>
 
 test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, worker and simulator', () => {
   expect(Object.keys(services).sort()).toEqual([
-    'api',
+    'api-1',
+    'api-2',
+    'nginx',
     'postgres',
     'simulator',
     'temporal',
@@ -43,10 +45,12 @@ test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, wor
     DB: 'postgres12',
     POSTGRES_SEEDS: 'postgres',
   });
-  for (const name of ['api', 'worker', 'simulator'])
-    expect(services[name]?.command?.[1]).toBe(`dist/bin/${name}.js`);
-  for (const name of ['postgres', 'temporal', 'api', 'simulator'])
+  for (const name of ['api-1', 'api-2', 'worker', 'simulator']) {
+    expect(services[name]?.command?.[1]).toBe(`dist/bin/${name.replace(/-\d$/, '')}.js`);
+  }
+  for (const name of ['postgres', 'temporal', 'api-1', 'api-2', 'simulator']) {
     expect(services[name]?.healthcheck?.test.length).toBeGreaterThan(0);
+  }
 });
 
 test('the API and the worker get every variable their config requires, and it parses', () => {
@@ -54,14 +58,19 @@ test('the API and the worker get every variable their config requires, and it pa
   expect(services.worker?.ports).toContain(
     `${env('worker').ONEJOB_WORKER_METRICS_ADDRESS!.split(':')[1]}:9464`,
   );
-  const api = apiConfig(env('api'));
+  const api = apiConfig(env('api-1'));
   expect(api.host).toBe('0.0.0.0');
-  expect(services.api?.ports).toContain(`${api.port}:${api.port}`);
+  expect(env('api-2')).toEqual(env('api-1'));
+  // nginx publishes the API and balances over both replicas, on the port they listen on.
+  const lb = env('nginx');
+  expect(lb.ONEJOB_API_UPSTREAMS).toBe(`server api-1:${api.port}; server api-2:${api.port};`);
+  expect(services.nginx?.ports).toContain(`${lb.ONEJOB_LB_LISTEN}:${lb.ONEJOB_LB_LISTEN}`);
+  expect(lb.ONEJOB_LB_BALANCE).toBe('hash $$http_idempotency_key consistent;');
 });
 
 test('hosts and ports agree across services', () => {
   const postgres = services.postgres!.environment!;
-  for (const name of ['api', 'worker']) {
+  for (const name of ['api-1', 'api-2', 'worker']) {
     const url = new URL(env(name).DATABASE_URL!);
     expect(url.hostname).toBe('postgres');
     expect(url.username).toBe(postgres.POSTGRES_USER);

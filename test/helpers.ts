@@ -106,6 +106,8 @@ export interface TestStack {
   apiOutput(): string;
   /** Provider adapters configured as the services have them (pointed at this stack's simulator). */
   registry: ProviderRegistry;
+  /** Another API process (a second replica) on the same database, Temporal and task queue. */
+  startExtraApi(): Promise<{ url: string; port: number; stop(): Promise<void> }>;
   /** Runs the golden cases of a job type through a provider and stores the verdict. */
   certify(provider: string, jobType: string): Promise<CertificationReport>;
   /** With workerProcess: SIGKILL the worker (mid-attempt, say) … */
@@ -167,10 +169,10 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   };
 
   let output = '';
-  const spawnService = (name: 'api' | 'worker'): GuardedProcess => {
+  const spawnService = (name: 'api' | 'worker', env: NodeJS.ProcessEnv = {}): GuardedProcess => {
     const child = spawnNodeScript(path.join(ROOT, 'dist', 'bin', `${name}.js`), [], {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      env: serviceEnv,
+      env: { ...serviceEnv, ...env },
     });
     child.child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -216,6 +218,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     };
   }
 
+  const extraApis: GuardedProcess[] = [];
   const api = spawnService('api');
   const apiUrl = `http://127.0.0.1:${port}`;
   await waitForHealthy(`${apiUrl}/healthz`, api, () => output);
@@ -231,6 +234,14 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     api,
     apiOutput: () => output,
     registry,
+    async startExtraApi() {
+      const extraPort = await freePort();
+      const extra = spawnService('api', { PORT: String(extraPort) });
+      const url = `http://127.0.0.1:${extraPort}`;
+      await waitForHealthy(`${url}/healthz`, extra, () => output);
+      extraApis.push(extra);
+      return { url, port: extraPort, stop: () => extra.stop() };
+    },
     certify: (provider, jobType) =>
       certifyProvider({ db: database.pool, provider: registry.get(provider), jobType }),
     async killWorker() {
@@ -257,6 +268,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       return fetch(`${apiUrl}${path}`, { method, headers, body });
     },
     async stop() {
+      for (const extra of extraApis) await extra.stop();
       await api.stop();
       // The simulator first: calls still hanging on it end at once, so the worker stops promptly.
       await simulator.close();

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import Fastify, { type FastifyError } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -184,6 +185,12 @@ export async function buildApi(deps: ApiDeps) {
       'internal',
       'Something went wrong on our side; retrying with the same Idempotency-Key is safe.',
     );
+  });
+
+  // Which replica answered: useful behind a load balancer, and harmless.
+  const instance = `${hostname()}:${process.pid}`;
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('x-onejob-instance', instance);
   });
 
   app.setNotFoundHandler((request, reply) =>

@@ -1,0 +1,90 @@
+import path from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { startNginx, type LoadBalancer } from '../src/dev/nginx';
+import { freePort } from '../src/dev/processes';
+import { jobWorkflowId } from '../src/domain/workflowId';
+import { TEST_OUTPUT } from './harness';
+import { eventually, startTestStack, TEST_OWNER, TEST_TOKEN, type TestStack } from './helpers';
+
+/**
+ * Two API replicas behind Debian's nginx, with the repository's configuration: 64 identical
+ * POSTs at once are one job, one workflow and one provider call, whether nginx hashes on the
+ * Idempotency-Key or spreads requests round-robin.
+ */
+let stack: TestStack;
+let replicas: string[];
+beforeAll(async () => {
+  stack = await startTestStack();
+  const second = await stack.startExtraApi();
+  replicas = [new URL(stack.apiUrl).host, `127.0.0.1:${second.port}`];
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe.each(['hash', 'round-robin'] as const)('nginx balancing by %s', (balance) => {
+  let nginx: LoadBalancer;
+  beforeAll(async () => {
+    nginx = await startNginx({
+      dir: mkdtempSync(path.join(TEST_OUTPUT, `nginx-${balance}-`)),
+      port: await freePort(),
+      upstreams: replicas,
+      balance,
+    });
+  });
+  afterAll(async () => {
+    await nginx?.stop();
+  });
+
+  test('64 concurrent identical POSTs through two replicas are one job, one workflow, one provider call', async () => {
+    const key = `lb-${balance}`;
+    const body = JSON.stringify({
+      type: 'summarize',
+      input: { text: `Balanced by ${balance}. Still one job.` },
+    });
+    const responses = await Promise.all(
+      Array.from({ length: 64 }, () =>
+        fetch(`${nginx.url}/v1/jobs`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${TEST_TOKEN}`,
+            'idempotency-key': key,
+            'content-type': 'application/json',
+          },
+          body,
+        }),
+      ),
+    );
+    const jobs = (await Promise.all(responses.map((r) => r.json()))) as Array<{ id: string }>;
+    expect(new Set(jobs.map((j) => j.id)).size).toBe(1);
+    expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
+    expect(responses.filter((r) => r.status === 200)).toHaveLength(63);
+    const instances = new Set(responses.map((r) => r.headers.get('x-onejob-instance')));
+    // Hashing sends one key to one replica; round-robin spreads it over both.
+    expect(instances.size).toBe(balance === 'hash' ? 1 : 2);
+
+    const id = jobs[0]!.id;
+    const { rows } = await stack.pool.query(
+      'SELECT count(*)::int AS n FROM jobs WHERE owner_id = $1 AND idempotency_key = $2',
+      [TEST_OWNER, key],
+    );
+    expect(rows[0].n).toBe(1);
+    const done = (await (
+      await fetch(`${nginx.url}/v1/jobs/${id}?wait=30`, {
+        headers: { authorization: `Bearer ${TEST_TOKEN}` },
+      })
+    ).json()) as { status: string };
+    expect(done.status).toBe('succeeded');
+    // Visibility lags a little: wait for the run to show, then there must be exactly one.
+    const runs = await eventually(
+      async () =>
+        (await stack.temporal.workflow.count(`WorkflowId = "${jobWorkflowId(TEST_OWNER, key)}"`))
+          .count,
+      (n) => n > 0,
+      10_000,
+    );
+    expect(runs).toBe(1);
+    const calls = stack.simulator.ledger().filter((e) => e.idempotencyKey.startsWith(`${id}:`));
+    expect(calls).toEqual([expect.objectContaining({ executions: 1 })]);
+  });
+});
