@@ -1,7 +1,16 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Pool } from '../db/pool';
-import { addJobNote, findJob, finishJobWithoutResult, markJobAdmitted } from '../db/jobs';
+import {
+  addJobNote,
+  findJob,
+  finishJobWithoutResult,
+  insertJobOrFindExisting,
+  markJobAdmitted,
+} from '../db/jobs';
+import { requestFingerprint } from '../domain/fingerprint';
+import { ServiceError } from '../service/errors';
+import { validateIntent } from '../service/jobs';
 import { findCertification } from '../db/certifications';
 import {
   createAttempt,
@@ -119,6 +128,69 @@ export function createActivities(deps: ActivityDeps) {
     return undefined;
   }
 
+  /**
+   * The Temporal-native path: the workflow writes the job row itself, with the same
+   * INSERT … ON CONFLICT as the API, so both paths meet on one row per (owner, key).
+   */
+  async function writeJobRow(input: JobWorkflowInput & { workflowId: string }) {
+    const intent = input.intent;
+    if (!intent) return undefined;
+    let resolved: ReturnType<typeof validateIntent>;
+    try {
+      resolved = validateIntent(
+        { providers },
+        {
+          type: intent.type,
+          input: intent.input,
+          providers: intent.providers ?? undefined,
+          mode: intent.mode,
+        },
+      );
+    } catch (error) {
+      if (!(error instanceof ServiceError)) throw error;
+      throw ApplicationFailure.create({
+        type: 'InvalidJob',
+        message: `${error.problemType}: ${error.message}`,
+        details: [error.details],
+        nonRetryable: true,
+      });
+    }
+    const fingerprint = requestFingerprint({
+      type: intent.type,
+      input: resolved.input,
+      providers: intent.providers,
+      mode: resolved.mode,
+    });
+    if (fingerprint !== input.requestFingerprint) {
+      throw ApplicationFailure.create({
+        type: 'JobIdentityMismatch',
+        message: 'the intent does not match the request fingerprint',
+        nonRetryable: true,
+      });
+    }
+    const { job } = await insertJobOrFindExisting(pool, {
+      ownerId: input.ownerId,
+      idempotencyKey: input.idempotencyKey,
+      requestFingerprint: fingerprint,
+      intent: {
+        type: intent.type,
+        input: resolved.input,
+        providers: resolved.plan,
+        mode: resolved.mode,
+      },
+      workflowId: input.workflowId,
+    });
+    if (job.requestFingerprint !== fingerprint) {
+      throw ApplicationFailure.create({
+        type: 'IdempotencyKeyReuse',
+        message:
+          'this idempotency key was already used for a different request; the existing job is unchanged',
+        nonRetryable: true,
+      });
+    }
+    return job;
+  }
+
   const recordResult = (
     attemptId: string,
     result: unknown,
@@ -128,7 +200,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     /** Refuses to run a job whose row is missing or belongs to a different (owner, key, intent). */
     async admitJob(input: JobWorkflowInput & { workflowId: string }): Promise<JobPlan> {
-      const job = await findJob(pool, input.jobId);
+      const job = input.jobId ? await findJob(pool, input.jobId) : await writeJobRow(input);
       if (!job) {
         throw ApplicationFailure.create({
           type: 'JobMissing',
@@ -142,6 +214,7 @@ export function createActivities(deps: ActivityDeps) {
           ['idempotencyKey', job.idempotencyKey, input.idempotencyKey],
           ['requestFingerprint', job.requestFingerprint, input.requestFingerprint],
           ['workflowId', job.workflowId, input.workflowId],
+          ['jobId', job.id, input.jobId ?? job.id],
         ] as const
       )
         .filter(([, stored, given]) => stored !== given)

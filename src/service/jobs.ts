@@ -45,7 +45,11 @@ export interface JobWithAttempts {
   attempts: AttemptRecord[];
 }
 
-function validateIntent(deps: JobServiceDeps, request: CreateJobRequest) {
+/** Checks an intent against the job type and the providers, and resolves its plan and mode. */
+export function validateIntent(
+  deps: Pick<JobServiceDeps, 'providers'>,
+  request: Omit<CreateJobRequest, 'ownerId' | 'idempotencyKey'>,
+) {
   const contract = findJobType(request.type);
   if (!contract) {
     throw new ServiceError('unknown-job-type', `Unknown job type "${request.type}".`, {

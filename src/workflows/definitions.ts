@@ -10,11 +10,32 @@ export const DEFAULT_TASK_QUEUE = 'onejob';
 export const JOB_WORKFLOW_TYPE = 'jobWorkflow';
 
 export interface JobWorkflowInput {
-  jobId: string;
+  /** Set when the job row exists already (the HTTP path); absent when the workflow creates it. */
+  jobId?: string;
   ownerId: string;
   idempotencyKey: string;
   requestFingerprint: string;
+  /** The intent, when the workflow itself writes the job row (the Temporal-native path). */
+  intent?: {
+    type: string;
+    input: Record<string, unknown>;
+    providers: string[] | null;
+    mode: 'exclusive' | 'hedged';
+  };
 }
+
+export interface Admission {
+  jobId: string;
+}
+/**
+ * Sent with update-with-start by `startJob`: refused at once when the fingerprint differs from
+ * the one this workflow was started with; otherwise answers the job id once the row exists.
+ */
+export const admitUpdate = defineUpdate<Admission, [{ requestFingerprint: string }]>('admit');
+/** Who this workflow is for, also answerable after it has closed. */
+export const admissionQuery = defineQuery<{ jobId: string | null; requestFingerprint: string }>(
+  'admission',
+);
 
 export interface AttemptSummary {
   attemptId: string;
@@ -92,4 +113,5 @@ export const REFUSALS = {
   jobTerminal: 'JobTerminal',
   attemptNotResolvable: 'AttemptNotResolvable',
   unknownProvider: 'UnknownProvider',
+  idempotencyKeyReuse: 'IdempotencyKeyReuse',
 } as const;

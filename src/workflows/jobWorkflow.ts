@@ -4,6 +4,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   TimeoutFailure,
+  allHandlersFinished,
   condition,
   isCancellation,
   proxyActivities,
@@ -28,6 +29,8 @@ import {
   requestAttemptUpdate,
   resolveAttemptUpdate,
   statusQuery,
+  admissionQuery,
+  admitUpdate,
   type AttemptSummary,
   type JobWorkflowInput,
   type JobWorkflowResult,
@@ -105,7 +108,7 @@ function refuse(type: string, message: string, details?: unknown): never {
 
 export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowResult> {
   const status: JobWorkflowStatus = {
-    jobId: input.jobId,
+    jobId: input.jobId ?? '',
     status: 'pending',
     attempts: [],
     waitingOn: 'admission',
@@ -113,6 +116,9 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   // Set once admitted; handlers that run earlier see it undefined and refuse.
   let plan: JobPlan | undefined = undefined;
   let terminal: TerminalJobStatus | null = null;
+  /** Known at start on the HTTP path; on the Temporal-native path, once admission wrote the row. */
+  let jobId: string | null = input.jobId ?? null;
+  let admissionError: { type: string; message: string } | undefined;
   let winner: string | null = null;
   /** Attempts someone asked the workflow to look at again (late result, callback, operator). */
   const nudged = new Set<string>();
@@ -141,7 +147,30 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     }
   };
 
+  const admittedJobId = (): string => {
+    if (!jobId) refuse(REFUSALS.jobTerminal, 'the job has not been admitted yet');
+    return jobId;
+  };
   setHandler(statusQuery, () => status);
+  setHandler(admissionQuery, () => ({ jobId, requestFingerprint: input.requestFingerprint }));
+  setHandler(
+    admitUpdate,
+    async () => {
+      await condition(() => (jobId !== null && plan !== undefined) || admissionError !== undefined);
+      if (admissionError) refuse(admissionError.type, admissionError.message);
+      return { jobId: admittedJobId() };
+    },
+    {
+      validator: ({ requestFingerprint }) => {
+        if (requestFingerprint !== input.requestFingerprint) {
+          refuse(
+            REFUSALS.idempotencyKeyReuse,
+            'this idempotency key was already used for a different request; the existing job is unchanged',
+          );
+        }
+      },
+    },
+  );
   setHandler(attemptSettledSignal, ({ attemptId }) => void nudged.add(attemptId));
 
   setHandler(
@@ -154,12 +183,12 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       );
       if (entry.refused) refuse(REFUSALS.unknownProvider, entry.refused);
       if (!entry.created)
-        refuse(REFUSALS.jobTerminal, `job ${input.jobId} ended before the attempt could start`);
+        refuse(REFUSALS.jobTerminal, `job ${jobId} ended before the attempt could start`);
       return entry.created;
     },
     {
       validator: (request) => {
-        if (terminal) refuse(REFUSALS.jobTerminal, `job ${input.jobId} is ${terminal}`);
+        if (terminal) refuse(REFUSALS.jobTerminal, `job ${jobId} is ${terminal}`);
         const blocking = plan?.mode === 'hedged' ? undefined : inFlight()[0];
         if (!plan || blocking || requests.length > 0) {
           refuse(
@@ -217,7 +246,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   setHandler(
     cancelJobUpdate,
     async (cancellation) => {
-      const final = await db.cancelJob({ jobId: input.jobId, ...cancellation });
+      const final = await db.cancelJob({ jobId: admittedJobId(), ...cancellation });
       terminal = final ?? 'cancelled';
       // Stop waiting for running calls; whatever they still bring back loses the CAS.
       for (const scope of runningCalls.values()) scope.cancel();
@@ -226,18 +255,31 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     },
     {
       validator: (_cancellation) => {
-        if (terminal) refuse(REFUSALS.jobTerminal, `job ${input.jobId} is ${terminal}`);
+        if (terminal) refuse(REFUSALS.jobTerminal, `job ${jobId} is ${terminal}`);
       },
     },
   );
 
   // The job row must be the one this workflow was started for (owner, key, fingerprint).
-  plan = await db.admitJob({ ...input, workflowId: workflowInfo().workflowId });
+  try {
+    plan = await db.admitJob({ ...input, workflowId: workflowInfo().workflowId });
+  } catch (error) {
+    // Tell a waiting admission update why, then fail: this workflow must not run this job.
+    const cause = error instanceof ActivityFailure ? error.cause : error;
+    admissionError = {
+      type: cause instanceof ApplicationFailure && cause.type ? cause.type : 'AdmissionFailed',
+      message: (cause as Error)?.message ?? 'admission failed',
+    };
+    await condition(allHandlersFinished);
+    throw error;
+  }
+  jobId = plan.jobId;
+  status.jobId = plan.jobId;
   const admitted: JobPlan = plan;
   if (admitted.terminalStatus) {
     terminal = admitted.terminalStatus;
     show(terminal, `job already ${terminal}`);
-    return { jobId: input.jobId, status: terminal, completedBy: admitted.completedBy };
+    return { jobId: admitted.jobId, status: terminal, completedBy: admitted.completedBy };
   }
 
   const failures: Record<string, unknown>[] = [];
@@ -288,7 +330,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   ): Promise<AttemptState> {
     const seq = status.attempts.length + 1;
     const created = await db.startAttempt({
-      jobId: input.jobId,
+      jobId: admitted.jobId,
       seq,
       provider: provider.name,
       exclusive: admitted.mode === 'exclusive',
@@ -390,7 +432,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   if (!terminal) {
     terminal =
       (await db.failJob({
-        jobId: input.jobId,
+        jobId: admitted.jobId,
         failure:
           admitted.skipped.length > 0
             ? // Providers were left that could have run, but none certified for this contract.
@@ -405,5 +447,5 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   }
   const final: TerminalJobStatus = terminal;
   show(final, final === 'succeeded' ? `done: ${winner} won` : `done: ${final}`);
-  return { jobId: input.jobId, status: final, completedBy: winner };
+  return { jobId: admitted.jobId, status: final, completedBy: winner };
 }
