@@ -7,6 +7,8 @@ import {
   OPERATOR_TOKEN,
   startTestStack,
   type TestStack,
+  payProvider,
+  chatProvider,
 } from './helpers';
 
 /**
@@ -14,43 +16,13 @@ import {
  * each way of settling it; and the ledger shows one charge, whatever happened.
  */
 const providers = (url: string): ProviderConfig[] => [
-  {
-    name: 'pay',
-    kind: 'http',
-    url: `${url}/v1/charges`,
-    statusUrl: `${url}/v1/charges/by-key/{key}`,
-    timeoutMs: 1_000,
-    lateResultTimeoutMs: 20_000,
-    sideEffects: true,
+  payProvider(url, 'pay', { callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET' }),
+  payProvider(url, 'pay-backup'),
+  payProvider(url, 'pay-blind', {
+    statusUrl: undefined,
     callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
-  },
-  {
-    name: 'pay-backup',
-    kind: 'http',
-    url: `${url}/v1/charges`,
-    statusUrl: `${url}/v1/charges/by-key/{key}`,
-    timeoutMs: 1_000,
-    lateResultTimeoutMs: 20_000,
-    sideEffects: true,
-  },
-  {
-    name: 'pay-blind',
-    kind: 'http',
-    url: `${url}/v1/charges`,
-    timeoutMs: 1_000,
-    lateResultTimeoutMs: 20_000,
-    sideEffects: true,
-    callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
-  },
-  {
-    name: 'chat',
-    kind: 'openai-compatible',
-    baseUrl: `${url}/v1`,
-    model: 'sim-steady',
-    timeoutMs: 1_000,
-    lateResultTimeoutMs: 20_000,
-    sideEffects: false,
-  },
+  }),
+  chatProvider(url, 'chat', 'sim-steady'),
 ];
 
 let stack: TestStack;

@@ -9,7 +9,11 @@ import { createPool, type Pool } from '../src/db/pool';
 import { withDatabase } from '../src/dev/postgres';
 import { freePort, spawnNodeScript, type GuardedProcess } from '../src/dev/processes';
 import { createLogger } from '../src/logger';
-import type { ProviderConfig } from '../src/providers/provider';
+import type {
+  HttpProviderConfig,
+  OpenAiCompatibleConfig,
+  ProviderConfig,
+} from '../src/providers/provider';
 import { ProviderRegistry, providerConfigsFromEnv } from '../src/providers/registry';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server';
 import { createJobWorker } from '../src/worker';
@@ -337,4 +341,41 @@ export function runCli(
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** A payment-like provider on the simulator, with its status lookup unless told otherwise. */
+export function payProvider(
+  url: string,
+  name: string,
+  options: Partial<HttpProviderConfig> = {},
+): ProviderConfig {
+  return {
+    name,
+    kind: 'http',
+    url: `${url}/v1/charges`,
+    statusUrl: `${url}/v1/charges/by-key/{key}`,
+    timeoutMs: 1_000,
+    lateResultTimeoutMs: 20_000,
+    sideEffects: true,
+    ...options,
+  };
+}
+
+/** An OpenAI-compatible chat provider on the simulator, serving one of its models. */
+export function chatProvider(
+  url: string,
+  name: string,
+  model: string,
+  options: Partial<OpenAiCompatibleConfig> = {},
+): ProviderConfig {
+  return {
+    name,
+    kind: 'openai-compatible',
+    baseUrl: `${url}/v1`,
+    model,
+    timeoutMs: 1_000,
+    lateResultTimeoutMs: 20_000,
+    sideEffects: false,
+    ...options,
+  };
 }

@@ -1,34 +1,18 @@
 import type { ProviderConfig } from '../src/providers/provider';
-import { eventually, runCli, startTestStack, type TestStack } from './helpers';
+import {
+  eventually,
+  runCli,
+  startTestStack,
+  type TestStack,
+  payProvider,
+  chatProvider,
+} from './helpers';
 
 /** The operator CLI settles and cancels through the same services as the API. */
 const providers = (url: string): ProviderConfig[] => [
-  {
-    name: 'pay',
-    kind: 'http',
-    url: `${url}/v1/charges`,
-    statusUrl: `${url}/v1/charges/by-key/{key}`,
-    timeoutMs: 1_000,
-    lateResultTimeoutMs: 20_000,
-    sideEffects: true,
-  },
-  {
-    name: 'pay-backup',
-    kind: 'http',
-    url: `${url}/v1/charges`,
-    statusUrl: `${url}/v1/charges/by-key/{key}`,
-    timeoutMs: 1_000,
-    sideEffects: true,
-  },
-  {
-    name: 'chat',
-    kind: 'openai-compatible',
-    baseUrl: `${url}/v1`,
-    model: 'sim-steady',
-    timeoutMs: 1_000,
-    lateResultTimeoutMs: 20_000,
-    sideEffects: false,
-  },
+  payProvider(url, 'pay'),
+  payProvider(url, 'pay-backup'),
+  chatProvider(url, 'chat', 'sim-steady'),
 ];
 
 let stack: TestStack;

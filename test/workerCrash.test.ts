@@ -1,26 +1,10 @@
 import type { ProviderConfig } from '../src/providers/provider';
-import { attemptRows, eventually, startTestStack, type TestStack } from './helpers';
+import { attemptRows, eventually, startTestStack, type TestStack, payProvider } from './helpers';
 
 /** A worker killed in the middle of a charge: the job still ends with one winner and one charge. */
 const providers = (url: string): ProviderConfig[] => [
-  {
-    name: 'pay',
-    kind: 'http',
-    url: `${url}/v1/charges`,
-    statusUrl: `${url}/v1/charges/by-key/{key}`,
-    timeoutMs: 3_000,
-    lateResultTimeoutMs: 20_000,
-    sideEffects: true,
-  },
-  {
-    name: 'pay-backup',
-    kind: 'http',
-    url: `${url}/v1/charges`,
-    statusUrl: `${url}/v1/charges/by-key/{key}`,
-    timeoutMs: 3_000,
-    lateResultTimeoutMs: 20_000,
-    sideEffects: true,
-  },
+  payProvider(url, 'pay', { timeoutMs: 3_000 }),
+  payProvider(url, 'pay-backup', { timeoutMs: 3_000 }),
 ];
 
 let stack: TestStack;

@@ -10,54 +10,23 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { ProviderConfig } from '../../src/providers/provider';
 import globalSetup from '../globalSetup';
 import globalTeardown from '../globalTeardown';
-import { eventually, OPERATOR_TOKEN, startTestStack, type TestStack } from '../helpers';
+import {
+  eventually,
+  OPERATOR_TOKEN,
+  startTestStack,
+  type TestStack,
+  chatProvider,
+  payProvider,
+} from '../helpers';
 
 export const HISTORIES_DIR = path.join(__dirname, 'histories');
 
 const providers = (url: string): ProviderConfig[] => [
-  {
-    name: 'chat',
-    kind: 'openai-compatible',
-    baseUrl: `${url}/v1`,
-    model: 'sim-steady',
-    timeoutMs: 10_000,
-    lateResultTimeoutMs: 20_000,
-    sideEffects: false,
-  },
-  {
-    name: 'chat-quick',
-    kind: 'openai-compatible',
-    baseUrl: `${url}/v1`,
-    model: 'sim-steady',
-    timeoutMs: 1_000,
-    lateResultTimeoutMs: 20_000,
-    sideEffects: false,
-  },
-  {
-    name: 'chat-backup',
-    kind: 'openai-compatible',
-    baseUrl: `${url}/v1`,
-    model: 'sim-backup',
-    timeoutMs: 5_000,
-    sideEffects: false,
-  },
-  {
-    name: 'pay',
-    kind: 'http',
-    url: `${url}/v1/charges`,
-    statusUrl: `${url}/v1/charges/by-key/{key}`,
-    timeoutMs: 1_000,
-    lateResultTimeoutMs: 20_000,
-    sideEffects: true,
-  },
-  {
-    name: 'pay-backup',
-    kind: 'http',
-    url: `${url}/v1/charges`,
-    statusUrl: `${url}/v1/charges/by-key/{key}`,
-    timeoutMs: 1_000,
-    sideEffects: true,
-  },
+  chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 }),
+  chatProvider(url, 'chat-quick', 'sim-steady'),
+  chatProvider(url, 'chat-backup', 'sim-backup', { timeoutMs: 5_000 }),
+  payProvider(url, 'pay'),
+  payProvider(url, 'pay-backup'),
 ];
 
 type Scenario = (stack: TestStack, key: string) => Promise<string>;
