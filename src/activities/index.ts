@@ -48,6 +48,7 @@ export interface PlannedProvider {
 
 export interface JobPlan {
   jobId: string;
+  requestFingerprint: string;
   type: string;
   mode: JobMode;
   /** The plan, primary first. */
@@ -161,7 +162,7 @@ export function createActivities(deps: ActivityDeps) {
       providers: intent.providers,
       mode: resolved.mode,
     });
-    if (fingerprint !== input.requestFingerprint) {
+    if (input.requestFingerprint !== undefined && fingerprint !== input.requestFingerprint) {
       throw ApplicationFailure.create({
         type: 'JobIdentityMismatch',
         message: 'the intent does not match the request fingerprint',
@@ -212,7 +213,11 @@ export function createActivities(deps: ActivityDeps) {
         [
           ['ownerId', job.ownerId, input.ownerId],
           ['idempotencyKey', job.idempotencyKey, input.idempotencyKey],
-          ['requestFingerprint', job.requestFingerprint, input.requestFingerprint],
+          [
+            'requestFingerprint',
+            job.requestFingerprint,
+            input.requestFingerprint ?? job.requestFingerprint,
+          ],
           ['workflowId', job.workflowId, input.workflowId],
           ['jobId', job.id, input.jobId ?? job.id],
         ] as const
@@ -247,6 +252,7 @@ export function createActivities(deps: ActivityDeps) {
       }
       return {
         jobId: job.id,
+        requestFingerprint: job.requestFingerprint,
         type: job.type,
         mode: job.mode,
         providers: plan,

@@ -14,7 +14,11 @@ export interface JobWorkflowInput {
   jobId?: string;
   ownerId: string;
   idempotencyKey: string;
-  requestFingerprint: string;
+  /**
+   * The intent's fingerprint. A child workflow started from workflow code (which cannot hash)
+   * may leave it out: the first activity computes it from `intent`.
+   */
+  requestFingerprint?: string;
   /** The intent, when the workflow itself writes the job row (the Temporal-native path). */
   intent?: {
     type: string;
@@ -33,9 +37,10 @@ export interface Admission {
  */
 export const admitUpdate = defineUpdate<Admission, [{ requestFingerprint: string }]>('admit');
 /** Who this workflow is for, also answerable after it has closed. */
-export const admissionQuery = defineQuery<{ jobId: string | null; requestFingerprint: string }>(
-  'admission',
-);
+export const admissionQuery = defineQuery<{
+  jobId: string | null;
+  requestFingerprint: string | null;
+}>('admission');
 
 export interface AttemptSummary {
   attemptId: string;

@@ -152,17 +152,28 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     return jobId;
   };
   setHandler(statusQuery, () => status);
-  setHandler(admissionQuery, () => ({ jobId, requestFingerprint: input.requestFingerprint }));
+  setHandler(admissionQuery, () => ({
+    jobId,
+    requestFingerprint: plan?.requestFingerprint ?? input.requestFingerprint ?? null,
+  }));
   setHandler(
     admitUpdate,
-    async () => {
+    async ({ requestFingerprint }) => {
       await condition(() => (jobId !== null && plan !== undefined) || admissionError !== undefined);
       if (admissionError) refuse(admissionError.type, admissionError.message);
+      if (plan && requestFingerprint !== plan.requestFingerprint) {
+        refuse(
+          REFUSALS.idempotencyKeyReuse,
+          'this idempotency key was already used for a different request; the existing job is unchanged',
+        );
+      }
       return { jobId: admittedJobId() };
     },
     {
       validator: ({ requestFingerprint }) => {
-        if (requestFingerprint !== input.requestFingerprint) {
+        // Known at start, or once admitted; a child started without one is checked in the handler.
+        const known = plan?.requestFingerprint ?? input.requestFingerprint;
+        if (known !== undefined && requestFingerprint !== known) {
           refuse(
             REFUSALS.idempotencyKeyReuse,
             'this idempotency key was already used for a different request; the existing job is unchanged',
