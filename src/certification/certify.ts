@@ -4,7 +4,13 @@ import path from 'node:path';
 import type { Tiktoken } from 'js-tiktoken' with { 'resolution-mode': 'import' };
 import { saveCertification } from '../db/certifications';
 import type { Queryable } from '../db/pool';
-import { checkOutput, contractVersion, findJobType, type AnyJobTypeContract } from '../jobTypes';
+import {
+  checkOutput,
+  contractVersion,
+  findJobType,
+  jobTypeNames,
+  type AnyJobTypeContract,
+} from '../jobTypes';
 import {
   ContractViolation,
   ProviderCallError,
@@ -208,4 +214,21 @@ export async function certifyMany(options: {
     }
   }
   return reports;
+}
+
+/** Each chosen provider with the job types it can serve (all providers / all types by default). */
+export function certificationPlan(
+  registry: { names(): string[]; get(name: string): Provider },
+  choice: { provider?: string; jobType?: AnyJobTypeContract } = {},
+): Array<{ provider: Provider; jobTypes: AnyJobTypeContract[] }> {
+  const contracts = choice.jobType
+    ? [choice.jobType]
+    : jobTypeNames().map((name) => findJobType(name)!);
+  return (choice.provider ? [choice.provider] : registry.names())
+    .map((name) => registry.get(name))
+    .map((provider) => ({
+      provider,
+      jobTypes: contracts.filter((c) => c.providerKinds.includes(provider.config.kind)),
+    }))
+    .filter((entry) => entry.jobTypes.length > 0);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
-import { certifyMany, type CertificationReport } from '../certification/certify';
+import { certificationPlan, certifyMany, type CertificationReport } from '../certification/certify';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { findJobType, jobTypeNames } from '../jobTypes';
@@ -56,15 +56,7 @@ export function buildCli(): Command {
         throw new Error(
           `unknown job type ${options.jobType} (known: ${jobTypeNames().join(', ')})`,
         );
-      const chosen = (options.provider ? [options.provider] : registry.names())
-        .map((name) => registry.get(name))
-        .map((provider) => ({
-          provider,
-          jobTypes: (jobType ? [jobType] : jobTypeNames().map((n) => findJobType(n)!)).filter((c) =>
-            c.providerKinds.includes(provider.config.kind),
-          ),
-        }))
-        .filter((entry) => entry.jobTypes.length > 0);
+      const chosen = certificationPlan(registry, { provider: options.provider, jobType });
       if (chosen.length === 0) throw new Error('no provider can run the chosen job type');
       const pool = createPool(databaseUrl(), { max: 2 });
       try {

@@ -2,9 +2,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DEV_API_TOKENS, DEV_OPERATOR_TOKEN, DEV_OPERATOR_TOKENS, DEV_TOKEN } from '../api/auth';
 import { devStackConfig } from '../config';
-import { certifyMany } from '../certification/certify';
+import { certificationPlan, certifyMany } from '../certification/certify';
 import { migrate } from '../db/migrate';
-import { findJobType, jobTypeNames } from '../jobTypes';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { createPool } from '../db/pool';
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
@@ -163,13 +162,7 @@ async function main(): Promise<void> {
         const registry = new ProviderRegistry(providerConfigsFromEnv(env), env);
         const reports = await certifyMany({
           db: certifying,
-          providers: registry.names().map((name) => {
-            const provider = registry.get(name);
-            const jobTypes = jobTypeNames()
-              .map((n) => findJobType(n)!)
-              .filter((c) => c.providerKinds.includes(provider.config.kind));
-            return { provider, jobTypes };
-          }),
+          providers: certificationPlan(registry),
         });
         log(
           `certified: ${reports.map((r) => `${r.provider}/${r.jobType} ${r.passed ? 'ok' : 'FAILED'}`).join(', ')}`,

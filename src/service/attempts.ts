@@ -1,5 +1,5 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import { findAttempt, settleAttemptWithoutResult } from '../db/attempts';
 import { findJob, findOwnedJob, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
@@ -61,10 +61,20 @@ export async function requestAttempt(
   if (!job) return undefined;
   if (job.terminalStatus)
     throw new ServiceError('job-terminal', `job ${job.id} is ${job.terminalStatus}`);
+  return updateJobWorkflow(deps, job, requestAttemptUpdate, { provider });
+}
+
+/** Sends an update to the job's workflow; a refusal comes back as the rule it broke. */
+async function updateJobWorkflow<Ret, Arg>(
+  deps: AttemptServiceDeps,
+  job: JobRecord,
+  update: UpdateDefinition<Ret, [Arg]>,
+  arg: Arg,
+): Promise<Ret> {
   try {
     return await deps.temporal.workflow
       .getHandle(job.workflowId)
-      .executeUpdate(requestAttemptUpdate, { args: [{ provider }] });
+      .executeUpdate(update, { args: [arg] });
   } catch (error) {
     throw asServiceError(error, job);
   }
@@ -88,13 +98,11 @@ export async function resolveAttempt(
   if (found.job.terminalStatus && resolution.outcome === 'succeeded') {
     throw new ServiceError('job-terminal', `job ${found.job.id} is ${found.job.terminalStatus}`);
   }
-  try {
-    return await deps.temporal.workflow
-      .getHandle(found.job.workflowId)
-      .executeUpdate(resolveAttemptUpdate, { args: [{ attemptId, operator, ...resolution }] });
-  } catch (error) {
-    throw asServiceError(error, found.job);
-  }
+  return updateJobWorkflow(deps, found.job, resolveAttemptUpdate, {
+    attemptId,
+    operator,
+    ...resolution,
+  });
 }
 
 /** An operator cancels a job. Running calls are abandoned; anything they bring back is discarded. */
@@ -108,13 +116,7 @@ export async function cancelJob(
   if (!job) return undefined;
   if (job.terminalStatus)
     throw new ServiceError('job-terminal', `job ${job.id} is ${job.terminalStatus}`);
-  try {
-    return await deps.temporal.workflow
-      .getHandle(job.workflowId)
-      .executeUpdate(cancelJobUpdate, { args: [{ operator, reason }] });
-  } catch (error) {
-    throw asServiceError(error, job);
-  }
+  return updateJobWorkflow(deps, job, cancelJobUpdate, { operator, reason });
 }
 
 /**
