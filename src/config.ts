@@ -23,6 +23,14 @@ function milliseconds(env: NodeJS.ProcessEnv, name: string, fallback: number): n
   return value;
 }
 
+function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`${name} must be a whole number of at least 1, got "${raw}"`);
+  return value;
+}
+
 /** Settings every service process reads (the API, the worker). */
 export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
@@ -37,6 +45,23 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
   };
 }
 
+/** Settings of the worker process. */
+export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
+  return {
+    ...serviceConfig(env),
+    /** Attempts per job at most: plan, fallbacks and users' "try again" together. */
+    maxAttemptsPerJob: positiveInteger(env, 'ONEJOB_MAX_ATTEMPTS_PER_JOB', 16),
+    /** A job workflow continues-as-new once its history has this many events. */
+    historyEventLimit: positiveInteger(env, 'ONEJOB_HISTORY_EVENT_LIMIT', 10_000),
+    /** The longest wait between two looks at an unknown attempt. */
+    reconcileMaxDelayMs: milliseconds(env, 'ONEJOB_RECONCILE_MAX_DELAY_MS', 600_000),
+    /** Provider calls one worker process runs at once (their own task queue and slots). */
+    maxConcurrentProviderCalls: positiveInteger(env, 'ONEJOB_MAX_CONCURRENT_PROVIDER_CALLS', 500),
+    /** After a shutdown request, how long running provider calls may go on. */
+    shutdownForceTimeMs: milliseconds(env, 'ONEJOB_SHUTDOWN_FORCE_TIME_MS', 30_000),
+  };
+}
+
 export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     ...serviceConfig(env),
@@ -45,6 +70,12 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
     apiTokens: required(env, 'ONEJOB_API_TOKENS'),
     /** Operator tokens (`name:token` pairs); without them the operator routes refuse everyone. */
     operatorTokens: env.ONEJOB_OPERATOR_TOKENS || undefined,
+    /** `GET /v1/jobs/:id?wait=` requests one owner may hold open at once on one API process. */
+    maxWaitsPerOwner: positiveInteger(env, 'ONEJOB_MAX_WAITS_PER_OWNER', 100),
+    /** How old (in seconds) a signed provider callback may be. */
+    callbackToleranceS: positiveInteger(env, 'ONEJOB_CALLBACK_TOLERANCE_S', 300),
+    /** How long /metrics may reuse a whole-table count. */
+    metricsCacheMs: milliseconds(env, 'ONEJOB_METRICS_CACHE_MS', 15_000),
   };
 }
 

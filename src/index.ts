@@ -1,5 +1,11 @@
 /** The public surface of the onejob package: the typed HTTP client and the shared vocabulary. */
-export { IdempotencyKeyReuseError, OneJobClient, OneJobProblemError, startJob } from './client';
+export {
+  IdempotencyKeyReuseError,
+  InvalidJobIdentityError,
+  OneJobClient,
+  OneJobProblemError,
+  startJob,
+} from './client';
 export type { StartedJob, StartJobRequest } from './client';
 export type { CreateJobInput, CreatedJob, Job, OneJobClientOptions, Problem } from './client';
 export { jobWorkflowId, parseJobWorkflowId } from './domain/workflowId';

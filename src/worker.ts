@@ -1,9 +1,11 @@
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
-import { createActivities } from './activities';
+import { createJobActivities, createProviderCallActivities } from './activities';
 import type { Pool } from './db/pool';
+import type { workerConfig } from './config';
 import type { Logger } from './logger';
 import type { ProviderRegistry } from './providers/registry';
+import { providerCallTaskQueue } from './workflows/definitions';
 
 export interface JobWorkerOptions {
   connection: NativeConnection;
@@ -16,26 +18,93 @@ export interface JobWorkerOptions {
   temporal: Client;
   defaultHedgeDelayMs?: number;
   requireCertifiedPrimary?: boolean;
+  maxAttemptsPerJob?: number;
+  historyEventLimit?: number;
+  reconcileMaxDelayMs?: number;
+  /** Provider calls that may run at once in this process (they wait on the network, not the CPU). */
+  maxConcurrentProviderCalls?: number;
+  /**
+   * After a shutdown request, how long running provider calls may go on before the worker
+   * gives up on them (they end with the process; their attempts are reconciled later).
+   */
+  shutdownForceTimeMs?: number;
   /** A prebuilt workflow bundle; without it the workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;
 }
 
-/** A worker for the job workflow and its activities on one task queue. */
-export async function createJobWorker(options: JobWorkerOptions): Promise<Worker> {
-  return Worker.create({
+/** The worker's settings, as `workerConfig()` reads them from the environment. */
+export function workerSettings(config: ReturnType<typeof workerConfig>) {
+  return {
+    defaultHedgeDelayMs: config.hedgeDelayMs,
+    requireCertifiedPrimary: config.requireCertifiedPrimary,
+    maxAttemptsPerJob: config.maxAttemptsPerJob,
+    historyEventLimit: config.historyEventLimit,
+    reconcileMaxDelayMs: config.reconcileMaxDelayMs,
+    maxConcurrentProviderCalls: config.maxConcurrentProviderCalls,
+    shutdownForceTimeMs: config.shutdownForceTimeMs,
+  } satisfies Partial<JobWorkerOptions>;
+}
+
+/** The two workers of a onejob worker process, run and stopped together. */
+export interface JobWorkers {
+  run(): Promise<void>;
+  shutdown(): void;
+}
+
+export const DEFAULT_MAX_CONCURRENT_PROVIDER_CALLS = 500;
+export const DEFAULT_SHUTDOWN_FORCE_TIME_MS = 30_000;
+
+/**
+ * The job workflow and its bookkeeping activities on the job task queue, and the provider
+ * calls on a task queue of their own with their own slots: calls that hang (up to their
+ * late-result window) can never keep jobs from being admitted or attempts from settling.
+ */
+export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWorkers> {
+  const deps = {
+    pool: options.pool,
+    providers: options.providers,
+    logger: options.logger,
+    temporal: options.temporal,
+    defaultHedgeDelayMs: options.defaultHedgeDelayMs,
+    requireCertifiedPrimary: options.requireCertifiedPrimary,
+    maxAttemptsPerJob: options.maxAttemptsPerJob,
+    historyEventLimit: options.historyEventLimit,
+    reconcileMaxDelayMs: options.reconcileMaxDelayMs,
+  };
+  const shutdownForceTime = options.shutdownForceTimeMs ?? DEFAULT_SHUTDOWN_FORCE_TIME_MS;
+  const jobs = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: require.resolve('./workflows') }),
-    activities: createActivities({
-      pool: options.pool,
-      providers: options.providers,
-      logger: options.logger,
-      temporal: options.temporal,
-      defaultHedgeDelayMs: options.defaultHedgeDelayMs,
-      requireCertifiedPrimary: options.requireCertifiedPrimary,
-    }),
+    activities: createJobActivities(deps),
+    shutdownForceTime,
   });
+  const calls = await Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: providerCallTaskQueue(options.taskQueue),
+    activities: createProviderCallActivities(deps),
+    maxConcurrentActivityTaskExecutions:
+      options.maxConcurrentProviderCalls ?? DEFAULT_MAX_CONCURRENT_PROVIDER_CALLS,
+    shutdownForceTime,
+  });
+  const shutdown = (): void => {
+    for (const worker of [jobs, calls]) {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    }
+  };
+  return {
+    async run() {
+      // When one stops (or fails), the other stops too: half a worker is no worker.
+      const results = await Promise.allSettled(
+        [jobs, calls].map((worker) => worker.run().finally(shutdown)),
+      );
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    },
+    shutdown,
+  };
 }

@@ -1,4 +1,4 @@
-import { signBody } from '../src/api/signatures';
+import { signCallback } from '../src/api/signatures';
 import type { ProviderConfig } from '../src/providers/provider';
 import {
   attemptRows,
@@ -205,7 +205,7 @@ test('a signed provider callback settles an unknown attempt; a bad signature is 
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      'onejob-signature': signBody('not-the-secret', body),
+      'onejob-signature': signCallback('not-the-secret', body),
     },
     body,
   });
@@ -216,7 +216,7 @@ test('a signed provider callback settles an unknown attempt; a bad signature is 
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      'onejob-signature': signBody(CALLBACK_SECRET, body),
+      'onejob-signature': signCallback(CALLBACK_SECRET, body),
     },
     body,
   });

@@ -1,55 +1,110 @@
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import { harness } from './harness';
-import { startTestStack, TEST_OWNER, type TestStack } from './helpers';
+import {
+  effectsFor,
+  eventually,
+  payProvider,
+  chatProvider,
+  startTestStack,
+  TEST_OWNER,
+  untilJob,
+  untilWorkflowClosed,
+  type TestStack,
+} from './helpers';
+import type { Order } from './workflows/orderWorkflow';
 
-/** A service's own workflow starts a job as its child and awaits it (test/workflows/orderWorkflow.ts). */
+/** A service's own workflow starts a job as its child (test/workflows/orderWorkflow.ts). */
 let stack: TestStack;
-beforeAll(async () => {
-  stack = await startTestStack();
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+let worker: Worker;
+let running: Promise<void>;
+let connection: NativeConnection;
+let parentQueue: string;
 
-test('a job started twice from another workflow is one job, and the parent gets its result', async () => {
+beforeAll(async () => {
+  stack = await startTestStack({
+    providers: (url) => [
+      chatProvider(url, 'simulator', 'sim-steady', { timeoutMs: 10_000 }),
+      payProvider(url, 'simulator-pay', { timeoutMs: 10_000 }),
+    ],
+  });
   const bundle = await bundleWorkflowCode({
     workflowsPath: path.join(__dirname, 'workflows', 'orderWorkflow.ts'),
     logger: new DefaultLogger('WARN'),
   });
-  const connection = await NativeConnection.connect({ address: harness().temporalAddress });
-  const parentQueue = `${stack.taskQueue}-orders`;
-  const worker = await Worker.create({
-    connection,
-    taskQueue: parentQueue,
-    workflowBundle: bundle,
-  });
-  try {
-    const outcome = await worker.runUntil(
-      stack.temporal.workflow.execute('orderWorkflow', {
-        workflowId: `order-${Date.now()}`,
-        taskQueue: parentQueue,
-        args: [
-          {
-            owner: TEST_OWNER,
-            key: 'child-order-1',
-            text: 'A parent asks. The child job answers once.',
-            jobTaskQueue: stack.taskQueue,
-          },
-        ],
-      }),
-    );
-    expect(outcome).toMatchObject({ secondStartRefused: true, result: { status: 'succeeded' } });
-    const { rows } = await stack.pool.query(
+  connection = await NativeConnection.connect({ address: harness().temporalAddress });
+  parentQueue = `${stack.taskQueue}-orders`;
+  worker = await Worker.create({ connection, taskQueue: parentQueue, workflowBundle: bundle });
+  running = worker.run();
+});
+afterAll(async () => {
+  worker?.shutdown();
+  await running;
+  await connection?.close();
+  await stack?.stop();
+});
+
+const jobOfKey = async (key: string): Promise<string | undefined> =>
+  (
+    await stack.pool.query<{ id: string }>(
       'SELECT id FROM jobs WHERE owner_id = $1 AND idempotency_key = $2',
-      [TEST_OWNER, 'child-order-1'],
-    );
-    expect(rows).toEqual([{ id: (outcome as { result: { jobId: string } }).result.jobId }]);
-    const calls = stack.simulator
-      .ledger()
-      .filter((e) => e.idempotencyKey.startsWith(`${rows[0].id}:`));
-    expect(calls).toEqual([expect.objectContaining({ executions: 1 })]);
-  } finally {
-    await connection.close();
-  }
+      [TEST_OWNER, key],
+    )
+  ).rows[0]?.id;
+
+function startOrder(workflow: string, order: Omit<Order, 'owner' | 'jobTaskQueue'>) {
+  return stack.temporal.workflow.start(workflow, {
+    workflowId: `order-${order.key}`,
+    taskQueue: parentQueue,
+    args: [{ owner: TEST_OWNER, jobTaskQueue: stack.taskQueue, ...order }],
+  });
+}
+
+test('a job started twice from another workflow is one job, and the parent gets its result', async () => {
+  const parent = await startOrder('orderWorkflow', {
+    key: 'child-order-1',
+    text: 'A parent asks. The child job answers once.',
+  });
+  const outcome = await parent.result();
+  expect(outcome).toMatchObject({ secondStartRefused: true, result: { status: 'succeeded' } });
+  const jobId = await jobOfKey('child-order-1');
+  expect(jobId).toBe((outcome as { result: { jobId: string } }).result.jobId);
+  expect(effectsFor(stack, jobId!, 'chat')).toEqual([
+    expect.objectContaining({ requests: 1, executions: 1 }),
+  ]);
+});
+
+test('a parent that ends while its child job is charging does not kill the job: it completes with one charge', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'delay', ms: 1_500 } });
+  const parent = await startOrder('fireAndForgetOrder', {
+    key: 'child-charge-1',
+    charge: { amountCents: 700, currency: 'EUR', account: 'acct-child' },
+  });
+  await parent.result();
+  expect(await untilWorkflowClosed(stack, parent.workflowId)).toBe('COMPLETED');
+  const jobId = await eventually(
+    () => jobOfKey('child-charge-1'),
+    (id) => id !== undefined,
+  );
+  const done = await untilJob(stack, jobId!, (j) => j.status === 'succeeded');
+  expect(done.completedBy).toBe(`${jobId}:1`);
+  expect(effectsFor(stack, jobId!)).toEqual([expect.objectContaining({ executions: 1 })]);
+});
+
+test('a parent that cancels its child job is an operator cancel: the job row ends cancelled', async () => {
+  stack.simulator.inject({ route: 'chat', model: 'sim-steady', fault: { kind: 'hang' } });
+  const parent = await startOrder('cancellableOrder', {
+    key: 'child-cancel-1',
+    text: 'The customer withdraws. The job must end with the order.',
+  });
+  const jobId = await eventually(
+    () => jobOfKey('child-cancel-1'),
+    (id) => id !== undefined,
+  );
+  await untilJob(stack, jobId!, (j) => j.attempts.length > 0);
+  await parent.signal('cancelOrder');
+  expect(await parent.result()).toEqual({ result: null, cancelled: true });
+  const done = await untilJob(stack, jobId!, (j) => j.status === 'cancelled');
+  expect(done.failure).toMatchObject({ code: 'cancelled', operator: 'temporal' });
+  expect(await untilWorkflowClosed(stack, done.workflowId)).toBe('CANCELLED');
 });

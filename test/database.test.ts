@@ -2,7 +2,7 @@ import pg from 'pg';
 import {
   createAttempt,
   AttemptInFlightError,
-  markAttemptRunning,
+  beginProviderCall,
   recordAttemptResult,
   settleAttemptWithoutResult,
 } from '../src/db/attempts';
@@ -93,7 +93,7 @@ test('the database refuses a second in-flight exclusive attempt, including behin
     provider: 'p1',
     exclusive: true,
   });
-  await markAttemptRunning(db.pool, first.id);
+  await beginProviderCall(db.pool, first.id);
   await settleAttemptWithoutResult(db.pool, first.id, 'unknown', { code: 'timeout' });
 
   const second = createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: true });
@@ -148,7 +148,7 @@ test('attempt states only move forward', async () => {
     provider: 'p1',
     exclusive: true,
   });
-  await markAttemptRunning(db.pool, attempt.id);
+  await beginProviderCall(db.pool, attempt.id);
   await settleAttemptWithoutResult(db.pool, attempt.id, 'failed', { code: 'http_400' });
   await expect(
     db.pool.query(`UPDATE attempts SET state = 'running', finished_at = NULL WHERE id = $1`, [
@@ -166,7 +166,7 @@ test('reverse-order finish: the attempt that returns first wins, the late one lo
     provider: 'p1',
     exclusive: false,
   });
-  await markAttemptRunning(db.pool, a.id);
+  await beginProviderCall(db.pool, a.id);
   // ...B leaves second...
   const b = await createAttempt(db.pool, {
     jobId: job.id,
@@ -174,7 +174,7 @@ test('reverse-order finish: the attempt that returns first wins, the late one lo
     provider: 'p2',
     exclusive: false,
   });
-  await markAttemptRunning(db.pool, b.id);
+  await beginProviderCall(db.pool, b.id);
   expect([a.readVersion, b.readVersion]).toEqual([0, 0]);
 
   // ...B returns first and wins; A returns last and touches zero rows.
@@ -233,7 +233,7 @@ test('concurrent results for one job: exactly one wins the compare-and-swap', as
       provider: 'p1',
       exclusive: false,
     });
-    await markAttemptRunning(db.pool, attempt.id);
+    await beginProviderCall(db.pool, attempt.id);
     attempts.push(attempt);
   }
   const outcomes = await Promise.all(
@@ -265,14 +265,14 @@ test('a finished job outcome cannot be overwritten, even by raw SQL', async () =
     provider: 'p1',
     exclusive: true,
   });
-  await markAttemptRunning(db.pool, attempt.id);
+  await beginProviderCall(db.pool, attempt.id);
   await recordAttemptResult(db.pool, { attemptId: attempt.id, result: { summary: 'winner' } });
   await expect(
     db.pool.query(`UPDATE jobs SET result = '{"summary":"overwrite"}' WHERE id = $1`, [job.id]),
   ).rejects.toThrow(/outcome is final/);
   await expect(
     createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: true }),
-  ).rejects.toThrow(/terminal or missing/);
+  ).rejects.toThrow(/is succeeded; no attempt may start/);
 });
 
 test('32 concurrent results for one job, 100 times over: exactly one winner each time, never an overwrite', async () => {
@@ -285,7 +285,7 @@ test('32 concurrent results for one job, 100 times over: exactly one winner each
           createAttempt(pool, { jobId: job.id, seq: i + 1, provider: 'p1', exclusive: false }),
         ),
       );
-      await Promise.all(attempts.map((a) => markAttemptRunning(pool, a.id)));
+      await Promise.all(attempts.map((a) => beginProviderCall(pool, a.id)));
       const outcomes = await Promise.all(
         attempts.map((a) => recordAttemptResult(pool, { attemptId: a.id, result: { by: a.id } })),
       );

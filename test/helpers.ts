@@ -16,9 +16,11 @@ import type {
 } from '../src/providers/provider';
 import { ProviderRegistry, providerConfigsFromEnv } from '../src/providers/registry';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server';
-import { createJobWorker } from '../src/worker';
+import { createJobWorkers, workerSettings } from '../src/worker';
+import { workerConfig } from '../src/config';
 import { certifyProvider, type CertificationReport } from '../src/certification/certify';
 import { harness, ROOT } from './harness';
+import { statusQuery } from '../src/workflows/definitions';
 
 // Keep the SDK's own logging to warnings so test output stays readable.
 let runtimeInstalled = false;
@@ -139,6 +141,8 @@ export interface TestStackOptions {
   providers?: (simulatorUrl: string) => ProviderConfig[];
   /** Hedge delay while no p95 is known. */
   hedgeDelayMs?: number;
+  /** More settings for the API and the worker, as environment variables (ONEJOB_…). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
@@ -170,6 +174,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     PORT: String(port),
     ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    ...options.env,
   };
 
   let output = '';
@@ -203,7 +208,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   } else {
     const providers = registry;
     const nativeConnection = await NativeConnection.connect({ address: info.temporalAddress });
-    const worker = await createJobWorker({
+    const config = workerConfig(serviceEnv);
+    const worker = await createJobWorkers({
       temporal,
       connection: nativeConnection,
       namespace: 'default',
@@ -211,7 +217,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       pool: database.pool,
       providers,
       logger,
-      defaultHedgeDelayMs: options.hedgeDelayMs ?? 2_000,
+      ...workerSettings(config),
       workflowBundle: { codePath: info.workflowBundlePath },
     });
     const workerRun = worker.run();
@@ -378,4 +384,145 @@ export function chatProvider(
     sideEffects: false,
     ...options,
   };
+}
+
+/** A job as the API shows it (the fields tests read). */
+export interface JobView {
+  id: string;
+  status: string;
+  input: Record<string, unknown>;
+  workflowId: string;
+  result: Record<string, unknown> | null;
+  completedBy: string | null;
+  failure: Record<string, unknown> | null;
+  notes: Array<Record<string, unknown>>;
+  attempts: Array<{
+    id: string;
+    seq: number;
+    state: string;
+    provider: string;
+    error: Record<string, unknown> | null;
+    rawOutput: unknown;
+  }>;
+}
+
+let keyCounter = 0;
+/** A key no other test uses. */
+export function freshKey(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${++keyCounter}`;
+}
+
+/** POST /v1/jobs with a fresh key; expects 201. */
+export async function createJob(
+  stack: TestStack,
+  body: unknown,
+  key = freshKey('job'),
+): Promise<JobView> {
+  const response = await stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': key },
+    body,
+  });
+  if (response.status !== 201)
+    throw new Error(`create ${key}: HTTP ${response.status} ${await response.text()}`);
+  return (await response.json()) as JobView;
+}
+
+export async function readJob(stack: TestStack, id: string): Promise<JobView> {
+  return (await (await stack.request('GET', `/v1/jobs/${id}`)).json()) as JobView;
+}
+
+/** Polls the job until `done` holds. */
+export function untilJob(
+  stack: TestStack,
+  id: string,
+  done: (job: JobView) => boolean,
+  timeoutMs = 30_000,
+): Promise<JobView> {
+  return eventually(() => readJob(stack, id), done, timeoutMs);
+}
+
+/** What the job's workflow says of itself (its status query). */
+export async function workflowStatus(stack: TestStack, workflowId: string) {
+  return stack.temporal.workflow.getHandle(workflowId).query(statusQuery);
+}
+
+/** Requests of a job's attempts that reached the simulator on a route (every one, faults too). */
+export function requestsFor(stack: TestStack, jobId: string, route = 'charge') {
+  return stack.simulator
+    .requests()
+    .filter((r) => r.route === route && r.idempotencyKey.startsWith(`${jobId}:`));
+}
+
+/** Side effects the simulator performed for a job's attempts on a route (e.g. charges made). */
+export function effectsFor(stack: TestStack, jobId: string, route = 'charge') {
+  return stack.simulator
+    .ledger()
+    .filter((e) => e.route === route && e.idempotencyKey.startsWith(`${jobId}:`));
+}
+
+/** A charge body with an account of its own. */
+export function chargeBody(providers: string[], account = freshKey('acct')) {
+  return {
+    type: 'charge',
+    input: { amountCents: 1250, currency: 'EUR', account },
+    providers,
+  };
+}
+
+/** Operator routes with the operator's token. */
+export function operator(stack: TestStack, method: string, path: string, body: unknown) {
+  return stack.request(method, `/v1/operator${path}`, { body, token: OPERATOR_TOKEN });
+}
+
+/**
+ * A barrier in PostgreSQL: a transaction the test holds open. Whatever it locks (with `lock`,
+ * or by writing through `client`) stops the system's conflicting statements until `release()`
+ * commits; the test sees the blocked statement in pg_stat_activity, acts, then lets it go on.
+ */
+export async function holdTransaction(stack: TestStack, lock?: string) {
+  const client = await stack.pool.connect();
+  await client.query('BEGIN');
+  if (lock) await client.query(lock);
+  return {
+    /** Runs in the barrier's own transaction (its writes are not blocked). */
+    client,
+    /** Waits until a statement that starts with `prefix` waits for the barrier. */
+    async blocked(prefix: string): Promise<void> {
+      await eventually(
+        async () =>
+          (
+            await stack.pool.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock'
+                  AND ltrim(query) ILIKE $1`,
+              [`${prefix}%`],
+            )
+          ).rows[0].n as number,
+        (n) => n > 0,
+      );
+    },
+    async release(): Promise<void> {
+      await client.query('COMMIT');
+      client.release();
+    },
+  };
+}
+
+/** A barrier that lets every read through but stops every write to `attempts`. */
+export function holdAttemptWrites(stack: TestStack) {
+  return holdTransaction(stack, 'LOCK TABLE attempts IN SHARE ROW EXCLUSIVE MODE');
+}
+
+/** Waits until the latest run of a workflow has closed, and says how. */
+export async function untilWorkflowClosed(
+  stack: TestStack,
+  workflowId: string,
+  timeoutMs = 20_000,
+) {
+  const described = await eventually(
+    () => stack.temporal.workflow.getHandle(workflowId).describe(),
+    (d) => d.status.name !== 'RUNNING',
+    timeoutMs,
+  );
+  return described.status.name;
 }

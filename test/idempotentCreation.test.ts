@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { insertJobOrFindExisting } from '../src/db/jobs';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
-import { sweepJobsWithoutWorkflow } from '../src/service/sweeper';
+import { sweepJobs } from '../src/service/sweeper';
 import {
   OTHER_OWNER,
   OTHER_TOKEN,
@@ -299,11 +299,11 @@ describe('a crash between the insert and the workflow start heals', () => {
       'healed-by-sweeper',
       'Nobody retried this one. The sweeper finds it.',
     );
-    const ensured = await sweepJobsWithoutWorkflow(
+    const report = await sweepJobs(
       { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
       { olderThanMs: 0 },
     );
-    expect(ensured).toBeGreaterThanOrEqual(1);
+    expect(report.started).toBeGreaterThanOrEqual(1);
     const done = (await (
       await stack.request('GET', `/v1/jobs/${jobId}?wait=30`)
     ).json()) as JobBody;

@@ -19,10 +19,11 @@ import {
   requestAttempt,
   resolveAttempt,
 } from '../service/attempts';
-import { verifySignature } from './signatures';
+import { SIGNATURE_HEADER, verifyCallbackSignature } from './signatures';
+import { isDependencyUnavailable } from './unavailable';
 import { createMetrics } from './metrics';
 import { JOB_MODES, JOB_STATUSES } from '../domain/job';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../domain/workflowId';
+import { IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from '../domain/identity';
 import type { ApiTokens } from './auth';
 import { isProblemType, PROBLEM_TYPES, rawProblemResponse, sendProblem } from './problems';
 import {
@@ -46,9 +47,14 @@ export interface ApiDeps extends JobServiceDeps {
   logger: Logger;
   /** Largest accepted request body in bytes. */
   bodyLimit?: number;
+  /** `?wait=` requests one owner may hold open at once on this process. Default 100. */
+  maxWaitsPerOwner?: number;
+  /** How old a signed provider callback may be, in seconds. Default 300. */
+  callbackToleranceS?: number;
+  /** How long /metrics may reuse a whole-table count. Default 15 s. */
+  metricsCacheMs?: number;
 }
 
-const IDEMPOTENCY_KEY = new RegExp(`^[\\x20-\\x7e]{1,${MAX_IDEMPOTENCY_KEY_LENGTH}}$`);
 const MAX_WAIT_SECONDS = 60;
 
 const createJobBody = z.strictObject({
@@ -102,6 +108,31 @@ const authHeaders = z
   .object({ authorization: z.string().optional().describe('Bearer <token>') })
   .loose();
 
+/** Counts the `?wait=` requests each owner holds open, and refuses past the limit. */
+class WaitLimiter {
+  private readonly byOwner = new Map<string, number>();
+  total = 0;
+
+  constructor(readonly limit: number) {}
+
+  /** A release function, or undefined when this owner already waits on `limit` requests. */
+  enter(ownerId: string): (() => void) | undefined {
+    const held = this.byOwner.get(ownerId) ?? 0;
+    if (held >= this.limit) return undefined;
+    this.byOwner.set(ownerId, held + 1);
+    this.total += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.total -= 1;
+      const left = (this.byOwner.get(ownerId) ?? 1) - 1;
+      if (left === 0) this.byOwner.delete(ownerId);
+      else this.byOwner.set(ownerId, left);
+    };
+  }
+}
+
 export async function buildApi(deps: ApiDeps) {
   const app = Fastify({
     loggerInstance: deps.logger,
@@ -119,7 +150,11 @@ export async function buildApi(deps: ApiDeps) {
       );
     },
   }).withTypeProvider<ZodTypeProvider>();
-  const metrics = createMetrics(deps.pool);
+  const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? 100);
+  const metrics = createMetrics(deps.pool, {
+    waitsInProgress: () => waits.total,
+    cacheMs: deps.metricsCacheMs,
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
@@ -179,6 +214,16 @@ export async function buildApi(deps: ApiDeps) {
         return sendProblem(reply, 'malformed-body', error.message);
     }
     if (error instanceof SyntaxError) return sendProblem(reply, 'malformed-body', error.message);
+    if (isDependencyUnavailable(error)) {
+      request.log.warn({ err: error }, 'a dependency is unavailable');
+      return sendProblem(
+        reply,
+        'service-unavailable',
+        'PostgreSQL or Temporal cannot be reached right now; nothing was lost. Retry with the same Idempotency-Key.',
+        {},
+        { 'retry-after': '5' },
+      );
+    }
     request.log.error({ err: error }, 'request failed');
     return sendProblem(
       reply,
@@ -241,9 +286,7 @@ export async function buildApi(deps: ApiDeps) {
               'idempotency-key': z
                 .string()
                 .optional()
-                .describe(
-                  `1-${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters, chosen by the client per intent`,
-                ),
+                .describe(`${IDEMPOTENCY_KEY_RULE}, chosen by the client per intent`),
             }),
             body: createJobBody,
             response: { 201: jobResourceSchema, 200: jobResourceSchema, '4xx': problemSchema },
@@ -258,11 +301,11 @@ export async function buildApi(deps: ApiDeps) {
               'Send an Idempotency-Key header that identifies this intent.',
             );
           }
-          if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
+          if (!isValidIdempotencyKey(key)) {
             return sendProblem(
               reply,
               'idempotency-key-invalid',
-              `The Idempotency-Key must be 1-${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters.`,
+              `The Idempotency-Key must be ${IDEMPOTENCY_KEY_RULE}.`,
             );
           }
           const { job, created } = await createJob(deps, {
@@ -291,11 +334,36 @@ export async function buildApi(deps: ApiDeps) {
           },
         },
         async (request, reply) => {
-          const found = await getJob(deps, request.ownerId, request.params.id, {
-            waitMs: (request.query.wait ?? 0) * 1000,
-          });
-          if (!found) return sendProblem(reply, 'not-found', `No job ${request.params.id}.`);
-          return jobResource(found.job, found.attempts);
+          const waitMs = (request.query.wait ?? 0) * 1000;
+          if (waitMs === 0) {
+            const found = await getJob(deps, request.ownerId, request.params.id);
+            if (!found) return sendProblem(reply, 'not-found', `No job ${request.params.id}.`);
+            return jobResource(found.job, found.attempts);
+          }
+          const release = waits.enter(request.ownerId);
+          if (!release) {
+            return sendProblem(
+              reply,
+              'too-many-waits',
+              `At most ${waits.limit} requests may wait on jobs at once; poll without ?wait= or retry shortly.`,
+              {},
+              { 'retry-after': '1' },
+            );
+          }
+          // The wait ends when the client goes away: an abandoned wait costs nothing more.
+          const gone = new AbortController();
+          reply.raw.once('close', () => gone.abort());
+          try {
+            const found = await getJob(deps, request.ownerId, request.params.id, {
+              waitMs,
+              signal: gone.signal,
+            });
+            if (gone.signal.aborted) return reply;
+            if (!found) return sendProblem(reply, 'not-found', `No job ${request.params.id}.`);
+            return jobResource(found.job, found.attempts);
+          } finally {
+            release();
+          }
         },
       );
 
@@ -435,7 +503,7 @@ export async function buildApi(deps: ApiDeps) {
     { prefix: '/v1/operator' },
   );
 
-  // Providers report late outcomes here, signed with their per-provider secret (HMAC-SHA256 of the body).
+  // Providers report late outcomes here, signed with their per-provider secret and a timestamp.
   await app.register(
     async (callbacks) => {
       callbacks.removeAllContentTypeParsers();
@@ -449,7 +517,7 @@ export async function buildApi(deps: ApiDeps) {
         {
           schema: {
             summary:
-              'A provider reports the outcome of an attempt (header onejob-signature: sha256=<hex HMAC of the body>)',
+              'A provider reports the outcome of an attempt (header onejob-signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">)',
             params: z.object({ provider: z.string().max(63) }),
             response: {
               200: z.object({ attemptId: z.string(), state: z.string() }).loose(),
@@ -463,11 +531,16 @@ export async function buildApi(deps: ApiDeps) {
             ? deps.providers.callbackSecret(provider)
             : undefined;
           const raw = request.body as Buffer;
-          if (!secret || !verifySignature(secret, raw, request.headers['onejob-signature'])) {
+          const check = secret
+            ? verifyCallbackSignature(secret, raw, request.headers[SIGNATURE_HEADER], {
+                toleranceS: deps.callbackToleranceS,
+              })
+            : { ok: false as const, reason: `provider ${provider} takes no callbacks` };
+          if (!check.ok) {
             return sendProblem(
               reply,
               'bad-signature',
-              'Sign the exact body: onejob-signature: sha256=<hex HMAC-SHA256 with the provider secret>.',
+              `${check.reason}. Sign as ${SIGNATURE_HEADER}: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<exact body>" with the provider secret>.`,
             );
           }
           let report: z.infer<typeof callbackBody>;
@@ -479,14 +552,19 @@ export async function buildApi(deps: ApiDeps) {
           } catch {
             return sendProblem(reply, 'malformed-body', 'The body is not JSON.');
           }
-          const outcome = await acceptProviderCallback(deps, provider, report);
-          if (!outcome)
+          const accepted = await acceptProviderCallback(
+            deps,
+            { provider, signedAt: check.signedAt, digest: check.digest },
+            report,
+          );
+          if (!accepted)
             return sendProblem(
               reply,
               'not-found',
               `No attempt ${report.attemptId} for provider ${provider}.`,
             );
-          return { ...outcome };
+          if (accepted.replayed) reply.header('idempotent-replayed', 'true');
+          return { ...accepted.outcome };
         },
       );
     },

@@ -1,7 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { MAX_OWNER_ID_LENGTH } from '../domain/workflowId';
-
-const OWNER_PATTERN = new RegExp(`^[\\x20-\\x7e]{1,${MAX_OWNER_ID_LENGTH}}$`);
+import { isValidOwnerId, OWNER_ID_RULE } from '../domain/identity';
 
 /** Owner by API token. Tokens are kept only as SHA-256 digests and compared in constant time. */
 export class ApiTokens {
@@ -20,9 +18,9 @@ export class ApiTokens {
       const cut = pair.lastIndexOf(':');
       const ownerId = pair.slice(0, cut);
       const token = pair.slice(cut + 1);
-      if (cut <= 0 || !OWNER_PATTERN.test(ownerId)) {
+      if (cut <= 0 || !isValidOwnerId(ownerId)) {
         throw new Error(
-          `${variable}: each entry must be owner:token with an owner of 1-${MAX_OWNER_ID_LENGTH} printable ASCII characters`,
+          `${variable}: each entry must be owner:token with an owner of ${OWNER_ID_RULE}`,
         );
       }
       if (token.length < 8)

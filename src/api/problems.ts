@@ -28,6 +28,19 @@ export const PROBLEM_TYPES = {
     title: 'No provider certified for this contract is left to fail over to',
   },
   'attempt-not-resolvable': { status: 409, title: 'Only an unknown attempt can be resolved' },
+  'provider-not-certified': {
+    status: 409,
+    title: 'The provider is not certified for the contract in force',
+  },
+  'attempt-limit-reached': { status: 409, title: 'The job has had as many attempts as it may' },
+  'too-many-waits': {
+    status: 429,
+    title: 'Too many requests waiting on jobs at once for this owner',
+  },
+  'service-unavailable': {
+    status: 503,
+    title: 'A service onejob depends on (PostgreSQL or Temporal) is unavailable',
+  },
   forbidden: { status: 403, title: 'Operator token required' },
   'bad-signature': { status: 401, title: 'The callback signature does not match' },
   'hedging-not-allowed': { status: 400, title: 'Hedged mode is not allowed for this job' },

@@ -1,17 +1,58 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
-/** `sha256=<hex>`: HMAC-SHA256 of the exact request body with the provider's secret. */
-export function signBody(secret: string, body: Buffer | string): string {
-  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+/**
+ * Provider callbacks are signed as `onejob-signature: t=<unix seconds>,v1=<hex>`, where the hex
+ * is the HMAC-SHA256, with the provider's secret, of `<t>.<exact body>` (the scheme of the
+ * well-known payment webhooks). The timestamp is inside what is signed, so a captured callback
+ * cannot be replayed once it is older than the tolerance.
+ */
+export const SIGNATURE_HEADER = 'onejob-signature';
+export const DEFAULT_SIGNATURE_TOLERANCE_S = 300;
+
+function hmac(secret: string, timestamp: number, body: Buffer | string): string {
+  return createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
 }
 
-export function verifySignature(
+/** The header value for `body` signed at `timestamp` (seconds since the epoch). */
+export function signCallback(
+  secret: string,
+  body: Buffer | string,
+  timestamp = Math.floor(Date.now() / 1000),
+): string {
+  return `t=${timestamp},v1=${hmac(secret, timestamp, body)}`;
+}
+
+export type SignatureCheck =
+  { ok: true; signedAt: Date; digest: string } | { ok: false; reason: string };
+
+/** Checks a callback's signature and its age; the digest identifies it for replay detection. */
+export function verifyCallbackSignature(
   secret: string,
   body: Buffer,
   header: string | string[] | undefined,
-): boolean {
-  if (typeof header !== 'string') return false;
-  const expected = Buffer.from(signBody(secret, body));
-  const given = Buffer.from(header.trim());
-  return expected.length === given.length && timingSafeEqual(expected, given);
+  options: { toleranceS?: number; now?: number } = {},
+): SignatureCheck {
+  if (typeof header !== 'string') return { ok: false, reason: `no ${SIGNATURE_HEADER} header` };
+  const parts = new Map(
+    header.split(',').map((part) => {
+      const cut = part.indexOf('=');
+      return [part.slice(0, cut).trim(), part.slice(cut + 1).trim()] as const;
+    }),
+  );
+  const timestamp = Number(parts.get('t'));
+  const given = parts.get('v1');
+  if (!Number.isInteger(timestamp) || !given || !/^[0-9a-f]{64}$/.test(given))
+    return { ok: false, reason: 'the signature must look like t=<unix seconds>,v1=<hex>' };
+  const expected = Buffer.from(hmac(secret, timestamp, body));
+  if (!timingSafeEqual(expected, Buffer.from(given)))
+    return { ok: false, reason: 'the signature does not match' };
+  const nowS = Math.floor((options.now ?? Date.now()) / 1000);
+  const tolerance = options.toleranceS ?? DEFAULT_SIGNATURE_TOLERANCE_S;
+  if (Math.abs(nowS - timestamp) > tolerance)
+    return {
+      ok: false,
+      reason: `the signature is ${Math.abs(nowS - timestamp)} s old; at most ${tolerance} s are accepted`,
+    };
+  const digest = createHash('sha256').update(`${timestamp}.`).update(body).digest('hex');
+  return { ok: true, signedAt: new Date(timestamp * 1000), digest };
 }

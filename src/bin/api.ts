@@ -28,6 +28,9 @@ async function main(): Promise<void> {
     tokens,
     operatorTokens,
     logger,
+    maxWaitsPerOwner: config.maxWaitsPerOwner,
+    callbackToleranceS: config.callbackToleranceS,
+    metricsCacheMs: config.metricsCacheMs,
   });
   await app.listen({ host: config.host, port: config.port });
 

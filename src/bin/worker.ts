@@ -1,18 +1,18 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
-import { serviceConfig, sweeperConfig } from '../config';
+import { sweeperConfig, workerConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { exitWithParent } from '../dev/processes';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
-import { sweepJobsWithoutWorkflow } from '../service/sweeper';
+import { sweepJobs } from '../service/sweeper';
 import { ensureSearchAttributes } from '../temporalSetup';
-import { createJobWorker } from '../worker';
+import { createJobWorkers, workerSettings } from '../worker';
 
 async function main(): Promise<void> {
   const logger = createLogger('onejob-worker');
-  const config = serviceConfig();
+  const config = workerConfig();
   // The Temporal SDK's own metrics (task latencies, slots, polls), for Prometheus to scrape.
   const metricsAddress = process.env.ONEJOB_WORKER_METRICS_ADDRESS ?? '127.0.0.1:9464';
   if (metricsAddress !== 'off') {
@@ -39,10 +39,9 @@ async function main(): Promise<void> {
     connection: clientConnection,
     namespace: config.temporalNamespace,
   });
-  const worker = await createJobWorker({
+  const worker = await createJobWorkers({
     temporal,
-    defaultHedgeDelayMs: config.hedgeDelayMs,
-    requireCertifiedPrimary: config.requireCertifiedPrimary,
+    ...workerSettings(config),
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
@@ -65,12 +64,16 @@ async function main(): Promise<void> {
   // Heal jobs whose workflow start was lost (API crash between insert and start): at start,
   // then now and then.
   const sweepOnce = (): void => {
-    sweepJobsWithoutWorkflow(
+    sweepJobs(
       { pool, temporal, taskQueue: config.taskQueue },
       { olderThanMs: sweep.graceMs },
       logger,
     )
-      .then((ensured) => ensured > 0 && logger.info({ ensured }, 'sweep done'))
+      .then(
+        (report) =>
+          report.started + report.restarted + report.needOperator > 0 &&
+          logger.info(report, 'sweep done'),
+      )
       .catch((error: unknown) => logger.error({ err: error }, 'sweep failed'));
   };
   sweepOnce();

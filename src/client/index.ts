@@ -1,4 +1,4 @@
 export { OneJobClient, OneJobProblemError } from './http';
 export type { CreateJobInput, CreatedJob, Job, OneJobClientOptions, Problem } from './http';
-export { IdempotencyKeyReuseError, startJob } from './temporal';
+export { IdempotencyKeyReuseError, InvalidJobIdentityError, startJob } from './temporal';
 export type { StartedJob, StartJobRequest } from './temporal';

@@ -5,29 +5,31 @@ import {
   type Client,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
 import { requestFingerprint } from '../domain/fingerprint';
+import { jobIdentityProblem } from '../domain/identity';
 import type { JobMode } from '../domain/job';
-import { jobWorkflowId } from '../domain/workflowId';
 import {
-  AttemptCount,
   DEFAULT_TASK_QUEUE,
-  JobOwner,
-  JobStatusAttribute,
-  JobType,
-  REFUSALS,
   admissionQuery,
   admitUpdate,
-  type JobWorkflowInput,
   type JobWorkflowResult,
 } from '../workflows/definitions';
+import { jobWorkflowStartOptions } from '../workflows/startOptions';
 
 /** The same (owner, key) was already used for a different intent; the existing job is unchanged. */
 export class IdempotencyKeyReuseError extends Error {
   constructor(readonly workflowId: string) {
-    super(
-      `idempotency key already used for a different request (workflow ${workflowId}); the existing job is unchanged`,
-    );
+    super(`${KEY_REUSE_MESSAGE} (workflow ${workflowId})`);
     this.name = 'IdempotencyKeyReuseError';
+  }
+}
+
+/** The owner or the key cannot identify a job (the same rule as the HTTP API's). */
+export class InvalidJobIdentityError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidJobIdentityError';
   }
 }
 
@@ -58,6 +60,8 @@ export interface StartedJob {
  * (owner, key) are one job, whichever came first.
  */
 export async function startJob(client: Client, request: StartJobRequest): Promise<StartedJob> {
+  const identityProblem = jobIdentityProblem(request.owner, request.idempotencyKey);
+  if (identityProblem) throw new InvalidJobIdentityError(identityProblem);
   const mode = request.mode ?? 'exclusive';
   const intent = {
     type: request.type,
@@ -66,13 +70,18 @@ export async function startJob(client: Client, request: StartJobRequest): Promis
     mode,
   };
   const fingerprint = requestFingerprint(intent);
-  const workflowId = jobWorkflowId(request.owner, request.idempotencyKey);
-  const args: JobWorkflowInput = {
-    ownerId: request.owner,
-    idempotencyKey: request.idempotencyKey,
-    requestFingerprint: fingerprint,
-    intent,
-  };
+  const options = jobWorkflowStartOptions(
+    {
+      ownerId: request.owner,
+      idempotencyKey: request.idempotencyKey,
+      type: request.type,
+      providers: request.providers,
+      mode,
+      requestFingerprint: fingerprint,
+    },
+    request.taskQueue ?? DEFAULT_TASK_QUEUE,
+  );
+  const workflowId = options.workflowId;
   const handle = client.workflow.getHandle<() => Promise<JobWorkflowResult>>(workflowId);
   const started = (jobId: string): StartedJob => ({
     jobId,
@@ -80,19 +89,9 @@ export async function startJob(client: Client, request: StartJobRequest): Promis
     result: () => handle.result(),
   });
 
-  const start = new WithStartWorkflowOperation('jobWorkflow', {
-    workflowId,
-    taskQueue: request.taskQueue ?? DEFAULT_TASK_QUEUE,
-    args: [args],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    staticSummary: `${request.type} job for ${request.owner} (key ${request.idempotencyKey})`,
-    typedSearchAttributes: [
-      { key: JobOwner, value: request.owner },
-      { key: JobType, value: request.type },
-      { key: JobStatusAttribute, value: 'pending' },
-      { key: AttemptCount, value: 0 },
-    ],
+  const start = new WithStartWorkflowOperation(options.workflowType, {
+    ...options,
+    args: [{ ...options.args[0], intent }],
   });
   try {
     const { jobId } = await client.workflow.executeUpdateWithStart(admitUpdate, {
@@ -102,7 +101,7 @@ export async function startJob(client: Client, request: StartJobRequest): Promis
     return started(jobId);
   } catch (error) {
     if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
-      if (error.cause.type === REFUSALS.idempotencyKeyReuse) {
+      if (error.cause.type === FAILURES.idempotencyKeyReuse) {
         throw new IdempotencyKeyReuseError(workflowId);
       }
       // The refusal itself says why (e.g. "invalid-input: …"); it is more use than the wrapper.

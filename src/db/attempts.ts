@@ -1,4 +1,4 @@
-import { attemptId, type AttemptState } from '../domain/job';
+import { attemptId, type AttemptState, type TerminalJobStatus } from '../domain/job';
 import { inTransaction, type Pool, type Queryable } from './pool';
 
 export interface AttemptRecord {
@@ -12,6 +12,8 @@ export interface AttemptRecord {
   error: unknown;
   rawOutput: unknown;
   startedAt: Date | null;
+  /** When the provider call ended (answered, failed, or was cut off); null while it may still land. */
+  callEndedAt: Date | null;
   finishedAt: Date | null;
   createdAt: Date;
 }
@@ -27,6 +29,7 @@ interface AttemptRow {
   error: unknown;
   raw_output: unknown;
   started_at: Date | null;
+  call_ended_at: Date | null;
   finished_at: Date | null;
   created_at: Date;
 }
@@ -43,6 +46,7 @@ function toAttempt(row: AttemptRow): AttemptRecord {
     error: row.error,
     rawOutput: row.raw_output,
     startedAt: row.started_at,
+    callEndedAt: row.call_ended_at,
     finishedAt: row.finished_at,
     createdAt: row.created_at,
   };
@@ -63,12 +67,32 @@ export class AttemptInFlightError extends Error {
   }
 }
 
-/** The job ended (or never existed), so no attempt may start. */
+/** The job ended (or never existed), so no attempt may start and nothing may be sent. */
 export class JobNotOpenError extends Error {
-  constructor(readonly jobId: string) {
-    super(`job ${jobId} is terminal or missing; no attempt may start`);
+  constructor(
+    readonly jobId: string,
+    readonly terminalStatus: TerminalJobStatus | null,
+    readonly completedBy: string | null,
+  ) {
+    super(
+      terminalStatus
+        ? `job ${jobId} is ${terminalStatus}; no attempt may start`
+        : `job ${jobId} does not exist`,
+    );
     this.name = 'JobNotOpenError';
   }
+}
+
+async function jobNotOpen(db: Queryable, jobId: string): Promise<JobNotOpenError> {
+  const { rows } = await db.query<{
+    terminal_status: TerminalJobStatus | null;
+    completed_by: string | null;
+  }>('SELECT terminal_status, completed_by FROM jobs WHERE id = $1', [jobId]);
+  return new JobNotOpenError(
+    jobId,
+    rows[0]?.terminal_status ?? null,
+    rows[0]?.completed_by ?? null,
+  );
 }
 
 export async function findAttempt(db: Queryable, id: string): Promise<AttemptRecord | undefined> {
@@ -118,7 +142,7 @@ export async function createAttempt(
     throw error;
   }
   const existing = await findAttempt(db, id);
-  if (!existing) throw new JobNotOpenError(input.jobId);
+  if (!existing) throw await jobNotOpen(db, input.jobId);
   if (existing.provider !== input.provider || existing.exclusive !== input.exclusive) {
     throw new Error(
       `attempt ${id} exists for provider ${existing.provider}, not ${input.provider}`,
@@ -128,14 +152,74 @@ export async function createAttempt(
 }
 
 /**
- * `starting → running`, just before the request leaves. Returns the attempt as it now is;
- * a caller must not send anything unless the state is `running`.
+ * `starting → running`, just before the request leaves, in one statement that also holds the
+ * job row (FOR SHARE) and checks that the job is still open: a cancel or a winner that commits
+ * first turns the attempt `cancelled` instead, and one that comes later waits for this
+ * statement and then sees a running attempt. Returns the attempt as it now is; a caller must
+ * send nothing unless the state is `running`.
  */
-export async function markAttemptRunning(db: Queryable, id: string): Promise<AttemptRecord> {
+export async function beginProviderCall(db: Queryable, id: string): Promise<AttemptRecord> {
   const { rows } = await db.query<AttemptRow>(
-    `UPDATE attempts SET state = 'running', started_at = now(), updated_at = now()
-      WHERE id = $1 AND state = 'starting' RETURNING *`,
+    `WITH job AS (
+       SELECT j.id, j.terminal_status FROM jobs j
+        WHERE j.id = (SELECT job_id FROM attempts WHERE id = $1)
+        FOR SHARE
+     )
+     UPDATE attempts a
+        SET state = CASE WHEN job.terminal_status IS NULL THEN 'running' ELSE 'cancelled' END,
+            started_at = CASE WHEN job.terminal_status IS NULL THEN now() END,
+            finished_at = CASE WHEN job.terminal_status IS NULL THEN NULL ELSE now() END,
+            error = CASE WHEN job.terminal_status IS NULL THEN a.error
+                         ELSE jsonb_build_object('code', 'job_not_open', 'message',
+                                'the job was ' || job.terminal_status || ' before the request left; nothing was sent') END,
+            updated_at = now()
+       FROM job
+      WHERE a.id = $1 AND a.job_id = job.id AND a.state = 'starting'
+      RETURNING a.*`,
     [id],
+  );
+  const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
+  if (!attempt) throw new Error(`attempt ${id} does not exist`);
+  return attempt;
+}
+
+/** The provider call of an attempt has ended: from now on its original request cannot land. */
+export async function markCallEnded(db: Queryable, id: string): Promise<void> {
+  await db.query(
+    `UPDATE attempts SET call_ended_at = now(), updated_at = now()
+      WHERE id = $1 AND call_ended_at IS NULL AND started_at IS NOT NULL`,
+    [id],
+  );
+}
+
+/**
+ * The workflow stopped waiting for a call (timeout, cancel, crash). An attempt still `starting`
+ * never sent anything and cannot any more (beginProviderCall needs `starting`): it is `failed`,
+ * or `cancelled` when its job has ended. A `running` one may have taken effect: it is
+ * `unknown`. Settled attempts stay as they are.
+ */
+export async function settleAbandonedAttempt(
+  db: Queryable,
+  id: string,
+  error: Record<string, unknown>,
+): Promise<AttemptRecord> {
+  const neverSent = {
+    code: 'never_sent',
+    message: 'the request never left: the attempt was abandoned before its call began',
+    abandonedBecause: error,
+  };
+  const { rows } = await db.query<AttemptRow>(
+    `UPDATE attempts a
+        SET state = CASE WHEN a.state = 'running' THEN 'unknown'
+                         WHEN j.terminal_status IS NULL THEN 'failed'
+                         ELSE 'cancelled' END,
+            error = CASE WHEN a.state = 'starting' THEN $3::jsonb ELSE $2::jsonb END,
+            finished_at = CASE WHEN a.state = 'starting' THEN now() END,
+            updated_at = now()
+       FROM jobs j
+      WHERE a.id = $1 AND j.id = a.job_id AND a.state IN ('starting', 'running')
+      RETURNING a.*`,
+    [id, JSON.stringify(error), JSON.stringify(neverSent)],
   );
   const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
   if (!attempt) throw new Error(`attempt ${id} does not exist`);
@@ -144,7 +228,9 @@ export async function markAttemptRunning(db: Queryable, id: string): Promise<Att
 
 /**
  * Settles an attempt that produced no result: `failed` (definitely no effect), `unknown`
- * (may have taken effect) or `cancelled`. Idempotent; never rewrites a terminal attempt.
+ * (may have taken effect) or `cancelled`. Idempotent; never rewrites a terminal attempt. An
+ * attempt already `unknown` that is marked `unknown` again keeps its state and gains the newer
+ * evidence (the earlier error is kept under `earlier`).
  */
 export async function settleAttemptWithoutResult(
   db: Queryable,
@@ -154,20 +240,18 @@ export async function settleAttemptWithoutResult(
   /** What the provider answered, when the answer itself was the problem (kept for inspection). */
   rawOutput?: unknown,
 ): Promise<AttemptRecord> {
-  const from = state === 'unknown' ? ['starting', 'running'] : ['starting', 'running', 'unknown'];
   const { rows } = await db.query<AttemptRow>(
     `UPDATE attempts
-        SET state = $2, error = $3, updated_at = now(),
-            raw_output = COALESCE($5::jsonb, raw_output),
+        SET state = $2,
+            error = CASE WHEN state = 'unknown' AND error IS NOT NULL
+                         THEN $3::jsonb || jsonb_build_object('earlier', error)
+                         ELSE $3::jsonb END,
+            updated_at = now(),
+            raw_output = COALESCE($4::jsonb, raw_output),
             finished_at = CASE WHEN $2 = 'unknown' THEN NULL ELSE now() END
-      WHERE id = $1 AND state = ANY($4::text[]) RETURNING *`,
-    [
-      id,
-      state,
-      JSON.stringify(error),
-      from,
-      rawOutput === undefined ? null : JSON.stringify(rawOutput),
-    ],
+      WHERE id = $1 AND state IN ('starting', 'running', 'unknown')
+      RETURNING *`,
+    [id, state, JSON.stringify(error), rawOutput === undefined ? null : JSON.stringify(rawOutput)],
   );
   const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
   if (!attempt) throw new Error(`attempt ${id} does not exist`);
@@ -194,88 +278,94 @@ export async function recordAttemptResult(
   pool: Pool,
   input: { attemptId: string; result: unknown },
 ): Promise<RecordResultOutcome> {
-  return inTransaction(pool, async (tx) => {
-    const { rows } = await tx.query<AttemptRow>('SELECT * FROM attempts WHERE id = $1 FOR UPDATE', [
-      input.attemptId,
+  return inTransaction(pool, (tx) => recordAttemptResultIn(tx, input));
+}
+
+/** The compare-and-swap inside a transaction the caller holds (see recordAttemptResult). */
+export async function recordAttemptResultIn(
+  tx: Queryable,
+  input: { attemptId: string; result: unknown },
+): Promise<RecordResultOutcome> {
+  const { rows } = await tx.query<AttemptRow>('SELECT * FROM attempts WHERE id = $1 FOR UPDATE', [
+    input.attemptId,
+  ]);
+  const attempt = rows[0] && toAttempt(rows[0]);
+  if (!attempt) throw new Error(`attempt ${input.attemptId} does not exist`);
+
+  if (attempt.state === 'succeeded') {
+    const job = await tx.query<{ version: number }>('SELECT version FROM jobs WHERE id = $1', [
+      attempt.jobId,
     ]);
-    const attempt = rows[0] && toAttempt(rows[0]);
-    if (!attempt) throw new Error(`attempt ${input.attemptId} does not exist`);
+    return { outcome: 'won', attemptId: attempt.id, version: job.rows[0]?.version ?? 0 };
+  }
+  if (attempt.state === 'lost') {
+    const race = await tx.query<{
+      winning_attempt_id: string | null;
+      expected_version: number;
+      observed_version: number;
+    }>(
+      'SELECT winning_attempt_id, expected_version, observed_version FROM race_events WHERE losing_attempt_id = $1',
+      [attempt.id],
+    );
+    const event = race.rows[0];
+    return {
+      outcome: 'lost',
+      attemptId: attempt.id,
+      winnerAttemptId: event?.winning_attempt_id ?? null,
+      expectedVersion: event?.expected_version ?? attempt.readVersion,
+      observedVersion: event?.observed_version ?? attempt.readVersion,
+    };
+  }
+  if (attempt.state === 'starting') {
+    throw new Error(`attempt ${attempt.id} never started; it cannot have a result`);
+  }
+  // A result for an attempt already settled as failed or cancelled (an operator's verdict, a
+  // provider's) cannot win: the payload is dropped and the contradiction kept as a race.
+  const settledWithoutResult = attempt.state === 'failed' || attempt.state === 'cancelled';
 
-    if (attempt.state === 'succeeded') {
-      const job = await tx.query<{ version: number }>('SELECT version FROM jobs WHERE id = $1', [
-        attempt.jobId,
-      ]);
-      return { outcome: 'won', attemptId: attempt.id, version: job.rows[0]?.version ?? 0 };
-    }
-    if (attempt.state === 'lost') {
-      const race = await tx.query<{
-        winning_attempt_id: string | null;
-        expected_version: number;
-        observed_version: number;
-      }>(
-        'SELECT winning_attempt_id, expected_version, observed_version FROM race_events WHERE losing_attempt_id = $1',
-        [attempt.id],
-      );
-      const event = race.rows[0];
-      return {
-        outcome: 'lost',
-        attemptId: attempt.id,
-        winnerAttemptId: event?.winning_attempt_id ?? null,
-        expectedVersion: event?.expected_version ?? attempt.readVersion,
-        observedVersion: event?.observed_version ?? attempt.readVersion,
-      };
-    }
-    if (attempt.state === 'starting') {
-      throw new Error(`attempt ${attempt.id} never started; it cannot have a result`);
-    }
-    // A result for an attempt already settled as failed or cancelled (an operator's verdict, a
-    // provider's) cannot win: the payload is dropped and the contradiction kept as a race.
-    const settledWithoutResult = attempt.state === 'failed' || attempt.state === 'cancelled';
-
-    const swapped = settledWithoutResult
-      ? { rows: [] as Array<{ version: number }> }
-      : await tx.query<{ version: number }>(
-          `UPDATE jobs
+  const swapped = settledWithoutResult
+    ? { rows: [] as Array<{ version: number }> }
+    : await tx.query<{ version: number }>(
+        `UPDATE jobs
               SET result = $3, completed_by = $4, terminal_status = 'succeeded',
                   version = version + 1, finished_at = now(), updated_at = now()
             WHERE id = $1 AND version = $2 AND completed_by IS NULL
             RETURNING version`,
-          [attempt.jobId, attempt.readVersion, JSON.stringify(input.result), attempt.id],
-        );
-    const won = swapped.rows[0];
-    if (won) {
-      await tx.query(
-        `UPDATE attempts SET state = 'succeeded', finished_at = now(), updated_at = now() WHERE id = $1`,
-        [attempt.id],
+        [attempt.jobId, attempt.readVersion, JSON.stringify(input.result), attempt.id],
       );
-      return { outcome: 'won', attemptId: attempt.id, version: won.version };
-    }
-
-    const current = await tx.query<{ version: number; completed_by: string | null }>(
-      'SELECT version, completed_by FROM jobs WHERE id = $1',
-      [attempt.jobId],
-    );
-    const job = current.rows[0];
-    if (!job) throw new Error(`job ${attempt.jobId} does not exist`);
+  const won = swapped.rows[0];
+  if (won) {
     await tx.query(
-      `INSERT INTO race_events (job_id, losing_attempt_id, winning_attempt_id, expected_version, observed_version)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (losing_attempt_id) DO NOTHING`,
-      [attempt.jobId, attempt.id, job.completed_by, attempt.readVersion, job.version],
+      `UPDATE attempts SET state = 'succeeded', finished_at = now(), updated_at = now() WHERE id = $1`,
+      [attempt.id],
     );
-    if (!settledWithoutResult) {
-      await tx.query(
-        `UPDATE attempts SET state = 'lost', finished_at = now(), updated_at = now() WHERE id = $1`,
-        [attempt.id],
-      );
-    }
-    return {
-      outcome: 'lost',
-      attemptId: attempt.id,
-      winnerAttemptId: job.completed_by,
-      expectedVersion: attempt.readVersion,
-      observedVersion: job.version,
-    };
-  });
+    return { outcome: 'won', attemptId: attempt.id, version: won.version };
+  }
+
+  const current = await tx.query<{ version: number; completed_by: string | null }>(
+    'SELECT version, completed_by FROM jobs WHERE id = $1',
+    [attempt.jobId],
+  );
+  const job = current.rows[0];
+  if (!job) throw new Error(`job ${attempt.jobId} does not exist`);
+  await tx.query(
+    `INSERT INTO race_events (job_id, losing_attempt_id, winning_attempt_id, expected_version, observed_version)
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (losing_attempt_id) DO NOTHING`,
+    [attempt.jobId, attempt.id, job.completed_by, attempt.readVersion, job.version],
+  );
+  if (!settledWithoutResult) {
+    await tx.query(
+      `UPDATE attempts SET state = 'lost', finished_at = now(), updated_at = now() WHERE id = $1`,
+      [attempt.id],
+    );
+  }
+  return {
+    outcome: 'lost',
+    attemptId: attempt.id,
+    winnerAttemptId: job.completed_by,
+    expectedVersion: attempt.readVersion,
+    observedVersion: job.version,
+  };
 }
 
 /** The 95th percentile duration of a provider's recent successful attempts, if there are enough. */

@@ -61,3 +61,15 @@ export async function findCertification(
   );
   return rows[0] && toRecord(rows[0]);
 }
+
+/** Every verdict for one job type's contract version, for checking a whole plan in one query. */
+export async function findCertificationsForContract(
+  db: Queryable,
+  key: { jobType: string; contractVersion: string },
+): Promise<CertificationRecord[]> {
+  const { rows } = await db.query<CertificationRow>(
+    'SELECT * FROM certifications WHERE job_type = $1 AND contract_version = $2',
+    [key.jobType, key.contractVersion],
+  );
+  return rows.map(toRecord);
+}

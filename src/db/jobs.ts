@@ -173,7 +173,9 @@ export async function findJob(db: Queryable, jobId: string): Promise<JobRecord |
 
 /**
  * Ends a job without a result. Moves the version, so any attempt that read the old one
- * loses its compare-and-swap. Idempotent: a job already terminal is left as it is.
+ * loses its compare-and-swap, and an attempt still `starting` can no longer send anything
+ * (beginProviderCall checks the job under a lock). Idempotent: a job already terminal is left
+ * as it is.
  */
 export async function finishJobWithoutResult(
   db: Queryable,
@@ -199,14 +201,18 @@ export async function markJobAdmitted(db: Queryable, jobId: string): Promise<voi
   ]);
 }
 
-/** Open jobs whose workflow never ran, created more than `olderThanMs` ago, oldest first. */
-export async function findJobsAwaitingAdmission(
+/**
+ * Open jobs created more than `olderThanMs` ago, oldest first, in pages: those whose workflow
+ * never ran (`admitted: false`, a lost start) or those it has admitted (`admitted: true`, whose
+ * workflow must still be running). The sweeper heals both kinds.
+ */
+export async function findOpenJobs(
   db: Queryable,
-  options: { olderThanMs: number; limit: number; after?: JobPageCursor },
+  options: { admitted: boolean; olderThanMs: number; limit: number; after?: JobPageCursor },
 ): Promise<JobRecord[]> {
   const { rows } = await db.query<JobRow>(
     `SELECT ${JOB_COLUMNS} FROM jobs j
-      WHERE j.admitted_at IS NULL AND j.terminal_status IS NULL
+      WHERE j.terminal_status IS NULL AND (j.admitted_at IS NOT NULL) = $5
         AND j.created_at <= now() - $1 * interval '1 millisecond'
         AND ($3::bigint IS NULL
              OR (j.created_at, j.id) > (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::uuid))
@@ -217,6 +223,7 @@ export async function findJobsAwaitingAdmission(
       options.limit,
       options.after?.createdAtMicros ?? null,
       options.after?.id ?? null,
+      options.admitted,
     ],
   );
   return rows.map(toJob);

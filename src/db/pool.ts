@@ -8,11 +8,17 @@ export type Queryable = Pick<pg.Pool, 'query'>;
 // bigint columns (job version) come back as JS numbers; versions never approach 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (text) => Number.parseInt(text, 10));
 
-export function createPool(connectionString: string, options: { max?: number } = {}): Pool {
+export function createPool(
+  connectionString: string,
+  options: { max?: number; connectionTimeoutMs?: number } = {},
+): Pool {
   const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,
     application_name: 'onejob',
+    // Waiting for a connection (from a busy pool, or to a server that does not answer) is bounded:
+    // the request fails as "unavailable" instead of hanging.
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);

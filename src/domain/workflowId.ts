@@ -9,10 +9,6 @@
  */
 const PREFIX = 'job/';
 
-/** Owner ids are limited so that the longest possible id stays under Temporal's 1000-byte default. */
-export const MAX_OWNER_ID_LENGTH = 64;
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
-
 function encodePart(part: string): string {
   let out = '';
   for (const char of part) {

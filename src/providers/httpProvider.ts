@@ -90,14 +90,24 @@ export class HttpProvider implements Provider {
       } catch (error) {
         return { state: 'unknown', detail: `status lookup failed: ${(error as Error).message}` };
       }
-      if (response.status === 404) return { state: 'not_found' };
-      if (!response.ok)
-        return { state: 'unknown', detail: `status lookup answered HTTP ${response.status}` };
+      let body: unknown;
       try {
-        return { state: 'succeeded', output: await response.json() };
+        body = await response.json();
       } catch {
-        return { state: 'unknown', detail: 'status lookup answered without JSON' };
+        body = undefined;
       }
+      // The documented shapes: 200 with the record as JSON, 404 with a JSON error. Anything else
+      // (an HTML 404 from a proxy or a wrong path, a 5xx, an empty body) says nothing about the key.
+      if (response.status === 404 && body !== undefined) return { state: 'not_found' };
+      if (response.status === 200 && body !== undefined)
+        return { state: 'succeeded', output: body };
+      return {
+        state: 'unknown',
+        detail:
+          body === undefined
+            ? `status lookup answered HTTP ${response.status} without a JSON body`
+            : `status lookup answered HTTP ${response.status}`,
+      };
     };
   }
 }

@@ -7,10 +7,17 @@ interface CommonProviderConfig {
   /** Attempt timeout: past it the attempt is `unknown`, never `failed`. */
   timeoutMs: number;
   /**
-   * How long the call may keep running after the attempt timed out, so that a late answer can
-   * still be recorded (and lose or win the compare-and-swap). Default: 10 × timeoutMs, at most 10 min.
+   * The whole call's bound, body included: how long it may keep running after the attempt
+   * timed out, so that a late answer can still be recorded (and lose or win the
+   * compare-and-swap). Past it the request is aborted. Default: 10 × timeoutMs, at most 10 min.
    */
   lateResultTimeoutMs?: number;
+  /**
+   * After the original call ended (or could no longer be running), how long a status lookup's
+   * "never processed" is still not believed: a provider may register a key a little after it
+   * answers or drops. Default 5 s.
+   */
+  notFoundGraceMs?: number;
   /** True when a call may do something in the world (charge, write) besides answering. */
   sideEffects: boolean;
   /** Name of the environment variable with the HMAC secret for this provider's result callbacks. */
@@ -50,7 +57,11 @@ export interface HttpProviderConfig extends CommonProviderConfig {
   kind: 'http';
   /** Where the job input is POSTed as JSON, with the attempt id as Idempotency-Key. */
   url: string;
-  /** Status lookup by idempotency key; `{key}` is replaced. 200 = done, 404 = never processed. */
+  /**
+   * Status lookup by idempotency key; `{key}` is replaced. 200 with a JSON body = the record;
+   * 404 with a JSON body = no record of the key (trusted only once the original call can no
+   * longer land); anything else = unknown.
+   */
   statusUrl?: string;
   apiKeyEnv?: string;
 }
@@ -61,12 +72,20 @@ export function lateResultTimeoutMs(config: ProviderConfig): number {
   return config.lateResultTimeoutMs ?? Math.min(config.timeoutMs * 10, 600_000);
 }
 
+export function notFoundGraceMs(config: ProviderConfig): number {
+  return config.notFoundGraceMs ?? 5_000;
+}
+
 export interface ProviderRequest {
   /** Sent downstream as the idempotency key, so the provider can recognise a repeat. */
   attemptId: string;
   contract: AnyJobTypeContract;
   input: Record<string, unknown>;
-  /** Aborts the request (only for a deliberate cancel, never for a timeout). */
+  /**
+   * Ends the whole call, body included, when the late-result window closes. Not fired by the
+   * attempt timeout (the call goes on to bring a late answer) nor by a cancel (once sent, the
+   * provider may do the work anyway, and its answer shows the race).
+   */
   signal?: AbortSignal;
 }
 
@@ -89,7 +108,10 @@ export class ContractViolation extends Error {
 /** What a provider says about an attempt when asked later, by its idempotency key. */
 export type StatusLookup =
   | { state: 'succeeded'; output: unknown }
-  /** The provider certainly never processed it. */
+  /**
+   * The provider says it has no record of the key. Evidence of "never processed" only once the
+   * original call can no longer land (see reconcileAttempt).
+   */
   | { state: 'not_found' }
   | { state: 'unknown'; detail: string };
 
@@ -123,8 +145,18 @@ export function isAmbiguousStatus(status: number): boolean {
   return status === 408 || status === 409 || status >= 500;
 }
 
-/** Network errors that happen before a request reaches the provider. */
-export const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+/**
+ * Network errors that mean the request never reached the provider: no connection was ever made
+ * (refused, no route, name not found, or no answer to the connection attempt itself).
+ */
+export const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 export function causeCode(error: unknown): string | undefined {
   let current: unknown = error;

@@ -8,6 +8,7 @@ const common = {
   name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'provider names are lowercase [a-z0-9._-]'),
   timeoutMs: z.number().int().min(100).max(3_600_000),
   lateResultTimeoutMs: z.number().int().min(100).max(86_400_000).optional(),
+  notFoundGraceMs: z.number().int().min(0).max(86_400_000).optional(),
   sideEffects: z.boolean(),
   callbackSecretEnv: z
     .string()

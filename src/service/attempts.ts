@@ -1,12 +1,14 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
-import { findAttempt, settleAttemptWithoutResult } from '../db/attempts';
-import { findJob, findOwnedJob, type JobRecord } from '../db/jobs';
+import { z } from 'zod';
+import { findAttempt, listAttempts, settleAttemptWithoutResult } from '../db/attempts';
+import { findCallbackReceipt, saveCallbackReceipt } from '../db/callbacks';
+import { findJob, findOwnedJob, finishJobWithoutResult, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
 import { checkOutput, findJobType } from '../jobTypes';
 import type { Logger } from '../logger';
+import { FAILURES } from '../domain/failures';
 import {
-  REFUSALS,
   cancelJobUpdate,
   requestAttemptUpdate,
   resolveAttemptUpdate,
@@ -15,7 +17,7 @@ import {
   type ResolveAttemptResult,
 } from '../workflows/definitions';
 import { ServiceError } from './errors';
-import { nudgeWorkflow, recordResult, type AttemptOutcome } from './results';
+import { attemptOutcome, nudgeWorkflow, recordResult, type AttemptOutcome } from './results';
 
 export interface AttemptServiceDeps {
   pool: Pool;
@@ -23,19 +25,31 @@ export interface AttemptServiceDeps {
   logger: Logger;
 }
 
-const PROBLEM_BY_REFUSAL: Record<string, string> = {
-  [REFUSALS.attemptInFlight]: 'attempt-in-flight',
-  [REFUSALS.jobTerminal]: 'job-terminal',
-  [REFUSALS.attemptNotResolvable]: 'attempt-not-resolvable',
-  [REFUSALS.unknownProvider]: 'incompatible-provider',
-  InvalidResult: 'invalid-input',
+const PROBLEM_BY_FAILURE: Record<string, string> = {
+  [FAILURES.attemptInFlight]: 'attempt-in-flight',
+  [FAILURES.jobTerminal]: 'job-terminal',
+  [FAILURES.attemptNotResolvable]: 'attempt-not-resolvable',
+  [FAILURES.unknownProvider]: 'incompatible-provider',
+  [FAILURES.providerNotCertified]: 'provider-not-certified',
+  [FAILURES.attemptLimitReached]: 'attempt-limit-reached',
+  [FAILURES.invalidResult]: 'invalid-input',
 };
+
+const isUuid = (value: string): boolean => z.uuid().safeParse(value).success;
+
+/** The job's workflow has closed, so no update can reach it. */
+class WorkflowClosedError extends ServiceError {
+  constructor(job: JobRecord) {
+    super('job-terminal', `job ${job.id} has ended`);
+    this.name = 'WorkflowClosedError';
+  }
+}
 
 /** Turns a refused or failed workflow update into the rule it broke. */
 function asServiceError(error: unknown, job: JobRecord): unknown {
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
     const cause = error.cause;
-    const problem = (cause.type && PROBLEM_BY_REFUSAL[cause.type]) || 'internal';
+    const problem = (cause.type && PROBLEM_BY_FAILURE[cause.type]) || 'internal';
     const blocking = cause.details?.[0] as AttemptSummary | undefined;
     return new ServiceError(problem, cause.message, blocking ? { blockingAttempt: blocking } : {});
   }
@@ -45,7 +59,7 @@ function asServiceError(error: unknown, job: JobRecord): unknown {
     name === 'WorkflowNotFoundError' ||
     /already completed|not found/i.test((error as Error)?.message ?? '')
   ) {
-    return new ServiceError('job-terminal', `job ${job.id} has ended`);
+    return new WorkflowClosedError(job);
   }
   return error;
 }
@@ -57,7 +71,8 @@ export async function requestAttempt(
   jobId: string,
   provider?: string,
 ): Promise<AttemptSummary | undefined> {
-  const job = await findOwnedJob(deps.pool, ownerId, jobId).catch(() => undefined);
+  if (!isUuid(jobId)) return undefined;
+  const job = await findOwnedJob(deps.pool, ownerId, jobId);
   if (!job) return undefined;
   if (job.terminalStatus)
     throw new ServiceError('job-terminal', `job ${job.id} is ${job.terminalStatus}`);
@@ -112,39 +127,74 @@ export async function cancelJob(
   jobId: string,
   reason: string,
 ): Promise<JobWorkflowStatus | undefined> {
-  const job = await findJob(deps.pool, jobId).catch(() => undefined);
+  if (!isUuid(jobId)) return undefined;
+  const job = await findJob(deps.pool, jobId);
   if (!job) return undefined;
   if (job.terminalStatus)
     throw new ServiceError('job-terminal', `job ${job.id} is ${job.terminalStatus}`);
-  return updateJobWorkflow(deps, job, cancelJobUpdate, { operator, reason });
+  try {
+    return await updateJobWorkflow(deps, job, cancelJobUpdate, { operator, reason });
+  } catch (error) {
+    if (!(error instanceof WorkflowClosedError)) throw error;
+  }
+  // Nothing runs the job (its workflow closed and the sweeper gave up on it): end the row here.
+  // Attempts still starting are cancelled with it; anything that still arrives loses the CAS.
+  const ended = await finishJobWithoutResult(deps.pool, job.id, 'cancelled', {
+    code: 'cancelled',
+    operator,
+    reason,
+    workflow: 'closed',
+  });
+  deps.logger.info({ jobId: job.id, operator, reason }, 'job cancelled without its workflow');
+  return {
+    jobId: job.id,
+    status: ended.status,
+    attempts: (await listAttempts(deps.pool, job.id)).map((a) => ({
+      attemptId: a.id,
+      seq: a.seq,
+      provider: a.provider,
+      state: a.state,
+    })),
+    waitingOn: `done: ${ended.status}`,
+    needsOperator: false,
+    run: 0,
+  };
+}
+
+/** A signed callback, as the API verified it: who signed, when, and its digest. */
+export interface SignedCallback {
+  provider: string;
+  signedAt: Date;
+  digest: string;
 }
 
 /**
  * A provider reports the outcome of an attempt after the fact (a webhook). A result goes through
  * the same compare-and-swap as any other; a failure settles the attempt as definitely failed.
+ * The same signed callback again (a replay within its tolerance window) changes nothing and
+ * nudges nobody: it is answered with what the first one came to.
  */
 export async function acceptProviderCallback(
   deps: AttemptServiceDeps,
-  provider: string,
+  signed: SignedCallback,
   report:
     | { attemptId: string; status: 'succeeded'; output: unknown }
     | { attemptId: string; status: 'failed'; error: string },
-): Promise<AttemptOutcome | undefined> {
+): Promise<{ outcome: AttemptOutcome; replayed: boolean } | undefined> {
+  const earlier = await findCallbackReceipt(deps.pool, signed.provider, signed.digest);
+  if (earlier) return { outcome: earlier.outcome as AttemptOutcome, replayed: true };
   const found = await jobOfAttempt(deps, report.attemptId);
-  if (!found || found.attempt.provider !== provider) return undefined;
+  if (!found || found.attempt.provider !== signed.provider) return undefined;
   const { attempt, job } = found;
   let outcome: AttemptOutcome;
   if (report.status === 'failed') {
-    const settled = await settleAttemptWithoutResult(deps.pool, attempt.id, 'failed', {
-      code: 'provider_callback',
-      message: report.error,
-    });
-    outcome = {
-      attemptId: attempt.id,
-      state: settled.state,
-      winnerAttemptId: job.completedBy,
-      jobStatus: job.terminalStatus,
-    };
+    outcome = await attemptOutcome(
+      deps.pool,
+      await settleAttemptWithoutResult(deps.pool, attempt.id, 'failed', {
+        code: 'provider_callback',
+        message: report.error,
+      }),
+    );
   } else {
     const contract = findJobType(job.type);
     const checked = contract
@@ -158,9 +208,11 @@ export async function acceptProviderCallback(
     outcome = await recordResult(deps.pool, deps.logger, {
       attemptId: attempt.id,
       result: checked.output,
-      source: `callback:${provider}`,
+      source: `callback:${signed.provider}`,
     });
   }
-  await nudgeWorkflow(deps.temporal, deps.logger, job.workflowId, attempt.id);
-  return outcome;
+  // Two deliveries of one callback at once: both settle the same way; only the first nudges.
+  const first = await saveCallbackReceipt(deps.pool, { ...signed, attemptId: attempt.id, outcome });
+  if (first) await nudgeWorkflow(deps.temporal, deps.logger, job.workflowId, attempt.id);
+  return { outcome, replayed: !first };
 }

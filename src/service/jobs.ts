@@ -9,20 +9,14 @@ import {
   type JobRecord,
 } from '../db/jobs';
 import type { Pool } from '../db/pool';
-import { requestFingerprint } from '../domain/fingerprint';
 import { isTerminalJobStatus, type JobMode, type JobStatus } from '../domain/job';
 import { jobWorkflowId } from '../domain/workflowId';
-import { findJobType, jobTypeNames } from '../jobTypes';
 import type { ProviderRegistry } from '../providers/registry';
-import {
-  AttemptCount,
-  JobOwner,
-  JobStatusAttribute,
-  JobType,
-  type JobWorkflowInput,
-} from '../workflows/definitions';
+import type { JobWorkflowInput } from '../workflows/definitions';
+import { jobWorkflowStartOptions } from '../workflows/startOptions';
 import type { jobWorkflow } from '../workflows';
-import { IdempotencyKeyReuseError, ServiceError } from './errors';
+import { IdempotencyKeyReuseError } from './errors';
+import { validateIntent } from './intent';
 
 export interface JobServiceDeps {
   pool: Pool;
@@ -45,125 +39,94 @@ export interface JobWithAttempts {
   attempts: AttemptRecord[];
 }
 
-/** Checks an intent against the job type and the providers, and resolves its plan and mode. */
-export function validateIntent(
-  deps: Pick<JobServiceDeps, 'providers'>,
-  request: Omit<CreateJobRequest, 'ownerId' | 'idempotencyKey'>,
-) {
-  const contract = findJobType(request.type);
-  if (!contract) {
-    throw new ServiceError('unknown-job-type', `Unknown job type "${request.type}".`, {
-      known: jobTypeNames(),
-    });
-  }
-  const parsed = contract.input.safeParse(request.input);
-  if (!parsed.success) {
-    throw new ServiceError(
-      'invalid-input',
-      `The input is not valid for job type "${request.type}".`,
-      {
-        errors: parsed.error.issues.map((issue: z.core.$ZodIssue) => ({
-          path: ['input', ...issue.path.map(String)].join('.'),
-          message: issue.message,
-        })),
-      },
-    );
-  }
-  if (request.mode === 'hedged' && contract.sideEffects) {
-    throw new ServiceError(
-      'hedging-not-allowed',
-      `"${request.type}" jobs have side effects, so they always run one attempt at a time.`,
-      {
-        jobTypeHasSideEffects: true,
-      },
-    );
-  }
-  const unknownProviders = (request.providers ?? []).filter((name) => !deps.providers.has(name));
-  if (unknownProviders.length > 0) {
-    throw new ServiceError(
-      'unknown-provider',
-      `Unknown provider(s): ${unknownProviders.join(', ')}.`,
-      {
-        known: deps.providers.names(),
-      },
-    );
-  }
-  const compatible = deps.providers.compatible(contract.providerKinds);
-  const incompatible = (request.providers ?? []).filter((name) => !compatible.includes(name));
-  if (incompatible.length > 0) {
-    throw new ServiceError(
-      'incompatible-provider',
-      `Provider(s) ${incompatible.join(', ')} cannot run "${request.type}" jobs.`,
-      {
-        compatible,
-      },
-    );
-  }
-  if (new Set(request.providers ?? []).size !== (request.providers ?? []).length) {
-    throw new ServiceError('invalid-input', 'A provider may appear in the plan only once.', {
-      errors: [{ path: 'providers', message: 'duplicate provider' }],
-    });
-  }
-  const plan = request.providers ?? compatible;
-  if (plan.length === 0) {
-    throw new ServiceError(
-      'unknown-provider',
-      `No configured provider can run "${request.type}" jobs.`,
-      { known: deps.providers.names() },
-    );
-  }
-  const mode = request.mode ?? 'exclusive';
-  if (mode === 'hedged') {
-    const withEffects = plan.filter((name) => deps.providers.get(name).config.sideEffects);
-    if (contract.sideEffects || withEffects.length > 0 || plan.length < 2) {
-      throw new ServiceError(
-        'hedging-not-allowed',
-        'Hedged mode runs attempts side by side, so it needs at least two providers and is only allowed when the job type and every provider are free of side effects.',
-        { jobTypeHasSideEffects: contract.sideEffects, providersWithSideEffects: withEffects },
-      );
-    }
-  }
-  return { input: request.input, plan, mode };
+/** The start options of an existing job row's workflow. */
+export function startOptionsOf(job: JobRecord, taskQueue: string) {
+  return jobWorkflowStartOptions(
+    {
+      jobId: job.id,
+      ownerId: job.ownerId,
+      idempotencyKey: job.idempotencyKey,
+      type: job.type,
+      providers: job.providers,
+      mode: job.mode,
+      requestFingerprint: job.requestFingerprint,
+      status: job.status,
+      attemptCount: job.attemptCount,
+    },
+    taskQueue,
+  );
 }
 
+const isAlreadyStarted = (error: unknown): boolean =>
+  error instanceof WorkflowExecutionAlreadyStartedError ||
+  (error as Error)?.name === 'WorkflowExecutionAlreadyStartedError';
+
+/** The input the running run of a workflow id was started with, if one is running. */
+async function runningRunInput(
+  temporal: Client,
+  workflowId: string,
+): Promise<JobWorkflowInput | undefined> {
+  const handle = temporal.workflow.getHandle(workflowId);
+  const description = await handle.describe();
+  if (description.status.name !== 'RUNNING') return undefined;
+  const { history } = await temporal.workflowService.getWorkflowExecutionHistory({
+    namespace: temporal.options.namespace,
+    execution: { workflowId, runId: description.runId },
+    maximumPageSize: 1,
+  });
+  const payload =
+    history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  return payload
+    ? temporal.options.loadedDataConverter.payloadConverter.fromPayload<JobWorkflowInput>(payload)
+    : undefined;
+}
+
+/** Whether a run started with this input runs this job row (or will adopt it at admission). */
+function runsJob(input: JobWorkflowInput, job: JobRecord): boolean {
+  if (input.carried) return input.carried.plan.jobId === job.id;
+  if (input.jobId) return input.jobId === job.id;
+  return input.requestFingerprint === job.requestFingerprint;
+}
+
+/** How long a create waits for another entry point's refused run to close before starting its own. */
+const FOREIGN_RUN_WAIT_MS = 10_000;
+
 /**
- * Makes sure the job's workflow exists. Safe to call any number of times: a running workflow
- * is reused, a closed one is never started again.
+ * Makes sure the job's workflow runs. Safe to call any number of times: a running run of this
+ * job is reused, and a closed one is never started again unless it failed (see
+ * jobWorkflowStartOptions). One race needs more: a Temporal-native start with another intent
+ * under the same (owner, key) may hold the workflow id while this row won the database. That
+ * run's admission refuses the row and fails within moments; this job's run starts after it.
+ * (Should that take longer, the sweeper starts it.)
  */
 export async function ensureJobWorkflow(
   deps: Pick<JobServiceDeps, 'temporal' | 'taskQueue'>,
   job: JobRecord,
 ): Promise<void> {
-  const args: JobWorkflowInput = {
-    jobId: job.id,
-    ownerId: job.ownerId,
-    idempotencyKey: job.idempotencyKey,
-    requestFingerprint: job.requestFingerprint,
-  };
-  try {
-    await deps.temporal.workflow.start<typeof jobWorkflow>('jobWorkflow', {
-      workflowId: job.workflowId,
-      taskQueue: deps.taskQueue,
-      args: [args],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      staticSummary: `${job.type} job ${job.id} for ${job.ownerId} (key ${job.idempotencyKey})`,
-      staticDetails: [
-        `**job** ${job.id}`,
-        `**owner** ${job.ownerId}`,
-        `**idempotency key** \`${job.idempotencyKey}\``,
-        `**providers: ${job.providers.join(', ')}** (${job.mode})`,
-        `**fingerprint** ${job.requestFingerprint.slice(0, 16)}…`,
-      ].join('  \n'),
-      typedSearchAttributes: [
-        { key: JobOwner, value: job.ownerId },
-        { key: JobType, value: job.type },
-        { key: JobStatusAttribute, value: job.status },
-        { key: AttemptCount, value: job.attemptCount },
-      ],
+  const options = startOptionsOf(job, deps.taskQueue);
+  const start = (conflict: 'FAIL' | 'USE_EXISTING') =>
+    deps.temporal.workflow.start<typeof jobWorkflow>(options.workflowType, {
+      ...options,
+      workflowIdConflictPolicy: conflict,
     });
+  try {
+    // FAIL first: the common case (nobody holds the id) costs one call and proves the run is ours.
+    await start('FAIL');
+    return;
   } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    if (!isAlreadyStarted(error)) throw error;
+  }
+  const running = await runningRunInput(deps.temporal, job.workflowId);
+  if (!running || runsJob(running, job)) return;
+  const foreign = deps.temporal.workflow.getHandle(job.workflowId);
+  await Promise.race([
+    foreign.result().catch(() => undefined),
+    new Promise((resolve) => setTimeout(resolve, FOREIGN_RUN_WAIT_MS).unref()),
+  ]);
+  try {
+    await start('USE_EXISTING');
+  } catch (error) {
+    if (!isAlreadyStarted(error)) throw error;
   }
 }
 
@@ -175,13 +138,7 @@ export async function createJob(
   deps: JobServiceDeps,
   request: CreateJobRequest,
 ): Promise<{ job: JobRecord; created: boolean }> {
-  const { input, plan, mode } = validateIntent(deps, request);
-  const fingerprint = requestFingerprint({
-    type: request.type,
-    input,
-    providers: request.providers ?? null,
-    mode,
-  });
+  const { input, plan, mode, fingerprint } = validateIntent(deps, request);
   const { job, created } = await insertJobOrFindExisting(deps.pool, {
     ownerId: request.ownerId,
     idempotencyKey: request.idempotencyKey,
@@ -199,27 +156,36 @@ export async function createJob(
 
 /**
  * A job of this owner (another owner's job does not exist for them), with its attempts.
- * With `waitMs`, holds on until the job is terminal or the wait ends.
+ * With `waitMs`, holds on until the job is terminal, the wait ends, or `signal` aborts (the
+ * client went away): an abandoned wait costs no more queries.
  */
 export async function getJob(
   deps: Pick<JobServiceDeps, 'pool'>,
   ownerId: string,
   jobId: string,
-  options: { waitMs?: number } = {},
+  options: { waitMs?: number; signal?: AbortSignal } = {},
 ): Promise<JobWithAttempts | undefined> {
   if (!z.uuid().safeParse(jobId).success) return undefined;
   const deadline = Date.now() + (options.waitMs ?? 0);
+  const signal = options.signal;
   // Poll quickly at first (most jobs finish fast), then back off to spare the database.
   let pollMs = 50;
   for (;;) {
     const job = await findOwnedJob(deps.pool, ownerId, jobId);
     if (!job) return undefined;
-    if (isTerminalJobStatus(job.status) || Date.now() >= deadline) {
+    if (isTerminalJobStatus(job.status) || Date.now() >= deadline || signal?.aborted) {
       return { job, attempts: await listAttempts(deps.pool, job.id) };
     }
-    await new Promise((resolve) =>
-      setTimeout(resolve, Math.min(pollMs, Math.max(0, deadline - Date.now()))),
-    );
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, Math.min(pollMs, Math.max(0, deadline - Date.now())));
+      function done(): void {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      }
+      signal?.addEventListener('abort', done);
+    });
+    if (signal?.aborted) return undefined;
     pollMs = Math.min(pollMs * 2, 1_000);
   }
 }

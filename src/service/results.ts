@@ -1,16 +1,38 @@
 import type { Client } from '@temporalio/client';
-import { findAttempt, recordAttemptResult } from '../db/attempts';
-import { findJob } from '../db/jobs';
-import type { Pool } from '../db/pool';
+import { findAttempt, recordAttemptResult, type AttemptRecord } from '../db/attempts';
+import { findJob, type JobRecord } from '../db/jobs';
+import type { Pool, Queryable } from '../db/pool';
 import type { AttemptState, TerminalJobStatus } from '../domain/job';
 import type { Logger } from '../logger';
 import { attemptSettledSignal } from '../workflows/definitions';
 
+/** Where an attempt stands after a step, and where its job stands. */
 export interface AttemptOutcome {
   attemptId: string;
   state: AttemptState;
   winnerAttemptId: string | null;
   jobStatus: TerminalJobStatus | null;
+  /** Why it failed or is unknown, as recorded on the attempt. */
+  error?: Record<string, unknown>;
+}
+
+/** The outcome of an attempt as the database has it now. */
+export async function attemptOutcome(
+  db: Queryable,
+  attempt: AttemptRecord,
+  /** The attempt's job, when the caller has just read it. */
+  knownJob?: JobRecord,
+): Promise<AttemptOutcome> {
+  const job = knownJob ?? (await findJob(db, attempt.jobId));
+  return {
+    attemptId: attempt.id,
+    state: attempt.state,
+    winnerAttemptId: job?.completedBy ?? null,
+    jobStatus: job?.terminalStatus ?? null,
+    ...(attempt.error && typeof attempt.error === 'object'
+      ? { error: attempt.error as Record<string, unknown> }
+      : {}),
+  };
 }
 
 /**
@@ -50,12 +72,7 @@ export async function recordResult(
   } else {
     log.info({ event: 'result_recorded', version: outcome.version }, 'result recorded');
   }
-  return {
-    attemptId: attempt.id,
-    state: attempt.state,
-    winnerAttemptId: job?.completedBy ?? null,
-    jobStatus: job?.terminalStatus ?? null,
-  };
+  return attemptOutcome(pool, attempt, job);
 }
 
 /** Tells a job's workflow to look at an attempt again (it may be waiting on it). */

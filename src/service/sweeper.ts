@@ -1,6 +1,8 @@
-import { findJobsAwaitingAdmission, type JobPageCursor } from '../db/jobs';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { addJobNote, findOpenJobs, type JobPageCursor, type JobRecord } from '../db/jobs';
 import type { Logger } from '../logger';
-import { ensureJobWorkflow, type JobServiceDeps } from './jobs';
+import type { jobWorkflow } from '../workflows';
+import { ensureJobWorkflow, startOptionsOf, type JobServiceDeps } from './jobs';
 
 export interface SweepOptions {
   /** Leave jobs younger than this to the API request that is starting their workflow now. */
@@ -8,36 +10,104 @@ export interface SweepOptions {
   batchSize?: number;
 }
 
-/**
- * Starts the workflow of every open job whose workflow never ran: the API crashed between
- * the insert and the start, and the client did not retry. Starting is idempotent (an existing
- * workflow is reused, a closed one never restarted), so overlapping sweeps are harmless.
- * Returns how many jobs it ensured.
- */
-export async function sweepJobsWithoutWorkflow(
-  deps: Pick<JobServiceDeps, 'pool' | 'temporal' | 'taskQueue'>,
-  options: SweepOptions,
-  logger?: Logger,
-): Promise<number> {
+export interface SweepReport {
+  /** Open jobs whose workflow never ran, started now. */
+  started: number;
+  /** Open jobs whose workflow had closed (terminated, timed out, failed), given a new run. */
+  restarted: number;
+  /** Open jobs whose workflow closed too often: left for an operator. */
+  needOperator: number;
+}
+
+/** A job whose workflow keeps closing while it is open needs a human, not another run. */
+export const MAX_WORKFLOW_RESTARTS = 5;
+
+type SweepDeps = Pick<JobServiceDeps, 'pool' | 'temporal' | 'taskQueue'>;
+
+async function forEachOpenJob(
+  deps: SweepDeps,
+  options: SweepOptions & { admitted: boolean },
+  visit: (job: JobRecord) => Promise<void>,
+): Promise<void> {
   const limit = options.batchSize ?? 100;
   let after: JobPageCursor | undefined;
-  let ensured = 0;
   for (;;) {
-    const jobs = await findJobsAwaitingAdmission(deps.pool, {
-      olderThanMs: options.olderThanMs,
-      limit,
-      after,
-    });
-    for (const job of jobs) {
-      await ensureJobWorkflow(deps, job);
-      ensured += 1;
-      logger?.info(
-        { jobId: job.id, workflowId: job.workflowId },
-        'sweeper ensured the workflow of a job that had none running',
-      );
-    }
+    const jobs = await findOpenJobs(deps.pool, { ...options, limit, after });
+    for (const job of jobs) await visit(job);
     const last = jobs[jobs.length - 1];
-    if (!last || jobs.length < limit) return ensured;
+    if (!last || jobs.length < limit) return;
     after = { createdAtMicros: last.createdAtMicros, id: last.id };
   }
+}
+
+/** The status of the latest run of a job's workflow, or `MISSING` if the server has none. */
+async function latestRunStatus(
+  deps: SweepDeps,
+  job: JobRecord,
+): Promise<{ name: string; runId?: string }> {
+  try {
+    const description = await deps.temporal.workflow.getHandle(job.workflowId).describe();
+    return { name: description.status.name, runId: description.runId };
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return { name: 'MISSING' };
+    throw error;
+  }
+}
+
+/**
+ * Heals open jobs that nobody is running:
+ * - jobs whose workflow never ran (the API crashed between the insert and the start, and the
+ *   client did not retry; or another entry point's run held the id and was refused): their
+ *   workflow is started;
+ * - jobs whose workflow closed while the row is open (terminated from the Web UI or CLI, a run
+ *   timeout): a new run continues the job from its rows (attempts in flight become unknown and
+ *   are reconciled), with a note on the job. After MAX_WORKFLOW_RESTARTS such restarts the job
+ *   is left open with a note that it needs an operator (`onejob jobs cancel` still works).
+ * Starting is idempotent (a running run is reused), so overlapping sweeps are harmless.
+ */
+export async function sweepJobs(
+  deps: SweepDeps,
+  options: SweepOptions,
+  logger?: Logger,
+): Promise<SweepReport> {
+  const report: SweepReport = { started: 0, restarted: 0, needOperator: 0 };
+  await forEachOpenJob(deps, { ...options, admitted: false }, async (job) => {
+    await ensureJobWorkflow(deps, job);
+    report.started += 1;
+    logger?.info({ jobId: job.id, workflowId: job.workflowId }, 'sweeper started a workflow');
+  });
+  await forEachOpenJob(deps, { ...options, admitted: true }, async (job) => {
+    const latest = await latestRunStatus(deps, job);
+    if (latest.name === 'RUNNING') return;
+    const restarts = job.notes.filter(
+      (note) => (note as { event?: string }).event === 'workflow_restarted',
+    ).length;
+    if (restarts >= MAX_WORKFLOW_RESTARTS) {
+      await addJobNote(deps.pool, job.id, {
+        event: 'needs_operator',
+        reason: `its workflow closed ${restarts + 1} times while the job was open`,
+      });
+      report.needOperator += 1;
+      logger?.error({ jobId: job.id, workflowId: job.workflowId }, 'job needs an operator');
+      return;
+    }
+    await addJobNote(deps.pool, job.id, {
+      event: 'workflow_restarted',
+      closedRun: latest.runId ?? null,
+      closedAs: latest.name,
+      reason: 'the job was open but its workflow had closed',
+    });
+    const options = startOptionsOf(job, deps.taskQueue);
+    // Any closed run may be followed now: this job is open and nothing runs it.
+    await deps.temporal.workflow.start<typeof jobWorkflow>(options.workflowType, {
+      ...options,
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    });
+    report.restarted += 1;
+    logger?.warn(
+      { jobId: job.id, workflowId: job.workflowId, closedAs: latest.name },
+      'sweeper restarted the workflow of an open job',
+    );
+  });
+  return report;
 }

@@ -4,8 +4,11 @@
  * effect, dropped connections, and outputs that break the contract.
  */
 export type Fault =
-  /** Wait, then behave normally (the side effect happens after the wait). */
-  | { kind: 'delay'; ms: number }
+  /**
+   * Wait, then behave normally (the side effect happens after the wait), or as `then` says.
+   * While it waits, a status lookup for the key says "still processing".
+   */
+  | { kind: 'delay'; ms: number; then?: Fault }
   /** Never answer (until the server shuts down); no side effect. */
   | { kind: 'hang' }
   /** Answer with an error status before doing anything. */
@@ -21,9 +24,24 @@ export type Fault =
   /** Chat only: answer with a top-level key the contract does not know. */
   | { kind: 'extra_key' }
   /** Chat only: answer with the right keys but values of the wrong type. */
-  | { kind: 'wrong_types' };
+  | { kind: 'wrong_types' }
+  /**
+   * Do the work, then answer success with these fields merged into the answer (for a charge, the
+   * response body; for a chat model, its JSON output). What is recorded stays as it was, so a
+   * status lookup answers the clean record unless its own fault says otherwise.
+   */
+  | { kind: 'answer_with'; merge: Record<string, unknown> }
+  /** Do the work, send the status line and headers, then never send the body. */
+  | { kind: 'stall_after_headers' }
+  /**
+   * A provider that registers the key only when it gets round to the work: the request waits,
+   * unregistered (a status lookup answers 404), until the first status lookup for its key has
+   * been answered, and only then does the work and answers.
+   */
+  | { kind: 'register_after_status_lookup' };
 
-export type SimulatorRoute = 'chat' | 'messages' | 'charge';
+/** `charge-status` is the status lookup by key (`GET /v1/charges/by-key/:key`). */
+export type SimulatorRoute = 'chat' | 'messages' | 'charge' | 'charge-status';
 
 export interface FaultRule {
   route: SimulatorRoute;

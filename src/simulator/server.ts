@@ -15,13 +15,27 @@ export interface LedgerEntry {
   route: SimulatorRoute;
   idempotencyKey: string;
   model?: string;
-  /** Requests that arrived with this key. */
+  /** Every request that arrived with this key, whatever became of it (faults and replays too). */
   requests: number;
   /** Times the work was actually done (a repeat with the same key is answered from the ledger). */
   executions: number;
 }
 
-interface StoredEntry extends LedgerEntry {
+/** One request as it reached the simulator, in arrival order. */
+export interface RequestRecord {
+  route: SimulatorRoute;
+  idempotencyKey: string;
+  model?: string;
+  at: string;
+  /** The fault it met, if any. */
+  fault?: Fault['kind'];
+}
+
+interface StoredEntry {
+  route: SimulatorRoute;
+  idempotencyKey: string;
+  model?: string;
+  executions: number;
   response: unknown;
   fingerprint: string;
 }
@@ -58,6 +72,28 @@ function summariseTail(text: string): string {
     .match(/[^.!?।]+[.!?।]?/gu) ?? [text];
   const last = sentences[sentences.length - 1]!.trim();
   return last.length < text.trim().length ? last : summariseText(text);
+}
+
+/** An answer with extra fields merged in: into a charge's body, or into a model's JSON output. */
+function withMerged(
+  route: SimulatorRoute,
+  response: unknown,
+  merge: Record<string, unknown>,
+): unknown {
+  if (route === 'charge' || route === 'charge-status')
+    return { ...(response as Record<string, unknown>), ...merge };
+  if (route === 'chat') {
+    const body = structuredClone(response) as { choices: Array<{ message: { content: string } }> };
+    const message = body.choices[0]!.message;
+    message.content = JSON.stringify({ ...(JSON.parse(message.content) as object), ...merge });
+    return body;
+  }
+  const body = structuredClone(response) as {
+    content: Array<{ type: string; input?: Record<string, unknown> }>;
+  };
+  const call = body.content.find((block) => block.type === 'tool_use');
+  if (call) call.input = { ...call.input, ...merge };
+  return body;
 }
 
 function sendJson(
@@ -100,8 +136,12 @@ export interface SimulatorServer {
   url: string;
   server: Server;
   ledger(): LedgerEntry[];
+  /** Every request that reached a provider route, in arrival order. */
+  requests(): RequestRecord[];
   /** Queue a fault for a coming request (the same as `POST /_simulator/faults`). */
   inject(rule: FaultRule): void;
+  /** Drop every queued fault (the same as `DELETE /_simulator/faults`). */
+  clearFaults(): void;
   close(): Promise<void>;
 }
 
@@ -109,14 +149,18 @@ export async function startSimulator(
   options: { port?: number; host?: string } = {},
 ): Promise<SimulatorServer> {
   const ledger = new Map<string, StoredEntry>();
+  const requestLog: RequestRecord[] = [];
   const faults = new FaultQueue();
   const hanging = new Set<ServerResponse>();
   /** Keys whose request arrived and is being worked on (a status lookup says "processing"). */
   const pending = new Set<string>();
   const ledgerKey = (route: SimulatorRoute, key: string): string => `${route}:${key}`;
 
+  /** Requests waiting for a status lookup of their key before they do the work. */
+  const awaitingStatusLookup = new Map<string, Array<() => void>>();
+
   /**
-   * The common path of both APIs: apply the fault, do the work at most once per key, answer.
+   * The common path of every API: apply the fault, do the work at most once per key, answer.
    * `work` performs the side effect and returns the response body.
    */
   async function perform(
@@ -129,55 +173,79 @@ export async function startSimulator(
   ): Promise<void> {
     const fault: Fault | undefined =
       faults.take(route, request) ?? (request.model ? MODEL_PROFILES[request.model] : undefined);
-    if (fault?.kind === 'fail_before')
-      return apiError(res, fault.status, 'simulated failure before any effect', 'server_error');
-    if (fault?.kind === 'drop_before') return void req.socket.destroy();
+    requestLog.push({
+      route,
+      idempotencyKey: request.idempotencyKey,
+      model: request.model,
+      at: new Date().toISOString(),
+      fault: fault?.kind,
+    });
     const slot = ledgerKey(route, request.idempotencyKey);
-    if (fault?.kind === 'hang') {
-      pending.add(slot);
-      hanging.add(res);
-      return;
-    }
-    if (fault?.kind === 'delay') {
-      // The work goes on whether or not the caller is still there, as at a real provider.
-      pending.add(slot);
-      await new Promise((resolve) => setTimeout(resolve, fault.ms));
-      pending.delete(slot);
-    }
 
-    const previous = ledger.get(slot);
-    let response: unknown;
-    let replayed = false;
-    if (previous) {
-      previous.requests += 1;
-      if (previous.fingerprint !== request.fingerprint) {
-        return apiError(
-          res,
-          409,
-          'Keys for idempotent requests can only be used with the same parameters',
-          'idempotency_error',
+    const behave = async (fault: Fault | undefined): Promise<void> => {
+      if (fault?.kind === 'fail_before')
+        return apiError(res, fault.status, 'simulated failure before any effect', 'server_error');
+      if (fault?.kind === 'drop_before') return void req.socket.destroy();
+      if (fault?.kind === 'hang') {
+        pending.add(slot);
+        hanging.add(res);
+        return;
+      }
+      if (fault?.kind === 'delay') {
+        // The work goes on whether or not the caller is still there, as at a real provider.
+        pending.add(slot);
+        await new Promise((resolve) => setTimeout(resolve, fault.ms));
+        pending.delete(slot);
+        return behave(fault.then);
+      }
+      if (fault?.kind === 'register_after_status_lookup') {
+        await new Promise<void>((resolve) =>
+          awaitingStatusLookup.set(slot, [...(awaitingStatusLookup.get(slot) ?? []), resolve]),
         );
       }
-      response = previous.response;
-      replayed = true;
-    } else {
-      response = work(fault);
-      ledger.set(slot, {
-        route,
-        idempotencyKey: request.idempotencyKey,
-        model: request.model,
-        requests: 1,
-        executions: 1,
-        response,
-        fingerprint: request.fingerprint,
-      });
-    }
-    if (fault?.kind === 'fail_after')
-      return apiError(res, fault.status, 'simulated failure after the effect', 'server_error');
-    if (fault?.kind === 'drop_after') return void req.socket.destroy();
-    const headers: Record<string, string> = { 'x-request-id': request.idempotencyKey };
-    if (replayed) headers['idempotent-replayed'] = 'true';
-    sendJson(res, replayed ? 200 : successStatus, response, headers);
+
+      const previous = ledger.get(slot);
+      let response: unknown;
+      let replayed = false;
+      if (previous) {
+        if (previous.fingerprint !== request.fingerprint) {
+          return apiError(
+            res,
+            409,
+            'Keys for idempotent requests can only be used with the same parameters',
+            'idempotency_error',
+          );
+        }
+        response = previous.response;
+        replayed = true;
+      } else {
+        response = work(fault);
+        ledger.set(slot, {
+          route,
+          idempotencyKey: request.idempotencyKey,
+          model: request.model,
+          executions: 1,
+          response,
+          fingerprint: request.fingerprint,
+        });
+      }
+      if (fault?.kind === 'fail_after')
+        return apiError(res, fault.status, 'simulated failure after the effect', 'server_error');
+      if (fault?.kind === 'drop_after') return void req.socket.destroy();
+      const headers: Record<string, string> = { 'x-request-id': request.idempotencyKey };
+      if (replayed) headers['idempotent-replayed'] = 'true';
+      const status = replayed ? 200 : successStatus;
+      if (fault?.kind === 'stall_after_headers') {
+        res.writeHead(status, { 'content-type': 'application/json', ...headers });
+        res.flushHeaders();
+        hanging.add(res);
+        return;
+      }
+      const body =
+        fault?.kind === 'answer_with' ? withMerged(route, response, fault.merge) : response;
+      sendJson(res, status, body, headers);
+    };
+    await behave(fault);
   }
 
   /** What a model says, as the chat APIs carry it: JSON text, prose, or a structured object. */
@@ -340,19 +408,47 @@ export async function startSimulator(
     );
   }
 
-  function chargeStatus(res: ServerResponse, idempotencyKey: string): void {
+  async function chargeStatus(res: ServerResponse, idempotencyKey: string): Promise<void> {
     const slot = ledgerKey('charge', idempotencyKey);
-    const entry = ledger.get(slot);
-    if (!entry && pending.has(slot))
-      return apiError(
+    const fault = faults.take('charge-status', { idempotencyKey });
+    requestLog.push({
+      route: 'charge-status',
+      idempotencyKey,
+      at: new Date().toISOString(),
+      fault: fault?.kind,
+    });
+    try {
+      if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.ms));
+      if (fault?.kind === 'fail_before')
+        return apiError(res, fault.status, 'simulated status lookup failure', 'server_error');
+      const entry = ledger.get(slot);
+      if (!entry && pending.has(slot))
+        return apiError(
+          res,
+          409,
+          'A request with this idempotency key is still being processed',
+          'processing',
+        );
+      if (!entry)
+        return apiError(
+          res,
+          404,
+          'No charge was made with this idempotency key',
+          'not_found_error',
+        );
+      sendJson(
         res,
-        409,
-        'A request with this idempotency key is still being processed',
-        'processing',
+        200,
+        fault?.kind === 'answer_with'
+          ? withMerged('charge', entry.response, fault.merge)
+          : entry.response,
       );
-    if (!entry)
-      return apiError(res, 404, 'No charge was made with this idempotency key', 'not_found_error');
-    sendJson(res, 200, entry.response);
+    } finally {
+      // A request that registers its key only after a lookup may go on now.
+      const waiting = awaitingStatusLookup.get(slot);
+      awaitingStatusLookup.delete(slot);
+      for (const resume of waiting ?? []) resume();
+    }
   }
 
   const server = createServer((req, res) => {
@@ -364,11 +460,16 @@ export async function startSimulator(
       if (route === 'POST /v1/charges') return createCharge(req, res);
       const status = /^GET \/v1\/charges\/by-key\/(.+)$/.exec(route);
       if (status) return chargeStatus(res, decodeURIComponent(status[1]!));
+      if (route === 'GET /_simulator/requests') return sendJson(res, 200, { requests: requestLog });
       if (route === 'GET /healthz') return sendJson(res, 200, { ok: true });
       if (route === 'GET /_simulator/ledger')
         return sendJson(res, 200, { entries: publicLedger() });
       if (route === 'POST /_simulator/faults') {
         faults.add(JSON.parse(await readBody(req)) as FaultRule);
+        return sendJson(res, 204, {});
+      }
+      if (route === 'DELETE /_simulator/faults') {
+        faults.clear();
         return sendJson(res, 204, {});
       }
       apiError(res, 404, `no route ${route}`, 'not_found_error');
@@ -380,9 +481,14 @@ export async function startSimulator(
   });
 
   const publicLedger = (): LedgerEntry[] =>
-    [...ledger.values()].map(
-      ({ response: _response, fingerprint: _fingerprint, ...entry }) => entry,
-    );
+    [...ledger.values()].map(({ route, idempotencyKey, model, executions }) => ({
+      route,
+      idempotencyKey,
+      ...(model === undefined ? {} : { model }),
+      requests: requestLog.filter((r) => r.route === route && r.idempotencyKey === idempotencyKey)
+        .length,
+      executions,
+    }));
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -393,7 +499,9 @@ export async function startSimulator(
     url: `http://${address.address}:${address.port}`,
     server,
     ledger: publicLedger,
+    requests: () => [...requestLog],
     inject: (rule) => faults.add(rule),
+    clearFaults: () => faults.clear(),
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of hanging) res.destroy();

@@ -4,10 +4,72 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { AttemptState, JobStatus } from '../domain/job';
+import type { AttemptState, JobMode, JobStatus, TerminalJobStatus } from '../domain/job';
 
 export const DEFAULT_TASK_QUEUE = 'onejob';
 export const JOB_WORKFLOW_TYPE = 'jobWorkflow';
+
+/**
+ * Provider calls run on a task queue of their own, next to the job's, with their own slots: a
+ * thousand hanging calls cannot keep a job from being admitted, or an attempt from settling.
+ */
+export function providerCallTaskQueue(jobTaskQueue: string): string {
+  return `${jobTaskQueue}-calls`;
+}
+
+export interface PlannedProvider {
+  name: string;
+  timeoutMs: number;
+  heartbeatTimeoutMs: number;
+  sideEffects: boolean;
+  /** Set when the provider may not run this job now: not certified for the contract in force. */
+  uncertified?: string;
+}
+
+/** Everything the workflow needs to run a job, read once at admission and carried across runs. */
+export interface JobPlan {
+  jobId: string;
+  requestFingerprint: string;
+  type: string;
+  mode: JobMode;
+  /** The plan, primary first, without the providers that may not run it. */
+  providers: PlannedProvider[];
+  /** Every provider that could serve this job type, for a user's explicit request. */
+  compatible: PlannedProvider[];
+  /** Hedged mode: silence after which the next attempt starts. */
+  hedgeDelayMs: number;
+  /** Providers left out of the plan because they are not certified for the current contract. */
+  skipped: Array<{ provider: string; reason: string }>;
+  terminalStatus: TerminalJobStatus | null;
+  completedBy: string | null;
+  /** Attempts that already exist (a run that continues a job whose earlier run ended). */
+  attempts: AttemptSummary[];
+  /** No more attempts than this, whoever asks. */
+  maxAttempts: number;
+  /** Continue-as-new once the history has this many events (or when Temporal suggests it). */
+  historyEventLimit: number;
+  /** The longest wait between two looks at an unknown attempt. */
+  reconcileMaxDelayMs: number;
+}
+
+/**
+ * What one run of a job workflow hands to the next when it continues-as-new: everything it
+ * knows, so the next run goes on exactly where this one stopped.
+ */
+export interface CarriedJobState {
+  plan: JobPlan;
+  attempts: AttemptSummary[];
+  /** The next provider of the plan to try. */
+  nextInPlan: number;
+  /** Definite failures so far, for the job's failure record. */
+  failures: Array<Record<string, unknown>>;
+  /** Attempts someone asked the workflow to look at again that it has not looked at yet. */
+  nudged: string[];
+  /** Since when each blocking attempt has been unknown. */
+  unknownSince: Record<string, string>;
+  /** How many runs came before this one. */
+  runs: number;
+}
 
 export interface JobWorkflowInput {
   /** Set when the job row exists already (the HTTP path); absent when the workflow creates it. */
@@ -26,6 +88,8 @@ export interface JobWorkflowInput {
     providers: string[] | null;
     mode: 'exclusive' | 'hedged';
   };
+  /** Set by continue-as-new: the state of the run before this one (admission is not repeated). */
+  carried?: CarriedJobState;
 }
 
 export interface Admission {
@@ -55,6 +119,10 @@ export interface JobWorkflowStatus {
   attempts: AttemptSummary[];
   /** What the workflow is waiting on, in words, for operators. */
   waitingOn: string;
+  /** True when nothing will settle the blocking attempt by itself: an operator has to. */
+  needsOperator: boolean;
+  /** This run's number in the chain of continued runs (1 for the first). */
+  run: number;
 }
 
 export interface JobWorkflowResult {
@@ -112,11 +180,4 @@ export interface CancelJobInput {
 }
 export const cancelJobUpdate = defineUpdate<JobWorkflowStatus, [CancelJobInput]>('cancelJob');
 
-/** Failure types of refused updates, mapped to problem types by the API. */
-export const REFUSALS = {
-  attemptInFlight: 'AttemptInFlight',
-  jobTerminal: 'JobTerminal',
-  attemptNotResolvable: 'AttemptNotResolvable',
-  unknownProvider: 'UnknownProvider',
-  idempotencyKeyReuse: 'IdempotencyKeyReuse',
-} as const;
+export { FAILURES } from '../domain/failures';

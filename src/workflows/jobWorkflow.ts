@@ -7,49 +7,63 @@ import {
   allHandlersFinished,
   condition,
   isCancellation,
+  makeContinueAsNewFunc,
   proxyActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { NON_RETRYABLE_DB_FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
 import {
   IN_FLIGHT_ATTEMPT_STATES,
   type AttemptState,
   type JobStatus,
   type TerminalJobStatus,
 } from '../domain/job';
-import type { AttemptOutcome, JobActivities, JobPlan, PlannedProvider } from '../activities';
+import type {
+  AttemptOutcome,
+  JobActivities,
+  JobEnding,
+  ProviderCallActivities,
+  ReconcileOutcome,
+} from '../activities';
 import {
   AttemptCount,
+  FAILURES,
   JobStatusAttribute,
-  REFUSALS,
+  admissionQuery,
+  admitUpdate,
   attemptSettledSignal,
   cancelJobUpdate,
+  providerCallTaskQueue,
   requestAttemptUpdate,
   resolveAttemptUpdate,
   statusQuery,
-  admissionQuery,
-  admitUpdate,
   type AttemptSummary,
+  type CarriedJobState,
+  type JobPlan,
   type JobWorkflowInput,
   type JobWorkflowResult,
   type JobWorkflowStatus,
+  type PlannedProvider,
 } from './definitions';
 
-// Database activities are idempotent by construction, so they may retry freely.
+// Database activities are idempotent by construction, so they may retry freely, except when
+// the database refused for a reason no retry changes: those come back typed, at once.
 const db = proxyActivities<JobActivities>({
   startToCloseTimeout: '30 seconds',
   retry: {
     initialInterval: '500 milliseconds',
     maximumInterval: '10 seconds',
-    nonRetryableErrorTypes: ['InvalidResult'],
+    nonRetryableErrorTypes: [...NON_RETRYABLE_DB_FAILURES],
   },
 });
 
-/** The provider call: exactly one try. A retry is a new, recorded attempt, never this. */
+/** The provider call: exactly one try, on the provider-call task queue. */
 function providerCall(provider: PlannedProvider, seq: number) {
-  return proxyActivities<JobActivities>({
+  return proxyActivities<ProviderCallActivities>({
+    taskQueue: providerCallTaskQueue(workflowInfo().taskQueue),
     startToCloseTimeout: provider.timeoutMs,
     heartbeatTimeout: provider.heartbeatTimeoutMs,
     retry: { maximumAttempts: 1 },
@@ -59,42 +73,29 @@ function providerCall(provider: PlannedProvider, seq: number) {
   }).callProvider;
 }
 
-/** Whether a failed provider call certainly had no effect. Anything unclear counts as unknown. */
-function attemptOutcomeOf(error: unknown): {
-  state: 'failed' | 'unknown';
-  error: Record<string, unknown>;
-} {
-  if (error instanceof ActivityFailure) {
-    const cause = error.cause;
-    if (cause instanceof TimeoutFailure) {
-      return {
-        state: 'unknown',
-        error: { code: 'timeout', timeoutType: String(cause.timeoutType), message: cause.message },
-      };
-    }
-    if (cause instanceof ApplicationFailure) {
-      const details = (cause.details?.[0] ?? {}) as Record<string, unknown>;
-      return {
-        state: cause.type === 'ProviderFailureDefinite' ? 'failed' : 'unknown',
-        error: { ...details, message: cause.message },
-      };
-    }
-    return {
-      state: 'unknown',
-      error: { code: 'activity_failure', message: cause?.message ?? error.message },
-    };
-  }
-  return {
-    state: 'unknown',
-    error: { code: 'unexpected', message: (error as Error)?.message ?? String(error) },
-  };
-}
+/** Settlement must happen even while the workflow is being cancelled. */
+const settle = <T>(step: () => Promise<T>): Promise<T> => CancellationScope.nonCancellable(step);
 
-interface AttemptRequest {
-  provider?: string;
-  claimed: boolean;
-  created?: AttemptSummary;
-  refused?: string;
+const TEMPORAL_CANCEL = {
+  operator: 'temporal',
+  reason: 'the workflow was cancelled through Temporal (Web UI, CLI or a parent workflow)',
+};
+
+/** Why the workflow stopped waiting for a call it had started. */
+function abandonment(error: unknown): Record<string, unknown> {
+  if (isCancellation(error))
+    return { code: 'abandoned', message: 'the workflow stopped waiting for this call' };
+  const cause = error instanceof ActivityFailure ? error.cause : undefined;
+  if (cause instanceof TimeoutFailure)
+    return {
+      code: 'timeout',
+      timeoutType: String(cause.timeoutType),
+      message: `the call did not finish in time (${cause.message})`,
+    };
+  return {
+    code: 'activity_failure',
+    message: (cause ?? (error as Error))?.message ?? String(error),
+  };
 }
 
 function refuse(type: string, message: string, details?: unknown): never {
@@ -106,51 +107,82 @@ function refuse(type: string, message: string, details?: unknown): never {
   });
 }
 
+/** The typed failure behind an activity failure, if it is one of ours. */
+function failureOf(error: unknown): ApplicationFailure | undefined {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof ApplicationFailure ? cause : undefined;
+}
+
+interface AttemptRequest {
+  provider?: string;
+  claimed: boolean;
+  created?: AttemptSummary;
+  refused?: { type: string; message: string };
+}
+
 export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowResult> {
+  const carried = input.carried;
   const status: JobWorkflowStatus = {
-    jobId: input.jobId ?? '',
+    jobId: carried?.plan.jobId ?? input.jobId ?? '',
     status: 'pending',
-    attempts: [],
+    attempts: carried?.attempts ?? [],
     waitingOn: 'admission',
+    needsOperator: false,
+    run: (carried?.runs ?? 0) + 1,
   };
-  // Set once admitted; handlers that run earlier see it undefined and refuse.
-  let plan: JobPlan | undefined = undefined;
+  const attempts = status.attempts;
+  // Set once admitted (or carried); handlers that run earlier see it undefined and refuse.
+  let plan: JobPlan | undefined = carried?.plan;
   let terminal: TerminalJobStatus | null = null;
-  /** Known at start on the HTTP path; on the Temporal-native path, once admission wrote the row. */
-  let jobId: string | null = input.jobId ?? null;
-  let admissionError: { type: string; message: string } | undefined;
   let winner: string | null = null;
+  let jobId: string | null = carried?.plan.jobId ?? input.jobId ?? null;
+  let admissionError: { type: string; message: string } | undefined;
   /** Attempts someone asked the workflow to look at again (late result, callback, operator). */
-  const nudged = new Set<string>();
+  const nudged = new Set<string>(carried?.nudged ?? []);
   /** Users' "try again" requests: claimed by the loop, fulfilled when their attempt exists. */
   const requests: AttemptRequest[] = [];
   const pendingRequest = (): AttemptRequest | undefined => requests.find((r) => !r.claimed);
-  let nextInPlan = 0;
+  let nextInPlan = carried?.nextInPlan ?? 0;
+  const failures: Array<Record<string, unknown>> = carried?.failures ?? [];
+  const unknownSince: Record<string, string> = carried?.unknownSince ?? {};
   const runningCalls = new Map<string, CancellationScope>();
+  /** Every attempt being run right now, so that a cancel can wait for each to settle its row. */
+  const runningAttempts = new Set<Promise<unknown>>();
 
   const inFlight = (): AttemptSummary[] =>
-    status.attempts.filter((a) => IN_FLIGHT_ATTEMPT_STATES.includes(a.state));
-  const show = (next: JobStatus, waitingOn: string): void => {
+    attempts.filter((a) => IN_FLIGHT_ATTEMPT_STATES.includes(a.state));
+  let shown: { status: JobStatus; count: number } | undefined;
+  const show = (next: JobStatus, waitingOn: string, needsOperator = false): void => {
     status.status = next;
     status.waitingOn = waitingOn;
-    setCurrentDetails(waitingOn);
+    status.needsOperator = needsOperator;
+    setCurrentDetails(needsOperator ? `${waitingOn} — needs an operator` : waitingOn);
+    // Search attributes only when they change: every upsert is a history event.
+    if (shown?.status === next && shown.count === attempts.length) return;
+    shown = { status: next, count: attempts.length };
     upsertSearchAttributes([
       { key: JobStatusAttribute, value: next },
-      { key: AttemptCount, value: status.attempts.length },
+      { key: AttemptCount, value: attempts.length },
     ]);
   };
-  const apply = (summary: AttemptSummary, outcome: AttemptOutcome): void => {
-    summary.state = outcome.state;
-    if (outcome.jobStatus) {
-      terminal = outcome.jobStatus;
-      winner = outcome.winnerAttemptId;
-    }
+  const end = (
+    ending: JobEnding | { status: TerminalJobStatus | null; completedBy: string | null },
+  ) => {
+    if (!ending.status || terminal) return;
+    terminal = ending.status;
+    winner = ending.completedBy;
   };
-
+  const apply = (summary: AttemptSummary, outcome: AttemptOutcome): void => {
+    if (outcome.state === 'failed' && summary.state !== 'failed')
+      failures.push({ attemptId: summary.attemptId, provider: summary.provider, ...outcome.error });
+    summary.state = outcome.state;
+    end({ status: outcome.jobStatus, completedBy: outcome.winnerAttemptId });
+  };
   const admittedJobId = (): string => {
-    if (!jobId) refuse(REFUSALS.jobTerminal, 'the job has not been admitted yet');
+    if (!jobId) refuse(FAILURES.jobTerminal, 'the job has not been admitted yet');
     return jobId;
   };
+
   setHandler(statusQuery, () => status);
   setHandler(admissionQuery, () => ({
     jobId,
@@ -161,24 +193,16 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     async ({ requestFingerprint }) => {
       await condition(() => (jobId !== null && plan !== undefined) || admissionError !== undefined);
       if (admissionError) refuse(admissionError.type, admissionError.message);
-      if (plan && requestFingerprint !== plan.requestFingerprint) {
-        refuse(
-          REFUSALS.idempotencyKeyReuse,
-          'this idempotency key was already used for a different request; the existing job is unchanged',
-        );
-      }
+      if (plan && requestFingerprint !== plan.requestFingerprint)
+        refuse(FAILURES.idempotencyKeyReuse, KEY_REUSE_MESSAGE);
       return { jobId: admittedJobId() };
     },
     {
       validator: ({ requestFingerprint }) => {
         // Known at start, or once admitted; a child started without one is checked in the handler.
         const known = plan?.requestFingerprint ?? input.requestFingerprint;
-        if (known !== undefined && requestFingerprint !== known) {
-          refuse(
-            REFUSALS.idempotencyKeyReuse,
-            'this idempotency key was already used for a different request; the existing job is unchanged',
-          );
-        }
+        if (known !== undefined && requestFingerprint !== known)
+          refuse(FAILURES.idempotencyKeyReuse, KEY_REUSE_MESSAGE);
       },
     },
   );
@@ -192,29 +216,40 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       await condition(
         () => entry.created !== undefined || entry.refused !== undefined || terminal !== null,
       );
-      if (entry.refused) refuse(REFUSALS.unknownProvider, entry.refused);
+      if (requests.includes(entry)) requests.splice(requests.indexOf(entry), 1);
+      if (entry.refused) refuse(entry.refused.type, entry.refused.message);
       if (!entry.created)
-        refuse(REFUSALS.jobTerminal, `job ${jobId} ended before the attempt could start`);
+        refuse(FAILURES.jobTerminal, `job ${jobId} ended before the attempt could start`);
       return entry.created;
     },
     {
       validator: (request) => {
-        if (terminal) refuse(REFUSALS.jobTerminal, `job ${jobId} is ${terminal}`);
+        if (terminal) refuse(FAILURES.jobTerminal, `job ${jobId} is ${terminal}`);
         const blocking = plan?.mode === 'hedged' ? undefined : inFlight()[0];
-        if (!plan || blocking || requests.length > 0) {
+        if (!plan || blocking || requests.some((r) => !r.created && !r.refused)) {
           refuse(
-            REFUSALS.attemptInFlight,
+            FAILURES.attemptInFlight,
             blocking
               ? `attempt ${blocking.seq} on ${blocking.provider} is ${blocking.state}`
               : 'an attempt is about to start',
             blocking,
           );
         }
-        if (
-          request.provider !== undefined &&
-          !plan.compatible.some((p) => p.name === request.provider)
-        ) {
-          refuse(REFUSALS.unknownProvider, `provider ${request.provider} cannot run this job`);
+        if (attempts.length >= plan.maxAttempts)
+          refuse(
+            FAILURES.attemptLimitReached,
+            `job ${jobId} has had ${attempts.length} attempts, the most a job may have`,
+            { maxAttempts: plan.maxAttempts },
+          );
+        if (request.provider !== undefined) {
+          const provider = plan.compatible.find((p) => p.name === request.provider);
+          if (!provider)
+            refuse(FAILURES.unknownProvider, `provider ${request.provider} cannot run this job`);
+          if (provider.uncertified)
+            refuse(
+              FAILURES.providerNotCertified,
+              `provider ${request.provider} may not run this job: ${provider.uncertified}`,
+            );
         }
       },
     },
@@ -223,16 +258,21 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   setHandler(
     resolveAttemptUpdate,
     async (resolution) => {
-      const summary = status.attempts.find((a) => a.attemptId === resolution.attemptId)!;
+      const summary = attempts.find((a) => a.attemptId === resolution.attemptId)!;
+      // The database may already say `unknown` while this workflow still waits for the call's
+      // end: wait for it, then decide on what the attempt really is.
+      await condition(() => summary.state !== 'starting' && summary.state !== 'running');
+      if (summary.state !== 'unknown')
+        refuse(
+          FAILURES.attemptNotResolvable,
+          `attempt ${resolution.attemptId} settled as ${summary.state} meanwhile; only an unknown attempt can be resolved`,
+        );
       let outcome: AttemptOutcome;
       try {
         outcome = await db.resolveAttempt(resolution);
       } catch (error) {
-        const cause = error instanceof ActivityFailure ? error.cause : error;
-        refuse(
-          cause instanceof ApplicationFailure && cause.type ? cause.type : 'ResolveFailed',
-          (cause as Error)?.message ?? 'resolution failed',
-        );
+        const failure = failureOf(error);
+        refuse(failure?.type ?? 'ResolveFailed', failure?.message ?? 'resolution failed');
       }
       apply(summary, outcome);
       nudged.add(resolution.attemptId);
@@ -240,16 +280,15 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     },
     {
       validator: (resolution) => {
-        const summary = status.attempts.find((a) => a.attemptId === resolution.attemptId);
-        if (!summary || summary.state !== 'unknown') {
+        const summary = attempts.find((a) => a.attemptId === resolution.attemptId);
+        if (!summary || !IN_FLIGHT_ATTEMPT_STATES.includes(summary.state)) {
           refuse(
-            REFUSALS.attemptNotResolvable,
+            FAILURES.attemptNotResolvable,
             `attempt ${resolution.attemptId} is ${summary?.state ?? 'not an attempt of this job'}; only an unknown attempt can be resolved`,
           );
         }
-        if (resolution.outcome === 'succeeded' && resolution.result === undefined) {
-          refuse(REFUSALS.attemptNotResolvable, 'resolving as succeeded needs the result');
-        }
+        if (resolution.outcome === 'succeeded' && resolution.result === undefined)
+          refuse(FAILURES.attemptNotResolvable, 'resolving as succeeded needs the result');
       },
     },
   );
@@ -257,49 +296,41 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   setHandler(
     cancelJobUpdate,
     async (cancellation) => {
-      const final = await db.cancelJob({ jobId: admittedJobId(), ...cancellation });
-      terminal = final ?? 'cancelled';
+      end(await settle(() => db.cancelJob({ jobId: admittedJobId(), ...cancellation })));
       // Stop waiting for running calls; whatever they still bring back loses the CAS.
       for (const scope of runningCalls.values()) scope.cancel();
-      show(terminal, `done: ${terminal} by ${cancellation.operator} (${cancellation.reason})`);
+      if (terminal !== 'cancelled')
+        // Settled behind this workflow's back (a late result, a callback): that outcome stands.
+        refuse(
+          FAILURES.jobTerminal,
+          `job ${jobId} is ${terminal ?? 'ended'}; it was not cancelled`,
+        );
+      show('cancelled', `done: cancelled by ${cancellation.operator} (${cancellation.reason})`);
       return status;
     },
     {
       validator: (_cancellation) => {
-        if (terminal) refuse(REFUSALS.jobTerminal, `job ${jobId} is ${terminal}`);
+        if (terminal) refuse(FAILURES.jobTerminal, `job ${jobId} is ${terminal}`);
+        if (!plan) refuse(FAILURES.jobTerminal, 'the job has not been admitted yet');
       },
     },
   );
 
-  // The job row must be the one this workflow was started for (owner, key, fingerprint).
-  try {
-    plan = await db.admitJob({ ...input, workflowId: workflowInfo().workflowId });
-  } catch (error) {
-    // Tell a waiting admission update why, then fail: this workflow must not run this job.
-    const cause = error instanceof ActivityFailure ? error.cause : error;
-    admissionError = {
-      type: cause instanceof ApplicationFailure && cause.type ? cause.type : 'AdmissionFailed',
-      message: (cause as Error)?.message ?? 'admission failed',
-    };
-    await condition(allHandlersFinished);
-    throw error;
-  }
-  jobId = plan.jobId;
-  status.jobId = plan.jobId;
-  const admitted: JobPlan = plan;
-  if (admitted.terminalStatus) {
-    terminal = admitted.terminalStatus;
-    show(terminal, `job already ${terminal}`);
-    return { jobId: admitted.jobId, status: terminal, completedBy: admitted.completedBy };
-  }
-
-  const failures: Record<string, unknown>[] = [];
-  /**
-   * The provider of the next attempt: a user's request first (claimed here, so it is served
-   * once), else the plan's next.
-   */
-  const nextProvider = (): { provider: PlannedProvider; request?: AttemptRequest } | undefined => {
+  /** The next provider: a user's request first (claimed here, so it is served once), else the plan's. */
+  const nextProvider = (
+    admitted: JobPlan,
+  ): { provider: PlannedProvider; request?: AttemptRequest } | undefined => {
     const request = pendingRequest();
+    if (attempts.length >= admitted.maxAttempts) {
+      if (request) {
+        request.claimed = true;
+        request.refused = {
+          type: FAILURES.attemptLimitReached,
+          message: `the job has had ${attempts.length} attempts, the most a job may have`,
+        };
+      }
+      return undefined;
+    }
     if (!request) {
       const provider = admitted.providers[nextInPlan++];
       return provider && { provider };
@@ -310,49 +341,100 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
         ? admitted.providers[nextInPlan++]
         : admitted.compatible.find((p) => p.name === request.provider);
     if (provider) return { provider, request };
-    request.refused = 'no provider is left to try';
+    request.refused = { type: FAILURES.unknownProvider, message: 'no provider is left to try' };
     return undefined;
   };
 
+  /** The state to hand to the next run. */
+  const snapshot = (admitted: JobPlan): CarriedJobState => ({
+    plan: admitted,
+    attempts,
+    nextInPlan,
+    failures,
+    nudged: [...nudged].filter((id) =>
+      attempts.some((a) => a.attemptId === id && IN_FLIGHT_ATTEMPT_STATES.includes(a.state)),
+    ),
+    unknownSince,
+    runs: status.run,
+  });
+
+  /**
+   * Continues-as-new when the history has grown large: a job may wait in `unknown` for months.
+   * Called only while nothing runs (no provider call in flight) and no request waits for the
+   * loop, after every handler has finished, so the next run starts from a complete state.
+   */
+  async function continueAsNewIfLarge(admitted: JobPlan): Promise<void> {
+    const info = workflowInfo();
+    if (!info.continueAsNewSuggested && info.historyLength < admitted.historyEventLimit) return;
+    await condition(allHandlersFinished);
+    if (terminal || pendingRequest()) return;
+    const next = makeContinueAsNewFunc<typeof jobWorkflow>({
+      typedSearchAttributes: info.typedSearchAttributes,
+    });
+    await next({ ...input, carried: snapshot(admitted) });
+  }
+
   /** Waits, with backoff, until an unknown attempt settles (late result, status lookup, operator). */
-  async function reconcile(summary: AttemptSummary): Promise<void> {
-    const since = new Date().toISOString();
+  async function reconcile(admitted: JobPlan, summary: AttemptSummary): Promise<void> {
+    unknownSince[summary.attemptId] ??= new Date().toISOString();
     let delayMs = 1_000;
     while (summary.state === 'unknown' && !terminal) {
+      const found: ReconcileOutcome = await db.reconcileAttempt({ attemptId: summary.attemptId });
+      nudged.delete(summary.attemptId);
+      apply(summary, found);
+      if (summary.state !== 'unknown' || terminal) return;
       show(
         'unknown',
-        `blocked: attempt ${summary.seq} on ${summary.provider} is unknown since ${since}`,
+        `blocked: attempt ${summary.seq} on ${summary.provider} is unknown since ${unknownSince[summary.attemptId]}${found.detail ? `: ${found.detail}` : ''}`,
+        found.needsOperator === true,
       );
-      apply(summary, await db.reconcileAttempt({ attemptId: summary.attemptId }));
-      if (summary.state !== 'unknown' || terminal) return;
-      await condition(() => nudged.has(summary.attemptId) || terminal !== null, delayMs, {
-        summary: `reconcile attempt ${summary.seq} on ${summary.provider}`,
-      });
-      nudged.delete(summary.attemptId);
-      delayMs = Math.min(delayMs * 2, 60_000);
+      // Hedged jobs serve a user's request at once, even while one attempt is unknown.
+      const requested = (): boolean => admitted.mode === 'hedged' && pendingRequest() !== undefined;
+      if (requested()) return;
+      await continueAsNewIfLarge(admitted);
+      await condition(
+        () => nudged.has(summary.attemptId) || terminal !== null || requested(),
+        Math.max(100, Math.min(delayMs, found.recheckInMs ?? delayMs)),
+        { summary: `reconcile attempt ${summary.seq} on ${summary.provider}` },
+      );
+      delayMs = Math.min(delayMs * 2, admitted.reconcileMaxDelayMs);
     }
   }
 
-  /** One attempt: its row, its single provider call, and its settlement. */
+  /** One attempt: its row, its single provider call, and what the call came to. */
   async function runAttempt(
+    admitted: JobPlan,
     provider: PlannedProvider,
-    waitWhileUnknown: boolean,
     request?: AttemptRequest,
-  ): Promise<AttemptState> {
-    const seq = status.attempts.length + 1;
-    const created = await db.startAttempt({
-      jobId: admitted.jobId,
-      seq,
-      provider: provider.name,
-      exclusive: admitted.mode === 'exclusive',
-    });
+  ): Promise<void> {
+    const seq = attempts.length + 1;
+    let created: { id: string; state: AttemptState };
+    try {
+      created = await db.startAttempt({
+        jobId: admitted.jobId,
+        seq,
+        provider: provider.name,
+        exclusive: admitted.mode === 'exclusive',
+      });
+    } catch (error) {
+      const failure = failureOf(error);
+      if (failure?.type === FAILURES.jobNotOpen) {
+        // The job was settled meanwhile (a cancel, a winner this workflow had not heard of).
+        const details = failure.details?.[0] as
+          { terminalStatus: TerminalJobStatus | null; completedBy: string | null } | undefined;
+        end({ status: details?.terminalStatus ?? null, completedBy: details?.completedBy ?? null });
+        if (request) request.refused = { type: FAILURES.jobTerminal, message: failure.message };
+        return;
+      }
+      throw error;
+    }
     const summary: AttemptSummary = {
       attemptId: created.id,
       seq,
       provider: provider.name,
       state: created.state,
     };
-    status.attempts.push(summary);
+    attempts.push(summary);
     if (request) {
       request.created = summary;
       requests.splice(requests.indexOf(request), 1);
@@ -367,96 +449,183 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
         await scope.run(() => providerCall(provider, seq)({ attemptId: summary.attemptId })),
       );
     } catch (error) {
-      // Cancelled by us: the call may still be running at the provider, so its outcome is unknown.
-      const settled = isCancellation(error)
-        ? {
-            state: 'unknown' as const,
-            error: { code: 'abandoned', message: 'the workflow stopped waiting for this call' },
-          }
-        : attemptOutcomeOf(error);
-      if (settled.state === 'failed')
-        failures.push({ attemptId: summary.attemptId, provider: provider.name, ...settled.error });
-      apply(summary, await db.settleAttempt({ attemptId: summary.attemptId, ...settled }));
+      // Timed out, cancelled, or the worker died: the call may still be running at the provider.
+      const abandoned = abandonment(error);
+      apply(
+        summary,
+        await settle(() => db.abandonAttempt({ attemptId: summary.attemptId, error: abandoned })),
+      );
     } finally {
       runningCalls.delete(summary.attemptId);
     }
-    if (summary.state === 'unknown' && waitWhileUnknown) await reconcile(summary);
-    return summary.state;
   }
 
-  if (admitted.mode === 'exclusive') {
+  const track = (running: Promise<void>): Promise<void> => {
+    runningAttempts.add(running);
+    void running.finally(() => runningAttempts.delete(running));
+    return running;
+  };
+
+  /** Looks at attempts someone nudged about (a callback, a late answer) while calls still run. */
+  async function lookAtNudged(): Promise<void> {
+    for (const attemptId of [...nudged]) {
+      nudged.delete(attemptId);
+      const summary = attempts.find((a) => a.attemptId === attemptId);
+      if (!summary || !IN_FLIGHT_ATTEMPT_STATES.includes(summary.state)) continue;
+      const found = await db.reconcileAttempt({ attemptId });
+      // Only what the database settled: a call still running reports when it ends.
+      if (found.state !== 'running') apply(summary, found);
+    }
+  }
+
+  async function runExclusive(admitted: JobPlan): Promise<void> {
     // One attempt at a time; an unknown one blocks everything after it until it settles.
     while (!terminal) {
-      const next = nextProvider();
+      const blocked = attempts.find((a) => a.state === 'unknown');
+      if (blocked) {
+        await reconcile(admitted, blocked);
+        continue;
+      }
+      const next = nextProvider(admitted);
       if (!next) break;
-      await runAttempt(next.provider, true, next.request);
+      await track(runAttempt(admitted, next.provider, next.request));
     }
-  } else {
-    // Hedged: after a delay of silence the next provider starts too; the first CAS wins.
-    const live = new Set<Promise<AttemptState>>();
+  }
+
+  async function runHedged(admitted: JobPlan): Promise<void> {
+    // After a delay of silence the next provider starts too; the first CAS wins.
     let settledCount = 0;
     const launch = (next: { provider: PlannedProvider; request?: AttemptRequest }): void => {
-      const running = runAttempt(next.provider, false, next.request);
-      live.add(running);
-      void running.then(() => {
-        live.delete(running);
+      void track(runAttempt(admitted, next.provider, next.request)).then(() => {
         settledCount += 1;
       });
     };
     while (!terminal) {
-      const nextExists = nextInPlan < admitted.providers.length || pendingRequest() !== undefined;
-      if (live.size === 0) {
-        const next = nextExists ? nextProvider() : undefined;
+      const nextExists =
+        (nextInPlan < admitted.providers.length || pendingRequest() !== undefined) &&
+        attempts.length < admitted.maxAttempts;
+      if (runningAttempts.size === 0) {
+        const next = nextExists || pendingRequest() ? nextProvider(admitted) : undefined;
         if (next) {
           launch(next);
           continue;
         }
+        if (pendingRequest()) continue;
         // Nothing running and nobody left to ask: wait out the unknown ones, or fail.
-        const unknown = status.attempts.find((a) => a.state === 'unknown');
+        const unknown = attempts.find((a) => a.state === 'unknown');
         if (!unknown) break;
-        await reconcile(unknown);
+        await reconcile(admitted, unknown);
         continue;
       }
       const before = settledCount;
-      const woken = () =>
-        terminal !== null || settledCount !== before || pendingRequest() !== undefined;
-      let timedOut = false;
-      if (nextExists) {
-        timedOut = !(await condition(woken, admitted.hedgeDelayMs, {
-          summary: `hedge delay ${admitted.hedgeDelayMs} ms`,
-        }));
-      } else {
-        await condition(woken);
-      }
+      const woken = (): boolean =>
+        terminal !== null ||
+        settledCount !== before ||
+        pendingRequest() !== undefined ||
+        nudged.size > 0;
+      const timedOut = nextExists
+        ? !(await condition(woken, admitted.hedgeDelayMs, {
+            summary: `hedge delay ${admitted.hedgeDelayMs} ms`,
+          }))
+        : (await condition(woken), false);
+      if (nudged.size > 0) await lookAtNudged();
       if (terminal) break;
-      const failedOrUnknown = settledCount !== before;
-      if (timedOut || failedOrUnknown || pendingRequest() !== undefined) {
-        const next = nextProvider();
+      if (timedOut || settledCount !== before || pendingRequest() !== undefined) {
+        const next = nextProvider(admitted);
         if (next) launch(next);
       }
     }
     // The losers: stop waiting for them, and let each settle its row before the workflow ends.
     for (const scope of runningCalls.values()) scope.cancel();
-    await Promise.all(live);
+    await Promise.all(runningAttempts);
   }
 
-  if (!terminal) {
-    terminal =
-      (await db.failJob({
-        jobId: admitted.jobId,
-        failure:
-          admitted.skipped.length > 0
-            ? // Providers were left that could have run, but none certified for this contract.
-              {
-                code: 'no-certified-provider',
-                type: '/problems/no-certified-provider',
-                attempts: failures,
-                skipped: admitted.skipped,
-              }
-            : { code: 'all_attempts_failed', attempts: failures },
-      })) ?? 'failed';
+  async function admit(): Promise<JobPlan> {
+    if (carried) return carried.plan;
+    try {
+      // Not cancellable: once it has begun, the row it writes must be known to this workflow.
+      return await settle(() => db.admitJob({ ...input, workflowId: workflowInfo().workflowId }));
+    } catch (error) {
+      // Tell a waiting admission update why, then fail: this workflow must not run this job.
+      const failure = failureOf(error);
+      admissionError = {
+        type: failure?.type ?? 'AdmissionFailed',
+        message: failure?.message ?? (error as Error)?.message ?? 'admission failed',
+      };
+      await condition(allHandlersFinished);
+      throw error;
+    }
   }
-  const final: TerminalJobStatus = terminal;
-  show(final, final === 'succeeded' ? `done: ${winner} won` : `done: ${final}`);
-  return { jobId: admitted.jobId, status: final, completedBy: winner };
+
+  async function run(admitted: JobPlan): Promise<JobWorkflowResult> {
+    if (admitted.terminalStatus) {
+      end({ status: admitted.terminalStatus, completedBy: admitted.completedBy });
+      show(admitted.terminalStatus, `job already ${admitted.terminalStatus}`);
+      return { jobId: admitted.jobId, status: admitted.terminalStatus, completedBy: winner };
+    }
+    if (!carried && admitted.attempts.length > 0) {
+      // A new run of a job whose earlier run ended: go on after the attempts it made.
+      attempts.push(...admitted.attempts);
+      const used = admitted.providers.map((p) => attempts.some((a) => a.provider === p.name));
+      nextInPlan = used.lastIndexOf(true) + 1;
+    }
+    const blocked = attempts.find((a) => a.state === 'unknown');
+    show(
+      blocked ? 'unknown' : attempts.length > 0 ? 'running' : 'pending',
+      carried ? `continued from run ${carried.runs}` : 'admitted',
+    );
+    if (admitted.mode === 'exclusive') await runExclusive(admitted);
+    else await runHedged(admitted);
+
+    if (!terminal) {
+      end(
+        await settle(() =>
+          db.failJob({
+            jobId: admitted.jobId,
+            failure:
+              admitted.skipped.length > 0
+                ? // Providers were left that could have run, but none certified for this contract.
+                  {
+                    code: 'no-certified-provider',
+                    type: '/problems/no-certified-provider',
+                    attempts: failures,
+                    skipped: admitted.skipped,
+                  }
+                : { code: 'all_attempts_failed', attempts: failures },
+          }),
+        ),
+      );
+    }
+    const final: TerminalJobStatus = terminal ?? 'failed';
+    if (status.status !== final)
+      show(final, final === 'succeeded' ? `done: ${winner} won` : `done: ${final}`);
+    await condition(allHandlersFinished);
+    return { jobId: admitted.jobId, status: final, completedBy: winner };
+  }
+
+  const admitted = await admit();
+  plan = admitted;
+  jobId = admitted.jobId;
+  status.jobId = admitted.jobId;
+  try {
+    return await run(admitted);
+  } catch (error) {
+    if (!isCancellation(error)) throw error;
+    // Cancelled through Temporal: an operator's cancel. The job row must end with the workflow.
+    return await settle(async () => {
+      for (const scope of runningCalls.values()) scope.cancel();
+      await Promise.allSettled([...runningAttempts]);
+      if (!terminal) end(await db.cancelJob({ jobId: admitted.jobId, ...TEMPORAL_CANCEL }));
+      const final: TerminalJobStatus = terminal ?? 'cancelled';
+      show(
+        final,
+        final === 'cancelled'
+          ? `done: cancelled by ${TEMPORAL_CANCEL.operator} (${TEMPORAL_CANCEL.reason})`
+          : `done: ${final} before the cancel arrived`,
+      );
+      await condition(allHandlersFinished);
+      if (final === 'cancelled') throw error;
+      return { jobId: admitted.jobId, status: final, completedBy: winner };
+    });
+  }
 }

@@ -5,36 +5,79 @@
  * job again while it runs is refused by Temporal: there is one job.
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { startChild } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  ParentClosePolicy,
+  condition,
+  defineSignal,
+  isCancellation,
+  setHandler,
+  startChild,
+} from '@temporalio/workflow';
 import { jobWorkflowId } from '../../src/domain/workflowId';
 import type { JobWorkflowInput, JobWorkflowResult } from '../../src/workflows/definitions';
 
-export async function orderWorkflow(order: {
+export interface Order {
   owner: string;
   key: string;
-  text: string;
   jobTaskQueue: string;
-}) {
+  /** A summary of this text, or a charge of this amount. */
+  text?: string;
+  charge?: { amountCents: number; currency: string; account: string };
+}
+
+type JobWorkflow = (input: JobWorkflowInput) => Promise<JobWorkflowResult>;
+
+function startJobChild(order: Order) {
   const input: JobWorkflowInput = {
     ownerId: order.owner,
     idempotencyKey: order.key,
-    intent: { type: 'summarize', input: { text: order.text }, providers: null, mode: 'exclusive' },
+    intent: order.charge
+      ? { type: 'charge', input: order.charge, providers: null, mode: 'exclusive' }
+      : { type: 'summarize', input: { text: order.text }, providers: null, mode: 'exclusive' },
   };
-  type JobWorkflow = (input: JobWorkflowInput) => Promise<JobWorkflowResult>;
-  const start = () =>
-    startChild<JobWorkflow>('jobWorkflow', {
-      workflowId: jobWorkflowId(order.owner, order.key),
-      taskQueue: order.jobTaskQueue,
-      args: [input],
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    });
-  const job = await start();
+  return startChild<JobWorkflow>('jobWorkflow', {
+    workflowId: jobWorkflowId(order.owner, order.key),
+    taskQueue: order.jobTaskQueue,
+    args: [input],
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+    // The job outlives this workflow: closing the parent must never kill a job mid-charge.
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+  });
+}
+
+export async function orderWorkflow(order: Order) {
+  const job = await startJobChild(order);
   let secondStartRefused = false;
   try {
-    await start();
+    await startJobChild(order);
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     secondStartRefused = true;
   }
   return { result: await job.result(), secondStartRefused };
+}
+
+/** Starts the job and ends at once: the job goes on without its parent. */
+export async function fireAndForgetOrder(order: Order) {
+  const job = await startJobChild(order);
+  return { jobWorkflowId: job.workflowId };
+}
+
+export const cancelOrderSignal = defineSignal('cancelOrder');
+
+/** Starts the job, and cancels it when the customer withdraws the order. */
+export async function cancellableOrder(order: Order) {
+  let withdrawn = false;
+  setHandler(cancelOrderSignal, () => void (withdrawn = true));
+  const scope = new CancellationScope();
+  const outcome = scope.run(async () => (await startJobChild(order)).result());
+  await condition(() => withdrawn);
+  scope.cancel();
+  try {
+    return { result: await outcome, cancelled: false };
+  } catch (error) {
+    if (!isCancellation(error)) throw error;
+    return { result: null, cancelled: true };
+  }
 }

@@ -1,0 +1,213 @@
+import { listAttempts, observedP95Ms, settleAbandonedAttempt } from '../db/attempts';
+import { findCertificationsForContract } from '../db/certifications';
+import { addJobNote, findJob, insertJobOrFindExisting, markJobAdmitted } from '../db/jobs';
+import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
+import { jobIdentityProblem } from '../domain/identity';
+import { contractVersion, findJobType, type AnyJobTypeContract } from '../jobTypes';
+import { providerModel } from '../providers/provider';
+import { ServiceError } from '../service/errors';
+import { validateIntent } from '../service/intent';
+import type { AttemptSummary, JobWorkflowInput } from '../workflows/definitions';
+import { typedFailure } from './failures';
+import {
+  DEFAULT_HISTORY_EVENT_LIMIT,
+  DEFAULT_MAX_ATTEMPTS_PER_JOB,
+  DEFAULT_RECONCILE_MAX_DELAY_MS,
+  type ActivityDeps,
+  type JobPlan,
+  type PlannedProvider,
+} from './types';
+
+type AdmissionDeps = Pick<
+  ActivityDeps,
+  | 'pool'
+  | 'providers'
+  | 'logger'
+  | 'defaultHedgeDelayMs'
+  | 'requireCertifiedPrimary'
+  | 'maxAttemptsPerJob'
+  | 'historyEventLimit'
+  | 'reconcileMaxDelayMs'
+>;
+
+/** Admission: the job row this workflow runs, its plan, and what earlier runs left behind. */
+export function admissionActivities(deps: AdmissionDeps) {
+  const { pool, providers, logger } = deps;
+
+  const planned = (name: string, uncertified?: string): PlannedProvider => {
+    const { config } = providers.get(name);
+    return {
+      name,
+      timeoutMs: config.timeoutMs,
+      heartbeatTimeoutMs: Math.min(config.timeoutMs, 10_000),
+      sideEffects: config.sideEffects,
+      ...(uncertified ? { uncertified } : {}),
+    };
+  };
+
+  /** Why each provider may not be failed over to (absent: certified for the contract in force). */
+  async function uncertifiedReasons(
+    names: string[],
+    contract: AnyJobTypeContract,
+  ): Promise<Map<string, string>> {
+    const version = contractVersion(contract);
+    const verdicts = await findCertificationsForContract(pool, {
+      jobType: contract.name,
+      contractVersion: version,
+    });
+    const reasons = new Map<string, string>();
+    for (const name of names) {
+      const model = providerModel(providers.get(name).config);
+      const verdict = verdicts.find((v) => v.provider === name && v.model === model);
+      if (!verdict) reasons.set(name, `not certified for the ${contract.name} contract ${version}`);
+      else if (!verdict.passed)
+        reasons.set(name, `failed certification for the ${contract.name} contract ${version}`);
+    }
+    return reasons;
+  }
+
+  /**
+   * The Temporal-native path: the workflow writes the job row itself, with the same checks and
+   * the same INSERT … ON CONFLICT as the API, so both paths meet on one row per (owner, key).
+   */
+  async function writeJobRow(input: JobWorkflowInput & { workflowId: string }) {
+    const intent = input.intent;
+    if (!intent) return undefined;
+    const identityProblem = jobIdentityProblem(input.ownerId, input.idempotencyKey);
+    if (identityProblem) throw typedFailure(FAILURES.invalidJob, identityProblem);
+    let resolved: ReturnType<typeof validateIntent>;
+    try {
+      resolved = validateIntent(
+        { providers },
+        { ...intent, providers: intent.providers ?? undefined },
+      );
+    } catch (error) {
+      if (!(error instanceof ServiceError)) throw error;
+      throw typedFailure(
+        FAILURES.invalidJob,
+        `${error.problemType}: ${error.message}`,
+        error.details,
+      );
+    }
+    if (input.requestFingerprint !== undefined && resolved.fingerprint !== input.requestFingerprint)
+      throw typedFailure(
+        FAILURES.jobIdentityMismatch,
+        'the intent does not match the request fingerprint',
+      );
+    const { job } = await insertJobOrFindExisting(pool, {
+      ownerId: input.ownerId,
+      idempotencyKey: input.idempotencyKey,
+      requestFingerprint: resolved.fingerprint,
+      intent: {
+        type: intent.type,
+        input: resolved.input,
+        providers: resolved.plan,
+        mode: resolved.mode,
+      },
+      workflowId: input.workflowId,
+    });
+    // The row was won by another entry point with another intent: that job is not ours to run.
+    if (job.requestFingerprint !== resolved.fingerprint)
+      throw typedFailure(FAILURES.idempotencyKeyReuse, KEY_REUSE_MESSAGE, { jobId: job.id });
+    return job;
+  }
+
+  /**
+   * Attempts an earlier run of this job's workflow left in flight (it was terminated, or it
+   * failed and a new run continues the job): a `starting` one never sent anything and is
+   * `failed`; a `running` one may have, so it is `unknown` and will be reconciled.
+   */
+  async function adoptAttempts(jobId: string): Promise<AttemptSummary[]> {
+    const summaries: AttemptSummary[] = [];
+    for (const attempt of await listAttempts(pool, jobId)) {
+      const current =
+        attempt.state === 'starting' || attempt.state === 'running'
+          ? await settleAbandonedAttempt(pool, attempt.id, {
+              code: 'orphaned',
+              message: 'an earlier run of the job workflow ended while this attempt was in flight',
+            })
+          : attempt;
+      summaries.push({
+        attemptId: current.id,
+        seq: current.seq,
+        provider: current.provider,
+        state: current.state,
+      });
+    }
+    return summaries;
+  }
+
+  return {
+    /**
+     * Refuses to run a job whose row is missing or belongs to a different (owner, key, intent);
+     * otherwise reads its plan, leaving out fallbacks not certified for the contract in force.
+     */
+    async admitJob(input: JobWorkflowInput & { workflowId: string }): Promise<JobPlan> {
+      const job = input.jobId ? await findJob(pool, input.jobId) : await writeJobRow(input);
+      if (!job) throw typedFailure(FAILURES.jobMissing, `job ${input.jobId} does not exist`);
+      const mismatched = (
+        [
+          ['ownerId', job.ownerId, input.ownerId],
+          ['idempotencyKey', job.idempotencyKey, input.idempotencyKey],
+          [
+            'requestFingerprint',
+            job.requestFingerprint,
+            input.requestFingerprint ?? job.requestFingerprint,
+          ],
+          ['workflowId', job.workflowId, input.workflowId],
+          ['jobId', job.id, input.jobId ?? job.id],
+        ] as const
+      )
+        .filter(([, stored, given]) => stored !== given)
+        .map(([field]) => field);
+      if (mismatched.length > 0) {
+        throw typedFailure(
+          FAILURES.jobIdentityMismatch,
+          `job ${job.id} does not match this workflow (${mismatched.join(', ')})`,
+        );
+      }
+      await markJobAdmitted(pool, job.id);
+      const contract = findJobType(job.type);
+      if (!contract) throw typedFailure(FAILURES.invalidJob, `unknown job type ${job.type}`);
+      const compatibleNames = providers.compatible(contract.providerKinds);
+      const reasons = await uncertifiedReasons(compatibleNames, contract);
+      // Only the primary may run uncertified (unless configured otherwise): failover, and a
+      // user's explicit choice of another provider, need a verdict for the contract in force.
+      const mayRunUncertified = (name: string): boolean =>
+        name === job.providers[0] && deps.requireCertifiedPrimary !== true;
+      const reasonFor = (name: string): string | undefined =>
+        mayRunUncertified(name) ? undefined : reasons.get(name);
+
+      const plan: PlannedProvider[] = [];
+      const skipped: JobPlan['skipped'] = [];
+      for (const name of job.providers) {
+        const reason = reasonFor(name);
+        if (!reason) {
+          plan.push(planned(name));
+          continue;
+        }
+        skipped.push({ provider: name, reason });
+        await addJobNote(pool, job.id, { event: 'provider_skipped', provider: name, reason });
+        logger.warn({ jobId: job.id, provider: name, reason }, 'provider skipped: not certified');
+      }
+      const primary = job.providers[0];
+      const p95 = primary ? await observedP95Ms(pool, primary) : undefined;
+      return {
+        jobId: job.id,
+        requestFingerprint: job.requestFingerprint,
+        type: job.type,
+        mode: job.mode,
+        providers: plan,
+        skipped,
+        compatible: compatibleNames.map((name) => planned(name, reasonFor(name))),
+        hedgeDelayMs: p95 ?? deps.defaultHedgeDelayMs ?? 2_000,
+        terminalStatus: job.terminalStatus,
+        completedBy: job.completedBy,
+        attempts: job.terminalStatus ? [] : await adoptAttempts(job.id),
+        maxAttempts: deps.maxAttemptsPerJob ?? DEFAULT_MAX_ATTEMPTS_PER_JOB,
+        historyEventLimit: deps.historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT,
+        reconcileMaxDelayMs: deps.reconcileMaxDelayMs ?? DEFAULT_RECONCILE_MAX_DELAY_MS,
+      };
+    },
+  };
+}

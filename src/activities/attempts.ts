@@ -1,0 +1,182 @@
+import {
+  AttemptInFlightError,
+  createAttempt,
+  findAttempt,
+  JobNotOpenError,
+  settleAbandonedAttempt,
+  settleAttemptWithoutResult,
+  type AttemptRecord,
+} from '../db/attempts';
+import { findJob } from '../db/jobs';
+import { FAILURES } from '../domain/failures';
+import { checkOutput, findJobType } from '../jobTypes';
+import { lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
+import { attemptOutcome, recordResult, type AttemptOutcome } from '../service/results';
+import { typedFailure } from './failures';
+import type { ActivityDeps } from './types';
+
+/** What a look at an unknown attempt found, beyond its outcome. */
+export interface ReconcileOutcome extends AttemptOutcome {
+  /** In words: why it is still unknown. */
+  detail?: string;
+  /** Nothing will settle it by itself: an operator (or a signed callback) has to. */
+  needsOperator?: boolean;
+  /** Look again no later than this (e.g. when a "never processed" becomes believable). */
+  recheckInMs?: number;
+}
+
+/** Creating attempts, abandoning them, and looking again at unknown ones. */
+export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>) {
+  const { pool, providers, logger } = deps;
+
+  const stillUnknown = async (
+    attempt: AttemptRecord,
+    detail: string,
+    extra: Pick<ReconcileOutcome, 'needsOperator' | 'recheckInMs'> = {},
+  ): Promise<ReconcileOutcome> => ({ ...(await attemptOutcome(pool, attempt)), detail, ...extra });
+
+  return {
+    /** Creates attempt `seq` in state `starting`; refuses with a typed failure when it may not. */
+    async startAttempt(input: {
+      jobId: string;
+      seq: number;
+      provider: string;
+      exclusive: boolean;
+    }): Promise<{ id: string; state: AttemptRecord['state'] }> {
+      try {
+        const attempt = await createAttempt(pool, input);
+        return { id: attempt.id, state: attempt.state };
+      } catch (error) {
+        if (error instanceof JobNotOpenError)
+          throw typedFailure(FAILURES.jobNotOpen, error.message, {
+            terminalStatus: error.terminalStatus,
+            completedBy: error.completedBy,
+          });
+        if (error instanceof AttemptInFlightError)
+          throw typedFailure(FAILURES.attemptInFlight, error.message, {
+            attemptId: error.blocking?.id,
+            seq: error.blocking?.seq,
+            provider: error.blocking?.provider,
+            state: error.blocking?.state,
+          });
+        throw error;
+      }
+    },
+
+    /**
+     * The workflow stopped waiting for a call (timeout, cancel, a crashed worker): `unknown` if
+     * the request may have left, `failed` if it certainly never did.
+     */
+    async abandonAttempt(input: {
+      attemptId: string;
+      error: Record<string, unknown>;
+    }): Promise<AttemptOutcome> {
+      return attemptOutcome(pool, await settleAbandonedAttempt(pool, input.attemptId, input.error));
+    },
+
+    /**
+     * Looks again at an attempt. A settled one reports how it settled. An unknown one may have
+     * been settled by its late answer; otherwise the provider's status lookup is asked. Its
+     * "never processed" counts only once the original call can no longer land (it ended, or
+     * its late-result window is over), plus the provider's grace. An attempt on a provider and
+     * job type without side effects fails once its call can no longer be running: there is
+     * nothing to wait for.
+     */
+    async reconcileAttempt(input: { attemptId: string }): Promise<ReconcileOutcome> {
+      const attempt = await findAttempt(pool, input.attemptId);
+      if (!attempt) throw new Error(`attempt ${input.attemptId} does not exist`);
+      if (attempt.state !== 'unknown') return attemptOutcome(pool, attempt);
+      const job = await findJob(pool, attempt.jobId);
+      const contract = job && findJobType(job.type);
+      if (!job || !contract) throw new Error(`attempt ${attempt.id} has no job or job type`);
+      const provider = providers.get(attempt.provider);
+      const sideEffects = contract.sideEffects || provider.config.sideEffects;
+      if (!attempt.startedAt) {
+        // Unknown before its call ever began (abandoned while starting): nothing was sent.
+        return attemptOutcome(
+          pool,
+          await settleAttemptWithoutResult(pool, attempt.id, 'failed', {
+            code: 'never_sent',
+            message: 'the call never began, so nothing was sent',
+          }),
+        );
+      }
+      const callOverAt =
+        attempt.callEndedAt?.getTime() ??
+        attempt.startedAt.getTime() + lateResultTimeoutMs(provider.config);
+      const believableAt = callOverAt + notFoundGraceMs(provider.config);
+      const now = Date.now();
+      const log = logger.child({
+        jobId: job.id,
+        attemptId: attempt.id,
+        workflowId: job.workflowId,
+      });
+
+      if (provider.lookupStatus) {
+        const status = await provider.lookupStatus(attempt.id);
+        if (status.state === 'succeeded') {
+          const checked = checkOutput(contract, job.input, status.output, {
+            attemptId: attempt.id,
+          });
+          if (checked.ok)
+            return recordResult(pool, logger, {
+              attemptId: attempt.id,
+              result: checked.output,
+              source: 'status-lookup',
+            });
+          log.warn({ reason: checked.reason }, 'status lookup answer breaks the contract');
+          return stillUnknown(
+            attempt,
+            `the status lookup answered, but ${checked.reason}; an operator must settle it`,
+            { needsOperator: true },
+          );
+        }
+        if (status.state === 'not_found') {
+          if (now >= believableAt) {
+            log.info('provider says the attempt was never processed');
+            return attemptOutcome(
+              pool,
+              await settleAttemptWithoutResult(pool, attempt.id, 'failed', {
+                code: 'never_processed',
+                message:
+                  'the provider status lookup has no record of this idempotency key, and the original call can no longer land',
+              }),
+            );
+          }
+          return stillUnknown(
+            attempt,
+            `the status lookup has no record yet, but the original call could still land until ${new Date(believableAt).toISOString()}`,
+            { recheckInMs: believableAt - now },
+          );
+        }
+        if (!sideEffects && now >= believableAt) return settleGone(attempt);
+        return stillUnknown(attempt, status.detail);
+      }
+      if (!sideEffects) {
+        if (now >= believableAt) return settleGone(attempt);
+        return stillUnknown(
+          attempt,
+          'waiting for the call to end: its late answer wins the compare-and-swap, its error fails the attempt',
+          { recheckInMs: believableAt - now },
+        );
+      }
+      return stillUnknown(
+        attempt,
+        'the provider has no status lookup: its late answer, a signed callback or an operator settles it',
+        { needsOperator: now >= callOverAt },
+      );
+    },
+  };
+
+  /** A call without side effects that can no longer be running and never answered. */
+  async function settleGone(attempt: AttemptRecord): Promise<AttemptOutcome> {
+    return attemptOutcome(
+      pool,
+      await settleAttemptWithoutResult(pool, attempt.id, 'failed', {
+        code: 'call_gone',
+        message:
+          'the call can no longer answer (its worker stopped, or its late-result window is over), and the provider has no side effects',
+      }),
+    );
+  }
+}

@@ -1,0 +1,164 @@
+import { Context } from '@temporalio/activity';
+import { beginProviderCall, markCallEnded, settleAttemptWithoutResult } from '../db/attempts';
+import { findJob } from '../db/jobs';
+import { checkOutput, findJobType } from '../jobTypes';
+import { ContractViolation, lateResultTimeoutMs, ProviderCallError } from '../providers/provider';
+import {
+  attemptOutcome,
+  nudgeWorkflow,
+  recordResult,
+  type AttemptOutcome,
+} from '../service/results';
+import type { ActivityDeps } from './types';
+
+/** The provider call: its own activity, on its own task queue, never retried. */
+export function providerCallActivities(
+  deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger' | 'temporal'>,
+) {
+  const { pool, providers, logger, temporal } = deps;
+
+  return {
+    /**
+     * One provider call for one attempt. Nothing is sent unless the attempt moves from
+     * `starting` to `running` while its job is open (one statement). The whole call, body
+     * included, ends at the provider's late-result window. What it brings back is settled
+     * here, so a call that outlives its attempt timeout (this code keeps running in the
+     * worker) takes the very same path and then nudges the workflow:
+     * - an answer that satisfies the contract goes through the compare-and-swap;
+     * - an answer that breaks it is a definite failure, unless the job type or the provider has
+     *   side effects: then the effect may have happened and the attempt is `unknown`;
+     * - an error is `failed` when it is definite (nothing was done) or when nothing has side
+     *   effects (the call has ended, so nothing more can come); otherwise `unknown`.
+     * A cancel does not abort the request: once sent, the provider may do the work anyway,
+     * and a late answer is recorded as a loss.
+     */
+    async callProvider(input: { attemptId: string }): Promise<AttemptOutcome> {
+      const context = Context.current();
+      const attempt = await beginProviderCall(pool, input.attemptId);
+      // The job closed first (the attempt is now cancelled), or the attempt was settled meanwhile.
+      if (attempt.state !== 'running') return attemptOutcome(pool, attempt);
+      const job = await findJob(pool, attempt.jobId);
+      const contract = job && findJobType(job.type);
+      if (!job || !contract) {
+        await markCallEnded(pool, attempt.id);
+        return attemptOutcome(
+          pool,
+          await settleAttemptWithoutResult(pool, attempt.id, 'failed', {
+            code: 'no_contract',
+            message: `job type of ${attempt.id} is unknown; nothing was sent`,
+          }),
+        );
+      }
+      const provider = providers.get(attempt.provider);
+      const sideEffects = contract.sideEffects || provider.config.sideEffects;
+      const log = logger.child({
+        jobId: job.id,
+        attemptId: attempt.id,
+        workflowId: job.workflowId,
+        provider: provider.config.name,
+      });
+      const started = Date.now();
+      const isLate = (): boolean => Date.now() - started >= context.info.startToCloseTimeoutMs;
+      const windowMs = lateResultTimeoutMs(provider.config);
+      const windowClosed = AbortSignal.timeout(windowMs);
+
+      const heartbeat = setInterval(() => context.heartbeat(), 1_000);
+      let output: unknown;
+      let failure: ProviderCallError | undefined;
+      let violation: ContractViolation | undefined;
+      try {
+        output = (
+          await provider.call({
+            attemptId: attempt.id,
+            contract,
+            input: job.input,
+            signal: windowClosed,
+          })
+        ).output;
+      } catch (error) {
+        if (windowClosed.aborted)
+          failure = new ProviderCallError(
+            `no complete answer within the late-result window (${windowMs} ms); the call was cut off`,
+            'ambiguous',
+            'late_window_exceeded',
+          );
+        else if (error instanceof ContractViolation) violation = error;
+        else if (error instanceof ProviderCallError) failure = error;
+        else
+          failure = new ProviderCallError(
+            `provider call threw: ${(error as Error).message}`,
+            'ambiguous',
+            'unexpected',
+          );
+      } finally {
+        clearInterval(heartbeat);
+      }
+      await markCallEnded(pool, attempt.id);
+
+      let outcome: AttemptOutcome;
+      if (failure) {
+        // With nothing that could have had an effect, an ended call that brought no answer is over.
+        const failed = failure.certainty === 'definite' || !sideEffects;
+        log.warn(
+          { certainty: failure.certainty, code: failure.code, late: isLate(), failed },
+          'provider call failed',
+        );
+        outcome = await attemptOutcome(
+          pool,
+          await settleAttemptWithoutResult(pool, attempt.id, failed ? 'failed' : 'unknown', {
+            code: failure.code,
+            certainty: failure.certainty,
+            ...(failure.httpStatus === undefined ? {} : { httpStatus: failure.httpStatus }),
+            message: failure.message,
+            ...(failed && failure.certainty === 'ambiguous'
+              ? { settledBecause: 'no side effects, and the call has ended' }
+              : {}),
+          }),
+        );
+      } else {
+        const checked = violation
+          ? { ok: false as const, reason: violation.message, issues: [violation.message] }
+          : checkOutput(contract, job.input, output, { attemptId: attempt.id });
+        if (checked.ok) {
+          outcome = await recordResult(pool, logger, {
+            attemptId: attempt.id,
+            result: checked.output,
+            source: isLate() ? 'late-result' : 'provider',
+          });
+        } else {
+          // The raw answer stays on the attempt, never on the job.
+          log.warn(
+            { code: 'contract_violation', issues: checked.issues, sideEffects },
+            'provider output rejected',
+          );
+          const raw = violation ? violation.rawOutput : output;
+          outcome = await attemptOutcome(
+            pool,
+            sideEffects
+              ? await settleAttemptWithoutResult(
+                  pool,
+                  attempt.id,
+                  'unknown',
+                  {
+                    code: 'contract_violation_after_effect',
+                    message: `the provider answered success, but ${checked.reason}. It may have taken effect: only a status lookup whose answer satisfies the contract, a signed callback or an operator settles it`,
+                    issues: checked.issues,
+                  },
+                  raw,
+                )
+              : await settleAttemptWithoutResult(
+                  pool,
+                  attempt.id,
+                  'failed',
+                  { code: 'contract_violation', message: checked.reason, issues: checked.issues },
+                  raw,
+                ),
+          );
+        }
+      }
+      if (isLate() || context.cancellationSignal.aborted)
+        await nudgeWorkflow(temporal, logger, job.workflowId, attempt.id);
+      return outcome;
+    },
+  };
+}

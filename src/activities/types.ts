@@ -1,0 +1,25 @@
+import type { Client } from '@temporalio/client';
+import type { Pool } from '../db/pool';
+import type { Logger } from '../logger';
+import type { ProviderRegistry } from '../providers/registry';
+export type { JobPlan, PlannedProvider } from '../workflows/definitions';
+
+export interface ActivityDeps {
+  pool: Pool;
+  providers: ProviderRegistry;
+  logger: Logger;
+  /** To tell a job's workflow that an attempt settled after it stopped waiting. */
+  temporal: Client;
+  /** Hedge delay when the primary has no observed p95 yet. */
+  defaultHedgeDelayMs?: number;
+  /** Require certification of the primary too (failover always requires it). */
+  requireCertifiedPrimary?: boolean;
+  /** Attempts per job at most (plan, fallbacks and users' requests together). */
+  maxAttemptsPerJob?: number;
+  historyEventLimit?: number;
+  reconcileMaxDelayMs?: number;
+}
+
+export const DEFAULT_MAX_ATTEMPTS_PER_JOB = 16;
+export const DEFAULT_HISTORY_EVENT_LIMIT = 10_000;
+export const DEFAULT_RECONCILE_MAX_DELAY_MS = 600_000;

@@ -1,0 +1,101 @@
+import { findAttempt, settleAttemptWithoutResult } from '../db/attempts';
+import { finishJobWithoutResult, findJob } from '../db/jobs';
+import { FAILURES } from '../domain/failures';
+import type { TerminalJobStatus } from '../domain/job';
+import { checkOutput, findJobType } from '../jobTypes';
+import { attemptOutcome, recordResult, type AttemptOutcome } from '../service/results';
+import { typedFailure } from './failures';
+import type { ActivityDeps } from './types';
+
+/** How a job ended, as the row says: the workflow reports exactly this. */
+export interface JobEnding {
+  status: TerminalJobStatus;
+  completedBy: string | null;
+}
+
+/** What operators decide, and how a job ends without a result. */
+export function verdictActivities(deps: Pick<ActivityDeps, 'pool' | 'logger'>) {
+  const { pool, logger } = deps;
+
+  async function finish(
+    jobId: string,
+    status: 'failed' | 'cancelled',
+    failure: Record<string, unknown>,
+  ): Promise<JobEnding> {
+    const job = await finishJobWithoutResult(pool, jobId, status, failure);
+    // Another outcome may have been recorded first (a winner, an earlier cancel): report that one.
+    return { status: job.terminalStatus ?? status, completedBy: job.completedBy };
+  }
+
+  return {
+    /** An operator's out-of-band verdict on an unknown attempt. A result still goes through the CAS. */
+    async resolveAttempt(input: {
+      attemptId: string;
+      outcome: 'failed' | 'succeeded';
+      reason: string;
+      result?: unknown;
+      operator: string;
+    }): Promise<AttemptOutcome> {
+      const attempt = await findAttempt(pool, input.attemptId);
+      if (!attempt)
+        throw typedFailure(FAILURES.attemptNotResolvable, `no attempt ${input.attemptId}`);
+      logger.info(
+        {
+          jobId: attempt.jobId,
+          attemptId: attempt.id,
+          operator: input.operator,
+          outcome: input.outcome,
+          reason: input.reason,
+        },
+        'operator resolves attempt',
+      );
+      if (input.outcome === 'failed') {
+        return attemptOutcome(
+          pool,
+          await settleAttemptWithoutResult(pool, attempt.id, 'failed', {
+            code: 'operator',
+            operator: input.operator,
+            message: input.reason,
+          }),
+        );
+      }
+      const job = await findJob(pool, attempt.jobId);
+      const contract = job && findJobType(job.type);
+      const checked = contract
+        ? checkOutput(contract, job.input, input.result, { attemptId: attempt.id })
+        : undefined;
+      if (!checked?.ok) {
+        throw typedFailure(
+          FAILURES.invalidResult,
+          `the result does not satisfy the ${job?.type} contract: ${checked?.reason ?? 'no contract'}`,
+        );
+      }
+      return recordResult(pool, logger, {
+        attemptId: attempt.id,
+        result: checked.output,
+        source: `operator:${input.operator}`,
+      });
+    },
+
+    async cancelJob(input: {
+      jobId: string;
+      reason: string;
+      operator: string;
+    }): Promise<JobEnding> {
+      const ending = await finish(input.jobId, 'cancelled', {
+        code: 'cancelled',
+        operator: input.operator,
+        reason: input.reason,
+      });
+      logger.info(
+        { jobId: input.jobId, operator: input.operator, reason: input.reason, ...ending },
+        'job cancelled',
+      );
+      return ending;
+    },
+
+    async failJob(input: { jobId: string; failure: Record<string, unknown> }): Promise<JobEnding> {
+      return finish(input.jobId, 'failed', input.failure);
+    },
+  };
+}

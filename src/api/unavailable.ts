@@ -1,0 +1,42 @@
+import { isGrpcServiceError, ServiceError as TemporalServiceError } from '@temporalio/client';
+
+// Network errors on the way to a dependency: it is down or unreachable, not our request wrong.
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+// gRPC statuses from Temporal that mean "not now": UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED.
+const GRPC_NOT_NOW = new Set([14, 4, 8]);
+
+/**
+ * Whether an error means that PostgreSQL or Temporal cannot be reached or cannot serve now
+ * (answered with 503 and Retry-After, never as if the job did not exist).
+ */
+export function isDependencyUnavailable(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (typeof code === 'string') {
+      if (NETWORK_CODES.has(code)) return true;
+      // PostgreSQL: connection exceptions (08), operator intervention (57P0x: shutting down,
+      // cannot connect now), insufficient resources (53), database not accepting connections.
+      if (/^(08|53|57P0)/.test(code) || code === '55000') return true;
+    }
+    if (
+      typeof message === 'string' &&
+      /timeout exceeded when trying to connect|Connection terminated/i.test(message)
+    )
+      return true;
+    if (isGrpcServiceError(current) && GRPC_NOT_NOW.has(current.code)) return true;
+    current =
+      current instanceof TemporalServiceError
+        ? current.cause
+        : (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -1,0 +1,70 @@
+/**
+ * How every entry point starts a job workflow (the API, the sweeper, `startJob`): one set of
+ * options, so that the id, the policies and what operators see in the Web UI never drift apart.
+ * Plain data: imported by clients, never by workflow code.
+ */
+import type { JobStatus } from '../domain/job';
+import { jobWorkflowId } from '../domain/workflowId';
+import {
+  AttemptCount,
+  JOB_WORKFLOW_TYPE,
+  JobOwner,
+  JobStatusAttribute,
+  JobType,
+  type JobWorkflowInput,
+} from './definitions';
+
+export interface JobWorkflowStartFacts {
+  ownerId: string;
+  idempotencyKey: string;
+  type: string;
+  /** Known when the row exists (the API, the sweeper). */
+  jobId?: string;
+  providers?: string[] | null;
+  mode?: string;
+  requestFingerprint?: string;
+  status?: JobStatus;
+  attemptCount?: number;
+}
+
+/**
+ * Start options of a job's workflow.
+ * - Conflict policy `USE_EXISTING`: a running run is that job's run; starting again is a no-op.
+ * - Reuse policy `ALLOW_DUPLICATE_FAILED_ONLY`: a closed run that completed (or was cancelled)
+ *   is never run again, but one that failed never ran its job (its admission was refused,
+ *   e.g. the row belongs to another entry point's intent), so the row's job may get a new run.
+ */
+export function jobWorkflowStartOptions(facts: JobWorkflowStartFacts, taskQueue: string) {
+  const args: JobWorkflowInput = {
+    ...(facts.jobId ? { jobId: facts.jobId } : {}),
+    ownerId: facts.ownerId,
+    idempotencyKey: facts.idempotencyKey,
+    ...(facts.requestFingerprint ? { requestFingerprint: facts.requestFingerprint } : {}),
+  };
+  return {
+    workflowType: JOB_WORKFLOW_TYPE,
+    workflowId: jobWorkflowId(facts.ownerId, facts.idempotencyKey),
+    taskQueue,
+    args: [args] as [JobWorkflowInput],
+    workflowIdConflictPolicy: 'USE_EXISTING' as const,
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' as const,
+    staticSummary: `${facts.type} job${facts.jobId ? ` ${facts.jobId}` : ''} for ${facts.ownerId} (key ${facts.idempotencyKey})`,
+    staticDetails: [
+      ...(facts.jobId ? [`**job** ${facts.jobId}`] : []),
+      `**owner** ${facts.ownerId}`,
+      `**idempotency key** \`${facts.idempotencyKey}\``,
+      ...(facts.providers
+        ? [`**providers: ${facts.providers.join(', ')}** (${facts.mode ?? 'exclusive'})`]
+        : []),
+      ...(facts.requestFingerprint
+        ? [`**fingerprint** ${facts.requestFingerprint.slice(0, 16)}…`]
+        : []),
+    ].join('  \n'),
+    typedSearchAttributes: [
+      { key: JobOwner, value: facts.ownerId },
+      { key: JobType, value: facts.type },
+      { key: JobStatusAttribute, value: facts.status ?? 'pending' },
+      { key: AttemptCount, value: facts.attemptCount ?? 0 },
+    ],
+  };
+}

@@ -1,0 +1,127 @@
+import { spawn } from 'node:child_process';
+import { sweepJobs } from '../src/service/sweeper';
+import { harness } from './harness';
+import {
+  chargeBody,
+  chatProvider,
+  createJob,
+  effectsFor,
+  eventually,
+  operator,
+  payProvider,
+  readJob,
+  startTestStack,
+  untilJob,
+  untilWorkflowClosed,
+  type TestStack,
+} from './helpers';
+
+/**
+ * Operators also act on jobs through Temporal itself (the Web UI, the `temporal` CLI). A cancel
+ * there is an operator's cancel; a terminate runs no code at all, so the sweeper finds the open
+ * job whose workflow closed and continues it in a new run.
+ */
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack({
+    providers: (url) => [
+      payProvider(url, 'pay'),
+      payProvider(url, 'pay-backup'),
+      chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 }),
+    ],
+  });
+  expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** The real `temporal` CLI against the test server. */
+function temporalCli(args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(harness().temporalCliPath, [
+      ...args,
+      '--address',
+      harness().temporalAddress,
+    ]);
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+test('a cancel from the temporal CLI is an operator cancel: the running call is abandoned and the job row ends cancelled', async () => {
+  stack.simulator.inject({ route: 'chat', model: 'sim-steady', fault: { kind: 'hang' } });
+  const job = await createJob(stack, {
+    type: 'summarize',
+    input: { text: 'Cancelled from the CLI. The row must say so.' },
+    providers: ['chat'],
+  });
+  await untilJob(stack, job.id, (j) => j.attempts[0]?.state === 'running');
+  const cancel = await temporalCli(['workflow', 'cancel', '--workflow-id', job.workflowId]);
+  expect(cancel).toMatchObject({ code: 0 });
+  expect(await untilWorkflowClosed(stack, job.workflowId)).toBe('CANCELLED');
+  const done = await readJob(stack, job.id);
+  expect(done.status).toBe('cancelled');
+  expect(done.failure).toMatchObject({ code: 'cancelled', operator: 'temporal' });
+  // The call was abandoned: it may still be running at the provider, so the attempt is unknown.
+  expect(done.attempts.map((a) => a.state)).toEqual(['unknown']);
+});
+
+test('a terminated workflow leaves an open job that the sweeper continues in a new run, which an operator then settles', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+  const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+  await untilJob(stack, job.id, (j) => j.status === 'unknown');
+  const handle = stack.temporal.workflow.getHandle(job.workflowId);
+  const terminatedRun = (await handle.describe()).runId;
+  const terminate = await temporalCli([
+    'workflow',
+    'terminate',
+    '--workflow-id',
+    job.workflowId,
+    '--reason',
+    'by mistake',
+  ]);
+  expect(terminate).toMatchObject({ code: 0 });
+  expect(await untilWorkflowClosed(stack, job.workflowId)).toBe('TERMINATED');
+  expect((await readJob(stack, job.id)).status).toBe('unknown');
+
+  const report = await sweepJobs(
+    { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
+    { olderThanMs: 0 },
+  );
+  expect(report.restarted).toBe(1);
+  const described = await handle.describe();
+  expect(described.status.name).toBe('RUNNING');
+  expect(described.runId).not.toBe(terminatedRun);
+  const healed = await readJob(stack, job.id);
+  expect(healed.notes).toEqual([
+    expect.objectContaining({
+      event: 'workflow_restarted',
+      closedRun: terminatedRun,
+      closedAs: 'TERMINATED',
+    }),
+  ]);
+
+  // The new run knows the unknown attempt: it blocks, and the operator's verdict goes through it.
+  await eventually(
+    () => handle.query('status') as Promise<{ attempts: Array<{ state: string }> }>,
+    (status) => status.attempts[0]?.state === 'unknown',
+  );
+  const resolved = await operator(stack, 'POST', `/attempts/${job.id}:1/resolve`, {
+    outcome: 'failed',
+    reason: 'bank confirms no charge',
+  });
+  expect(resolved.status).toBe(200);
+  const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+  expect(done.completedBy).toBe(`${job.id}:2`);
+  expect(effectsFor(stack, job.id).map((e) => e.idempotencyKey)).toEqual([`${job.id}:2`]);
+  // A second sweep finds nothing to do.
+  expect(
+    await sweepJobs(
+      { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
+      { olderThanMs: 0 },
+    ),
+  ).toEqual({ started: 0, restarted: 0, needOperator: 0 });
+});
