@@ -112,6 +112,8 @@ export interface TestStack {
   apiOutput(): string;
   /** Provider adapters configured as the services have them (pointed at this stack's simulator). */
   registry: ProviderRegistry;
+  /** A worker in this process on another task queue, with this stack's database and providers. */
+  startWorkerOn(taskQueue: string): Promise<void>;
   /** Another API process (a second replica) on the same database, Temporal and task queue. */
   startExtraApi(): Promise<{ url: string; port: number; stop(): Promise<void> }>;
   /** Runs the golden cases of a job type through a provider and stores the verdict. */
@@ -201,31 +203,37 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     });
     return child;
   };
+  /** A worker in this process (workflows, bookkeeping and provider calls) on a task queue. */
+  const inProcessWorker = async (queue: string): Promise<{ stop(): Promise<void> }> => {
+    const nativeConnection = await NativeConnection.connect({ address: info.temporalAddress });
+    const worker = await createJobWorkers({
+      temporal,
+      connection: nativeConnection,
+      namespace: 'default',
+      taskQueue: queue,
+      pool: database.pool,
+      providers: registry,
+      logger,
+      ...workerSettings(workerConfig(serviceEnv)),
+      workflowBundle: { codePath: info.workflowBundlePath },
+    });
+    const workerRun = worker.run();
+    return {
+      async stop() {
+        worker.shutdown();
+        await workerRun;
+        await nativeConnection.close();
+      },
+    };
+  };
+  const extraWorkers: Array<{ stop(): Promise<void> }> = [];
   let stopWorker: () => Promise<void>;
   if (options.workerProcess) {
     workerProcess = await startWorkerProcess();
     stopWorker = async () => workerProcess?.stop();
   } else {
-    const providers = registry;
-    const nativeConnection = await NativeConnection.connect({ address: info.temporalAddress });
-    const config = workerConfig(serviceEnv);
-    const worker = await createJobWorkers({
-      temporal,
-      connection: nativeConnection,
-      namespace: 'default',
-      taskQueue,
-      pool: database.pool,
-      providers,
-      logger,
-      ...workerSettings(config),
-      workflowBundle: { codePath: info.workflowBundlePath },
-    });
-    const workerRun = worker.run();
-    stopWorker = async () => {
-      worker.shutdown();
-      await workerRun;
-      await nativeConnection.close();
-    };
+    const worker = await inProcessWorker(taskQueue);
+    stopWorker = () => worker.stop();
   }
 
   const extraApis: GuardedProcess[] = [];
@@ -244,6 +252,9 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     api,
     apiOutput: () => output,
     registry,
+    async startWorkerOn(queue) {
+      extraWorkers.push(await inProcessWorker(queue));
+    },
     async startExtraApi() {
       const extraPort = await freePort();
       const extra = spawnService('api', { PORT: String(extraPort) });
@@ -282,6 +293,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       await api.stop();
       // The simulator first: calls still hanging on it end at once, so the worker stops promptly.
       await simulator.close();
+      for (const extra of extraWorkers) await extra.stop();
       await stopWorker();
       await connection.close();
       await database.drop();

@@ -1,6 +1,11 @@
-import { IdempotencyKeyReuseError, startJob } from '../src/client';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { ActivityFailure } from '@temporalio/common';
+import { IdempotencyKeyReuseError, InvalidJobIdentityError, startJob } from '../src/client';
+import { insertJobOrFindExisting } from '../src/db/jobs';
+import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
-import { startTestStack, TEST_OWNER, type TestStack } from './helpers';
+import { sweepJobs } from '../src/service/sweeper';
+import { eventually, startTestStack, TEST_OWNER, type TestStack } from './helpers';
 
 /** Services that run Temporal start jobs directly, and meet the HTTP API on the same job. */
 let stack: TestStack;
@@ -133,4 +138,164 @@ test('an invalid intent started from Temporal is refused with the reason, and wr
     `SELECT count(*)::int AS n FROM jobs WHERE idempotency_key = 'native-invalid'`,
   );
   expect(rows[0].n).toBe(0);
+});
+
+describe('whichever entry point wins the row wins the job', () => {
+  const intentOf = (text: string) => ({
+    type: 'summarize',
+    input: { text },
+    providers: null,
+    mode: 'exclusive' as const,
+  });
+
+  /** The API crashed after its insert, before it started the workflow. */
+  async function insertWithoutWorkflow(key: string, text: string): Promise<string> {
+    const intent = intentOf(text);
+    const { job } = await insertJobOrFindExisting(stack.pool, {
+      ownerId: TEST_OWNER,
+      idempotencyKey: key,
+      requestFingerprint: requestFingerprint(intent),
+      intent: { ...intent, providers: ['simulator'] },
+      workflowId: jobWorkflowId(TEST_OWNER, key),
+    });
+    return job.id;
+  }
+  const sweep = () =>
+    sweepJobs(
+      { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
+      { olderThanMs: 0 },
+    );
+  const succeeds = async (jobId: string) =>
+    (await (await stack.request('GET', `/v1/jobs/${jobId}?wait=30`)).json()) as { status: string };
+
+  test('an HTTP insert that wins the row while a Temporal-native start with another intent holds the workflow id: the native start is refused and the HTTP job runs', async () => {
+    const key = 'race-native-holds-id';
+    // The native start's run exists, but nothing runs it yet (no worker on its queue).
+    const heldQueue = `${stack.taskQueue}-held`;
+    const native = startJob(stack.temporal, {
+      owner: TEST_OWNER,
+      idempotencyKey: key,
+      taskQueue: heldQueue,
+      ...summarize('The native intent. Refused.'),
+    });
+    native.catch(() => undefined);
+    const handle = stack.temporal.workflow.getHandle(jobWorkflowId(TEST_OWNER, key));
+    await eventually(
+      () =>
+        handle.describe().then(
+          (d) => d.status.name,
+          () => 'MISSING',
+        ),
+      (status) => status === 'RUNNING',
+    );
+    // The HTTP create inserts its row first…
+    const created = stack.request('POST', '/v1/jobs', {
+      headers: { 'idempotency-key': key },
+      body: summarize('The HTTP intent. Kept.'),
+    });
+    const jobId = await eventually(
+      async () =>
+        (
+          await stack.pool.query<{ id: string }>(
+            'SELECT id FROM jobs WHERE owner_id = $1 AND idempotency_key = $2',
+            [TEST_OWNER, key],
+          )
+        ).rows[0]?.id,
+      (id) => id !== undefined,
+    );
+    // …then the native run is picked up: its admission finds another intent's row.
+    await stack.startWorkerOn(heldQueue);
+    await expect(native).rejects.toBeInstanceOf(IdempotencyKeyReuseError);
+    const response = await created;
+    expect(response.status).toBe(201);
+    expect(((await response.json()) as { id: string }).id).toBe(jobId);
+    // Should the create have given up waiting for the refused run, the sweeper starts the job.
+    await sweep();
+    expect((await succeeds(jobId!)).status).toBe('succeeded');
+    expect(
+      stack.simulator.ledger().filter((e) => e.idempotencyKey.startsWith(`${jobId}:`)),
+    ).toEqual([expect.objectContaining({ requests: 1, executions: 1 })]);
+  });
+
+  test.each([
+    ['the client retries its POST', 'retry'],
+    ['nobody retries: the sweeper', 'sweep'],
+  ])(
+    'a crash between the HTTP insert and its start, then a Temporal-native start with another intent: the native start is refused and the HTTP job runs when %s',
+    async (_title, healer) => {
+      const key = `crash-then-native-${healer}`;
+      const text = 'The HTTP intent, inserted just before the crash.';
+      const jobId = await insertWithoutWorkflow(key, text);
+      await expect(
+        startJob(stack.temporal, {
+          owner: TEST_OWNER,
+          idempotencyKey: key,
+          taskQueue: stack.taskQueue,
+          ...summarize('A native start with another intent.'),
+        }),
+      ).rejects.toBeInstanceOf(IdempotencyKeyReuseError);
+      if (healer === 'retry') {
+        const retry = await stack.request('POST', '/v1/jobs', {
+          headers: { 'idempotency-key': key },
+          body: summarize(text),
+        });
+        expect(retry.status).toBe(200);
+      } else {
+        expect((await sweep()).started).toBeGreaterThanOrEqual(1);
+      }
+      expect((await succeeds(jobId)).status).toBe('succeeded');
+    },
+  );
+});
+
+describe('the Temporal-native entry validates like the API', () => {
+  test.each([
+    ['a key of 256 characters', TEST_OWNER, 'k'.repeat(256)],
+    ['a key with a control character', TEST_OWNER, 'line\nbreak'],
+    ['an empty owner', '', 'fine-key'],
+    ['a non-ASCII key', TEST_OWNER, 'clé'],
+  ])('%s is refused at once with a typed error, and nothing is started', async (_t, owner, key) => {
+    await expect(
+      startJob(stack.temporal, {
+        owner,
+        idempotencyKey: key,
+        taskQueue: stack.taskQueue,
+        ...summarize('Never started.'),
+      }),
+    ).rejects.toBeInstanceOf(InvalidJobIdentityError);
+    const { rows } = await stack.pool.query(
+      'SELECT count(*)::int AS n FROM jobs WHERE idempotency_key = $1',
+      [key],
+    );
+    expect(rows[0].n).toBe(0);
+  });
+
+  test('a job workflow started by hand (or as a child) with a key the database refuses fails at once, typed, instead of retrying for ever', async () => {
+    const workflowId = `bad-identity-${Date.now()}`;
+    const handle = await stack.temporal.workflow.start('jobWorkflow', {
+      workflowId,
+      taskQueue: stack.taskQueue,
+      args: [
+        {
+          ownerId: TEST_OWNER,
+          idempotencyKey: 'k'.repeat(300),
+          intent: {
+            type: 'summarize',
+            input: { text: 'Too long a key.' },
+            providers: null,
+            mode: 'exclusive',
+          },
+        },
+      ],
+    });
+    const failure = await handle.result().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    expect(((failure as WorkflowFailedError).cause as ActivityFailure).cause).toMatchObject({
+      type: 'InvalidJob',
+      message: expect.stringMatching(/idempotency key must be 1-255 printable ASCII characters/),
+    });
+  });
 });
