@@ -50,8 +50,13 @@ function asServiceError(error: unknown, job: JobRecord): unknown {
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
     const cause = error.cause;
     const problem = (cause.type && PROBLEM_BY_FAILURE[cause.type]) || 'internal';
-    const blocking = cause.details?.[0] as AttemptSummary | undefined;
-    return new ServiceError(problem, cause.message, blocking ? { blockingAttempt: blocking } : {});
+    const details = (cause.details?.[0] ?? undefined) as Record<string, unknown> | undefined;
+    // An in-flight refusal names the attempt that blocks; other refusals carry their facts.
+    const extensions =
+      cause.type === FAILURES.attemptInFlight
+        ? details && { blockingAttempt: details as unknown as AttemptSummary }
+        : details;
+    return new ServiceError(problem, cause.message, extensions ?? {});
   }
   // The workflow has closed: the job ended.
   const name = (error as Error)?.name;

@@ -1,0 +1,141 @@
+import { signCallback } from '../src/api/signatures';
+import {
+  CALLBACK_SECRET,
+  chargeBody,
+  chatProvider,
+  createJob,
+  eventually,
+  payProvider,
+  readJob,
+  requestsFor,
+  startTestStack,
+  untilJob,
+  type TestStack,
+} from './helpers';
+
+/** Who may ask for another attempt, how many a job may have, and which callbacks count. */
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack({
+    providers: (url) => [
+      chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 20_000 }),
+      chatProvider(url, 'chat-backup', 'sim-backup', { timeoutMs: 20_000 }),
+      chatProvider(url, 'chat-uncertified', 'sim-backup', { timeoutMs: 20_000 }),
+      payProvider(url, 'pay-blind', {
+        statusUrl: undefined,
+        callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
+      }),
+      payProvider(url, 'pay-backup', { timeoutMs: 20_000 }),
+    ],
+    hedgeDelayMs: 60_000,
+    env: { ONEJOB_MAX_ATTEMPTS_PER_JOB: '3' },
+  });
+  expect((await stack.certify('chat-backup', 'summarize')).passed).toBe(true);
+  expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
+});
+afterEach(() => stack.simulator.clearFaults());
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const hedged = () => ({
+  type: 'summarize',
+  input: { text: 'Try again, but only where failover may go. And not for ever.' },
+  providers: ['chat', 'chat-backup'],
+  mode: 'hedged',
+});
+const askFor = (jobId: string, provider?: string) =>
+  stack.request('POST', `/v1/jobs/${jobId}/attempts`, { body: provider ? { provider } : {} });
+
+test('a user’s explicit request for a provider not certified for the contract in force is refused, as a failover to it would be', async () => {
+  stack.simulator.inject({ route: 'chat', times: 10, fault: { kind: 'hang' } });
+  const job = await createJob(stack, hedged());
+  await untilJob(stack, job.id, (j) => j.attempts[0]?.state === 'running');
+
+  const refused = await askFor(job.id, 'chat-uncertified');
+  expect(refused.status).toBe(409);
+  expect(await refused.json()).toMatchObject({
+    type: '/problems/provider-not-certified',
+    detail: expect.stringMatching(/chat-uncertified may not run this job: not certified/),
+  });
+  // Refused means nothing happened: no attempt, no request.
+  expect((await readJob(stack, job.id)).attempts).toHaveLength(1);
+  expect(requestsFor(stack, job.id, 'chat').map((r) => r.idempotencyKey)).toEqual([`${job.id}:1`]);
+  // The certified fallback, and the primary again, are fine.
+  expect((await askFor(job.id, 'chat-backup')).status).toBe(202);
+  expect((await askFor(job.id, 'chat')).status).toBe(202);
+});
+
+test('a job takes no more attempts than its cap: the next "try again" is refused with attempt-limit-reached', async () => {
+  stack.simulator.inject({ route: 'chat', times: 10, fault: { kind: 'hang' } });
+  const job = await createJob(stack, hedged());
+  await untilJob(stack, job.id, (j) => j.attempts.length === 1);
+  expect((await askFor(job.id, 'chat-backup')).status).toBe(202);
+  expect((await askFor(job.id)).status).toBe(202);
+  const refused = await askFor(job.id, 'chat');
+  expect(refused.status).toBe(409);
+  expect(await refused.json()).toMatchObject({
+    type: '/problems/attempt-limit-reached',
+    maxAttempts: 3,
+  });
+  expect((await readJob(stack, job.id)).attempts).toHaveLength(3);
+  expect(requestsFor(stack, job.id, 'chat')).toHaveLength(3);
+});
+
+describe('provider callbacks', () => {
+  const post = (provider: string, body: string, signature: string) =>
+    fetch(`${stack.apiUrl}/v1/callbacks/${provider}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'onejob-signature': signature },
+      body,
+    });
+  const signals = async (workflowId: string): Promise<number> =>
+    (await stack.temporal.workflow.getHandle(workflowId).fetchHistory()).events?.filter(
+      (e) => e.workflowExecutionSignaledEventAttributes,
+    ).length ?? 0;
+
+  test('a callback signed longer ago than the tolerance is refused and changes nothing', async () => {
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'drop_after' } });
+    const job = await createJob(stack, chargeBody(['pay-blind']));
+    await untilJob(stack, job.id, (j) => j.status === 'unknown');
+    const body = JSON.stringify({ attemptId: `${job.id}:1`, status: 'failed', error: 'declined' });
+    const tenMinutesAgo = Math.floor(Date.now() / 1000) - 600;
+    const old = await post('pay-blind', body, signCallback(CALLBACK_SECRET, body, tenMinutesAgo));
+    expect(old.status).toBe(401);
+    expect(await old.json()).toMatchObject({
+      type: '/problems/bad-signature',
+      detail: expect.stringMatching(/at most 300 s are accepted/),
+    });
+    expect((await readJob(stack, job.id)).attempts.map((a) => a.state)).toEqual(['unknown']);
+  });
+
+  test('a replayed callback within its window changes nothing and sends no signal', async () => {
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'drop_after' } });
+    // The fallback's call hangs, so the workflow is still running when the replay comes.
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+    const job = await createJob(stack, chargeBody(['pay-blind', 'pay-backup']));
+    await untilJob(stack, job.id, (j) => j.status === 'unknown');
+    const body = JSON.stringify({ attemptId: `${job.id}:1`, status: 'failed', error: 'declined' });
+    const signature = signCallback(CALLBACK_SECRET, body);
+
+    const first = await post('pay-blind', body, signature);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    await untilJob(stack, job.id, (j) => j.attempts[1]?.state === 'running');
+    const before = await readJob(stack, job.id);
+    const signalsBefore = await signals(job.workflowId);
+    expect(signalsBefore).toBe(1);
+
+    const replay = await post('pay-blind', body, signature);
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await replay.json()).toMatchObject({ attemptId: `${job.id}:1`, state: 'failed' });
+    expect(await readJob(stack, job.id)).toEqual(before);
+    // A signal would be in the history by the time the answer came back.
+    expect(await signals(job.workflowId)).toBe(signalsBefore);
+    await eventually(
+      () => signals(job.workflowId),
+      (n) => n === signalsBefore,
+    );
+  });
+});
