@@ -3,6 +3,7 @@ import {
   createAttempt,
   AttemptInFlightError,
   beginProviderCall,
+  OBSERVED_P95_SQL,
   recordAttemptResult,
   settleAttemptWithoutResult,
 } from '../src/db/attempts';
@@ -12,6 +13,7 @@ import { createPool, type Pool } from '../src/db/pool';
 import { withDatabase } from '../src/dev/postgres';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
+import { ATTEMPTS_IN_FLIGHT_SQL, JOBS_UNKNOWN_SQL } from '../src/api/metrics';
 import { harness } from './harness';
 import { createTestDatabase } from './helpers';
 
@@ -307,3 +309,31 @@ test('32 concurrent results for one job, 100 times over: exactly one winner each
     await pool.end();
   }
 }, 120_000);
+
+describe('the queries that run all the time have indexes that fit them', () => {
+  /** The plan PostgreSQL picks when it may not scan a whole table. */
+  async function planOf(sql: string, params: unknown[] = []): Promise<string> {
+    const client = await db.pool.connect();
+    try {
+      await client.query('SET enable_seqscan = off');
+      const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params);
+      return rows.map((row) => row['QUERY PLAN']).join('\n');
+    } finally {
+      await client.query('RESET enable_seqscan');
+      client.release();
+    }
+  }
+
+  test('the hedge delay’s p95 reads a provider’s recent successes from their own partial index', async () => {
+    const plan = await planOf(OBSERVED_P95_SQL, ['p1']);
+    expect(plan).toMatch(/Index Scan using attempts_recent_successes_idx/);
+  });
+
+  test('the metrics of attempts in flight and unknown jobs read the partial index of in-flight attempts', async () => {
+    for (const sql of [ATTEMPTS_IN_FLIGHT_SQL, JOBS_UNKNOWN_SQL]) {
+      const plan = await planOf(sql);
+      expect(plan).toMatch(/attempts_in_flight_idx/);
+      expect(plan).not.toMatch(/Seq Scan on attempts/);
+    }
+  });
+});

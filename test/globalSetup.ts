@@ -2,9 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { resolveDatabase, type ResolvedDatabase } from '../src/dev/postgres';
-import { freePort } from '../src/dev/processes';
 import { obtainTemporalCli } from '../src/dev/temporalCli';
-import { startTemporalDevServer, type DevServer } from '../src/dev/temporalServer';
+import { startTemporalDevServerOnFreePorts, type DevServer } from '../src/dev/temporalServer';
 import { publishHarness, ROOT, TEST_OUTPUT } from './harness';
 
 declare global {
@@ -26,13 +25,10 @@ export default async function globalSetup(): Promise<void> {
   const cli = await obtainTemporalCli(log);
   const [database, temporal, bundle] = await Promise.all([
     resolveDatabase({ stateDir: path.join(TEST_OUTPUT, 'state'), log }),
-    (async () =>
-      startTemporalDevServer({
-        cliPath: cli.path,
-        port: await freePort(),
-        uiPort: await freePort(),
-        logFile: path.join(TEST_OUTPUT, 'temporal-server.log'),
-      }))(),
+    startTemporalDevServerOnFreePorts({
+      cliPath: cli.path,
+      logFile: path.join(TEST_OUTPUT, 'temporal-server.log'),
+    }),
     bundleWorkflowCode({
       workflowsPath: path.join(ROOT, 'src', 'workflows'),
       logger: new DefaultLogger('WARN'),

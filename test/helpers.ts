@@ -145,6 +145,8 @@ export interface TestStackOptions {
   hedgeDelayMs?: number;
   /** More settings for the API and the worker, as environment variables (ONEJOB_…). */
   env?: NodeJS.ProcessEnv;
+  /** The API process's own DATABASE_URL, given the stack's (e.g. through a TCP proxy). */
+  apiDatabaseUrl?: (databaseUrl: string) => string;
 }
 
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
@@ -237,7 +239,10 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   }
 
   const extraApis: GuardedProcess[] = [];
-  const api = spawnService('api');
+  const api = spawnService(
+    'api',
+    options.apiDatabaseUrl ? { DATABASE_URL: options.apiDatabaseUrl(database.url) } : {},
+  );
   const apiUrl = `http://127.0.0.1:${port}`;
   await waitForHealthy(`${apiUrl}/healthz`, api, () => output);
 

@@ -1,9 +1,10 @@
-import { startTestStack, type TestStack } from './helpers';
+import { eventually, startTestStack, type TestStack } from './helpers';
 
 /** Prometheus metrics: the service's own (API) and the Temporal SDK's (worker). */
 let stack: TestStack;
 beforeAll(async () => {
-  stack = await startTestStack({ workerProcess: true });
+  // Whole-table counts may be reused for ten minutes here: long enough to see that they are.
+  stack = await startTestStack({ workerProcess: true, env: { ONEJOB_METRICS_CACHE_MS: '600000' } });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -38,6 +39,32 @@ test('the API counts creates, replays and conflicts, and reports attempts, unkno
   expect(value(text, 'onejob_attempts{state="succeeded"}')).toBe(1);
   expect(value(text, 'onejob_jobs_unknown')).toBe(0);
   expect(value(text, 'onejob_race_events')).toBe(0);
+});
+
+test('a scrape does not count whole tables again within the cache period; what is in flight is read at every scrape', async () => {
+  const scrape = async () => (await fetch(`${stack.apiUrl}/metrics`)).text();
+  const before = await scrape();
+  // One more job succeeds, and one more hangs in flight.
+  stack.simulator.inject({ route: 'chat', fault: { kind: 'hang' } });
+  const hanging = await stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': 'metrics-hang' },
+    body: { type: 'summarize', input: { text: 'Still running. Counted live.' } },
+  });
+  const done = await stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': 'metrics-2' },
+    body: { type: 'summarize', input: { text: 'Done. Counted later.' } },
+  });
+  await stack.request('GET', `/v1/jobs/${((await done.json()) as { id: string }).id}?wait=30`);
+  const { id } = (await hanging.json()) as { id: string };
+  await eventually(
+    () => stack.pool.query(`SELECT state FROM attempts WHERE job_id = $1`, [id]),
+    (result) => result.rows[0]?.state === 'running',
+  );
+  const after = await scrape();
+  expect(value(after, 'onejob_attempts{state="succeeded"}')).toBe(
+    value(before, 'onejob_attempts{state="succeeded"}'),
+  );
+  expect(value(after, 'onejob_attempts_in_flight{state="running"}')).toBe(1);
 });
 
 test('the worker exports the Temporal SDK runtime metrics', async () => {

@@ -1,6 +1,14 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Queryable } from '../db/pool';
 
+/** Read at every scrape: both walk the partial index of in-flight attempts, never whole tables. */
+export const ATTEMPTS_IN_FLIGHT_SQL = `
+  SELECT state, count(*)::int AS n FROM attempts
+   WHERE state IN ('starting', 'running', 'unknown') GROUP BY state`;
+export const JOBS_UNKNOWN_SQL = `
+  SELECT count(DISTINCT a.job_id)::int AS n FROM attempts a JOIN jobs j ON j.id = a.job_id
+   WHERE a.state = 'unknown' AND j.terminal_status IS NULL`;
+
 /**
  * A value read from the database at most once per `ttlMs`, however often it is scraped, and
  * by one query at a time.
@@ -90,10 +98,7 @@ export function createMetrics(
     labelNames: ['state'],
     registers: [registry],
     async collect() {
-      const { rows } = await db.query<{ state: string; n: number }>(
-        `SELECT state, count(*)::int AS n FROM attempts
-          WHERE state IN ('starting', 'running', 'unknown') GROUP BY state`,
-      );
+      const { rows } = await db.query<{ state: string; n: number }>(ATTEMPTS_IN_FLIGHT_SQL);
       this.reset();
       for (const state of ['starting', 'running', 'unknown'])
         this.set({ state }, rows.find((row) => row.state === state)?.n ?? 0);
@@ -104,10 +109,7 @@ export function createMetrics(
     help: 'Open jobs blocked on an unknown attempt (from the database)',
     registers: [registry],
     async collect() {
-      const { rows } = await db.query<{ n: number }>(
-        `SELECT count(DISTINCT a.job_id)::int AS n FROM attempts a JOIN jobs j ON j.id = a.job_id
-          WHERE a.state = 'unknown' AND j.terminal_status IS NULL`,
-      );
+      const { rows } = await db.query<{ n: number }>(JOBS_UNKNOWN_SQL);
       this.set(rows[0]?.n ?? 0);
     },
   });

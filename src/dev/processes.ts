@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createServer } from 'node:net';
 
@@ -90,16 +91,38 @@ export function exitWithParent(shutdown: () => Promise<void> | void): void {
   process.channel?.unref();
 }
 
+/** The kernel's range for outgoing connections' local ports (Linux; a common default elsewhere). */
+function ephemeralPortRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (low && high) return [low, high];
+  } catch {
+    // not Linux
+  }
+  return [32768, 60999];
+}
+
+/**
+ * A port that is free now and that no outgoing connection will take before our server binds
+ * it: chosen below the kernel's ephemeral range (a port the kernel handed out for "any port"
+ * may be given to a client socket a moment later, and the server would fail to bind).
+ */
+const handedOut = new Set<number>();
 export async function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
+  const [ephemeralLow] = ephemeralPortRange();
+  const low = 10_000;
+  const high = Math.max(low + 1_000, ephemeralLow - 1);
+  for (let tries = 0; tries < 200; tries++) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    // Never the same port twice from this process, even if the first was not bound yet.
+    if (handedOut.has(port) || !(await isPortFree(port, host))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port between ${low} and ${high}`);
 }
 
 export async function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {

@@ -2,7 +2,7 @@ import { openSync, closeSync, readFileSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
 import { JOB_SEARCH_ATTRIBUTES } from '../workflows/definitions';
-import { spawnGuarded, sleep, type GuardedProcess } from './processes';
+import { freePort, spawnGuarded, sleep, type GuardedProcess } from './processes';
 
 const SEARCH_ATTRIBUTE_TYPE_NAMES: Record<string, string> = {
   [SearchAttributeType.KEYWORD]: 'Keyword',
@@ -20,6 +20,9 @@ export interface DevServerOptions {
   port: number;
   /** Web UI port; `undefined` runs headless. */
   uiPort?: number;
+  /** The HTTP API and metrics ports; left to the server (a random free port) when absent. */
+  httpPort?: number;
+  metricsPort?: number;
   /** SQLite file for persistence across restarts; omitted = in memory. */
   dbFilename?: string;
   /** Server output goes here (the server is chatty even at warn level). */
@@ -86,6 +89,8 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
   args.push('--dynamic-config-value', 'frontend.enableServerVersionCheck=false');
   if (options.uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
+  if (options.httpPort !== undefined) args.push('--http-port', String(options.httpPort));
+  if (options.metricsPort !== undefined) args.push('--metrics-port', String(options.metricsPort));
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
   for (const key of JOB_SEARCH_ATTRIBUTES) {
     args.push('--search-attribute', `${key.name}=${SEARCH_ATTRIBUTE_TYPE_NAMES[key.type]}`);
@@ -111,4 +116,30 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
     process: proc,
     stop: () => proc.stop(),
   };
+}
+
+/**
+ * A dev server on ports of its own choosing (for tests): the ports come from freePort, and a
+ * start that lost a port to another process before binding it is tried again on new ones.
+ */
+export async function startTemporalDevServerOnFreePorts(
+  options: Omit<DevServerOptions, 'port' | 'uiPort' | 'httpPort' | 'metricsPort'> & {
+    withUi?: boolean;
+  },
+  tries = 3,
+): Promise<DevServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startTemporalDevServer({
+        ...options,
+        port: await freePort(),
+        uiPort: options.withUi === false ? undefined : await freePort(),
+        httpPort: await freePort(),
+        metricsPort: await freePort(),
+      });
+    } catch (error) {
+      if (attempt >= tries || !/address already in use/i.test((error as Error).message))
+        throw error;
+    }
+  }
 }
