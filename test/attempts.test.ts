@@ -9,6 +9,7 @@ import {
   type TestStack,
   payProvider,
   chatProvider,
+  workflowStatus,
 } from './helpers';
 
 /**
@@ -39,6 +40,7 @@ afterAll(async () => {
 interface Job {
   id: string;
   status: string;
+  workflowId: string;
   result: Record<string, unknown> | null;
   completedBy: string | null;
   attempts: Array<{ id: string; state: string; provider: string }>;
@@ -136,7 +138,11 @@ test('an operator who knows the hung attempt never charged resolves it failed, a
   const job = await charge(['pay', 'pay-backup']);
   await untilStatus(job.id, 'unknown');
   // The status lookup says "still processing": nothing settles it by itself.
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const blocked = await eventually(
+    () => workflowStatus(stack, job.workflowId),
+    (status) => /still being processed|HTTP 409/.test(status.waitingOn),
+  );
+  expect(blocked.status).toBe('unknown');
   expect((await getJob(job.id)).status).toBe('unknown');
 
   const resolved = await operator('POST', `/attempts/${job.id}:1/resolve`, {

@@ -6,6 +6,11 @@ import {
   type ProviderConfig,
 } from '../src/providers/provider';
 import { ProviderRegistry } from '../src/providers/registry';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { classifyAnthropicError } from '../src/providers/anthropic';
+import { classifyFetchFailure } from '../src/providers/httpProvider';
+import { classifyOpenAiError } from '../src/providers/openaiCompatible';
 import type { Fault } from '../src/simulator/faults';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server';
 
@@ -127,3 +132,25 @@ describe.each(['openai', 'anthropic'] as const)(
     });
   },
 );
+
+describe('network errors that mean the request was never sent are definite, for every adapter', () => {
+  // The shapes Node's fetch (undici) gives them: a TypeError whose cause carries the code.
+  const fetchFailure = (code: string) =>
+    new TypeError('fetch failed', { cause: Object.assign(new Error(code), { code }) });
+  const NEVER_SENT = ['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'];
+  const MAYBE_SENT = ['ECONNRESET', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT'];
+
+  test.each(NEVER_SENT)('%s is definite', (code) => {
+    expect(classifyFetchFailure(fetchFailure(code)).certainty).toBe('definite');
+    const sdkError = new OpenAI.APIConnectionError({ cause: fetchFailure(code) });
+    expect(classifyOpenAiError(sdkError).certainty).toBe('definite');
+    const anthropicError = new Anthropic.APIConnectionError({ cause: fetchFailure(code) });
+    expect(classifyAnthropicError(anthropicError).certainty).toBe('definite');
+  });
+
+  test.each(MAYBE_SENT)('%s is ambiguous', (code) => {
+    expect(classifyFetchFailure(fetchFailure(code)).certainty).toBe('ambiguous');
+    const sdkError = new OpenAI.APIConnectionError({ cause: fetchFailure(code) });
+    expect(classifyOpenAiError(sdkError).certainty).toBe('ambiguous');
+  });
+});

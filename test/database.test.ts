@@ -7,7 +7,7 @@ import {
   recordAttemptResult,
   settleAttemptWithoutResult,
 } from '../src/db/attempts';
-import { insertJobOrFindExisting } from '../src/db/jobs';
+import { finishJobWithoutResult, insertJobOrFindExisting } from '../src/db/jobs';
 import { migrate, loadMigrations } from '../src/db/migrate';
 import { createPool, type Pool } from '../src/db/pool';
 import { withDatabase } from '../src/dev/postgres';
@@ -309,6 +309,39 @@ test('32 concurrent results for one job, 100 times over: exactly one winner each
     await pool.end();
   }
 }, 120_000);
+
+test('a call never begins for a job that has ended: the attempt is cancelled in the same statement, and a cancel racing the start waits for it', async () => {
+  const job = await newJob(db.pool);
+  const first = await createAttempt(db.pool, {
+    jobId: job.id,
+    seq: 1,
+    provider: 'p1',
+    exclusive: true,
+  });
+  await finishJobWithoutResult(db.pool, job.id, 'cancelled', { code: 'cancelled' });
+  const refused = await beginProviderCall(db.pool, first.id);
+  expect(refused).toMatchObject({
+    state: 'cancelled',
+    startedAt: null,
+    error: { code: 'job_not_open' },
+  });
+
+  // The other order: the call begins first (holding the job row), then the cancel commits.
+  const other = await newJob(db.pool);
+  const second = await createAttempt(db.pool, {
+    jobId: other.id,
+    seq: 1,
+    provider: 'p1',
+    exclusive: true,
+  });
+  const began = await beginProviderCall(db.pool, second.id);
+  expect(began.state).toBe('running');
+  await finishJobWithoutResult(db.pool, other.id, 'cancelled', { code: 'cancelled' });
+  // The running call's result, should it come, loses the compare-and-swap.
+  expect(
+    await recordAttemptResult(db.pool, { attemptId: second.id, result: { summary: 'late' } }),
+  ).toMatchObject({ outcome: 'lost', winnerAttemptId: null });
+});
 
 describe('the queries that run all the time have indexes that fit them', () => {
   /** The plan PostgreSQL picks when it may not scan a whole table. */

@@ -118,8 +118,8 @@ export interface TestStack {
   startExtraApi(): Promise<{ url: string; port: number; stop(): Promise<void> }>;
   /** Runs the golden cases of a job type through a provider and stores the verdict. */
   certify(provider: string, jobType: string): Promise<CertificationReport>;
-  /** With workerProcess: SIGKILL the worker (mid-attempt, say) … */
-  killWorker(): Promise<void>;
+  /** With workerProcess: SIGKILL (or another signal to) the worker, mid-attempt say … */
+  killWorker(signal?: NodeJS.Signals): Promise<number | null>;
   /** … and start a fresh one. */
   restartWorker(): Promise<void>;
   /** fetch against the API with an owner's token. */
@@ -270,13 +270,13 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     },
     certify: (provider, jobType) =>
       certifyProvider({ db: database.pool, provider: registry.get(provider), jobType }),
-    async killWorker() {
+    async killWorker(signal = 'SIGKILL') {
       if (!workerProcess)
         throw new Error(
           'the worker runs in this process; start the stack with workerProcess: true',
         );
-      workerProcess.child.kill('SIGKILL');
-      await workerProcess.exited;
+      workerProcess.child.kill(signal);
+      return workerProcess.exited;
     },
     async restartWorker() {
       workerProcess = await startWorkerProcess();

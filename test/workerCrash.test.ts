@@ -1,51 +1,103 @@
 import type { ProviderConfig } from '../src/providers/provider';
-import { attemptRows, eventually, startTestStack, type TestStack, payProvider } from './helpers';
+import {
+  attemptRows,
+  chargeBody,
+  chatProvider,
+  createJob,
+  effectsFor,
+  eventually,
+  payProvider,
+  requestsFor,
+  startTestStack,
+  untilJob,
+  type TestStack,
+} from './helpers';
 
-/** A worker killed in the middle of a charge: the job still ends with one winner and one charge. */
+/**
+ * A worker killed in the middle of a charge. Wherever the kill lands, the job ends with one
+ * winner and one charge; when it lands after the request left, the charge in flight is the one
+ * recorded (the status lookup finds it).
+ */
 const providers = (url: string): ProviderConfig[] => [
-  payProvider(url, 'pay', { timeoutMs: 3_000 }),
+  // A short late-result window, so a request that never left is known to be gone soon.
+  payProvider(url, 'pay', { timeoutMs: 3_000, lateResultTimeoutMs: 4_000, notFoundGraceMs: 500 }),
   payProvider(url, 'pay-backup', { timeoutMs: 3_000 }),
+  // A call that may run on for two minutes after its attempt timed out.
+  chatProvider(url, 'chat-patient', 'sim-steady', { lateResultTimeoutMs: 120_000 }),
 ];
 
 let stack: TestStack;
 beforeAll(async () => {
-  stack = await startTestStack({ providers, workerProcess: true });
+  stack = await startTestStack({
+    providers,
+    workerProcess: true,
+    env: { ONEJOB_SHUTDOWN_FORCE_TIME_MS: '1000' },
+  });
   expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
 });
 afterAll(async () => {
   await stack?.stop();
 });
 
-test('SIGKILL of the worker mid-attempt, then a restart: one winner, no duplicate charge', async () => {
-  // The provider takes its time; the worker dies while the request is in flight.
-  stack.simulator.inject({ route: 'charge', fault: { kind: 'delay', ms: 2_000 } });
-  const created = await stack.request('POST', '/v1/jobs', {
-    headers: { 'idempotency-key': 'crash-1' },
-    body: {
-      type: 'charge',
-      input: { amountCents: 990, currency: 'EUR', account: 'acct-crash' },
-      providers: ['pay', 'pay-backup'],
-    },
+test('a worker asked to stop while a provider call stalls stops within its forced shutdown time', async () => {
+  stack.simulator.inject({ route: 'chat', fault: { kind: 'stall_after_headers' } });
+  const job = await createJob(stack, {
+    type: 'summarize',
+    input: { text: 'The provider sends headers, then nothing. The worker must still stop.' },
+    providers: ['chat-patient'],
   });
-  const { id } = (await created.json()) as { id: string };
   await eventually(
-    () => attemptRows(stack.pool, id),
+    async () => requestsFor(stack, job.id, 'chat'),
+    (requests) => requests.length === 1,
+  );
+  const exited = stack.killWorker('SIGTERM');
+  const within = new Promise<'still running'>((resolve) =>
+    setTimeout(() => resolve('still running'), 30_000).unref(),
+  );
+  // The call could hold the worker for two minutes; the forced shutdown time is one second.
+  expect(await Promise.race([exited.then(() => 'exited' as const), within])).toBe('exited');
+  await stack.restartWorker();
+}, 60_000);
+
+async function killAndRestart(): Promise<void> {
+  await stack.killWorker('SIGKILL');
+  await stack.restartWorker();
+}
+
+test('SIGKILL of the worker while an attempt runs, then a restart: one winner and exactly one charge, wherever the kill landed', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'delay', ms: 2_000 } });
+  const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+  // The attempt is running: its request may or may not have left yet.
+  await eventually(
+    () => attemptRows(stack.pool, job.id),
     (rows) => rows[0]?.state === 'running',
     20_000,
   );
-  await stack.killWorker();
-  await stack.restartWorker();
+  await killAndRestart();
 
-  const done = (await (await stack.request('GET', `/v1/jobs/${id}?wait=45`)).json()) as {
-    status: string;
-    completedBy: string;
-  };
-  expect(done.status).toBe('succeeded');
-  // The charge that was in flight is the one recorded (found by the status lookup); no second attempt charged.
-  expect(done.completedBy).toBe(`${id}:1`);
-  const charges = stack.simulator
-    .ledger()
-    .filter((e) => e.route === 'charge' && e.idempotencyKey.startsWith(`${id}:`));
-  expect(charges).toEqual([expect.objectContaining({ idempotencyKey: `${id}:1`, executions: 1 })]);
-  expect((await attemptRows(stack.pool, id)).map((a) => a.state)).toEqual(['succeeded']);
+  const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded', 60_000);
+  const winners = done.attempts.filter((a) => a.state === 'succeeded');
+  expect(winners.map((a) => a.id)).toEqual([done.completedBy]);
+  // One charge in the ledger, and it is the winner's.
+  expect(effectsFor(stack, job.id).map((e) => e.idempotencyKey)).toEqual([done.completedBy]);
+}, 90_000);
+
+test('when the kill lands after the request left, the charge in flight is the one recorded and nothing else is sent', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'delay', ms: 2_000 } });
+  const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+  // The provider has the request (it is working on it) before the worker dies.
+  await eventually(
+    async () => requestsFor(stack, job.id),
+    (requests) => requests.length === 1,
+    20_000,
+  );
+  await killAndRestart();
+
+  const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded', 60_000);
+  expect(done.completedBy).toBe(`${job.id}:1`);
+  expect(done.attempts.map((a) => a.state)).toEqual(['succeeded']);
+  expect(requestsFor(stack, job.id).map((r) => r.idempotencyKey)).toEqual([`${job.id}:1`]);
+  expect(effectsFor(stack, job.id)).toEqual([
+    expect.objectContaining({ idempotencyKey: `${job.id}:1`, requests: 1, executions: 1 }),
+  ]);
 }, 90_000);

@@ -11,6 +11,20 @@ import {
   type StatusLookup,
 } from './provider';
 
+/** Sorts a failed fetch into "nothing was sent" (definite) or "it may have been" (ambiguous). */
+export function classifyFetchFailure(error: unknown): ProviderCallError {
+  const code = causeCode(error);
+  if (code && UNREACHABLE_CODES.has(code)) {
+    return new ProviderCallError(`provider unreachable (${code})`, 'definite', 'unreachable');
+  }
+  const name = (error as Error).name;
+  return new ProviderCallError(
+    `request failed after it may have been sent (${code ?? name})`,
+    'ambiguous',
+    name === 'TimeoutError' ? 'timeout' : 'connection',
+  );
+}
+
 /**
  * A generic JSON-over-HTTP provider for jobs with side effects (a charge, a write): the job
  * input is POSTed with the attempt id as Idempotency-Key, and an optional status URL answers,
@@ -41,16 +55,7 @@ export class HttpProvider implements Provider {
         signal: request.signal ? AbortSignal.any([request.signal, timeout]) : timeout,
       });
     } catch (error) {
-      const code = causeCode(error);
-      if (code && UNREACHABLE_CODES.has(code)) {
-        throw new ProviderCallError(`provider unreachable (${code})`, 'definite', 'unreachable');
-      }
-      const name = (error as Error).name;
-      throw new ProviderCallError(
-        `request failed after it may have been sent (${code ?? name})`,
-        'ambiguous',
-        name === 'TimeoutError' ? 'timeout' : 'connection',
-      );
+      throw classifyFetchFailure(error);
     }
     let body: unknown;
     try {
