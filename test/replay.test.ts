@@ -29,9 +29,13 @@ test('there is a recorded history for every scenario', () => {
   expect(histories.map((h) => h.name).sort()).toEqual(
     [
       'cancel',
+      'continue-as-new-first-run',
+      'continue-as-new-last-run',
+      'contract-violation-after-effect',
       'definite-failure-then-fallback',
       'happy-path',
       'hedged-reverse-order',
+      'temporal-cancel',
       'timeout-unknown-late-success',
       'unknown-operator-resolve',
     ].sort(),

@@ -31,6 +31,15 @@ const providers = (url: string): ProviderConfig[] => [
 
 type Scenario = (stack: TestStack, key: string) => Promise<string>;
 
+/** Temporal's own cancel (Web UI, CLI, parent), which is an operator's cancel. */
+async function cancelThroughTemporal(stack: TestStack, id: string): Promise<void> {
+  const { rows } = await stack.pool.query<{ workflow_id: string }>(
+    'SELECT workflow_id FROM jobs WHERE id = $1',
+    [id],
+  );
+  await stack.temporal.workflow.getHandle(rows[0]!.workflow_id).cancel();
+}
+
 async function create(stack: TestStack, key: string, body: unknown): Promise<string> {
   const response = await stack.request('POST', '/v1/jobs', {
     headers: { 'idempotency-key': key },
@@ -86,6 +95,24 @@ const SCENARIOS: Record<string, Scenario> = {
     });
     return create(stack, key, summarize(['chat', 'chat-backup'], 'hedged'));
   },
+  'contract-violation-after-effect': async (stack, key) => {
+    // The charge is made, but its answer breaks the contract: unknown, then the status lookup.
+    stack.simulator.inject({
+      route: 'charge',
+      fault: { kind: 'answer_with', merge: { fee: 35 } },
+    });
+    return create(stack, key, charge(['pay', 'pay-backup']));
+  },
+  'temporal-cancel': async (stack, key) => {
+    stack.simulator.inject({ route: 'chat', model: 'sim-steady', fault: { kind: 'hang' } });
+    const id = await create(stack, key, summarize(['chat']));
+    await eventually(
+      () => status(stack, id),
+      (s) => s === 'running',
+    );
+    await cancelThroughTemporal(stack, id);
+    return id;
+  },
   cancel: async (stack, key) => {
     stack.simulator.inject({ route: 'chat', model: 'sim-steady', fault: { kind: 'hang' } });
     const id = await create(stack, key, summarize(['chat-quick']));
@@ -101,9 +128,13 @@ const SCENARIOS: Record<string, Scenario> = {
   },
 };
 
-async function main(): Promise<void> {
-  process.env.LOG_LEVEL ??= 'warn';
-  await globalSetup();
+async function save(name: string, history: unknown, note: string): Promise<void> {
+  await writeFile(path.join(HISTORIES_DIR, `${name}.json`), `${historyToJSON(history as never)}\n`);
+  console.log(`recorded ${name}: ${note}`);
+}
+
+/** Runs every scenario and saves the history of its job's workflow. */
+async function recordScenarios(): Promise<void> {
   const stack = await startTestStack({ providers, hedgeDelayMs: 300 });
   try {
     await stack.certify('chat-backup', 'summarize');
@@ -116,13 +147,77 @@ async function main(): Promise<void> {
         [id],
       );
       const handle = stack.temporal.workflow.getHandle(rows[0]!.workflow_id);
-      const result = await handle.result();
+      const outcome = await handle.result().then(
+        (result: { status: string }) => `job ${result.status}`,
+        (error: Error) => `workflow ${error.name}`,
+      );
       const history = await handle.fetchHistory();
-      await writeFile(path.join(HISTORIES_DIR, `${name}.json`), `${historyToJSON(history)}\n`);
-      console.log(`recorded ${name}: ${history.events?.length ?? 0} events, job ${result.status}`);
+      await save(name, history, `${history.events?.length ?? 0} events, ${outcome}`);
     }
   } finally {
     await stack.stop();
+  }
+}
+
+/**
+ * A job blocked in unknown through several continued runs (a tiny history bound), settled by
+ * an operator: the first run's history (it ends by continuing-as-new) and the last run's.
+ */
+async function recordContinueAsNew(): Promise<void> {
+  const stack = await startTestStack({
+    providers,
+    env: { ONEJOB_HISTORY_EVENT_LIMIT: '60', ONEJOB_RECONCILE_MAX_DELAY_MS: '200' },
+  });
+  try {
+    await stack.certify('pay-backup', 'charge');
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+    const id = await create(
+      stack,
+      `replay-continue-as-new-${Date.now()}`,
+      charge(['pay', 'pay-backup']),
+    );
+    const { rows } = await stack.pool.query<{ workflow_id: string }>(
+      'SELECT workflow_id FROM jobs WHERE id = $1',
+      [id],
+    );
+    const handle = stack.temporal.workflow.getHandle(rows[0]!.workflow_id);
+    const firstRunId = (await handle.describe()).runId;
+    await eventually(
+      () => handle.query<{ run: number }>('status'),
+      (s) => s.run >= 3,
+      60_000,
+    );
+    await stack.request('POST', `/v1/operator/attempts/${id}:1/resolve`, {
+      token: OPERATOR_TOKEN,
+      body: { outcome: 'failed', reason: 'bank confirms no charge' },
+    });
+    const result = await handle.result();
+    const firstRun = await stack.temporal.workflow
+      .getHandle(handle.workflowId, firstRunId)
+      .fetchHistory();
+    await save(
+      'continue-as-new-first-run',
+      firstRun,
+      `${firstRun.events?.length ?? 0} events, continued as new`,
+    );
+    const lastRun = await handle.fetchHistory();
+    await save(
+      'continue-as-new-last-run',
+      lastRun,
+      `${lastRun.events?.length ?? 0} events, job ${result.status}`,
+    );
+  } finally {
+    await stack.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  process.env.LOG_LEVEL ??= 'warn';
+  await globalSetup();
+  try {
+    await recordScenarios();
+    await recordContinueAsNew();
+  } finally {
     await globalTeardown();
   }
 }
