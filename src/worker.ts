@@ -1,26 +1,12 @@
-import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
-import { createJobActivities, createProviderCallActivities } from './activities';
-import type { Pool } from './db/pool';
+import { createJobActivities, createProviderCallActivities, type ActivityDeps } from './activities';
 import type { workerConfig } from './config';
-import type { Logger } from './logger';
-import type { ProviderRegistry } from './providers/registry';
 import { providerCallTaskQueue } from './workflows/definitions';
 
-export interface JobWorkerOptions {
+export interface JobWorkerOptions extends ActivityDeps {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  pool: Pool;
-  providers: ProviderRegistry;
-  logger: Logger;
-  /** For activities that nudge a workflow (a late result arrived). */
-  temporal: Client;
-  defaultHedgeDelayMs?: number;
-  requireCertifiedPrimary?: boolean;
-  maxAttemptsPerJob?: number;
-  historyEventLimit?: number;
-  reconcileMaxDelayMs?: number;
   /** Provider calls that may run at once in this process (they wait on the network, not the CPU). */
   maxConcurrentProviderCalls?: number;
   /**
@@ -60,17 +46,7 @@ export const DEFAULT_SHUTDOWN_FORCE_TIME_MS = 30_000;
  * late-result window) can never keep jobs from being admitted or attempts from settling.
  */
 export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWorkers> {
-  const deps = {
-    pool: options.pool,
-    providers: options.providers,
-    logger: options.logger,
-    temporal: options.temporal,
-    defaultHedgeDelayMs: options.defaultHedgeDelayMs,
-    requireCertifiedPrimary: options.requireCertifiedPrimary,
-    maxAttemptsPerJob: options.maxAttemptsPerJob,
-    historyEventLimit: options.historyEventLimit,
-    reconcileMaxDelayMs: options.reconcileMaxDelayMs,
-  };
+  const deps: ActivityDeps = options;
   const shutdownForceTime = options.shutdownForceTimeMs ?? DEFAULT_SHUTDOWN_FORCE_TIME_MS;
   const jobs = await Worker.create({
     connection: options.connection,

@@ -8,34 +8,28 @@ import {
   payProvider,
   readJob,
   requestsFor,
-  startTestStack,
+  useTestStack,
   untilJob,
-  type TestStack,
 } from './helpers';
 
 /** Who may ask for another attempt, how many a job may have, and which callbacks count. */
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await startTestStack({
-    providers: (url) => [
-      chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 20_000 }),
-      chatProvider(url, 'chat-backup', 'sim-backup', { timeoutMs: 20_000 }),
-      chatProvider(url, 'chat-uncertified', 'sim-backup', { timeoutMs: 20_000 }),
-      payProvider(url, 'pay-blind', {
-        statusUrl: undefined,
-        callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
-      }),
-      payProvider(url, 'pay-backup', { timeoutMs: 20_000 }),
-    ],
-    hedgeDelayMs: 60_000,
-    env: { ONEJOB_MAX_ATTEMPTS_PER_JOB: '3' },
-  });
-  expect((await stack.certify('chat-backup', 'summarize')).passed).toBe(true);
-  expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
-});
-afterEach(() => stack.simulator.clearFaults());
-afterAll(async () => {
-  await stack?.stop();
+const stack = useTestStack({
+  providers: (url) => [
+    chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 20_000 }),
+    chatProvider(url, 'chat-backup', 'sim-backup', { timeoutMs: 20_000 }),
+    chatProvider(url, 'chat-uncertified', 'sim-backup', { timeoutMs: 20_000 }),
+    payProvider(url, 'pay-blind', {
+      statusUrl: undefined,
+      callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
+    }),
+    payProvider(url, 'pay-backup', { timeoutMs: 20_000 }),
+  ],
+  hedgeDelayMs: 60_000,
+  env: { ONEJOB_MAX_ATTEMPTS_PER_JOB: '3' },
+  certify: [
+    ['chat-backup', 'summarize'],
+    ['pay-backup', 'charge'],
+  ],
 });
 
 const hedged = () => ({

@@ -1,7 +1,7 @@
 import { findCertification } from '../src/db/certifications';
 import { contractVersion, findJobType } from '../src/jobTypes';
 import type { ProviderConfig } from '../src/providers/provider';
-import { attemptRows, runCli, startTestStack, type TestStack } from './helpers';
+import { attemptRows, runCli, startTestStack, type TestStack, anthropicProvider } from './helpers';
 
 /** Certification before failover, against every behaviour profile of the simulator. */
 const PROFILES = [
@@ -25,24 +25,8 @@ const providers = (url: string): ProviderConfig[] => [
     lateResultTimeoutMs: 3_000,
     sideEffects: false,
   })),
-  {
-    name: 'claude-steady',
-    kind: 'anthropic',
-    baseUrl: url,
-    model: 'sim-steady',
-    timeoutMs: 1_000,
-    lateResultTimeoutMs: 3_000,
-    sideEffects: false,
-  },
-  {
-    name: 'claude-prose',
-    kind: 'anthropic',
-    baseUrl: url,
-    model: 'sim-prose',
-    timeoutMs: 1_000,
-    lateResultTimeoutMs: 3_000,
-    sideEffects: false,
-  },
+  anthropicProvider(url, 'claude-steady', 'sim-steady'),
+  anthropicProvider(url, 'claude-prose', 'sim-prose'),
   {
     name: 'backup',
     kind: 'openai-compatible',

@@ -7,10 +7,9 @@ import {
   operator,
   payProvider,
   readJob,
-  startTestStack,
+  useTestStack,
   untilJob,
   workflowStatus,
-  type TestStack,
 } from './helpers';
 
 /**
@@ -18,16 +17,10 @@ import {
  * grows large, carrying everything it knows; here the bound is tiny, so one blocked job passes
  * through several runs in seconds.
  */
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await startTestStack({
-    providers: (url) => [payProvider(url, 'pay'), payProvider(url, 'pay-backup')],
-    env: { ONEJOB_HISTORY_EVENT_LIMIT: '60', ONEJOB_RECONCILE_MAX_DELAY_MS: '200' },
-  });
-  expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
-});
-afterAll(async () => {
-  await stack?.stop();
+const stack = useTestStack({
+  providers: (url) => [payProvider(url, 'pay'), payProvider(url, 'pay-backup')],
+  env: { ONEJOB_HISTORY_EVENT_LIMIT: '60', ONEJOB_RECONCILE_MAX_DELAY_MS: '200' },
+  certify: [['pay-backup', 'charge']],
 });
 
 test('a job blocked in unknown continues-as-new through several runs, keeps its search attributes and details, and is settled by an operator through the compare-and-swap', async () => {

@@ -10,6 +10,7 @@ import { withDatabase } from '../src/dev/postgres';
 import { freePort, spawnNodeScript, type GuardedProcess } from '../src/dev/processes';
 import { createLogger } from '../src/logger';
 import type {
+  AnthropicConfig,
   HttpProviderConfig,
   OpenAiCompatibleConfig,
   ProviderConfig,
@@ -403,6 +404,25 @@ export function chatProvider(
   };
 }
 
+/** An Anthropic Messages provider on the simulator, serving one of its models. */
+export function anthropicProvider(
+  url: string,
+  name: string,
+  model: string,
+  options: Partial<AnthropicConfig> = {},
+): ProviderConfig {
+  return {
+    name,
+    kind: 'anthropic',
+    baseUrl: url,
+    model,
+    timeoutMs: 1_000,
+    lateResultTimeoutMs: 3_000,
+    sideEffects: false,
+    ...options,
+  };
+}
+
 /** A job as the API shows it (the fields tests read). */
 export interface JobView {
   id: string;
@@ -542,4 +562,32 @@ export async function untilWorkflowClosed(
     timeoutMs,
   );
   return described.status.name;
+}
+
+/**
+ * The stack of one test file: started before its tests (with the named providers certified for
+ * their job types), faults cleared after each test, stopped after the last. Use it as a
+ * TestStack; it stands for the stack once the tests run.
+ */
+export function useTestStack(
+  options: TestStackOptions & { certify?: Array<[provider: string, jobType: string]> } = {},
+): TestStack {
+  let current: TestStack | undefined;
+  beforeAll(async () => {
+    current = await startTestStack(options);
+    for (const [provider, jobType] of options.certify ?? []) {
+      const report = await current.certify(provider, jobType);
+      if (!report.passed) throw new Error(`${provider} failed certification for ${jobType}`);
+    }
+  });
+  afterEach(() => current?.simulator.clearFaults());
+  afterAll(async () => {
+    await current?.stop();
+  });
+  return new Proxy({} as TestStack, {
+    get(_target, property) {
+      if (!current) throw new Error('the test stack is not started yet (use it inside tests)');
+      return Reflect.get(current, property);
+    },
+  });
 }

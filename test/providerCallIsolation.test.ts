@@ -1,12 +1,4 @@
-import {
-  chatProvider,
-  createJob,
-  eventually,
-  operator,
-  startTestStack,
-  untilJob,
-  type TestStack,
-} from './helpers';
+import { chatProvider, createJob, eventually, operator, useTestStack, untilJob } from './helpers';
 
 /**
  * Provider calls run on their own task queue with their own slots. A call that outlives its
@@ -15,18 +7,12 @@ import {
  */
 const HANGING = 120;
 
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await startTestStack({
-    providers: (url) => [
-      // Always hangs; each call may run on for two minutes after its attempt timed out.
-      chatProvider(url, 'hangs', 'sim-hangs', { lateResultTimeoutMs: 120_000 }),
-      chatProvider(url, 'steady', 'sim-steady', { timeoutMs: 10_000 }),
-    ],
-  });
-});
-afterAll(async () => {
-  await stack?.stop();
+const stack = useTestStack({
+  providers: (url) => [
+    // Always hangs; each call may run on for two minutes after its attempt timed out.
+    chatProvider(url, 'hangs', 'sim-hangs', { lateResultTimeoutMs: 120_000 }),
+    chatProvider(url, 'steady', 'sim-steady', { timeoutMs: 10_000 }),
+  ],
 });
 
 test(`${HANGING} provider calls that hang do not stop new jobs from being admitted, attempts from being created, or unknown attempts from being settled`, async () => {
@@ -43,7 +29,7 @@ test(`${HANGING} provider calls that hang do not stop new jobs from being admitt
   await eventually(
     async () => stack.simulator.requests().filter((r) => r.model === 'sim-hangs').length,
     (n) => n === HANGING,
-    60_000,
+    150_000,
   );
   await eventually(
     async () =>
@@ -53,7 +39,7 @@ test(`${HANGING} provider calls that hang do not stop new jobs from being admitt
         )
       ).rows[0]!.n,
     (n) => n === HANGING,
-    60_000,
+    150_000,
   );
 
   // A new job is admitted, gets its attempt, and its call runs to the end.
@@ -74,4 +60,4 @@ test(`${HANGING} provider calls that hang do not stop new jobs from being admitt
   expect(resolved.status).toBe(200);
   const settled = await untilJob(stack, victim.id, (j) => j.status === 'failed');
   expect(settled.attempts.map((a) => a.state)).toEqual(['failed']);
-}, 180_000);
+}, 420_000);

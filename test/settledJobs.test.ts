@@ -10,9 +10,8 @@ import {
   operator,
   readJob,
   requestsFor,
-  startTestStack,
+  useTestStack,
   untilWorkflowClosed,
-  type TestStack,
 } from './helpers';
 
 /**
@@ -20,20 +19,13 @@ import {
  * settlement came through the workflow (an operator's cancel) or behind its back (a result
  * recorded by a late call or a callback whose nudge has not arrived yet).
  */
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await startTestStack({
-    providers: (url) => [
-      chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 20_000 }),
-      chatProvider(url, 'chat-backup', 'sim-backup', { timeoutMs: 20_000 }),
-    ],
-    hedgeDelayMs: 1_500,
-  });
-  expect((await stack.certify('chat-backup', 'summarize')).passed).toBe(true);
-});
-afterEach(() => stack.simulator.clearFaults());
-afterAll(async () => {
-  await stack?.stop();
+const stack = useTestStack({
+  providers: (url) => [
+    chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 20_000 }),
+    chatProvider(url, 'chat-backup', 'sim-backup', { timeoutMs: 20_000 }),
+  ],
+  hedgeDelayMs: 1_500,
+  certify: [['chat-backup', 'summarize']],
 });
 
 const summarize = (providers: string[], mode = 'exclusive') => ({

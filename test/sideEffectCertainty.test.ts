@@ -3,6 +3,7 @@ import { createServer as createTcpServer, type Server as TcpServer } from 'node:
 import type { AddressInfo } from 'node:net';
 import type { ProviderConfig } from '../src/providers/provider';
 import {
+  anthropicProvider,
   chargeBody,
   chatProvider,
   createJob,
@@ -47,15 +48,7 @@ const providers = (url: string): ProviderConfig[] => [
   chatProvider(url, 'chat', 'sim-steady'),
   chatProvider(url, 'chat-backup', 'sim-backup', { timeoutMs: 10_000 }),
   chatProvider(url, 'chat-window', 'sim-steady', { lateResultTimeoutMs: 3_000 }),
-  {
-    name: 'claude',
-    kind: 'anthropic',
-    baseUrl: url,
-    model: 'sim-steady',
-    timeoutMs: 1_000,
-    lateResultTimeoutMs: 3_000,
-    sideEffects: false,
-  },
+  anthropicProvider(url, 'claude', 'sim-steady'),
 ];
 
 let stack: TestStack;

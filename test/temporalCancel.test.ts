@@ -10,10 +10,9 @@ import {
   operator,
   payProvider,
   readJob,
-  startTestStack,
+  useTestStack,
   untilJob,
   untilWorkflowClosed,
-  type TestStack,
 } from './helpers';
 
 /**
@@ -21,19 +20,13 @@ import {
  * there is an operator's cancel; a terminate runs no code at all, so the sweeper finds the open
  * job whose workflow closed and continues it in a new run.
  */
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await startTestStack({
-    providers: (url) => [
-      payProvider(url, 'pay'),
-      payProvider(url, 'pay-backup'),
-      chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 }),
-    ],
-  });
-  expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
-});
-afterAll(async () => {
-  await stack?.stop();
+const stack = useTestStack({
+  providers: (url) => [
+    payProvider(url, 'pay'),
+    payProvider(url, 'pay-backup'),
+    chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 }),
+  ],
+  certify: [['pay-backup', 'charge']],
 });
 
 /** The real `temporal` CLI against the test server. */

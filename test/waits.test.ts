@@ -1,27 +1,13 @@
-import {
-  chatProvider,
-  createJob,
-  eventually,
-  startTestStack,
-  untilJob,
-  TEST_TOKEN,
-  type TestStack,
-} from './helpers';
+import { chatProvider, createJob, eventually, useTestStack, untilJob, TEST_TOKEN } from './helpers';
 
 /**
  * `GET /v1/jobs/:id?wait=` holds a request open while it polls the database: it must stop
  * when the client goes away, and one owner may hold only so many at once.
  */
 const LIMIT = 20;
-let stack: TestStack;
-beforeAll(async () => {
-  stack = await startTestStack({
-    providers: (url) => [chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 })],
-    env: { ONEJOB_MAX_WAITS_PER_OWNER: String(LIMIT) },
-  });
-});
-afterAll(async () => {
-  await stack?.stop();
+const stack = useTestStack({
+  providers: (url) => [chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 })],
+  env: { ONEJOB_MAX_WAITS_PER_OWNER: String(LIMIT) },
 });
 
 async function waitsInProgress(): Promise<number> {

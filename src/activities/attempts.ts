@@ -25,9 +25,22 @@ export interface ReconcileOutcome extends AttemptOutcome {
   recheckInMs?: number;
 }
 
+/** A call without side effects that can no longer be running and never answered. */
+const CALL_GONE = {
+  code: 'call_gone',
+  message:
+    'the call can no longer answer (its worker stopped, or its late-result window is over), and the provider has no side effects',
+};
+
 /** Creating attempts, abandoning them, and looking again at unknown ones. */
 export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>) {
   const { pool, providers, logger } = deps;
+
+  const failed = async (
+    attempt: AttemptRecord,
+    error: { code: string; message: string },
+  ): Promise<AttemptOutcome> =>
+    attemptOutcome(pool, await settleAttemptWithoutResult(pool, attempt.id, 'failed', error));
 
   const stillUnknown = async (
     attempt: AttemptRecord,
@@ -93,13 +106,10 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
       const sideEffects = contract.sideEffects || provider.config.sideEffects;
       if (!attempt.startedAt) {
         // Unknown before its call ever began (abandoned while starting): nothing was sent.
-        return attemptOutcome(
-          pool,
-          await settleAttemptWithoutResult(pool, attempt.id, 'failed', {
-            code: 'never_sent',
-            message: 'the call never began, so nothing was sent',
-          }),
-        );
+        return failed(attempt, {
+          code: 'never_sent',
+          message: 'the call never began, so nothing was sent',
+        });
       }
       const callOverAt =
         attempt.callEndedAt?.getTime() ??
@@ -134,14 +144,11 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
         if (status.state === 'not_found') {
           if (now >= believableAt) {
             log.info('provider says the attempt was never processed');
-            return attemptOutcome(
-              pool,
-              await settleAttemptWithoutResult(pool, attempt.id, 'failed', {
-                code: 'never_processed',
-                message:
-                  'the provider status lookup has no record of this idempotency key, and the original call can no longer land',
-              }),
-            );
+            return failed(attempt, {
+              code: 'never_processed',
+              message:
+                'the provider status lookup has no record of this idempotency key, and the original call can no longer land',
+            });
           }
           return stillUnknown(
             attempt,
@@ -149,11 +156,11 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
             { recheckInMs: believableAt - now },
           );
         }
-        if (!sideEffects && now >= believableAt) return settleGone(attempt);
+        if (!sideEffects && now >= believableAt) return failed(attempt, CALL_GONE);
         return stillUnknown(attempt, status.detail);
       }
       if (!sideEffects) {
-        if (now >= believableAt) return settleGone(attempt);
+        if (now >= believableAt) return failed(attempt, CALL_GONE);
         return stillUnknown(
           attempt,
           'waiting for the call to end: its late answer wins the compare-and-swap, its error fails the attempt',
@@ -167,16 +174,4 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
       );
     },
   };
-
-  /** A call without side effects that can no longer be running and never answered. */
-  async function settleGone(attempt: AttemptRecord): Promise<AttemptOutcome> {
-    return attemptOutcome(
-      pool,
-      await settleAttemptWithoutResult(pool, attempt.id, 'failed', {
-        code: 'call_gone',
-        message:
-          'the call can no longer answer (its worker stopped, or its late-result window is over), and the provider has no side effects',
-      }),
-    );
-  }
 }
