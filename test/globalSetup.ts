@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { resolveDatabase, type ResolvedDatabase } from '../src/dev/postgres';
+import { CHROMIUM, NGINX, obtainDebianProgram } from '../src/dev/debianPackages';
 import { obtainTemporalCli } from '../src/dev/temporalCli';
 import { startTemporalDevServerOnFreePorts, type DevServer } from '../src/dev/temporalServer';
 import { publishHarness, ROOT, TEST_OUTPUT } from './harness';
@@ -22,8 +23,14 @@ export default async function globalSetup(): Promise<void> {
   globalThis.onejobTestServers = {};
 
   const started = Date.now();
+  // Debian's programs one after the other (apt holds a lock), while the rest gets going.
+  const programs = (async () => ({
+    chromiumPath: await obtainDebianProgram(CHROMIUM, log),
+    nginxPath: await obtainDebianProgram(NGINX, log),
+  }))();
+  programs.catch(() => undefined);
   const cli = await obtainTemporalCli(log);
-  const [database, temporal, bundle] = await Promise.all([
+  const [database, temporal, bundle, { chromiumPath, nginxPath }] = await Promise.all([
     resolveDatabase({ stateDir: path.join(TEST_OUTPUT, 'state'), log }),
     startTemporalDevServerOnFreePorts({
       cliPath: cli.path,
@@ -33,6 +40,7 @@ export default async function globalSetup(): Promise<void> {
       workflowsPath: path.join(ROOT, 'src', 'workflows'),
       logger: new DefaultLogger('WARN'),
     }),
+    programs,
   ]);
   globalThis.onejobTestServers = { temporal, database };
   const workflowBundlePath = path.join(TEST_OUTPUT, 'workflow-bundle.js');
@@ -44,6 +52,8 @@ export default async function globalSetup(): Promise<void> {
     temporalCliPath: cli.path,
     adminDatabaseUrl: database.adminUrl,
     workflowBundlePath,
+    chromiumPath,
+    nginxPath,
   });
   log(
     `temporal ${temporal.address} (${cli.source}), PostgreSQL ${database.source}, ready in ${Date.now() - started} ms`,

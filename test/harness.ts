@@ -8,6 +8,9 @@ export interface HarnessInfo {
   temporalCliPath: string;
   adminDatabaseUrl: string;
   workflowBundlePath: string;
+  /** Debian's Chromium (the Web UI test) and nginx (the load-balancer test). */
+  chromiumPath: string;
+  nginxPath: string;
 }
 
 export const ROOT = path.resolve(__dirname, '..');

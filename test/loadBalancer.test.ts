@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { startNginx, type LoadBalancer } from '../src/dev/nginx';
 import { freePort } from '../src/dev/processes';
 import { jobWorkflowId } from '../src/domain/workflowId';
-import { TEST_OUTPUT } from './harness';
+import { harness, TEST_OUTPUT } from './harness';
 import { eventually, startTestStack, TEST_OWNER, TEST_TOKEN, type TestStack } from './helpers';
 
 /**
@@ -26,6 +26,7 @@ describe.each(['hash', 'round-robin'] as const)('nginx balancing by %s', (balanc
   let nginx: LoadBalancer;
   beforeAll(async () => {
     nginx = await startNginx({
+      nginxPath: harness().nginxPath,
       dir: mkdtempSync(path.join(TEST_OUTPUT, `nginx-${balance}-`)),
       port: await freePort(),
       upstreams: replicas,

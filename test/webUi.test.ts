@@ -9,7 +9,6 @@ import { eventually, startTestStack, type TestStack } from './helpers';
  * An operator finds a stuck job in the real Temporal Web UI, driven in Debian's Chromium:
  * filter by JobStatus = "unknown", open the workflow, read what it waits on.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOTS = path.join(TEST_OUTPUT, 'screenshots');
 
 let stack: TestStack;
@@ -29,7 +28,7 @@ beforeAll(async () => {
     ],
   });
   browser = await chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath: harness().chromiumPath,
     args: [
       '--no-sandbox',
       '--disable-gpu',
