@@ -80,7 +80,8 @@ async function operator(method: string, path: string, body: unknown): Promise<Re
 }
 
 test('a provoked timeout makes the attempt and the job unknown, blocks new attempts, and the late success wins', async () => {
-  stack.simulator.inject({ route: 'charge', fault: { kind: 'delay', ms: 4_000 } });
+  // The charge is made and answered only when the test lets it: late, whatever the machine's speed.
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'late-success' } });
   const job = await charge(['pay', 'pay-backup']);
 
   const blocked = await untilStatus(job.id, 'unknown');
@@ -107,6 +108,7 @@ test('a provoked timeout makes the attempt and the job unknown, blocks new attem
   ).rejects.toMatchObject({ code: '23505', constraint: 'attempts_one_in_flight_per_job' });
 
   // The call kept running in the worker; its late answer goes through the CAS and wins.
+  stack.simulator.openGate('late-success');
   const done = await untilStatus(job.id, 'succeeded');
   expect(done.completedBy).toBe(`${job.id}:1`);
   expect(done.attempts).toHaveLength(1);
@@ -232,7 +234,7 @@ test('a signed provider callback settles an unknown attempt; a bad signature is 
 });
 
 test('a result arriving after an operator cancelled the job is discarded and logged as a race', async () => {
-  stack.simulator.inject({ route: 'chat', fault: { kind: 'delay', ms: 3_000 } });
+  stack.simulator.inject({ route: 'chat', fault: { kind: 'hold', gate: 'after-cancel' } });
   const created = await stack.request('POST', '/v1/jobs', {
     headers: { 'idempotency-key': `cancel-${Date.now()}` },
     body: {
@@ -253,6 +255,7 @@ test('a result arriving after an operator cancelled the job is discarded and log
   expect(twice.status).toBe(409);
 
   // The late answer arrives, loses the CAS (the version moved when the job was cancelled).
+  stack.simulator.openGate('after-cancel');
   const lost = await eventually(
     () => attemptRows(stack.pool, job.id),
     (rows) => rows[0]?.state === 'lost',

@@ -39,7 +39,8 @@ async function run(stack: TestStack, key: string): Promise<Job> {
   return (await (await stack.request('GET', `/v1/jobs/${id}?wait=30`)).json()) as Job;
 }
 
-async function expectReverseOrderOutcome(stack: TestStack, job: Job): Promise<void> {
+/** A's answer is held at `gate` until B has won; then it comes back and must lose. */
+async function expectReverseOrderOutcome(stack: TestStack, job: Job, gate: string): Promise<void> {
   const [a, b] = [`${job.id}:1`, `${job.id}:2`];
   expect(job.status).toBe('succeeded');
   expect(job.completedBy).toBe(b);
@@ -47,6 +48,7 @@ async function expectReverseOrderOutcome(stack: TestStack, job: Job): Promise<vo
   expect(job.result).toEqual({ summary: 'Attempt B leaves second and returns first.' });
 
   // A's answer still comes back; its compare-and-swap touches zero rows.
+  stack.simulator.openGate(gate);
   await eventually(
     () => attemptRows(stack.pool, job.id),
     (rows) => rows[0]?.state === 'lost',
@@ -94,10 +96,10 @@ describe('reverse-order finish', () => {
     stack.simulator.inject({
       route: 'chat',
       model: 'sim-steady',
-      fault: { kind: 'delay', ms: 2_000 },
+      fault: { kind: 'hold', gate: 'hedge-reverse' },
     });
     const job = await run(stack, 'hedge-reverse');
-    await expectReverseOrderOutcome(stack, job);
+    await expectReverseOrderOutcome(stack, job, 'hedge-reverse');
   });
 
   test('hedged mode is refused for a job with side effects', async () => {
@@ -135,10 +137,10 @@ describe('reverse-order finish after a timeout', () => {
     stack.simulator.inject({
       route: 'chat',
       model: 'sim-steady',
-      fault: { kind: 'delay', ms: 2_500 },
+      fault: { kind: 'hold', gate: 'hedge-timeout' },
     });
     const job = await run(stack, 'hedge-timeout');
-    await expectReverseOrderOutcome(stack, job);
+    await expectReverseOrderOutcome(stack, job, 'hedge-timeout');
   });
 });
 
@@ -162,7 +164,7 @@ describe('a user asks for the fallback now', () => {
     stack.simulator.inject({
       route: 'chat',
       model: 'sim-steady',
-      fault: { kind: 'delay', ms: 3_000 },
+      fault: { kind: 'hold', gate: 'hedge-now' },
     });
     const created = await stack.request('POST', '/v1/jobs', {
       headers: { 'idempotency-key': 'hedge-now' },
@@ -189,7 +191,7 @@ describe('a user asks for the fallback now', () => {
       provider: 'fallback',
     });
     const job = (await (await stack.request('GET', `/v1/jobs/${id}?wait=30`)).json()) as Job;
-    await expectReverseOrderOutcome(stack, job);
+    await expectReverseOrderOutcome(stack, job, 'hedge-now');
 
     const late = await stack.request('POST', `/v1/jobs/${id}/attempts`, { body: {} });
     expect(late.status).toBe(409);

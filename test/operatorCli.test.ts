@@ -88,7 +88,8 @@ test('find an unknown job, read it, and resolve its attempt from the command lin
 });
 
 test('cancel a job from the command line; its late result shows up as a lost race', async () => {
-  stack.simulator.inject({ route: 'chat', fault: { kind: 'delay', ms: 2_500 } });
+  // The answer is held until the test lets it go: after the cancel, whatever the machine's speed.
+  stack.simulator.inject({ route: 'chat', fault: { kind: 'hold', gate: 'cli-cancel' } });
   const id = await create('cli-cancel', {
     type: 'summarize',
     input: { text: 'Cancel me. Then answer late.' },
@@ -101,6 +102,7 @@ test('cancel a job from the command line; its late result shows up as a lost rac
 
   const cancelled = await runCli(stack, ['jobs', 'cancel', id, '--reason', 'customer withdrew']);
   expect(cancelled.stdout.trim()).toBe(`job ${id} is cancelled`);
+  stack.simulator.openGate('cli-cancel');
   const races = await eventually(
     async () =>
       JSON.parse(

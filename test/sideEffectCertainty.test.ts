@@ -196,7 +196,7 @@ describe('an unknown attempt without side effects settles when its call ends', (
     stack.simulator.inject({
       route: 'chat',
       model: 'sim-steady',
-      fault: { kind: 'delay', ms: 2_500, then: { kind: 'fail_before', status: 500 } },
+      fault: { kind: 'hold', gate: 'late-error', then: { kind: 'fail_before', status: 500 } },
     });
     const job = await createJob(stack, summarizeBody(['chat', 'chat-backup']));
     // While the call runs on past its timeout, the job waits: its late answer could still win.
@@ -204,6 +204,7 @@ describe('an unknown attempt without side effects settles when its call ends', (
     expect(requestsFor(stack, job.id, 'chat').map((r) => r.idempotencyKey)).toEqual([
       `${job.id}:1`,
     ]);
+    stack.simulator.openGate('late-error');
     const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
     expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([
       ['chat', 'failed'],

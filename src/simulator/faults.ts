@@ -9,6 +9,12 @@ export type Fault =
    * While it waits, a status lookup for the key says "still processing".
    */
   | { kind: 'delay'; ms: number; then?: Fault }
+  /**
+   * Wait until the test opens the named gate (`POST /_simulator/gates/<gate>`), then behave
+   * normally or as `then` says: a late answer that comes exactly when the test wants it.
+   * While it waits, a status lookup for the key says "still processing".
+   */
+  | { kind: 'hold'; gate: string; then?: Fault }
   /** Never answer (until the server shuts down); no side effect. */
   | { kind: 'hang' }
   /** Answer with an error status before doing anything. */

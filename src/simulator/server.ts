@@ -142,6 +142,8 @@ export interface SimulatorServer {
   inject(rule: FaultRule): void;
   /** Drop every queued fault (the same as `DELETE /_simulator/faults`). */
   clearFaults(): void;
+  /** Let every request held at this gate go on, and any that comes later (`POST /_simulator/gates/<gate>`). */
+  openGate(gate: string): void;
   close(): Promise<void>;
 }
 
@@ -155,6 +157,15 @@ export async function startSimulator(
   /** Keys whose request arrived and is being worked on (a status lookup says "processing"). */
   const pending = new Set<string>();
   const ledgerKey = (route: SimulatorRoute, key: string): string => `${route}:${key}`;
+
+  /** Gates the tests open; requests held at a closed gate wait for it. */
+  const openGates = new Set<string>();
+  const heldAtGate = new Map<string, Array<() => void>>();
+  const openGate = (gate: string): void => {
+    openGates.add(gate);
+    for (const resume of heldAtGate.get(gate) ?? []) resume();
+    heldAtGate.delete(gate);
+  };
 
   /** Requests waiting for a status lookup of their key before they do the work. */
   const awaitingStatusLookup = new Map<string, Array<() => void>>();
@@ -195,6 +206,16 @@ export async function startSimulator(
         // The work goes on whether or not the caller is still there, as at a real provider.
         pending.add(slot);
         await new Promise((resolve) => setTimeout(resolve, fault.ms));
+        pending.delete(slot);
+        return behave(fault.then);
+      }
+      if (fault?.kind === 'hold') {
+        pending.add(slot);
+        if (!openGates.has(fault.gate)) {
+          await new Promise<void>((resolve) =>
+            heldAtGate.set(fault.gate, [...(heldAtGate.get(fault.gate) ?? []), resolve]),
+          );
+        }
         pending.delete(slot);
         return behave(fault.then);
       }
@@ -468,6 +489,11 @@ export async function startSimulator(
         faults.add(JSON.parse(await readBody(req)) as FaultRule);
         return sendJson(res, 204, {});
       }
+      const gate = /^POST \/_simulator\/gates\/([^/]+)$/.exec(route);
+      if (gate) {
+        openGate(decodeURIComponent(gate[1]!));
+        return sendJson(res, 204, {});
+      }
       if (route === 'DELETE /_simulator/faults') {
         faults.clear();
         return sendJson(res, 204, {});
@@ -502,6 +528,7 @@ export async function startSimulator(
     requests: () => [...requestLog],
     inject: (rule) => faults.add(rule),
     clearFaults: () => faults.clear(),
+    openGate,
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of hanging) res.destroy();

@@ -69,6 +69,9 @@ export interface CarriedJobState {
   unknownSince: Record<string, string>;
   /** How many runs came before this one. */
   runs: number;
+  /** What the job was shown waiting on, so the next run shows the same from its first moment. */
+  waitingOn?: string;
+  needsOperator?: boolean;
 }
 
 export interface JobWorkflowInput {

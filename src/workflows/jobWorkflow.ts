@@ -356,6 +356,8 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     ),
     unknownSince,
     runs: status.run,
+    waitingOn: status.waitingOn,
+    needsOperator: status.needsOperator,
   });
 
   /**
@@ -572,7 +574,8 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     const blocked = attempts.find((a) => a.state === 'unknown');
     show(
       blocked ? 'unknown' : attempts.length > 0 ? 'running' : 'pending',
-      carried ? `continued from run ${carried.runs}` : 'admitted',
+      carried?.waitingOn ?? 'admitted',
+      carried?.needsOperator ?? false,
     );
     if (admitted.mode === 'exclusive') await runExclusive(admitted);
     else await runHedged(admitted);
