@@ -464,7 +464,11 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
 
   const track = (running: Promise<void>): Promise<void> => {
     runningAttempts.add(running);
-    void running.finally(() => runningAttempts.delete(running));
+    // Bookkeeping only: whoever awaits `running` sees its failure (an unhandled one would fail the task).
+    running.then(
+      () => runningAttempts.delete(running),
+      () => runningAttempts.delete(running),
+    );
     return running;
   };
 
@@ -497,12 +501,19 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   async function runHedged(admitted: JobPlan): Promise<void> {
     // After a delay of silence the next provider starts too; the first CAS wins.
     let settledCount = 0;
+    // A launched attempt that failed in a way no retry heals: the loop rethrows it.
+    let broken: unknown;
     const launch = (next: { provider: PlannedProvider; request?: AttemptRequest }): void => {
-      void track(runAttempt(admitted, next.provider, next.request)).then(() => {
-        settledCount += 1;
-      });
+      track(runAttempt(admitted, next.provider, next.request)).then(
+        () => void (settledCount += 1),
+        (error: unknown) => {
+          broken ??= error;
+          settledCount += 1;
+        },
+      );
     };
     while (!terminal) {
+      if (broken) throw broken;
       const nextExists =
         (nextInPlan < admitted.providers.length || pendingRequest() !== undefined) &&
         attempts.length < admitted.maxAttempts;
