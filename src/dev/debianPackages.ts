@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { isExecutable } from './temporalCli';
 
 /** A program the tests take from Debian's packages (Chromium for the Web UI, nginx). */
 export interface DebianProgram {
@@ -21,15 +21,6 @@ export const NGINX: DebianProgram = {
   packages: ['nginx-light', 'nginx'],
   overrideEnv: 'NGINX_PATH',
 };
-
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function run(command: string, args: string[], log: (line: string) => void): Promise<boolean> {
   return new Promise((resolve) => {

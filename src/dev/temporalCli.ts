@@ -15,7 +15,7 @@ export interface TemporalCli {
   source: TemporalCliSource;
 }
 
-function isExecutable(file: string): boolean {
+export function isExecutable(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);
     return true;
