@@ -7,6 +7,7 @@ import { contractVersion, findJobType, type AnyJobTypeContract } from '../jobTyp
 import { providerModel } from '../providers/provider';
 import { ServiceError } from '../service/errors';
 import { validateIntent } from '../service/intent';
+import { attemptSummary } from '../service/results';
 import type { AttemptSummary, JobWorkflowInput } from '../workflows/definitions';
 import { typedFailure } from './failures';
 import {
@@ -127,12 +128,7 @@ export function admissionActivities(deps: AdmissionDeps) {
               message: 'an earlier run of the job workflow ended while this attempt was in flight',
             })
           : attempt;
-      summaries.push({
-        attemptId: current.id,
-        seq: current.seq,
-        provider: current.provider,
-        state: current.state,
-      });
+      summaries.push(attemptSummary(current));
     }
     return summaries;
   }

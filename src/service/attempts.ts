@@ -17,7 +17,13 @@ import {
   type ResolveAttemptResult,
 } from '../workflows/definitions';
 import { ServiceError } from './errors';
-import { attemptOutcome, nudgeWorkflow, recordResult, type AttemptOutcome } from './results';
+import {
+  attemptOutcome,
+  attemptSummary,
+  nudgeWorkflow,
+  recordResult,
+  type AttemptOutcome,
+} from './results';
 
 export interface AttemptServiceDeps {
   pool: Pool;
@@ -143,7 +149,7 @@ export async function cancelJob(
     if (!(error instanceof WorkflowClosedError)) throw error;
   }
   // Nothing runs the job (its workflow closed and the sweeper gave up on it): end the row here.
-  // Attempts still starting are cancelled with it; anything that still arrives loses the CAS.
+  // Nothing more is sent for it, and anything that still arrives loses the CAS.
   const ended = await finishJobWithoutResult(deps.pool, job.id, 'cancelled', {
     code: 'cancelled',
     operator,
@@ -154,12 +160,7 @@ export async function cancelJob(
   return {
     jobId: job.id,
     status: ended.status,
-    attempts: (await listAttempts(deps.pool, job.id)).map((a) => ({
-      attemptId: a.id,
-      seq: a.seq,
-      provider: a.provider,
-      state: a.state,
-    })),
+    attempts: (await listAttempts(deps.pool, job.id)).map(attemptSummary),
     waitingOn: `done: ${ended.status}`,
     needsOperator: false,
     run: 0,

@@ -4,7 +4,7 @@ import { findJob, type JobRecord } from '../db/jobs';
 import type { Pool, Queryable } from '../db/pool';
 import type { AttemptState, TerminalJobStatus } from '../domain/job';
 import type { Logger } from '../logger';
-import { attemptSettledSignal } from '../workflows/definitions';
+import { attemptSettledSignal, type AttemptSummary } from '../workflows/definitions';
 
 /** Where an attempt stands after a step, and where its job stands. */
 export interface AttemptOutcome {
@@ -14,6 +14,16 @@ export interface AttemptOutcome {
   jobStatus: TerminalJobStatus | null;
   /** Why it failed or is unknown, as recorded on the attempt. */
   error?: Record<string, unknown>;
+}
+
+/** An attempt as the workflow and its clients see it. */
+export function attemptSummary(attempt: AttemptRecord): AttemptSummary {
+  return {
+    attemptId: attempt.id,
+    seq: attempt.seq,
+    provider: attempt.provider,
+    state: attempt.state,
+  };
 }
 
 /** The outcome of an attempt as the database has it now. */
