@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { requestFingerprint } from '../domain/fingerprint';
 import type { JobMode } from '../domain/job';
+import { pathsWithNulCharacter } from '../domain/storableJson';
 import { findJobType, jobTypeNames } from '../jobTypes';
 import type { ProviderRegistry } from '../providers/registry';
 import { ServiceError } from './errors';
@@ -30,6 +31,19 @@ export function validateIntent(deps: { providers: ProviderRegistry }, request: I
         errors: parsed.error.issues.map((issue: z.core.$ZodIssue) => ({
           path: ['input', ...issue.path.map(String)].join('.'),
           message: issue.message,
+        })),
+      },
+    );
+  }
+  const unstorable = pathsWithNulCharacter(request.input, 'input');
+  if (unstorable.length > 0) {
+    throw new ServiceError(
+      'invalid-input',
+      `The input is not valid for job type "${request.type}".`,
+      {
+        errors: unstorable.map((path) => ({
+          path,
+          message: 'the character U+0000 (NUL) cannot be stored; remove it',
         })),
       },
     );
