@@ -4,6 +4,9 @@ import {
   attemptRows,
   CALLBACK_SECRET,
   eventually,
+  inRolledBackTransaction,
+  providerSaw,
+  rowsOfJob,
   OPERATOR_TOKEN,
   startTestStack,
   type TestStack,
@@ -69,12 +72,6 @@ const untilStatus = (id: string, status: string, timeoutMs = 30_000) =>
     timeoutMs,
   );
 
-function chargesFor(jobId: string) {
-  return stack.simulator
-    .ledger()
-    .filter((entry) => entry.route === 'charge' && entry.idempotencyKey.startsWith(`${jobId}:`));
-}
-
 async function operator(method: string, path: string, body: unknown): Promise<Response> {
   return stack.request(method, `/v1/operator${path}`, { body, token: OPERATOR_TOKEN });
 }
@@ -101,9 +98,11 @@ test('a provoked timeout makes the attempt and the job unknown, blocks new attem
   });
   // …and so is a second in-flight attempt row, by the database itself.
   await expect(
-    stack.pool.query(
-      `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version) VALUES ($1, $2, 2, 'pay-backup', true, 0)`,
-      [`${job.id}:2`, job.id],
+    inRolledBackTransaction(stack, (client) =>
+      client.query(
+        `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version) VALUES ($1, $2, 2, 'pay-backup', true, 0)`,
+        [`${job.id}:2`, job.id],
+      ),
     ),
   ).rejects.toMatchObject({ code: '23505', constraint: 'attempts_one_in_flight_per_job' });
 
@@ -117,7 +116,10 @@ test('a provoked timeout makes the attempt and the job unknown, blocks new attem
     currency: 'EUR',
     idempotencyKey: `${job.id}:1`,
   });
-  expect(chargesFor(job.id)).toEqual([expect.objectContaining({ executions: 1 })]);
+  expect(providerSaw(stack, job.id)).toEqual({
+    requests: [`${job.id}:1`],
+    effects: [`${job.id}:1`],
+  });
 });
 
 test('when the provider’s status says the attempt was never processed, it fails, and only then the fallback runs', async () => {
@@ -130,9 +132,10 @@ test('when the provider’s status says the attempt was never processed, it fail
   // The fallback was created only after the first attempt was settled as failed.
   expect(second!.created_at.getTime()).toBeGreaterThanOrEqual(first!.finished_at!.getTime());
   expect(done.completedBy).toBe(`${job.id}:2`);
-  expect(chargesFor(job.id)).toEqual([
-    expect.objectContaining({ idempotencyKey: `${job.id}:2`, executions: 1 }),
-  ]);
+  expect(providerSaw(stack, job.id)).toEqual({
+    requests: [`${job.id}:1`, `${job.id}:2`],
+    effects: [`${job.id}:2`],
+  });
 });
 
 test('an operator who knows the hung attempt never charged resolves it failed, and the fallback runs', async () => {
@@ -160,9 +163,10 @@ test('an operator who knows the hung attempt never charged resolves it failed, a
     'failed',
     'succeeded',
   ]);
-  expect(chargesFor(job.id)).toEqual([
-    expect.objectContaining({ idempotencyKey: `${job.id}:2`, executions: 1 }),
-  ]);
+  expect(providerSaw(stack, job.id)).toEqual({
+    requests: [`${job.id}:1`, `${job.id}:2`],
+    effects: [`${job.id}:2`],
+  });
 });
 
 test('an operator resolves an unknown attempt as succeeded with its result, which goes through the CAS', async () => {
@@ -175,12 +179,14 @@ test('an operator resolves an unknown attempt as succeeded with its result, whic
     await fetch(`${stack.simulator.url}/v1/charges/by-key/${encodeURIComponent(`${job.id}:1`)}`)
   ).json()) as Record<string, unknown>;
 
+  const beforeWrong = await rowsOfJob(stack, job.id);
   const wrong = await operator('POST', `/attempts/${job.id}:1/resolve`, {
     outcome: 'succeeded',
     reason: 'dashboard',
     result: { ...charged, amountCents: 1 },
   });
   expect(wrong.status).toBe(400);
+  expect(await rowsOfJob(stack, job.id)).toEqual(beforeWrong);
   const resolved = await operator('POST', `/attempts/${job.id}:1/resolve`, {
     outcome: 'succeeded',
     reason: 'seen on the dashboard',
@@ -191,13 +197,18 @@ test('an operator resolves an unknown attempt as succeeded with its result, whic
   const done = await untilStatus(job.id, 'succeeded');
   expect(done.result).toEqual(charged);
   expect(done.attempts).toHaveLength(1);
-  expect(chargesFor(job.id)).toEqual([expect.objectContaining({ executions: 1 })]);
-  // Settled attempts cannot be resolved again.
+  expect(providerSaw(stack, job.id)).toEqual({
+    requests: [`${job.id}:1`],
+    effects: [`${job.id}:1`],
+  });
+  // Settled attempts cannot be resolved again, and the refusal changes nothing.
+  const settled = await rowsOfJob(stack, job.id);
   const again = await operator('POST', `/attempts/${job.id}:1/resolve`, {
     outcome: 'failed',
     reason: 'changed my mind',
   });
   expect(again.status).toBe(409);
+  expect(await rowsOfJob(stack, job.id)).toEqual(settled);
 });
 
 test('a signed provider callback settles an unknown attempt; a bad signature is refused', async () => {
@@ -251,8 +262,10 @@ test('a result arriving after an operator cancelled the job is discarded and log
   });
   expect(cancelled.status).toBe(200);
   expect((await getJob(job.id)).status).toBe('cancelled');
+  const cancelledRows = await rowsOfJob(stack, job.id);
   const twice = await operator('POST', `/jobs/${job.id}/cancel`, { reason: 'again' });
   expect(twice.status).toBe(409);
+  expect(await rowsOfJob(stack, job.id)).toEqual(cancelledRows);
 
   // The late answer arrives, loses the CAS (the version moved when the job was cancelled).
   stack.simulator.openGate('after-cancel');
@@ -267,6 +280,20 @@ test('a result arriving after an operator cancelled the job is discarded and log
     [job.id],
   );
   expect(rows).toEqual([{ terminal_status: 'cancelled', result: null, winning_attempt_id: null }]);
+  // …and the operator's log says so, naming the job and the attempt.
+  const raceLogs = await eventually(
+    async () => stack.serviceLogs().filter((line) => line.event === 'race_lost'),
+    (lines) => lines.some((line) => line.jobId === job.id),
+  );
+  expect(raceLogs.filter((line) => line.jobId === job.id)).toEqual([
+    expect.objectContaining({
+      event: 'race_lost',
+      jobId: job.id,
+      attemptId: `${job.id}:1`,
+      workflowId: job.workflowId,
+      jobStatus: 'cancelled',
+    }),
+  ]);
 });
 
 test('operator routes need an operator token, and owners’ tokens are not one', async () => {
@@ -284,7 +311,10 @@ test('a definite failure moves on to the fallback; when every provider fails the
   const job = await charge(['pay', 'pay-backup']);
   const done = await untilStatus(job.id, 'failed');
   expect(done.attempts.map((a) => a.state)).toEqual(['failed', 'failed']);
-  expect(chargesFor(job.id)).toEqual([]);
+  expect(providerSaw(stack, job.id)).toEqual({
+    requests: [`${job.id}:1`, `${job.id}:2`],
+    effects: [],
+  });
   const retry = await stack.request('POST', `/v1/jobs/${job.id}/attempts`, { body: {} });
   expect(retry.status).toBe(409);
   expect(await retry.json()).toMatchObject({ type: '/problems/job-terminal' });

@@ -1,5 +1,5 @@
 import type { ProviderConfig } from '../src/providers/provider';
-import { attemptRows, eventually, startTestStack, type TestStack } from './helpers';
+import { attemptRows, eventually, providerSaw, startTestStack, type TestStack } from './helpers';
 
 /**
  * Hedged mode, for side-effect-free jobs: after a delay of silence the fallback starts too;
@@ -71,9 +71,18 @@ async function expectReverseOrderOutcome(stack: TestStack, job: Job, gate: strin
   expect(rows).toEqual([
     { version: 1, result: { summary: 'Attempt B leaves second and returns first.' } },
   ]);
-  // Both providers really did the work: A's answer was produced, then dropped.
-  const chats = stack.simulator.ledger().filter((e) => e.idempotencyKey.startsWith(`${job.id}:`));
-  expect(chats.map((e) => e.idempotencyKey).sort()).toEqual([a, b]);
+  // Both providers really did the work, once each: A's answer was produced, then dropped.
+  const saw = providerSaw(stack, job.id, 'chat');
+  expect([...saw.requests].sort()).toEqual([a, b]);
+  expect([...saw.effects].sort()).toEqual([a, b]);
+  // The drop is in the log an operator reads, naming the winner.
+  const raceLogs = await eventually(
+    async () => stack.serviceLogs().filter((l) => l.event === 'race_lost' && l.jobId === job.id),
+    (lines) => lines.length > 0,
+  );
+  expect(raceLogs).toEqual([
+    expect.objectContaining({ attemptId: a, winnerAttemptId: b, jobStatus: 'succeeded' }),
+  ]);
 }
 
 describe('reverse-order finish', () => {

@@ -17,6 +17,7 @@ import type {
 } from '../src/providers/provider';
 import { ProviderRegistry, providerConfigsFromEnv } from '../src/providers/registry';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server';
+import type { SimulatorRoute } from '../src/simulator/faults';
 import { createJobWorkers, workerSettings } from '../src/worker';
 import { workerConfig } from '../src/config';
 import { certifyProvider, type CertificationReport } from '../src/certification/certify';
@@ -111,6 +112,8 @@ export interface TestStack {
   /** The API as its own process (dist/bin/api.js), as it runs in production. */
   api: GuardedProcess;
   apiOutput(): string;
+  /** Every JSON log line the stack's worker and API wrote, parsed: what an operator would read. */
+  serviceLogs(): Array<Record<string, unknown>>;
   /** Provider adapters configured as the services have them (pointed at this stack's simulator). */
   registry: ProviderRegistry;
   /** A worker in this process on another task queue, with this stack's database and providers. */
@@ -156,7 +159,11 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   const database = await createTestDatabase();
   const taskQueue = uniqueName('onejob-test');
   const simulator = await startSimulator();
-  const logger = createLogger('onejob-test', process.env.LOG_LEVEL ?? 'silent');
+  // The in-process worker logs into memory, so tests can read what an operator would see.
+  const workerLogLines: string[] = [];
+  const logger = createLogger('onejob-test', 'info', {
+    write: (line: string) => void workerLogLines.push(line),
+  });
   const port = await freePort();
   const serviceEnv: NodeJS.ProcessEnv = {
     ...process.env,
@@ -257,6 +264,15 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     simulator,
     api,
     apiOutput: () => output,
+    serviceLogs: () =>
+      [...workerLogLines, ...output.split('\n')].flatMap((line) => {
+        if (!line.startsWith('{')) return [];
+        try {
+          return [JSON.parse(line) as Record<string, unknown>];
+        } catch {
+          return [];
+        }
+      }),
     registry,
     async startWorkerOn(queue) {
       extraWorkers.push(await inProcessWorker(queue));
@@ -484,17 +500,35 @@ export async function workflowStatus(stack: TestStack, workflowId: string) {
 }
 
 /** Requests of a job's attempts that reached the simulator on a route (every one, faults too). */
-export function requestsFor(stack: TestStack, jobId: string, route = 'charge') {
+export function requestsFor(stack: TestStack, jobId: string, route: SimulatorRoute = 'charge') {
   return stack.simulator
     .requests()
     .filter((r) => r.route === route && r.idempotencyKey.startsWith(`${jobId}:`));
 }
 
 /** Side effects the simulator performed for a job's attempts on a route (e.g. charges made). */
-export function effectsFor(stack: TestStack, jobId: string, route = 'charge') {
+export function effectsFor(stack: TestStack, jobId: string, route: SimulatorRoute = 'charge') {
   return stack.simulator
     .ledger()
     .filter((e) => e.route === route && e.idempotencyKey.startsWith(`${jobId}:`));
+}
+
+/**
+ * What the provider saw of a job on a route, in the provider's own terms: the attempt ids of the
+ * requests that reached it, in arrival order (faulted and replayed ones too), and one entry per
+ * time it really did the work (a key listed twice means it worked twice, i.e. charged twice).
+ */
+export function providerSaw(
+  stack: TestStack,
+  jobId: string,
+  route: SimulatorRoute = 'charge',
+): { requests: string[]; effects: string[] } {
+  return {
+    requests: requestsFor(stack, jobId, route).map((r) => r.idempotencyKey),
+    effects: effectsFor(stack, jobId, route).flatMap((e) =>
+      Array.from({ length: e.executions }, () => e.idempotencyKey),
+    ),
+  };
 }
 
 /** A charge body with an account of its own. */
@@ -545,6 +579,37 @@ export async function holdTransaction(stack: TestStack, lock?: string) {
   };
 }
 
+/**
+ * Everything the database holds of one job: its row, its attempts and its race events. A refused
+ * action is checked by comparing this before and after: a refusal changes nothing.
+ */
+export async function rowsOfJob(stack: TestStack, jobId: string) {
+  const [job, attempts, races] = await Promise.all([
+    stack.pool.query('SELECT * FROM jobs WHERE id = $1', [jobId]),
+    stack.pool.query('SELECT * FROM attempts WHERE job_id = $1 ORDER BY seq', [jobId]),
+    stack.pool.query('SELECT * FROM race_events WHERE job_id = $1 ORDER BY id', [jobId]),
+  ]);
+  return { job: job.rows, attempts: attempts.rows, races: races.rows };
+}
+
+/**
+ * Runs statements the database is expected to refuse inside a transaction that is always rolled
+ * back, so a surprise success cannot leave a stray row behind for the rest of the file.
+ */
+export async function inRolledBackTransaction<T>(
+  stack: TestStack,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await stack.pool.connect();
+  try {
+    await client.query('BEGIN');
+    return await work(client);
+  } finally {
+    await client.query('ROLLBACK').catch(() => undefined);
+    client.release();
+  }
+}
+
 /** A barrier that lets every read through but stops every write to `attempts`. */
 export function holdAttemptWrites(stack: TestStack) {
   return holdTransaction(stack, 'LOCK TABLE attempts IN SHARE ROW EXCLUSIVE MODE');
@@ -562,6 +627,29 @@ export async function untilWorkflowClosed(
     timeoutMs,
   );
   return described.status.name;
+}
+
+/**
+ * Every run Temporal keeps under a workflow id, read once the latest run has closed and the
+ * visibility store (eventually consistent) shows it closed: a run started before it cannot be
+ * missing from the list by lag.
+ */
+export async function runsOfWorkflow(stack: TestStack, workflowId: string): Promise<string[]> {
+  await untilWorkflowClosed(stack, workflowId);
+  const { runId } = await stack.temporal.workflow.getHandle(workflowId).describe();
+  const listed = await eventually(
+    async () => {
+      const runs: Array<{ runId: string; closed: boolean }> = [];
+      for await (const run of stack.temporal.workflow.list({
+        query: `WorkflowId = "${workflowId}"`,
+      })) {
+        runs.push({ runId: run.runId, closed: run.status.name !== 'RUNNING' });
+      }
+      return runs;
+    },
+    (runs) => runs.some((run) => run.runId === runId && run.closed),
+  );
+  return listed.map((run) => run.runId);
 }
 
 /**

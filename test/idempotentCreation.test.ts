@@ -6,6 +6,8 @@ import { sweepJobs } from '../src/service/sweeper';
 import {
   OTHER_OWNER,
   OTHER_TOKEN,
+  providerSaw,
+  runsOfWorkflow,
   startTestStack,
   TEST_OWNER,
   TRICK_OWNERS,
@@ -42,25 +44,6 @@ async function jobCount(): Promise<number> {
   return rows[0].n;
 }
 
-/** Visibility is eventually consistent: wait for the run to show, then count every run under the id. */
-async function workflowRuns(workflowId: string): Promise<number> {
-  const deadline = Date.now() + 10_000;
-  let count = 0;
-  while (Date.now() < deadline) {
-    count = (await stack.temporal.workflow.count(`WorkflowId = "${workflowId}"`)).count;
-    if (count > 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return count;
-}
-
-async function providerCallsFor(jobId: string): Promise<number> {
-  return stack.simulator
-    .ledger()
-    .filter((entry) => entry.idempotencyKey.startsWith(`${jobId}:`))
-    .reduce((sum, entry) => sum + entry.executions, 0);
-}
-
 async function expectDoubleClickIsOneJob(copies: number, key: string): Promise<void> {
   const body = summarize(`Double click number ${copies}. Only one job may come of it.`);
   const responses = await Promise.all(Array.from({ length: copies }, () => post(key, body)));
@@ -82,8 +65,11 @@ async function expectDoubleClickIsOneJob(copies: number, key: string): Promise<v
   expect(rows[0].n).toBe(1);
   const done = (await (await stack.request('GET', `/v1/jobs/${jobId}?wait=30`)).json()) as JobBody;
   expect(done.status).toBe('succeeded');
-  expect(await workflowRuns(jobWorkflowId(TEST_OWNER, key))).toBe(1);
-  expect(await providerCallsFor(jobId)).toBe(1);
+  expect(await runsOfWorkflow(stack, jobWorkflowId(TEST_OWNER, key))).toHaveLength(1);
+  expect(providerSaw(stack, jobId, 'chat')).toEqual({
+    requests: [`${jobId}:1`],
+    effects: [`${jobId}:1`],
+  });
 }
 
 test('a double click (2 identical POSTs at once) is one job, one workflow, one provider call', async () => {

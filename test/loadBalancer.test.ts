@@ -4,7 +4,14 @@ import { startNginx, type LoadBalancer } from '../src/dev/nginx';
 import { freePort } from '../src/dev/processes';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { harness, TEST_OUTPUT } from './harness';
-import { eventually, startTestStack, TEST_OWNER, TEST_TOKEN, type TestStack } from './helpers';
+import {
+  providerSaw,
+  runsOfWorkflow,
+  startTestStack,
+  TEST_OWNER,
+  TEST_TOKEN,
+  type TestStack,
+} from './helpers';
 
 /**
  * Two API replicas behind Debian's nginx, with the repository's configuration: 64 identical
@@ -76,16 +83,7 @@ describe.each(['hash', 'round-robin'] as const)('nginx balancing by %s', (balanc
       })
     ).json()) as { status: string };
     expect(done.status).toBe('succeeded');
-    // Visibility lags a little: wait for the run to show, then there must be exactly one.
-    const runs = await eventually(
-      async () =>
-        (await stack.temporal.workflow.count(`WorkflowId = "${jobWorkflowId(TEST_OWNER, key)}"`))
-          .count,
-      (n) => n > 0,
-      10_000,
-    );
-    expect(runs).toBe(1);
-    const calls = stack.simulator.ledger().filter((e) => e.idempotencyKey.startsWith(`${id}:`));
-    expect(calls).toEqual([expect.objectContaining({ executions: 1 })]);
+    expect(await runsOfWorkflow(stack, jobWorkflowId(TEST_OWNER, key))).toHaveLength(1);
+    expect(providerSaw(stack, id, 'chat')).toEqual({ requests: [`${id}:1`], effects: [`${id}:1`] });
   });
 });

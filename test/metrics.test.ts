@@ -1,10 +1,28 @@
-import { eventually, startTestStack, type TestStack } from './helpers';
+import { simulatorProviders } from '../src/providers/registry';
+import {
+  attemptRows,
+  chargeBody,
+  createJob,
+  eventually,
+  operator,
+  startTestStack,
+  untilJob,
+  type TestStack,
+} from './helpers';
 
 /** Prometheus metrics: the service's own (API) and the Temporal SDK's (worker). */
 let stack: TestStack;
 beforeAll(async () => {
   // Whole-table counts may be reused for ten minutes here: long enough to see that they are.
-  stack = await startTestStack({ workerProcess: true, env: { ONEJOB_METRICS_CACHE_MS: '600000' } });
+  stack = await startTestStack({
+    workerProcess: true,
+    env: { ONEJOB_METRICS_CACHE_MS: '600000' },
+    // The payment provider times out after a second, so a held charge is soon `unknown`.
+    providers: (url) =>
+      simulatorProviders(url).map((p) =>
+        p.name === 'simulator-pay' ? { ...p, timeoutMs: 1_000 } : p,
+      ),
+  });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -30,15 +48,41 @@ test('the API counts creates, replays and conflicts, and reports attempts, unkno
   });
   await stack.request('GET', `/v1/jobs/${id}?wait=30`);
 
+  // One job blocked: its charge is held at the provider past the attempt timeout.
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'metrics-unknown' } });
+  const blocked = await createJob(stack, chargeBody(['simulator-pay']));
+  await untilJob(stack, blocked.id, (job) => job.status === 'unknown');
+  // One race: a summary held until its job was cancelled, then let go, loses the CAS.
+  stack.simulator.inject({ route: 'chat', fault: { kind: 'hold', gate: 'metrics-race' } });
+  const raced = await createJob(stack, {
+    type: 'summarize',
+    input: { text: 'Cancelled while the model thinks.' },
+  });
+  await eventually(
+    () => attemptRows(stack.pool, raced.id),
+    (rows) => rows[0]?.state === 'running',
+  );
+  expect(
+    (await operator(stack, 'POST', `/jobs/${raced.id}/cancel`, { reason: 'metrics' })).status,
+  ).toBe(200);
+  stack.simulator.openGate('metrics-race');
+  await eventually(
+    () => attemptRows(stack.pool, raced.id),
+    (rows) => rows[0]?.state === 'lost',
+  );
+
   const response = await fetch(`${stack.apiUrl}/metrics`);
   expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
   const text = await response.text();
-  expect(value(text, 'onejob_jobs_created_total{type="summarize"}')).toBe(1);
+  expect(value(text, 'onejob_jobs_created_total{type="summarize"}')).toBe(2);
+  expect(value(text, 'onejob_jobs_created_total{type="charge"}')).toBe(1);
   expect(value(text, 'onejob_jobs_replayed_total{type="summarize"}')).toBe(2);
   expect(value(text, 'onejob_idempotency_conflicts_total')).toBe(1);
   expect(value(text, 'onejob_attempts{state="succeeded"}')).toBe(1);
-  expect(value(text, 'onejob_jobs_unknown')).toBe(0);
-  expect(value(text, 'onejob_race_events')).toBe(0);
+  expect(value(text, 'onejob_jobs_unknown')).toBe(1);
+  expect(value(text, 'onejob_race_events')).toBe(1);
+  expect(value(text, 'onejob_attempts{state="unknown"}')).toBe(1);
+  expect(value(text, 'onejob_attempts{state="lost"}')).toBe(1);
 });
 
 test('a scrape does not count whole tables again within the cache period; what is in flight is read at every scrape', async () => {
@@ -69,10 +113,10 @@ test('a scrape does not count whole tables again within the cache period; what i
     value(before, 'onejob_attempts{state="succeeded"}'),
   );
   // The hanging attempt, running (or unknown once its timeout passed), is counted live.
-  expect(
-    value(after, 'onejob_attempts_in_flight{state="running"}') +
-      value(after, 'onejob_attempts_in_flight{state="unknown"}'),
-  ).toBe(1);
+  const inFlight = (text: string) =>
+    value(text, 'onejob_attempts_in_flight{state="running"}') +
+    value(text, 'onejob_attempts_in_flight{state="unknown"}');
+  expect(inFlight(after) - inFlight(before)).toBe(1);
 });
 
 test('the worker exports the Temporal SDK runtime metrics', async () => {

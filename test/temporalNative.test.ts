@@ -5,7 +5,14 @@ import { insertJobOrFindExisting } from '../src/db/jobs';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { sweepJobs } from '../src/service/sweeper';
-import { eventually, startTestStack, TEST_OWNER, type TestStack } from './helpers';
+import {
+  eventually,
+  providerSaw,
+  runsOfWorkflow,
+  startTestStack,
+  TEST_OWNER,
+  type TestStack,
+} from './helpers';
 
 /** Services that run Temporal start jobs directly, and meet the HTTP API on the same job. */
 let stack: TestStack;
@@ -28,15 +35,11 @@ async function oneJobOneWorkflowOneCall(key: string, jobId: string): Promise<voi
     status: string;
   };
   expect(done.status).toBe('succeeded');
-  let runs = 0;
-  for (let i = 0; i < 50 && runs === 0; i++) {
-    runs = (await stack.temporal.workflow.count(`WorkflowId = "${jobWorkflowId(TEST_OWNER, key)}"`))
-      .count;
-    if (runs === 0) await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  expect(runs).toBe(1);
-  const calls = stack.simulator.ledger().filter((e) => e.idempotencyKey.startsWith(`${jobId}:`));
-  expect(calls).toEqual([expect.objectContaining({ executions: 1 })]);
+  expect(await runsOfWorkflow(stack, jobWorkflowId(TEST_OWNER, key))).toHaveLength(1);
+  expect(providerSaw(stack, jobId, 'chat')).toEqual({
+    requests: [`${jobId}:1`],
+    effects: [`${jobId}:1`],
+  });
 }
 
 test('a Temporal-native start writes the job row itself and runs it', async () => {
@@ -212,9 +215,10 @@ describe('whichever entry point wins the row wins the job', () => {
     // Should the create have given up waiting for the refused run, the sweeper starts the job.
     await sweep();
     expect((await succeeds(jobId!)).status).toBe('succeeded');
-    expect(
-      stack.simulator.ledger().filter((e) => e.idempotencyKey.startsWith(`${jobId}:`)),
-    ).toEqual([expect.objectContaining({ requests: 1, executions: 1 })]);
+    expect(providerSaw(stack, jobId!, 'chat')).toEqual({
+      requests: [`${jobId}:1`],
+      effects: [`${jobId}:1`],
+    });
   });
 
   test.each([

@@ -1,5 +1,5 @@
 import { jobWorkflowId } from '../src/domain/workflowId';
-import { startTestStack, TEST_OWNER, type TestStack } from './helpers';
+import { providerSaw, startTestStack, TEST_OWNER, type TestStack } from './helpers';
 
 interface JobBody {
   id: string;
@@ -70,9 +70,10 @@ test('a POSTed job runs through the workflow, the simulator and the CAS, and GET
   expect(description.taskQueue).toBe(stack.taskQueue);
 
   // The provider saw the attempt id as its idempotency key, and did the work once.
-  expect(stack.simulator.ledger()).toEqual([
-    expect.objectContaining({ idempotencyKey: `${job.id}:1`, requests: 1, executions: 1 }),
-  ]);
+  expect(providerSaw(stack, job.id, 'chat')).toEqual({
+    requests: [`${job.id}:1`],
+    effects: [`${job.id}:1`],
+  });
 });
 
 test('a job without a token is refused with a problem document', async () => {

@@ -4,9 +4,9 @@ import {
   chargeBody,
   chatProvider,
   createJob,
-  effectsFor,
   eventually,
   payProvider,
+  providerSaw,
   requestsFor,
   startTestStack,
   untilJob,
@@ -78,8 +78,10 @@ test('SIGKILL of the worker while an attempt runs, then a restart: one winner an
   const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded', 60_000);
   const winners = done.attempts.filter((a) => a.state === 'succeeded');
   expect(winners.map((a) => a.id)).toEqual([done.completedBy]);
-  // One charge in the ledger, and it is the winner's.
-  expect(effectsFor(stack, job.id).map((e) => e.idempotencyKey)).toEqual([done.completedBy]);
+  // One charge in the provider's ledger, and it is the winner's; no attempt id was sent twice.
+  const saw = providerSaw(stack, job.id);
+  expect(saw.effects).toEqual([done.completedBy]);
+  expect(new Set(saw.requests).size).toBe(saw.requests.length);
 }, 90_000);
 
 test('when the kill lands after the request left, the charge in flight is the one recorded and nothing else is sent', async () => {
@@ -96,8 +98,69 @@ test('when the kill lands after the request left, the charge in flight is the on
   const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded', 60_000);
   expect(done.completedBy).toBe(`${job.id}:1`);
   expect(done.attempts.map((a) => a.state)).toEqual(['succeeded']);
-  expect(requestsFor(stack, job.id).map((r) => r.idempotencyKey)).toEqual([`${job.id}:1`]);
-  expect(effectsFor(stack, job.id)).toEqual([
-    expect.objectContaining({ idempotencyKey: `${job.id}:1`, requests: 1, executions: 1 }),
+  expect(providerSaw(stack, job.id)).toEqual({
+    requests: [`${job.id}:1`],
+    effects: [`${job.id}:1`],
+  });
+}, 90_000);
+
+/**
+ * A barrier in the database exactly between "the attempt row exists" and "the request leaves":
+ * a trigger makes the worker's `starting → running` update wait on an advisory lock the test
+ * holds. Only this file's database has it, and only for the one test.
+ */
+async function barrierBeforeTheCallLeaves() {
+  const LOCK = 42_4242;
+  await stack.pool.query(`
+    CREATE FUNCTION test_hold_call_start() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN PERFORM pg_advisory_xact_lock_shared(${LOCK}); RETURN NEW; END $$;
+    CREATE TRIGGER test_hold_call_start BEFORE UPDATE ON attempts FOR EACH ROW
+      WHEN (OLD.state = 'starting' AND NEW.state = 'running') EXECUTE FUNCTION test_hold_call_start();`);
+  const holder = await stack.pool.connect();
+  await holder.query('SELECT pg_advisory_lock($1)', [LOCK]);
+  const waiting = `SELECT pid FROM pg_stat_activity
+     WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`;
+  return {
+    /** Waits until a worker's call is stopped at the barrier. */
+    blocked: () =>
+      eventually(
+        async () => (await stack.pool.query(waiting)).rowCount ?? 0,
+        (n) => n > 0,
+        20_000,
+      ),
+    /** Ends the dead worker's stranded statement (its client is gone), then lifts the barrier. */
+    async abandon(): Promise<void> {
+      await stack.pool.query(`SELECT pg_terminate_backend(pid) FROM (${waiting}) stranded`);
+      await holder.query('SELECT pg_advisory_unlock($1)', [LOCK]);
+      holder.release();
+      await stack.pool.query(`DROP TRIGGER test_hold_call_start ON attempts;
+        DROP FUNCTION test_hold_call_start();`);
+    },
+  };
+}
+
+test('when the kill lands before the request left, attempt 1 sent nothing and the fallback charges exactly once', async () => {
+  const barrier = await barrierBeforeTheCallLeaves();
+  let job: { id: string };
+  try {
+    job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+    await barrier.blocked();
+    expect((await attemptRows(stack.pool, job.id)).map((a) => a.state)).toEqual(['starting']);
+    await stack.killWorker('SIGKILL');
+  } finally {
+    await barrier.abandon();
+  }
+  await stack.restartWorker();
+
+  const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded', 60_000);
+  expect(done.completedBy).toBe(`${job.id}:2`);
+  expect((await attemptRows(stack.pool, job.id)).map((a) => [a.provider, a.state])).toEqual([
+    ['pay', 'failed'],
+    ['pay-backup', 'succeeded'],
   ]);
+  // Attempt 1 never reached the provider; the one charge is attempt 2's.
+  expect(providerSaw(stack, job.id)).toEqual({
+    requests: [`${job.id}:2`],
+    effects: [`${job.id}:2`],
+  });
 }, 90_000);

@@ -8,7 +8,9 @@ import { FaultQueue, type Fault, type FaultRule, type SimulatorRoute } from './f
  * (`POST /v1/chat/completions`) and a payment-like API (`POST /v1/charges`, with a status lookup
  * by idempotency key). It keeps a ledger of side effects keyed by the Idempotency-Key header, so
  * tests can count how many times something really happened, and injects faults on request
- * (`POST /_simulator/faults`).
+ * (`POST /_simulator/faults`). As at the real providers, the chat APIs do the work (and bill it)
+ * for every request they receive, whatever its key; only the charge API is idempotent by key, and
+ * it still counts every request and every replay it answered.
  */
 
 export interface LedgerEntry {
@@ -17,8 +19,13 @@ export interface LedgerEntry {
   model?: string;
   /** Every request that arrived with this key, whatever became of it (faults and replays too). */
   requests: number;
-  /** Times the work was actually done (a repeat with the same key is answered from the ledger). */
+  /**
+   * Times the work was actually done: every request that got past its fault on the chat APIs
+   * (they do not deduplicate), at most one per key on the charge API.
+   */
   executions: number;
+  /** Requests the charge API answered from its ledger instead of doing the work again. */
+  replays: number;
 }
 
 /** One request as it reached the simulator, in arrival order. */
@@ -36,9 +43,13 @@ interface StoredEntry {
   idempotencyKey: string;
   model?: string;
   executions: number;
+  replays: number;
   response: unknown;
   fingerprint: string;
 }
+
+/** Routes that, like Stripe, answer a repeated key from their ledger instead of working again. */
+const IDEMPOTENT_BY_KEY: ReadonlySet<SimulatorRoute> = new Set<SimulatorRoute>(['charge']);
 
 /**
  * Behaviour profiles, chosen by model name (for both chat APIs). Injected faults come first.
@@ -228,7 +239,7 @@ export async function startSimulator(
       const previous = ledger.get(slot);
       let response: unknown;
       let replayed = false;
-      if (previous) {
+      if (previous && IDEMPOTENT_BY_KEY.has(route)) {
         if (previous.fingerprint !== request.fingerprint) {
           return apiError(
             res,
@@ -237,6 +248,7 @@ export async function startSimulator(
             'idempotency_error',
           );
         }
+        previous.replays += 1;
         response = previous.response;
         replayed = true;
       } else {
@@ -245,7 +257,8 @@ export async function startSimulator(
           route,
           idempotencyKey: request.idempotencyKey,
           model: request.model,
-          executions: 1,
+          executions: (previous?.executions ?? 0) + 1,
+          replays: previous?.replays ?? 0,
           response,
           fingerprint: request.fingerprint,
         });
@@ -507,13 +520,14 @@ export async function startSimulator(
   });
 
   const publicLedger = (): LedgerEntry[] =>
-    [...ledger.values()].map(({ route, idempotencyKey, model, executions }) => ({
+    [...ledger.values()].map(({ route, idempotencyKey, model, executions, replays }) => ({
       route,
       idempotencyKey,
       ...(model === undefined ? {} : { model }),
       requests: requestLog.filter((r) => r.route === route && r.idempotencyKey === idempotencyKey)
         .length,
       executions,
+      replays,
     }));
 
   await new Promise<void>((resolve, reject) => {
