@@ -83,6 +83,7 @@ describe('reverse-order finish', () => {
       providers: (url) => [
         chat(url, 'primary', 'sim-steady', 10_000),
         chat(url, 'fallback', 'sim-backup', 10_000),
+        { ...chat(url, 'fallback-with-effects', 'sim-backup', 10_000), sideEffects: true },
       ],
       hedgeDelayMs: 300,
     });
@@ -113,6 +114,39 @@ describe('reverse-order finish', () => {
     });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ type: '/problems/hedging-not-allowed' });
+  });
+
+  test('hedged mode is refused when a provider in the plan has side effects, though the job type has none; nothing is written', async () => {
+    const response = await stack.request('POST', '/v1/jobs', {
+      headers: { 'idempotency-key': 'hedged-provider-with-effects' },
+      body: {
+        type: 'summarize',
+        input: { text: TEXT },
+        providers: ['primary', 'fallback-with-effects'],
+        mode: 'hedged',
+      },
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      type: '/problems/hedging-not-allowed',
+      jobTypeHasSideEffects: false,
+      providersWithSideEffects: ['fallback-with-effects'],
+    });
+    const { rows } = await stack.pool.query('SELECT id FROM jobs WHERE idempotency_key = $1', [
+      'hedged-provider-with-effects',
+    ]);
+    expect(rows).toEqual([]);
+    // The same plan without that provider may be hedged.
+    const allowed = await stack.request('POST', '/v1/jobs', {
+      headers: { 'idempotency-key': 'hedged-provider-without-effects' },
+      body: {
+        type: 'summarize',
+        input: { text: TEXT },
+        providers: ['primary', 'fallback'],
+        mode: 'hedged',
+      },
+    });
+    expect(allowed.status).toBe(201);
   });
 });
 
