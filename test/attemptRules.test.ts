@@ -1,9 +1,11 @@
 import { signCallback } from '../src/api/signatures';
 import {
+  attemptRows,
   CALLBACK_SECRET,
   chargeBody,
   chatProvider,
   createJob,
+  effectsFor,
   eventually,
   payProvider,
   readJob,
@@ -87,6 +89,68 @@ describe('provider callbacks', () => {
     (await stack.temporal.workflow.getHandle(workflowId).fetchHistory()).events?.filter(
       (e) => e.workflowExecutionSignaledEventAttributes,
     ).length ?? 0;
+
+  test('a signed "failed" callback settles a hung unknown attempt as failed, and the next provider in the plan runs', async () => {
+    // Sent, never answered, and no status lookup: only the callback can settle it.
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+    const job = await createJob(stack, chargeBody(['pay-blind', 'pay-backup']));
+    await untilJob(stack, job.id, (j) => j.status === 'unknown');
+    expect(requestsFor(stack, job.id).map((r) => r.idempotencyKey)).toEqual([`${job.id}:1`]);
+
+    const body = JSON.stringify({
+      attemptId: `${job.id}:1`,
+      status: 'failed',
+      error: 'declined before any charge',
+    });
+    const settled = await post('pay-blind', body, signCallback(CALLBACK_SECRET, body));
+    expect(settled.status).toBe(200);
+    expect(await settled.json()).toMatchObject({ attemptId: `${job.id}:1`, state: 'failed' });
+
+    const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+    expect(done.completedBy).toBe(`${job.id}:2`);
+    expect(done.attempts).toEqual([
+      expect.objectContaining({
+        provider: 'pay-blind',
+        state: 'failed',
+        error: expect.objectContaining({
+          code: 'provider_callback',
+          message: 'declined before any charge',
+        }),
+      }),
+      expect.objectContaining({ provider: 'pay-backup', state: 'succeeded' }),
+    ]);
+    const rows = await attemptRows(stack.pool, job.id);
+    expect(rows.map((a) => [a.provider, a.state])).toEqual([
+      ['pay-blind', 'failed'],
+      ['pay-backup', 'succeeded'],
+    ]);
+    // The fallback was created only once the callback had settled the first attempt.
+    expect(rows[1]!.created_at.getTime()).toBeGreaterThanOrEqual(rows[0]!.finished_at!.getTime());
+    expect(effectsFor(stack, job.id).map((e) => [e.idempotencyKey, e.executions])).toEqual([
+      [`${job.id}:2`, 1],
+    ]);
+  });
+
+  test('a signed "failed" callback for the last provider in the plan fails the job', async () => {
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+    const job = await createJob(stack, chargeBody(['pay-blind']));
+    await untilJob(stack, job.id, (j) => j.status === 'unknown');
+
+    const body = JSON.stringify({ attemptId: `${job.id}:1`, status: 'failed', error: 'declined' });
+    const settled = await post('pay-blind', body, signCallback(CALLBACK_SECRET, body));
+    expect(settled.status).toBe(200);
+
+    const done = await untilJob(stack, job.id, (j) => j.status === 'failed');
+    expect(done.result).toBeNull();
+    expect(done.completedBy).toBeNull();
+    expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([['pay-blind', 'failed']]);
+    expect((await attemptRows(stack.pool, job.id)).map((a) => a.state)).toEqual(['failed']);
+    const { rows } = await stack.pool.query('SELECT terminal_status FROM jobs WHERE id = $1', [
+      job.id,
+    ]);
+    expect(rows).toEqual([{ terminal_status: 'failed' }]);
+    expect(effectsFor(stack, job.id)).toEqual([]);
+  });
 
   test('a callback signed longer ago than the tolerance is refused and changes nothing', async () => {
     stack.simulator.inject({ route: 'charge', fault: { kind: 'drop_after' } });

@@ -92,6 +92,7 @@ describe('reverse-order finish', () => {
       providers: (url) => [
         chat(url, 'primary', 'sim-steady', 10_000),
         chat(url, 'fallback', 'sim-backup', 10_000),
+        { ...chat(url, 'fallback-with-effects', 'sim-backup', 10_000), sideEffects: true },
       ],
       hedgeDelayMs: 300,
     });
@@ -122,6 +123,39 @@ describe('reverse-order finish', () => {
     });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ type: '/problems/hedging-not-allowed' });
+  });
+
+  test('hedged mode is refused when a provider in the plan has side effects, though the job type has none; nothing is written', async () => {
+    const response = await stack.request('POST', '/v1/jobs', {
+      headers: { 'idempotency-key': 'hedged-provider-with-effects' },
+      body: {
+        type: 'summarize',
+        input: { text: TEXT },
+        providers: ['primary', 'fallback-with-effects'],
+        mode: 'hedged',
+      },
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      type: '/problems/hedging-not-allowed',
+      jobTypeHasSideEffects: false,
+      providersWithSideEffects: ['fallback-with-effects'],
+    });
+    const { rows } = await stack.pool.query('SELECT id FROM jobs WHERE idempotency_key = $1', [
+      'hedged-provider-with-effects',
+    ]);
+    expect(rows).toEqual([]);
+    // The same plan without that provider may be hedged.
+    const allowed = await stack.request('POST', '/v1/jobs', {
+      headers: { 'idempotency-key': 'hedged-provider-without-effects' },
+      body: {
+        type: 'summarize',
+        input: { text: TEXT },
+        providers: ['primary', 'fallback'],
+        mode: 'hedged',
+      },
+    });
+    expect(allowed.status).toBe(201);
   });
 });
 
@@ -160,10 +194,54 @@ describe('a user asks for the fallback now', () => {
       providers: (url) => [
         chat(url, 'primary', 'sim-steady', 10_000),
         chat(url, 'fallback', 'sim-backup', 10_000),
+        { ...chat(url, 'fallback-with-effects', 'sim-backup', 10_000), sideEffects: true },
       ],
       hedgeDelayMs: 30_000,
     });
     expect((await stack.certify('fallback', 'summarize')).passed).toBe(true);
+    expect((await stack.certify('fallback-with-effects', 'summarize')).passed).toBe(true);
+  });
+
+  test('a hedged job takes no attempt on a provider with side effects, even when a user asks for it', async () => {
+    stack.simulator.inject({
+      route: 'chat',
+      model: 'sim-steady',
+      fault: { kind: 'hold', gate: 'hedge-effects' },
+    });
+    const created = await stack.request('POST', '/v1/jobs', {
+      headers: { 'idempotency-key': 'hedge-effects' },
+      body: {
+        type: 'summarize',
+        input: { text: TEXT },
+        providers: ['primary', 'fallback'],
+        mode: 'hedged',
+      },
+    });
+    const { id } = (await created.json()) as Job;
+    await eventually(
+      () => attemptRows(stack.pool, id),
+      (rows) => rows[0]?.state === 'running',
+    );
+
+    const refused = await stack.request('POST', `/v1/jobs/${id}/attempts`, {
+      body: { provider: 'fallback-with-effects' },
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({
+      type: '/problems/hedging-not-allowed',
+      detail: expect.stringMatching(/fallback-with-effects has side effects/),
+    });
+    // Nothing ran beside the held attempt.
+    expect((await attemptRows(stack.pool, id)).map((r) => [r.provider, r.state])).toEqual([
+      ['primary', 'running'],
+    ]);
+    expect(
+      stack.simulator.requests().filter((r) => r.idempotencyKey.startsWith(`${id}:`)),
+    ).toHaveLength(1);
+
+    stack.simulator.openGate('hedge-effects');
+    const done = (await (await stack.request('GET', `/v1/jobs/${id}?wait=30`)).json()) as Job;
+    expect(done).toMatchObject({ status: 'succeeded', completedBy: `${id}:1` });
   });
   afterAll(async () => {
     await stack?.stop();

@@ -26,6 +26,8 @@ export const FAILURES = {
   unknownProvider: 'UnknownProvider',
   providerNotCertified: 'ProviderNotCertified',
   attemptLimitReached: 'AttemptLimitReached',
+  /** A provider with side effects may not run beside the attempts of a hedged job. */
+  hedgingNotAllowed: 'HedgingNotAllowed',
 } as const;
 
 export type FailureType = (typeof FAILURES)[keyof typeof FAILURES];

@@ -38,6 +38,7 @@ const PROBLEM_BY_FAILURE: Record<string, string> = {
   [FAILURES.unknownProvider]: 'incompatible-provider',
   [FAILURES.providerNotCertified]: 'provider-not-certified',
   [FAILURES.attemptLimitReached]: 'attempt-limit-reached',
+  [FAILURES.hedgingNotAllowed]: 'hedging-not-allowed',
   [FAILURES.invalidResult]: 'invalid-input',
 };
 

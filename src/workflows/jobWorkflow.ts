@@ -250,6 +250,12 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
               FAILURES.providerNotCertified,
               `provider ${request.provider} may not run this job: ${provider.uncertified}`,
             );
+          // Hedged attempts run side by side, so none of them may have side effects.
+          if (plan.mode === 'hedged' && provider.sideEffects)
+            refuse(
+              FAILURES.hedgingNotAllowed,
+              `provider ${request.provider} has side effects, so it may not run beside the attempts of a hedged job`,
+            );
         }
       },
     },

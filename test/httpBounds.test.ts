@@ -1,0 +1,208 @@
+import { PROBLEM_TYPES } from '../src/api/problems';
+import { createJob, useTestStack, untilJob, type JobView } from './helpers';
+
+/**
+ * The edges of the HTTP contract: how long a read may wait, how large a page may be, the
+ * explanation behind every problem type, and the OpenAPI document.
+ */
+const stack = useTestStack({ certify: [['simulator-backup', 'summarize']] });
+
+let done: JobView | undefined;
+/** A succeeded job of the test owner (a wait on it answers at once). */
+async function succeededJob(): Promise<JobView> {
+  if (done) return done;
+  for (const text of ['Bounds are promises. Tests keep them.', 'Pages have edges. So do waits.']) {
+    const job = await createJob(stack, { type: 'summarize', input: { text } });
+    done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+  }
+  return done!;
+}
+
+async function expectProblem(response: Response, status: number, type: string) {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const problem = (await response.json()) as { type: string; status: number; title: string };
+  expect(problem).toMatchObject({ type: `/problems/${type}`, status });
+  expect(problem.title).toEqual(expect.any(String));
+  return problem;
+}
+
+test.each(['61', '60.5', '3600', '-1', '-0.5', 'abc', 'ten', 'NaN', 'Infinity'])(
+  '?wait=%s is refused with 400 problem+json (0 to 60 seconds only)',
+  async (wait) => {
+    const job = await succeededJob();
+    const response = await stack.request('GET', `/v1/jobs/${job.id}?wait=${wait}`);
+    await expectProblem(response, 400, 'validation-error');
+  },
+);
+
+test.each(['60', '0', '1', '0.5'])('?wait=%s is accepted', async (wait) => {
+  const job = await succeededJob();
+  const response = await stack.request('GET', `/v1/jobs/${job.id}?wait=${wait}`);
+  expect(response.status).toBe(200);
+  expect(await response.json()).toMatchObject({ id: job.id, status: 'succeeded' });
+});
+
+test.each(['0', '101', '-1', '1.5', 'abc', '1000000'])(
+  'list ?limit=%s is refused with 400 problem+json (1 to 100 only)',
+  async (limit) => {
+    await succeededJob();
+    await expectProblem(
+      await stack.request('GET', `/v1/jobs?limit=${limit}`),
+      400,
+      'validation-error',
+    );
+  },
+);
+
+test('list ?limit=100 and ?limit=1 are accepted, and a page never holds more than its limit', async () => {
+  await succeededJob();
+  const { rows } = await stack.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs');
+  expect(rows[0]!.n).toBeGreaterThanOrEqual(2);
+
+  const all = await stack.request('GET', '/v1/jobs?limit=100');
+  expect(all.status).toBe(200);
+  const full = (await all.json()) as { jobs: JobView[]; nextCursor: string | null };
+  expect(full.jobs).toHaveLength(rows[0]!.n);
+  expect(full.nextCursor).toBeNull();
+
+  const one = await stack.request('GET', '/v1/jobs?limit=1');
+  expect(one.status).toBe(200);
+  const first = (await one.json()) as { jobs: JobView[]; nextCursor: string | null };
+  expect(first.jobs.map((j) => j.id)).toEqual([full.jobs[0]!.id]);
+  expect(first.nextCursor).toEqual(expect.any(String));
+});
+
+test('GET /problems/<type> explains every problem type the API answers with; an unknown type is 404', async () => {
+  const types = Object.keys(PROBLEM_TYPES);
+  // The types the README names are among them.
+  expect(types).toEqual(
+    expect.arrayContaining([
+      'idempotency-key-reuse',
+      'idempotency-key-missing',
+      'idempotency-key-invalid',
+      'malformed-body',
+      'invalid-input',
+      'validation-error',
+      'unknown-job-type',
+      'unknown-provider',
+      'body-too-large',
+      'unauthorized',
+      'service-unavailable',
+      'too-many-waits',
+      'attempt-in-flight',
+      'job-terminal',
+      'provider-not-certified',
+      'attempt-limit-reached',
+      'hedging-not-allowed',
+      'bad-signature',
+      'not-found',
+    ]),
+  );
+  for (const type of types) {
+    const response = await fetch(`${stack.apiUrl}/problems/${type}`);
+    expect([type, response.status]).toEqual([type, 200]);
+    const explained = (await response.json()) as { type: string; title: string; status: number };
+    expect(explained).toEqual({
+      type: `/problems/${type}`,
+      title: expect.stringMatching(/\w+ \w+/),
+      status: PROBLEM_TYPES[type as keyof typeof PROBLEM_TYPES].status,
+    });
+  }
+  // A problem a real answer carries resolves to its explanation.
+  const missing = await stack.request('POST', '/v1/jobs', {
+    body: { type: 'summarize', input: { text: 'No key. Refused.' } },
+  });
+  const problem = await expectProblem(missing, 400, 'idempotency-key-missing');
+  expect((await fetch(`${stack.apiUrl}${problem.type}`)).status).toBe(200);
+
+  await expectProblem(await fetch(`${stack.apiUrl}/problems/no-such-problem`), 404, 'not-found');
+  await expectProblem(await fetch(`${stack.apiUrl}/problems/toString`), 404, 'not-found');
+});
+
+interface OpenApiOperation {
+  summary?: string;
+  parameters?: Array<{ in: string; name: string; required?: boolean; schema?: unknown }>;
+  requestBody?: { content?: Record<string, { schema?: Record<string, unknown> }> };
+  responses?: Record<string, unknown>;
+}
+interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string };
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  components?: { securitySchemes?: Record<string, unknown> };
+}
+
+test('/docs/json is an OpenAPI 3 document that lists every route the README names, each well-formed', async () => {
+  const response = await fetch(`${stack.apiUrl}/docs/json`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  const doc = (await response.json()) as OpenApiDocument;
+  expect(doc.openapi).toMatch(/^3\.\d+\.\d+$/);
+  expect(doc.info).toEqual(
+    expect.objectContaining({ title: expect.any(String), version: expect.any(String) }),
+  );
+  expect(doc.components?.securitySchemes).toEqual({
+    bearer: { type: 'http', scheme: 'bearer' },
+  });
+
+  const routes = Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+  );
+  expect(routes).toEqual(
+    expect.arrayContaining([
+      'POST /v1/jobs',
+      'GET /v1/jobs',
+      'GET /v1/jobs/{id}',
+      'POST /v1/jobs/{id}/attempts',
+      'POST /v1/operator/attempts/{attemptId}/resolve',
+      'POST /v1/operator/jobs/{id}/cancel',
+      'POST /v1/callbacks/{provider}',
+    ]),
+  );
+
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    const templated = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+    for (const [method, operation] of Object.entries(methods)) {
+      const where = `${method.toUpperCase()} ${path}`;
+      // Every operation answers something, and every path template has its required parameter.
+      expect([where, Object.keys(operation.responses ?? {}).length > 0]).toEqual([where, true]);
+      for (const name of templated) {
+        expect([where, operation.parameters ?? []]).toEqual([
+          where,
+          expect.arrayContaining([expect.objectContaining({ in: 'path', name, required: true })]),
+        ]);
+      }
+    }
+  }
+
+  // The documented bounds are the enforced ones.
+  const create = doc.paths['/v1/jobs']!.post!;
+  expect(create.parameters).toEqual(
+    expect.arrayContaining([expect.objectContaining({ in: 'header', name: 'idempotency-key' })]),
+  );
+  expect(create.requestBody?.content?.['application/json']?.schema).toMatchObject({
+    required: expect.arrayContaining(['type', 'input']),
+    additionalProperties: false,
+  });
+  expect(doc.paths['/v1/jobs/{id}']!.get!.parameters).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({
+        in: 'query',
+        name: 'wait',
+        schema: expect.objectContaining({ minimum: 0, maximum: 60 }),
+      }),
+    ]),
+  );
+  expect(doc.paths['/v1/jobs']!.get!.parameters).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({
+        in: 'query',
+        name: 'limit',
+        schema: expect.objectContaining({ minimum: 1, maximum: 100 }),
+      }),
+    ]),
+  );
+  // The UI is served too.
+  expect((await fetch(`${stack.apiUrl}/docs`, { redirect: 'follow' })).status).toBe(200);
+});
