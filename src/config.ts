@@ -55,6 +55,8 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
     historyEventLimit: positiveInteger(env, 'ONEJOB_HISTORY_EVENT_LIMIT', 10_000),
     /** The longest wait between two looks at an unknown attempt. */
     reconcileMaxDelayMs: milliseconds(env, 'ONEJOB_RECONCILE_MAX_DELAY_MS', 600_000),
+    /** The wait after the first look at an unknown attempt (it doubles from there). */
+    reconcileFirstDelayMs: milliseconds(env, 'ONEJOB_RECONCILE_FIRST_DELAY_MS', 1_000),
     /** Provider calls one worker process runs at once (their own task queue and slots). */
     maxConcurrentProviderCalls: positiveInteger(env, 'ONEJOB_MAX_CONCURRENT_PROVIDER_CALLS', 500),
     /** After a shutdown request, how long running provider calls may go on. */

@@ -26,6 +26,7 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     maxAttemptsPerJob: config.maxAttemptsPerJob,
     historyEventLimit: config.historyEventLimit,
     reconcileMaxDelayMs: config.reconcileMaxDelayMs,
+    reconcileFirstDelayMs: config.reconcileFirstDelayMs,
     maxConcurrentProviderCalls: config.maxConcurrentProviderCalls,
     shutdownForceTimeMs: config.shutdownForceTimeMs,
   } satisfies Partial<JobWorkerOptions>;

@@ -138,6 +138,43 @@ test('when the provider’s status says the attempt was never processed, it fail
   });
 });
 
+test('when the connection drops after the charge was made, the attempt is unknown and the provider’s status lookup settles it succeeded with that charge: one charge, no fallback', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'drop_after' } });
+  const job = await charge(['pay', 'pay-backup']);
+  const done = await untilStatus(job.id, 'succeeded');
+  const attemptId = `${job.id}:1`;
+
+  // The dropped connection left the attempt unknown (its error says so), not failed…
+  const [only, ...others] = await attemptRows(stack.pool, job.id);
+  expect(others).toEqual([]);
+  expect(only).toMatchObject({ id: attemptId, provider: 'pay', state: 'succeeded' });
+  const { rows } = await stack.pool.query<{ error: { code: string; certainty: string } }>(
+    'SELECT error FROM attempts WHERE id = $1',
+    [attemptId],
+  );
+  expect(rows[0]?.error).toMatchObject({ code: 'connection', certainty: 'ambiguous' });
+  // …and the status lookup found the charge: it is the job's result.
+  const lookups = stack.simulator
+    .requests()
+    .filter((r) => r.route === 'charge-status' && r.idempotencyKey === attemptId);
+  expect(lookups.length).toBeGreaterThanOrEqual(1);
+  const charged = (await (
+    await fetch(`${stack.simulator.url}/v1/charges/by-key/${encodeURIComponent(attemptId)}`)
+  ).json()) as Record<string, unknown>;
+  expect(done.completedBy).toBe(attemptId);
+  expect(done.result).toEqual(charged);
+  // One charge request, one charge; the fallback never ran.
+  expect(
+    stack.simulator
+      .requests()
+      .filter((r) => r.route === 'charge' && r.idempotencyKey.startsWith(`${job.id}:`))
+      .map((r) => r.idempotencyKey),
+  ).toEqual([attemptId]);
+  expect(chargesFor(job.id)).toEqual([
+    expect.objectContaining({ idempotencyKey: attemptId, executions: 1 }),
+  ]);
+});
+
 test('an operator who knows the hung attempt never charged resolves it failed, and the fallback runs', async () => {
   stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
   const job = await charge(['pay', 'pay-backup']);

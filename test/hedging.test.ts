@@ -1,3 +1,4 @@
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { ProviderConfig } from '../src/providers/provider';
 import { attemptRows, eventually, providerSaw, startTestStack, type TestStack } from './helpers';
 
@@ -20,6 +21,7 @@ const TEXT = 'Attempt A leaves first and returns last. Attempt B leaves second a
 interface Job {
   id: string;
   status: string;
+  workflowId: string;
   result: { summary: string } | null;
   completedBy: string | null;
 }
@@ -283,5 +285,71 @@ describe('a user asks for the fallback now', () => {
     const late = await stack.request('POST', `/v1/jobs/${id}/attempts`, { body: {} });
     expect(late.status).toBe(409);
     expect(await late.json()).toMatchObject({ type: '/problems/job-terminal' });
+  });
+});
+
+describe('the hedge delay is the primary’s observed p95', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({
+      providers: (url) => [
+        chat(url, 'primary', 'sim-steady', 10_000),
+        chat(url, 'fallback', 'sim-backup', 10_000),
+      ],
+      // No ONEJOB_HEDGE_DELAY_MS: the worker's own default (2000 ms) applies while no p95 is known.
+      env: { ONEJOB_HEDGE_DELAY_MS: '' },
+    });
+    expect((await stack.certify('fallback', 'summarize')).passed).toBe(true);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  /** The hedge timers the workflow started, as their summaries name them. */
+  async function hedgeTimers(workflowId: string): Promise<string[]> {
+    const history = await stack.temporal.workflow.getHandle(workflowId).fetchHistory();
+    return (history.events ?? [])
+      .filter((e) => e.timerStartedEventAttributes)
+      .map((e) => {
+        const summary = e.userMetadata?.summary;
+        return summary ? defaultPayloadConverter.fromPayload<string>(summary) : '';
+      })
+      .filter((summary) => summary.startsWith('hedge delay'));
+  }
+
+  test('after 20 recorded successes of the primary, a hedged job waits the p95 of their durations before starting the fallback, not the default', async () => {
+    // Twenty real successes of the primary…
+    const seeded = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const created = await stack.request('POST', '/v1/jobs', {
+          headers: { 'idempotency-key': `p95-seed-${i}` },
+          body: { type: 'summarize', input: { text: TEXT }, providers: ['primary'] },
+        });
+        expect(created.status).toBe(201);
+        const { id } = (await created.json()) as Job;
+        return (await (await stack.request('GET', `/v1/jobs/${id}?wait=30`)).json()) as Job;
+      }),
+    );
+    expect(seeded.map((j) => j.status)).toEqual(Array(20).fill('succeeded'));
+    // …whose durations are made known: 200 ms, 400 ms, … 4000 ms. Their p95 (linear
+    // interpolation, as percentile_cont does) is 3800 + 0.05 × 200 = 3810 ms.
+    for (const [i, job] of seeded.entries()) {
+      await stack.pool.query(
+        `UPDATE attempts SET started_at = finished_at - make_interval(secs => $2::double precision / 1000)
+          WHERE id = $1 AND state = 'succeeded'`,
+        [job.completedBy, (i + 1) * 200],
+      );
+    }
+
+    stack.simulator.inject({
+      route: 'chat',
+      model: 'sim-steady',
+      fault: { kind: 'hold', gate: 'hedge-p95' },
+    });
+    const job = await run(stack, 'hedge-p95');
+    expect(job.status).toBe('succeeded');
+    expect(job.completedBy).toBe(`${job.id}:2`);
+    expect(await hedgeTimers(job.workflowId)).toEqual(['hedge delay 3810 ms']);
+    stack.simulator.openGate('hedge-p95');
   });
 });

@@ -4,6 +4,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { harness } from './harness';
+import { pathProblems } from './replay/paths';
 
 /**
  * Every recorded history (test/replay/histories, re-recorded by `npm run replay:record`) must
@@ -31,6 +32,9 @@ test('there is a recorded history for every scenario', () => {
       'cancel',
       'continue-as-new-first-run',
       'continue-as-new-last-run',
+      'admission-update',
+      'user-try-again',
+      'status-lookup-success',
       'contract-violation-after-effect',
       'definite-failure-then-fallback',
       'happy-path',
@@ -40,6 +44,25 @@ test('there is a recorded history for every scenario', () => {
       'unknown-operator-resolve',
     ].sort(),
   );
+});
+
+test.each(histories.map((h) => [h.name, h.history] as const))(
+  'the %s history took the path its name says',
+  (name, history) => {
+    expect(pathProblems(name, history)).toEqual([]);
+  },
+);
+
+test('a history that took another path than its name says is refused', () => {
+  const failover = histories.find((h) => h.name === 'definite-failure-then-fallback')!;
+  expect(pathProblems('happy-path', failover.history)).toEqual([
+    'one provider call',
+    'the job succeeded with attempt 1',
+  ]);
+  const lateSuccess = histories.find((h) => h.name === 'timeout-unknown-late-success')!;
+  expect(pathProblems('status-lookup-success', lateSuccess.history)).toEqual([
+    'the only call ended unknown',
+  ]);
 });
 
 test.each(histories.map((h) => [h.name, h.history] as const))(

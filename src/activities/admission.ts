@@ -13,6 +13,7 @@ import { typedFailure } from './failures';
 import {
   DEFAULT_HISTORY_EVENT_LIMIT,
   DEFAULT_MAX_ATTEMPTS_PER_JOB,
+  DEFAULT_RECONCILE_FIRST_DELAY_MS,
   DEFAULT_RECONCILE_MAX_DELAY_MS,
   type ActivityDeps,
   type JobPlan,
@@ -29,6 +30,7 @@ type AdmissionDeps = Pick<
   | 'maxAttemptsPerJob'
   | 'historyEventLimit'
   | 'reconcileMaxDelayMs'
+  | 'reconcileFirstDelayMs'
 >;
 
 /** Admission: the job row this workflow runs, its plan, and what earlier runs left behind. */
@@ -203,6 +205,7 @@ export function admissionActivities(deps: AdmissionDeps) {
         maxAttempts: deps.maxAttemptsPerJob ?? DEFAULT_MAX_ATTEMPTS_PER_JOB,
         historyEventLimit: deps.historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT,
         reconcileMaxDelayMs: deps.reconcileMaxDelayMs ?? DEFAULT_RECONCILE_MAX_DELAY_MS,
+        reconcileFirstDelayMs: deps.reconcileFirstDelayMs ?? DEFAULT_RECONCILE_FIRST_DELAY_MS,
       };
     },
   };

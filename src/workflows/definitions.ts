@@ -50,6 +50,11 @@ export interface JobPlan {
   historyEventLimit: number;
   /** The longest wait between two looks at an unknown attempt. */
   reconcileMaxDelayMs: number;
+  /**
+   * The wait after the first look at an unknown attempt, doubling from there. Absent in plans
+   * admitted before it existed (histories and carried state): then 1 s, as it always was.
+   */
+  reconcileFirstDelayMs?: number;
 }
 
 /**

@@ -385,7 +385,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   /** Waits, with backoff, until an unknown attempt settles (late result, status lookup, operator). */
   async function reconcile(admitted: JobPlan, summary: AttemptSummary): Promise<void> {
     unknownSince[summary.attemptId] ??= new Date().toISOString();
-    let delayMs = 1_000;
+    let delayMs = admitted.reconcileFirstDelayMs ?? 1_000;
     while (summary.state === 'unknown' && !terminal) {
       const found: ReconcileOutcome = await db.reconcileAttempt({ attemptId: summary.attemptId });
       nudged.delete(summary.attemptId);

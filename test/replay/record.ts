@@ -1,12 +1,18 @@
 /**
- * Re-records the replay histories from a live run: `npm run replay:record`.
- * Each scenario runs a real job through the real stack (Temporal dev server, PostgreSQL, worker,
- * API, simulator) and saves its workflow history to test/replay/histories/<scenario>.json.
+ * Records the replay histories from a live run: `npm run replay:record` records the scenarios
+ * that have no history yet; `npm run replay:record -- <scenario>…` (re-)records those;
+ * `npm run replay:record -- --all` re-records every one. Each scenario runs a real job through
+ * the real stack (Temporal dev server, PostgreSQL, worker, API, simulator), is checked to have
+ * taken the path its name says (test/replay/paths.ts; otherwise nothing is saved and the
+ * recording fails), and its workflow history is saved to test/replay/histories/<scenario>.json.
  * Commit the result; test/replay.test.ts replays every file against the current workflow code.
+ * Histories recorded by older code are worth keeping: re-record only what you mean to replace.
  */
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { startJob } from '../../src/client';
 import type { ProviderConfig } from '../../src/providers/provider';
 import globalSetup from '../globalSetup';
 import globalTeardown from '../globalTeardown';
@@ -18,6 +24,7 @@ import {
   chatProvider,
   payProvider,
 } from '../helpers';
+import { pathProblems, SCENARIO_NAMES } from './paths';
 
 export const HISTORIES_DIR = path.join(__dirname, 'histories');
 
@@ -113,6 +120,23 @@ const SCENARIOS: Record<string, Scenario> = {
     await cancelThroughTemporal(stack, id);
     return id;
   },
+  'admission-update': async (stack, key) => {
+    // The Temporal-native entry point: update-with-start, whose `admit` update answers the job id.
+    const started = await startJob(stack.temporal, {
+      owner: 'svc-replay',
+      idempotencyKey: key,
+      type: 'summarize',
+      input: { text: 'Replay keeps workflows honest. Histories are the proof.' },
+      providers: ['chat'],
+      taskQueue: stack.taskQueue,
+    });
+    return started.jobId;
+  },
+  'status-lookup-success': async (stack, key) => {
+    // Charged, then the connection dropped: unknown, until the status lookup finds the charge.
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'drop_after' } });
+    return create(stack, key, charge(['pay', 'pay-backup']));
+  },
   cancel: async (stack, key) => {
     stack.simulator.inject({ route: 'chat', model: 'sim-steady', fault: { kind: 'hang' } });
     const id = await create(stack, key, summarize(['chat-quick']));
@@ -128,18 +152,64 @@ const SCENARIOS: Record<string, Scenario> = {
   },
 };
 
-async function save(name: string, history: unknown, note: string): Promise<void> {
-  await writeFile(path.join(HISTORIES_DIR, `${name}.json`), `${historyToJSON(history as never)}\n`);
+/** Scenarios recorded on a stack whose hedge delay never runs out while they run. */
+const LONG_HEDGE_SCENARIOS: Record<string, Scenario> = {
+  'user-try-again': async (stack, key) => {
+    // The primary holds its answer; long before the hedge delay, the user asks for the fallback.
+    stack.simulator.inject({
+      route: 'chat',
+      model: 'sim-steady',
+      fault: { kind: 'hold', gate: `${key}-primary` },
+    });
+    const id = await create(stack, key, summarize(['chat', 'chat-backup'], 'hedged'));
+    await eventually(
+      () => status(stack, id),
+      (s) => s === 'running',
+    );
+    const asked = await stack.request('POST', `/v1/jobs/${id}/attempts`, {
+      body: { provider: 'chat-backup' },
+    });
+    if (asked.status !== 202)
+      throw new Error(`try again: HTTP ${asked.status} ${await asked.text()}`);
+    await eventually(
+      () => status(stack, id),
+      (s) => s === 'succeeded',
+    );
+    stack.simulator.openGate(`${key}-primary`);
+    return id;
+  },
+};
+
+const historyFile = (name: string): string => path.join(HISTORIES_DIR, `${name}.json`);
+
+/** Saves a scenario's history once it has shown the path the scenario names. */
+async function save(
+  name: string,
+  history: Parameters<typeof pathProblems>[1],
+  note: string,
+): Promise<void> {
+  const problems = pathProblems(name, history);
+  if (problems.length > 0)
+    throw new Error(
+      `the ${name} scenario took another path; its history is not saved. Not shown: ${problems.join('; ')}`,
+    );
+  await writeFile(historyFile(name), `${historyToJSON(history)}\n`);
   console.log(`recorded ${name}: ${note}`);
 }
 
-/** Runs every scenario and saves the history of its job's workflow. */
-async function recordScenarios(): Promise<void> {
-  const stack = await startTestStack({ providers, hedgeDelayMs: 300 });
+/** Runs the wanted scenarios and saves the history of each one's job workflow. */
+async function recordScenarios(
+  from: Record<string, Scenario>,
+  hedgeDelayMs: number,
+  wanted: (name: string) => boolean,
+): Promise<void> {
+  const scenarios = Object.entries(from).filter(([name]) => wanted(name));
+  if (scenarios.length === 0) return;
+  const stack = await startTestStack({ providers, hedgeDelayMs });
   try {
     await stack.certify('chat-backup', 'summarize');
     await stack.certify('pay-backup', 'charge');
-    for (const [name, scenario] of Object.entries(SCENARIOS)) {
+    for (const [name, scenario] of scenarios) {
       const key = `replay-${name}-${Date.now()}`;
       const id = await scenario(stack, key);
       const { rows } = await stack.pool.query<{ workflow_id: string }>(
@@ -211,12 +281,46 @@ async function recordContinueAsNew(): Promise<void> {
   }
 }
 
+const CONTINUE_AS_NEW = ['continue-as-new-first-run', 'continue-as-new-last-run'];
+
+/** Which scenarios to record, from the command line (see the top of this file). */
+function chooseScenarios(args: string[]): (name: string) => boolean {
+  const all = args.includes('--all');
+  const named = args.filter((arg) => !arg.startsWith('--'));
+  const known = [
+    ...Object.keys(SCENARIOS),
+    ...Object.keys(LONG_HEDGE_SCENARIOS),
+    ...CONTINUE_AS_NEW,
+  ];
+  const unknown = named.filter((name) => !known.includes(name));
+  if (unknown.length > 0)
+    throw new Error(`no such scenario: ${unknown.join(', ')} (known: ${known.join(', ')})`);
+  const undescribed = known.filter((name) => !SCENARIO_NAMES.includes(name));
+  if (undescribed.length > 0)
+    throw new Error(`test/replay/paths.ts describes no path for ${undescribed.join(', ')}`);
+  if (all) return () => true;
+  if (named.length > 0) return (name) => named.includes(name);
+  return (name) => !existsSync(historyFile(name));
+}
+
 async function main(): Promise<void> {
   process.env.LOG_LEVEL ??= 'warn';
+  const wanted = chooseScenarios(process.argv.slice(2));
+  const chosen = [
+    ...Object.keys(SCENARIOS),
+    ...Object.keys(LONG_HEDGE_SCENARIOS),
+    ...CONTINUE_AS_NEW,
+  ].filter(wanted);
+  if (chosen.length === 0) {
+    console.log('every scenario has a history; name the ones to re-record, or pass --all');
+    return;
+  }
+  console.log(`recording ${chosen.join(', ')}`);
   await globalSetup();
   try {
-    await recordScenarios();
-    await recordContinueAsNew();
+    await recordScenarios(SCENARIOS, 300, wanted);
+    await recordScenarios(LONG_HEDGE_SCENARIOS, 600_000, wanted);
+    if (CONTINUE_AS_NEW.some(wanted)) await recordContinueAsNew();
   } finally {
     await globalTeardown();
   }

@@ -1,0 +1,214 @@
+/**
+ * What each recorded scenario must show in its history: the path its name says it took. The
+ * recorder refuses to save a history that took another path (a fault that missed, a race that
+ * went the other way), and test/replay.test.ts checks the committed histories the same way.
+ */
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+
+type History = temporal.api.history.v1.IHistory;
+type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
+
+interface ActivityFact {
+  type: string;
+  summary?: string;
+  result?: Record<string, unknown>;
+  timedOut: boolean;
+}
+
+/** The facts of a history that the scenarios are told apart by. */
+export interface HistoryFacts {
+  activities: ActivityFact[];
+  /** Updates accepted, by name, with whether they completed successfully. */
+  updates: Array<{ name: string; succeeded: boolean }>;
+  signals: string[];
+  timers: Array<{ summary?: string; fired: boolean }>;
+  cancelRequested: boolean;
+  /** The workflow's first input. */
+  input?: Record<string, unknown>;
+  closed?: 'completed' | 'failed' | 'canceled' | 'continued-as-new' | 'terminated';
+  result?: Record<string, unknown>;
+}
+
+function first(payloads: Payloads): Record<string, unknown> | undefined {
+  const payload = payloads?.payloads?.[0];
+  return payload
+    ? defaultPayloadConverter.fromPayload<Record<string, unknown>>(payload)
+    : undefined;
+}
+
+function text(payload: temporal.api.common.v1.IPayload | null | undefined): string | undefined {
+  return payload ? defaultPayloadConverter.fromPayload<string>(payload) : undefined;
+}
+
+export function factsOf(history: History): HistoryFacts {
+  const facts: HistoryFacts = {
+    activities: [],
+    updates: [],
+    signals: [],
+    timers: [],
+    cancelRequested: false,
+  };
+  const activities = new Map<string, ActivityFact>();
+  const timers = new Map<string, { summary?: string; fired: boolean }>();
+  const updates = new Map<string, { name: string; succeeded: boolean }>();
+  for (const event of history.events ?? []) {
+    const id = String(event.eventId);
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled) {
+      const fact: ActivityFact = {
+        type: scheduled.activityType?.name ?? '',
+        summary: text(event.userMetadata?.summary),
+        timedOut: false,
+      };
+      activities.set(id, fact);
+      facts.activities.push(fact);
+    }
+    const completed = event.activityTaskCompletedEventAttributes;
+    if (completed) {
+      const fact = activities.get(String(completed.scheduledEventId));
+      if (fact) fact.result = first(completed.result);
+    }
+    const timedOut = event.activityTaskTimedOutEventAttributes;
+    if (timedOut) {
+      const fact = activities.get(String(timedOut.scheduledEventId));
+      if (fact) fact.timedOut = true;
+    }
+    if (event.timerStartedEventAttributes) {
+      const timer = { summary: text(event.userMetadata?.summary), fired: false };
+      timers.set(event.timerStartedEventAttributes.timerId ?? id, timer);
+      facts.timers.push(timer);
+    }
+    if (event.timerFiredEventAttributes) {
+      const timer = timers.get(event.timerFiredEventAttributes.timerId ?? '');
+      if (timer) timer.fired = true;
+    }
+    const accepted = event.workflowExecutionUpdateAcceptedEventAttributes;
+    if (accepted) {
+      const update = { name: accepted.acceptedRequest?.input?.name ?? '', succeeded: false };
+      updates.set(accepted.acceptedRequest?.meta?.updateId ?? id, update);
+      facts.updates.push(update);
+    }
+    const updated = event.workflowExecutionUpdateCompletedEventAttributes;
+    if (updated) {
+      const update = updates.get(updated.meta?.updateId ?? '');
+      if (update) update.succeeded = Boolean(updated.outcome?.success);
+    }
+    if (event.workflowExecutionSignaledEventAttributes)
+      facts.signals.push(event.workflowExecutionSignaledEventAttributes.signalName ?? '');
+    if (event.workflowExecutionCancelRequestedEventAttributes) facts.cancelRequested = true;
+    if (event.workflowExecutionStartedEventAttributes)
+      facts.input = first(event.workflowExecutionStartedEventAttributes.input);
+    if (event.workflowExecutionCompletedEventAttributes) {
+      facts.closed = 'completed';
+      facts.result = first(event.workflowExecutionCompletedEventAttributes.result);
+    }
+    if (event.workflowExecutionFailedEventAttributes) facts.closed = 'failed';
+    if (event.workflowExecutionCanceledEventAttributes) facts.closed = 'canceled';
+    if (event.workflowExecutionContinuedAsNewEventAttributes) facts.closed = 'continued-as-new';
+    if (event.workflowExecutionTerminatedEventAttributes) facts.closed = 'terminated';
+  }
+  return facts;
+}
+
+const calls = (facts: HistoryFacts): ActivityFact[] =>
+  facts.activities.filter((a) => a.type === 'callProvider');
+const results = (facts: HistoryFacts, type: string): Array<Record<string, unknown> | undefined> =>
+  facts.activities.filter((a) => a.type === type).map((a) => a.result);
+const hasUpdate = (facts: HistoryFacts, name: string): boolean =>
+  facts.updates.some((u) => u.name === name && u.succeeded);
+const wonBy = (facts: HistoryFacts, status: string, seq?: number): boolean =>
+  facts.result?.status === status &&
+  (seq === undefined || String(facts.result.completedBy).endsWith(`:${seq}`));
+
+/** Each scenario's path, as a list of [what must hold, whether it does]. */
+const PATHS: Record<string, (facts: HistoryFacts) => Array<[string, boolean]>> = {
+  'happy-path': (f) => [
+    ['one provider call', calls(f).length === 1],
+    ['the job succeeded with attempt 1', wonBy(f, 'succeeded', 1)],
+  ],
+  'definite-failure-then-fallback': (f) => [
+    ['the first call failed definitely', calls(f)[0]?.result?.state === 'failed'],
+    ['a second call, on the fallback', calls(f).length === 2],
+    ['the job succeeded with attempt 2', wonBy(f, 'succeeded', 2)],
+  ],
+  'timeout-unknown-late-success': (f) => [
+    ['the only provider call timed out', calls(f).length === 1 && calls(f)[0]!.timedOut],
+    ['the attempt was abandoned as unknown', results(f, 'abandonAttempt')[0]?.state === 'unknown'],
+    ['the job succeeded with attempt 1', wonBy(f, 'succeeded', 1)],
+  ],
+  'unknown-operator-resolve': (f) => [
+    ['the first call timed out', calls(f)[0]?.timedOut === true],
+    ['an operator resolved it', hasUpdate(f, 'resolveAttempt')],
+    ['the fallback then ran and won', calls(f).length === 2 && wonBy(f, 'succeeded', 2)],
+  ],
+  'hedged-reverse-order': (f) => [
+    [
+      'the hedge timer fired',
+      f.timers.some((t) => t.summary?.startsWith('hedge delay') && t.fired),
+    ],
+    ['two provider calls', calls(f).length === 2],
+    ['the hedge (attempt 2) won', wonBy(f, 'succeeded', 2)],
+  ],
+  'contract-violation-after-effect': (f) => [
+    ['the call ended unknown', calls(f).length === 1 && calls(f)[0]?.result?.state === 'unknown'],
+    [
+      'a status lookup settled it',
+      results(f, 'reconcileAttempt').some((r) => r?.state === 'succeeded'),
+    ],
+    ['the job succeeded with attempt 1', wonBy(f, 'succeeded', 1)],
+  ],
+  'temporal-cancel': (f) => [
+    ['Temporal was asked to cancel', f.cancelRequested],
+    ['the workflow closed as cancelled', f.closed === 'canceled'],
+  ],
+  cancel: (f) => [
+    ['an operator cancelled through the update', hasUpdate(f, 'cancelJob')],
+    ['the job ended cancelled', wonBy(f, 'cancelled')],
+  ],
+  'continue-as-new-first-run': (f) => [
+    ['a fresh run (nothing carried)', f.input?.carried === undefined],
+    ['it continued as new', f.closed === 'continued-as-new'],
+  ],
+  'continue-as-new-last-run': (f) => [
+    ['a run that carries state', f.input?.carried !== undefined],
+    ['an operator resolved the attempt', hasUpdate(f, 'resolveAttempt')],
+    ['it completed', f.closed === 'completed'],
+  ],
+  'admission-update': (f) => [
+    ['started by the Temporal-native path (no job row yet)', f.input?.jobId === undefined],
+    ['the admit update was accepted and answered', hasUpdate(f, 'admit')],
+    ['the job succeeded with attempt 1', wonBy(f, 'succeeded', 1)],
+  ],
+  'user-try-again': (f) => [
+    ['the user’s request was accepted and answered', hasUpdate(f, 'requestAttempt')],
+    ['no hedge timer started the second attempt', f.timers.every((t) => !t.fired)],
+    [
+      'the second call ran on the provider asked for',
+      calls(f)[1]?.summary === 'attempt 2 on chat-backup',
+    ],
+    ['the requested attempt won', wonBy(f, 'succeeded', 2)],
+  ],
+  'status-lookup-success': (f) => [
+    [
+      'the only call ended unknown',
+      calls(f).length === 1 && calls(f)[0]?.result?.state === 'unknown',
+    ],
+    [
+      'a status lookup found the charge',
+      results(f, 'reconcileAttempt').some((r) => r?.state === 'succeeded'),
+    ],
+    ['the job succeeded with attempt 1', wonBy(f, 'succeeded', 1)],
+  ],
+};
+
+export const SCENARIO_NAMES = Object.keys(PATHS);
+
+/** What the history of `scenario` fails to show; empty when it took its path. */
+export function pathProblems(scenario: string, history: History): string[] {
+  const path = PATHS[scenario];
+  if (!path) return [`no path is described for the scenario ${scenario}`];
+  return path(factsOf(history))
+    .filter(([, holds]) => !holds)
+    .map(([what]) => what);
+}

@@ -1,0 +1,161 @@
+import {
+  attemptRows,
+  chargeBody,
+  createJob,
+  effectsFor,
+  eventually,
+  operator,
+  payProvider,
+  requestsFor,
+  startTestStack,
+  untilJob,
+  untilWorkflowClosed,
+  workflowStatus,
+  type TestStack,
+} from './helpers';
+
+/**
+ * How an `unknown` charge is settled, and how it is not: never by a clock, and when its late
+ * answer comes, at once (the answer nudges the workflow) rather than at the next look.
+ */
+
+/** Status lookups of one attempt that reached the simulator. */
+const statusLookups = (stack: TestStack, attemptId: string) =>
+  stack.simulator
+    .requests()
+    .filter((r) => r.route === 'charge-status' && r.idempotencyKey === attemptId);
+
+/** When the attempt's call ended, as the worker recorded it (null while it runs). */
+async function callEndedAt(stack: TestStack, attemptId: string): Promise<Date | null> {
+  const { rows } = await stack.pool.query<{ call_ended_at: Date | null }>(
+    'SELECT call_ended_at FROM attempts WHERE id = $1',
+    [attemptId],
+  );
+  return rows[0]?.call_ended_at ?? null;
+}
+
+describe('a charge whose call hangs past its late-result window', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({
+      providers: (url) => [
+        // The call is cut off after 1.5 s; a status lookup's "never processed" would be believed at once after that.
+        payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 1_500, notFoundGraceMs: 0 }),
+        payProvider(url, 'pay-backup'),
+      ],
+      // Look often, so that several looks happen after the window in little time.
+      env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '200', ONEJOB_RECONCILE_MAX_DELAY_MS: '200' },
+    });
+    expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test('is never turned into failed by a clock: after the window and several status lookups the attempt and the job are still unknown, and no fallback was sent', async () => {
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+    const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+    const attemptId = `${job.id}:1`;
+
+    // The call was cut off at its late-result window: it can no longer bring an answer.
+    const ended = await eventually(
+      () => callEndedAt(stack, attemptId),
+      (at) => at !== null,
+    );
+    // Three looks at the provider's status after that, each finding no verdict (or a verdict
+    // that ends the wait: then the assertions below say what went wrong).
+    const looked = await eventually(
+      async () => ({
+        lookupsAfterTheWindow: statusLookups(stack, attemptId).filter(
+          (r) => new Date(r.at) > ended!,
+        ).length,
+        attempts: (await attemptRows(stack.pool, job.id)).map((r) => [r.id, r.state]),
+      }),
+      (seen) =>
+        seen.lookupsAfterTheWindow >= 3 ||
+        seen.attempts.length !== 1 ||
+        seen.attempts[0]![1] !== 'unknown',
+    );
+    expect(looked.attempts).toEqual([[attemptId, 'unknown']]);
+    expect(looked.lookupsAfterTheWindow).toBeGreaterThanOrEqual(3);
+
+    const seen = await untilJob(stack, job.id, () => true);
+    expect(seen.status).toBe('unknown');
+    // The error says the call was cut off at its window; that proves nothing either way.
+    expect(JSON.stringify(seen.attempts[0]?.error)).toMatch(/late_window_exceeded/);
+    const waiting = await workflowStatus(stack, job.workflowId);
+    expect(waiting.status).toBe('unknown');
+    expect(waiting.waitingOn).toMatch(/^blocked: attempt 1 on pay is unknown/);
+    // Nothing went to the fallback, and nothing was charged.
+    expect(requestsFor(stack, job.id).map((r) => r.idempotencyKey)).toEqual([attemptId]);
+    expect(effectsFor(stack, job.id)).toEqual([]);
+
+    // Let the workflow end (an operator's cancel), so the stack stops cleanly.
+    const cancelled = await operator(stack, 'POST', `/jobs/${job.id}/cancel`, {
+      reason: 'test over',
+    });
+    expect(cancelled.status).toBe(200);
+  });
+});
+
+describe('a late answer', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({
+      providers: (url) => [
+        payProvider(url, 'pay', { timeoutMs: 500 }),
+        payProvider(url, 'pay-backup'),
+      ],
+      // After its first look the workflow would look again only in ten minutes.
+      env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '600000' },
+    });
+    expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test('nudges the workflow: the job and its workflow settle on it at once, without waiting for the next look or a status lookup', async () => {
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'nudge' } });
+    const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+    const attemptId = `${job.id}:1`;
+
+    // Timed out, and looked at once: the status lookup says "still processing".
+    await untilJob(stack, job.id, (j) => j.status === 'unknown');
+    await eventually(
+      () => workflowStatus(stack, job.workflowId),
+      (status) => /^blocked: attempt 1 on pay is unknown/.test(status.waitingOn),
+    );
+    const lookupsBefore = statusLookups(stack, attemptId).length;
+    expect(lookupsBefore).toBeGreaterThanOrEqual(1);
+
+    // The charge is made and answered now, long after the attempt timeout.
+    stack.simulator.openGate('nudge');
+    // The answer's compare-and-swap settles the row; the workflow learns of it from the nudge
+    // alone (its next look is ten minutes away), and ends with that outcome.
+    const settled = await eventually(
+      () => workflowStatus(stack, job.workflowId),
+      (status) => status.status !== 'unknown',
+    );
+    expect(settled.status).toBe('succeeded');
+    expect(await untilWorkflowClosed(stack, job.workflowId)).toBe('COMPLETED');
+    expect(await stack.temporal.workflow.getHandle(job.workflowId).result()).toMatchObject({
+      status: 'succeeded',
+      completedBy: attemptId,
+    });
+    const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+
+    expect(done.completedBy).toBe(attemptId);
+    expect(done.result).toMatchObject({ idempotencyKey: attemptId, amountCents: 1250 });
+    // No look at the provider's status settled it: the late answer did, and told the workflow.
+    expect(statusLookups(stack, attemptId)).toHaveLength(lookupsBefore);
+    const history = await stack.temporal.workflow.getHandle(job.workflowId).fetchHistory();
+    expect(
+      history.events
+        ?.map((e) => e.workflowExecutionSignaledEventAttributes?.signalName)
+        .filter((name) => name !== undefined),
+    ).toEqual(['attemptSettled']);
+    expect(requestsFor(stack, job.id).map((r) => r.idempotencyKey)).toEqual([attemptId]);
+    expect(effectsFor(stack, job.id)).toEqual([expect.objectContaining({ executions: 1 })]);
+  });
+});
