@@ -6,5 +6,6 @@ module.exports = {
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   globalSetup: '<rootDir>/test/globalSetup.ts',
   globalTeardown: '<rootDir>/test/globalTeardown.ts',
+  setupFilesAfterEnv: ['<rootDir>/test/setupEachFile.ts'],
   testTimeout: 120_000,
 };

@@ -153,6 +153,18 @@ export interface TestStackOptions {
   apiDatabaseUrl?: (databaseUrl: string) => string;
 }
 
+/** The simulators of the stacks this test file has running (see clearFaultsAfterEachTest). */
+const liveSimulators = new Set<SimulatorServer>();
+
+/**
+ * Drops every fault a test queued and did not use up, on every stack of the file, so that a
+ * one-shot fault never meets the next test's request. Registered for every file by
+ * test/setupEachFile.ts.
+ */
+export function clearUnusedFaults(): void {
+  for (const simulator of liveSimulators) simulator.clearFaults();
+}
+
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   quietTemporalRuntime();
   const info = harness();
@@ -253,6 +265,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   );
   const apiUrl = `http://127.0.0.1:${port}`;
   await waitForHealthy(`${apiUrl}/healthz`, api, () => output);
+  liveSimulators.add(simulator);
 
   return {
     apiUrl,
@@ -314,6 +327,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       for (const extra of extraApis) await extra.stop();
       await api.stop();
       // The simulator first: calls still hanging on it end at once, so the worker stops promptly.
+      liveSimulators.delete(simulator);
       await simulator.close();
       for (const extra of extraWorkers) await extra.stop();
       await stopWorker();
@@ -654,7 +668,8 @@ export async function runsOfWorkflow(stack: TestStack, workflowId: string): Prom
 
 /**
  * The stack of one test file: started before its tests (with the named providers certified for
- * their job types), faults cleared after each test, stopped after the last. Use it as a
+ * their job types), stopped after the last (faults left over are cleared after each test for
+ * every stack, see clearUnusedFaults). Use it as a
  * TestStack; it stands for the stack once the tests run.
  */
 export function useTestStack(
@@ -668,7 +683,6 @@ export function useTestStack(
       if (!report.passed) throw new Error(`${provider} failed certification for ${jobType}`);
     }
   });
-  afterEach(() => current?.simulator.clearFaults());
   afterAll(async () => {
     await current?.stop();
   });

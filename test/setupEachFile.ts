@@ -1,0 +1,4 @@
+import { clearUnusedFaults } from './helpers';
+
+// Whatever a test queued at the simulator and did not use up must not meet the next test.
+afterEach(() => clearUnusedFaults());
