@@ -98,7 +98,7 @@ test('a provoked timeout makes the attempt and the job unknown, blocks new attem
   });
   // …and so is a second in-flight attempt row, by the database itself.
   await expect(
-    inRolledBackTransaction(stack, (client) =>
+    inRolledBackTransaction(stack.pool, (client) =>
       client.query(
         `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version) VALUES ($1, $2, 2, 'pay-backup', true, 0)`,
         [`${job.id}:2`, job.id],

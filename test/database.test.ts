@@ -15,7 +15,7 @@ import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { ATTEMPTS_IN_FLIGHT_SQL, JOBS_UNKNOWN_SQL } from '../src/api/metrics';
 import { harness } from './harness';
-import { createTestDatabase } from './helpers';
+import { createTestDatabase, inRolledBackTransaction } from './helpers';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 beforeAll(async () => {
@@ -104,9 +104,11 @@ test('the database refuses a second in-flight exclusive attempt, including behin
 
   // Even raw SQL that bypasses our code is refused by the partial unique index.
   await expect(
-    db.pool.query(
-      `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version) VALUES ($1, $2, 2, 'p2', true, 0)`,
-      [`${job.id}:2`, job.id],
+    inRolledBackTransaction(db.pool, (client) =>
+      client.query(
+        `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version) VALUES ($1, $2, 2, 'p2', true, 0)`,
+        [`${job.id}:2`, job.id],
+      ),
     ),
   ).rejects.toMatchObject({ code: '23505', constraint: 'attempts_one_in_flight_per_job' });
 
@@ -135,9 +137,11 @@ test('creating the same attempt twice returns the first, and attempt ids must de
   });
   expect(b).toEqual(a);
   await expect(
-    db.pool.query(
-      `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version) VALUES ('made-up', $1, 5, 'p1', false, 0)`,
-      [job.id],
+    inRolledBackTransaction(db.pool, (client) =>
+      client.query(
+        `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version) VALUES ('made-up', $1, 5, 'p1', false, 0)`,
+        [job.id],
+      ),
     ),
   ).rejects.toMatchObject({ code: '23514' });
 });
@@ -153,9 +157,11 @@ test('attempt states only move forward', async () => {
   await beginProviderCall(db.pool, attempt.id);
   await settleAttemptWithoutResult(db.pool, attempt.id, 'failed', { code: 'http_400' });
   await expect(
-    db.pool.query(`UPDATE attempts SET state = 'running', finished_at = NULL WHERE id = $1`, [
-      attempt.id,
-    ]),
+    inRolledBackTransaction(db.pool, (client) =>
+      client.query(`UPDATE attempts SET state = 'running', finished_at = NULL WHERE id = $1`, [
+        attempt.id,
+      ]),
+    ),
   ).rejects.toThrow(/cannot move from failed to running/);
 });
 
@@ -270,7 +276,9 @@ test('a finished job outcome cannot be overwritten, even by raw SQL', async () =
   await beginProviderCall(db.pool, attempt.id);
   await recordAttemptResult(db.pool, { attemptId: attempt.id, result: { summary: 'winner' } });
   await expect(
-    db.pool.query(`UPDATE jobs SET result = '{"summary":"overwrite"}' WHERE id = $1`, [job.id]),
+    inRolledBackTransaction(db.pool, (client) =>
+      client.query(`UPDATE jobs SET result = '{"summary":"overwrite"}' WHERE id = $1`, [job.id]),
+    ),
   ).rejects.toThrow(/outcome is final/);
   await expect(
     createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: true }),

@@ -611,10 +611,10 @@ export async function rowsOfJob(stack: TestStack, jobId: string) {
  * back, so a surprise success cannot leave a stray row behind for the rest of the file.
  */
 export async function inRolledBackTransaction<T>(
-  stack: TestStack,
+  pool: Pool,
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
-  const client = await stack.pool.connect();
+  const client = await pool.connect();
   try {
     await client.query('BEGIN');
     return await work(client);
