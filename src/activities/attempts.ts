@@ -11,19 +11,11 @@ import { findJob } from '../db/jobs';
 import { FAILURES } from '../domain/failures';
 import { checkOutput, findJobType } from '../jobTypes';
 import { lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
-import { attemptOutcome, recordResult, type AttemptOutcome } from '../service/results';
+import { attemptOutcome, recordResult } from '../service/results';
+import type { AttemptOutcome, ReconcileOutcome } from '../workflows/definitions';
 import { typedFailure } from './failures';
 import type { ActivityDeps } from './types';
 
-/** What a look at an unknown attempt found, beyond its outcome. */
-export interface ReconcileOutcome extends AttemptOutcome {
-  /** In words: why it is still unknown. */
-  detail?: string;
-  /** Nothing will settle it by itself: an operator (or a signed callback) has to. */
-  needsOperator?: boolean;
-  /** Look again no later than this (e.g. when a "never processed" becomes believable). */
-  recheckInMs?: number;
-}
 
 /** A call without side effects that can no longer be running and never answered. */
 const CALL_GONE = {

@@ -5,9 +5,6 @@ import { providerCallActivities } from './providerCall';
 import type { ActivityDeps } from './types';
 import { verdictActivities } from './verdicts';
 
-export type { AttemptOutcome } from '../service/results';
-export type { ReconcileOutcome } from './attempts';
-export type { JobEnding } from './verdicts';
 export * from './types';
 
 type Activity = (...args: never[]) => Promise<unknown>;

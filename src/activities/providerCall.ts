@@ -3,12 +3,8 @@ import { beginProviderCall, markCallEnded, settleAttemptWithoutResult } from '..
 import { findJob } from '../db/jobs';
 import { checkOutput, findJobType } from '../jobTypes';
 import { ContractViolation, lateResultTimeoutMs, ProviderCallError } from '../providers/provider';
-import {
-  attemptOutcome,
-  nudgeWorkflow,
-  recordResult,
-  type AttemptOutcome,
-} from '../service/results';
+import { attemptOutcome, nudgeWorkflow, recordResult } from '../service/results';
+import type { AttemptOutcome } from '../workflows/definitions';
 import type { ActivityDeps } from './types';
 
 /** The provider call: its own activity, on its own task queue, never retried. */

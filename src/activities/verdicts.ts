@@ -3,15 +3,11 @@ import { finishJobWithoutResult, findJob } from '../db/jobs';
 import { FAILURES } from '../domain/failures';
 import type { TerminalJobStatus } from '../domain/job';
 import { checkOutput, findJobType } from '../jobTypes';
-import { attemptOutcome, recordResult, type AttemptOutcome } from '../service/results';
+import { attemptOutcome, recordResult } from '../service/results';
+import type { AttemptOutcome, JobEnding } from '../workflows/definitions';
 import { typedFailure } from './failures';
 import type { ActivityDeps } from './types';
 
-/** How a job ended, as the row says: the workflow reports exactly this. */
-export interface JobEnding {
-  status: TerminalJobStatus;
-  completedBy: string | null;
-}
 
 /** What operators decide, and how a job ends without a result. */
 export function verdictActivities(deps: Pick<ActivityDeps, 'pool' | 'logger'>) {

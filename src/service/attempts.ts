@@ -12,18 +12,13 @@ import {
   cancelJobUpdate,
   requestAttemptUpdate,
   resolveAttemptUpdate,
+  type AttemptOutcome,
   type AttemptSummary,
   type JobWorkflowStatus,
   type ResolveAttemptResult,
 } from '../workflows/definitions';
 import { ServiceError } from './errors';
-import {
-  attemptOutcome,
-  attemptSummary,
-  nudgeWorkflow,
-  recordResult,
-  type AttemptOutcome,
-} from './results';
+import { attemptOutcome, attemptSummary, nudgeWorkflow, recordResult } from './results';
 
 export interface AttemptServiceDeps {
   pool: Pool;

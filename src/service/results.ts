@@ -4,17 +4,11 @@ import { findJob, type JobRecord } from '../db/jobs';
 import type { Pool, Queryable } from '../db/pool';
 import type { AttemptState, TerminalJobStatus } from '../domain/job';
 import type { Logger } from '../logger';
-import { attemptSettledSignal, type AttemptSummary } from '../workflows/definitions';
-
-/** Where an attempt stands after a step, and where its job stands. */
-export interface AttemptOutcome {
-  attemptId: string;
-  state: AttemptState;
-  winnerAttemptId: string | null;
-  jobStatus: TerminalJobStatus | null;
-  /** Why it failed or is unknown, as recorded on the attempt. */
-  error?: Record<string, unknown>;
-}
+import {
+  attemptSettledSignal,
+  type AttemptOutcome,
+  type AttemptSummary,
+} from '../workflows/definitions';
 
 /** An attempt as the workflow and its clients see it. */
 export function attemptSummary(attempt: AttemptRecord): AttemptSummary {

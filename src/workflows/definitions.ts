@@ -121,6 +121,32 @@ export interface AttemptSummary {
   state: AttemptState;
 }
 
+/** What an activity reports of an attempt: its state now, and the job's if it has ended. */
+export interface AttemptOutcome {
+  attemptId: string;
+  state: AttemptState;
+  winnerAttemptId: string | null;
+  jobStatus: TerminalJobStatus | null;
+  /** Why it failed or is unknown, as recorded on the attempt. */
+  error?: Record<string, unknown>;
+}
+
+/** What a look at an unknown attempt found, beyond its outcome. */
+export interface ReconcileOutcome extends AttemptOutcome {
+  /** In words: why it is still unknown. */
+  detail?: string;
+  /** Nothing will settle it by itself: an operator (or a signed callback) has to. */
+  needsOperator?: boolean;
+  /** Look again no later than this (e.g. when a "never processed" becomes believable). */
+  recheckInMs?: number;
+}
+
+/** How a job ended, as the row says: the workflow reports exactly this. */
+export interface JobEnding {
+  status: TerminalJobStatus;
+  completedBy: string | null;
+}
+
 export interface JobWorkflowStatus {
   jobId: string;
   status: JobStatus;

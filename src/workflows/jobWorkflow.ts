@@ -1,33 +1,22 @@
 import {
-  ActivityCancellationType,
-  ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
-  TimeoutFailure,
   allHandlersFinished,
   condition,
   isCancellation,
   makeContinueAsNewFunc,
-  proxyActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { NON_RETRYABLE_DB_FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
+import { KEY_REUSE_MESSAGE } from '../domain/failures';
 import {
   IN_FLIGHT_ATTEMPT_STATES,
   type AttemptState,
   type JobStatus,
   type TerminalJobStatus,
 } from '../domain/job';
-import type {
-  AttemptOutcome,
-  JobActivities,
-  JobEnding,
-  ProviderCallActivities,
-  ReconcileOutcome,
-} from '../activities';
+import { db, providerCall, settle } from './activityStubs';
 import {
   AttemptCount,
   FAILURES,
@@ -36,82 +25,35 @@ import {
   admitUpdate,
   attemptSettledSignal,
   cancelJobUpdate,
-  providerCallTaskQueue,
   requestAttemptUpdate,
   resolveAttemptUpdate,
   statusQuery,
+  type AttemptOutcome,
   type AttemptSummary,
   type CarriedJobState,
+  type JobEnding,
   type JobPlan,
   type JobWorkflowInput,
   type JobWorkflowResult,
   type JobWorkflowStatus,
   type PlannedProvider,
+  type ReconcileOutcome,
 } from './definitions';
-
-// Database activities are idempotent by construction, so they may retry freely, except when
-// the database refused for a reason no retry changes: those come back typed, at once.
-const db = proxyActivities<JobActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: {
-    initialInterval: '500 milliseconds',
-    maximumInterval: '10 seconds',
-    nonRetryableErrorTypes: [...NON_RETRYABLE_DB_FAILURES],
-  },
-});
-
-/** The provider call: exactly one try, on the provider-call task queue. */
-function providerCall(provider: PlannedProvider, seq: number) {
-  return proxyActivities<ProviderCallActivities>({
-    taskQueue: providerCallTaskQueue(workflowInfo().taskQueue),
-    startToCloseTimeout: provider.timeoutMs,
-    heartbeatTimeout: provider.heartbeatTimeoutMs,
-    retry: { maximumAttempts: 1 },
-    // A cancelled call is abandoned at once; if it still answers, its result loses the CAS.
-    cancellationType: ActivityCancellationType.TRY_CANCEL,
-    summary: `attempt ${seq} on ${provider.name}`,
-  }).callProvider;
-}
-
-/** Settlement must happen even while the workflow is being cancelled. */
-const settle = <T>(step: () => Promise<T>): Promise<T> => CancellationScope.nonCancellable(step);
-
-const TEMPORAL_CANCEL = {
-  operator: 'temporal',
-  reason: 'the workflow was cancelled through Temporal (Web UI, CLI or a parent workflow)',
-};
-
-/** Why the workflow stopped waiting for a call it had started. */
-function abandonment(error: unknown): Record<string, unknown> {
-  if (isCancellation(error))
-    return { code: 'abandoned', message: 'the workflow stopped waiting for this call' };
-  const cause = error instanceof ActivityFailure ? error.cause : undefined;
-  if (cause instanceof TimeoutFailure)
-    return {
-      code: 'timeout',
-      timeoutType: String(cause.timeoutType),
-      message: `the call did not finish in time (${cause.message})`,
-    };
-  return {
-    code: 'activity_failure',
-    message: (cause ?? (error as Error))?.message ?? String(error),
-  };
-}
-
-function refuse(type: string, message: string, details?: unknown): never {
-  throw ApplicationFailure.create({
-    type,
-    message,
-    details: details === undefined ? undefined : [details],
-    nonRetryable: true,
-  });
-}
-
-/** The typed failure behind an activity failure, if it is one of ours. */
-function failureOf(error: unknown): ApplicationFailure | undefined {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  return cause instanceof ApplicationFailure ? cause : undefined;
-}
+import {
+  anotherAttemptPossible,
+  attemptRequestRefusal,
+  blockedDescription,
+  chooseNextAttempt,
+  exhaustedFailure,
+  firstReconcileDelayMs,
+  nextReconcileDelayMs,
+  reconcileWaitMs,
+  resolutionRefusal,
+  resumePosition,
+  settledMeanwhileRefusal,
+  shouldContinueAsNew,
+} from './policy';
+import { TEMPORAL_CANCEL, abandonment, failureOf, refuse, refuseIf } from './refusals';
 
 interface AttemptRequest {
   provider?: string;
@@ -149,8 +91,6 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   /** Every attempt being run right now, so that a cancel can wait for each to settle its row. */
   const runningAttempts = new Set<Promise<unknown>>();
 
-  const inFlight = (): AttemptSummary[] =>
-    attempts.filter((a) => IN_FLIGHT_ATTEMPT_STATES.includes(a.state));
   let shown: { status: JobStatus; count: number } | undefined;
   const show = (next: JobStatus, waitingOn: string, needsOperator = false): void => {
     status.status = next;
@@ -223,41 +163,19 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       return entry.created;
     },
     {
-      validator: (request) => {
-        if (terminal) refuse(FAILURES.jobTerminal, `job ${jobId} is ${terminal}`);
-        const blocking = plan?.mode === 'hedged' ? undefined : inFlight()[0];
-        if (!plan || blocking || requests.some((r) => !r.created && !r.refused)) {
-          refuse(
-            FAILURES.attemptInFlight,
-            blocking
-              ? `attempt ${blocking.seq} on ${blocking.provider} is ${blocking.state}`
-              : 'an attempt is about to start',
-            blocking,
-          );
-        }
-        if (attempts.length >= plan.maxAttempts)
-          refuse(
-            FAILURES.attemptLimitReached,
-            `job ${jobId} has had ${attempts.length} attempts, the most a job may have`,
-            { maxAttempts: plan.maxAttempts },
-          );
-        if (request.provider !== undefined) {
-          const provider = plan.compatible.find((p) => p.name === request.provider);
-          if (!provider)
-            refuse(FAILURES.unknownProvider, `provider ${request.provider} cannot run this job`);
-          if (provider.uncertified)
-            refuse(
-              FAILURES.providerNotCertified,
-              `provider ${request.provider} may not run this job: ${provider.uncertified}`,
-            );
-          // Hedged attempts run side by side, so none of them may have side effects.
-          if (plan.mode === 'hedged' && provider.sideEffects)
-            refuse(
-              FAILURES.hedgingNotAllowed,
-              `provider ${request.provider} has side effects, so it may not run beside the attempts of a hedged job`,
-            );
-        }
-      },
+      validator: (request) =>
+        refuseIf(
+          attemptRequestRefusal(
+            {
+              jobId,
+              plan,
+              terminal,
+              attempts,
+              requestWaiting: requests.some((r) => !r.created && !r.refused),
+            },
+            request,
+          ),
+        ),
     },
   );
 
@@ -268,11 +186,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       // The database may already say `unknown` while this workflow still waits for the call's
       // end: wait for it, then decide on what the attempt really is.
       await condition(() => summary.state !== 'starting' && summary.state !== 'running');
-      if (summary.state !== 'unknown')
-        refuse(
-          FAILURES.attemptNotResolvable,
-          `attempt ${resolution.attemptId} settled as ${summary.state} meanwhile; only an unknown attempt can be resolved`,
-        );
+      refuseIf(settledMeanwhileRefusal(summary));
       let outcome: AttemptOutcome;
       try {
         outcome = await db.resolveAttempt(resolution);
@@ -285,17 +199,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       return { attemptId: resolution.attemptId, state: summary.state };
     },
     {
-      validator: (resolution) => {
-        const summary = attempts.find((a) => a.attemptId === resolution.attemptId);
-        if (!summary || !IN_FLIGHT_ATTEMPT_STATES.includes(summary.state)) {
-          refuse(
-            FAILURES.attemptNotResolvable,
-            `attempt ${resolution.attemptId} is ${summary?.state ?? 'not an attempt of this job'}; only an unknown attempt can be resolved`,
-          );
-        }
-        if (resolution.outcome === 'succeeded' && resolution.result === undefined)
-          refuse(FAILURES.attemptNotResolvable, 'resolving as succeeded needs the result');
-      },
+      validator: (resolution) => refuseIf(resolutionRefusal(attempts, resolution)),
     },
   );
 
@@ -327,28 +231,14 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     admitted: JobPlan,
   ): { provider: PlannedProvider; request?: AttemptRequest } | undefined => {
     const request = pendingRequest();
-    if (attempts.length >= admitted.maxAttempts) {
-      if (request) {
-        request.claimed = true;
-        request.refused = {
-          type: FAILURES.attemptLimitReached,
-          message: `the job has had ${attempts.length} attempts, the most a job may have`,
-        };
-      }
-      return undefined;
+    const next = chooseNextAttempt(admitted, attempts.length, nextInPlan, request);
+    nextInPlan = next.nextInPlan;
+    if (request) {
+      request.claimed = true;
+      if (next.refusal)
+        request.refused = { type: next.refusal.type, message: next.refusal.message };
     }
-    if (!request) {
-      const provider = admitted.providers[nextInPlan++];
-      return provider && { provider };
-    }
-    request.claimed = true;
-    const provider =
-      request.provider === undefined
-        ? admitted.providers[nextInPlan++]
-        : admitted.compatible.find((p) => p.name === request.provider);
-    if (provider) return { provider, request };
-    request.refused = { type: FAILURES.unknownProvider, message: 'no provider is left to try' };
-    return undefined;
+    return next.provider && { provider: next.provider, ...(request ? { request } : {}) };
   };
 
   /** The state to hand to the next run. */
@@ -373,7 +263,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
    */
   async function continueAsNewIfLarge(admitted: JobPlan): Promise<void> {
     const info = workflowInfo();
-    if (!info.continueAsNewSuggested && info.historyLength < admitted.historyEventLimit) return;
+    if (!shouldContinueAsNew(info, admitted)) return;
     await condition(allHandlersFinished);
     if (terminal || pendingRequest()) return;
     const next = makeContinueAsNewFunc<typeof jobWorkflow>({
@@ -385,7 +275,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   /** Waits, with backoff, until an unknown attempt settles (late result, status lookup, operator). */
   async function reconcile(admitted: JobPlan, summary: AttemptSummary): Promise<void> {
     unknownSince[summary.attemptId] ??= new Date().toISOString();
-    let delayMs = admitted.reconcileFirstDelayMs ?? 1_000;
+    let delayMs = firstReconcileDelayMs(admitted);
     while (summary.state === 'unknown' && !terminal) {
       const found: ReconcileOutcome = await db.reconcileAttempt({ attemptId: summary.attemptId });
       nudged.delete(summary.attemptId);
@@ -393,7 +283,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       if (summary.state !== 'unknown' || terminal) return;
       show(
         'unknown',
-        `blocked: attempt ${summary.seq} on ${summary.provider} is unknown since ${unknownSince[summary.attemptId]}${found.detail ? `: ${found.detail}` : ''}`,
+        blockedDescription(summary, unknownSince[summary.attemptId]!, found.detail),
         found.needsOperator === true,
       );
       // Hedged jobs serve a user's request at once, even while one attempt is unknown.
@@ -402,10 +292,10 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       await continueAsNewIfLarge(admitted);
       await condition(
         () => nudged.has(summary.attemptId) || terminal !== null || requested(),
-        Math.max(100, Math.min(delayMs, found.recheckInMs ?? delayMs)),
+        reconcileWaitMs(delayMs, found.recheckInMs),
         { summary: `reconcile attempt ${summary.seq} on ${summary.provider}` },
       );
-      delayMs = Math.min(delayMs * 2, admitted.reconcileMaxDelayMs);
+      delayMs = nextReconcileDelayMs(delayMs, admitted);
     }
   }
 
@@ -520,9 +410,12 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     };
     while (!terminal) {
       if (broken) throw broken;
-      const nextExists =
-        (nextInPlan < admitted.providers.length || pendingRequest() !== undefined) &&
-        attempts.length < admitted.maxAttempts;
+      const nextExists = anotherAttemptPossible(
+        admitted,
+        attempts.length,
+        nextInPlan,
+        pendingRequest() !== undefined,
+      );
       if (runningAttempts.size === 0) {
         const next = nextExists || pendingRequest() ? nextProvider(admitted) : undefined;
         if (next) {
@@ -585,8 +478,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     if (!carried && admitted.attempts.length > 0) {
       // A new run of a job whose earlier run ended: go on after the attempts it made.
       attempts.push(...admitted.attempts);
-      const used = admitted.providers.map((p) => attempts.some((a) => a.provider === p.name));
-      nextInPlan = used.lastIndexOf(true) + 1;
+      nextInPlan = resumePosition(admitted.providers, attempts);
     }
     const blocked = attempts.find((a) => a.state === 'unknown');
     show(
@@ -600,19 +492,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     if (!terminal) {
       end(
         await settle(() =>
-          db.failJob({
-            jobId: admitted.jobId,
-            failure:
-              admitted.skipped.length > 0
-                ? // Providers were left that could have run, but none certified for this contract.
-                  {
-                    code: 'no-certified-provider',
-                    type: '/problems/no-certified-provider',
-                    attempts: failures,
-                    skipped: admitted.skipped,
-                  }
-                : { code: 'all_attempts_failed', attempts: failures },
-          }),
+          db.failJob({ jobId: admitted.jobId, failure: exhaustedFailure(admitted, failures) }),
         ),
       );
     }
