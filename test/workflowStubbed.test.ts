@@ -1,0 +1,339 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import type { JobActivities, ProviderCallActivities } from '../src/activities';
+import { FAILURES } from '../src/domain/failures';
+import type { AttemptState, TerminalJobStatus } from '../src/domain/job';
+import {
+  JOB_WORKFLOW_TYPE,
+  providerCallTaskQueue,
+  requestAttemptUpdate,
+  resolveAttemptUpdate,
+  statusQuery,
+  type AttemptOutcome,
+  type JobPlan,
+  type JobWorkflowInput,
+  type JobWorkflowResult,
+  type PlannedProvider,
+  type ReconcileOutcome,
+} from '../src/workflows/definitions';
+import { harness } from './harness';
+import { eventually } from './helpers';
+
+/**
+ * The job workflow alone, on the test Temporal server, with activities that keep the job in
+ * memory: no API, no PostgreSQL, no simulator. It pins what the workflow decides (refusals,
+ * failover, the hedge rule, the reconcile backoff) in seconds. What a provider does is scripted
+ * per provider name.
+ */
+type Script =
+  | { kind: 'answer' }
+  | { kind: 'fail' }
+  | { kind: 'unknown' }
+  | { kind: 'held'; release: Promise<void> };
+
+interface FakeAttempt {
+  id: string;
+  provider: string;
+  state: AttemptState;
+}
+
+interface FakeJob {
+  plan: JobPlan;
+  attempts: FakeAttempt[];
+  terminal: TerminalJobStatus | null;
+  winner: string | null;
+  scripts: Record<string, Script>;
+  /** What each look at an unknown attempt finds, in order; then it stays unknown. */
+  lookups: AttemptState[];
+  failure?: Record<string, unknown>;
+}
+
+const jobs = new Map<string, FakeJob>();
+const jobOf = (attemptId: string): FakeJob => jobs.get(attemptId.split(':')[0]!)!;
+const attemptOf = (attemptId: string): FakeAttempt =>
+  jobOf(attemptId).attempts.find((a) => a.id === attemptId)!;
+
+function outcome(job: FakeJob, attempt: FakeAttempt): AttemptOutcome {
+  return {
+    attemptId: attempt.id,
+    state: attempt.state,
+    winnerAttemptId: job.winner,
+    jobStatus: job.terminal,
+  };
+}
+
+/** The compare-and-swap, in memory: the first answer wins, later ones lose. */
+function answer(attemptId: string): AttemptOutcome {
+  const job = jobOf(attemptId);
+  const attempt = attemptOf(attemptId);
+  if (job.terminal) attempt.state = 'lost';
+  else {
+    attempt.state = 'succeeded';
+    job.terminal = 'succeeded';
+    job.winner = attempt.id;
+  }
+  return outcome(job, attempt);
+}
+
+const jobActivities: Partial<JobActivities> = {
+  async admitJob(input) {
+    return jobs.get(input.jobId!)!.plan;
+  },
+  async startAttempt({ jobId, seq, provider }) {
+    const job = jobs.get(jobId)!;
+    const attempt: FakeAttempt = { id: `${jobId}:${seq}`, provider, state: 'starting' };
+    job.attempts.push(attempt);
+    return { id: attempt.id, state: attempt.state };
+  },
+  async abandonAttempt({ attemptId }) {
+    const attempt = attemptOf(attemptId);
+    if (attempt.state === 'running') attempt.state = 'unknown';
+    return outcome(jobOf(attemptId), attempt);
+  },
+  async reconcileAttempt({ attemptId }): Promise<ReconcileOutcome> {
+    const job = jobOf(attemptId);
+    const attempt = attemptOf(attemptId);
+    const found = attempt.state === 'unknown' ? job.lookups.shift() : undefined;
+    if (found === 'succeeded') return answer(attemptId);
+    if (found) attempt.state = found;
+    return { ...outcome(job, attempt), detail: 'the provider has no record yet' };
+  },
+  async resolveAttempt({ attemptId, outcome: verdict }) {
+    if (verdict === 'succeeded') return answer(attemptId);
+    attemptOf(attemptId).state = 'failed';
+    return outcome(jobOf(attemptId), attemptOf(attemptId));
+  },
+  async cancelJob({ jobId }) {
+    const job = jobs.get(jobId)!;
+    job.terminal ??= 'cancelled';
+    return { status: job.terminal, completedBy: job.winner };
+  },
+  async failJob({ jobId, failure }) {
+    const job = jobs.get(jobId)!;
+    job.terminal ??= 'failed';
+    job.failure = failure;
+    return { status: job.terminal, completedBy: job.winner };
+  },
+};
+
+const providerCalls: ProviderCallActivities = {
+  async callProvider({ attemptId }) {
+    const job = jobOf(attemptId);
+    const attempt = attemptOf(attemptId);
+    attempt.state = 'running';
+    const script = job.scripts[attempt.provider] ?? { kind: 'answer' };
+    if (script.kind === 'held') await script.release;
+    if (script.kind === 'fail') attempt.state = 'failed';
+    else if (script.kind === 'unknown') attempt.state = 'unknown';
+    else return answer(attemptId);
+    return outcome(job, attempt);
+  },
+};
+
+const provider = (name: string, extra: Partial<PlannedProvider> = {}): PlannedProvider => ({
+  name,
+  timeoutMs: 30_000,
+  heartbeatTimeoutMs: 30_000,
+  sideEffects: false,
+  ...extra,
+});
+
+let client: Client;
+let connection: Connection;
+let workers: Worker[] = [];
+let running: Promise<void>[] = [];
+const taskQueue = `stubbed-${randomUUID()}`;
+
+beforeAll(async () => {
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  } catch {
+    // Installed already by an earlier test file in this process.
+  }
+  const { temporalAddress, workflowBundlePath } = harness();
+  connection = await Connection.connect({ address: temporalAddress });
+  client = new Client({ connection });
+  const native = await NativeConnection.connect({ address: temporalAddress });
+  workers = [
+    await Worker.create({
+      connection: native,
+      taskQueue,
+      workflowBundle: { codePath: workflowBundlePath },
+      activities: jobActivities,
+    }),
+    await Worker.create({
+      connection: native,
+      taskQueue: providerCallTaskQueue(taskQueue),
+      activities: providerCalls,
+    }),
+  ];
+  running = workers.map((w) => w.run());
+});
+
+afterAll(async () => {
+  for (const worker of workers) worker.shutdown();
+  await Promise.all(running);
+  await connection?.close();
+});
+
+/** Starts a job workflow on a plan, with providers behaving as scripted. */
+async function startJob(
+  plan: Partial<JobPlan>,
+  scripts: Record<string, Script> = {},
+  lookups: AttemptState[] = [],
+) {
+  const jobId = randomUUID();
+  const providers = plan.providers ?? [provider('a'), provider('b')];
+  jobs.set(jobId, {
+    plan: {
+      jobId,
+      requestFingerprint: 'fingerprint',
+      type: 'summarize',
+      mode: 'exclusive',
+      providers,
+      compatible: providers,
+      hedgeDelayMs: 60_000,
+      skipped: [],
+      terminalStatus: null,
+      completedBy: null,
+      attempts: [],
+      maxAttempts: 16,
+      historyEventLimit: 10_000,
+      reconcileMaxDelayMs: 600_000,
+      ...plan,
+    },
+    attempts: [],
+    terminal: null,
+    winner: null,
+    scripts,
+    lookups,
+  });
+  const input: JobWorkflowInput = {
+    jobId,
+    ownerId: 'stub',
+    idempotencyKey: jobId,
+    requestFingerprint: 'fingerprint',
+  };
+  const handle = await client.workflow.start(JOB_WORKFLOW_TYPE, {
+    taskQueue,
+    workflowId: `stubbed/${jobId}`,
+    args: [input],
+  });
+  return { jobId, handle, job: jobs.get(jobId)! };
+}
+
+/** A gate a held provider call waits at. */
+function gate(): { release: () => void; script: Script } {
+  let release!: () => void;
+  const opened = new Promise<void>((resolve) => (release = resolve));
+  return { release, script: { kind: 'held', release: opened } };
+}
+
+async function refusalOf(update: Promise<unknown>): Promise<ApplicationFailure> {
+  const error = await update.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
+  const cause = (error as WorkflowUpdateFailedError).cause;
+  expect(cause).toBeInstanceOf(ApplicationFailure);
+  return cause as ApplicationFailure;
+}
+
+test('a definite failure fails over to the next provider, whose answer is the result', async () => {
+  const { jobId, handle, job } = await startJob({}, { a: { kind: 'fail' } });
+  await expect(handle.result()).resolves.toEqual<JobWorkflowResult>({
+    jobId,
+    status: 'succeeded',
+    completedBy: `${jobId}:2`,
+  });
+  expect(job.attempts.map((a) => [a.provider, a.state])).toEqual([
+    ['a', 'failed'],
+    ['b', 'succeeded'],
+  ]);
+});
+
+test('when every provider fails, the job fails with the failure of each', async () => {
+  const { handle, job } = await startJob({}, { a: { kind: 'fail' }, b: { kind: 'fail' } });
+  expect((await handle.result()).status).toBe('failed');
+  expect(job.failure).toMatchObject({ code: 'all_attempts_failed' });
+});
+
+test('in exclusive mode a "try again" is refused while an attempt runs, typed, and leaves no trace in the history', async () => {
+  const held = gate();
+  const { jobId, handle } = await startJob({}, { a: held.script });
+  await eventually(
+    () => handle.query(statusQuery),
+    (s) => s.status === 'running',
+  );
+  const refusal = await refusalOf(handle.executeUpdate(requestAttemptUpdate, { args: [{}] }));
+  expect(refusal.type).toBe(FAILURES.attemptInFlight);
+  expect(refusal.message).toBe('attempt 1 on a is starting');
+  const notAnAttempt = await refusalOf(
+    handle.executeUpdate(resolveAttemptUpdate, {
+      args: [{ attemptId: `${jobId}:9`, outcome: 'failed', reason: 'x', operator: 'op' }],
+    }),
+  );
+  expect(notAnAttempt.type).toBe(FAILURES.attemptNotResolvable);
+  held.release();
+  expect((await handle.result()).completedBy).toBe(`${jobId}:1`);
+  // A validator's refusal is not recorded: replays never meet it.
+  const events = (await handle.fetchHistory()).events ?? [];
+  expect(events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)).toEqual([]);
+});
+
+test('in hedged mode the next provider starts after the hedge delay of silence, the first answer wins, and the slow one loses', async () => {
+  const held = gate();
+  const { jobId, handle, job } = await startJob(
+    { mode: 'hedged', hedgeDelayMs: 200 },
+    { a: held.script },
+  );
+  await expect(handle.result()).resolves.toMatchObject({ completedBy: `${jobId}:2` });
+  const timers = ((await handle.fetchHistory()).events ?? []).filter(
+    (e) => e.timerStartedEventAttributes,
+  );
+  const summaries = timers.map((e) => Buffer.from(e.userMetadata?.summary?.data ?? []).toString());
+  expect(summaries).toContain('"hedge delay 200 ms"');
+  held.release();
+  await eventually(
+    async () => job.attempts[0]!.state,
+    (state) => state === 'lost',
+  );
+});
+
+test('a hedged job refuses a user’s request for a provider with side effects, typed', async () => {
+  const held = gate();
+  const pay = provider('pay', { sideEffects: true });
+  const { handle } = await startJob(
+    { mode: 'hedged', compatible: [provider('a'), provider('b'), pay] },
+    { a: held.script, b: held.script },
+  );
+  await eventually(
+    () => handle.query(statusQuery),
+    (s) => s.status === 'running',
+  );
+  const refusal = await refusalOf(
+    handle.executeUpdate(requestAttemptUpdate, { args: [{ provider: 'pay' }] }),
+  );
+  expect(refusal.type).toBe(FAILURES.hedgingNotAllowed);
+  held.release();
+  await handle.result();
+});
+
+test('an unknown attempt is looked at again with a doubling backoff up to the longest wait, and its found answer wins', async () => {
+  const { jobId, handle, job } = await startJob(
+    { reconcileFirstDelayMs: 100, reconcileMaxDelayMs: 400 },
+    { a: { kind: 'unknown' } },
+    ['unknown', 'unknown', 'unknown', 'unknown', 'succeeded'],
+  );
+  await expect(handle.result()).resolves.toMatchObject({ completedBy: `${jobId}:1` });
+  const waits = ((await handle.fetchHistory()).events ?? [])
+    .map((e) => e.timerStartedEventAttributes?.startToFireTimeout)
+    .filter((t) => t !== undefined && t !== null)
+    .map((t) => Number(t.seconds ?? 0) * 1000 + Math.round((t.nanos ?? 0) / 1e6));
+  expect(waits).toEqual([100, 200, 400, 400]);
+  // The plan never moved on: nothing else ran while the attempt was unknown.
+  expect(job.attempts.map((a) => a.provider)).toEqual(['a']);
+});
