@@ -1,5 +1,15 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { isValidOwnerId, OWNER_ID_RULE } from '../domain/identity';
+import { sendProblem } from './problems';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Whose token came with the request: the owner under /v1, the operator under /v1/operator. */
+    ownerId: string;
+  }
+}
 
 /** Owner by API token. Tokens are kept only as SHA-256 digests and compared in constant time. */
 export class ApiTokens {
@@ -46,6 +56,37 @@ export class ApiTokens {
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     return match?.[1] ? this.ownerOf(match[1]) : undefined;
   }
+}
+
+/** The Authorization header, as the OpenAPI document shows it. */
+export const authHeaders = z
+  .object({ authorization: z.string().optional().describe('Bearer <token>') })
+  .loose();
+
+/**
+ * Every route of `scope` needs `Authorization: Bearer <token>` with a token of `tokens`; its
+ * holder becomes `request.ownerId`. Without tokens (no operators configured) every request is
+ * refused. `credential` names the token in the refusal ("token", "operator token").
+ */
+export function requireBearer(
+  scope: FastifyInstance,
+  tokens: ApiTokens | undefined,
+  credential: string,
+): void {
+  scope.decorateRequest('ownerId', '');
+  scope.addHook('onRequest', async (request, reply) => {
+    const holder = tokens?.ownerFromHeader(request.headers.authorization);
+    if (!holder) {
+      return sendProblem(
+        reply,
+        'unauthorized',
+        `Send Authorization: Bearer <${credential}>.`,
+        {},
+        { 'www-authenticate': 'Bearer' },
+      );
+    }
+    request.ownerId = holder;
+  });
 }
 
 /** The dev stack's owner and token when ONEJOB_API_TOKENS is not set (never used otherwise). */

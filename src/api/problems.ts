@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { z } from 'zod';
 
 /** Every problem type the API can answer with, its HTTP status and a one-line explanation. */
 export const PROBLEM_TYPES = {
@@ -67,6 +68,17 @@ export interface Problem {
   [extension: string]: unknown;
 }
 
+/** A problem document, as the OpenAPI document shows it. */
+export const problemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number(),
+    detail: z.string().optional(),
+  })
+  .loose()
+  .describe('RFC 9457 problem details (application/problem+json)');
+
 /** Sends an RFC 9457 problem document. */
 export function sendProblem(
   reply: FastifyReply,
@@ -85,6 +97,11 @@ export function sendProblem(
     ...extensions,
   };
   return reply.code(status).headers(headers).type('application/problem+json').send(body);
+}
+
+/** A 404 problem that names what was looked for: "No job <id>.", "No route GET /x.". */
+export function sendNotFound(reply: FastifyReply, what: string): FastifyReply {
+  return sendProblem(reply, 'not-found', `No ${what}.`);
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Pool } from '../db/pool';
 import { checkOutput, findJobType } from '../jobTypes';
 import type { Logger } from '../logger';
 import { FAILURES } from '../domain/failures';
+import type { ProblemType } from '../api/problems';
 import {
   cancelJobUpdate,
   requestAttemptUpdate,
@@ -26,7 +27,7 @@ export interface AttemptServiceDeps {
   logger: Logger;
 }
 
-const PROBLEM_BY_FAILURE: Record<string, string> = {
+const PROBLEM_BY_FAILURE: Record<string, ProblemType> = {
   [FAILURES.attemptInFlight]: 'attempt-in-flight',
   [FAILURES.jobTerminal]: 'job-terminal',
   [FAILURES.attemptNotResolvable]: 'attempt-not-resolvable',

@@ -1,0 +1,102 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type {
+  ConnectionError,
+  FastifyBaseLogger,
+  FastifyError,
+  FastifyInstance,
+  RawServerDefault,
+} from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { ServiceError } from '../service/errors';
+import type { Metrics } from './metrics';
+import { rawProblemResponse, sendNotFound, sendProblem } from './problems';
+import { isDependencyUnavailable } from './unavailable';
+
+/** Requests Node's parser refuses (a NUL or control character in a header) still get a problem. */
+export function clientErrorHandler(error: ConnectionError, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.end(
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? rawProblemResponse('headers-too-large', 'The request headers exceed the server limit.')
+      : rawProblemResponse(
+          'malformed-request',
+          'The request could not be parsed. Header values (Idempotency-Key included) may not contain NUL or other control characters.',
+        ),
+  );
+}
+
+/**
+ * Every error a route or Fastify throws becomes a problem document; unknown routes too. Generic
+ * over the logger: the app logs with pino, which is more than Fastify's base logger.
+ */
+export function setErrorHandlers<Logger extends FastifyBaseLogger>(
+  app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger>,
+  metrics: Pick<Metrics, 'conflicts'>,
+): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      return sendProblem(reply, 'validation-error', 'Some fields are missing or invalid.', {
+        errors: error.validation.map((issue) => ({
+          path: [error.validationContext, ...issue.instancePath.split('/').filter(Boolean)].join(
+            '.',
+          ),
+          message: issue.message,
+        })),
+      });
+    }
+    if (error instanceof ServiceError) {
+      const type = error.problemType;
+      if (type === 'idempotency-key-reuse') metrics.conflicts.inc();
+      const headers: Record<string, string> =
+        type === 'idempotency-key-reuse' ? { 'x-should-retry': 'false' } : {};
+      if (type === 'attempt-in-flight') {
+        // An unknown attempt takes reconciliation (a minute or more); a running one, about its timeout.
+        const blocking = error.details.blockingAttempt as { state?: string } | undefined;
+        headers['retry-after'] = blocking?.state === 'unknown' ? '60' : '5';
+      }
+      return sendProblem(reply, type, error.message, error.details, headers);
+    }
+    switch (error.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return sendProblem(
+          reply,
+          'body-too-large',
+          `The body exceeds ${app.initialConfig.bodyLimit} bytes.`,
+        );
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return sendProblem(
+          reply,
+          'unsupported-media-type',
+          'Only application/json bodies are accepted.',
+        );
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+        return sendProblem(reply, 'malformed-body', error.message);
+    }
+    if (error instanceof SyntaxError) return sendProblem(reply, 'malformed-body', error.message);
+    if (isDependencyUnavailable(error)) {
+      request.log.warn({ err: error }, 'a dependency is unavailable');
+      return sendProblem(
+        reply,
+        'service-unavailable',
+        'PostgreSQL or Temporal cannot be reached right now; nothing was lost. Retry with the same Idempotency-Key.',
+        {},
+        { 'retry-after': '5' },
+      );
+    }
+    request.log.error({ err: error }, 'request failed');
+    return sendProblem(
+      reply,
+      'internal',
+      'Something went wrong on our side; retrying with the same Idempotency-Key is safe.',
+    );
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendNotFound(reply, `route ${request.method} ${request.url}`),
+  );
+}

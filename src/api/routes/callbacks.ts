@@ -1,0 +1,89 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { acceptProviderCallback } from '../../service/attempts';
+import type { ApiDeps } from '../app';
+import { problemSchema, sendNotFound, sendProblem } from '../problems';
+import { SIGNATURE_HEADER, verifyCallbackSignature } from '../signatures';
+
+export interface CallbackRoutesOptions {
+  deps: Pick<ApiDeps, 'pool' | 'temporal' | 'logger' | 'providers' | 'callbackToleranceS'>;
+}
+
+const callbackBody = z.discriminatedUnion('status', [
+  z.strictObject({
+    attemptId: z.string().max(100),
+    status: z.literal('succeeded'),
+    output: z.unknown(),
+  }),
+  z.strictObject({
+    attemptId: z.string().max(100),
+    status: z.literal('failed'),
+    error: z.string().max(2000),
+  }),
+]);
+
+/**
+ * Providers report late outcomes here (under /v1/callbacks), signed with their per-provider
+ * secret and a timestamp. The body is kept raw: the signature covers its exact bytes.
+ */
+export const callbackRoutes: FastifyPluginAsyncZod<CallbackRoutesOptions> = async (
+  app,
+  { deps },
+) => {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) =>
+    done(null, body),
+  );
+
+  app.post(
+    '/:provider',
+    {
+      schema: {
+        summary:
+          'A provider reports the outcome of an attempt (header onejob-signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">)',
+        params: z.object({ provider: z.string().max(63) }),
+        response: {
+          200: z.object({ attemptId: z.string(), state: z.string() }).loose(),
+          '4xx': problemSchema,
+        },
+      },
+    },
+    async (request, reply) => {
+      const provider = request.params.provider;
+      const secret = deps.providers.has(provider)
+        ? deps.providers.callbackSecret(provider)
+        : undefined;
+      const raw = request.body as Buffer;
+      const check = secret
+        ? verifyCallbackSignature(secret, raw, request.headers[SIGNATURE_HEADER], {
+            toleranceS: deps.callbackToleranceS,
+          })
+        : { ok: false as const, reason: `provider ${provider} takes no callbacks` };
+      if (!check.ok) {
+        return sendProblem(
+          reply,
+          'bad-signature',
+          `${check.reason}. Sign as ${SIGNATURE_HEADER}: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<exact body>" with the provider secret>.`,
+        );
+      }
+      let report: z.infer<typeof callbackBody>;
+      try {
+        const parsed = callbackBody.safeParse(JSON.parse(raw.toString('utf8')));
+        if (!parsed.success)
+          return sendProblem(reply, 'validation-error', z.prettifyError(parsed.error));
+        report = parsed.data;
+      } catch {
+        return sendProblem(reply, 'malformed-body', 'The body is not JSON.');
+      }
+      const accepted = await acceptProviderCallback(
+        deps,
+        { provider, signedAt: check.signedAt, digest: check.digest },
+        report,
+      );
+      if (!accepted)
+        return sendNotFound(reply, `attempt ${report.attemptId} for provider ${provider}`);
+      if (accepted.replayed) reply.header('idempotent-replayed', 'true');
+      return { ...accepted.outcome };
+    },
+  );
+};

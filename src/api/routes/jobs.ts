@@ -1,0 +1,198 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from '../../domain/identity';
+import { JOB_MODES, JOB_STATUSES } from '../../domain/job';
+import { requestAttempt } from '../../service/attempts';
+import { createJob, getJob, listJobs } from '../../service/jobs';
+import type { ApiDeps } from '../app';
+import { authHeaders, requireBearer } from '../auth';
+import type { Metrics } from '../metrics';
+import { problemSchema, sendNotFound, sendProblem } from '../problems';
+import {
+  decodeCursor,
+  encodeCursor,
+  jobPageSchema,
+  jobResource,
+  jobResourceSchema,
+} from '../representation';
+import type { WaitLimiter } from '../waitLimiter';
+
+export interface JobRoutesOptions {
+  deps: Pick<ApiDeps, 'pool' | 'temporal' | 'taskQueue' | 'providers' | 'logger' | 'tokens'>;
+  metrics: Pick<Metrics, 'jobsCreated' | 'jobsReplayed'>;
+  waits: WaitLimiter;
+}
+
+const MAX_WAIT_SECONDS = 60;
+
+const createJobBody = z.strictObject({
+  type: z.string().min(1).max(100).describe('Job type, e.g. "summarize".'),
+  input: z
+    .record(z.string(), z.unknown())
+    .describe("The job type's input; validated by its schema."),
+  providers: z
+    .array(z.string().min(1).max(63))
+    .min(1)
+    .max(10)
+    .optional()
+    .describe('Provider plan: the primary first, then fallbacks. Default: the service default.'),
+  mode: z
+    .enum(JOB_MODES)
+    .optional()
+    .describe('exclusive (default) or hedged (side-effect-free jobs only).'),
+});
+
+const attemptSummarySchema = z.object({
+  attemptId: z.string(),
+  seq: z.number().int(),
+  provider: z.string(),
+  state: z.string(),
+});
+
+/** An owner's jobs (under /v1). The owner comes only from the token. */
+export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
+  app,
+  { deps, metrics, waits },
+) => {
+  requireBearer(app, deps.tokens, 'token');
+
+  app.post(
+    '/jobs',
+    {
+      schema: {
+        summary: 'Create a job, or get the job this Idempotency-Key already made',
+        headers: authHeaders.extend({
+          'idempotency-key': z
+            .string()
+            .optional()
+            .describe(`${IDEMPOTENCY_KEY_RULE}, chosen by the client per intent`),
+        }),
+        body: createJobBody,
+        response: { 201: jobResourceSchema, 200: jobResourceSchema, '4xx': problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const key = request.headers['idempotency-key'];
+      if (key === undefined) {
+        return sendProblem(
+          reply,
+          'idempotency-key-missing',
+          'Send an Idempotency-Key header that identifies this intent.',
+        );
+      }
+      if (!isValidIdempotencyKey(key)) {
+        return sendProblem(
+          reply,
+          'idempotency-key-invalid',
+          `The Idempotency-Key must be ${IDEMPOTENCY_KEY_RULE}.`,
+        );
+      }
+      const { job, created } = await createJob(deps, {
+        ownerId: request.ownerId,
+        idempotencyKey: key,
+        ...request.body,
+      });
+      (created ? metrics.jobsCreated : metrics.jobsReplayed).inc({ type: job.type });
+      reply.header('location', `/v1/jobs/${job.id}`);
+      if (!created) reply.header('idempotent-replayed', 'true');
+      return reply.code(created ? 201 : 200).send(jobResource(job));
+    },
+  );
+
+  app.get(
+    '/jobs/:id',
+    {
+      schema: {
+        summary: 'Get a job; with ?wait=<seconds>, wait until it is terminal',
+        headers: authHeaders,
+        params: z.object({ id: z.string() }),
+        querystring: z.object({
+          wait: z.coerce.number().min(0).max(MAX_WAIT_SECONDS).optional(),
+        }),
+        response: { 200: jobResourceSchema, '4xx': problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const waitMs = (request.query.wait ?? 0) * 1000;
+      if (waitMs === 0) {
+        const found = await getJob(deps, request.ownerId, request.params.id);
+        if (!found) return sendNotFound(reply, `job ${request.params.id}`);
+        return jobResource(found.job, found.attempts);
+      }
+      const release = waits.enter(request.ownerId);
+      if (!release) {
+        return sendProblem(
+          reply,
+          'too-many-waits',
+          `At most ${waits.limit} requests may wait on jobs at once; poll without ?wait= or retry shortly.`,
+          {},
+          { 'retry-after': '1' },
+        );
+      }
+      // The wait ends when the client goes away: an abandoned wait costs nothing more.
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      try {
+        const found = await getJob(deps, request.ownerId, request.params.id, {
+          waitMs,
+          signal: gone.signal,
+        });
+        if (gone.signal.aborted) return reply;
+        if (!found) return sendNotFound(reply, `job ${request.params.id}`);
+        return jobResource(found.job, found.attempts);
+      } finally {
+        release();
+      }
+    },
+  );
+
+  app.get(
+    '/jobs',
+    {
+      schema: {
+        summary: "List the caller's jobs, newest first",
+        headers: authHeaders,
+        querystring: z.object({
+          status: z.enum(JOB_STATUSES).optional(),
+          limit: z.coerce.number().int().min(1).max(100).default(20),
+          cursor: z.string().max(200).optional().describe('nextCursor of the previous page'),
+        }),
+        response: { 200: jobPageSchema, '4xx': problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const { status, limit, cursor } = request.query;
+      const after = cursor === undefined ? undefined : decodeCursor(cursor);
+      if (cursor !== undefined && !after)
+        return sendProblem(reply, 'invalid-cursor', 'Use nextCursor from a previous page.');
+      const page = await listJobs(deps, request.ownerId, { status, limit, after });
+      return {
+        jobs: page.jobs.map((job) => jobResource(job)),
+        nextCursor: page.next ? encodeCursor(page.next) : null,
+      };
+    },
+  );
+
+  app.post(
+    '/jobs/:id/attempts',
+    {
+      schema: {
+        summary: 'Try again, or use the fallback: a new attempt under the same job',
+        headers: authHeaders,
+        params: z.object({ id: z.string() }),
+        body: z.strictObject({ provider: z.string().min(1).max(63).optional() }).optional(),
+        response: { 202: attemptSummarySchema, '4xx': problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const attempt = await requestAttempt(
+        deps,
+        request.ownerId,
+        request.params.id,
+        request.body?.provider,
+      );
+      if (!attempt) return sendNotFound(reply, `job ${request.params.id}`);
+      return reply.code(202).header('location', `/v1/jobs/${request.params.id}`).send(attempt);
+    },
+  );
+};

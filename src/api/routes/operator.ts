@@ -1,0 +1,71 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { cancelJob, resolveAttempt } from '../../service/attempts';
+import type { ApiDeps } from '../app';
+import { authHeaders, requireBearer } from '../auth';
+import { problemSchema, sendNotFound } from '../problems';
+
+export interface OperatorRoutesOptions {
+  deps: Pick<ApiDeps, 'pool' | 'temporal' | 'logger' | 'operatorTokens'>;
+}
+
+/**
+ * Operators (under /v1/operator) settle what only a human can know, and cancel jobs: their own
+ * tokens, any owner's job.
+ */
+export const operatorRoutes: FastifyPluginAsyncZod<OperatorRoutesOptions> = async (
+  app,
+  { deps },
+) => {
+  requireBearer(app, deps.operatorTokens, 'operator token');
+
+  app.post(
+    '/attempts/:attemptId/resolve',
+    {
+      schema: {
+        summary:
+          'Settle an unknown attempt: failed (with a reason) or succeeded (with its result, through the CAS)',
+        headers: authHeaders,
+        params: z.object({ attemptId: z.string().max(100) }),
+        body: z.discriminatedUnion('outcome', [
+          z.strictObject({ outcome: z.literal('failed'), reason: z.string().min(1).max(2000) }),
+          z.strictObject({
+            outcome: z.literal('succeeded'),
+            reason: z.string().min(1).max(2000),
+            result: z.unknown(),
+          }),
+        ]),
+        response: {
+          200: z.object({ attemptId: z.string(), state: z.string() }),
+          '4xx': problemSchema,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { attemptId } = request.params;
+      const resolved = await resolveAttempt(deps, request.ownerId, attemptId, request.body);
+      return resolved ?? sendNotFound(reply, `attempt ${attemptId}`);
+    },
+  );
+
+  app.post(
+    '/jobs/:id/cancel',
+    {
+      schema: {
+        summary: 'Cancel a job; results that still arrive are discarded and logged',
+        headers: authHeaders,
+        params: z.object({ id: z.string() }),
+        body: z.strictObject({ reason: z.string().min(1).max(2000) }),
+        response: {
+          200: z.object({ jobId: z.string(), status: z.string() }).loose(),
+          '4xx': problemSchema,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const cancelled = await cancelJob(deps, request.ownerId, id, request.body.reason);
+      return cancelled ? { ...cancelled } : sendNotFound(reply, `job ${id}`);
+    },
+  );
+};
