@@ -40,81 +40,77 @@ async function readChatRequest(
   return { model: body.model, text: lastUser.content as string, idempotencyKey };
 }
 
-export function chatRoutes(behaviour: Behaviour): Routes {
-  async function chatCompletions(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const request = await readChatRequest(req, res);
-    if (!request) return;
-    const { model, text, idempotencyKey } = request;
-    await behaviour.perform(
-      'chat',
-      req,
-      res,
-      { idempotencyKey, model, fingerprint: `${model}\n${text}` },
-      (fault) => {
-        const said = answer(model, text, fault);
-        return {
-          id: `chatcmpl-${randomUUID()}`,
-          object: 'chat.completion',
-          created: Math.floor(Date.now() / 1000),
-          model,
-          choices: [
-            {
-              index: 0,
-              message: {
-                role: 'assistant',
-                content: said.prose ?? JSON.stringify(said.json),
-                refusal: null,
-              },
-              finish_reason: 'stop',
-              logprobs: null,
-            },
-          ],
-          usage: {
-            prompt_tokens: Math.ceil(text.length / 4),
-            completion_tokens: 20,
-            total_tokens: Math.ceil(text.length / 4) + 20,
-          },
-        };
-      },
-      200,
-    );
-  }
+type Said = ReturnType<typeof answer>;
 
-  /** The Anthropic Messages API: structured output comes back as a call of the forced tool. */
-  async function messages(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const request = await readChatRequest(req, res);
-    if (!request) return;
-    const { model, text, idempotencyKey } = request;
-    await behaviour.perform(
-      'messages',
-      req,
-      res,
-      { idempotencyKey, model, fingerprint: `${model}\n${text}` },
-      (fault) => {
-        const said = answer(model, text, fault);
-        return {
-          id: `msg_${randomUUID().replace(/-/g, '')}`,
-          type: 'message',
+/** OpenAI chat completions: the model's JSON output (or its prose) as the message content. */
+function chatCompletion(model: string, text: string, said: Said): unknown {
+  return {
+    id: `chatcmpl-${randomUUID()}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        message: {
           role: 'assistant',
-          model,
-          content: said.prose
-            ? [{ type: 'text', text: said.prose }]
-            : [
-                {
-                  type: 'tool_use',
-                  id: `toolu_${randomUUID().replace(/-/g, '')}`,
-                  name: 'record_result',
-                  input: said.json,
-                },
-              ],
-          stop_reason: said.prose ? 'end_turn' : 'tool_use',
-          stop_sequence: null,
-          usage: { input_tokens: Math.ceil(text.length / 4), output_tokens: 20 },
-        };
+          content: said.prose ?? JSON.stringify(said.json),
+          refusal: null,
+        },
+        finish_reason: 'stop',
+        logprobs: null,
       },
-      200,
-    );
-  }
+    ],
+    usage: {
+      prompt_tokens: Math.ceil(text.length / 4),
+      completion_tokens: 20,
+      total_tokens: Math.ceil(text.length / 4) + 20,
+    },
+  };
+}
+
+/** The Anthropic Messages API: structured output comes back as a call of the forced tool. */
+function message(model: string, text: string, said: Said): unknown {
+  return {
+    id: `msg_${randomUUID().replace(/-/g, '')}`,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: said.prose
+      ? [{ type: 'text', text: said.prose }]
+      : [
+          {
+            type: 'tool_use',
+            id: `toolu_${randomUUID().replace(/-/g, '')}`,
+            name: 'record_result',
+            input: said.json,
+          },
+        ],
+    stop_reason: said.prose ? 'end_turn' : 'tool_use',
+    stop_sequence: null,
+    usage: { input_tokens: Math.ceil(text.length / 4), output_tokens: 20 },
+  };
+}
+
+export function chatRoutes(behaviour: Behaviour): Routes {
+  /** A chat API: every request is answered by its model, in this wire format. */
+  const chatApi =
+    (route: 'chat' | 'messages', format: (model: string, text: string, said: Said) => unknown) =>
+    async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+      const request = await readChatRequest(req, res);
+      if (!request) return;
+      const { model, text, idempotencyKey } = request;
+      await behaviour.perform(
+        route,
+        req,
+        res,
+        { idempotencyKey, model, fingerprint: `${model}\n${text}` },
+        (fault) => format(model, text, answer(model, text, fault)),
+        200,
+      );
+    };
+  const chatCompletions = chatApi('chat', chatCompletion);
+  const messages = chatApi('messages', message);
 
   return (route) => {
     if (route === 'POST /v1/chat/completions') return chatCompletions;
