@@ -1,6 +1,9 @@
 // @ts-check
 import eslint from '@eslint/js';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+
+const sourceExtensions = ['.ts', '.js', '.mjs', '.cjs'];
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.onejob/', 'test-output/', 'coverage/'] },
@@ -23,6 +26,18 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       'no-console': 'off',
     },
+  },
+  {
+    // No import cycles: nothing a module imports may lead back to it. The rule follows value
+    // imports only (`import type` is erased at run time and skipped), so keep type-only cycles
+    // out by hand: put a type both sides need where both can import it (as domain/providerKind).
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': sourceExtensions,
+      'import-x/parsers': { '@typescript-eslint/parser': sourceExtensions },
+      'import-x/resolver-next': [createNodeResolver({ extensions: sourceExtensions })],
+    },
+    rules: { 'import-x/no-cycle': 'error' },
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: only the SDK and our pure modules.

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ProviderKind } from '../providers/provider';
+import type { ProviderKind } from '../domain/providerKind';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';

@@ -1,7 +1,5 @@
 import type { AnyJobTypeContract } from '../jobTypes';
 
-export type ProviderKind = 'openai-compatible' | 'anthropic' | 'http';
-
 interface CommonProviderConfig {
   name: string;
   /** Attempt timeout: past it the attempt is `unknown`, never `failed`. */

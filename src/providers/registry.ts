@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { AnthropicProvider } from './anthropic';
 import { HttpProvider } from './httpProvider';
 import { OpenAiCompatibleProvider } from './openaiCompatible';
-import type { Provider, ProviderConfig, ProviderKind } from './provider';
+import type { ProviderKind } from '../domain/providerKind';
+import type { Provider, ProviderConfig } from './provider';
 
 const common = {
   name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'provider names are lowercase [a-z0-9._-]'),

@@ -1,0 +1,156 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Fault, FaultQueue, SimulatorRoute } from './faults';
+import { apiError, sendJson } from './http';
+import { ledgerKey, type Ledger, type LedgerRequest } from './ledger';
+import { MODEL_PROFILES } from './models';
+
+/**
+ * How a simulated provider behaves towards one request: the fault it meets (injected, or its
+ * model's profile), the gates and status lookups it may wait for, and then the work, done or
+ * replayed through the ledger, and the answer (or the failure, drop or stall instead of it).
+ */
+
+/** An answer with extra fields merged in: into a charge's body, or into a model's JSON output. */
+export function withMerged(
+  route: SimulatorRoute,
+  response: unknown,
+  merge: Record<string, unknown>,
+): unknown {
+  if (route === 'charge' || route === 'charge-status')
+    return { ...(response as Record<string, unknown>), ...merge };
+  if (route === 'chat') {
+    const body = structuredClone(response) as { choices: Array<{ message: { content: string } }> };
+    const message = body.choices[0]!.message;
+    message.content = JSON.stringify({ ...(JSON.parse(message.content) as object), ...merge });
+    return body;
+  }
+  const body = structuredClone(response) as {
+    content: Array<{ type: string; input?: Record<string, unknown> }>;
+  };
+  const call = body.content.find((block) => block.type === 'tool_use');
+  if (call) call.input = { ...call.input, ...merge };
+  return body;
+}
+
+export class Behaviour {
+  /** Answers that will never come (until the server shuts down). */
+  private readonly hanging = new Set<ServerResponse>();
+  /** Gates the tests open; requests held at a closed gate wait for it. */
+  private readonly openGates = new Set<string>();
+  private readonly heldAtGate = new Map<string, Array<() => void>>();
+  /** Requests waiting for a status lookup of their key before they do the work. */
+  private readonly awaitingStatusLookup = new Map<string, Array<() => void>>();
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly faults: FaultQueue,
+  ) {}
+
+  /** Let every request held at this gate go on, and any that comes later. */
+  openGate(gate: string): void {
+    this.openGates.add(gate);
+    for (const resume of this.heldAtGate.get(gate) ?? []) resume();
+    this.heldAtGate.delete(gate);
+  }
+
+  /** A status lookup of this key was answered: requests that waited for one may go on. */
+  statusLookedUp(slot: string): void {
+    const waiting = this.awaitingStatusLookup.get(slot);
+    this.awaitingStatusLookup.delete(slot);
+    for (const resume of waiting ?? []) resume();
+  }
+
+  /** End the answers that were never going to come, so the server can close. */
+  hangUp(): void {
+    for (const res of this.hanging) res.destroy();
+  }
+
+  /**
+   * The common path of every API: apply the fault, do the work (or replay it where the route is
+   * idempotent by key), answer. `work` performs the side effect and returns the response body.
+   */
+  async perform(
+    route: SimulatorRoute,
+    req: IncomingMessage,
+    res: ServerResponse,
+    request: LedgerRequest,
+    work: (fault: Fault | undefined) => unknown,
+    successStatus: number,
+  ): Promise<void> {
+    const fault: Fault | undefined =
+      this.faults.take(route, request) ??
+      (request.model ? MODEL_PROFILES[request.model] : undefined);
+    this.ledger.record({
+      route,
+      idempotencyKey: request.idempotencyKey,
+      model: request.model,
+      at: new Date().toISOString(),
+      fault: fault?.kind,
+    });
+    const slot = ledgerKey(route, request.idempotencyKey);
+    const { pending } = this.ledger;
+
+    const behave = async (fault: Fault | undefined): Promise<void> => {
+      if (fault?.kind === 'fail_before')
+        return apiError(res, fault.status, 'simulated failure before any effect', 'server_error');
+      if (fault?.kind === 'drop_before') return void req.socket.destroy();
+      if (fault?.kind === 'hang') {
+        pending.add(slot);
+        this.hanging.add(res);
+        return;
+      }
+      if (fault?.kind === 'delay') {
+        // The work goes on whether or not the caller is still there, as at a real provider.
+        pending.add(slot);
+        await new Promise((resolve) => setTimeout(resolve, fault.ms));
+        pending.delete(slot);
+        return behave(fault.then);
+      }
+      if (fault?.kind === 'hold') {
+        pending.add(slot);
+        if (!this.openGates.has(fault.gate)) {
+          await new Promise<void>((resolve) =>
+            this.heldAtGate.set(fault.gate, [...(this.heldAtGate.get(fault.gate) ?? []), resolve]),
+          );
+        }
+        pending.delete(slot);
+        return behave(fault.then);
+      }
+      if (fault?.kind === 'register_after_status_lookup') {
+        await new Promise<void>((resolve) =>
+          this.awaitingStatusLookup.set(slot, [
+            ...(this.awaitingStatusLookup.get(slot) ?? []),
+            resolve,
+          ]),
+        );
+      }
+
+      const done = this.ledger.execute(route, request, () => work(fault));
+      if (done === 'conflict') {
+        return apiError(
+          res,
+          409,
+          'Keys for idempotent requests can only be used with the same parameters',
+          'idempotency_error',
+        );
+      }
+      const { response, replayed } = done;
+      if (fault?.kind === 'fail_after')
+        return apiError(res, fault.status, 'simulated failure after the effect', 'server_error');
+      if (fault?.kind === 'drop_after') return void req.socket.destroy();
+      const headers: Record<string, string> = { 'x-request-id': request.idempotencyKey };
+      if (replayed) headers['idempotent-replayed'] = 'true';
+      const status = replayed ? 200 : successStatus;
+      if (fault?.kind === 'stall_after_headers') {
+        res.writeHead(status, { 'content-type': 'application/json', ...headers });
+        res.flushHeaders();
+        this.hanging.add(res);
+        return;
+      }
+      const body =
+        fault?.kind === 'answer_with' ? withMerged(route, response, fault.merge) : response;
+      sendJson(res, status, body, headers);
+    };
+    await behave(fault);
+  }
+}

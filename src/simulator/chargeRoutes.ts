@@ -1,0 +1,102 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { withMerged, type Behaviour } from './behaviour';
+import type { FaultQueue } from './faults';
+import { apiError, readBody, sendJson, type Routes } from './http';
+import { ledgerKey, type Ledger } from './ledger';
+
+/**
+ * The payment-like API: `POST /v1/charges`, idempotent by its required Idempotency-Key (a repeat
+ * is answered from the ledger and counted as a replay), and the status lookup by key
+ * (`GET /v1/charges/by-key/:key`): the record, "still processing", or no record.
+ */
+
+export function chargeRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Behaviour): Routes {
+  async function createCharge(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const idempotencyKey = req.headers['idempotency-key'];
+    if (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0)
+      return apiError(res, 400, 'Idempotency-Key is required');
+    let body: { amountCents?: unknown; currency?: unknown; account?: unknown };
+    try {
+      body = JSON.parse(await readBody(req)) as typeof body;
+    } catch {
+      return apiError(res, 400, 'request body is not valid JSON');
+    }
+    const { amountCents, currency, account } = body;
+    if (
+      !Number.isInteger(amountCents) ||
+      (amountCents as number) <= 0 ||
+      typeof currency !== 'string' ||
+      typeof account !== 'string'
+    ) {
+      return apiError(
+        res,
+        400,
+        'amountCents (positive integer), currency and account are required',
+      );
+    }
+    await behaviour.perform(
+      'charge',
+      req,
+      res,
+      { idempotencyKey, fingerprint: JSON.stringify([amountCents, currency, account]) },
+      () => ({
+        id: `ch_${randomUUID().replace(/-/g, '')}`,
+        status: 'succeeded',
+        amountCents,
+        currency,
+        account,
+        idempotencyKey,
+      }),
+      201,
+    );
+  }
+
+  async function chargeStatus(res: ServerResponse, idempotencyKey: string): Promise<void> {
+    const slot = ledgerKey('charge', idempotencyKey);
+    const fault = faults.take('charge-status', { idempotencyKey });
+    ledger.record({
+      route: 'charge-status',
+      idempotencyKey,
+      at: new Date().toISOString(),
+      fault: fault?.kind,
+    });
+    try {
+      if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.ms));
+      if (fault?.kind === 'fail_before')
+        return apiError(res, fault.status, 'simulated status lookup failure', 'server_error');
+      const entry = ledger.response(slot);
+      if (!entry && ledger.pending.has(slot))
+        return apiError(
+          res,
+          409,
+          'A request with this idempotency key is still being processed',
+          'processing',
+        );
+      if (!entry)
+        return apiError(
+          res,
+          404,
+          'No charge was made with this idempotency key',
+          'not_found_error',
+        );
+      sendJson(
+        res,
+        200,
+        fault?.kind === 'answer_with'
+          ? withMerged('charge', entry.response, fault.merge)
+          : entry.response,
+      );
+    } finally {
+      // A request that registers its key only after a lookup may go on now.
+      behaviour.statusLookedUp(slot);
+    }
+  }
+
+  return (route) => {
+    if (route === 'POST /v1/charges') return createCharge;
+    const status = /^GET \/v1\/charges\/by-key\/(.+)$/.exec(route);
+    if (status) return (_req, res) => chargeStatus(res, decodeURIComponent(status[1]!));
+    return undefined;
+  };
+}

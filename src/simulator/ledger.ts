@@ -1,0 +1,124 @@
+import type { Fault, SimulatorRoute } from './faults';
+
+/**
+ * What the simulated providers did, so tests can count how many times something really happened:
+ * every request in arrival order, and per route and Idempotency-Key the work done and the replays
+ * answered. As at the real providers, the chat APIs do the work for every request they receive,
+ * whatever its key; only the charge API is idempotent by key.
+ */
+
+export interface LedgerEntry {
+  route: SimulatorRoute;
+  idempotencyKey: string;
+  model?: string;
+  /** Every request that arrived with this key, whatever became of it (faults and replays too). */
+  requests: number;
+  /**
+   * Times the work was actually done: every request that got past its fault on the chat APIs
+   * (they do not deduplicate), at most one per key on the charge API.
+   */
+  executions: number;
+  /** Requests the charge API answered from its ledger instead of doing the work again. */
+  replays: number;
+}
+
+/** One request as it reached the simulator, in arrival order. */
+export interface RequestRecord {
+  route: SimulatorRoute;
+  idempotencyKey: string;
+  model?: string;
+  at: string;
+  /** The fault it met, if any. */
+  fault?: Fault['kind'];
+}
+
+interface StoredEntry {
+  route: SimulatorRoute;
+  idempotencyKey: string;
+  model?: string;
+  executions: number;
+  replays: number;
+  response: unknown;
+  fingerprint: string;
+}
+
+/** A request as the ledger knows it; the fingerprint tells a repeat from a key reused otherwise. */
+export interface LedgerRequest {
+  idempotencyKey: string;
+  model?: string;
+  fingerprint: string;
+}
+
+/** Routes that, like Stripe, answer a repeated key from their ledger instead of working again. */
+const IDEMPOTENT_BY_KEY: ReadonlySet<SimulatorRoute> = new Set<SimulatorRoute>(['charge']);
+
+/** Where a route's record of a key is kept. */
+export function ledgerKey(route: SimulatorRoute, key: string): string {
+  return `${route}:${key}`;
+}
+
+export class Ledger {
+  private readonly entries = new Map<string, StoredEntry>();
+  private readonly log: RequestRecord[] = [];
+  /** Keys whose request arrived and is being worked on (a status lookup says "processing"). */
+  readonly pending = new Set<string>();
+
+  /** Note a request as it arrives, before anything is done with it. */
+  record(request: RequestRecord): void {
+    this.log.push(request);
+  }
+
+  requests(): RequestRecord[] {
+    return [...this.log];
+  }
+
+  /** The response recorded for this key, if the work was done. */
+  response(slot: string): { response: unknown } | undefined {
+    return this.entries.get(slot);
+  }
+
+  /**
+   * Do the work for a request, or, on a route idempotent by key, answer a key seen before from
+   * the ledger and count the replay. `conflict` when the key was used before with other
+   * parameters.
+   */
+  execute(
+    route: SimulatorRoute,
+    request: LedgerRequest,
+    work: () => unknown,
+  ): { response: unknown; replayed: boolean } | 'conflict' {
+    const slot = ledgerKey(route, request.idempotencyKey);
+    const previous = this.entries.get(slot);
+    if (previous && IDEMPOTENT_BY_KEY.has(route)) {
+      if (previous.fingerprint !== request.fingerprint) return 'conflict';
+      previous.replays += 1;
+      return { response: previous.response, replayed: true };
+    }
+    const response = work();
+    this.entries.set(slot, {
+      route,
+      idempotencyKey: request.idempotencyKey,
+      model: request.model,
+      executions: (previous?.executions ?? 0) + 1,
+      replays: previous?.replays ?? 0,
+      response,
+      fingerprint: request.fingerprint,
+    });
+    return { response, replayed: false };
+  }
+
+  /** Per route and key: requests received, work done, replays answered. */
+  entriesSeen(): LedgerEntry[] {
+    return [...this.entries.values()].map(
+      ({ route, idempotencyKey, model, executions, replays }) => ({
+        route,
+        idempotencyKey,
+        ...(model === undefined ? {} : { model }),
+        requests: this.log.filter((r) => r.route === route && r.idempotencyKey === idempotencyKey)
+          .length,
+        executions,
+        replays,
+      }),
+    );
+  }
+}
