@@ -16,7 +16,6 @@ import type { AttemptOutcome, ReconcileOutcome } from '../workflows/definitions'
 import { typedFailure } from './failures';
 import type { ActivityDeps } from './types';
 
-
 /** A call without side effects that can no longer be running and never answered. */
 const CALL_GONE = {
   code: 'call_gone',

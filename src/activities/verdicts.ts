@@ -1,13 +1,11 @@
 import { findAttempt, settleAttemptWithoutResult } from '../db/attempts';
 import { finishJobWithoutResult, findJob } from '../db/jobs';
 import { FAILURES } from '../domain/failures';
-import type { TerminalJobStatus } from '../domain/job';
 import { checkOutput, findJobType } from '../jobTypes';
 import { attemptOutcome, recordResult } from '../service/results';
 import type { AttemptOutcome, JobEnding } from '../workflows/definitions';
 import { typedFailure } from './failures';
 import type { ActivityDeps } from './types';
-
 
 /** What operators decide, and how a job ends without a result. */
 export function verdictActivities(deps: Pick<ActivityDeps, 'pool' | 'logger'>) {

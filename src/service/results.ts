@@ -2,7 +2,6 @@ import type { Client } from '@temporalio/client';
 import { findAttempt, recordAttemptResult, type AttemptRecord } from '../db/attempts';
 import { findJob, type JobRecord } from '../db/jobs';
 import type { Pool, Queryable } from '../db/pool';
-import type { AttemptState, TerminalJobStatus } from '../domain/job';
 import type { Logger } from '../logger';
 import {
   attemptSettledSignal,
