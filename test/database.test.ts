@@ -3,10 +3,10 @@ import {
   createAttempt,
   AttemptInFlightError,
   beginProviderCall,
-  OBSERVED_P95_SQL,
-  recordAttemptResult,
   settleAttemptWithoutResult,
 } from '../src/db/attempts';
+import { recordAttemptResult } from '../src/db/compareAndSwap';
+import { OBSERVED_P95_SQL } from '../src/db/providerStats';
 import { finishJobWithoutResult, insertJobOrFindExisting } from '../src/db/jobs';
 import { migrate, loadMigrations } from '../src/db/migrate';
 import { createPool, type Pool } from '../src/db/pool';

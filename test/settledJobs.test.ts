@@ -1,4 +1,4 @@
-import { recordAttemptResultIn } from '../src/db/attempts';
+import { recordAttemptResultIn } from '../src/db/compareAndSwap';
 import type { JobWorkflowResult } from '../src/workflows/definitions';
 import {
   attemptRows,

@@ -1,4 +1,5 @@
-import { listAttempts, observedP95Ms, settleAbandonedAttempt } from '../db/attempts';
+import { listAttempts, settleAbandonedAttempt } from '../db/attempts';
+import { observedP95Ms } from '../db/providerStats';
 import { findCertificationsForContract } from '../db/certifications';
 import { addJobNote, findJob, insertJobOrFindExisting, markJobAdmitted } from '../db/jobs';
 import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';

@@ -1,5 +1,5 @@
 import { attemptId, type AttemptState, type TerminalJobStatus } from '../domain/job';
-import { inTransaction, type Pool, type Queryable } from './pool';
+import type { Queryable } from './pool';
 
 export interface AttemptRecord {
   id: string;
@@ -97,6 +97,17 @@ async function jobNotOpen(db: Queryable, jobId: string): Promise<JobNotOpenError
 
 export async function findAttempt(db: Queryable, id: string): Promise<AttemptRecord | undefined> {
   const { rows } = await db.query<AttemptRow>('SELECT * FROM attempts WHERE id = $1', [id]);
+  return rows[0] && toAttempt(rows[0]);
+}
+
+/** An attempt, its row locked until the caller's transaction ends. */
+export async function findAttemptForUpdate(
+  tx: Queryable,
+  id: string,
+): Promise<AttemptRecord | undefined> {
+  const { rows } = await tx.query<AttemptRow>('SELECT * FROM attempts WHERE id = $1 FOR UPDATE', [
+    id,
+  ]);
   return rows[0] && toAttempt(rows[0]);
 }
 
@@ -256,134 +267,4 @@ export async function settleAttemptWithoutResult(
   const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
   if (!attempt) throw new Error(`attempt ${id} does not exist`);
   return attempt;
-}
-
-export type RecordResultOutcome =
-  | { outcome: 'won'; attemptId: string; version: number }
-  | {
-      outcome: 'lost';
-      attemptId: string;
-      winnerAttemptId: string | null;
-      expectedVersion: number;
-      observedVersion: number;
-    };
-
-/**
- * The only writer of a job's result: a compare-and-swap on the job version the attempt read.
- * One row updated → this attempt won. Zero rows → someone else already settled the job: the
- * attempt is `lost`, the race is recorded, and the payload is dropped (never merged, appended
- * or written over the winner). Safe to repeat: a settled attempt reports its earlier outcome.
- */
-export async function recordAttemptResult(
-  pool: Pool,
-  input: { attemptId: string; result: unknown },
-): Promise<RecordResultOutcome> {
-  return inTransaction(pool, (tx) => recordAttemptResultIn(tx, input));
-}
-
-/** The compare-and-swap inside a transaction the caller holds (see recordAttemptResult). */
-export async function recordAttemptResultIn(
-  tx: Queryable,
-  input: { attemptId: string; result: unknown },
-): Promise<RecordResultOutcome> {
-  const { rows } = await tx.query<AttemptRow>('SELECT * FROM attempts WHERE id = $1 FOR UPDATE', [
-    input.attemptId,
-  ]);
-  const attempt = rows[0] && toAttempt(rows[0]);
-  if (!attempt) throw new Error(`attempt ${input.attemptId} does not exist`);
-
-  if (attempt.state === 'succeeded') {
-    const job = await tx.query<{ version: number }>('SELECT version FROM jobs WHERE id = $1', [
-      attempt.jobId,
-    ]);
-    return { outcome: 'won', attemptId: attempt.id, version: job.rows[0]?.version ?? 0 };
-  }
-  if (attempt.state === 'lost') {
-    const race = await tx.query<{
-      winning_attempt_id: string | null;
-      expected_version: number;
-      observed_version: number;
-    }>(
-      'SELECT winning_attempt_id, expected_version, observed_version FROM race_events WHERE losing_attempt_id = $1',
-      [attempt.id],
-    );
-    const event = race.rows[0];
-    return {
-      outcome: 'lost',
-      attemptId: attempt.id,
-      winnerAttemptId: event?.winning_attempt_id ?? null,
-      expectedVersion: event?.expected_version ?? attempt.readVersion,
-      observedVersion: event?.observed_version ?? attempt.readVersion,
-    };
-  }
-  if (attempt.state === 'starting') {
-    throw new Error(`attempt ${attempt.id} never started; it cannot have a result`);
-  }
-  // A result for an attempt already settled as failed or cancelled (an operator's verdict, a
-  // provider's) cannot win: the payload is dropped and the contradiction kept as a race.
-  const settledWithoutResult = attempt.state === 'failed' || attempt.state === 'cancelled';
-
-  const swapped = settledWithoutResult
-    ? { rows: [] as Array<{ version: number }> }
-    : await tx.query<{ version: number }>(
-        `UPDATE jobs
-              SET result = $3, completed_by = $4, terminal_status = 'succeeded',
-                  version = version + 1, finished_at = now(), updated_at = now()
-            WHERE id = $1 AND version = $2 AND completed_by IS NULL
-            RETURNING version`,
-        [attempt.jobId, attempt.readVersion, JSON.stringify(input.result), attempt.id],
-      );
-  const won = swapped.rows[0];
-  if (won) {
-    await tx.query(
-      `UPDATE attempts SET state = 'succeeded', finished_at = now(), updated_at = now() WHERE id = $1`,
-      [attempt.id],
-    );
-    return { outcome: 'won', attemptId: attempt.id, version: won.version };
-  }
-
-  const current = await tx.query<{ version: number; completed_by: string | null }>(
-    'SELECT version, completed_by FROM jobs WHERE id = $1',
-    [attempt.jobId],
-  );
-  const job = current.rows[0];
-  if (!job) throw new Error(`job ${attempt.jobId} does not exist`);
-  await tx.query(
-    `INSERT INTO race_events (job_id, losing_attempt_id, winning_attempt_id, expected_version, observed_version)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (losing_attempt_id) DO NOTHING`,
-    [attempt.jobId, attempt.id, job.completed_by, attempt.readVersion, job.version],
-  );
-  if (!settledWithoutResult) {
-    await tx.query(
-      `UPDATE attempts SET state = 'lost', finished_at = now(), updated_at = now() WHERE id = $1`,
-      [attempt.id],
-    );
-  }
-  return {
-    outcome: 'lost',
-    attemptId: attempt.id,
-    winnerAttemptId: job.completed_by,
-    expectedVersion: attempt.readVersion,
-    observedVersion: job.version,
-  };
-}
-
-/** The 95th percentile duration of a provider's recent successful attempts, if there are enough. */
-/** Its shape matches the partial index attempts_recent_successes_idx (migration 0004). */
-export const OBSERVED_P95_SQL = `
-  SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY ms) AS p95, count(*)::int AS n
-    FROM (SELECT extract(epoch FROM finished_at - started_at) * 1000 AS ms
-            FROM attempts
-           WHERE provider = $1 AND state = 'succeeded' AND started_at IS NOT NULL
-           ORDER BY finished_at DESC
-           LIMIT 200) recent`;
-
-export async function observedP95Ms(
-  db: Queryable,
-  provider: string,
-  minSamples = 20,
-): Promise<number | undefined> {
-  const { rows } = await db.query<{ p95: number | null; n: number }>(OBSERVED_P95_SQL, [provider]);
-  const row = rows[0];
-  return row && row.n >= minSamples && row.p95 !== null ? Math.round(row.p95) : undefined;
 }

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
-import { findAttempt, recordAttemptResult, type AttemptRecord } from '../db/attempts';
+import { findAttempt, type AttemptRecord } from '../db/attempts';
+import { recordAttemptResult } from '../db/compareAndSwap';
 import { findJob, type JobRecord } from '../db/jobs';
 import type { Pool, Queryable } from '../db/pool';
 import type { Logger } from '../logger';

@@ -1,0 +1,109 @@
+import { findAttemptForUpdate } from './attempts';
+import { inTransaction, type Pool, type Queryable } from './pool';
+
+export type RecordResultOutcome =
+  | { outcome: 'won'; attemptId: string; version: number }
+  | {
+      outcome: 'lost';
+      attemptId: string;
+      winnerAttemptId: string | null;
+      expectedVersion: number;
+      observedVersion: number;
+    };
+
+/**
+ * The only writer of a job's result: a compare-and-swap on the job version the attempt read.
+ * One row updated → this attempt won. Zero rows → someone else already settled the job: the
+ * attempt is `lost`, the race is recorded, and the payload is dropped (never merged, appended
+ * or written over the winner). Safe to repeat: a settled attempt reports its earlier outcome.
+ */
+export async function recordAttemptResult(
+  pool: Pool,
+  input: { attemptId: string; result: unknown },
+): Promise<RecordResultOutcome> {
+  return inTransaction(pool, (tx) => recordAttemptResultIn(tx, input));
+}
+
+/** The compare-and-swap inside a transaction the caller holds (see recordAttemptResult). */
+export async function recordAttemptResultIn(
+  tx: Queryable,
+  input: { attemptId: string; result: unknown },
+): Promise<RecordResultOutcome> {
+  const attempt = await findAttemptForUpdate(tx, input.attemptId);
+  if (!attempt) throw new Error(`attempt ${input.attemptId} does not exist`);
+
+  if (attempt.state === 'succeeded') {
+    const job = await tx.query<{ version: number }>('SELECT version FROM jobs WHERE id = $1', [
+      attempt.jobId,
+    ]);
+    return { outcome: 'won', attemptId: attempt.id, version: job.rows[0]?.version ?? 0 };
+  }
+  if (attempt.state === 'lost') {
+    const race = await tx.query<{
+      winning_attempt_id: string | null;
+      expected_version: number;
+      observed_version: number;
+    }>(
+      'SELECT winning_attempt_id, expected_version, observed_version FROM race_events WHERE losing_attempt_id = $1',
+      [attempt.id],
+    );
+    const event = race.rows[0];
+    return {
+      outcome: 'lost',
+      attemptId: attempt.id,
+      winnerAttemptId: event?.winning_attempt_id ?? null,
+      expectedVersion: event?.expected_version ?? attempt.readVersion,
+      observedVersion: event?.observed_version ?? attempt.readVersion,
+    };
+  }
+  if (attempt.state === 'starting') {
+    throw new Error(`attempt ${attempt.id} never started; it cannot have a result`);
+  }
+  // A result for an attempt already settled as failed or cancelled (an operator's verdict, a
+  // provider's) cannot win: the payload is dropped and the contradiction kept as a race.
+  const settledWithoutResult = attempt.state === 'failed' || attempt.state === 'cancelled';
+
+  const swapped = settledWithoutResult
+    ? { rows: [] as Array<{ version: number }> }
+    : await tx.query<{ version: number }>(
+        `UPDATE jobs
+              SET result = $3, completed_by = $4, terminal_status = 'succeeded',
+                  version = version + 1, finished_at = now(), updated_at = now()
+            WHERE id = $1 AND version = $2 AND completed_by IS NULL
+            RETURNING version`,
+        [attempt.jobId, attempt.readVersion, JSON.stringify(input.result), attempt.id],
+      );
+  const won = swapped.rows[0];
+  if (won) {
+    await tx.query(
+      `UPDATE attempts SET state = 'succeeded', finished_at = now(), updated_at = now() WHERE id = $1`,
+      [attempt.id],
+    );
+    return { outcome: 'won', attemptId: attempt.id, version: won.version };
+  }
+
+  const current = await tx.query<{ version: number; completed_by: string | null }>(
+    'SELECT version, completed_by FROM jobs WHERE id = $1',
+    [attempt.jobId],
+  );
+  const job = current.rows[0];
+  if (!job) throw new Error(`job ${attempt.jobId} does not exist`);
+  await tx.query(
+    `INSERT INTO race_events (job_id, losing_attempt_id, winning_attempt_id, expected_version, observed_version)
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (losing_attempt_id) DO NOTHING`,
+    [attempt.jobId, attempt.id, job.completed_by, attempt.readVersion, job.version],
+  );
+  if (!settledWithoutResult) {
+    await tx.query(
+      `UPDATE attempts SET state = 'lost', finished_at = now(), updated_at = now() WHERE id = $1`,
+      [attempt.id],
+    );
+  }
+  return {
+    outcome: 'lost',
+    attemptId: attempt.id,
+    winnerAttemptId: job.completed_by,
+    expectedVersion: attempt.readVersion,
+    observedVersion: job.version,
+  };
+}
