@@ -1,5 +1,6 @@
 import path from 'node:path';
 import pg from 'pg';
+import { reachableDataDir, reachableEmbeddedPostgres } from './postgresUserAccess';
 import { spawnNodeScript, freePort, type GuardedProcess } from './processes';
 
 export type DatabaseSource = 'DATABASE_URL' | 'local' | 'embedded';
@@ -55,12 +56,23 @@ export async function ensureDatabase(adminUrl: string, database: string): Promis
 /** The compiled entry that runs embedded PostgreSQL in its own process (see embeddedPostgres.ts). */
 const EMBEDDED_ENTRY = path.resolve(__dirname, '..', '..', 'dist', 'dev', 'embeddedPostgres.js');
 
-/** Starts embedded PostgreSQL (data persisted in `dataDir`) in a child process of its own. */
+const PROJECT_MODULES = path.resolve(__dirname, '..', '..', 'node_modules');
+
+/**
+ * Starts embedded PostgreSQL (data persisted for `dataDir`) in a child process of its own. As
+ * root it runs as the `postgres` user; where that user cannot reach the checkout, the data
+ * lives in `dataDir` (the folder it really used) under /var/lib instead (see postgresUserAccess).
+ */
 export async function startEmbeddedPostgres(
-  dataDir: string,
-): Promise<{ url: string; process: GuardedProcess }> {
+  requestedDataDir: string,
+  log: (line: string) => void = () => undefined,
+): Promise<{ url: string; process: GuardedProcess; dataDir: string }> {
   const port = await freePort();
-  const proc = spawnNodeScript(EMBEDDED_ENTRY, [dataDir, String(port)]);
+  const dataDir = reachableDataDir(requestedDataDir);
+  if (dataDir !== requestedDataDir)
+    log(`the postgres user cannot enter ${requestedDataDir}; its data lives in ${dataDir}`);
+  const modules = await reachableEmbeddedPostgres(PROJECT_MODULES, log);
+  const proc = spawnNodeScript(EMBEDDED_ENTRY, [dataDir, String(port), modules]);
   const url = await new Promise<string>((resolve, reject) => {
     proc.child.once('message', (message: { ready?: boolean; url?: string; error?: string }) => {
       if (message.ready && message.url) resolve(message.url);
@@ -70,7 +82,7 @@ export async function startEmbeddedPostgres(
       reject(new Error(`embedded PostgreSQL exited (code ${code}) before it was ready`)),
     );
   });
-  return { url, process: proc };
+  return { url, process: proc, dataDir };
 }
 
 /**
@@ -97,6 +109,6 @@ export async function resolveDatabase(options: {
   options.log(
     `PostgreSQL: no DATABASE_URL and nothing on 127.0.0.1:5432; starting embedded PostgreSQL (data in ${dataDir})`,
   );
-  const embedded = await startEmbeddedPostgres(dataDir);
+  const embedded = await startEmbeddedPostgres(dataDir, options.log);
   return { adminUrl: embedded.url, source: 'embedded', stop: () => embedded.process.stop() };
 }
