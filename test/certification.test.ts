@@ -1,7 +1,10 @@
 import { findCertification } from '../src/db/certifications';
 import { contractVersion, findJobType } from '../src/jobTypes';
 import type { ProviderConfig } from '../src/providers/provider';
-import { attemptRows, runCli, startTestStack, type TestStack, anthropicProvider } from './helpers';
+import { runCli } from './support/cli';
+import { anthropicProvider } from './support/providers';
+import { attemptRows } from './support/rows';
+import { startTestStack, type TestStack } from './support/stack';
 
 /** Certification before failover, against every behaviour profile of the simulator. */
 const PROFILES = [

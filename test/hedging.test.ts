@@ -1,6 +1,9 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { ProviderConfig } from '../src/providers/provider';
-import { attemptRows, eventually, providerSaw, startTestStack, type TestStack } from './helpers';
+import { eventually } from './support/polling';
+import { providerSaw } from './support/providerLedger';
+import { attemptRows } from './support/rows';
+import { startTestStack, type TestStack } from './support/stack';
 
 /**
  * Hedged mode, for side-effect-free jobs: after a delay of silence the fallback starts too;

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import type { ProviderConfig } from '../src/providers/provider';
 import { harness, TEST_OUTPUT } from './harness';
-import { eventually, startTestStack, type TestStack } from './helpers';
+import { eventually } from './support/polling';
+import { startTestStack, type TestStack } from './support/stack';
 
 /**
  * An operator finds a stuck job in the real Temporal Web UI, driven in Debian's Chromium:
