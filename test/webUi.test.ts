@@ -4,6 +4,7 @@ import { chromium, type Browser } from 'playwright-core';
 import type { ProviderConfig } from '../src/providers/provider';
 import { harness, TEST_OUTPUT } from './harness';
 import { eventually } from './support/polling';
+import { chatProvider } from './support/providers';
 import { startTestStack, type TestStack } from './support/stack';
 
 /**
@@ -17,15 +18,7 @@ let browser: Browser;
 beforeAll(async () => {
   stack = await startTestStack({
     providers: (url): ProviderConfig[] => [
-      {
-        name: 'chat',
-        kind: 'openai-compatible',
-        baseUrl: `${url}/v1`,
-        model: 'sim-steady',
-        timeoutMs: 1_000,
-        lateResultTimeoutMs: 60_000,
-        sideEffects: false,
-      },
+      chatProvider(url, 'chat', 'sim-steady', { lateResultTimeoutMs: 60_000 }),
     ],
   });
   browser = await chromium.launch({
