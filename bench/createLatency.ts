@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import globalSetup from '../test/globalSetup';
 import globalTeardown from '../test/globalTeardown';
-import { startTestStack, type TestStack } from '../test/helpers';
+import { startTestStack, type TestStack } from '../test/support/stack';
 
 const N = Number(process.env.BENCH_N ?? 300);
 const CONCURRENCY = 16;

@@ -1,18 +1,11 @@
 import { signCallback } from '../src/api/signatures';
-import {
-  attemptRows,
-  CALLBACK_SECRET,
-  chargeBody,
-  chatProvider,
-  createJob,
-  effectsFor,
-  eventually,
-  payProvider,
-  readJob,
-  requestsFor,
-  useTestStack,
-  untilJob,
-} from './helpers';
+import { CALLBACK_SECRET } from './support/identities';
+import { chargeBody, createJob, readJob, untilJob } from './support/jobs';
+import { eventually } from './support/polling';
+import { effectsFor, requestsFor } from './support/providerLedger';
+import { chatProvider, payProvider } from './support/providers';
+import { attemptRows } from './support/rows';
+import { useTestStack } from './support/stack';
 
 /** Who may ask for another attempt, how many a job may have, and which callbacks count. */
 const stack = useTestStack({

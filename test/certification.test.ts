@@ -1,7 +1,10 @@
 import { findCertification } from '../src/db/certifications';
 import { contractVersion, findJobType } from '../src/jobTypes';
 import type { ProviderConfig } from '../src/providers/provider';
-import { attemptRows, runCli, startTestStack, type TestStack, anthropicProvider } from './helpers';
+import { runCli } from './support/cli';
+import { anthropicProvider, chatProvider, payProvider } from './support/providers';
+import { attemptRows } from './support/rows';
+import { startTestStack, type TestStack } from './support/stack';
 
 /** Certification before failover, against every behaviour profile of the simulator. */
 const PROFILES = [
@@ -16,33 +19,12 @@ const PROFILES = [
 ];
 
 const providers = (url: string): ProviderConfig[] => [
-  ...PROFILES.map((model): ProviderConfig => ({
-    name: model,
-    kind: 'openai-compatible',
-    baseUrl: `${url}/v1`,
-    model,
-    timeoutMs: 1_000,
-    lateResultTimeoutMs: 3_000,
-    sideEffects: false,
-  })),
+  ...PROFILES.map((model) => chatProvider(url, model, model, { lateResultTimeoutMs: 3_000 })),
   anthropicProvider(url, 'claude-steady', 'sim-steady'),
   anthropicProvider(url, 'claude-prose', 'sim-prose'),
-  {
-    name: 'backup',
-    kind: 'openai-compatible',
-    baseUrl: `${url}/v1`,
-    model: 'sim-backup',
-    timeoutMs: 2_000,
-    sideEffects: false,
-  },
-  {
-    name: 'pay',
-    kind: 'http',
-    url: `${url}/v1/charges`,
-    statusUrl: `${url}/v1/charges/by-key/{key}`,
-    timeoutMs: 2_000,
-    sideEffects: true,
-  },
+  // Without a late-result window of their own: the default, from timeoutMs.
+  chatProvider(url, 'backup', 'sim-backup', { timeoutMs: 2_000, lateResultTimeoutMs: undefined }),
+  payProvider(url, 'pay', { timeoutMs: 2_000, lateResultTimeoutMs: undefined }),
 ];
 
 let stack: TestStack;

@@ -1,13 +1,9 @@
 import { contractVersion, findJobType } from '../src/jobTypes';
-import {
-  attemptRows,
-  chatProvider,
-  createJob,
-  requestsFor,
-  untilJob,
-  useTestStack,
-  type JobView,
-} from './helpers';
+import { createJob, type JobView, untilJob } from './support/jobs';
+import { requestsFor } from './support/providerLedger';
+import { chatProvider } from './support/providers';
+import { attemptRows } from './support/rows';
+import { useTestStack } from './support/stack';
 
 /**
  * With ONEJOB_REQUIRE_CERTIFIED_PRIMARY=true even the primary must be certified for the contract

@@ -1,17 +1,13 @@
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import { harness } from './harness';
-import {
-  providerSaw,
-  eventually,
-  payProvider,
-  chatProvider,
-  startTestStack,
-  TEST_OWNER,
-  untilJob,
-  untilWorkflowClosed,
-  type TestStack,
-} from './helpers';
+import { TEST_OWNER } from './support/identities';
+import { untilJob } from './support/jobs';
+import { eventually } from './support/polling';
+import { providerSaw } from './support/providerLedger';
+import { chatProvider, payProvider } from './support/providers';
+import { startTestStack, type TestStack } from './support/stack';
+import { untilWorkflowClosed } from './support/temporal';
 import type { Order } from './workflows/orderWorkflow';
 
 /** A service's own workflow starts a job as its child (test/workflows/orderWorkflow.ts). */

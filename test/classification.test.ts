@@ -13,6 +13,7 @@ import { classifyFetchFailure } from '../src/providers/httpProvider';
 import { classifyOpenAiError } from '../src/providers/openaiCompatible';
 import type { Fault } from '../src/simulator/faults';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server';
+import { anthropicProvider, chatProvider, payProvider } from './support/providers';
 
 /**
  * The failure classification table, one test per row, through the real SDK clients against the
@@ -33,38 +34,17 @@ beforeAll(async () => {
     });
   });
   const url = simulator.url;
-  const common = { timeoutMs: 2_000, lateResultTimeoutMs: 1_500, sideEffects: false };
+  const refused = `http://127.0.0.1:${closedPort}`;
+  const common = { timeoutMs: 2_000, lateResultTimeoutMs: 1_500 };
+  // Without a status lookup: the http rows are about the charge call alone.
+  const http = { ...common, statusUrl: undefined };
   const configs: ProviderConfig[] = [
-    {
-      ...common,
-      name: 'openai',
-      kind: 'openai-compatible',
-      baseUrl: `${url}/v1`,
-      model: 'sim-steady',
-    },
-    {
-      ...common,
-      name: 'openai-refused',
-      kind: 'openai-compatible',
-      baseUrl: `http://127.0.0.1:${closedPort}/v1`,
-      model: 'sim-steady',
-    },
-    { ...common, name: 'anthropic', kind: 'anthropic', baseUrl: url, model: 'sim-steady' },
-    {
-      ...common,
-      name: 'anthropic-refused',
-      kind: 'anthropic',
-      baseUrl: `http://127.0.0.1:${closedPort}`,
-      model: 'sim-steady',
-    },
-    { ...common, name: 'http', kind: 'http', url: `${url}/v1/charges`, sideEffects: true },
-    {
-      ...common,
-      name: 'http-refused',
-      kind: 'http',
-      url: `http://127.0.0.1:${closedPort}/v1/charges`,
-      sideEffects: true,
-    },
+    chatProvider(url, 'openai', 'sim-steady', common),
+    chatProvider(refused, 'openai-refused', 'sim-steady', common),
+    anthropicProvider(url, 'anthropic', 'sim-steady', common),
+    anthropicProvider(refused, 'anthropic-refused', 'sim-steady', common),
+    payProvider(url, 'http', http),
+    payProvider(refused, 'http-refused', http),
   ];
   registry = new ProviderRegistry(configs, {});
 });

@@ -1,20 +1,12 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { ProviderConfig } from '../src/providers/provider';
-import {
-  chargeBody,
-  chatProvider,
-  createJob,
-  effectsFor,
-  eventually,
-  operator,
-  payProvider,
-  requestsFor,
-  startTestStack,
-  untilJob,
-  workflowStatus,
-  type TestStack,
-} from './helpers';
+import { chargeBody, createJob, operator, untilJob } from './support/jobs';
+import { eventually } from './support/polling';
+import { effectsFor, requestsFor } from './support/providerLedger';
+import { chatProvider, payProvider } from './support/providers';
+import { startTestStack, type TestStack } from './support/stack';
+import { workflowStatus } from './support/temporal';
 
 /**
  * The README's classification table, end to end: each row's error, provoked at the simulator,

@@ -1,5 +1,6 @@
 import { OneJobClient, OneJobProblemError } from '../src/client';
-import { startTestStack, TEST_TOKEN, type TestStack } from './helpers';
+import { TEST_TOKEN } from './support/identities';
+import { startTestStack, type TestStack } from './support/stack';
 
 let stack: TestStack;
 beforeAll(async () => {

@@ -15,7 +15,7 @@ import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { ATTEMPTS_IN_FLIGHT_SQL, JOBS_UNKNOWN_SQL } from '../src/api/metrics';
 import { harness } from './harness';
-import { createTestDatabase, inRolledBackTransaction } from './helpers';
+import { createTestDatabase, inRolledBackTransaction } from './support/database';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 beforeAll(async () => {

@@ -1,13 +1,8 @@
 import { startTcpProxy, type TcpProxy } from './tcpProxy';
-import {
-  chatProvider,
-  createJob,
-  freshKey,
-  OPERATOR_TOKEN,
-  startTestStack,
-  untilJob,
-  type TestStack,
-} from './helpers';
+import { OPERATOR_TOKEN } from './support/identities';
+import { createJob, freshKey, untilJob } from './support/jobs';
+import { chatProvider } from './support/providers';
+import { startTestStack, type TestStack } from './support/stack';
 
 /**
  * When PostgreSQL cannot be reached, the API says so (503 problem+json with Retry-After) and

@@ -1,21 +1,14 @@
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { ProviderConfig } from '../src/providers/provider';
-import { attemptRows, eventually, providerSaw, startTestStack, type TestStack } from './helpers';
+import { eventually } from './support/polling';
+import { providerSaw } from './support/providerLedger';
+import { chatProvider } from './support/providers';
+import { attemptRows } from './support/rows';
+import { startTestStack, type TestStack } from './support/stack';
 
 /**
  * Hedged mode, for side-effect-free jobs: after a delay of silence the fallback starts too;
  * whichever wins the compare-and-swap first is the result, and the other's answer is dropped.
  */
-const chat = (url: string, name: string, model: string, timeoutMs: number): ProviderConfig => ({
-  name,
-  kind: 'openai-compatible',
-  baseUrl: `${url}/v1`,
-  model,
-  timeoutMs,
-  lateResultTimeoutMs: 20_000,
-  sideEffects: false,
-});
-
 const TEXT = 'Attempt A leaves first and returns last. Attempt B leaves second and returns first.';
 
 interface Job {
@@ -92,9 +85,12 @@ describe('reverse-order finish', () => {
   beforeAll(async () => {
     stack = await startTestStack({
       providers: (url) => [
-        chat(url, 'primary', 'sim-steady', 10_000),
-        chat(url, 'fallback', 'sim-backup', 10_000),
-        { ...chat(url, 'fallback-with-effects', 'sim-backup', 10_000), sideEffects: true },
+        chatProvider(url, 'primary', 'sim-steady', { timeoutMs: 10_000 }),
+        chatProvider(url, 'fallback', 'sim-backup', { timeoutMs: 10_000 }),
+        chatProvider(url, 'fallback-with-effects', 'sim-backup', {
+          timeoutMs: 10_000,
+          sideEffects: true,
+        }),
       ],
       hedgeDelayMs: 300,
     });
@@ -167,8 +163,8 @@ describe('reverse-order finish after a timeout', () => {
     stack = await startTestStack({
       // A times out long before the hedge delay: B starts at once, and A's late answer loses.
       providers: (url) => [
-        chat(url, 'primary', 'sim-steady', 800),
-        chat(url, 'fallback', 'sim-backup', 10_000),
+        chatProvider(url, 'primary', 'sim-steady', { timeoutMs: 800 }),
+        chatProvider(url, 'fallback', 'sim-backup', { timeoutMs: 10_000 }),
       ],
       hedgeDelayMs: 30_000,
     });
@@ -194,9 +190,12 @@ describe('a user asks for the fallback now', () => {
   beforeAll(async () => {
     stack = await startTestStack({
       providers: (url) => [
-        chat(url, 'primary', 'sim-steady', 10_000),
-        chat(url, 'fallback', 'sim-backup', 10_000),
-        { ...chat(url, 'fallback-with-effects', 'sim-backup', 10_000), sideEffects: true },
+        chatProvider(url, 'primary', 'sim-steady', { timeoutMs: 10_000 }),
+        chatProvider(url, 'fallback', 'sim-backup', { timeoutMs: 10_000 }),
+        chatProvider(url, 'fallback-with-effects', 'sim-backup', {
+          timeoutMs: 10_000,
+          sideEffects: true,
+        }),
       ],
       hedgeDelayMs: 30_000,
     });
@@ -293,8 +292,8 @@ describe('the hedge delay is the primary’s observed p95', () => {
   beforeAll(async () => {
     stack = await startTestStack({
       providers: (url) => [
-        chat(url, 'primary', 'sim-steady', 10_000),
-        chat(url, 'fallback', 'sim-backup', 10_000),
+        chatProvider(url, 'primary', 'sim-steady', { timeoutMs: 10_000 }),
+        chatProvider(url, 'fallback', 'sim-backup', { timeoutMs: 10_000 }),
       ],
       // No ONEJOB_HEDGE_DELAY_MS: the worker's own default (2000 ms) applies while no p95 is known.
       env: { ONEJOB_HEDGE_DELAY_MS: '' },

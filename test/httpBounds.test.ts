@@ -1,5 +1,6 @@
 import { PROBLEM_TYPES } from '../src/api/problems';
-import { createJob, useTestStack, untilJob, type JobView } from './helpers';
+import { createJob, type JobView, untilJob } from './support/jobs';
+import { useTestStack } from './support/stack';
 
 /**
  * The edges of the HTTP contract: how long a read may wait, how large a page may be, the

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { useTestStack } from './helpers';
+import { useTestStack } from './support/stack';
 
 /**
  * Properties over random keys and payloads, through the real API process and PostgreSQL, at full

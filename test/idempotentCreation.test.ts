@@ -3,16 +3,10 @@ import { insertJobOrFindExisting } from '../src/db/jobs';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { sweepJobs } from '../src/service/sweeper';
-import {
-  OTHER_OWNER,
-  OTHER_TOKEN,
-  providerSaw,
-  runsOfWorkflow,
-  startTestStack,
-  TEST_OWNER,
-  TRICK_OWNERS,
-  type TestStack,
-} from './helpers';
+import { OTHER_OWNER, OTHER_TOKEN, TEST_OWNER, TRICK_OWNERS } from './support/identities';
+import { providerSaw } from './support/providerLedger';
+import { startTestStack, type TestStack } from './support/stack';
+import { runsOfWorkflow } from './support/temporal';
 
 interface JobBody {
   id: string;

@@ -3,7 +3,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { insertJobOrFindExisting } from '../src/db/jobs';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
-import { startTestStack, TEST_OWNER, type TestStack } from './helpers';
+import { TEST_OWNER } from './support/identities';
+import { startTestStack, type TestStack } from './support/stack';
 
 let stack: TestStack;
 beforeAll(async () => {

@@ -4,14 +4,10 @@ import { startNginx, type LoadBalancer } from '../src/dev/nginx';
 import { freePort } from '../src/dev/processes';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { harness, TEST_OUTPUT } from './harness';
-import {
-  providerSaw,
-  runsOfWorkflow,
-  startTestStack,
-  TEST_OWNER,
-  TEST_TOKEN,
-  type TestStack,
-} from './helpers';
+import { TEST_OWNER, TEST_TOKEN } from './support/identities';
+import { providerSaw } from './support/providerLedger';
+import { startTestStack, type TestStack } from './support/stack';
+import { runsOfWorkflow } from './support/temporal';
 
 /**
  * Two API replicas behind Debian's nginx, with the repository's configuration: 64 identical

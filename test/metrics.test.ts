@@ -1,14 +1,8 @@
 import { simulatorProviders } from '../src/providers/registry';
-import {
-  attemptRows,
-  chargeBody,
-  createJob,
-  eventually,
-  operator,
-  startTestStack,
-  untilJob,
-  type TestStack,
-} from './helpers';
+import { chargeBody, createJob, operator, untilJob } from './support/jobs';
+import { eventually } from './support/polling';
+import { attemptRows } from './support/rows';
+import { startTestStack, type TestStack } from './support/stack';
 
 /** Prometheus metrics: the service's own (API) and the Temporal SDK's (worker). */
 let stack: TestStack;

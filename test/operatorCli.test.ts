@@ -1,12 +1,8 @@
 import type { ProviderConfig } from '../src/providers/provider';
-import {
-  eventually,
-  runCli,
-  startTestStack,
-  type TestStack,
-  payProvider,
-  chatProvider,
-} from './helpers';
+import { runCli } from './support/cli';
+import { eventually } from './support/polling';
+import { chatProvider, payProvider } from './support/providers';
+import { startTestStack, type TestStack } from './support/stack';
 
 /** The operator CLI settles and cancels through the same services as the API. */
 const providers = (url: string): ProviderConfig[] => [

@@ -1,23 +1,17 @@
 import { jobWorkflowId } from '../src/domain/workflowId';
 import {
-  attemptRows,
-  chargeBody,
-  chatProvider,
-  createJob,
-  freshKey,
   OPERATOR_TOKEN,
   OTHER_OWNER,
   OTHER_TOKEN,
-  payProvider,
-  readJob,
-  requestsFor,
   TEST_OWNER,
   TEST_TOKEN,
-  untilJob,
-  useTestStack,
-  workflowStatus,
-  type JobView,
-} from './helpers';
+} from './support/identities';
+import { chargeBody, createJob, freshKey, type JobView, readJob, untilJob } from './support/jobs';
+import { requestsFor } from './support/providerLedger';
+import { chatProvider, payProvider } from './support/providers';
+import { attemptRows } from './support/rows';
+import { useTestStack } from './support/stack';
+import { workflowStatus } from './support/temporal';
 
 /**
  * The token alone decides the owner, and another owner's job does not exist for you: not on the

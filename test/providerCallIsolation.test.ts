@@ -1,4 +1,7 @@
-import { chatProvider, createJob, eventually, operator, useTestStack, untilJob } from './helpers';
+import { createJob, operator, untilJob } from './support/jobs';
+import { eventually } from './support/polling';
+import { chatProvider } from './support/providers';
+import { useTestStack } from './support/stack';
 
 /**
  * Provider calls run on their own task queue with their own slots. A call that outlives its

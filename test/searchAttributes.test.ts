@@ -1,13 +1,9 @@
-import {
-  chatProvider,
-  eventually,
-  freshKey,
-  OTHER_OWNER,
-  OTHER_TOKEN,
-  untilWorkflowClosed,
-  useTestStack,
-  type JobView,
-} from './helpers';
+import { OTHER_OWNER, OTHER_TOKEN } from './support/identities';
+import { freshKey, type JobView } from './support/jobs';
+import { eventually } from './support/polling';
+import { chatProvider } from './support/providers';
+import { useTestStack } from './support/stack';
+import { untilWorkflowClosed } from './support/temporal';
 
 /** What the Temporal Web UI filters on: every job workflow's JobOwner, JobType, JobStatus and AttemptCount. */
 const stack = useTestStack({

@@ -1,18 +1,13 @@
 import { recordAttemptResultIn } from '../src/db/compareAndSwap';
 import type { JobWorkflowResult } from '../src/workflows/definitions';
-import {
-  attemptRows,
-  chatProvider,
-  createJob,
-  eventually,
-  holdAttemptWrites,
-  holdTransaction,
-  operator,
-  readJob,
-  requestsFor,
-  useTestStack,
-  untilWorkflowClosed,
-} from './helpers';
+import { holdAttemptWrites, holdTransaction } from './support/barriers';
+import { createJob, operator, readJob } from './support/jobs';
+import { eventually } from './support/polling';
+import { requestsFor } from './support/providerLedger';
+import { chatProvider } from './support/providers';
+import { attemptRows } from './support/rows';
+import { useTestStack } from './support/stack';
+import { untilWorkflowClosed } from './support/temporal';
 
 /**
  * Once a job is settled, nothing more is sent for it and its workflow ends: whether the

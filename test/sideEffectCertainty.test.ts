@@ -2,21 +2,12 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { ProviderConfig } from '../src/providers/provider';
-import {
-  anthropicProvider,
-  chargeBody,
-  chatProvider,
-  createJob,
-  effectsFor,
-  eventually,
-  operator,
-  payProvider,
-  requestsFor,
-  startTestStack,
-  untilJob,
-  workflowStatus,
-  type TestStack,
-} from './helpers';
+import { chargeBody, createJob, operator, untilJob } from './support/jobs';
+import { eventually } from './support/polling';
+import { effectsFor, requestsFor } from './support/providerLedger';
+import { anthropicProvider, chatProvider, payProvider } from './support/providers';
+import { startTestStack, type TestStack } from './support/stack';
+import { workflowStatus } from './support/temporal';
 
 /**
  * What an answer proves. A provider with side effects that answered success has (probably)

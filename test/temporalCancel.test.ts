@@ -1,19 +1,12 @@
 import { spawn } from 'node:child_process';
 import { sweepJobs } from '../src/service/sweeper';
 import { harness } from './harness';
-import {
-  chargeBody,
-  chatProvider,
-  createJob,
-  effectsFor,
-  eventually,
-  operator,
-  payProvider,
-  readJob,
-  useTestStack,
-  untilJob,
-  untilWorkflowClosed,
-} from './helpers';
+import { chargeBody, createJob, operator, readJob, untilJob } from './support/jobs';
+import { eventually } from './support/polling';
+import { effectsFor } from './support/providerLedger';
+import { chatProvider, payProvider } from './support/providers';
+import { useTestStack } from './support/stack';
+import { untilWorkflowClosed } from './support/temporal';
 
 /**
  * Operators also act on jobs through Temporal itself (the Web UI, the `temporal` CLI). A cancel

@@ -5,14 +5,11 @@ import { insertJobOrFindExisting } from '../src/db/jobs';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { sweepJobs } from '../src/service/sweeper';
-import {
-  eventually,
-  providerSaw,
-  runsOfWorkflow,
-  startTestStack,
-  TEST_OWNER,
-  type TestStack,
-} from './helpers';
+import { TEST_OWNER } from './support/identities';
+import { eventually } from './support/polling';
+import { providerSaw } from './support/providerLedger';
+import { startTestStack, type TestStack } from './support/stack';
+import { runsOfWorkflow } from './support/temporal';
 
 /** Services that run Temporal start jobs directly, and meet the HTTP API on the same job. */
 let stack: TestStack;

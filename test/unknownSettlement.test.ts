@@ -1,19 +1,10 @@
-import {
-  attemptRows,
-  chargeBody,
-  createJob,
-  effectsFor,
-  providerSaw,
-  eventually,
-  operator,
-  payProvider,
-  requestsFor,
-  startTestStack,
-  untilJob,
-  untilWorkflowClosed,
-  workflowStatus,
-  type TestStack,
-} from './helpers';
+import { chargeBody, createJob, operator, untilJob } from './support/jobs';
+import { eventually } from './support/polling';
+import { effectsFor, providerSaw, requestsFor } from './support/providerLedger';
+import { payProvider } from './support/providers';
+import { attemptRows } from './support/rows';
+import { startTestStack, type TestStack } from './support/stack';
+import { untilWorkflowClosed, workflowStatus } from './support/temporal';
 
 /**
  * How an `unknown` charge is settled, and how it is not: never by a clock, and when its late

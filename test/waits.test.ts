@@ -1,4 +1,8 @@
-import { chatProvider, createJob, eventually, useTestStack, untilJob, TEST_TOKEN } from './helpers';
+import { TEST_TOKEN } from './support/identities';
+import { createJob, untilJob } from './support/jobs';
+import { eventually } from './support/polling';
+import { chatProvider } from './support/providers';
+import { useTestStack } from './support/stack';
 
 /**
  * `GET /v1/jobs/:id?wait=` holds a request open while it polls the database: it must stop

@@ -1,5 +1,7 @@
 import { jobWorkflowId } from '../src/domain/workflowId';
-import { providerSaw, startTestStack, TEST_OWNER, type TestStack } from './helpers';
+import { TEST_OWNER } from './support/identities';
+import { providerSaw } from './support/providerLedger';
+import { startTestStack, type TestStack } from './support/stack';
 
 interface JobBody {
   id: string;

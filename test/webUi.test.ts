@@ -3,7 +3,9 @@ import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import type { ProviderConfig } from '../src/providers/provider';
 import { harness, TEST_OUTPUT } from './harness';
-import { eventually, startTestStack, type TestStack } from './helpers';
+import { eventually } from './support/polling';
+import { chatProvider } from './support/providers';
+import { startTestStack, type TestStack } from './support/stack';
 
 /**
  * An operator finds a stuck job in the real Temporal Web UI, driven in Debian's Chromium:
@@ -16,15 +18,7 @@ let browser: Browser;
 beforeAll(async () => {
   stack = await startTestStack({
     providers: (url): ProviderConfig[] => [
-      {
-        name: 'chat',
-        kind: 'openai-compatible',
-        baseUrl: `${url}/v1`,
-        model: 'sim-steady',
-        timeoutMs: 1_000,
-        lateResultTimeoutMs: 60_000,
-        sideEffects: false,
-      },
+      chatProvider(url, 'chat', 'sim-steady', { lateResultTimeoutMs: 60_000 }),
     ],
   });
   browser = await chromium.launch({

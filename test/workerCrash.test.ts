@@ -1,17 +1,10 @@
 import type { ProviderConfig } from '../src/providers/provider';
-import {
-  attemptRows,
-  chargeBody,
-  chatProvider,
-  createJob,
-  eventually,
-  payProvider,
-  providerSaw,
-  requestsFor,
-  startTestStack,
-  untilJob,
-  type TestStack,
-} from './helpers';
+import { chargeBody, createJob, untilJob } from './support/jobs';
+import { eventually } from './support/polling';
+import { providerSaw, requestsFor } from './support/providerLedger';
+import { chatProvider, payProvider } from './support/providers';
+import { attemptRows } from './support/rows';
+import { startTestStack, type TestStack } from './support/stack';
 
 /**
  * A worker killed in the middle of a charge. Wherever the kill lands, the job ends with one

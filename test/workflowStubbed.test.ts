@@ -19,7 +19,7 @@ import {
   type ReconcileOutcome,
 } from '../src/workflows/definitions';
 import { harness } from './harness';
-import { eventually } from './helpers';
+import { eventually } from './support/polling';
 
 /**
  * The job workflow alone, on the test Temporal server, with activities that keep the job in

@@ -16,14 +16,10 @@ import { startJob } from '../../src/client';
 import type { ProviderConfig } from '../../src/providers/provider';
 import globalSetup from '../globalSetup';
 import globalTeardown from '../globalTeardown';
-import {
-  eventually,
-  OPERATOR_TOKEN,
-  startTestStack,
-  type TestStack,
-  chatProvider,
-  payProvider,
-} from '../helpers';
+import { OPERATOR_TOKEN } from '../support/identities';
+import { eventually } from '../support/polling';
+import { chatProvider, payProvider } from '../support/providers';
+import { startTestStack, type TestStack } from '../support/stack';
 import { pathProblems, SCENARIO_NAMES } from './paths';
 
 export const HISTORIES_DIR = path.join(__dirname, 'histories');

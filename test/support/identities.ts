@@ -1,0 +1,15 @@
+/** Who the test stack knows: owners and their API tokens, the operator, the callback secret. */
+
+export const TEST_OWNER = 'owner-a@example.com';
+export const TEST_TOKEN = 'token-owner-a-0001';
+export const OTHER_OWNER = 'org/team:b';
+export const OTHER_TOKEN = 'token-owner-b-0002';
+export const OPERATOR = 'ops-alice';
+export const OPERATOR_TOKEN = 'token-operator-0001';
+export const CALLBACK_SECRET = 'test-callback-secret';
+/** Owners whose names play separator tricks on each other, by token. */
+export const TRICK_OWNERS = {
+  a: 'token-trick-plain',
+  'a:b': 'token-trick-colon',
+  'a/b': 'token-trick-slash',
+} as const;

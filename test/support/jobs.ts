@@ -1,0 +1,72 @@
+import { OPERATOR_TOKEN } from './identities';
+import { eventually } from './polling';
+import type { TestStack } from './stack';
+
+/** A job as the API shows it (the fields tests read). */
+export interface JobView {
+  id: string;
+  status: string;
+  input: Record<string, unknown>;
+  workflowId: string;
+  result: Record<string, unknown> | null;
+  completedBy: string | null;
+  failure: Record<string, unknown> | null;
+  notes: Array<Record<string, unknown>>;
+  attempts: Array<{
+    id: string;
+    seq: number;
+    state: string;
+    provider: string;
+    error: Record<string, unknown> | null;
+    rawOutput: unknown;
+  }>;
+}
+
+let keyCounter = 0;
+/** A key no other test uses. */
+export function freshKey(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${++keyCounter}`;
+}
+
+/** POST /v1/jobs with a fresh key; expects 201. */
+export async function createJob(
+  stack: TestStack,
+  body: unknown,
+  key = freshKey('job'),
+): Promise<JobView> {
+  const response = await stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': key },
+    body,
+  });
+  if (response.status !== 201)
+    throw new Error(`create ${key}: HTTP ${response.status} ${await response.text()}`);
+  return (await response.json()) as JobView;
+}
+
+export async function readJob(stack: TestStack, id: string): Promise<JobView> {
+  return (await (await stack.request('GET', `/v1/jobs/${id}`)).json()) as JobView;
+}
+
+/** Polls the job until `done` holds. */
+export function untilJob(
+  stack: TestStack,
+  id: string,
+  done: (job: JobView) => boolean,
+  timeoutMs = 30_000,
+): Promise<JobView> {
+  return eventually(() => readJob(stack, id), done, timeoutMs);
+}
+
+/** A charge body with an account of its own. */
+export function chargeBody(providers: string[], account = freshKey('acct')) {
+  return {
+    type: 'charge',
+    input: { amountCents: 1250, currency: 'EUR', account },
+    providers,
+  };
+}
+
+/** Operator routes with the operator's token. */
+export function operator(stack: TestStack, method: string, path: string, body: unknown) {
+  return stack.request(method, `/v1/operator${path}`, { body, token: OPERATOR_TOKEN });
+}

@@ -1,0 +1,249 @@
+import { Client, Connection } from '@temporalio/client';
+import type { Pool } from '../../src/db/pool';
+import { freePort, type GuardedProcess } from '../../src/dev/processes';
+import { createLogger } from '../../src/logger';
+import type { ProviderConfig } from '../../src/providers/provider';
+import { ProviderRegistry, providerConfigsFromEnv } from '../../src/providers/registry';
+import { startSimulator, type SimulatorServer } from '../../src/simulator/server';
+import { certifyProvider, type CertificationReport } from '../../src/certification/certify';
+import { harness } from '../harness';
+import { createTestDatabase, uniqueName } from './database';
+import {
+  CALLBACK_SECRET,
+  OPERATOR,
+  OPERATOR_TOKEN,
+  OTHER_OWNER,
+  OTHER_TOKEN,
+  TEST_OWNER,
+  TEST_TOKEN,
+  TRICK_OWNERS,
+} from './identities';
+import { serviceProcesses, waitForHealthy } from './serviceProcesses';
+import { quietTemporalRuntime, startInProcessWorker } from './worker';
+
+export interface TestStack {
+  apiUrl: string;
+  /** This stack's own database. */
+  databaseUrl: string;
+  /** The environment the API and worker processes get. */
+  serviceEnv: NodeJS.ProcessEnv;
+  pool: Pool;
+  temporal: Client;
+  taskQueue: string;
+  simulator: SimulatorServer;
+  /** The API as its own process (dist/bin/api.js), as it runs in production. */
+  api: GuardedProcess;
+  apiOutput(): string;
+  /** Every JSON log line the stack's worker and API wrote, parsed: what an operator would read. */
+  serviceLogs(): Array<Record<string, unknown>>;
+  /** Provider adapters configured as the services have them (pointed at this stack's simulator). */
+  registry: ProviderRegistry;
+  /** A worker in this process on another task queue, with this stack's database and providers. */
+  startWorkerOn(taskQueue: string): Promise<void>;
+  /** Another API process (a second replica) on the same database, Temporal and task queue. */
+  startExtraApi(): Promise<{ url: string; port: number; stop(): Promise<void> }>;
+  /** Runs the golden cases of a job type through a provider and stores the verdict. */
+  certify(provider: string, jobType: string): Promise<CertificationReport>;
+  /** With workerProcess: SIGKILL (or another signal to) the worker, mid-attempt say … */
+  killWorker(signal?: NodeJS.Signals): Promise<number | null>;
+  /** … and start a fresh one. */
+  restartWorker(): Promise<void>;
+  /** fetch against the API with an owner's token. */
+  request(
+    method: string,
+    path: string,
+    options?: { body?: unknown; headers?: Record<string, string>; token?: string },
+  ): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The real system for one test file: its own database and task queue on the shared Temporal
+ * server, a real worker, the real API as its own process on a random port, and the provider
+ * simulator. The worker runs in the test process unless `workerProcess` asks for its own.
+ */
+export interface TestStackOptions {
+  /** Run the worker as its own process (dist/bin/worker.js), e.g. to kill it. */
+  workerProcess?: boolean;
+  /** Provider configs, given the simulator's URL; default: the simulator's standard providers. */
+  providers?: (simulatorUrl: string) => ProviderConfig[];
+  /** Hedge delay while no p95 is known. */
+  hedgeDelayMs?: number;
+  /** More settings for the API and the worker, as environment variables (ONEJOB_…). */
+  env?: NodeJS.ProcessEnv;
+  /** The API process's own DATABASE_URL, given the stack's (e.g. through a TCP proxy). */
+  apiDatabaseUrl?: (databaseUrl: string) => string;
+}
+
+/** The simulators of the stacks this test file has running (see clearUnusedFaults). */
+const liveSimulators = new Set<SimulatorServer>();
+
+/**
+ * Drops every fault a test queued and did not use up, on every stack of the file, so that a
+ * one-shot fault never meets the next test's request. Registered for every file by
+ * test/setupEachFile.ts.
+ */
+export function clearUnusedFaults(): void {
+  for (const simulator of liveSimulators) simulator.clearFaults();
+}
+
+export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
+  quietTemporalRuntime();
+  const info = harness();
+  const database = await createTestDatabase();
+  const taskQueue = uniqueName('onejob-test');
+  const simulator = await startSimulator();
+  // The in-process worker logs into memory, so tests can read what an operator would see.
+  const workerLogLines: string[] = [];
+  const logger = createLogger('onejob-test', 'info', {
+    write: (line: string) => void workerLogLines.push(line),
+  });
+  const port = await freePort();
+  const serviceEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: database.url,
+    TEMPORAL_ADDRESS: info.temporalAddress,
+    ONEJOB_TASK_QUEUE: taskQueue,
+    ONEJOB_SIMULATOR_URL: simulator.url,
+    ...(options.providers
+      ? { ONEJOB_PROVIDERS: JSON.stringify(options.providers(simulator.url)) }
+      : {}),
+    ONEJOB_OPERATOR_TOKENS: `${OPERATOR}:${OPERATOR_TOKEN}`,
+    ONEJOB_SIMULATOR_CALLBACK_SECRET: CALLBACK_SECRET,
+    ONEJOB_HEDGE_DELAY_MS: String(options.hedgeDelayMs ?? 2_000),
+    ONEJOB_API_TOKENS: [
+      `${TEST_OWNER}:${TEST_TOKEN}`,
+      `${OTHER_OWNER}:${OTHER_TOKEN}`,
+      ...Object.entries(TRICK_OWNERS).map(([owner, token]) => `${owner}:${token}`),
+    ].join(','),
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    ...options.env,
+  };
+
+  const services = serviceProcesses(serviceEnv);
+
+  const connection = await Connection.connect({ address: info.temporalAddress });
+  const temporal = new Client({ connection, namespace: 'default' });
+  const registry = new ProviderRegistry(providerConfigsFromEnv(serviceEnv), serviceEnv);
+
+  let workerProcess: GuardedProcess | undefined;
+  const workerDeps = { temporal, pool: database.pool, providers: registry, logger, serviceEnv };
+  const extraWorkers: Array<{ stop(): Promise<void> }> = [];
+  let stopWorker: () => Promise<void>;
+  if (options.workerProcess) {
+    workerProcess = await services.startWorker();
+    stopWorker = async () => workerProcess?.stop();
+  } else {
+    const worker = await startInProcessWorker(workerDeps, taskQueue);
+    stopWorker = () => worker.stop();
+  }
+
+  const extraApis: GuardedProcess[] = [];
+  const api = services.spawn(
+    'api',
+    options.apiDatabaseUrl ? { DATABASE_URL: options.apiDatabaseUrl(database.url) } : {},
+  );
+  const apiUrl = `http://127.0.0.1:${port}`;
+  await waitForHealthy(`${apiUrl}/healthz`, api, services.output);
+  liveSimulators.add(simulator);
+
+  return {
+    apiUrl,
+    databaseUrl: database.url,
+    serviceEnv,
+    pool: database.pool,
+    temporal,
+    taskQueue,
+    simulator,
+    api,
+    apiOutput: services.output,
+    serviceLogs: () =>
+      [...workerLogLines, ...services.output().split('\n')].flatMap((line) => {
+        if (!line.startsWith('{')) return [];
+        try {
+          return [JSON.parse(line) as Record<string, unknown>];
+        } catch {
+          return [];
+        }
+      }),
+    registry,
+    async startWorkerOn(queue) {
+      extraWorkers.push(await startInProcessWorker(workerDeps, queue));
+    },
+    async startExtraApi() {
+      const extraPort = await freePort();
+      const extra = services.spawn('api', { PORT: String(extraPort) });
+      const url = `http://127.0.0.1:${extraPort}`;
+      await waitForHealthy(`${url}/healthz`, extra, services.output);
+      extraApis.push(extra);
+      return { url, port: extraPort, stop: () => extra.stop() };
+    },
+    certify: (provider, jobType) =>
+      certifyProvider({ db: database.pool, provider: registry.get(provider), jobType }),
+    async killWorker(signal = 'SIGKILL') {
+      if (!workerProcess)
+        throw new Error(
+          'the worker runs in this process; start the stack with workerProcess: true',
+        );
+      workerProcess.child.kill(signal);
+      return workerProcess.exited;
+    },
+    async restartWorker() {
+      workerProcess = await services.startWorker();
+    },
+    request(method, path, options = {}) {
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${options.token ?? TEST_TOKEN}`,
+        ...options.headers,
+      };
+      let body: string | undefined;
+      if (options.body !== undefined) {
+        body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      return fetch(`${apiUrl}${path}`, { method, headers, body });
+    },
+    async stop() {
+      for (const extra of extraApis) await extra.stop();
+      await api.stop();
+      // The simulator first: calls still hanging on it end at once, so the worker stops promptly.
+      liveSimulators.delete(simulator);
+      await simulator.close();
+      for (const extra of extraWorkers) await extra.stop();
+      await stopWorker();
+      await connection.close();
+      await database.drop();
+    },
+  };
+}
+
+/**
+ * The stack of one test file: started before its tests (with the named providers certified for
+ * their job types), stopped after the last (faults left over are cleared after each test for
+ * every stack, see clearUnusedFaults). Use it as a
+ * TestStack; it stands for the stack once the tests run.
+ */
+export function useTestStack(
+  options: TestStackOptions & { certify?: Array<[provider: string, jobType: string]> } = {},
+): TestStack {
+  let current: TestStack | undefined;
+  beforeAll(async () => {
+    current = await startTestStack(options);
+    for (const [provider, jobType] of options.certify ?? []) {
+      const report = await current.certify(provider, jobType);
+      if (!report.passed) throw new Error(`${provider} failed certification for ${jobType}`);
+    }
+  });
+  afterAll(async () => {
+    await current?.stop();
+  });
+  return new Proxy({} as TestStack, {
+    get(_target, property) {
+      if (!current) throw new Error('the test stack is not started yet (use it inside tests)');
+      return Reflect.get(current, property);
+    },
+  });
+}
