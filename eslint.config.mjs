@@ -37,7 +37,21 @@ export default tseslint.config(
       'import-x/parsers': { '@typescript-eslint/parser': sourceExtensions },
       'import-x/resolver-next': [createNodeResolver({ extensions: sourceExtensions })],
     },
-    rules: { 'import-x/no-cycle': 'error' },
+    rules: {
+      'import-x/no-cycle': 'error',
+      // Imports in one order everywhere: packages first, then ours, each alphabetical.
+      'import-x/order': [
+        'error',
+        {
+          groups: [
+            ['builtin', 'external'],
+            ['parent', 'sibling', 'index'],
+          ],
+          alphabetize: { order: 'asc', caseInsensitive: true },
+          'newlines-between': 'never',
+        },
+      ],
+    },
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: only the SDK and our pure modules.

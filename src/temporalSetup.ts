@@ -1,7 +1,7 @@
 import type { Connection } from '@temporalio/client';
-import type { NativeConnection } from '@temporalio/worker';
 import { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
+import type { NativeConnection } from '@temporalio/worker';
 import { JOB_SEARCH_ATTRIBUTES } from './workflows/definitions';
 
 const INDEXED_VALUE_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {

@@ -1,5 +1,5 @@
-import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
+import path from 'node:path';
 import { harness } from './harness';
 import { TEST_OWNER } from './support/identities';
 import { untilJob } from './support/jobs';

@@ -1,16 +1,16 @@
+import Anthropic from '@anthropic-ai/sdk';
 import { createServer } from 'node:net';
+import OpenAI from 'openai';
 import { findJobType } from '../src/jobTypes';
+import { classifyAnthropicError } from '../src/providers/anthropic';
+import { classifyFetchFailure } from '../src/providers/httpProvider';
+import { classifyOpenAiError } from '../src/providers/openaiCompatible';
 import {
   ContractViolation,
   ProviderCallError,
   type ProviderConfig,
 } from '../src/providers/provider';
 import { ProviderRegistry } from '../src/providers/registry';
-import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
-import { classifyAnthropicError } from '../src/providers/anthropic';
-import { classifyFetchFailure } from '../src/providers/httpProvider';
-import { classifyOpenAiError } from '../src/providers/openaiCompatible';
 import type { Fault } from '../src/simulator/faults';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server';
 import { anthropicProvider, chatProvider, payProvider } from './support/providers';

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { ATTEMPTS_IN_FLIGHT_SQL, JOBS_UNKNOWN_SQL } from '../src/api/metrics';
 import {
   createAttempt,
   AttemptInFlightError,
@@ -6,14 +7,13 @@ import {
   settleAttemptWithoutResult,
 } from '../src/db/attempts';
 import { recordAttemptResult } from '../src/db/compareAndSwap';
-import { OBSERVED_P95_SQL } from '../src/db/providerStats';
 import { finishJobWithoutResult, insertJobOrFindExisting } from '../src/db/jobs';
 import { migrate, loadMigrations } from '../src/db/migrate';
 import { createPool, type Pool } from '../src/db/pool';
+import { OBSERVED_P95_SQL } from '../src/db/providerStats';
 import { withDatabase } from '../src/dev/postgres';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
-import { ATTEMPTS_IN_FLIGHT_SQL, JOBS_UNKNOWN_SQL } from '../src/api/metrics';
 import { harness } from './harness';
 import { createTestDatabase, inRolledBackTransaction } from './support/database';
 

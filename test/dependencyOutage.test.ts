@@ -1,8 +1,8 @@
-import { startTcpProxy, type TcpProxy } from './tcpProxy';
 import { OPERATOR_TOKEN } from './support/identities';
 import { createJob, freshKey, untilJob } from './support/jobs';
 import { chatProvider } from './support/providers';
 import { startTestStack, type TestStack } from './support/stack';
+import { startTcpProxy, type TcpProxy } from './tcpProxy';
 
 /**
  * When PostgreSQL cannot be reached, the API says so (503 problem+json with Retry-After) and

@@ -1,7 +1,7 @@
+import { Client, Connection } from '@temporalio/client';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { DEV_TOKEN } from '../src/api/auth';
 import { ensureDatabase, withDatabase } from '../src/dev/postgres';

@@ -1,8 +1,8 @@
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { resolveDatabase, type ResolvedDatabase } from '../src/dev/postgres';
 import { CHROMIUM, NGINX, obtainDebianProgram } from '../src/dev/debianPackages';
+import { resolveDatabase, type ResolvedDatabase } from '../src/dev/postgres';
 import { obtainTemporalCli } from '../src/dev/temporalCli';
 import { startTemporalDevServerOnFreePorts, type DevServer } from '../src/dev/temporalServer';
 import { publishHarness, ROOT, TEST_OUTPUT } from './harness';

@@ -1,5 +1,5 @@
-import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
+import path from 'node:path';
 import { startNginx, type LoadBalancer } from '../src/dev/nginx';
 import { freePort } from '../src/dev/processes';
 import { jobWorkflowId } from '../src/domain/workflowId';

@@ -1,8 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { harness } from './harness';
 import { pathProblems } from './replay/paths';
 

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
 import type { JobActivities, ProviderCallActivities } from '../src/activities';
 import { FAILURES } from '../src/domain/failures';
 import type { AttemptState, TerminalJobStatus } from '../src/domain/job';

@@ -1,7 +1,7 @@
 import { listAttempts, settleAbandonedAttempt } from '../db/attempts';
-import { observedP95Ms } from '../db/providerStats';
 import { findCertificationsForContract } from '../db/certifications';
 import { addJobNote, findJob, insertJobOrFindExisting, markJobAdmitted } from '../db/jobs';
+import { observedP95Ms } from '../db/providerStats';
 import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
 import { jobIdentityProblem } from '../domain/identity';
 import { contractVersion, findJobType, type AnyJobTypeContract } from '../jobTypes';

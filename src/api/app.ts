@@ -1,13 +1,13 @@
-import { hostname } from 'node:os';
-import Fastify from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import Fastify from 'fastify';
 import {
   jsonSchemaTransform,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
+import { hostname } from 'node:os';
 import type { Logger } from '../logger';
 import type { JobServiceDeps } from '../service/jobs';
 import type { ApiTokens } from './auth';

@@ -1,5 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { isValidOwnerId, OWNER_ID_RULE } from '../domain/identity';
 import { sendProblem } from './problems';

@@ -1,5 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import type {
   ConnectionError,
   FastifyBaseLogger,
@@ -8,6 +6,8 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { ServiceError } from '../service/errors';
 import type { Metrics } from './metrics';
 import { rawProblemResponse, sendNotFound, sendProblem } from './problems';

@@ -1,7 +1,7 @@
+import type { Tiktoken } from 'js-tiktoken' with { 'resolution-mode': 'import' };
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Tiktoken } from 'js-tiktoken' with { 'resolution-mode': 'import' };
 import { saveCertification } from '../db/certifications';
 import type { Queryable } from '../db/pool';
 import {

@@ -5,9 +5,9 @@ import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { findJobType, jobTypeNames } from '../jobTypes';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
+import { ServiceError } from '../service/errors';
 import { addOperatorCommands, databaseUrl } from './operatorCommands';
 import { renderTable } from './table';
-import { ServiceError } from '../service/errors';
 
 /** `onejob`: the operator CLI. It uses the same services as the API; errors are one line. */
 function printReports(reports: CertificationReport[]): void {

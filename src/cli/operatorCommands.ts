@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { Client, Connection } from '@temporalio/client';
 import { Option, type Command } from 'commander';
+import { readFile } from 'node:fs/promises';
 import { jobResource } from '../api/representation';
 import { listAttempts } from '../db/attempts';
 import { findJob, listJobsForOperators } from '../db/jobs';

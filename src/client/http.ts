@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { JobMode, JobStatus } from '../domain/job';
 import type { JobResource } from '../api/representation';
+import type { JobMode, JobStatus } from '../domain/job';
 
 /**
  * A typed HTTP client for backend services. Its retries are safe by construction: every

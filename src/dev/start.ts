@@ -1,11 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DEV_API_TOKENS, DEV_OPERATOR_TOKEN, DEV_OPERATOR_TOKENS, DEV_TOKEN } from '../api/auth';
-import { devStackConfig } from '../config';
 import { certificationPlan, certifyMany } from '../certification/certify';
+import { devStackConfig } from '../config';
 import { migrate } from '../db/migrate';
-import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { createPool } from '../db/pool';
+import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
 import { isPortFree, sleep, spawnNodeScript, type GuardedProcess } from './processes';
 import { obtainTemporalCli } from './temporalCli';

@@ -1,6 +1,6 @@
-import { openSync, closeSync, readFileSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
+import { openSync, closeSync, readFileSync } from 'node:fs';
 import { JOB_SEARCH_ATTRIBUTES } from '../workflows/definitions';
 import { freePort, spawnGuarded, sleep, type GuardedProcess } from './processes';
 

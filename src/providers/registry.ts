@@ -1,8 +1,8 @@
 import { z } from 'zod';
+import type { ProviderKind } from '../domain/providerKind';
 import { AnthropicProvider } from './anthropic';
 import { HttpProvider } from './httpProvider';
 import { OpenAiCompatibleProvider } from './openaiCompatible';
-import type { ProviderKind } from '../domain/providerKind';
 import type { Provider, ProviderConfig } from './provider';
 
 const common = {

@@ -1,14 +1,14 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import { z } from 'zod';
+import type { ProblemType } from '../api/problems';
 import { findAttempt, listAttempts, settleAttemptWithoutResult } from '../db/attempts';
 import { findCallbackReceipt, saveCallbackReceipt } from '../db/callbacks';
 import { findJob, findOwnedJob, finishJobWithoutResult, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
+import { FAILURES } from '../domain/failures';
 import { checkOutput, findJobType } from '../jobTypes';
 import type { Logger } from '../logger';
-import { FAILURES } from '../domain/failures';
-import type { ProblemType } from '../api/problems';
 import {
   cancelJobUpdate,
   requestAttemptUpdate,

@@ -12,9 +12,9 @@ import type { Pool } from '../db/pool';
 import { isTerminalJobStatus, type JobMode, type JobStatus } from '../domain/job';
 import { jobWorkflowId } from '../domain/workflowId';
 import type { ProviderRegistry } from '../providers/registry';
+import type { jobWorkflow } from '../workflows';
 import type { JobWorkflowInput } from '../workflows/definitions';
 import { jobWorkflowStartOptions } from '../workflows/startOptions';
-import type { jobWorkflow } from '../workflows';
 import { IdempotencyKeyReuseError } from './errors';
 import { validateIntent } from './intent';
 

@@ -1,5 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { withMerged, type Behaviour } from './behaviour';
 import type { FaultQueue } from './faults';
 import { apiError, readBody, sendJson, type Routes } from './http';

@@ -1,5 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Behaviour } from './behaviour';
 import { apiError, readBody, type Routes } from './http';
 import { answer, SIMULATOR_MODELS } from './models';

@@ -2,8 +2,8 @@
  * Everything both sides of the job workflow agree on: its name, input, queries and search
  * attributes. Clients, the API and the worker import these; so does the workflow itself.
  */
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AttemptState, JobMode, JobStatus, TerminalJobStatus } from '../domain/job';
 
 export const DEFAULT_TASK_QUEUE = 'onejob';

@@ -4,8 +4,8 @@
  * Never bundled into the worker.
  */
 import { sleep } from '@temporalio/workflow';
-import { jobWorkflow as recorded } from '../../src/workflows/jobWorkflow';
 import type { JobWorkflowInput, JobWorkflowResult } from '../../src/workflows/definitions';
+import { jobWorkflow as recorded } from '../../src/workflows/jobWorkflow';
 
 export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowResult> {
   await sleep('1 second');

@@ -8,10 +8,10 @@
  * Commit the result; test/replay.test.ts replays every file against the current workflow code.
  * Histories recorded by older code are worth keeping: re-record only what you mean to replace.
  */
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { startJob } from '../../src/client';
 import type { ProviderConfig } from '../../src/providers/provider';
 import globalSetup from '../globalSetup';

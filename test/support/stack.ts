@@ -1,11 +1,11 @@
 import { Client, Connection } from '@temporalio/client';
+import { certifyProvider, type CertificationReport } from '../../src/certification/certify';
 import type { Pool } from '../../src/db/pool';
 import { freePort, type GuardedProcess } from '../../src/dev/processes';
 import { createLogger } from '../../src/logger';
 import type { ProviderConfig } from '../../src/providers/provider';
 import { ProviderRegistry, providerConfigsFromEnv } from '../../src/providers/registry';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server';
-import { certifyProvider, type CertificationReport } from '../../src/certification/certify';
 import { harness } from '../harness';
 import { createTestDatabase, uniqueName } from './database';
 import {
