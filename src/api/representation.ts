@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AttemptRecord } from '../db/attempts';
-import type { JobPageCursor, JobRecord } from '../db/jobs';
+import type { JobPageCursor } from '../db/jobLists';
+import type { JobRecord } from '../db/jobs';
 import { ATTEMPT_STATES, JOB_MODES, JOB_STATUSES } from '../domain/job';
 
 export const attemptResourceSchema = z.object({

@@ -28,7 +28,7 @@ export interface JobRecord {
   createdAtMicros: number;
 }
 
-interface JobRow {
+export interface JobRow {
   id: string;
   owner_id: string;
   idempotency_key: string;
@@ -55,7 +55,7 @@ interface JobRow {
 
 // The client-facing status is derived, so the job row (and its version) moves only when the
 // outcome does; attempts carry the progress.
-const JOB_COLUMNS = `
+export const JOB_COLUMNS = `
   j.*,
   COALESCE(j.terminal_status, CASE
     WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id AND a.state = 'unknown') THEN 'unknown'
@@ -65,7 +65,7 @@ const JOB_COLUMNS = `
   (SELECT count(*)::int FROM attempts a WHERE a.job_id = j.id) AS attempt_count,
   (extract(epoch FROM j.created_at) * 1000000)::bigint AS created_at_us`;
 
-function toJob(row: JobRow): JobRecord {
+export function toJob(row: JobRow): JobRecord {
   return {
     id: row.id,
     ownerId: row.owner_id,
@@ -201,70 +201,6 @@ export async function markJobAdmitted(db: Queryable, jobId: string): Promise<voi
   ]);
 }
 
-/**
- * Open jobs created more than `olderThanMs` ago, oldest first, in pages: those whose workflow
- * never ran (`admitted: false`, a lost start) or those it has admitted (`admitted: true`, whose
- * workflow must still be running). The sweeper heals both kinds.
- */
-export async function findOpenJobs(
-  db: Queryable,
-  options: { admitted: boolean; olderThanMs: number; limit: number; after?: JobPageCursor },
-): Promise<JobRecord[]> {
-  const { rows } = await db.query<JobRow>(
-    `SELECT ${JOB_COLUMNS} FROM jobs j
-      WHERE j.terminal_status IS NULL AND (j.admitted_at IS NOT NULL) = $5
-        AND j.created_at <= now() - $1 * interval '1 millisecond'
-        AND ($3::bigint IS NULL
-             OR (j.created_at, j.id) > (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::uuid))
-      ORDER BY j.created_at, j.id
-      LIMIT $2`,
-    [
-      options.olderThanMs,
-      options.limit,
-      options.after?.createdAtMicros ?? null,
-      options.after?.id ?? null,
-      options.admitted,
-    ],
-  );
-  return rows.map(toJob);
-}
-
-export interface JobPageCursor {
-  createdAtMicros: number;
-  id: string;
-}
-
-/** One page of an owner's jobs, newest first, optionally of one status. */
-export async function listOwnedJobs(
-  db: Queryable,
-  ownerId: string,
-  options: { status?: JobStatus; after?: JobPageCursor; limit: number },
-): Promise<{ jobs: JobRecord[]; next?: JobPageCursor }> {
-  const { rows } = await db.query<JobRow>(
-    `SELECT * FROM (
-       SELECT ${JOB_COLUMNS} FROM jobs j
-        WHERE j.owner_id = $1
-          AND ($2::bigint IS NULL
-               OR (j.created_at, j.id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
-     ) page
-     WHERE $4::text IS NULL OR page.status = $4::text
-     ORDER BY page.created_at DESC, page.id DESC
-     LIMIT $5`,
-    [
-      ownerId,
-      options.after?.createdAtMicros ?? null,
-      options.after?.id ?? null,
-      options.status ?? null,
-      options.limit + 1,
-    ],
-  );
-  const jobs = rows.slice(0, options.limit).map(toJob);
-  const last = jobs[jobs.length - 1];
-  return rows.length > options.limit && last
-    ? { jobs, next: { createdAtMicros: last.createdAtMicros, id: last.id } }
-    : { jobs };
-}
-
 /** Appends a note (why a step of the plan was skipped) once; repeating the same note is a no-op. */
 export async function addJobNote(
   db: Queryable,
@@ -276,19 +212,4 @@ export async function addJobNote(
       WHERE id = $1 AND NOT notes @> jsonb_build_array($2::jsonb)`,
     [jobId, JSON.stringify(note)],
   );
-}
-
-/** Jobs of every owner (for operators), newest first, optionally of one owner or status. */
-export async function listJobsForOperators(
-  db: Queryable,
-  options: { ownerId?: string; status?: JobStatus; limit: number },
-): Promise<JobRecord[]> {
-  const { rows } = await db.query<JobRow>(
-    `SELECT * FROM (SELECT ${JOB_COLUMNS} FROM jobs j WHERE $1::text IS NULL OR j.owner_id = $1) page
-      WHERE $2::text IS NULL OR page.status = $2
-      ORDER BY page.created_at DESC, page.id DESC
-      LIMIT $3`,
-    [options.ownerId ?? null, options.status ?? null, options.limit],
-  );
-  return rows.map(toJob);
 }

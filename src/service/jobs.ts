@@ -1,13 +1,8 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { listAttempts, type AttemptRecord } from '../db/attempts';
-import {
-  findOwnedJob,
-  insertJobOrFindExisting,
-  listOwnedJobs,
-  type JobPageCursor,
-  type JobRecord,
-} from '../db/jobs';
+import { listOwnedJobs, type JobPageCursor } from '../db/jobLists';
+import { findOwnedJob, insertJobOrFindExisting, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
 import { isTerminalJobStatus, type JobMode, type JobStatus } from '../domain/job';
 import { jobWorkflowId } from '../domain/workflowId';

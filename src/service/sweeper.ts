@@ -1,5 +1,6 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { addJobNote, findOpenJobs, type JobPageCursor, type JobRecord } from '../db/jobs';
+import { findOpenJobs, type JobPageCursor } from '../db/jobLists';
+import { addJobNote, type JobRecord } from '../db/jobs';
 import type { Logger } from '../logger';
 import type { jobWorkflow } from '../workflows';
 import { ensureJobWorkflow, startOptionsOf, type JobServiceDeps } from './jobs';
