@@ -1,0 +1,128 @@
+import { condition, setHandler } from '@temporalio/workflow';
+import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
+import { db, settle } from './activityStubs';
+import {
+  admissionQuery,
+  admitUpdate,
+  attemptSettledSignal,
+  cancelJobUpdate,
+  requestAttemptUpdate,
+  resolveAttemptUpdate,
+  statusQuery,
+  type AttemptOutcome,
+} from './definitions';
+import type { AttemptRequest, JobRun } from './jobRun';
+import { attemptRequestRefusal, resolutionRefusal, settledMeanwhileRefusal } from './policy';
+import { failureOf, refuse, refuseIf } from './refusals';
+
+/**
+ * What the job workflow answers from outside: its status and admission queries, the `admit`
+ * update of a Temporal-native start, late-result nudges, users' "try again", operators'
+ * resolutions and cancels. Validators refuse at once (no history event); handlers act on the run.
+ */
+export function installHandlers(run: JobRun): void {
+  setHandler(statusQuery, () => run.status);
+  setHandler(admissionQuery, () => ({
+    jobId: run.jobId,
+    requestFingerprint: run.plan?.requestFingerprint ?? run.input.requestFingerprint ?? null,
+  }));
+  setHandler(
+    admitUpdate,
+    async ({ requestFingerprint }) => {
+      await condition(
+        () => (run.jobId !== null && run.plan !== undefined) || run.admissionError !== undefined,
+      );
+      if (run.admissionError) refuse(run.admissionError.type, run.admissionError.message);
+      if (run.plan && requestFingerprint !== run.plan.requestFingerprint)
+        refuse(FAILURES.idempotencyKeyReuse, KEY_REUSE_MESSAGE);
+      return { jobId: run.admittedJobId() };
+    },
+    {
+      validator: ({ requestFingerprint }) => {
+        // Known at start, or once admitted; a child started without one is checked in the handler.
+        const known = run.plan?.requestFingerprint ?? run.input.requestFingerprint;
+        if (known !== undefined && requestFingerprint !== known)
+          refuse(FAILURES.idempotencyKeyReuse, KEY_REUSE_MESSAGE);
+      },
+    },
+  );
+  setHandler(attemptSettledSignal, ({ attemptId }) => void run.nudged.add(attemptId));
+
+  setHandler(
+    requestAttemptUpdate,
+    async (request) => {
+      const entry: AttemptRequest = { provider: request.provider, claimed: false };
+      run.requests.push(entry);
+      await condition(
+        () => entry.created !== undefined || entry.refused !== undefined || run.terminal !== null,
+      );
+      if (run.requests.includes(entry)) run.requests.splice(run.requests.indexOf(entry), 1);
+      if (entry.refused) refuse(entry.refused.type, entry.refused.message);
+      if (!entry.created)
+        refuse(FAILURES.jobTerminal, `job ${run.jobId} ended before the attempt could start`);
+      return entry.created;
+    },
+    {
+      validator: (request) =>
+        refuseIf(
+          attemptRequestRefusal(
+            {
+              jobId: run.jobId,
+              plan: run.plan,
+              terminal: run.terminal,
+              attempts: run.attempts,
+              requestWaiting: run.requests.some((r) => !r.created && !r.refused),
+            },
+            request,
+          ),
+        ),
+    },
+  );
+
+  setHandler(
+    resolveAttemptUpdate,
+    async (resolution) => {
+      const summary = run.attempts.find((a) => a.attemptId === resolution.attemptId)!;
+      // The database may already say `unknown` while this workflow still waits for the call's
+      // end: wait for it, then decide on what the attempt really is.
+      await condition(() => summary.state !== 'starting' && summary.state !== 'running');
+      refuseIf(settledMeanwhileRefusal(summary));
+      let outcome: AttemptOutcome;
+      try {
+        outcome = await db.resolveAttempt(resolution);
+      } catch (error) {
+        const failure = failureOf(error);
+        refuse(failure?.type ?? 'ResolveFailed', failure?.message ?? 'resolution failed');
+      }
+      run.apply(summary, outcome);
+      run.nudged.add(resolution.attemptId);
+      return { attemptId: resolution.attemptId, state: summary.state };
+    },
+    {
+      validator: (resolution) => refuseIf(resolutionRefusal(run.attempts, resolution)),
+    },
+  );
+
+  setHandler(
+    cancelJobUpdate,
+    async (cancellation) => {
+      run.end(await settle(() => db.cancelJob({ jobId: run.admittedJobId(), ...cancellation })));
+      // Stop waiting for running calls; whatever they still bring back loses the CAS.
+      for (const scope of run.runningCalls.values()) scope.cancel();
+      if (run.terminal !== 'cancelled')
+        // Settled behind this workflow's back (a late result, a callback): that outcome stands.
+        refuse(
+          FAILURES.jobTerminal,
+          `job ${run.jobId} is ${run.terminal ?? 'ended'}; it was not cancelled`,
+        );
+      run.show('cancelled', `done: cancelled by ${cancellation.operator} (${cancellation.reason})`);
+      return run.status;
+    },
+    {
+      validator: (_cancellation) => {
+        if (run.terminal) refuse(FAILURES.jobTerminal, `job ${run.jobId} is ${run.terminal}`);
+        if (!run.plan) refuse(FAILURES.jobTerminal, 'the job has not been admitted yet');
+      },
+    },
+  );
+}

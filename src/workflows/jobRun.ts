@@ -1,0 +1,156 @@
+import { CancellationScope, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { FAILURES } from '../domain/failures';
+import { IN_FLIGHT_ATTEMPT_STATES, type JobStatus, type TerminalJobStatus } from '../domain/job';
+import {
+  AttemptCount,
+  JobStatusAttribute,
+  type AttemptOutcome,
+  type AttemptSummary,
+  type CarriedJobState,
+  type JobEnding,
+  type JobPlan,
+  type JobWorkflowInput,
+  type JobWorkflowStatus,
+  type PlannedProvider,
+} from './definitions';
+import { chooseNextAttempt } from './policy';
+import { refuse } from './refusals';
+
+/** A user's "try again": claimed by the loop, fulfilled when its attempt exists, or refused. */
+export interface AttemptRequest {
+  provider?: string;
+  claimed: boolean;
+  created?: AttemptSummary;
+  refused?: { type: string; message: string };
+}
+
+/**
+ * What one run of a job workflow knows and shows: the job's attempts, how it ended, what
+ * someone asked of it, and what it tells operators. The handlers (handlers.ts) and the attempt
+ * loops (jobWorkflow.ts) share it; it starts from what an earlier run carried over, if any.
+ */
+export class JobRun {
+  readonly status: JobWorkflowStatus;
+  readonly attempts: AttemptSummary[];
+  /** Set once admitted (or carried); handlers that run earlier see it undefined and refuse. */
+  plan: JobPlan | undefined;
+  jobId: string | null;
+  terminal: TerminalJobStatus | null = null;
+  winner: string | null = null;
+  admissionError: { type: string; message: string } | undefined;
+  /** Attempts someone asked the workflow to look at again (late result, callback, operator). */
+  readonly nudged: Set<string>;
+  readonly requests: AttemptRequest[] = [];
+  nextInPlan: number;
+  readonly failures: Array<Record<string, unknown>>;
+  readonly unknownSince: Record<string, string>;
+  readonly runningCalls = new Map<string, CancellationScope>();
+  /** Every attempt being run right now, so that a cancel can wait for each to settle its row. */
+  readonly runningAttempts = new Set<Promise<unknown>>();
+  private shown: { status: JobStatus; count: number } | undefined;
+
+  constructor(readonly input: JobWorkflowInput) {
+    const carried = input.carried;
+    this.status = {
+      jobId: carried?.plan.jobId ?? input.jobId ?? '',
+      status: 'pending',
+      attempts: carried?.attempts ?? [],
+      waitingOn: 'admission',
+      needsOperator: false,
+      run: (carried?.runs ?? 0) + 1,
+    };
+    this.attempts = this.status.attempts;
+    this.plan = carried?.plan;
+    this.jobId = carried?.plan.jobId ?? input.jobId ?? null;
+    this.nudged = new Set<string>(carried?.nudged ?? []);
+    this.nextInPlan = carried?.nextInPlan ?? 0;
+    this.failures = carried?.failures ?? [];
+    this.unknownSince = carried?.unknownSince ?? {};
+  }
+
+  pendingRequest(): AttemptRequest | undefined {
+    return this.requests.find((r) => !r.claimed);
+  }
+
+  /** Shows the job's state to operators: the status query, the details, the search attributes. */
+  show(next: JobStatus, waitingOn: string, needsOperator = false): void {
+    this.status.status = next;
+    this.status.waitingOn = waitingOn;
+    this.status.needsOperator = needsOperator;
+    setCurrentDetails(needsOperator ? `${waitingOn} — needs an operator` : waitingOn);
+    // Search attributes only when they change: every upsert is a history event.
+    if (this.shown?.status === next && this.shown.count === this.attempts.length) return;
+    this.shown = { status: next, count: this.attempts.length };
+    upsertSearchAttributes([
+      { key: JobStatusAttribute, value: next },
+      { key: AttemptCount, value: this.attempts.length },
+    ]);
+  }
+
+  /** The job has ended as the database says; the first ending heard of stands. */
+  end(ending: JobEnding | { status: TerminalJobStatus | null; completedBy: string | null }): void {
+    if (!ending.status || this.terminal) return;
+    this.terminal = ending.status;
+    this.winner = ending.completedBy;
+  }
+
+  /** An activity reported where an attempt (and maybe its job) stands now. */
+  apply(summary: AttemptSummary, outcome: AttemptOutcome): void {
+    if (outcome.state === 'failed' && summary.state !== 'failed')
+      this.failures.push({
+        attemptId: summary.attemptId,
+        provider: summary.provider,
+        ...outcome.error,
+      });
+    summary.state = outcome.state;
+    this.end({ status: outcome.jobStatus, completedBy: outcome.winnerAttemptId });
+  }
+
+  admittedJobId(): string {
+    if (!this.jobId) refuse(FAILURES.jobTerminal, 'the job has not been admitted yet');
+    return this.jobId;
+  }
+
+  /** The next provider: a user's request first (claimed here, so it is served once), else the plan's. */
+  nextProvider(
+    admitted: JobPlan,
+  ): { provider: PlannedProvider; request?: AttemptRequest } | undefined {
+    const request = this.pendingRequest();
+    const next = chooseNextAttempt(admitted, this.attempts.length, this.nextInPlan, request);
+    this.nextInPlan = next.nextInPlan;
+    if (request) {
+      request.claimed = true;
+      if (next.refusal)
+        request.refused = { type: next.refusal.type, message: next.refusal.message };
+    }
+    return next.provider && { provider: next.provider, ...(request ? { request } : {}) };
+  }
+
+  /** The state to hand to the next run. */
+  snapshot(admitted: JobPlan): CarriedJobState {
+    return {
+      plan: admitted,
+      attempts: this.attempts,
+      nextInPlan: this.nextInPlan,
+      failures: this.failures,
+      nudged: [...this.nudged].filter((id) =>
+        this.attempts.some((a) => a.attemptId === id && IN_FLIGHT_ATTEMPT_STATES.includes(a.state)),
+      ),
+      unknownSince: this.unknownSince,
+      runs: this.status.run,
+      waitingOn: this.status.waitingOn,
+      needsOperator: this.status.needsOperator,
+    };
+  }
+
+  /** Keeps a running attempt in view until it is done. */
+  track(running: Promise<void>): Promise<void> {
+    this.runningAttempts.add(running);
+    // Bookkeeping only: whoever awaits `running` sees its failure (an unhandled one would fail the task).
+    running.then(
+      () => this.runningAttempts.delete(running),
+      () => this.runningAttempts.delete(running),
+    );
+    return running;
+  }
+}
