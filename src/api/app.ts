@@ -8,9 +8,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { hostname } from 'node:os';
-import type { Logger } from '../logger';
-import type { JobServiceDeps } from '../service/jobs';
-import type { ApiTokens } from './auth';
+import type { ApiDeps } from './deps';
 import { clientErrorHandler, setErrorHandlers } from './errorHandler';
 import { createMetrics } from './metrics';
 import { callbackRoutes } from './routes/callbacks';
@@ -18,21 +16,6 @@ import { jobRoutes } from './routes/jobs';
 import { metaRoutes } from './routes/meta';
 import { operatorRoutes } from './routes/operator';
 import { WaitLimiter } from './waitLimiter';
-
-export interface ApiDeps extends JobServiceDeps {
-  tokens: ApiTokens;
-  /** Operators (settle attempts, cancel jobs): configured apart from owners. None = all get 401. */
-  operatorTokens?: ApiTokens;
-  logger: Logger;
-  /** Largest accepted request body in bytes. */
-  bodyLimit?: number;
-  /** `?wait=` requests one owner may hold open at once on this process. Default 100. */
-  maxWaitsPerOwner?: number;
-  /** How old a signed provider callback may be, in seconds. Default 300. */
-  callbackToleranceS?: number;
-  /** How long /metrics may reuse a whole-table count. Default 15 s. */
-  metricsCacheMs?: number;
-}
 
 /** The HTTP API: its plugins, hooks and error handling; the routes live in ./routes. */
 export async function buildApi(deps: ApiDeps) {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { acceptProviderCallback } from '../../service/attempts';
-import type { ApiDeps } from '../app';
+import type { ApiDeps } from '../deps';
 import { problemSchema, sendNotFound, sendProblem } from '../problems';
 import { SIGNATURE_HEADER, verifyCallbackSignature } from '../signatures';
 

@@ -4,8 +4,8 @@ import { IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from '../../domain/identi
 import { JOB_MODES, JOB_STATUSES } from '../../domain/job';
 import { requestAttempt } from '../../service/attempts';
 import { createJob, getJob, listJobs } from '../../service/jobs';
-import type { ApiDeps } from '../app';
 import { authHeaders, requireBearer } from '../auth';
+import type { ApiDeps } from '../deps';
 import type { Metrics } from '../metrics';
 import { problemSchema, sendNotFound, sendProblem } from '../problems';
 import {

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { cancelJob, resolveAttempt } from '../../service/attempts';
-import type { ApiDeps } from '../app';
 import { authHeaders, requireBearer } from '../auth';
+import type { ApiDeps } from '../deps';
 import { problemSchema, sendNotFound } from '../problems';
 
 export interface OperatorRoutesOptions {

@@ -1,0 +1,19 @@
+import type { Logger } from '../logger';
+import type { JobServiceDeps } from '../service/jobs';
+import type { ApiTokens } from './auth';
+
+/** What the API is built from; each route plugin takes the part it uses. */
+export interface ApiDeps extends JobServiceDeps {
+  tokens: ApiTokens;
+  /** Operators (settle attempts, cancel jobs): configured apart from owners. None = all get 401. */
+  operatorTokens?: ApiTokens;
+  logger: Logger;
+  /** Largest accepted request body in bytes. */
+  bodyLimit?: number;
+  /** `?wait=` requests one owner may hold open at once on this process. Default 100. */
+  maxWaitsPerOwner?: number;
+  /** How old a signed provider callback may be, in seconds. Default 300. */
+  callbackToleranceS?: number;
+  /** How long /metrics may reuse a whole-table count. Default 15 s. */
+  metricsCacheMs?: number;
+}
