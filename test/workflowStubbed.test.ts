@@ -1,6 +1,6 @@
 import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import type { JobActivities, ProviderCallActivities } from '../src/activities';
 import { FAILURES } from '../src/domain/failures';
@@ -20,6 +20,7 @@ import {
 } from '../src/workflows/definitions';
 import { harness } from './harness';
 import { eventually } from './support/polling';
+import { quietTemporalRuntime } from './support/worker';
 
 /**
  * The job workflow alone, on the test Temporal server, with activities that keep the job in
@@ -147,11 +148,7 @@ let running: Promise<void>[] = [];
 const taskQueue = `stubbed-${randomUUID()}`;
 
 beforeAll(async () => {
-  try {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
-  } catch {
-    // Installed already by an earlier test file in this process.
-  }
+  quietTemporalRuntime();
   const { temporalAddress, workflowBundlePath } = harness();
   connection = await Connection.connect({ address: temporalAddress });
   client = new Client({ connection });
