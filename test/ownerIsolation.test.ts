@@ -7,6 +7,7 @@ import {
   TEST_TOKEN,
 } from './support/identities';
 import { chargeBody, createJob, freshKey, type JobView, readJob, untilJob } from './support/jobs';
+import { eventually } from './support/polling';
 import { requestsFor } from './support/providerLedger';
 import { chatProvider, payProvider } from './support/providers';
 import { attemptRows } from './support/rows';
@@ -124,6 +125,11 @@ test('owners’ tokens cannot resolve attempts or cancel jobs, not even their ow
   stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
   const job = await createJob(stack, chargeBody(['pay']));
   await untilJob(stack, job.id, (j) => j.status === 'unknown');
+  // The row says unknown first; the workflow says so once it has heard from its activity.
+  await eventually(
+    () => workflowStatus(stack, job.workflowId),
+    (status) => status.status === 'unknown',
+  );
 
   for (const token of [TEST_TOKEN, OTHER_TOKEN]) {
     const resolve = await stack.request('POST', `/v1/operator/attempts/${job.id}:1/resolve`, {
