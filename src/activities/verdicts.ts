@@ -1,7 +1,7 @@
 import { findAttempt, settleAttemptWithoutResult } from '../db/attempts';
 import { finishJobWithoutResult, findJob } from '../db/jobs';
 import { FAILURES } from '../domain/failures';
-import { checkOutput, findJobType } from '../jobTypes';
+import { checkJobResult } from '../jobTypes';
 import { attemptOutcome, recordResult } from '../service/results';
 import type { AttemptOutcome, JobEnding } from '../workflows/definitions';
 import { typedFailure } from './failures';
@@ -54,10 +54,7 @@ export function verdictActivities(deps: Pick<ActivityDeps, 'pool' | 'logger'>) {
         );
       }
       const job = await findJob(pool, attempt.jobId);
-      const contract = job && findJobType(job.type);
-      const checked = contract
-        ? checkOutput(contract, job.input, input.result, { attemptId: attempt.id })
-        : undefined;
+      const checked = job && checkJobResult(job, input.result, attempt.id);
       if (!checked?.ok) {
         throw typedFailure(
           FAILURES.invalidResult,

@@ -31,12 +31,16 @@ export interface JobTypeContract<Input, Output> {
 export type AnyJobTypeContract = JobTypeContract<any, any>;
 
 /** Checks a provider's answer against a contract; returns the parsed output or the reasons. */
+/** Whether an output satisfies a contract: the parsed output, or why not. */
+export type OutputCheck =
+  { ok: true; output: unknown } | { ok: false; reason: string; issues: string[] };
+
 export function checkOutput(
   contract: AnyJobTypeContract,
   input: unknown,
   output: unknown,
   context: { attemptId: string },
-): { ok: true; output: unknown } | { ok: false; reason: string; issues: string[] } {
+): OutputCheck {
   const parsed = contract.output.safeParse(output);
   if (!parsed.success) {
     const issues = parsed.error.issues.map(

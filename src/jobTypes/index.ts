@@ -1,5 +1,5 @@
 import { charge } from './charge';
-import type { AnyJobTypeContract } from './contract';
+import { checkOutput, type AnyJobTypeContract, type OutputCheck } from './contract';
 import { summarize } from './summarize';
 
 export { checkOutput } from './contract';
@@ -17,4 +17,18 @@ export function jobTypeNames(): string[] {
 
 export function findJobType(name: string): AnyJobTypeContract | undefined {
   return jobTypes.get(name);
+}
+
+/**
+ * A result offered for a job from outside a provider call (an operator, a callback, a status
+ * lookup), checked against the job type's contract: its output schema and business checks.
+ */
+export function checkJobResult(
+  job: { type: string; input: unknown },
+  output: unknown,
+  attemptId: string,
+): OutputCheck {
+  const contract = findJobType(job.type);
+  if (!contract) return { ok: false, reason: 'no contract', issues: [`no job type ${job.type}`] };
+  return checkOutput(contract, job.input, output, { attemptId });
 }

@@ -7,7 +7,7 @@ import { findCallbackReceipt, saveCallbackReceipt } from '../db/callbacks';
 import { findJob, findOwnedJob, finishJobWithoutResult, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
 import { FAILURES } from '../domain/failures';
-import { checkOutput, findJobType } from '../jobTypes';
+import { checkJobResult } from '../jobTypes';
 import type { Logger } from '../logger';
 import {
   cancelJobUpdate,
@@ -199,14 +199,11 @@ export async function acceptProviderCallback(
       }),
     );
   } else {
-    const contract = findJobType(job.type);
-    const checked = contract
-      ? checkOutput(contract, job.input, report.output, { attemptId: attempt.id })
-      : undefined;
-    if (!checked?.ok)
+    const checked = checkJobResult(job, report.output, attempt.id);
+    if (!checked.ok)
       throw new ServiceError(
         'invalid-input',
-        `the reported output breaks the ${job.type} contract: ${checked?.reason ?? 'no contract'}`,
+        `the reported output breaks the ${job.type} contract: ${checked.reason}`,
       );
     outcome = await recordResult(deps.pool, deps.logger, {
       attemptId: attempt.id,
