@@ -28,6 +28,10 @@ export const FAILURES = {
   attemptLimitReached: 'AttemptLimitReached',
   /** A provider with side effects may not run beside the attempts of a hedged job. */
   hedgingNotAllowed: 'HedgingNotAllowed',
+  /** Admission failed for a reason that carried no type of ours (told to a waiting `admit`). */
+  admissionFailed: 'AdmissionFailed',
+  /** An operator's resolution failed for a reason that carried no type of ours. */
+  resolveFailed: 'ResolveFailed',
 } as const;
 
 export type FailureType = (typeof FAILURES)[keyof typeof FAILURES];

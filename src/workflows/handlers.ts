@@ -92,7 +92,7 @@ export function installHandlers(run: JobRun): void {
         outcome = await db.resolveAttempt(resolution);
       } catch (error) {
         const failure = failureOf(error);
-        refuse(failure?.type ?? 'ResolveFailed', failure?.message ?? 'resolution failed');
+        refuse(failure?.type ?? FAILURES.resolveFailed, failure?.message ?? 'resolution failed');
       }
       run.apply(summary, outcome);
       run.nudged.add(resolution.attemptId);

@@ -240,7 +240,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       // Tell a waiting admission update why, then fail: this workflow must not run this job.
       const failure = failureOf(error);
       job.admissionError = {
-        type: failure?.type ?? 'AdmissionFailed',
+        type: failure?.type ?? FAILURES.admissionFailed,
         message: failure?.message ?? (error as Error)?.message ?? 'admission failed',
       };
       await condition(allHandlersFinished);
