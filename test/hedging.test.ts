@@ -19,7 +19,8 @@ interface Job {
   completedBy: string | null;
 }
 
-async function run(stack: TestStack, key: string): Promise<Job> {
+/** Creates a hedged summary over primary and fallback; returns its id. */
+async function createHedgedJob(stack: TestStack, key: string): Promise<string> {
   const created = await stack.request('POST', '/v1/jobs', {
     headers: { 'idempotency-key': key },
     body: {
@@ -30,8 +31,23 @@ async function run(stack: TestStack, key: string): Promise<Job> {
     },
   });
   expect(created.status).toBe(201);
-  const { id } = (await created.json()) as Job;
+  return ((await created.json()) as Job).id;
+}
+
+async function run(stack: TestStack, key: string): Promise<Job> {
+  const id = await createHedgedJob(stack, key);
   return (await (await stack.request('GET', `/v1/jobs/${id}?wait=30`)).json()) as Job;
+}
+
+/** A hedged job whose primary's answer is held at `gate`; returns once that call is running. */
+async function hedgedJobWithPrimaryHeld(stack: TestStack, gate: string): Promise<string> {
+  stack.simulator.inject({ route: 'chat', model: 'sim-steady', fault: { kind: 'hold', gate } });
+  const id = await createHedgedJob(stack, gate);
+  await eventually(
+    () => attemptRows(stack.pool, id),
+    (rows) => rows[0]?.state === 'running',
+  );
+  return id;
 }
 
 /** A's answer is held at `gate` until B has won; then it comes back and must lose. */
@@ -204,25 +220,7 @@ describe('a user asks for the fallback now', () => {
   });
 
   test('a hedged job takes no attempt on a provider with side effects, even when a user asks for it', async () => {
-    stack.simulator.inject({
-      route: 'chat',
-      model: 'sim-steady',
-      fault: { kind: 'hold', gate: 'hedge-effects' },
-    });
-    const created = await stack.request('POST', '/v1/jobs', {
-      headers: { 'idempotency-key': 'hedge-effects' },
-      body: {
-        type: 'summarize',
-        input: { text: TEXT },
-        providers: ['primary', 'fallback'],
-        mode: 'hedged',
-      },
-    });
-    const { id } = (await created.json()) as Job;
-    await eventually(
-      () => attemptRows(stack.pool, id),
-      (rows) => rows[0]?.state === 'running',
-    );
+    const id = await hedgedJobWithPrimaryHeld(stack, 'hedge-effects');
 
     const refused = await stack.request('POST', `/v1/jobs/${id}/attempts`, {
       body: { provider: 'fallback-with-effects' },
@@ -249,25 +247,7 @@ describe('a user asks for the fallback now', () => {
   });
 
   test('POST /attempts starts the hedge without waiting out the delay, and returns 202 with the attempt', async () => {
-    stack.simulator.inject({
-      route: 'chat',
-      model: 'sim-steady',
-      fault: { kind: 'hold', gate: 'hedge-now' },
-    });
-    const created = await stack.request('POST', '/v1/jobs', {
-      headers: { 'idempotency-key': 'hedge-now' },
-      body: {
-        type: 'summarize',
-        input: { text: TEXT },
-        providers: ['primary', 'fallback'],
-        mode: 'hedged',
-      },
-    });
-    const { id } = (await created.json()) as Job;
-    await eventually(
-      () => attemptRows(stack.pool, id),
-      (rows) => rows[0]?.state === 'running',
-    );
+    const id = await hedgedJobWithPrimaryHeld(stack, 'hedge-now');
 
     const asked = await stack.request('POST', `/v1/jobs/${id}/attempts`, {
       body: { provider: 'fallback' },
