@@ -22,30 +22,23 @@ export function validateIntent(deps: { providers: ProviderRegistry }, request: I
       known: jobTypeNames(),
     });
   }
+  // Schema errors and characters PostgreSQL cannot store, in one list of field paths.
   const parsed = contract.input.safeParse(request.input);
-  if (!parsed.success) {
+  const errors = [
+    ...(parsed.success ? [] : parsed.error.issues).map((issue: z.core.$ZodIssue) => ({
+      path: ['input', ...issue.path.map(String)].join('.'),
+      message: issue.message,
+    })),
+    ...pathsWithNulCharacter(request.input, 'input').map((path) => ({
+      path,
+      message: 'the character U+0000 (NUL) cannot be stored; remove it',
+    })),
+  ];
+  if (errors.length > 0) {
     throw new ServiceError(
       'invalid-input',
       `The input is not valid for job type "${request.type}".`,
-      {
-        errors: parsed.error.issues.map((issue: z.core.$ZodIssue) => ({
-          path: ['input', ...issue.path.map(String)].join('.'),
-          message: issue.message,
-        })),
-      },
-    );
-  }
-  const unstorable = pathsWithNulCharacter(request.input, 'input');
-  if (unstorable.length > 0) {
-    throw new ServiceError(
-      'invalid-input',
-      `The input is not valid for job type "${request.type}".`,
-      {
-        errors: unstorable.map((path) => ({
-          path,
-          message: 'the character U+0000 (NUL) cannot be stored; remove it',
-        })),
-      },
+      { errors },
     );
   }
   // A job type with side effects is never hedged, whatever the providers.
