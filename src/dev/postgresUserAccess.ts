@@ -20,8 +20,8 @@ export const runsAsRoot = (): boolean => os.userInfo().uid === 0;
 /** Whether users other than the owner may pass through every existing folder down to `target`. */
 export function othersCanReach(target: string): boolean {
   for (let dir = path.resolve(target); ; dir = path.dirname(dir)) {
-    if (existsSync(dir) && statSync(dir).isDirectory() && (statSync(dir).mode & 0o001) === 0)
-      return false;
+    const folder = existsSync(dir) ? statSync(dir) : undefined;
+    if (folder?.isDirectory() && (folder.mode & 0o001) === 0) return false;
     if (path.dirname(dir) === dir) return true;
   }
 }
