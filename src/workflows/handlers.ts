@@ -12,7 +12,12 @@ import {
   type AttemptOutcome,
 } from './definitions';
 import type { AttemptRequest, JobRun } from './jobRun';
-import { attemptRequestRefusal, resolutionRefusal, settledMeanwhileRefusal } from './policy';
+import {
+  attemptRequestRefusal,
+  notOpenRefusal,
+  resolutionRefusal,
+  settledMeanwhileRefusal,
+} from './policy';
 import { failureOf, refuse, refuseIf } from './refusals';
 
 /**
@@ -119,10 +124,7 @@ export function installHandlers(run: JobRun): void {
       return run.status;
     },
     {
-      validator: (_cancellation) => {
-        if (run.terminal) refuse(FAILURES.jobTerminal, `job ${run.jobId} is ${run.terminal}`);
-        if (!run.plan) refuse(FAILURES.jobTerminal, 'the job has not been admitted yet');
-      },
+      validator: (_cancellation) => refuseIf(notOpenRefusal(run)),
     },
   );
 }

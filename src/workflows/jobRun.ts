@@ -13,7 +13,7 @@ import {
   type JobWorkflowStatus,
   type PlannedProvider,
 } from './definitions';
-import { chooseNextAttempt } from './policy';
+import { chooseNextAttempt, NOT_ADMITTED } from './policy';
 import { refuse } from './refusals';
 
 /** A user's "try again": claimed by the loop, fulfilled when its attempt exists, or refused. */
@@ -107,7 +107,7 @@ export class JobRun {
   }
 
   admittedJobId(): string {
-    if (!this.jobId) refuse(FAILURES.jobTerminal, 'the job has not been admitted yet');
+    if (!this.jobId) refuse(FAILURES.jobTerminal, NOT_ADMITTED);
     return this.jobId;
   }
 

@@ -34,13 +34,25 @@ export interface JobView {
 export const inFlight = (attempts: readonly AttemptSummary[]): AttemptSummary[] =>
   attempts.filter((a) => IN_FLIGHT_ATTEMPT_STATES.includes(a.state));
 
+export const NOT_ADMITTED = 'the job has not been admitted yet';
+
+/** The job has ended, or is not admitted yet: nothing may be asked of it. */
+export function notOpenRefusal(
+  job: Pick<JobView, 'jobId' | 'plan' | 'terminal'>,
+): Refusal | undefined {
+  if (job.terminal)
+    return { type: FAILURES.jobTerminal, message: `job ${job.jobId} is ${job.terminal}` };
+  if (!job.plan) return { type: FAILURES.jobTerminal, message: NOT_ADMITTED };
+  return undefined;
+}
+
 /** Why a user's "try again / use that provider" cannot be served, or nothing when it can. */
 export function attemptRequestRefusal(
   job: JobView,
   request: RequestAttemptInput,
 ): Refusal | undefined {
   const { plan, terminal, attempts, jobId } = job;
-  if (terminal) return { type: FAILURES.jobTerminal, message: `job ${jobId} is ${terminal}` };
+  if (terminal) return notOpenRefusal(job);
   // Exclusive jobs run one attempt at a time; hedged ones may add one beside those running.
   const blocking = plan?.mode === 'hedged' ? undefined : inFlight(attempts)[0];
   if (!plan || blocking || job.requestWaiting) {
