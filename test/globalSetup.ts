@@ -1,26 +1,35 @@
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CHROMIUM, NGINX, obtainDebianProgram } from '../src/dev/debianPackages';
 import { resolveDatabase, type ResolvedDatabase } from '../src/dev/postgres';
+import { freePort } from '../src/dev/processes';
 import { obtainTemporalCli } from '../src/dev/temporalCli';
+import { pickClusterPorts, startTemporalCluster } from '../src/dev/temporalCluster';
+import { obtainTemporalClusterBinaries } from '../src/dev/temporalClusterBinaries';
+import { temporalEngineKind } from '../src/dev/temporalEngine';
 import { startTemporalDevServerOnFreePorts, type DevServer } from '../src/dev/temporalServer';
 import { publishHarness, ROOT, TEST_OUTPUT } from './harness';
 
 declare global {
   // Handles for global teardown, which runs in the same process.
-  var onejobTestServers: { temporal?: DevServer; database?: ResolvedDatabase } | undefined;
+  var onejobTestServers:
+    { temporal?: DevServer; database?: ResolvedDatabase; clusterDatabase?: string } | undefined;
 }
 
 /**
- * One real Temporal dev server (in memory, headless, random port) and one PostgreSQL server for
- * the whole run. Each test file then makes its own database and task queue (see helpers.ts).
- * If either cannot be had, the run fails here, loudly; no test is skipped.
+ * One real Temporal engine and one PostgreSQL server for the whole run: the dev server (in
+ * memory, random ports), or with ONEJOB_TEMPORAL_ENGINE=cluster the Temporal server on
+ * PostgreSQL (its own two databases, dropped at the end). Each test file then makes its own
+ * database and task queue (see support/stack.ts). If anything cannot be had, the run fails
+ * here, loudly; no test is skipped.
  */
 export default async function globalSetup(): Promise<void> {
   const log = (line: string): void => console.log(`[test-setup] ${line}`);
   mkdirSync(TEST_OUTPUT, { recursive: true });
   globalThis.onejobTestServers = {};
+  const engine = temporalEngineKind();
 
   const started = Date.now();
   // Debian's programs one after the other (apt holds a lock), while the rest gets going.
@@ -30,32 +39,55 @@ export default async function globalSetup(): Promise<void> {
   }))();
   programs.catch(() => undefined);
   const cli = await obtainTemporalCli(log);
-  const [database, temporal, bundle, { chromiumPath, nginxPath }] = await Promise.all([
-    resolveDatabase({ stateDir: path.join(TEST_OUTPUT, 'state'), log }),
-    startTemporalDevServerOnFreePorts({
+  // The cluster's programs are needed in every run: the server-restart test starts its own.
+  const clusterBinaries = await obtainTemporalClusterBinaries(log, {
+    withUi: engine === 'cluster',
+  });
+  const bundle = bundleWorkflowCode({
+    workflowsPath: path.join(ROOT, 'src', 'workflows'),
+    logger: new DefaultLogger('WARN'),
+  });
+  bundle.catch(() => undefined);
+  const database = await resolveDatabase({ stateDir: path.join(TEST_OUTPUT, 'state'), log });
+  globalThis.onejobTestServers.database = database;
+
+  let temporal: DevServer;
+  if (engine === 'cluster') {
+    const databaseName = `onejob_test_temporal_${randomBytes(4).toString('hex')}`;
+    globalThis.onejobTestServers.clusterDatabase = databaseName;
+    temporal = await startTemporalCluster({
+      binaries: clusterBinaries,
+      adminDatabaseUrl: database.adminUrl,
+      databaseName,
+      dir: path.join(TEST_OUTPUT, 'temporal-cluster'),
+      ports: await pickClusterPorts(),
+      uiPort: await freePort(),
+      log,
+    });
+    if (!temporal.uiUrl) throw new Error('the cluster started without its Web UI server');
+  } else {
+    temporal = await startTemporalDevServerOnFreePorts({
       cliPath: cli.path,
       logFile: path.join(TEST_OUTPUT, 'temporal-server.log'),
-    }),
-    bundleWorkflowCode({
-      workflowsPath: path.join(ROOT, 'src', 'workflows'),
-      logger: new DefaultLogger('WARN'),
-    }),
-    programs,
-  ]);
-  globalThis.onejobTestServers = { temporal, database };
+    });
+  }
+  globalThis.onejobTestServers.temporal = temporal;
+  const { chromiumPath, nginxPath } = await programs;
   const workflowBundlePath = path.join(TEST_OUTPUT, 'workflow-bundle.js');
-  writeFileSync(workflowBundlePath, bundle.code);
+  writeFileSync(workflowBundlePath, (await bundle).code);
 
   publishHarness({
+    temporalEngine: engine,
     temporalAddress: temporal.address,
     temporalUiUrl: temporal.uiUrl!,
     temporalCliPath: cli.path,
+    clusterBinaries,
     adminDatabaseUrl: database.adminUrl,
     workflowBundlePath,
     chromiumPath,
     nginxPath,
   });
   log(
-    `temporal ${temporal.address} (${cli.source}), PostgreSQL ${database.source}, ready in ${Date.now() - started} ms`,
+    `temporal ${engine} engine at ${temporal.address}, PostgreSQL ${database.source}, ready in ${Date.now() - started} ms`,
   );
 }

@@ -1,11 +1,18 @@
 import path from 'node:path';
+import pg from 'pg';
+import type { TemporalClusterBinaries } from '../src/dev/temporalClusterBinaries';
+import type { TemporalEngineKind } from '../src/dev/temporalEngine';
 
 /** What global setup hands to every test file (through the environment). */
 export interface HarnessInfo {
+  /** The engine this run tests on: the dev server, or the Temporal server on PostgreSQL. */
+  temporalEngine: TemporalEngineKind;
   temporalAddress: string;
-  /** The dev server's Web UI, for the browser test. */
+  /** The engine's Web UI, for the browser test. */
   temporalUiUrl: string;
   temporalCliPath: string;
+  /** The production engine's programs, for tests that start a cluster of their own. */
+  clusterBinaries: TemporalClusterBinaries;
   adminDatabaseUrl: string;
   workflowBundlePath: string;
   /** Debian's Chromium (the Web UI test) and nginx (the load-balancer test). */
@@ -28,4 +35,17 @@ export function harness(): HarnessInfo {
       'the test harness is not running: run the tests with `npm test` (jest global setup)',
     );
   return JSON.parse(raw) as HarnessInfo;
+}
+
+/** Drops a test cluster's two databases (its server must be stopped). */
+export async function dropClusterDatabases(adminUrl: string, databaseName: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    for (const name of [databaseName, `${databaseName}_visibility`]) {
+      await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+    }
+  } finally {
+    await client.end();
+  }
 }

@@ -1,9 +1,16 @@
 import { connect } from 'node:net';
 import { insertJobOrFindExisting } from '../src/db/jobs';
 import { requestFingerprint } from '../src/domain/fingerprint';
-import { jobWorkflowId } from '../src/domain/workflowId';
+import { jobWorkflowId, MAX_WORKFLOW_ID_LENGTH } from '../src/domain/workflowId';
 import { sweepJobs } from '../src/service/sweeper';
-import { OTHER_OWNER, OTHER_TOKEN, TEST_OWNER, TRICK_OWNERS } from './support/identities';
+import {
+  LONGEST_OWNER_TOKEN,
+  OTHER_OWNER,
+  OTHER_TOKEN,
+  TEST_OWNER,
+  TEST_TOKEN,
+  TRICK_OWNERS,
+} from './support/identities';
 import { providerSaw } from './support/providerLedger';
 import { startTestStack, type TestStack } from './support/stack';
 import { runsOfWorkflow } from './support/temporal';
@@ -24,6 +31,11 @@ afterAll(async () => {
 });
 
 const summarize = (text: string) => ({ type: 'summarize', input: { text } });
+
+/** A key of `length` characters that cycles through all of printable ASCII (no space at its ends). */
+function printableKey(length: number): string {
+  return Array.from({ length }, (_, i) => String.fromCharCode(0x20 + ((i + 1) % 95))).join('');
+}
 
 function post(key: string | undefined, body: unknown, token?: string): Promise<Response> {
   return stack.request('POST', '/v1/jobs', {
@@ -147,6 +159,55 @@ test('separator tricks across owner and key still make distinct jobs and workflo
     'job/a%2Fb/c',
     'job/a/b%2Fc',
   ]);
+});
+
+describe('the longest keys and owners the API accepts', () => {
+  // Keys of the maximum length, including every character workflow ids escape, under the
+  // longest owner of escaped characters: the readable id would be up to 960 characters, past
+  // the 255 that the production engine accepts. Each must still be one job whose workflow runs.
+  const longKeys: Array<[string, string, string]> = [
+    ['255 plain characters', 'k'.repeat(255), TEST_TOKEN],
+    ['255 escaped characters, longest owner', '%/'.repeat(127) + '%', LONGEST_OWNER_TOKEN],
+    ['every printable character', printableKey(255), LONGEST_OWNER_TOKEN],
+    [
+      'the longest readable id, exactly 255',
+      'r'.repeat(255 - `job/${TEST_OWNER}/`.length),
+      TEST_TOKEN,
+    ],
+  ];
+
+  test.each(longKeys)(
+    '%s: created, run to success, and replayed as the same job',
+    async (_name, key, token) => {
+      const body = summarize('A long key. Still one job.');
+      const created = await post(key, body, token);
+      expect(created.status).toBe(201);
+      const job = (await created.json()) as JobBody;
+      expect(job.workflowId.length).toBeLessThanOrEqual(MAX_WORKFLOW_ID_LENGTH);
+      const done = (await (
+        await stack.request('GET', `/v1/jobs/${job.id}?wait=30`, { token })
+      ).json()) as JobBody;
+      expect(done.status).toBe('succeeded');
+      const replay = await post(key, body, token);
+      expect(replay.status).toBe(200);
+      expect(((await replay.json()) as JobBody).id).toBe(job.id);
+      const described = await stack.temporal.workflow.getHandle(job.workflowId).describe();
+      expect(described.status.name).toBe('COMPLETED');
+    },
+  );
+
+  test('two long keys that differ only in their last character are two jobs with two workflows', async () => {
+    const body = summarize('Long keys that share a prefix. Two jobs.');
+    const made = await Promise.all(
+      ['a', 'b'].map(async (last) => {
+        const response = await post(`${'p'.repeat(254)}${last}`, body);
+        expect(response.status).toBe(201);
+        return (await response.json()) as JobBody;
+      }),
+    );
+    expect(made[0]!.id).not.toBe(made[1]!.id);
+    expect(made[0]!.workflowId).not.toBe(made[1]!.workflowId);
+  });
 });
 
 describe('bad requests get the right problem and write nothing', () => {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { isExecutable } from './temporalCli';
+import { isExecutable } from './goInstall';
 
 /** A program the tests take from Debian's packages (Chromium for the Web UI, nginx). */
 export interface DebianProgram {

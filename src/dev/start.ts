@@ -9,6 +9,9 @@ import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry'
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
 import { isPortFree, sleep, spawnNodeScript, type GuardedProcess } from './processes';
 import { obtainTemporalCli } from './temporalCli';
+import { clusterPortsFor, startTemporalCluster } from './temporalCluster';
+import { obtainTemporalClusterBinaries, TEMPORAL_SERVER_VERSION } from './temporalClusterBinaries';
+import { temporalEngineKind } from './temporalEngine';
 import { startTemporalDevServer, type DevServer } from './temporalServer';
 
 /**
@@ -64,6 +67,45 @@ async function waitForMessage(
   });
 }
 
+async function startDevEngine(
+  stateDir: string,
+  ports: ReturnType<typeof devStackConfig>,
+): Promise<DevServer> {
+  const cli = await obtainTemporalCli(log);
+  log(`Temporal: starting the dev server (${cli.path}, from ${cli.source})`);
+  return startTemporalDevServer({
+    cliPath: cli.path,
+    port: ports.temporalPort,
+    uiPort: ports.temporalUiPort,
+    dbFilename: path.join(stateDir, 'temporal.sqlite'),
+    logFile: path.join(stateDir, 'temporal.log'),
+  });
+}
+
+/** The production engine: the Temporal server on the same PostgreSQL, its own two databases. */
+async function startClusterEngine(
+  database: ResolvedDatabase,
+  stateDir: string,
+  ports: ReturnType<typeof devStackConfig>,
+): Promise<DevServer> {
+  const binaries = await obtainTemporalClusterBinaries(log, { withUi: true });
+  const dir = path.join(stateDir, 'temporal-cluster');
+  log(
+    `Temporal: starting the Temporal server v${TEMPORAL_SERVER_VERSION} on PostgreSQL (${binaries.sources.join(', ')}; logs in ${dir})`,
+  );
+  if (!binaries.uiServer)
+    log('Temporal Web UI: not available; use the temporal CLI (`temporal workflow list`)');
+  return startTemporalCluster({
+    binaries,
+    adminDatabaseUrl: database.adminUrl,
+    databaseName: `${ports.databaseName}_temporal`,
+    dir,
+    ports: await clusterPortsFor(dir, ports.temporalPort),
+    uiPort: ports.temporalUiPort,
+    log,
+  });
+}
+
 async function main(): Promise<void> {
   const ports = devStackConfig();
   const stateDir = path.resolve(process.env.ONEJOB_STATE_DIR ?? path.join(ROOT, '.onejob'));
@@ -92,7 +134,15 @@ async function main(): Promise<void> {
   try {
     const env: NodeJS.ProcessEnv = { ...process.env };
 
+    // PostgreSQL first: the cluster engine keeps its own state there too.
+    database = await resolveDatabase({ stateDir, log });
+    env.DATABASE_URL =
+      database.source === 'DATABASE_URL'
+        ? database.adminUrl
+        : await ensureDatabase(database.adminUrl, ports.databaseName);
+
     let temporalUi: string | undefined;
+    const engine = temporalEngineKind();
     if (process.env.TEMPORAL_ADDRESS) {
       log(`Temporal: using ${process.env.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS); starting no server`);
     } else {
@@ -106,24 +156,14 @@ async function main(): Promise<void> {
           );
         }
       }
-      const cli = await obtainTemporalCli(log);
-      log(`Temporal: starting the dev server (${cli.path}, from ${cli.source})`);
-      temporalServer = await startTemporalDevServer({
-        cliPath: cli.path,
-        port: ports.temporalPort,
-        uiPort: ports.temporalUiPort,
-        dbFilename: path.join(stateDir, 'temporal.sqlite'),
-        logFile: path.join(stateDir, 'temporal.log'),
-      });
+      temporalServer =
+        engine === 'cluster'
+          ? await startClusterEngine(database, stateDir, ports)
+          : await startDevEngine(stateDir, ports);
       env.TEMPORAL_ADDRESS = temporalServer.address;
       temporalUi = temporalServer.uiUrl;
     }
 
-    database = await resolveDatabase({ stateDir, log });
-    env.DATABASE_URL =
-      database.source === 'DATABASE_URL'
-        ? database.adminUrl
-        : await ensureDatabase(database.adminUrl, ports.databaseName);
     const pool = createPool(env.DATABASE_URL, { max: 1 });
     const applied = await migrate(pool);
     await pool.end();
@@ -183,7 +223,13 @@ async function main(): Promise<void> {
         'onejob is running',
         `  API             http://127.0.0.1:${ports.apiPort}   (POST /v1/jobs, GET /v1/jobs/:id)`,
         ...(temporalUi ? [`  Temporal Web UI ${temporalUi}`] : []),
-        `  Temporal gRPC   ${env.TEMPORAL_ADDRESS}${temporalUi ? '' : '   (TEMPORAL_ADDRESS)'}`,
+        `  Temporal gRPC   ${env.TEMPORAL_ADDRESS}${
+          !temporalServer
+            ? '   (TEMPORAL_ADDRESS)'
+            : engine === 'cluster'
+              ? `   (Temporal server v${TEMPORAL_SERVER_VERSION} on PostgreSQL)`
+              : '   (dev server; ONEJOB_TEMPORAL_ENGINE=cluster runs the production engine)'
+        }`,
         `  Simulator       http://127.0.0.1:${ports.simulatorPort}   (stand-in provider)`,
         `  Metrics         http://127.0.0.1:${ports.apiPort}/metrics (service), http://${env.ONEJOB_WORKER_METRICS_ADDRESS ?? '127.0.0.1:9464'}/metrics (Temporal SDK)`,
         `  PostgreSQL      ${database.source}`,

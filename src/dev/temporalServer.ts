@@ -37,7 +37,7 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-function logTail(file: string, lines = 20): string {
+export function logTail(file: string, lines = 20): string {
   try {
     return readFileSync(file, 'utf8').trim().split('\n').slice(-lines).join('\n');
   } catch {

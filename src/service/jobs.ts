@@ -39,6 +39,7 @@ export function startOptionsOf(job: JobRecord, taskQueue: string) {
   return jobWorkflowStartOptions(
     {
       jobId: job.id,
+      workflowId: job.workflowId,
       ownerId: job.ownerId,
       idempotencyKey: job.idempotencyKey,
       type: job.type,

@@ -20,6 +20,8 @@ export interface JobWorkflowStartFacts {
   type: string;
   /** Known when the row exists (the API, the sweeper). */
   jobId?: string;
+  /** The row's workflow id: a row keeps the id it was made with, whatever the derivation. */
+  workflowId?: string;
   providers?: string[] | null;
   mode?: string;
   requestFingerprint?: string;
@@ -43,7 +45,7 @@ export function jobWorkflowStartOptions(facts: JobWorkflowStartFacts, taskQueue:
   };
   return {
     workflowType: JOB_WORKFLOW_TYPE,
-    workflowId: jobWorkflowId(facts.ownerId, facts.idempotencyKey),
+    workflowId: facts.workflowId ?? jobWorkflowId(facts.ownerId, facts.idempotencyKey),
     taskQueue,
     args: [args] as [JobWorkflowInput],
     workflowIdConflictPolicy: 'USE_EXISTING' as const,

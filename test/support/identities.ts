@@ -7,6 +7,9 @@ export const OTHER_TOKEN = 'token-owner-b-0002';
 export const OPERATOR = 'ops-alice';
 export const OPERATOR_TOKEN = 'token-operator-0001';
 export const CALLBACK_SECRET = 'test-callback-secret';
+/** The longest owner id the API accepts, made of characters that workflow ids escape (×3). */
+export const LONGEST_OWNER = '%/'.repeat(32);
+export const LONGEST_OWNER_TOKEN = 'token-longest-owner';
 /** Owners whose names play separator tricks on each other, by token. */
 export const TRICK_OWNERS = {
   a: 'token-trick-plain',

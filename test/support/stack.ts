@@ -10,6 +10,8 @@ import { harness } from '../harness';
 import { createTestDatabase, uniqueName } from './database';
 import {
   CALLBACK_SECRET,
+  LONGEST_OWNER,
+  LONGEST_OWNER_TOKEN,
   OPERATOR,
   OPERATOR_TOKEN,
   OTHER_OWNER,
@@ -114,6 +116,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     ONEJOB_API_TOKENS: [
       `${TEST_OWNER}:${TEST_TOKEN}`,
       `${OTHER_OWNER}:${OTHER_TOKEN}`,
+      `${LONGEST_OWNER}:${LONGEST_OWNER_TOKEN}`,
       ...Object.entries(TRICK_OWNERS).map(([owner, token]) => `${owner}:${token}`),
     ].join(','),
     HOST: '127.0.0.1',

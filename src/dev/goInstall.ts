@@ -1,0 +1,134 @@
+import { execFile, spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+/**
+ * Building our pinned Temporal programs (the CLI, the server, its SQL tool, the Web UI server)
+ * from the Go module proxy, once, into a per-user cache shared by every clone.
+ */
+
+export function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function findOnPath(name: string, envPath = process.env.PATH ?? ''): string | undefined {
+  for (const dir of envPath.split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, name);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** Per-user cache, outside any work tree: `$XDG_CACHE_HOME/onejob/<parts>`. */
+export function onejobCacheDir(...parts: string[]): string {
+  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(base, 'onejob', ...parts);
+}
+
+export function findGo(): string | undefined {
+  return findOnPath('go') ?? ['/usr/local/go/bin/go', '/usr/lib/go/bin/go'].find(isExecutable);
+}
+
+function requireGo(what: string, alternative: string): string {
+  const go = findGo();
+  if (!go) {
+    throw new Error(
+      `Cannot obtain ${what}: it is not cached and Go is not installed to build it. ` +
+        `Install Go (https://go.dev/dl), or ${alternative}.`,
+    );
+  }
+  return go;
+}
+
+export interface GoInstall {
+  /** What is being built, for messages: "the temporal CLI v1.5.1". */
+  what: string;
+  /** `package@version` arguments of `go install` (all from one module and version). */
+  packages: string[];
+  ldflags?: string;
+  /** Built binary name (the package's last path element) → its name in `cacheDir`. */
+  binaries: Record<string, string>;
+  cacheDir: string;
+  /** How else a user can provide the program, for the error message. */
+  alternative: string;
+}
+
+/**
+ * `go install` into a temporary folder of the cache, then each binary is renamed into place,
+ * so a half-written file is never used and a concurrent build by another clone is harmless.
+ */
+export async function goInstall(spec: GoInstall, log: (line: string) => void): Promise<void> {
+  const go = requireGo(spec.what, spec.alternative);
+  await mkdir(spec.cacheDir, { recursive: true });
+  const buildDir = await mkdtemp(path.join(spec.cacheDir, 'build-'));
+  const started = Date.now();
+  log(`building ${spec.what} from source with ${go} (first time only; a few minutes)…`);
+  const ticker = setInterval(
+    () => log(`  …still building ${spec.what} (${Math.round((Date.now() - started) / 1000)} s)`),
+    20_000,
+  );
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const args = ['install', '-trimpath'];
+      if (spec.ldflags) args.push('-ldflags', spec.ldflags);
+      const child = spawn(go, [...args, ...spec.packages], {
+        env: { ...process.env, GOBIN: buildDir, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const tail: string[] = [];
+      let downloads = 0;
+      const onOutput = (chunk: Buffer): void => {
+        for (const line of chunk.toString().split('\n')) {
+          if (!line.trim()) continue;
+          tail.push(line);
+          if (tail.length > 30) tail.shift();
+          if (line.startsWith('go: downloading')) {
+            downloads += 1;
+            if (downloads % 50 === 0) log(`  downloaded ${downloads} modules…`);
+          }
+        }
+      };
+      child.stdout.on('data', onOutput);
+      child.stderr.on('data', onOutput);
+      child.on('error', reject);
+      child.on('exit', (code) => {
+        if (code === 0) return resolve();
+        reject(
+          new Error(
+            `go install ${spec.packages.join(' ')} failed (exit ${code}). ` +
+              `Check that the Go module proxy is reachable (GOPROXY=${process.env.GOPROXY ?? 'default'}), ` +
+              `or ${spec.alternative}. Last output:\n${tail.join('\n')}`,
+          ),
+        );
+      });
+    });
+    for (const [built, final] of Object.entries(spec.binaries)) {
+      await rename(path.join(buildDir, built), path.join(spec.cacheDir, final));
+    }
+    log(`built ${spec.what} in ${Math.round((Date.now() - started) / 1000)} s → ${spec.cacheDir}`);
+  } finally {
+    clearInterval(ticker);
+    await rm(buildDir, { recursive: true, force: true });
+  }
+}
+
+/** Where `go mod download` put a module's source (its schemas and sample configs live there). */
+export async function goModuleDir(moduleAtVersion: string): Promise<string> {
+  const go = requireGo(moduleAtVersion, 'provide the files another way');
+  const { stdout } = await promisify(execFile)(go, ['mod', 'download', '-json', moduleAtVersion], {
+    env: { ...process.env, GOFLAGS: '-mod=mod' },
+    maxBuffer: 1 << 20,
+  });
+  const dir = (JSON.parse(stdout) as { Dir?: string; Error?: string }).Dir;
+  if (!dir) throw new Error(`go mod download ${moduleAtVersion} gave no folder: ${stdout}`);
+  return dir;
+}
