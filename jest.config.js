@@ -19,6 +19,7 @@ const ENGINE_SENSITIVE = [
   'temporalCancel',
   'continueAsNew',
   'temporalRestart',
+  'workflowStartRefusal',
 ];
 
 /** @type {import('jest').Config} */

@@ -2,6 +2,18 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { apiConfig, serviceConfig } from '../src/config';
+import {
+  clusterServerConfig,
+  DYNAMIC_CONFIG,
+  HISTORY_SHARDS,
+  pickClusterPorts,
+  SCHEMA_SCRIPT,
+} from '../src/dev/temporalCluster';
+import {
+  TEMPORAL_SERVER_VERSION,
+  TEMPORAL_UI_SERVER_VERSION,
+} from '../src/dev/temporalClusterBinaries';
+import { MAX_WORKFLOW_ID_LENGTH } from '../src/domain/workflowId';
 import { ROOT } from './harness';
 
 /**
@@ -10,6 +22,8 @@ import { ROOT } from './harness';
  */
 interface Service {
   image?: string;
+  entrypoint?: string[];
+  volumes?: string[];
   build?: unknown;
   command?: string[];
   environment?: Record<string, string | number>;
@@ -37,6 +51,7 @@ test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, wor
     'postgres',
     'simulator',
     'temporal',
+    'temporal-schema',
     'temporal-ui',
     'worker',
   ]);
@@ -93,4 +108,74 @@ test('hosts and ports agree across services', () => {
   expect(services.temporal!.environment!.POSTGRES_PWD).toBe(
     services.postgres!.environment!.POSTGRES_PASSWORD,
   );
+});
+
+describe('docker-compose.yml and cluster mode run the same production engine', () => {
+  /** Where a file of the repository appears inside a service's container, by its volumes. */
+  function inContainer(service: Service, file: string): string | undefined {
+    for (const volume of service.volumes ?? []) {
+      const [source, target] = volume.split(':');
+      const hostDir = path.resolve(ROOT, source!);
+      if (file.startsWith(`${hostDir}${path.sep}`))
+        return path.posix.join(target!, path.relative(hostDir, file));
+    }
+    return undefined;
+  }
+
+  test('the same server version, and the Web UI version that cluster mode builds', () => {
+    expect(services.temporal?.image).toBe(`temporalio/auto-setup:${TEMPORAL_SERVER_VERSION}`);
+    // The schema step runs the SQL tool of the same server version.
+    expect(services['temporal-schema']?.image).toBe(
+      `temporalio/auto-setup:${TEMPORAL_SERVER_VERSION}`,
+    );
+    expect(services['temporal-ui']?.image).toBe(`temporalio/ui:${TEMPORAL_UI_SERVER_VERSION}`);
+  });
+
+  test('the same schema steps: the one script, against the same PostgreSQL 12 schemas, before the server starts', () => {
+    const schema = services['temporal-schema']!;
+    expect(schema.entrypoint).toEqual(['bash', inContainer(schema, SCHEMA_SCRIPT)]);
+    expect(schema.environment).toMatchObject({
+      TEMPORAL_SCHEMA_DIR: '/etc/temporal/schema/postgresql/v12',
+      TEMPORAL_DB: services.temporal!.environment!.DBNAME,
+      TEMPORAL_VISIBILITY_DB: services.temporal!.environment!.VISIBILITY_DBNAME,
+      SQL_HOST: services.temporal!.environment!.POSTGRES_SEEDS,
+    });
+    // The server's own image must not set the schema up its own way.
+    expect(services.temporal!.environment!.SKIP_SCHEMA_SETUP).toBe('true');
+    expect(services.temporal!.depends_on).toMatchObject({
+      'temporal-schema': { condition: 'service_completed_successfully' },
+    });
+  });
+
+  test('the same dynamic configuration file and history shard count', async () => {
+    const temporal = services.temporal!;
+    expect(temporal.environment!.DYNAMIC_CONFIG_FILE_PATH).toBe(
+      inContainer(temporal, DYNAMIC_CONFIG),
+    );
+    expect(Number(temporal.environment!.NUM_HISTORY_SHARDS)).toBe(HISTORY_SHARDS);
+    const generated = parse(
+      clusterServerConfig(
+        {
+          binaries: { server: '', sqlTool: '', postgresSchemaDir: '', sources: [] },
+          adminDatabaseUrl: 'postgres://u:p@h:5432/postgres',
+          databaseName: 'temporal',
+          dir: '/tmp',
+          ports: await pickClusterPorts(),
+        },
+        { host: 'h', port: 5432, user: 'u', password: 'p' },
+      ),
+    ) as {
+      persistence: { numHistoryShards: number };
+      dynamicConfigClient: { filepath: string };
+    };
+    expect(generated.dynamicConfigClient.filepath).toBe(DYNAMIC_CONFIG);
+    expect(generated.persistence.numHistoryShards).toBe(HISTORY_SHARDS);
+    // The file says what our ids rely on.
+    const dynamic = parse(readFileSync(DYNAMIC_CONFIG, 'utf8')) as Record<
+      string,
+      Array<{ value: unknown }>
+    >;
+    expect(dynamic['limit.maxIDLength']?.[0]?.value).toBe(MAX_WORKFLOW_ID_LENGTH);
+    expect(dynamic['frontend.enableExecuteMultiOperation']?.[0]?.value).toBe(true);
+  });
 });

@@ -58,6 +58,11 @@ export function setErrorHandlers<Logger extends FastifyBaseLogger>(
         const blocking = error.details.blockingAttempt as { state?: string } | undefined;
         headers['retry-after'] = blocking?.state === 'unknown' ? '60' : '5';
       }
+      if (type === 'workflow-start-refused') {
+        // An operator has to act; say so loudly, and pace the client's retries.
+        request.log.error(error.details, 'Temporal refused to start a job workflow');
+        headers['retry-after'] = '30';
+      }
       return sendProblem(reply, type, error.message, error.details, headers);
     }
     switch (error.code) {

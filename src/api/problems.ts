@@ -42,6 +42,10 @@ export const PROBLEM_TYPES = {
     status: 503,
     title: 'A service onejob depends on (PostgreSQL or Temporal) is unavailable',
   },
+  'workflow-start-refused': {
+    status: 503,
+    title: 'The workflow engine refused to start the job',
+  },
   forbidden: { status: 403, title: 'Operator token required' },
   'bad-signature': { status: 401, title: 'The callback signature does not match' },
   'hedging-not-allowed': { status: 400, title: 'Hedged mode is not allowed for this job' },

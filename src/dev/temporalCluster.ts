@@ -113,7 +113,7 @@ export async function setUpClusterSchema(
 }
 
 /** The server's static configuration, in the shape of the server's own sample configs. */
-function serverConfig(options: ClusterOptions, database: PostgresEndpoint): string {
+export function clusterServerConfig(options: ClusterOptions, database: PostgresEndpoint): string {
   const { ports } = options;
   const store = (name: string, maxConns: number): string =>
     [
@@ -282,7 +282,7 @@ export async function startTemporalCluster(options: ClusterOptions): Promise<Tem
   const configDir = path.join(options.dir, 'config');
   mkdirSync(configDir, { recursive: true });
   // Holds the database password: readable by us alone.
-  writeFileSync(path.join(configDir, 'onejob.yaml'), serverConfig(options, database), {
+  writeFileSync(path.join(configDir, 'onejob.yaml'), clusterServerConfig(options, database), {
     mode: 0o600,
   });
   const logFile = path.join(options.dir, 'temporal-server.log');

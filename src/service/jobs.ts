@@ -10,7 +10,11 @@ import type { ProviderRegistry } from '../providers/registry';
 import type { jobWorkflow } from '../workflows';
 import type { JobWorkflowInput } from '../workflows/definitions';
 import { jobWorkflowStartOptions } from '../workflows/startOptions';
-import { IdempotencyKeyReuseError } from './errors';
+import {
+  IdempotencyKeyReuseError,
+  temporalRefusalReason,
+  WorkflowStartRefusedError,
+} from './errors';
 import { validateIntent } from './intent';
 
 export interface JobServiceDeps {
@@ -146,7 +150,15 @@ export async function createJob(
   // Also on a replay whose workflow never ran: if we crashed between the insert and the start,
   // the retry heals it. Once the workflow has admitted the job it exists, and a replay is
   // answered from the database alone.
-  if (created || !job.admittedAt) await ensureJobWorkflow(deps, job);
+  if (created || !job.admittedAt) {
+    try {
+      await ensureJobWorkflow(deps, job);
+    } catch (error) {
+      const reason = temporalRefusalReason(error);
+      if (reason !== undefined) throw new WorkflowStartRefusedError(job, reason);
+      throw error;
+    }
+  }
   return { job, created };
 }
 

@@ -75,6 +75,10 @@ export interface TestStackOptions {
   env?: NodeJS.ProcessEnv;
   /** The API process's own DATABASE_URL, given the stack's (e.g. through a TCP proxy). */
   apiDatabaseUrl?: (databaseUrl: string) => string;
+  /** A Temporal namespace other than `default` (it must exist). */
+  namespace?: string;
+  /** A Temporal server of the test's own instead of the run's shared one. */
+  temporalAddress?: string;
 }
 
 /** The simulators of the stacks this test file has running (see clearUnusedFaults). */
@@ -104,7 +108,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   const serviceEnv: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: database.url,
-    TEMPORAL_ADDRESS: info.temporalAddress,
+    TEMPORAL_ADDRESS: options.temporalAddress ?? info.temporalAddress,
+    TEMPORAL_NAMESPACE: options.namespace ?? 'default',
     ONEJOB_TASK_QUEUE: taskQueue,
     ONEJOB_SIMULATOR_URL: simulator.url,
     ...(options.providers
@@ -128,12 +133,20 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
 
   const services = serviceProcesses(serviceEnv);
 
-  const connection = await Connection.connect({ address: info.temporalAddress });
-  const temporal = new Client({ connection, namespace: 'default' });
+  const temporalAddress = options.temporalAddress ?? info.temporalAddress;
+  const connection = await Connection.connect({ address: temporalAddress });
+  const temporal = new Client({ connection, namespace: options.namespace ?? 'default' });
   const registry = new ProviderRegistry(providerConfigsFromEnv(serviceEnv), serviceEnv);
 
   let workerProcess: GuardedProcess | undefined;
-  const workerDeps = { temporal, pool: database.pool, providers: registry, logger, serviceEnv };
+  const workerDeps = {
+    temporal,
+    temporalAddress,
+    pool: database.pool,
+    providers: registry,
+    logger,
+    serviceEnv,
+  };
   const extraWorkers: Array<{ stop(): Promise<void> }> = [];
   let stopWorker: () => Promise<void>;
   if (options.workerProcess) {

@@ -22,6 +22,7 @@ export function quietTemporalRuntime(): void {
 /** What a worker in the test process runs with: a stack's database, providers and settings. */
 export interface InProcessWorkerDeps {
   temporal: Client;
+  temporalAddress: string;
   pool: Pool;
   providers: ProviderRegistry;
   logger: Logger;
@@ -35,11 +36,11 @@ export async function startInProcessWorker(
   queue: string,
 ): Promise<{ stop(): Promise<void> }> {
   const info = harness();
-  const nativeConnection = await NativeConnection.connect({ address: info.temporalAddress });
+  const nativeConnection = await NativeConnection.connect({ address: deps.temporalAddress });
   const worker = await createJobWorkers({
     temporal: deps.temporal,
     connection: nativeConnection,
-    namespace: 'default',
+    namespace: deps.temporal.options.namespace,
     taskQueue: queue,
     pool: deps.pool,
     providers: deps.providers,

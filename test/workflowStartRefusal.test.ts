@@ -1,0 +1,70 @@
+import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { ensureSearchAttributes } from '../src/temporalSetup';
+import { harness } from './harness';
+import { uniqueName } from './support/database';
+import { eventually } from './support/polling';
+import { startTestStack, type TestStack } from './support/stack';
+
+// A namespace without our search attributes: Temporal refuses every start of a job workflow
+// there (INVALID_ARGUMENT), as a misconfigured production namespace would.
+const namespace = uniqueName('onejob-refusal');
+let connection: Connection;
+let stack: TestStack;
+
+beforeAll(async () => {
+  connection = await Connection.connect({ address: harness().temporalAddress });
+  await connection.workflowService.registerNamespace({
+    namespace,
+    workflowExecutionRetentionPeriod: msToTs(24 * 3600 * 1000),
+  });
+  // Usable once the frontend's namespace cache has it.
+  await eventually(
+    () =>
+      connection.workflowService
+        .listWorkflowExecutions({ namespace, pageSize: 1 })
+        .then(() => true)
+        .catch(() => false),
+    (usable) => usable,
+  );
+  stack = await startTestStack({ namespace });
+});
+afterAll(async () => {
+  await stack?.stop();
+  await connection?.close();
+});
+
+const body = { type: 'summarize', input: { text: 'The engine says no. Then it says yes.' } };
+const create = () =>
+  stack.request('POST', '/v1/jobs', { body, headers: { 'idempotency-key': 'refused-start' } });
+
+test('a workflow the engine refuses to start is a 503 that a retry heals, never a 500 or a lost job', async () => {
+  const refused = await create();
+  expect(refused.status).toBe(503);
+  expect(refused.headers.get('retry-after')).toBe('30');
+  const problem = (await refused.json()) as { type: string; jobId: string; engineReason: string };
+  expect(problem.type).toBe('/problems/workflow-start-refused');
+  expect(problem.engineReason).toMatch(/JobOwner|search attribute/i);
+
+  // The row is kept, unadmitted, and a retry before the fix is refused the same way.
+  const again = await create();
+  expect(again.status).toBe(503);
+  expect(((await again.json()) as { jobId: string }).jobId).toBe(problem.jobId);
+  const { rows } = await stack.pool.query(
+    'SELECT id, admitted_at FROM jobs WHERE idempotency_key = $1',
+    ['refused-start'],
+  );
+  expect(rows).toEqual([{ id: problem.jobId, admitted_at: null }]);
+  expect(
+    stack.serviceLogs().some((line) => line.msg === 'Temporal refused to start a job workflow'),
+  ).toBe(true);
+
+  // The operator registers the search attributes; the client's next retry starts the same job.
+  await ensureSearchAttributes(connection, namespace);
+  const healed = await eventually(create, (response) => response.status !== 503);
+  expect(healed.status).toBe(200);
+  const job = (await healed.json()) as { id: string };
+  expect(job.id).toBe(problem.jobId);
+  const done = await stack.request('GET', `/v1/jobs/${job.id}?wait=30`);
+  expect(((await done.json()) as { status: string }).status).toBe('succeeded');
+});
