@@ -1,3 +1,4 @@
+import { temporalConnectionSettings } from './temporalConnection';
 import { DEFAULT_TASK_QUEUE } from './workflows/definitions';
 
 function required(env: NodeJS.ProcessEnv, name: string): string {
@@ -35,8 +36,8 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number)
 export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     databaseUrl: required(env, 'DATABASE_URL'),
-    temporalAddress: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
-    temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
+    /** Address, namespace, and TLS or API key for a secured cluster or Temporal Cloud. */
+    temporal: temporalConnectionSettings(env),
     taskQueue: env.ONEJOB_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     /** Hedged jobs: the delay before the fallback starts while the primary's p95 is not known. */
     hedgeDelayMs: milliseconds(env, 'ONEJOB_HEDGE_DELAY_MS', 2_000),

@@ -7,6 +7,7 @@ import { createPool } from '../db/pool';
 import { exitWithParent } from '../dev/processes';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
+import { temporalConnectOptions } from '../temporalConnection';
 
 async function main(): Promise<void> {
   const logger = createLogger('onejob-api');
@@ -18,8 +19,8 @@ async function main(): Promise<void> {
   const providers = new ProviderRegistry(providerConfigsFromEnv());
   const pool = createPool(config.databaseUrl);
   await migrate(pool);
-  const connection = await Connection.connect({ address: config.temporalAddress });
-  const temporal = new Client({ connection, namespace: config.temporalNamespace });
+  const connection = await Connection.connect(temporalConnectOptions(config.temporal));
+  const temporal = new Client({ connection, namespace: config.temporal.namespace });
   const app = await buildApi({
     pool,
     temporal,

@@ -7,6 +7,7 @@ import { exitWithParent } from '../dev/processes';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { sweepJobs } from '../service/sweeper';
+import { temporalConnectOptions } from '../temporalConnection';
 import { ensureSearchAttributes } from '../temporalSetup';
 import { createJobWorkers, workerSettings } from '../worker';
 
@@ -24,9 +25,9 @@ async function main(): Promise<void> {
   const providers = new ProviderRegistry(providerConfigsFromEnv());
   const pool = createPool(config.databaseUrl);
   await migrate(pool);
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const connection = await NativeConnection.connect(temporalConnectOptions(config.temporal));
   try {
-    const added = await ensureSearchAttributes(connection, config.temporalNamespace);
+    const added = await ensureSearchAttributes(connection, config.temporal.namespace);
     if (added.length > 0) logger.info({ added }, 'registered search attributes');
   } catch (error) {
     logger.warn(
@@ -34,16 +35,16 @@ async function main(): Promise<void> {
       'could not check or register search attributes; register them on the server',
     );
   }
-  const clientConnection = await Connection.connect({ address: config.temporalAddress });
+  const clientConnection = await Connection.connect(temporalConnectOptions(config.temporal));
   const temporal = new Client({
     connection: clientConnection,
-    namespace: config.temporalNamespace,
+    namespace: config.temporal.namespace,
   });
   const worker = await createJobWorkers({
     temporal,
     ...workerSettings(config),
     connection,
-    namespace: config.temporalNamespace,
+    namespace: config.temporal.namespace,
     taskQueue: config.taskQueue,
     pool,
     providers,

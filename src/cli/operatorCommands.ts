@@ -10,6 +10,7 @@ import { listRaces } from '../db/races';
 import { JOB_STATUSES, type JobStatus } from '../domain/job';
 import { createLogger, type Logger } from '../logger';
 import { cancelJob, resolveAttempt } from '../service/attempts';
+import { temporalConnectionSettings, temporalConnectOptions } from '../temporalConnection';
 import { renderTable } from './table';
 
 const LOCAL_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/onejob';
@@ -25,13 +26,9 @@ async function withServices<T>(
   const pool = createPool(databaseUrl(), { max: 2 });
   let connection: Connection | undefined;
   try {
-    connection = await Connection.connect({
-      address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
-    });
-    const temporal = new Client({
-      connection,
-      namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
-    });
+    const settings = temporalConnectionSettings();
+    connection = await Connection.connect(temporalConnectOptions(settings));
+    const temporal = new Client({ connection, namespace: settings.namespace });
     return await work({
       pool,
       temporal,
