@@ -1,5 +1,4 @@
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CHROMIUM, NGINX, obtainDebianProgram } from '../src/dev/debianPackages';
@@ -10,7 +9,8 @@ import { pickClusterPorts, startTemporalCluster } from '../src/dev/temporalClust
 import { obtainTemporalClusterBinaries } from '../src/dev/temporalClusterBinaries';
 import { temporalEngineKind } from '../src/dev/temporalEngine';
 import { startTemporalDevServerOnFreePorts, type DevServer } from '../src/dev/temporalServer';
-import { publishHarness, ROOT, TEST_OUTPUT } from './harness';
+import { dropStaleTestDatabases, publishHarness, ROOT, TEST_OUTPUT } from './harness';
+import { uniqueName } from './support/database';
 
 declare global {
   // Handles for global teardown, which runs in the same process.
@@ -50,10 +50,12 @@ export default async function globalSetup(): Promise<void> {
   bundle.catch(() => undefined);
   const database = await resolveDatabase({ stateDir: path.join(TEST_OUTPUT, 'state'), log });
   globalThis.onejobTestServers.database = database;
+  const stale = await dropStaleTestDatabases(database.adminUrl);
+  if (stale.length > 0) log(`dropped ${stale.length} databases left by killed runs`);
 
   let temporal: DevServer;
   if (engine === 'cluster') {
-    const databaseName = `onejob_test_temporal_${randomBytes(4).toString('hex')}`;
+    const databaseName = uniqueName('onejob_test_temporal');
     globalThis.onejobTestServers.clusterDatabase = databaseName;
     temporal = await startTemporalCluster({
       binaries: clusterBinaries,

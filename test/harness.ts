@@ -49,3 +49,32 @@ export async function dropClusterDatabases(adminUrl: string, databaseName: strin
     await client.end();
   }
 }
+
+/**
+ * Drops databases that earlier runs left behind when they were killed: names made by uniqueName
+ * (which carry their creation time) older than a day. Without FORCE, so a database some run
+ * still uses is left alone.
+ */
+export async function dropStaleTestDatabases(adminUrl: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  const dropped: string[] = [];
+  try {
+    const { rows } = await client.query<{ datname: string }>(
+      "SELECT datname FROM pg_database WHERE datname LIKE 'onejob\\_test\\_%'",
+    );
+    for (const { datname } of rows) {
+      const made = /_([0-9a-z]{6,10})_[0-9a-f]{6}(_visibility)?$/.exec(datname)?.[1];
+      if (!made || Date.now() - parseInt(made, 36) < 24 * 3600 * 1000) continue;
+      try {
+        await client.query(`DROP DATABASE ${pg.escapeIdentifier(datname)}`);
+        dropped.push(datname);
+      } catch {
+        // in use, or gone already
+      }
+    }
+  } finally {
+    await client.end();
+  }
+  return dropped;
+}

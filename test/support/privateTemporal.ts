@@ -9,6 +9,7 @@ import {
 } from '../../src/dev/temporalCluster';
 import { startTemporalDevServer, type DevServer } from '../../src/dev/temporalServer';
 import { dropClusterDatabases, harness, TEST_OUTPUT } from '../harness';
+import { uniqueName } from './database';
 
 /**
  * A Temporal engine of one test's own, of the kind this run tests (the dev server with its state
@@ -44,7 +45,7 @@ export async function startPrivateTemporal(name: string): Promise<PrivateTempora
     const options: ClusterOptions = {
       binaries: info.clusterBinaries,
       adminDatabaseUrl: info.adminDatabaseUrl,
-      databaseName: `onejob_test_${name.toLowerCase().replace(/[^a-z0-9]/g, '_')}_${randomBytes(3).toString('hex')}`,
+      databaseName: uniqueName(`onejob_test_${name.toLowerCase().replace(/[^a-z0-9]/g, '_')}`),
       dir,
       ports: await pickClusterPorts(),
     };
