@@ -1,4 +1,4 @@
-import { Connection } from '@temporalio/client';
+import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
 import { openSync, closeSync, readFileSync } from 'node:fs';
 import { JOB_SEARCH_ATTRIBUTES } from '../workflows/definitions';
@@ -48,7 +48,7 @@ export function logTail(file: string, lines = 20): string {
 /** Waits until the frontend answers and the default namespace is usable; never a fixed sleep. */
 export async function waitForTemporal(
   address: string,
-  options: { timeoutMs: number; exited?: Promise<unknown> },
+  options: { timeoutMs: number; exited?: Promise<unknown>; connect?: ConnectionOptions },
 ): Promise<void> {
   const deadline = Date.now() + options.timeoutMs;
   let exited = false;
@@ -57,7 +57,11 @@ export async function waitForTemporal(
   while (Date.now() < deadline && !exited) {
     let connection: Connection | undefined;
     try {
-      connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      connection = await Connection.connect({
+        address,
+        ...options.connect,
+        connectTimeout: 1_000,
+      });
       await connection.workflowService.describeNamespace({ namespace: 'default' });
       return;
     } catch (error) {

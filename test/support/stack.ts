@@ -6,6 +6,7 @@ import { createLogger } from '../../src/logger';
 import type { ProviderConfig } from '../../src/providers/provider';
 import { ProviderRegistry, providerConfigsFromEnv } from '../../src/providers/registry';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server';
+import { temporalConnectionSettings, temporalConnectOptions } from '../../src/temporalConnection';
 import { harness } from '../harness';
 import { createTestDatabase, uniqueName } from './database';
 import {
@@ -133,15 +134,16 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
 
   const services = serviceProcesses(serviceEnv);
 
-  const temporalAddress = options.temporalAddress ?? info.temporalAddress;
-  const connection = await Connection.connect({ address: temporalAddress });
+  // Connected as the services connect (TLS settings included, when the test sets them).
+  const connection = await Connection.connect(
+    temporalConnectOptions(temporalConnectionSettings(serviceEnv)),
+  );
   const temporal = new Client({ connection, namespace: options.namespace ?? 'default' });
   const registry = new ProviderRegistry(providerConfigsFromEnv(serviceEnv), serviceEnv);
 
   let workerProcess: GuardedProcess | undefined;
   const workerDeps = {
     temporal,
-    temporalAddress,
     pool: database.pool,
     providers: registry,
     logger,

@@ -4,6 +4,7 @@ import { workerConfig } from '../../src/config';
 import type { Pool } from '../../src/db/pool';
 import type { Logger } from '../../src/logger';
 import type { ProviderRegistry } from '../../src/providers/registry';
+import { temporalConnectionSettings, temporalConnectOptions } from '../../src/temporalConnection';
 import { createJobWorkers, workerSettings } from '../../src/worker';
 import { harness } from '../harness';
 
@@ -22,7 +23,6 @@ export function quietTemporalRuntime(): void {
 /** What a worker in the test process runs with: a stack's database, providers and settings. */
 export interface InProcessWorkerDeps {
   temporal: Client;
-  temporalAddress: string;
   pool: Pool;
   providers: ProviderRegistry;
   logger: Logger;
@@ -36,7 +36,9 @@ export async function startInProcessWorker(
   queue: string,
 ): Promise<{ stop(): Promise<void> }> {
   const info = harness();
-  const nativeConnection = await NativeConnection.connect({ address: deps.temporalAddress });
+  const nativeConnection = await NativeConnection.connect(
+    temporalConnectOptions(temporalConnectionSettings(deps.serviceEnv)),
+  );
   const worker = await createJobWorkers({
     temporal: deps.temporal,
     connection: nativeConnection,
