@@ -136,3 +136,28 @@ export async function isPortFree(port: number, host = '127.0.0.1'): Promise<bool
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** Waits until `url` answers 2xx, or fails once the process behind it has exited. */
+export async function waitForHttp(
+  url: string,
+  timeoutMs: number,
+  exited: Promise<unknown>,
+): Promise<void> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && !gone) {
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+      if (response.ok) return;
+    } catch {
+      // not up yet
+    }
+    await sleep(200);
+  }
+  throw new Error(
+    gone
+      ? `${url}: the process exited before it answered`
+      : `${url} did not answer within ${timeoutMs} ms`,
+  );
+}

@@ -7,7 +7,7 @@ import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
-import { isPortFree, sleep, spawnNodeScript, type GuardedProcess } from './processes';
+import { isPortFree, spawnNodeScript, waitForHttp, type GuardedProcess } from './processes';
 import { obtainTemporalCli } from './temporalCli';
 import { clusterPortsFor, startTemporalCluster } from './temporalCluster';
 import { obtainTemporalClusterBinaries, TEMPORAL_SERVER_VERSION } from './temporalClusterBinaries';
@@ -21,30 +21,6 @@ import { startTemporalDevServer, type DevServer } from './temporalServer';
  */
 const ROOT = path.resolve(__dirname, '..', '..');
 const log = (line: string): void => console.log(`[onejob] ${line}`);
-
-async function waitForHttp(
-  url: string,
-  timeoutMs: number,
-  exited: Promise<unknown>,
-): Promise<void> {
-  let gone = false;
-  void exited.then(() => (gone = true));
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline && !gone) {
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
-      if (response.ok) return;
-    } catch {
-      // not up yet
-    }
-    await sleep(200);
-  }
-  throw new Error(
-    gone
-      ? `${url}: the process exited before it answered`
-      : `${url} did not answer within ${timeoutMs} ms`,
-  );
-}
 
 /** Waits for a child's `{ [key]: true }` IPC message. */
 async function waitForMessage(

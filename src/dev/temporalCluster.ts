@@ -5,7 +5,14 @@ import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'nod
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ensureSearchAttributes } from '../temporalSetup';
-import { freePort, isPortFree, sleep, spawnGuarded, type GuardedProcess } from './processes';
+import {
+  freePort,
+  isPortFree,
+  sleep,
+  spawnGuarded,
+  waitForHttp,
+  type GuardedProcess,
+} from './processes';
 import type { TemporalClusterBinaries } from './temporalClusterBinaries';
 import { logTail, waitForTemporal, type DevServer } from './temporalServer';
 
@@ -306,23 +313,6 @@ async function registerNamespace(
   }
 }
 
-async function waitForHttp(url: string, timeoutMs: number, exited: Promise<unknown>) {
-  let gone = false;
-  void exited.then(() => (gone = true));
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline && !gone) {
-    const ok = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (ok) return;
-    await sleep(250);
-  }
-  throw new Error(
-    gone ? `${url}: the UI server exited` : `${url} did not answer in ${timeoutMs} ms`,
-  );
-}
-
 export interface TemporalCluster extends DevServer {
   ports: ClusterPorts;
   databaseName: string;
@@ -360,7 +350,13 @@ export async function startTemporalCluster(options: ClusterOptions): Promise<Tem
     await server.stop();
   };
   try {
-    await waitForFrontend(address, timeoutMs, server.exited, options.tls);
+    // The frontend answers before any namespace exists.
+    await waitForTemporal(address, {
+      timeoutMs,
+      exited: server.exited,
+      connect: clusterConnectOptions(address, options.tls),
+      probe: (connection) => connection.workflowService.getSystemInfo({}),
+    });
     await registerNamespace(address, timeoutMs, options.tls);
     await waitForTemporal(address, {
       timeoutMs,
@@ -396,40 +392,6 @@ export async function startTemporalCluster(options: ClusterOptions): Promise<Tem
     ports: options.ports,
     databaseName: options.databaseName,
   };
-}
-
-/** The frontend answers gRPC (before any namespace exists). */
-async function waitForFrontend(
-  address: string,
-  timeoutMs: number,
-  exited: Promise<unknown>,
-  tls?: ClusterTls,
-) {
-  let gone = false;
-  void exited.then(() => (gone = true));
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline && !gone) {
-    let connection: Connection | undefined;
-    try {
-      connection = await Connection.connect({
-        ...clusterConnectOptions(address, tls),
-        connectTimeout: 1_000,
-      });
-      await connection.workflowService.getSystemInfo({});
-      return;
-    } catch (error) {
-      lastError = error;
-      await sleep(250);
-    } finally {
-      await connection?.close().catch(() => undefined);
-    }
-  }
-  throw new Error(
-    gone
-      ? 'the Temporal server exited before it was ready'
-      : `the Temporal server at ${address} did not answer in ${timeoutMs} ms: ${(lastError as Error)?.message}`,
-  );
 }
 
 /** Reads the ports a state folder's cluster used before, so a restart keeps its membership. */

@@ -45,11 +45,23 @@ export function logTail(file: string, lines = 20): string {
   }
 }
 
-/** Waits until the frontend answers and the default namespace is usable; never a fixed sleep. */
+/**
+ * Waits until the frontend answers `probe` (by default: the default namespace is usable); never
+ * a fixed sleep, and no longer than the server process lives.
+ */
 export async function waitForTemporal(
   address: string,
-  options: { timeoutMs: number; exited?: Promise<unknown>; connect?: ConnectionOptions },
+  options: {
+    timeoutMs: number;
+    exited?: Promise<unknown>;
+    connect?: ConnectionOptions;
+    probe?: (connection: Connection) => Promise<unknown>;
+  },
 ): Promise<void> {
+  const probe =
+    options.probe ??
+    ((connection: Connection) =>
+      connection.workflowService.describeNamespace({ namespace: 'default' }));
   const deadline = Date.now() + options.timeoutMs;
   let exited = false;
   void options.exited?.then(() => (exited = true));
@@ -62,7 +74,7 @@ export async function waitForTemporal(
         ...options.connect,
         connectTimeout: 1_000,
       });
-      await connection.workflowService.describeNamespace({ namespace: 'default' });
+      await probe(connection);
       return;
     } catch (error) {
       lastError = error;
