@@ -2,17 +2,17 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { apiConfig, serviceConfig } from '../src/config';
+import { SCHEMA_SCRIPT } from '../src/dev/temporalCluster';
+import {
+  TEMPORAL_SERVER_VERSION,
+  TEMPORAL_UI_SERVER_VERSION,
+} from '../src/dev/temporalClusterBinaries';
 import {
   clusterServerConfig,
   DYNAMIC_CONFIG,
   HISTORY_SHARDS,
   pickClusterPorts,
-  SCHEMA_SCRIPT,
-} from '../src/dev/temporalCluster';
-import {
-  TEMPORAL_SERVER_VERSION,
-  TEMPORAL_UI_SERVER_VERSION,
-} from '../src/dev/temporalClusterBinaries';
+} from '../src/dev/temporalClusterConfig';
 import { MAX_WORKFLOW_ID_LENGTH } from '../src/domain/workflowId';
 import { ROOT } from './harness';
 
@@ -155,13 +155,7 @@ describe('docker-compose.yml and cluster mode run the same production engine', (
     expect(Number(temporal.environment!.NUM_HISTORY_SHARDS)).toBe(HISTORY_SHARDS);
     const generated = parse(
       clusterServerConfig(
-        {
-          binaries: { server: '', sqlTool: '', postgresSchemaDir: '', sources: [] },
-          adminDatabaseUrl: 'postgres://u:p@h:5432/postgres',
-          databaseName: 'temporal',
-          dir: '/tmp',
-          ports: await pickClusterPorts(),
-        },
+        { databaseName: 'temporal', ports: await pickClusterPorts() },
         { host: 'h', port: 5432, user: 'u', password: 'p' },
       ),
     ) as {

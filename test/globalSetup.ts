@@ -5,8 +5,9 @@ import { CHROMIUM, NGINX, obtainDebianProgram } from '../src/dev/debianPackages'
 import { resolveDatabase, type ResolvedDatabase } from '../src/dev/postgres';
 import { freePort } from '../src/dev/processes';
 import { obtainTemporalCli } from '../src/dev/temporalCli';
-import { pickClusterPorts, startTemporalCluster } from '../src/dev/temporalCluster';
+import { startTemporalCluster } from '../src/dev/temporalCluster';
 import { obtainTemporalClusterBinaries } from '../src/dev/temporalClusterBinaries';
+import { pickClusterPorts } from '../src/dev/temporalClusterConfig';
 import { temporalEngineKind } from '../src/dev/temporalEngine';
 import { startTemporalDevServerOnFreePorts, type DevServer } from '../src/dev/temporalServer';
 import { dropStaleTestDatabases, publishHarness, ROOT, TEST_OUTPUT } from './harness';

@@ -2,12 +2,8 @@ import { Connection } from '@temporalio/client';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  pickClusterPorts,
-  startTemporalCluster,
-  type ClusterTls,
-  type TemporalCluster,
-} from '../src/dev/temporalCluster';
+import { startTemporalCluster, type TemporalCluster } from '../src/dev/temporalCluster';
+import { pickClusterPorts, type ClusterTls } from '../src/dev/temporalClusterConfig';
 import { dropClusterDatabases, harness, TEST_OUTPUT } from './harness';
 import { uniqueName } from './support/database';
 import { createJob, untilJob } from './support/jobs';

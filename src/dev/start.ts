@@ -9,8 +9,9 @@ import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry'
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
 import { isPortFree, spawnNodeScript, waitForHttp, type GuardedProcess } from './processes';
 import { obtainTemporalCli } from './temporalCli';
-import { clusterPortsFor, startTemporalCluster } from './temporalCluster';
+import { startTemporalCluster } from './temporalCluster';
 import { obtainTemporalClusterBinaries, TEMPORAL_SERVER_VERSION } from './temporalClusterBinaries';
+import { clusterPortsFor } from './temporalClusterConfig';
 import { temporalEngineKind } from './temporalEngine';
 import { startTemporalDevServer, type DevServer } from './temporalServer';
 

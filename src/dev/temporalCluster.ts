@@ -1,19 +1,23 @@
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { execFile } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ensureSearchAttributes } from '../temporalSetup';
-import {
-  freePort,
-  isPortFree,
-  sleep,
-  spawnGuarded,
-  waitForHttp,
-  type GuardedProcess,
-} from './processes';
+import { sleep, spawnGuarded, waitForHttp, type GuardedProcess } from './processes';
 import type { TemporalClusterBinaries } from './temporalClusterBinaries';
+import {
+  CLUSTER_NAMESPACE,
+  clusterConnectOptions,
+  clusterServerConfig,
+  postgresEndpoint,
+  uiConfig,
+  type ClusterLayout,
+  type ClusterPorts,
+  type ClusterTls,
+  type PostgresEndpoint,
+} from './temporalClusterConfig';
 import { logTail, waitForTemporal, type DevServer } from './temporalServer';
 
 /**
@@ -24,101 +28,20 @@ import { logTail, waitForTemporal, type DevServer } from './temporalServer';
  */
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
-/** Shared with docker-compose.yml: the same schema steps and dynamic configuration. */
+/** Shared with docker-compose.yml: the same schema steps. */
 export const SCHEMA_SCRIPT = path.join(REPO_ROOT, 'deploy', 'temporal', 'setup-postgres-schema.sh');
-export const DYNAMIC_CONFIG = path.join(REPO_ROOT, 'deploy', 'temporal', 'dynamicconfig.yaml');
-/** Fixed when the databases are created; docker-compose's server uses the same. */
-export const HISTORY_SHARDS = 4;
-const NAMESPACE = 'default';
 const RETENTION_MS = 3 * 24 * 3600 * 1000;
 
-export interface ClusterPorts {
-  frontend: number;
-  frontendHttp: number;
-  frontendMembership: number;
-  history: number;
-  historyMembership: number;
-  matching: number;
-  matchingMembership: number;
-  worker: number;
-  workerMembership: number;
-}
-
-/** Free ports for every service but the frontend, whose port the caller chooses. */
-export async function pickClusterPorts(frontend?: number): Promise<ClusterPorts> {
-  return {
-    frontend: frontend ?? (await freePort()),
-    frontendHttp: await freePort(),
-    frontendMembership: await freePort(),
-    history: await freePort(),
-    historyMembership: await freePort(),
-    matching: await freePort(),
-    matchingMembership: await freePort(),
-    worker: await freePort(),
-    workerMembership: await freePort(),
-  };
-}
-
-export interface ClusterOptions {
+export interface ClusterOptions extends ClusterLayout {
   binaries: TemporalClusterBinaries;
   /** A PostgreSQL server where we may create databases. */
   adminDatabaseUrl: string;
-  /** The history database; visibility lives in `<name>_visibility`. */
-  databaseName: string;
   /** Holds the generated configuration and the logs. */
   dir: string;
-  ports: ClusterPorts;
   /** Web UI port; undefined (or no UI server binary) runs without one. */
   uiPort?: number;
-  /** Serve the frontend over mutual TLS (then the Web UI is not started). */
-  tls?: ClusterTls;
   readyTimeoutMs?: number;
   log?: (line: string) => void;
-}
-
-/** PEM files for a frontend that requires client certificates signed by `caFile`. */
-export interface ClusterTls {
-  caFile: string;
-  serverCertFile: string;
-  serverKeyFile: string;
-  /** What the server's own system workers (and our readiness checks) present. */
-  clientCertFile: string;
-  clientKeyFile: string;
-  /** The name in the server certificate. */
-  serverName: string;
-}
-
-/** How a client of ours connects to the cluster: plain, or with the cluster's client pair. */
-export function clusterConnectOptions(address: string, tls?: ClusterTls) {
-  if (!tls) return { address };
-  return {
-    address,
-    tls: {
-      serverRootCACertificate: readFileSync(tls.caFile),
-      clientCertPair: {
-        crt: readFileSync(tls.clientCertFile),
-        key: readFileSync(tls.clientKeyFile),
-      },
-      serverNameOverride: tls.serverName,
-    },
-  };
-}
-
-export interface PostgresEndpoint {
-  host: string;
-  port: number;
-  user: string;
-  password: string;
-}
-
-export function postgresEndpoint(url: string): PostgresEndpoint {
-  const parsed = new URL(url);
-  return {
-    host: parsed.hostname || '127.0.0.1',
-    port: Number(parsed.port || 5432),
-    user: decodeURIComponent(parsed.username || 'postgres'),
-    password: decodeURIComponent(parsed.password),
-  };
 }
 
 /** Runs the shared schema script (create the databases, then apply every schema version). */
@@ -149,123 +72,6 @@ export async function setUpClusterSchema(
   }
 }
 
-/** The server's static configuration, in the shape of the server's own sample configs. */
-export function clusterServerConfig(options: ClusterOptions, database: PostgresEndpoint): string {
-  const { ports } = options;
-  const store = (name: string, maxConns: number): string =>
-    [
-      `      sql:`,
-      `        pluginName: postgres12`,
-      `        databaseName: ${JSON.stringify(name)}`,
-      `        connectAddr: ${JSON.stringify(`${database.host}:${database.port}`)}`,
-      `        connectProtocol: tcp`,
-      `        user: ${JSON.stringify(database.user)}`,
-      `        password: ${JSON.stringify(database.password)}`,
-      `        maxConns: ${maxConns}`,
-      `        maxIdleConns: ${maxConns}`,
-      `        maxConnLifetime: 1h`,
-    ].join('\n');
-  const service = (grpc: number, membership: number, http?: number): string =>
-    [
-      `    rpc:`,
-      `      grpcPort: ${grpc}`,
-      `      membershipPort: ${membership}`,
-      `      bindOnLocalHost: true`,
-      ...(http ? [`      httpPort: ${http}`] : []),
-    ].join('\n');
-  return `# Generated by onejob (src/dev/temporalCluster.ts) at each start; edits are overwritten.
-log:
-  stdout: true
-  level: warn
-persistence:
-  defaultStore: history
-  visibilityStore: visibility
-  numHistoryShards: ${HISTORY_SHARDS}
-  datastores:
-    history:
-${store(options.databaseName, 20)}
-    visibility:
-${store(`${options.databaseName}_visibility`, 4)}
-global:
-  membership:
-    maxJoinDuration: 30s
-    broadcastAddress: 127.0.0.1
-${options.tls ? tlsConfig(options.tls) : ''}services:
-  frontend:
-${service(ports.frontend, ports.frontendMembership, ports.frontendHttp)}
-  history:
-${service(ports.history, ports.historyMembership)}
-  matching:
-${service(ports.matching, ports.matchingMembership)}
-  worker:
-${service(ports.worker, ports.workerMembership)}
-clusterMetadata:
-  enableGlobalNamespace: false
-  failoverVersionIncrement: 10
-  masterClusterName: active
-  currentClusterName: active
-  clusterInformation:
-    active:
-      enabled: true
-      initialFailoverVersion: 1
-      rpcName: frontend
-      rpcAddress: 127.0.0.1:${ports.frontend}
-dcRedirectionPolicy:
-  policy: noop
-archival:
-  history:
-    state: disabled
-  visibility:
-    state: disabled
-namespaceDefaults:
-  archival:
-    history:
-      state: disabled
-    visibility:
-      state: disabled
-dynamicConfigClient:
-  filepath: ${JSON.stringify(DYNAMIC_CONFIG)}
-  pollInterval: 10s
-`;
-}
-
-/** The frontend requires client certificates; the server's own system workers present one. */
-function tlsConfig(tls: ClusterTls): string {
-  const client = [
-    `        serverName: ${JSON.stringify(tls.serverName)}`,
-    `        rootCaFiles: [${JSON.stringify(tls.caFile)}]`,
-  ].join('\n');
-  return `  tls:
-    frontend:
-      server:
-        certFile: ${JSON.stringify(tls.serverCertFile)}
-        keyFile: ${JSON.stringify(tls.serverKeyFile)}
-        requireClientAuth: true
-        clientCaFiles: [${JSON.stringify(tls.caFile)}]
-      client:
-${client}
-    systemWorker:
-      certFile: ${JSON.stringify(tls.clientCertFile)}
-      keyFile: ${JSON.stringify(tls.clientKeyFile)}
-      client:
-${client}
-`;
-}
-
-function uiConfig(frontend: number, uiPort: number): string {
-  return `# Generated by onejob (src/dev/temporalCluster.ts) at each start; edits are overwritten.
-temporalGrpcAddress: 127.0.0.1:${frontend}
-host: 127.0.0.1
-port: ${uiPort}
-enableUi: true
-defaultNamespace: ${NAMESPACE}
-notifyOnNewVersion: false
-cors:
-  allowOrigins:
-    - http://127.0.0.1:${uiPort}
-`;
-}
-
 const grpcCode = (error: unknown): number | undefined => (error as { code?: number })?.code;
 const GRPC_ALREADY_EXISTS = 6;
 
@@ -283,7 +89,7 @@ async function registerNamespace(
   try {
     await connection.workflowService
       .registerNamespace({
-        namespace: NAMESPACE,
+        namespace: CLUSTER_NAMESPACE,
         workflowExecutionRetentionPeriod: msToTs(RETENTION_MS),
       })
       .catch((error: unknown) => {
@@ -293,9 +99,9 @@ async function registerNamespace(
     while (Date.now() < deadline) {
       try {
         // The namespace reaches the frontend's cache within moments (system.namespaceCacheRefreshInterval).
-        await ensureSearchAttributes(connection, NAMESPACE);
+        await ensureSearchAttributes(connection, CLUSTER_NAMESPACE);
         await connection.workflowService.listWorkflowExecutions({
-          namespace: NAMESPACE,
+          namespace: CLUSTER_NAMESPACE,
           pageSize: 1,
           query: 'JobOwner = "readiness-check"',
         });
@@ -306,7 +112,7 @@ async function registerNamespace(
       }
     }
     throw new Error(
-      `namespace ${NAMESPACE} not usable after ${timeoutMs} ms: ${(lastError as Error)?.message}`,
+      `namespace ${CLUSTER_NAMESPACE} not usable after ${timeoutMs} ms: ${(lastError as Error)?.message}`,
     );
   } finally {
     await connection.close();
@@ -392,24 +198,4 @@ export async function startTemporalCluster(options: ClusterOptions): Promise<Tem
     ports: options.ports,
     databaseName: options.databaseName,
   };
-}
-
-/** Reads the ports a state folder's cluster used before, so a restart keeps its membership. */
-export async function clusterPortsFor(dir: string, frontend: number): Promise<ClusterPorts> {
-  const file = path.join(dir, 'ports.json');
-  try {
-    const saved = JSON.parse(readFileSync(file, 'utf8')) as ClusterPorts;
-    const othersFree = await Promise.all(
-      Object.entries(saved)
-        .filter(([name]) => name !== 'frontend')
-        .map(([, port]) => isPortFree(port)),
-    );
-    if (saved.frontend === frontend && othersFree.every(Boolean)) return saved;
-  } catch {
-    // first start in this folder
-  }
-  const ports = await pickClusterPorts(frontend);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(file, JSON.stringify(ports, null, 2));
-  return ports;
 }

@@ -2,11 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../src/dev/processes';
-import {
-  pickClusterPorts,
-  startTemporalCluster,
-  type ClusterOptions,
-} from '../../src/dev/temporalCluster';
+import { startTemporalCluster, type ClusterOptions } from '../../src/dev/temporalCluster';
+import { pickClusterPorts } from '../../src/dev/temporalClusterConfig';
 import { startTemporalDevServer, type DevServer } from '../../src/dev/temporalServer';
 import { dropClusterDatabases, harness, TEST_OUTPUT } from '../harness';
 import { uniqueName } from './database';
