@@ -1,8 +1,11 @@
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
+import { WorkflowStartRefusedError } from '../src/service/errors';
+import { createJob } from '../src/service/jobs';
 import { ensureSearchAttributes } from '../src/temporalSetup';
 import { harness } from './harness';
 import { uniqueName } from './support/database';
+import { TEST_OWNER } from './support/identities';
 import { eventually } from './support/polling';
 import { startTestStack, type TestStack } from './support/stack';
 
@@ -67,4 +70,28 @@ test('a workflow the engine refuses to start is a 503 that a retry heals, never 
   expect(job.id).toBe(problem.jobId);
   const done = await stack.request('GET', `/v1/jobs/${job.id}?wait=30`);
   expect(((await done.json()) as { status: string }).status).toBe('succeeded');
+});
+
+test('a namespace that does not exist is a refusal with its name, and the job row is kept for the retry', async () => {
+  const missing = uniqueName('onejob-missing');
+  const request = {
+    ownerId: TEST_OWNER,
+    idempotencyKey: 'missing-namespace',
+    type: 'summarize',
+    input: { text: 'Nowhere to run. Kept for later.' },
+  };
+  const deps = {
+    pool: stack.pool,
+    temporal: new Client({ connection, namespace: missing }),
+    taskQueue: stack.taskQueue,
+    providers: stack.registry,
+  };
+  const refusal = await createJob(deps, request).catch((error: unknown) => error);
+  expect(refusal).toBeInstanceOf(WorkflowStartRefusedError);
+  expect((refusal as WorkflowStartRefusedError).reason).toContain(missing);
+  const { rows } = await stack.pool.query(
+    'SELECT admitted_at FROM jobs WHERE idempotency_key = $1',
+    ['missing-namespace'],
+  );
+  expect(rows).toEqual([{ admitted_at: null }]);
 });

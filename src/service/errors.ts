@@ -1,4 +1,5 @@
 import { isGrpcServiceError, ServiceError as TemporalServiceError } from '@temporalio/client';
+import { NamespaceNotFoundError } from '@temporalio/common';
 import type { ProblemType } from '../api/problems';
 import type { JobRecord } from '../db/jobs';
 import { KEY_REUSE_MESSAGE } from '../domain/failures';
@@ -32,6 +33,8 @@ const GRPC_REFUSALS = new Set([3, 5, 7, 9, 16]);
 /** The engine's reason when an error is Temporal refusing the request; else undefined. */
 export function temporalRefusalReason(error: unknown): string | undefined {
   for (let current = error, depth = 0; current && depth < 5; depth++) {
+    // The client turns NOT_FOUND for a namespace into an error type of its own.
+    if (current instanceof NamespaceNotFoundError) return current.message;
     if (isGrpcServiceError(current) && GRPC_REFUSALS.has(current.code)) return current.details;
     current =
       current instanceof TemporalServiceError
