@@ -68,7 +68,12 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
             .describe(`${IDEMPOTENCY_KEY_RULE}, chosen by the client per intent`),
         }),
         body: createJobBody,
-        response: { 201: jobResourceSchema, 200: jobResourceSchema, '4xx': problemSchema },
+        response: {
+          201: jobResourceSchema,
+          200: jobResourceSchema,
+          '4xx': problemSchema,
+          '5xx': problemSchema,
+        },
       },
     },
     async (request, reply) => {
