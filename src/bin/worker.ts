@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     )
       .then(
         (report) =>
-          report.started + report.restarted + report.needOperator > 0 &&
+          report.started + report.restarted + report.needOperator + report.refused > 0 &&
           logger.info(report, 'sweep done'),
       )
       .catch((error: unknown) => logger.error({ err: error }, 'sweep failed'));

@@ -2,6 +2,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { findOpenJobs, type JobPageCursor } from '../db/jobLists';
 import { addJobNote, type JobRecord } from '../db/jobs';
 import type { Logger } from '../logger';
+import { temporalRefusalReason } from './errors';
 import type { jobWorkflow } from '../workflows';
 import { ensureJobWorkflow, startOptionsOf, type JobServiceDeps } from './jobs';
 
@@ -18,6 +19,8 @@ export interface SweepReport {
   restarted: number;
   /** Open jobs whose workflow closed too often: left for an operator. */
   needOperator: number;
+  /** Open jobs whose workflow Temporal refuses to start (logged; tried again next sweep). */
+  refused: number;
 }
 
 /** A job whose workflow keeps closing while it is open needs a human, not another run. */
@@ -71,9 +74,21 @@ export async function sweepJobs(
   options: SweepOptions,
   logger?: Logger,
 ): Promise<SweepReport> {
-  const report: SweepReport = { started: 0, restarted: 0, needOperator: 0 };
+  const report: SweepReport = { started: 0, restarted: 0, needOperator: 0, refused: 0 };
   await forEachOpenJob(deps, { ...options, admitted: false }, async (job) => {
-    await ensureJobWorkflow(deps, job);
+    try {
+      await ensureJobWorkflow(deps, job);
+    } catch (error) {
+      // One job the engine will not start must not keep the sweeper from the ones after it.
+      const reason = temporalRefusalReason(error);
+      if (reason === undefined) throw error;
+      report.refused += 1;
+      logger?.error(
+        { jobId: job.id, workflowId: job.workflowId, engineReason: reason },
+        'Temporal refused to start a job workflow; an operator must fix the engine or the job',
+      );
+      return;
+    }
     report.started += 1;
     logger?.info({ jobId: job.id, workflowId: job.workflowId }, 'sweeper started a workflow');
   });
