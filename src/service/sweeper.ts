@@ -2,8 +2,8 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { findOpenJobs, type JobPageCursor } from '../db/jobLists';
 import { addJobNote, type JobRecord } from '../db/jobs';
 import type { Logger } from '../logger';
-import { temporalRefusalReason } from './errors';
 import type { jobWorkflow } from '../workflows';
+import { temporalRefusalReason } from './errors';
 import { ensureJobWorkflow, startOptionsOf, type JobServiceDeps } from './jobs';
 
 export interface SweepOptions {
