@@ -5,7 +5,7 @@ import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ensureSearchAttributes } from '../temporalSetup';
-import { sleep, spawnGuarded, waitForHttp, type GuardedProcess } from './processes';
+import { spawnGuarded, waitForHttp, type GuardedProcess } from './processes';
 import type { TemporalClusterBinaries } from './temporalClusterBinaries';
 import {
   CLUSTER_NAMESPACE,
@@ -15,7 +15,6 @@ import {
   uiConfig,
   type ClusterLayout,
   type ClusterPorts,
-  type ClusterTls,
   type PostgresEndpoint,
 } from './temporalClusterConfig';
 import { logTail, waitForTemporal, type DevServer } from './temporalServer';
@@ -31,6 +30,8 @@ const REPO_ROOT = path.resolve(__dirname, '..', '..');
 /** Shared with docker-compose.yml: the same schema steps. */
 export const SCHEMA_SCRIPT = path.join(REPO_ROOT, 'deploy', 'temporal', 'setup-postgres-schema.sh');
 const RETENTION_MS = 3 * 24 * 3600 * 1000;
+const GRPC_ALREADY_EXISTS = 6;
+const grpcCode = (error: unknown): number | undefined => (error as { code?: number })?.code;
 
 export interface ClusterOptions extends ClusterLayout {
   binaries: TemporalClusterBinaries;
@@ -72,51 +73,26 @@ export async function setUpClusterSchema(
   }
 }
 
-const grpcCode = (error: unknown): number | undefined => (error as { code?: number })?.code;
-const GRPC_ALREADY_EXISTS = 6;
-
-/** The `default` namespace and our search attributes, then a query that uses them. */
-async function registerNamespace(
-  address: string,
-  timeoutMs: number,
-  tls?: ClusterTls,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  const connection = await Connection.connect({
-    ...clusterConnectOptions(address, tls),
-    connectTimeout: 5_000,
+/**
+ * The readiness probe of a new cluster: registers the `default` namespace and our search
+ * attributes (each step does nothing when already done), then runs a visibility query on them,
+ * which answers only once the frontend's namespace cache has the namespace.
+ */
+async function namespaceReady(connection: Connection): Promise<void> {
+  await connection.workflowService
+    .registerNamespace({
+      namespace: CLUSTER_NAMESPACE,
+      workflowExecutionRetentionPeriod: msToTs(RETENTION_MS),
+    })
+    .catch((error: unknown) => {
+      if (grpcCode(error) !== GRPC_ALREADY_EXISTS) throw error;
+    });
+  await ensureSearchAttributes(connection, CLUSTER_NAMESPACE);
+  await connection.workflowService.listWorkflowExecutions({
+    namespace: CLUSTER_NAMESPACE,
+    pageSize: 1,
+    query: 'JobOwner = "readiness-check"',
   });
-  try {
-    await connection.workflowService
-      .registerNamespace({
-        namespace: CLUSTER_NAMESPACE,
-        workflowExecutionRetentionPeriod: msToTs(RETENTION_MS),
-      })
-      .catch((error: unknown) => {
-        if (grpcCode(error) !== GRPC_ALREADY_EXISTS) throw error;
-      });
-    let lastError: unknown;
-    while (Date.now() < deadline) {
-      try {
-        // The namespace reaches the frontend's cache within moments (system.namespaceCacheRefreshInterval).
-        await ensureSearchAttributes(connection, CLUSTER_NAMESPACE);
-        await connection.workflowService.listWorkflowExecutions({
-          namespace: CLUSTER_NAMESPACE,
-          pageSize: 1,
-          query: 'JobOwner = "readiness-check"',
-        });
-        return;
-      } catch (error) {
-        lastError = error;
-        await sleep(250);
-      }
-    }
-    throw new Error(
-      `namespace ${CLUSTER_NAMESPACE} not usable after ${timeoutMs} ms: ${(lastError as Error)?.message}`,
-    );
-  } finally {
-    await connection.close();
-  }
 }
 
 export interface TemporalCluster extends DevServer {
@@ -156,18 +132,11 @@ export async function startTemporalCluster(options: ClusterOptions): Promise<Tem
     await server.stop();
   };
   try {
-    // The frontend answers before any namespace exists.
     await waitForTemporal(address, {
       timeoutMs,
       exited: server.exited,
       connect: clusterConnectOptions(address, options.tls),
-      probe: (connection) => connection.workflowService.getSystemInfo({}),
-    });
-    await registerNamespace(address, timeoutMs, options.tls);
-    await waitForTemporal(address, {
-      timeoutMs,
-      exited: server.exited,
-      connect: clusterConnectOptions(address, options.tls),
+      probe: namespaceReady,
     });
     if (options.uiPort !== undefined && options.binaries.uiServer && !options.tls) {
       const uiDir = path.join(options.dir, 'ui');
