@@ -1,4 +1,5 @@
-import { isGrpcServiceError, ServiceError as TemporalServiceError } from '@temporalio/client';
+import { isGrpcServiceError } from '@temporalio/client';
+import { causeChain } from '../service/errors';
 
 // Network errors on the way to a dependency: it is down or unreachable, not our request wrong.
 const NETWORK_CODES = new Set([
@@ -19,7 +20,7 @@ const GRPC_NOT_NOW = new Set([14, 4, 8]);
  * (answered with 503 and Retry-After, never as if the job did not exist).
  */
 export function isDependencyUnavailable(error: unknown): boolean {
-  for (let current = error, depth = 0; current && depth < 5; depth++) {
+  for (const current of causeChain(error)) {
     const { code, message } = current as { code?: unknown; message?: unknown };
     if (typeof code === 'string') {
       if (NETWORK_CODES.has(code)) return true;
@@ -33,10 +34,6 @@ export function isDependencyUnavailable(error: unknown): boolean {
     )
       return true;
     if (isGrpcServiceError(current) && GRPC_NOT_NOW.has(current.code)) return true;
-    current =
-      current instanceof TemporalServiceError
-        ? current.cause
-        : (current as { cause?: unknown }).cause;
   }
   return false;
 }

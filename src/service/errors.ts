@@ -1,4 +1,4 @@
-import { isGrpcServiceError, ServiceError as TemporalServiceError } from '@temporalio/client';
+import { isGrpcServiceError } from '@temporalio/client';
 import { NamespaceNotFoundError } from '@temporalio/common';
 import type { ProblemType } from '../api/problems';
 import type { JobRecord } from '../db/jobs';
@@ -30,16 +30,20 @@ export class IdempotencyKeyReuseError extends ServiceError {
  */
 const GRPC_REFUSALS = new Set([3, 5, 7, 9, 16]);
 
+/** An error and the errors it wraps (`cause`), outermost first, a few levels deep at most. */
+export function* causeChain(error: unknown, depth = 5): Generator<unknown> {
+  for (let current = error, level = 0; current && level < depth; level++) {
+    yield current;
+    current = (current as { cause?: unknown }).cause;
+  }
+}
+
 /** The engine's reason when an error is Temporal refusing the request; else undefined. */
 export function temporalRefusalReason(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current && depth < 5; depth++) {
+  for (const current of causeChain(error)) {
     // The client turns NOT_FOUND for a namespace into an error type of its own.
     if (current instanceof NamespaceNotFoundError) return current.message;
     if (isGrpcServiceError(current) && GRPC_REFUSALS.has(current.code)) return current.details;
-    current =
-      current instanceof TemporalServiceError
-        ? current.cause
-        : (current as { cause?: unknown }).cause;
   }
   return undefined;
 }
