@@ -19,17 +19,21 @@ interface Job {
   completedBy: string | null;
 }
 
+/** POSTs a hedged summary over `providers`. */
+function postHedgedSummary(
+  stack: TestStack,
+  key: string,
+  providers = ['primary', 'fallback'],
+): Promise<Response> {
+  return stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': key },
+    body: { type: 'summarize', input: { text: TEXT }, providers, mode: 'hedged' },
+  });
+}
+
 /** Creates a hedged summary over primary and fallback; returns its id. */
 async function createHedgedJob(stack: TestStack, key: string): Promise<string> {
-  const created = await stack.request('POST', '/v1/jobs', {
-    headers: { 'idempotency-key': key },
-    body: {
-      type: 'summarize',
-      input: { text: TEXT },
-      providers: ['primary', 'fallback'],
-      mode: 'hedged',
-    },
-  });
+  const created = await postHedgedSummary(stack, key);
   expect(created.status).toBe(201);
   return ((await created.json()) as Job).id;
 }
@@ -140,15 +144,10 @@ describe('reverse-order finish', () => {
   });
 
   test('hedged mode is refused when a provider in the plan has side effects, though the job type has none; nothing is written', async () => {
-    const response = await stack.request('POST', '/v1/jobs', {
-      headers: { 'idempotency-key': 'hedged-provider-with-effects' },
-      body: {
-        type: 'summarize',
-        input: { text: TEXT },
-        providers: ['primary', 'fallback-with-effects'],
-        mode: 'hedged',
-      },
-    });
+    const response = await postHedgedSummary(stack, 'hedged-provider-with-effects', [
+      'primary',
+      'fallback-with-effects',
+    ]);
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({
       type: '/problems/hedging-not-allowed',
@@ -160,15 +159,7 @@ describe('reverse-order finish', () => {
     ]);
     expect(rows).toEqual([]);
     // The same plan without that provider may be hedged.
-    const allowed = await stack.request('POST', '/v1/jobs', {
-      headers: { 'idempotency-key': 'hedged-provider-without-effects' },
-      body: {
-        type: 'summarize',
-        input: { text: TEXT },
-        providers: ['primary', 'fallback'],
-        mode: 'hedged',
-      },
-    });
+    const allowed = await postHedgedSummary(stack, 'hedged-provider-without-effects');
     expect(allowed.status).toBe(201);
   });
 });

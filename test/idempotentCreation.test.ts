@@ -45,6 +45,13 @@ function post(key: string | undefined, body: unknown, token?: string): Promise<R
   });
 }
 
+/** The job once it has ended, or as it is after 30 s. */
+async function waitedJob(id: string, token?: string): Promise<JobBody> {
+  return (await (
+    await stack.request('GET', `/v1/jobs/${id}?wait=30`, { token })
+  ).json()) as JobBody;
+}
+
 async function jobCount(): Promise<number> {
   const { rows } = await stack.pool.query('SELECT count(*)::int AS n FROM jobs');
   return rows[0].n;
@@ -69,7 +76,7 @@ async function expectDoubleClickIsOneJob(copies: number, key: string): Promise<v
     [TEST_OWNER, key],
   );
   expect(rows[0].n).toBe(1);
-  const done = (await (await stack.request('GET', `/v1/jobs/${jobId}?wait=30`)).json()) as JobBody;
+  const done = await waitedJob(jobId);
   expect(done.status).toBe('succeeded');
   expect(await runsOfWorkflow(stack, jobWorkflowId(TEST_OWNER, key))).toHaveLength(1);
   expect(providerSaw(stack, jobId, 'chat')).toEqual({
@@ -184,9 +191,7 @@ describe('the longest keys and owners the API accepts', () => {
       expect(created.status).toBe(201);
       const job = (await created.json()) as JobBody;
       expect(job.workflowId.length).toBeLessThanOrEqual(MAX_WORKFLOW_ID_LENGTH);
-      const done = (await (
-        await stack.request('GET', `/v1/jobs/${job.id}?wait=30`, { token })
-      ).json()) as JobBody;
+      const done = await waitedJob(job.id, token);
       expect(done.status).toBe('succeeded');
       const replay = await post(key, body, token);
       expect(replay.status).toBe(200);
@@ -327,15 +332,19 @@ describe('a crash between the insert and the workflow start heals', () => {
     return job.id;
   }
 
+  const sweepNow = () =>
+    sweepJobs(
+      { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
+      { olderThanMs: 0 },
+    );
+
   test('on the client’s retry of the same request', async () => {
     const text = 'The API crashed after the insert. The retry must heal it.';
     const jobId = await insertWithoutWorkflow('healed-by-retry', text);
     const retry = await post('healed-by-retry', summarize(text));
     expect(retry.status).toBe(200);
     expect(((await retry.json()) as JobBody).id).toBe(jobId);
-    const done = (await (
-      await stack.request('GET', `/v1/jobs/${jobId}?wait=30`)
-    ).json()) as JobBody;
+    const done = await waitedJob(jobId);
     expect(done.status).toBe('succeeded');
   });
 
@@ -344,14 +353,9 @@ describe('a crash between the insert and the workflow start heals', () => {
       'healed-by-sweeper',
       'Nobody retried this one. The sweeper finds it.',
     );
-    const report = await sweepJobs(
-      { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
-      { olderThanMs: 0 },
-    );
+    const report = await sweepNow();
     expect(report.started).toBeGreaterThanOrEqual(1);
-    const done = (await (
-      await stack.request('GET', `/v1/jobs/${jobId}?wait=30`)
-    ).json()) as JobBody;
+    const done = await waitedJob(jobId);
     expect(done.status).toBe('succeeded');
     // Once its workflow has run, the job is no longer the sweeper's business.
     const { rows } = await stack.pool.query(
@@ -373,14 +377,9 @@ describe('a crash between the insert and the workflow start heals', () => {
       'after-the-refused-one',
       'The sweeper must still reach this one.',
     );
-    const report = await sweepJobs(
-      { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
-      { olderThanMs: 0 },
-    );
+    const report = await sweepNow();
     expect(report.refused).toBe(1);
-    const done = (await (
-      await stack.request('GET', `/v1/jobs/${healed}?wait=30`)
-    ).json()) as JobBody;
+    const done = await waitedJob(healed);
     expect(done.status).toBe('succeeded');
     const { rows } = await stack.pool.query('SELECT admitted_at FROM jobs WHERE id = $1', [
       refused,
