@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Fault, FaultQueue, SimulatorRoute } from './faults';
-import { apiError, sendJson } from './http';
+import { sendJson } from './http';
 import { ledgerKey, type Ledger, type LedgerRequest } from './ledger';
 import { MODEL_PROFILES } from './models';
+import { providerError } from './protocols';
 
 /**
  * How a simulated provider behaves towards one request: the fault it meets (injected, or its
@@ -19,9 +20,14 @@ export function withMerged(
   if (route === 'charge' || route === 'charge-status')
     return { ...(response as Record<string, unknown>), ...merge };
   if (route === 'chat') {
-    const body = structuredClone(response) as { choices: Array<{ message: { content: string } }> };
+    const body = structuredClone(response) as {
+      choices: Array<{ message: { content: string | null } }>;
+    };
     const message = body.choices[0]!.message;
-    message.content = JSON.stringify({ ...(JSON.parse(message.content) as object), ...merge });
+    message.content = JSON.stringify({
+      ...(JSON.parse(message.content ?? '{}') as object),
+      ...merge,
+    });
     return body;
   }
   const body = structuredClone(response) as {
@@ -60,6 +66,18 @@ export class Behaviour {
     for (const resume of waiting ?? []) resume();
   }
 
+  /** Note a request refused before any work (malformed, or a parameter the model refuses). */
+  refused(route: SimulatorRoute, request: LedgerRequest, status: number): void {
+    this.ledger.record({
+      route,
+      idempotencyKey: request.idempotencyKey,
+      model: request.model,
+      at: new Date().toISOString(),
+      refusedWith: status,
+      ...(request.body === undefined ? {} : { body: request.body }),
+    });
+  }
+
   /** End the answers that were never going to come, so the server can close. */
   hangUp(): void {
     for (const res of this.hanging) res.destroy();
@@ -67,32 +85,43 @@ export class Behaviour {
 
   /**
    * The common path of every API: apply the fault, do the work (or replay it where the route is
-   * idempotent by key), answer. `work` performs the side effect and returns the response body.
+   * idempotent by key), answer. `work` performs the side effect and returns the response body;
+   * it is told whether the fault was injected by a test (or is the model's own profile). Errors
+   * are worded in the route's own protocol.
    */
   async perform(
     route: SimulatorRoute,
     req: IncomingMessage,
     res: ServerResponse,
     request: LedgerRequest,
-    work: (fault: Fault | undefined) => unknown,
+    work: (fault: Fault | undefined, injected: boolean) => unknown,
     successStatus: number,
   ): Promise<void> {
+    const injectedFault = this.faults.take(route, request);
+    const injected = injectedFault !== undefined;
     const fault: Fault | undefined =
-      this.faults.take(route, request) ??
-      (request.model ? MODEL_PROFILES[request.model] : undefined);
+      injectedFault ?? (request.model ? MODEL_PROFILES[request.model] : undefined);
     this.ledger.record({
       route,
       idempotencyKey: request.idempotencyKey,
       model: request.model,
       at: new Date().toISOString(),
       fault: fault?.kind,
+      ...(request.body === undefined ? {} : { body: request.body }),
     });
     const slot = ledgerKey(route, request.idempotencyKey);
     const { pending } = this.ledger;
 
     const behave = async (fault: Fault | undefined): Promise<void> => {
       if (fault?.kind === 'fail_before')
-        return apiError(res, fault.status, 'simulated failure before any effect', 'server_error');
+        return providerError(res, route, fault.status, 'simulated failure before any effect');
+      if (fault?.kind === 'overloaded')
+        return route === 'messages'
+          ? providerError(res, route, 529, 'Overloaded')
+          : providerError(res, route, 503, 'The server is overloaded. Please try again later.', {
+              type: 'server_error',
+              code: 'overloaded',
+            });
       if (fault?.kind === 'drop_before') return void req.socket.destroy();
       if (fault?.kind === 'hang') {
         pending.add(slot);
@@ -125,20 +154,23 @@ export class Behaviour {
         );
       }
 
-      const done = this.ledger.execute(route, request, () => work(fault));
+      const done = this.ledger.execute(route, request, () => work(fault, injected));
       if (done === 'conflict') {
-        return apiError(
+        return providerError(
           res,
+          route,
           409,
           'Keys for idempotent requests can only be used with the same parameters',
-          'idempotency_error',
+          { type: 'idempotency_error' },
         );
       }
       const { response, replayed } = done;
       if (fault?.kind === 'fail_after')
-        return apiError(res, fault.status, 'simulated failure after the effect', 'server_error');
+        return providerError(res, route, fault.status, 'simulated failure after the effect');
       if (fault?.kind === 'drop_after') return void req.socket.destroy();
-      const headers: Record<string, string> = { 'x-request-id': request.idempotencyKey };
+      const headers: Record<string, string> = {
+        [route === 'messages' ? 'request-id' : 'x-request-id']: request.idempotencyKey,
+      };
       if (replayed) headers['idempotent-replayed'] = 'true';
       const status = replayed ? 200 : successStatus;
       if (fault?.kind === 'stall_after_headers') {

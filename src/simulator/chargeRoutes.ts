@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { withMerged, type Behaviour } from './behaviour';
 import type { FaultQueue } from './faults';
-import { apiError, readBody, sendJson, type Routes } from './http';
+import { readBody, sendJson, type Routes } from './http';
 import { ledgerKey, type Ledger } from './ledger';
+import { providerError } from './protocols';
 
 /**
  * The payment-like API: `POST /v1/charges`, idempotent by its required Idempotency-Key (a repeat
@@ -15,12 +16,12 @@ export function chargeRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Beha
   async function createCharge(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const idempotencyKey = req.headers['idempotency-key'];
     if (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0)
-      return apiError(res, 400, 'Idempotency-Key is required');
+      return providerError(res, 'charge', 400, 'Idempotency-Key is required');
     let body: { amountCents?: unknown; currency?: unknown; account?: unknown };
     try {
       body = JSON.parse(await readBody(req)) as typeof body;
     } catch {
-      return apiError(res, 400, 'request body is not valid JSON');
+      return providerError(res, 'charge', 400, 'request body is not valid JSON');
     }
     const { amountCents, currency, account } = body;
     if (
@@ -29,8 +30,9 @@ export function chargeRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Beha
       typeof currency !== 'string' ||
       typeof account !== 'string'
     ) {
-      return apiError(
+      return providerError(
         res,
+        'charge',
         400,
         'amountCents (positive integer), currency and account are required',
       );
@@ -64,22 +66,22 @@ export function chargeRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Beha
     try {
       if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.ms));
       if (fault?.kind === 'fail_before')
-        return apiError(res, fault.status, 'simulated status lookup failure', 'server_error');
+        return providerError(res, 'charge', fault.status, 'simulated status lookup failure', {
+          type: 'server_error',
+        });
       const entry = ledger.response(slot);
       if (!entry && ledger.pending.has(slot))
-        return apiError(
+        return providerError(
           res,
+          'charge',
           409,
           'A request with this idempotency key is still being processed',
-          'processing',
+          { type: 'processing' },
         );
       if (!entry)
-        return apiError(
-          res,
-          404,
-          'No charge was made with this idempotency key',
-          'not_found_error',
-        );
+        return providerError(res, 'charge', 404, 'No charge was made with this idempotency key', {
+          type: 'not_found_error',
+        });
       sendJson(
         res,
         200,

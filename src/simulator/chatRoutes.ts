@@ -1,116 +1,164 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Behaviour } from './behaviour';
-import { apiError, readBody, type Routes } from './http';
-import { answer, SIMULATOR_MODELS } from './models';
+import type { Fault } from './faults';
+import { readBody, type Routes } from './http';
+import { answer, countTokens, modelRefusal, SIMULATOR_MODELS, type Said } from './models';
+import { providerError } from './protocols';
+import {
+  isRefusal,
+  parseAnthropicRequest,
+  parseOpenAiRequest,
+  type ChatProtocol,
+  type ChatRequest,
+  type RequestRefusal,
+} from './requestRules';
 
 /**
  * The chat APIs, in their wire formats: OpenAI chat completions (`POST /v1/chat/completions`)
- * and Anthropic messages (`POST /v1/messages`). Like the real ones, they do the work (and bill
- * it) for every request they receive, whatever its Idempotency-Key.
+ * and Anthropic messages (`POST /v1/messages`). Like the real ones, they refuse a malformed
+ * request before any work (requestRules.ts), do the work (and bill it) for every request they
+ * accept whatever its Idempotency-Key, honour the asked format and the output cap, and say why
+ * the answer stopped.
  */
 
+const ROUTE = { openai: 'chat', anthropic: 'messages' } as const;
+
+/** The request as the API reads it, or the refusal (status and words) it answers instead. */
 async function readChatRequest(
+  protocol: ChatProtocol,
   req: IncomingMessage,
-  res: ServerResponse,
-): Promise<{ model: string; text: string; idempotencyKey: string } | undefined> {
-  let body: { model?: unknown; messages?: unknown };
+): Promise<{ body: unknown; request?: ChatRequest; refusal?: RequestRefusal | NotFound }> {
+  let body: unknown;
   try {
-    body = JSON.parse(await readBody(req)) as typeof body;
+    body = JSON.parse(await readBody(req)) as unknown;
   } catch {
-    apiError(res, 400, 'request body is not valid JSON');
-    return undefined;
+    return {
+      body: undefined,
+      refusal: { status: 400, message: 'We could not parse the JSON body of your request.' },
+    };
   }
-  if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
-    apiError(res, 400, 'model and messages are required');
-    return undefined;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return { body, refusal: { status: 400, message: 'The request body must be a JSON object.' } };
+  const parsed =
+    protocol === 'openai'
+      ? parseOpenAiRequest(body as Record<string, unknown>)
+      : parseAnthropicRequest(body as Record<string, unknown>);
+  if (isRefusal(parsed)) return { body, refusal: parsed };
+  if (!SIMULATOR_MODELS.includes(parsed.model)) {
+    const message =
+      protocol === 'openai'
+        ? `The model \`${parsed.model}\` does not exist or you do not have access to it.`
+        : `model: ${parsed.model}`;
+    return { body, refusal: { status: 404, message, code: 'model_not_found' } };
   }
-  if (!SIMULATOR_MODELS.includes(body.model)) {
-    apiError(res, 404, `The model \`${body.model}\` does not exist`, 'not_found_error');
-    return undefined;
-  }
-  const lastUser = [...(body.messages as Array<{ role?: unknown; content?: unknown }>)]
-    .reverse()
-    .find((m) => m.role === 'user' && typeof m.content === 'string');
-  if (!lastUser) {
-    apiError(res, 400, 'no user message to answer');
-    return undefined;
-  }
-  const idempotencyKey = (req.headers['idempotency-key'] as string | undefined) || randomUUID();
-  return { model: body.model, text: lastUser.content as string, idempotencyKey };
+  const refusal = modelRefusal(parsed);
+  return refusal ? { body, request: parsed, refusal } : { body, request: parsed };
 }
 
-type Said = ReturnType<typeof answer>;
+interface NotFound {
+  status: 404;
+  message: string;
+  code: string;
+}
 
-/** OpenAI chat completions: the model's JSON output (or its prose) as the message content. */
-function chatCompletion(model: string, text: string, said: Said): unknown {
+/** OpenAI chat completions: JSON text (or prose) as the content, or a refusal, and why it stopped. */
+function chatCompletion(request: ChatRequest, said: Said): unknown {
+  const promptTokens = countTokens(request.text);
   return {
     id: `chatcmpl-${randomUUID()}`,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
-    model,
+    model: request.model,
     choices: [
       {
         index: 0,
-        message: {
-          role: 'assistant',
-          content: said.prose ?? JSON.stringify(said.json),
-          refusal: null,
-        },
-        finish_reason: 'stop',
+        message:
+          said.kind === 'refusal'
+            ? { role: 'assistant', content: null, refusal: said.text }
+            : { role: 'assistant', content: said.text, refusal: null },
+        finish_reason: said.kind === 'answer' && said.truncated ? 'length' : 'stop',
         logprobs: null,
       },
     ],
     usage: {
-      prompt_tokens: Math.ceil(text.length / 4),
-      completion_tokens: 20,
-      total_tokens: Math.ceil(text.length / 4) + 20,
+      prompt_tokens: promptTokens,
+      completion_tokens: said.outputTokens,
+      total_tokens: promptTokens + said.outputTokens,
     },
   };
 }
 
-/** The Anthropic Messages API: structured output comes back as a call of the forced tool. */
-function message(model: string, text: string, said: Said): unknown {
-  return {
+/** Anthropic messages: a call of the forced tool (or text), and why it stopped. */
+function message(request: ChatRequest, said: Said): unknown {
+  const base = {
     id: `msg_${randomUUID().replace(/-/g, '')}`,
     type: 'message',
     role: 'assistant',
-    model,
-    content: said.prose
-      ? [{ type: 'text', text: said.prose }]
-      : [
+    model: request.model,
+    stop_sequence: null,
+    usage: { input_tokens: countTokens(request.text), output_tokens: said.outputTokens },
+  };
+  if (said.kind === 'refusal')
+    return { ...base, content: [{ type: 'text', text: said.text }], stop_reason: 'refusal' };
+  const tool = request.format.kind === 'forced_tool' ? request.format.tool : undefined;
+  // A tool call whose input is JSON; prose (a model not forced to the tool) comes as text.
+  const asToolCall = tool !== undefined && said.json !== null;
+  return {
+    ...base,
+    content: asToolCall
+      ? [
           {
             type: 'tool_use',
             id: `toolu_${randomUUID().replace(/-/g, '')}`,
-            name: 'record_result',
+            name: tool,
             input: said.json,
           },
-        ],
-    stop_reason: said.prose ? 'end_turn' : 'tool_use',
-    stop_sequence: null,
-    usage: { input_tokens: Math.ceil(text.length / 4), output_tokens: 20 },
+        ]
+      : [{ type: 'text', text: said.text }],
+    stop_reason: said.truncated ? 'max_tokens' : asToolCall ? 'tool_use' : 'end_turn',
   };
 }
 
 export function chatRoutes(behaviour: Behaviour): Routes {
-  /** A chat API: every request is answered by its model, in this wire format. */
   const chatApi =
-    (route: 'chat' | 'messages', format: (model: string, text: string, said: Said) => unknown) =>
+    (protocol: ChatProtocol, format: (request: ChatRequest, said: Said) => unknown) =>
     async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-      const request = await readChatRequest(req, res);
-      if (!request) return;
-      const { model, text, idempotencyKey } = request;
+      const { body, request, refusal } = await readChatRequest(protocol, req);
+      // Only to count the work per attempt: neither API deduplicates by this header.
+      const idempotencyKey = (req.headers['idempotency-key'] as string | undefined) || randomUUID();
+      const route = ROUTE[protocol];
+      if (refusal || !request) {
+        const model = (body as { model?: unknown } | undefined)?.model;
+        behaviour.refused(
+          route,
+          {
+            idempotencyKey,
+            ...(typeof model === 'string' ? { model } : {}),
+            fingerprint: '',
+            body,
+          },
+          refusal?.status ?? 400,
+        );
+        return providerError(res, route, refusal?.status ?? 400, refusal?.message ?? '', refusal);
+      }
       await behaviour.perform(
         route,
         req,
         res,
-        { idempotencyKey, model, fingerprint: `${model}\n${text}` },
-        (fault) => format(model, text, answer(model, text, fault)),
+        {
+          idempotencyKey,
+          model: request.model,
+          fingerprint: `${request.model}\n${request.text}`,
+          body,
+        },
+        (fault: Fault | undefined, injected: boolean) =>
+          format(request, answer(request, fault, injected)),
         200,
       );
     };
-  const chatCompletions = chatApi('chat', chatCompletion);
-  const messages = chatApi('messages', message);
+  const chatCompletions = chatApi('openai', chatCompletion);
+  const messages = chatApi('anthropic', message);
 
   return (route) => {
     if (route === 'POST /v1/chat/completions') return chatCompletions;

@@ -44,7 +44,13 @@ export type Fault =
    * unregistered (a status lookup answers 404), until the first status lookup for its key has
    * been answered, and only then does the work and answers.
    */
-  | { kind: 'register_after_status_lookup' };
+  | { kind: 'register_after_status_lookup' }
+  /** Chat only: the model writes on and on, so its answer always runs into the output cap. */
+  | { kind: 'runs_long' }
+  /** Chat only: the model declines (OpenAI's `refusal`, Anthropic's `stop_reason: "refusal"`). */
+  | { kind: 'refuses' }
+  /** Too busy to take the request, before any work: Anthropic's 529 `overloaded_error`, else 503. */
+  | { kind: 'overloaded' };
 
 /** `charge-status` is the status lookup by key (`GET /v1/charges/by-key/:key`). */
 export type SimulatorRoute = 'chat' | 'messages' | 'charge' | 'charge-status';

@@ -30,6 +30,10 @@ export interface RequestRecord {
   at: string;
   /** The fault it met, if any. */
   fault?: Fault['kind'];
+  /** The request body as sent (chat APIs), so tests can check what our adapters ask. */
+  body?: unknown;
+  /** The status it was refused with before any work (a malformed request), if it was. */
+  refusedWith?: number;
 }
 
 interface StoredEntry {
@@ -47,6 +51,7 @@ export interface LedgerRequest {
   idempotencyKey: string;
   model?: string;
   fingerprint: string;
+  body?: unknown;
 }
 
 /** Routes that, like Stripe, answer a repeated key from their ledger instead of working again. */
