@@ -1,27 +1,42 @@
 import { findCertification } from '../src/db/certifications';
 import { contractVersion, findJobType } from '../src/jobTypes';
-import type { ProviderConfig } from '../src/providers/provider';
+import type { OpenAiCompatibleConfig, ProviderConfig } from '../src/providers/provider';
 import { runCli } from './support/cli';
 import { anthropicProvider, chatProvider, payProvider } from './support/providers';
 import { attemptRows } from './support/rows';
 import { startTestStack, type TestStack } from './support/stack';
 
-/** Certification before failover, against every behaviour profile of the simulator. */
-const PROFILES = [
-  'sim-steady',
-  'sim-hallucinates',
-  'sim-prose',
-  'sim-wrongtypes',
-  'sim-slow',
-  'sim-hangs',
-  'sim-500-after',
-  'sim-drops',
+/**
+ * Certification before failover, against every behaviour profile of the simulator. Each model is
+ * asked the way a careful operator would configure it: JSON mode or the prompt alone where a
+ * strict schema would hide what the model does.
+ */
+const PROFILES: Array<[string, Partial<OpenAiCompatibleConfig>]> = [
+  ['sim-steady', {}],
+  ['sim-hallucinates', { structuredOutput: 'json_object' }],
+  ['sim-prose', { structuredOutput: 'prompt' }],
+  ['sim-wrongtypes', { structuredOutput: 'json_object' }],
+  ['sim-slow', {}],
+  ['sim-hangs', {}],
+  ['sim-500-after', {}],
+  ['sim-drops', {}],
+  ['sim-verbose', {}],
+  ['sim-refuses', {}],
+  ['sim-reasoning', {}],
+  ['sim-legacy', {}],
 ];
 
 const providers = (url: string): ProviderConfig[] => [
-  ...PROFILES.map((model) => chatProvider(url, model, model, { lateResultTimeoutMs: 3_000 })),
+  ...PROFILES.map(([model, options]) =>
+    chatProvider(url, model, model, { lateResultTimeoutMs: 3_000, ...options }),
+  ),
+  // The same models, configured right for what they are.
+  chatProvider(url, 'reasoning-no-temperature', 'sim-reasoning', { temperature: null }),
+  chatProvider(url, 'legacy-max-tokens', 'sim-legacy', { maxTokensParameter: 'max_tokens' }),
   anthropicProvider(url, 'claude-steady', 'sim-steady'),
-  anthropicProvider(url, 'claude-prose', 'sim-prose'),
+  anthropicProvider(url, 'claude-hallucinates', 'sim-hallucinates'),
+  anthropicProvider(url, 'claude-verbose', 'sim-verbose'),
+  anthropicProvider(url, 'claude-refuses', 'sim-refuses'),
   // Without a late-result window of their own: the default, from timeoutMs.
   chatProvider(url, 'backup', 'sim-backup', { timeoutMs: 2_000, lateResultTimeoutMs: undefined }),
   payProvider(url, 'pay', { timeoutMs: 2_000, lateResultTimeoutMs: undefined }),
@@ -87,19 +102,38 @@ test('the well-behaved model and the charge API pass certification; the report i
 });
 
 test.each([
-  ['sim-hallucinates', /Unrecognized key.*confidence/],
-  ['sim-prose', /not JSON/],
-  ['sim-wrongtypes', /summary.*expected string/],
-  ['sim-slow', /no answer within the attempt timeout/],
-  ['sim-hangs', /no answer within the attempt timeout/],
-  ['sim-500-after', /HTTP 500/],
-  ['sim-drops', /connection failed/],
-  ['claude-prose', /without calling the result tool/],
-])('certification fails for %s, with its reason', async (provider, reason) => {
+  ['sim-hallucinates', 'contract', /Unrecognized key.*confidence/],
+  ['sim-prose', 'format_ignored', /^ignored the format: the answer is not JSON/],
+  ['sim-wrongtypes', 'contract', /summary.*expected string/],
+  ['sim-slow', 'timeout', /no answer within the attempt timeout/],
+  ['sim-hangs', 'timeout', /no answer within the attempt timeout/],
+  ['sim-500-after', 'http_500', /HTTP 500/],
+  ['sim-drops', 'connection', /connection failed/],
+  ['sim-verbose', 'truncated', /^truncated: the answer was cut off at the output cap/],
+  ['sim-refuses', 'refused', /^refused: the model refused: I'm sorry/],
+  ['sim-reasoning', 'http_400', /Unsupported value: 'temperature'.*set "temperature": null/],
+  ['claude-hallucinates', 'contract', /Unrecognized key.*confidence/],
+  ['claude-verbose', 'truncated', /^truncated: .*stop_reason "max_tokens"/],
+  ['claude-refuses', 'refused', /^refused: /],
+])('certification fails for %s, as %s, with its reason', async (provider, code, reason) => {
   const report = await stack.certify(provider, 'summarize');
   expect(report.passed).toBe(false);
-  expect(report.cases.every((c) => !c.passed)).toBe(true);
+  expect(report.cases.every((c) => !c.passed && c.code === code)).toBe(true);
   expect(report.cases[0]!.reason).toMatch(reason);
+});
+
+test('certification probes the output cap: a server that ignores max_completion_tokens fails it, and passes once the cap goes out as max_tokens', async () => {
+  const uncapped = await stack.certify('sim-legacy', 'summarize');
+  expect(uncapped.cases.every((c) => c.passed)).toBe(true);
+  expect(uncapped.passed).toBe(false);
+  expect(uncapped.outputCap).toMatchObject({ parameter: 'max_completion_tokens', passed: false });
+  expect(uncapped.outputCap!.detail).toMatch(
+    /ignored max_completion_tokens.*"maxTokensParameter": "max_tokens"/,
+  );
+  for (const provider of ['legacy-max-tokens', 'reasoning-no-temperature', 'sim-steady']) {
+    const report = await stack.certify(provider, 'summarize');
+    expect(report).toMatchObject({ passed: true, outputCap: { passed: true } });
+  }
 });
 
 test('failover goes only to a certified fallback: refused and explained before, done after certifying it', async () => {
@@ -173,13 +207,26 @@ test('a changed contract version makes the previous certification not count', as
 test.each([
   [
     'sim-hallucinates',
+    'contract_violation',
     /Unrecognized key.*confidence/,
     { summary: expect.any(String), confidence: 0.97 },
   ],
-  ['sim-prose', /not JSON/, expect.stringMatching(/^Sure! Here is your summary/)],
+  ['sim-prose', 'format_ignored', /not JSON/, expect.stringMatching(/^Sure! Here is your summary/)],
+  [
+    'sim-verbose',
+    'output_truncated',
+    /cut off at the output cap \(finish_reason "length", 1024 tokens\)/,
+    expect.stringMatching(/^\{"summary":"Certified providers only/),
+  ],
+  [
+    'sim-refuses',
+    'model_refused',
+    /the model refused: I'm sorry/,
+    "I'm sorry, but I can't help with that request.",
+  ],
 ])(
-  'a %s answer fails the attempt with the reason and keeps the raw output on the attempt',
-  async (provider, reason, raw) => {
+  'a %s answer fails the attempt as %s, with the reason and the raw output kept on the attempt',
+  async (provider, code, reason, raw) => {
     const job = await runJob(`raw-${provider}`, [provider]);
     expect(job.status).toBe('failed');
     expect(job.result).toBeNull();
@@ -187,7 +234,7 @@ test.each([
       expect.objectContaining({
         state: 'failed',
         rawOutput: raw,
-        error: expect.objectContaining({ code: 'contract_violation' }),
+        error: expect.objectContaining({ code }),
       }),
     ]);
     expect(job.attempts[0]!.error!.message).toMatch(reason);

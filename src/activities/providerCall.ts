@@ -2,7 +2,12 @@ import { Context } from '@temporalio/activity';
 import { beginProviderCall, markCallEnded, settleAttemptWithoutResult } from '../db/attempts';
 import { findJob } from '../db/jobs';
 import { checkOutput, findJobType } from '../jobTypes';
-import { ContractViolation, lateResultTimeoutMs, ProviderCallError } from '../providers/provider';
+import {
+  ContractViolation,
+  lateResultTimeoutMs,
+  ProviderCallError,
+  VIOLATION_CODES,
+} from '../providers/provider';
 import { attemptOutcome, nudgeWorkflow, recordResult } from '../service/results';
 import type { AttemptOutcome } from '../workflows/definitions';
 import type { ActivityDeps } from './types';
@@ -105,6 +110,7 @@ export function providerCallActivities(
             code: failure.code,
             certainty: failure.certainty,
             ...(failure.httpStatus === undefined ? {} : { httpStatus: failure.httpStatus }),
+            ...(failure.detail ? { provider: failure.detail } : {}),
             message: failure.message,
             ...(failed && failure.certainty === 'ambiguous'
               ? { settledBecause: 'no side effects, and the call has ended' }
@@ -115,6 +121,8 @@ export function providerCallActivities(
         const checked = violation
           ? { ok: false as const, reason: violation.message, issues: [violation.message] }
           : checkOutput(contract, job.input, output, { attemptId: attempt.id });
+        // Truncated, refused, format ignored: each its own code; else the contract's checks.
+        const code = violation ? VIOLATION_CODES[violation.kind] : 'contract_violation';
         if (checked.ok) {
           outcome = await recordResult(pool, logger, {
             attemptId: attempt.id,
@@ -123,10 +131,7 @@ export function providerCallActivities(
           });
         } else {
           // The raw answer stays on the attempt, never on the job.
-          log.warn(
-            { code: 'contract_violation', issues: checked.issues, sideEffects },
-            'provider output rejected',
-          );
+          log.warn({ code, issues: checked.issues, sideEffects }, 'provider output rejected');
           const raw = violation ? violation.rawOutput : output;
           outcome = await attemptOutcome(
             pool,
@@ -137,6 +142,7 @@ export function providerCallActivities(
                   'unknown',
                   {
                     code: 'contract_violation_after_effect',
+                    violation: code,
                     message: `the provider answered success, but ${checked.reason}. It may have taken effect: only a status lookup whose answer satisfies the contract, a signed callback or an operator settles it`,
                     issues: checked.issues,
                   },
@@ -146,7 +152,7 @@ export function providerCallActivities(
                   pool,
                   attempt.id,
                   'failed',
-                  { code: 'contract_violation', message: checked.reason, issues: checked.issues },
+                  { code, message: checked.reason, issues: checked.issues },
                   raw,
                 ),
           );

@@ -16,6 +16,7 @@ import {
   ProviderCallError,
   providerModel,
   type Provider,
+  type ViolationKind,
 } from '../providers/provider';
 
 /** Golden cases live in `fixtures/golden/<job type>.json`: realistic inputs, committed. */
@@ -29,6 +30,12 @@ export interface GoldenCase {
 export interface CaseResult {
   case: string;
   passed: boolean;
+  /**
+   * Why it failed, by kind: `truncated`, `refused`, `format_ignored`, `no_content` (read from the
+   * provider's stop reason), `contract` (schema or business rules), `timeout`, `context_window`,
+   * or the provider's error code (`http_400`, `connection`…).
+   */
+  code?: string;
   reason?: string;
   promptTokens: number | null;
   contextWindow: number | null;
@@ -43,6 +50,103 @@ export interface CertificationReport {
   passed: boolean;
   tokenizer: string;
   cases: CaseResult[];
+  /** Whether the server obeys the output cap as we send it; probed once the cases pass. */
+  outputCap?: OutputCapProbe;
+}
+
+export interface OutputCapProbe {
+  /** The request parameter the cap went out under. */
+  parameter: string;
+  /** The cap asked for in the probe. */
+  cap: number;
+  passed: boolean;
+  detail: string;
+}
+
+const VIOLATION_LABELS: Record<ViolationKind, string> = {
+  truncated: 'truncated',
+  refused: 'refused',
+  format_ignored: 'ignored the format',
+  no_content: 'no content',
+};
+
+/** What the provider's own error suggests about our configuration of it. */
+function configurationHint(provider: Provider, error: ProviderCallError): string {
+  const { param, code } = error.detail ?? {};
+  if (provider.config.kind === 'http' || error.httpStatus !== 400) return '';
+  if (param === 'temperature')
+    return ' (this model takes no temperature of ours: set "temperature": null for the provider)';
+  if (param === 'max_tokens' && code === 'unsupported_parameter')
+    return ' (set "maxTokensParameter": "max_completion_tokens" for the provider)';
+  if (param === 'max_completion_tokens')
+    return ' (set "maxTokensParameter": "max_tokens" for the provider)';
+  return '';
+}
+
+/** A failed call, as a case verdict: its kind and its reason, with a hint where one helps. */
+function failureVerdict(provider: Provider, error: unknown): { code: string; reason: string } {
+  if (error instanceof ContractViolation)
+    return { code: error.kind, reason: `${VIOLATION_LABELS[error.kind]}: ${error.message}` };
+  if (error instanceof ProviderCallError && error.code === 'aborted')
+    return {
+      code: 'timeout',
+      reason: `no answer within the attempt timeout (${provider.config.timeoutMs} ms)`,
+    };
+  if (error instanceof ProviderCallError)
+    return { code: error.code, reason: `${error.message}${configurationHint(provider, error)}` };
+  return { code: 'unexpected', reason: (error as Error).message };
+}
+
+const PROBE_CAP = 1;
+
+/**
+ * One call with an output cap of a single token: a server that obeys the cap stops there (or
+ * writes one token); one that ignores the parameter we send it under writes its whole answer,
+ * which in production means no cap at all. Usage as the server reports it is the evidence.
+ */
+async function probeOutputCap(
+  provider: Provider,
+  contract: AnyJobTypeContract,
+  input: Record<string, unknown>,
+): Promise<OutputCapProbe | undefined> {
+  const { config } = provider;
+  if (config.kind === 'http') return undefined;
+  const parameter =
+    config.kind === 'anthropic'
+      ? 'max_tokens'
+      : (config.maxTokensParameter ?? 'max_completion_tokens');
+  const verdict = (passed: boolean, detail: string): OutputCapProbe => ({
+    parameter,
+    cap: PROBE_CAP,
+    passed,
+    detail,
+  });
+  let written: number | undefined;
+  try {
+    const response = await provider.call({
+      attemptId: `cert-cap-${randomUUID()}`,
+      contract,
+      input,
+      maxOutputTokens: PROBE_CAP,
+      signal: AbortSignal.timeout(config.timeoutMs),
+    });
+    written = response.usage?.outputTokens;
+  } catch (error) {
+    if (error instanceof ContractViolation && error.kind === 'truncated')
+      return verdict(true, `the server stopped at the cap (${parameter} = ${PROBE_CAP})`);
+    if (!(error instanceof ContractViolation))
+      return verdict(false, `the probe call failed: ${failureVerdict(provider, error).reason}`);
+    written = error.usage?.outputTokens;
+  }
+  if (written === undefined)
+    return verdict(true, 'the server reports no usage, so whether it obeys the cap is unknown');
+  if (written <= PROBE_CAP)
+    return verdict(true, `the server wrote ${written} token(s) under the cap`);
+  const other = parameter === 'max_tokens' ? 'max_completion_tokens' : 'max_tokens';
+  return verdict(
+    false,
+    `the server ignored ${parameter}: asked for at most ${PROBE_CAP} token, it wrote ${written}; answers would run uncapped (set "maxTokensParameter": "${other}" for the provider)`,
+  );
 }
 
 export async function loadGoldenCases(jobType: string, dir = GOLDEN_DIR): Promise<GoldenCase[]> {
@@ -100,9 +204,11 @@ function contextWindowOf(provider: Provider): number | null {
 }
 
 /**
- * Runs every golden case of a job type through the real adapter (temperature 0 where the API
- * has it), checks schema and business rules on each answer and the prompt's size against the
- * context window, and stores the verdict for the contract version in force.
+ * Runs every golden case of a job type through the real adapter, as configured (its temperature,
+ * its output cap and the parameter that carries it), checks schema and business rules on each
+ * answer and the prompt's size against the context window, then probes once whether the server
+ * obeys the output cap, and stores the verdict for the contract version in force. A failed case
+ * says why by kind (truncated, refused, ignored the format, …), from the provider's stop reason.
  */
 export async function certifyProvider(options: {
   db: Queryable;
@@ -135,9 +241,10 @@ export async function certifyProvider(options: {
     const started = Date.now();
     const counted = countPromptTokens(provider, contract, golden.input);
     tokenizer = counted.tokenizer;
-    const result = (passed: boolean, reason?: string): CaseResult => ({
+    const result = (passed: boolean, reason?: string, code?: string): CaseResult => ({
       case: golden.name,
       passed,
+      ...(code ? { code } : {}),
       ...(reason ? { reason } : {}),
       promptTokens: counted.tokens,
       contextWindow: window,
@@ -148,6 +255,7 @@ export async function certifyProvider(options: {
         result(
           false,
           `prompt needs ${counted.tokens} tokens + ${reserved} for the answer; the window is ${window}`,
+          'context_window',
         ),
       );
       continue;
@@ -162,25 +270,27 @@ export async function certifyProvider(options: {
         signal: AbortSignal.timeout(provider.config.timeoutMs),
       });
       const checked = checkOutput(contract, golden.input, output, { attemptId });
-      results.push(checked.ok ? result(true) : result(false, checked.reason));
+      results.push(checked.ok ? result(true) : result(false, checked.reason, 'contract'));
     } catch (error) {
-      if (error instanceof ContractViolation) results.push(result(false, error.message));
-      else if (error instanceof ProviderCallError && error.code === 'aborted') {
-        results.push(
-          result(false, `no answer within the attempt timeout (${provider.config.timeoutMs} ms)`),
-        );
-      } else results.push(result(false, (error as Error).message));
+      const verdict = failureVerdict(provider, error);
+      results.push(result(false, verdict.reason, verdict.code));
     }
   }
+  // Only a provider that answers the cases well is worth probing; the others failed already.
+  const outputCap =
+    results.every((r) => r.passed) && cases[0]
+      ? await probeOutputCap(provider, contract, cases[0].input)
+      : undefined;
 
   const report: CertificationReport = {
     provider: provider.config.name,
     model,
     jobType: contract.name,
     contractVersion: version,
-    passed: results.every((r) => r.passed),
+    passed: results.every((r) => r.passed) && outputCap?.passed !== false,
     tokenizer,
     cases: results,
+    ...(outputCap ? { outputCap } : {}),
   };
   await saveCertification(options.db, {
     provider: report.provider,

@@ -22,10 +22,10 @@ function printReports(reports: CertificationReport[]): void {
         r.passed ? 'CERTIFIED' : 'FAILED',
         `${r.cases.filter((c) => c.passed).length}/${r.cases.length}`,
         r.tokenizer,
-        r.cases
-          .filter((c) => !c.passed)
-          .map((c) => `${c.case}: ${c.reason}`)
-          .join('; '),
+        [
+          ...r.cases.filter((c) => !c.passed).map((c) => `${c.case}: ${c.reason}`),
+          ...(r.outputCap && !r.outputCap.passed ? [`output cap: ${r.outputCap.detail}`] : []),
+        ].join('; '),
       ]),
     ),
   );

@@ -3,10 +3,12 @@ import { outputJsonSchema } from '../jobTypes';
 import {
   ContractViolation,
   lateResultTimeoutMs,
+  temperatureOf,
   type AnthropicConfig,
   type Provider,
   type ProviderRequest,
   type ProviderResponse,
+  type TokenUsage,
 } from './provider';
 import { classifySdkError } from './sdkErrors';
 
@@ -31,46 +33,75 @@ export class AnthropicProvider implements Provider {
     });
   }
 
-  async call(request: ProviderRequest): Promise<ProviderResponse> {
+  /** The request body: the prompt, the cap, the result tool and the choice that forces it. */
+  requestBody(request: ProviderRequest): Anthropic.MessageCreateParamsNonStreaming {
     const messages = request.contract.prompt(request.input);
     const system = messages
       .filter((m) => m.role === 'system')
       .map((m) => m.content)
       .join('\n\n');
-    let content: Anthropic.ContentBlock[];
-    try {
-      const message = await this.client.messages.create(
+    const temperature = temperatureOf(this.config);
+    return {
+      model: this.config.model,
+      max_tokens: request.maxOutputTokens ?? this.config.maxOutputTokens ?? 1024,
+      // This SDK's types lack `temperature`; the API takes it, so it goes in as sent.
+      ...((temperature === undefined ? {} : { temperature }) as object),
+      ...(system ? { system } : {}),
+      messages: messages
+        .filter((m) => m.role !== 'system')
+        .map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content })),
+      tools: [
         {
-          model: this.config.model,
-          max_tokens: this.config.maxOutputTokens ?? 1024,
-          // This SDK version has no temperature parameter; forcing the tool call pins the format.
-          ...(system ? { system } : {}),
-          messages: messages
-            .filter((m) => m.role !== 'system')
-            .map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content })),
-          tools: [
-            {
-              name: TOOL_NAME,
-              description: `Record the ${request.contract.name} result.`,
-              input_schema: outputJsonSchema(request.contract) as Anthropic.Tool.InputSchema,
-            },
-          ],
-          tool_choice: { type: 'tool', name: TOOL_NAME },
+          name: TOOL_NAME,
+          description: `Record the ${request.contract.name} result.`,
+          input_schema: outputJsonSchema(request.contract) as Anthropic.Tool.InputSchema,
         },
-        { signal: request.signal, headers: { 'Idempotency-Key': request.attemptId } },
-      );
-      content = message.content;
+      ],
+      tool_choice: { type: 'tool', name: TOOL_NAME },
+    };
+  }
+
+  async call(request: ProviderRequest): Promise<ProviderResponse> {
+    const body = this.requestBody(request);
+    let message: Anthropic.Message;
+    try {
+      message = await this.client.messages.create(body, {
+        signal: request.signal,
+        headers: { 'Idempotency-Key': request.attemptId },
+      });
     } catch (error) {
       throw classifyAnthropicError(error);
     }
+    const usage: TokenUsage | undefined = message.usage && {
+      inputTokens: message.usage.input_tokens,
+      outputTokens: message.usage.output_tokens,
+    };
+    const { content } = message;
     const call = content.find(
       (block): block is Anthropic.ToolUseBlock =>
         block.type === 'tool_use' && block.name === TOOL_NAME,
     );
-    if (!call) {
-      const text = content.map((block) => (block.type === 'text' ? block.text : '')).join('');
-      throw new ContractViolation('the model answered without calling the result tool', text);
-    }
-    return { output: call.input };
+    const text = content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+    // The stop reason first: a cut-off tool input may even parse, and is still partial.
+    if (message.stop_reason === 'refusal')
+      throw new ContractViolation(`the model refused: ${text}`, text, 'refused', usage);
+    if (
+      message.stop_reason === 'max_tokens' ||
+      message.stop_reason === 'model_context_window_exceeded'
+    )
+      throw new ContractViolation(
+        `the answer was cut off at the output cap (stop_reason "${message.stop_reason}", ${body.max_tokens} tokens)`,
+        call ? call.input : text,
+        'truncated',
+        usage,
+      );
+    if (!call)
+      throw new ContractViolation(
+        'the model answered without calling the result tool',
+        text,
+        'format_ignored',
+        usage,
+      );
+    return { output: call.input, ...(usage ? { usage } : {}) };
   }
 }

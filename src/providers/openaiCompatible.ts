@@ -3,10 +3,12 @@ import { outputJsonSchema } from '../jobTypes';
 import {
   ContractViolation,
   lateResultTimeoutMs,
+  temperatureOf,
   type OpenAiCompatibleConfig,
   type Provider,
   type ProviderRequest,
   type ProviderResponse,
+  type TokenUsage,
 } from './provider';
 import { classifySdkError } from './sdkErrors';
 
@@ -50,32 +52,72 @@ export class OpenAiCompatibleProvider implements Provider {
     }
   }
 
+  /** The request body: the model, the prompt, the asked format, the cap and the temperature. */
+  requestBody(request: ProviderRequest): OpenAI.ChatCompletionCreateParamsNonStreaming {
+    const temperature = temperatureOf(this.config);
+    const cap = request.maxOutputTokens ?? this.config.maxOutputTokens ?? 1024;
+    return {
+      model: this.config.model,
+      messages: request.contract.prompt(request.input),
+      ...(temperature === undefined ? {} : { temperature }),
+      [this.config.maxTokensParameter ?? 'max_completion_tokens']: cap,
+      ...this.responseFormat(request),
+    };
+  }
+
   async call(request: ProviderRequest): Promise<ProviderResponse> {
-    let content: string | null | undefined;
+    const body = this.requestBody(request);
+    let data: OpenAI.ChatCompletion;
     try {
-      const data = await this.client.chat.completions.create(
-        {
-          model: this.config.model,
-          messages: request.contract.prompt(request.input),
-          temperature: 0,
-          max_completion_tokens: this.config.maxOutputTokens ?? 1024,
-          ...this.responseFormat(request),
-        },
-        {
-          signal: request.signal,
-          headers: { 'Idempotency-Key': request.attemptId, 'X-Request-Id': request.attemptId },
-        },
-      );
-      content = data.choices[0]?.message?.content;
+      data = await this.client.chat.completions.create(body, {
+        signal: request.signal,
+        headers: { 'Idempotency-Key': request.attemptId, 'X-Request-Id': request.attemptId },
+      });
     } catch (error) {
       throw classifyOpenAiError(error);
     }
-    if (typeof content !== 'string')
-      throw new ContractViolation('the answer has no message content', content ?? null);
+    const usage: TokenUsage | undefined = data.usage && {
+      inputTokens: data.usage.prompt_tokens,
+      outputTokens: data.usage.completion_tokens,
+    };
+    const choice = data.choices[0];
+    const content = choice?.message?.content;
+    // The stop reason first: a cut-off or refused answer is that, whatever its text looks like.
+    const refusal = choice?.message?.refusal;
+    if (typeof refusal === 'string' && refusal.length > 0)
+      throw new ContractViolation(`the model refused: ${refusal}`, refusal, 'refused', usage);
+    if (choice?.finish_reason === 'content_filter')
+      throw new ContractViolation(
+        "the provider's content filter stopped the answer",
+        content ?? null,
+        'refused',
+        usage,
+      );
+    if (choice?.finish_reason === 'length') {
+      const cap = body.max_completion_tokens ?? body.max_tokens;
+      throw new ContractViolation(
+        `the answer was cut off at the output cap (finish_reason "length", ${cap} tokens)`,
+        content ?? null,
+        'truncated',
+        usage,
+      );
+    }
+    if (typeof content !== 'string' || content.length === 0)
+      throw new ContractViolation(
+        'the answer has no message content',
+        content ?? null,
+        'no_content',
+        usage,
+      );
     try {
-      return { output: JSON.parse(content) as unknown };
+      return { output: JSON.parse(content) as unknown, ...(usage ? { usage } : {}) };
     } catch {
-      throw new ContractViolation('the answer is not JSON (the model ignored the format)', content);
+      throw new ContractViolation(
+        'the answer is not JSON (the model ignored the format)',
+        content,
+        'format_ignored',
+        usage,
+      );
     }
   }
 }

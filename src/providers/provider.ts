@@ -28,8 +28,14 @@ export interface ChatModelConfig {
   apiKeyEnv?: string;
   /** The model's context window in tokens, checked by certification. */
   contextWindow?: number;
-  /** Tokens reserved for the answer. Default 1024. */
+  /** Tokens reserved for the answer, sent as the output cap. Default 1024. */
   maxOutputTokens?: number;
+  /**
+   * Sampling temperature sent with every call; `null` sends none (the server's default).
+   * Default: 0 for OpenAI-compatible servers (steadiest answers), none for Anthropic (the forced
+   * tool call pins the format). Reasoning models refuse any value but their default: set `null`.
+   */
+  temperature?: number | null;
 }
 
 export interface OpenAiCompatibleConfig extends CommonProviderConfig, ChatModelConfig {
@@ -43,6 +49,20 @@ export interface OpenAiCompatibleConfig extends CommonProviderConfig, ChatModelC
   structuredOutput?: 'json_schema' | 'json_object' | 'prompt';
   /** js-tiktoken encoding for counting prompt tokens. Default `o200k_base`. */
   tokenizer?: 'o200k_base' | 'cl100k_base';
+  /**
+   * The name the output cap is sent under: `max_completion_tokens` (OpenAI's, the only one its
+   * reasoning models take) or `max_tokens` (what servers that predate it know; they ignore the
+   * other, leaving the answer uncapped). Default `max_completion_tokens`; certification probes it.
+   */
+  maxTokensParameter?: 'max_completion_tokens' | 'max_tokens';
+}
+
+/** The temperature a chat provider sends, or undefined for none. */
+export function temperatureOf(
+  config: OpenAiCompatibleConfig | AnthropicConfig,
+): number | undefined {
+  if (config.temperature === null) return undefined;
+  return config.temperature ?? (config.kind === 'openai-compatible' ? 0 : undefined);
 }
 
 export interface AnthropicConfig extends CommonProviderConfig, ChatModelConfig {
@@ -85,18 +105,47 @@ export interface ProviderRequest {
    * provider may do the work anyway, and its answer shows the race).
    */
   signal?: AbortSignal;
+  /** An output cap for this call only, instead of the provider's (certification's cap probe). */
+  maxOutputTokens?: number;
+}
+
+/** Tokens a chat provider says it read and wrote for a call. */
+export interface TokenUsage {
+  inputTokens?: number;
+  outputTokens?: number;
 }
 
 export interface ProviderResponse {
   /** The provider's answer as JSON, still unchecked: the contract decides whether it is acceptable. */
   output: unknown;
+  usage?: TokenUsage;
 }
 
-/** The provider answered, but not in the asked format (prose, no tool call): kept for inspection. */
+/**
+ * Why an answer is not usable as it stands, read from the provider's own stop reason first:
+ * - `truncated`: it stopped at the output cap (`finish_reason: "length"`,
+ *   `stop_reason: "max_tokens"`); whatever came is partial, even if it happens to parse;
+ * - `refused`: the model declined (a `refusal` message, `stop_reason: "refusal"`);
+ * - `format_ignored`: it answered, but not in the asked format (prose, no tool call);
+ * - `no_content`: it answered nothing at all.
+ */
+export type ViolationKind = 'truncated' | 'refused' | 'format_ignored' | 'no_content';
+
+/** The attempt error code for each kind of unusable answer. */
+export const VIOLATION_CODES: Record<ViolationKind, string> = {
+  truncated: 'output_truncated',
+  refused: 'model_refused',
+  format_ignored: 'format_ignored',
+  no_content: 'no_content',
+};
+
+/** The provider answered, but nothing usable: the raw text is kept for inspection. */
 export class ContractViolation extends Error {
   constructor(
     message: string,
     readonly rawOutput: unknown,
+    readonly kind: ViolationKind = 'format_ignored',
+    readonly usage?: TokenUsage,
   ) {
     super(message);
     this.name = 'ContractViolation';
@@ -125,10 +174,20 @@ export class ProviderCallError extends Error {
     readonly certainty: FailureCertainty,
     readonly code: string,
     readonly httpStatus?: number,
+    /** What the provider said about it: its error type/code/param and its `x-should-retry`. */
+    readonly detail?: ProviderErrorDetail,
   ) {
     super(message);
     this.name = 'ProviderCallError';
   }
+}
+
+export interface ProviderErrorDetail {
+  type?: string;
+  code?: string;
+  param?: string;
+  /** The provider's `x-should-retry` header: its own word on whether trying again may help. */
+  shouldRetry?: boolean;
 }
 
 export interface Provider {

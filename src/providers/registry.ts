@@ -25,6 +25,7 @@ const chatModel = {
   model: z.string().min(1),
   contextWindow: z.number().int().min(256).optional(),
   maxOutputTokens: z.number().int().min(1).optional(),
+  temperature: z.number().min(0).max(2).nullable().optional(),
 };
 
 const providerConfigSchema = z.discriminatedUnion('kind', [
@@ -35,6 +36,7 @@ const providerConfigSchema = z.discriminatedUnion('kind', [
     baseUrl: z.url(),
     structuredOutput: z.enum(['json_schema', 'json_object', 'prompt']).optional(),
     tokenizer: z.enum(['o200k_base', 'cl100k_base']).optional(),
+    maxTokensParameter: z.enum(['max_completion_tokens', 'max_tokens']).optional(),
   }),
   z.strictObject({
     ...common,

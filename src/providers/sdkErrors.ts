@@ -1,11 +1,54 @@
-import { causeCode, isAmbiguousStatus, ProviderCallError, UNREACHABLE_CODES } from './provider';
+import {
+  causeCode,
+  isAmbiguousStatus,
+  ProviderCallError,
+  UNREACHABLE_CODES,
+  type ProviderErrorDetail,
+} from './provider';
 
 /** The error classes both official SDKs (OpenAI's and Anthropic's) share in shape. */
 export interface SdkErrorClasses {
   APIUserAbortError: abstract new (...args: never[]) => Error;
   APIConnectionTimeoutError: abstract new (...args: never[]) => Error;
   APIConnectionError: abstract new (...args: never[]) => Error;
-  APIError: abstract new (...args: never[]) => Error & { status?: number };
+  APIError: abstract new (...args: never[]) => Error & {
+    status?: number;
+    error?: unknown;
+    headers?: unknown;
+  };
+}
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value : undefined;
+
+/** Anything that looks like a secret key in a provider's message, masked before it is kept. */
+const KEY_LIKE = /\b(sk|pk|rk|key)[-_][A-Za-z0-9_*-]{6,}/g;
+
+/**
+ * What the provider itself said: its message (OpenAI's `error.message`, Anthropic's nested
+ * `error.error.message`), its error type, code and parameter, and `x-should-retry`.
+ */
+export function providerSaid(error: { error?: unknown; headers?: unknown }): {
+  message?: string;
+  detail: ProviderErrorDetail;
+} {
+  const body = isObject(error.error) ? error.error : undefined;
+  const inner = isObject(body?.error) ? body.error : body;
+  const headers = error.headers as { get?: (name: string) => string | null } | undefined;
+  const retryHeader = typeof headers?.get === 'function' ? headers.get('x-should-retry') : null;
+  const detail: ProviderErrorDetail = {
+    ...(text(inner?.type) ? { type: text(inner?.type) } : {}),
+    ...(text(inner?.code) ? { code: text(inner?.code) } : {}),
+    ...(text(inner?.param) ? { param: text(inner?.param) } : {}),
+    ...(retryHeader === 'true' || retryHeader === 'false'
+      ? { shouldRetry: retryHeader === 'true' }
+      : {}),
+  };
+  const message = text(inner?.message)?.replace(KEY_LIKE, '[redacted]').slice(0, 500);
+  return { ...(message ? { message } : {}), detail };
 }
 
 /**
@@ -32,11 +75,13 @@ export function classifySdkError(error: unknown, sdk: SdkErrorClasses): Provider
   }
   if (error instanceof sdk.APIError && typeof error.status === 'number') {
     const status = error.status;
+    const said = providerSaid(error);
     return new ProviderCallError(
-      `provider answered HTTP ${status}`,
+      `provider answered HTTP ${status}${said.message ? `: ${said.message}` : ''}`,
       isAmbiguousStatus(status) ? 'ambiguous' : 'definite',
       `http_${status}`,
       status,
+      said.detail,
     );
   }
   return new ProviderCallError(
