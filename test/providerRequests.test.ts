@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { attemptId } from '../src/domain/job';
 import { findJobType, jobTypeNames, type AnyJobTypeContract } from '../src/jobTypes';
 import {
   ContractViolation,
@@ -8,7 +10,7 @@ import {
 } from '../src/providers/provider';
 import { ProviderRegistry } from '../src/providers/registry';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server';
-import { anthropicProvider, chatProvider } from './support/providers';
+import { anthropicProvider, chatProvider, payProvider } from './support/providers';
 
 /**
  * Our real requests, as each adapter builds them, sent to the simulator and checked against the
@@ -111,6 +113,18 @@ describe.each(chatContracts.map((c) => [c.name, c] as const))(
     });
   },
 );
+
+test('the payment request: the job input as the JSON body, the attempt id as an Idempotency-Key within the 255 characters payment APIs take', async () => {
+  const pay = adapter(payProvider(simulator.url, 'pay', { ...common, statusUrl: undefined }));
+  const charge = findJobType('charge')!;
+  // The longest attempt id we make: a job id and the highest attempt number.
+  const id = attemptId(randomUUID(), Number.MAX_SAFE_INTEGER);
+  const { body, outcome } = await send(pay, charge, { attemptId: id });
+  expect(outcome).toMatchObject({ output: { status: 'succeeded' } });
+  expect(body).toEqual(charge.sample);
+  expect(simulator.requests().find((r) => r.idempotencyKey === id)).toBeDefined();
+  expect(id.length).toBeLessThanOrEqual(255);
+});
 
 test('per-provider request settings: no temperature when set to null, the cap under max_tokens when told', async () => {
   const { body } = await send(

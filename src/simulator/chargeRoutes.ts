@@ -41,7 +41,7 @@ export function chargeRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Beha
       'charge',
       req,
       res,
-      { idempotencyKey, fingerprint: JSON.stringify([amountCents, currency, account]) },
+      { idempotencyKey, fingerprint: JSON.stringify([amountCents, currency, account]), body },
       () => ({
         id: `ch_${randomUUID().replace(/-/g, '')}`,
         status: 'succeeded',
