@@ -9,6 +9,7 @@ import {
   type ProviderConfig,
 } from '../src/providers/provider';
 import { ProviderRegistry } from '../src/providers/registry';
+import { providerSaid } from '../src/providers/sdkErrors';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server';
 import { anthropicProvider, chatProvider, payProvider } from './support/providers';
 
@@ -266,6 +267,20 @@ describe('errors in each protocol`s own words', () => {
       expect(outcome).toMatchObject({ httpStatus: status, detail });
     },
   );
+
+  test('a key the provider echoes in its message is masked before the message is kept', () => {
+    const said = providerSaid({
+      error: {
+        type: 'error',
+        error: {
+          type: 'authentication_error',
+          message: 'invalid x-api-key sk-ant-api03-AbCdEf123456',
+        },
+      },
+    });
+    expect(said.message).toBe('invalid x-api-key [redacted]');
+    expect(said.detail).toEqual({ type: 'authentication_error' });
+  });
 
   test('an overloaded model answers 529 overloaded_error on the messages API and 503 on chat completions, both may be retried', async () => {
     expect((await send(anthropic('sim-overloaded'))).outcome).toMatchObject({

@@ -24,8 +24,11 @@ const isObject = (value: unknown): value is Json =>
 const text = (value: unknown): string | undefined =>
   typeof value === 'string' ? value : undefined;
 
-/** Anything that looks like a secret key in a provider's message, masked before it is kept. */
-const KEY_LIKE = /\b(sk|pk|rk|key)[-_][A-Za-z0-9_*-]{6,}/g;
+/**
+ * API keys as OpenAI (`sk-…`, `sk-proj-…`) and Anthropic (`sk-ant-…`) write them: a provider that
+ * echoes part of a wrong key in its message must not get it into our records or logs.
+ */
+const KEY_LIKE = /\bsk-[A-Za-z0-9_*-]{6,}/g;
 
 /**
  * What the provider itself said: its message (OpenAI's `error.message`, Anthropic's nested
