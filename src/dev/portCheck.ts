@@ -1,3 +1,4 @@
+import type { devStackConfig } from '../config';
 import { portHolder } from './portHolder';
 import { isPortFree } from './processes';
 
@@ -33,4 +34,40 @@ export function hostAndPort(address: string, variable: string): { host: string; 
   if (at < 0 || !Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`${variable} must be host:port, got "${address}"`);
   return { host: address.slice(0, at).replace(/^\[|\]$/g, '') || '127.0.0.1', port };
+}
+
+/** Every port npm start will listen on, with the variable that moves it. */
+export function devStackPorts(
+  ports: ReturnType<typeof devStackConfig>,
+  env: NodeJS.ProcessEnv = process.env,
+): PlannedPort[] {
+  const local = '127.0.0.1';
+  // `off`: the worker serves no metrics, so there is no port to check.
+  const metrics =
+    ports.workerMetricsAddress === 'off'
+      ? []
+      : [
+          {
+            ...hostAndPort(ports.workerMetricsAddress, 'ONEJOB_WORKER_METRICS_ADDRESS'),
+            variable: 'ONEJOB_WORKER_METRICS_ADDRESS',
+            what: "the worker's metrics",
+          },
+        ];
+  return [
+    { port: ports.apiPort, host: local, variable: 'PORT', what: 'the API' },
+    { port: ports.simulatorPort, host: local, variable: 'SIMULATOR_PORT', what: 'the simulator' },
+    ...metrics,
+    // With TEMPORAL_ADDRESS set, no Temporal server of ours listens anywhere.
+    ...(env.TEMPORAL_ADDRESS
+      ? []
+      : [
+          { port: ports.temporalPort, host: local, variable: 'TEMPORAL_PORT', what: 'Temporal' },
+          {
+            port: ports.temporalUiPort,
+            host: local,
+            variable: 'TEMPORAL_UI_PORT',
+            what: 'the Temporal Web UI',
+          },
+        ]),
+  ];
 }

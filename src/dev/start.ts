@@ -13,7 +13,7 @@ import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { stateFolder } from '../stateFolder';
-import { checkPorts, hostAndPort, type PlannedPort } from './portCheck';
+import { checkPorts, devStackPorts } from './portCheck';
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
 import { spawnNodeScript, waitForHttp, type GuardedProcess } from './processes';
 import { obtainTemporalCli } from './temporalCli';
@@ -90,33 +90,6 @@ async function startClusterEngine(
   });
 }
 
-/** Every port npm start will listen on, with the variable that moves it. */
-function plannedPorts(ports: ReturnType<typeof devStackConfig>): PlannedPort[] {
-  const local = '127.0.0.1';
-  const metrics = hostAndPort(ports.workerMetricsAddress, 'ONEJOB_WORKER_METRICS_ADDRESS');
-  return [
-    { port: ports.apiPort, host: local, variable: 'PORT', what: 'the API' },
-    { port: ports.simulatorPort, host: local, variable: 'SIMULATOR_PORT', what: 'the simulator' },
-    {
-      ...metrics,
-      variable: 'ONEJOB_WORKER_METRICS_ADDRESS',
-      what: "the worker's metrics",
-    },
-    // With TEMPORAL_ADDRESS set, no Temporal server of ours listens anywhere.
-    ...(process.env.TEMPORAL_ADDRESS
-      ? []
-      : [
-          { port: ports.temporalPort, host: local, variable: 'TEMPORAL_PORT', what: 'Temporal' },
-          {
-            port: ports.temporalUiPort,
-            host: local,
-            variable: 'TEMPORAL_UI_PORT',
-            what: 'the Temporal Web UI',
-          },
-        ]),
-  ];
-}
-
 async function main(): Promise<void> {
   const ports = devStackConfig();
   const stateDir = stateFolder();
@@ -146,7 +119,7 @@ async function main(): Promise<void> {
   try {
     const env: NodeJS.ProcessEnv = { ...process.env };
     // Before anything slow (PostgreSQL, a Temporal build): a busy port would only fail later.
-    await checkPorts(plannedPorts(ports));
+    await checkPorts(devStackPorts(ports));
 
     // PostgreSQL first: the cluster engine keeps its own state there too.
     database = await resolveDatabase({ stateDir, log });
@@ -242,7 +215,7 @@ async function main(): Promise<void> {
               : '   (dev server; ONEJOB_TEMPORAL_ENGINE=cluster runs the production engine)'
         }`,
         `  Simulator       http://127.0.0.1:${ports.simulatorPort}   (stand-in provider)`,
-        `  Metrics         http://127.0.0.1:${ports.apiPort}/metrics (service), http://${ports.workerMetricsAddress}/metrics (Temporal SDK)`,
+        `  Metrics         http://127.0.0.1:${ports.apiPort}/metrics (service), ${ports.workerMetricsAddress === 'off' ? 'off (ONEJOB_WORKER_METRICS_ADDRESS)' : `http://${ports.workerMetricsAddress}/metrics`} (Temporal SDK)`,
         `  PostgreSQL      ${withoutPassword(env.DATABASE_URL)}   (${
           database.source === 'DATABASE_URL'
             ? 'DATABASE_URL'
