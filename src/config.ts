@@ -93,6 +93,8 @@ export function devStackConfig(env: NodeJS.ProcessEnv = process.env) {
     temporalPort: port(env, 'TEMPORAL_PORT', 7233),
     temporalUiPort: port(env, 'TEMPORAL_UI_PORT', 8233),
     simulatorPort: port(env, 'SIMULATOR_PORT', 4010),
+    /** Where the worker serves the Temporal SDK's metrics (`host:port`). */
+    workerMetricsAddress: env.ONEJOB_WORKER_METRICS_ADDRESS || '127.0.0.1:9464',
     databaseName: env.ONEJOB_DATABASE_NAME ?? 'onejob',
   };
 }

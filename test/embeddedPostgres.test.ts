@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '../src/dev/postgres';
+import { resolveDatabase, startEmbeddedPostgres } from '../src/dev/postgres';
 import { TEST_OUTPUT } from './harness';
 import { processesMentioning, waitUntil } from './processScan';
 
@@ -40,5 +40,61 @@ test('embedded PostgreSQL starts from an empty folder, keeps its data across res
     expect(await waitUntil(() => processesMentioning(dataDir).length === 0, 15_000)).toBe(true);
   } finally {
     if (dataDir !== requested) rmSync(path.dirname(dataDir), { recursive: true, force: true });
+  }
+});
+
+test("when embedded PostgreSQL cannot start, the error is one line with PostgreSQL's own reason and what to do", async () => {
+  const parent = mkdtempSync(path.join(TEST_OUTPUT, 'embedded-pg-refused-'));
+  const requested = path.join(parent, 'data');
+  const first = await startEmbeddedPostgres(requested);
+  const dataDir = first.dataDir;
+  await first.process.stop();
+  try {
+    // PostgreSQL refuses a data directory others may write to (a careless chmod, a copied tree).
+    chmodSync(dataDir, 0o777);
+    const failure = await startEmbeddedPostgres(requested).then(
+      async (started) => {
+        await started.process.stop();
+        return undefined;
+      },
+      (error: unknown) => error as Error,
+    );
+    expect(failure?.message).toMatch(/^embedded PostgreSQL did not start: /);
+    expect(failure?.message).toContain(`data directory "${dataDir}" has invalid permissions`);
+    expect(failure?.message).toContain(`chmod 700 ${dataDir}`);
+    expect(failure?.message).not.toContain('\n');
+    expect(await waitUntil(() => processesMentioning(dataDir).length === 0, 15_000)).toBe(true);
+  } finally {
+    rmSync(dataDir === requested ? parent : path.dirname(dataDir), {
+      recursive: true,
+      force: true,
+    });
+  }
+});
+
+test('a local server that answers but refuses us is not called "nothing"; embedded PostgreSQL starts instead', async () => {
+  const saved = { url: process.env.DATABASE_URL, local: process.env.ONEJOB_LOCAL_POSTGRES_URL };
+  delete process.env.DATABASE_URL;
+  // The machine's own server on 5432 answers, but knows no such role.
+  process.env.ONEJOB_LOCAL_POSTGRES_URL = 'postgres://onejob_no_such_role@127.0.0.1:5432/postgres';
+  const stateDir = mkdtempSync(path.join(TEST_OUTPUT, 'embedded-pg-refused-local-'));
+  const lines: string[] = [];
+  try {
+    const database = await resolveDatabase({ stateDir, log: (line) => lines.push(line) });
+    try {
+      expect(database.source).toBe('embedded');
+      expect(await query(database.adminUrl, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    } finally {
+      await database.stop();
+    }
+    const said = lines.join('\n');
+    expect(said).toContain('PostgreSQL: 127.0.0.1:5432 answered but refused us (');
+    expect(said).toContain('onejob_no_such_role');
+    expect(said).not.toContain('nothing on');
+  } finally {
+    if (saved.url === undefined) delete process.env.DATABASE_URL;
+    else process.env.DATABASE_URL = saved.url;
+    if (saved.local === undefined) delete process.env.ONEJOB_LOCAL_POSTGRES_URL;
+    else process.env.ONEJOB_LOCAL_POSTGRES_URL = saved.local;
   }
 });

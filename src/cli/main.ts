@@ -2,11 +2,10 @@
 import { Command, CommanderError } from 'commander';
 import { certificationPlan, certifyMany, type CertificationReport } from '../certification/certify';
 import { migrate } from '../db/migrate';
-import { createPool } from '../db/pool';
 import { findJobType, jobTypeNames } from '../jobTypes';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { ServiceError } from '../service/errors';
-import { addOperatorCommands, databaseUrl } from './operatorCommands';
+import { addOperatorCommands, withPool } from './operatorCommands';
 import { renderTable } from './table';
 
 /** `onejob`: the operator CLI. It uses the same services as the API; errors are one line. */
@@ -58,8 +57,7 @@ export function buildCli(): Command {
         );
       const chosen = certificationPlan(registry, { provider: options.provider, jobType });
       if (chosen.length === 0) throw new Error('no provider can run the chosen job type');
-      const pool = createPool(databaseUrl(), { max: 2 });
-      try {
+      await withPool(async (pool) => {
         await migrate(pool);
         const reports = await certifyMany({
           db: pool,
@@ -69,9 +67,7 @@ export function buildCli(): Command {
         if (options.json) console.log(JSON.stringify(reports, null, 2));
         else printReports(reports);
         if (reports.some((r) => !r.passed)) process.exitCode = 2;
-      } finally {
-        await pool.end();
-      }
+      });
     });
   return program;
 }

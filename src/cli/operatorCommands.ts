@@ -11,33 +11,41 @@ import { JOB_STATUSES, type JobStatus } from '../domain/job';
 import { createLogger, type Logger } from '../logger';
 import { cancelJob, resolveAttempt } from '../service/attempts';
 import { temporalConnectionSettings, temporalConnectOptions } from '../temporalConnection';
+import { chooseDatabase, explainConnectionFailure } from './database';
 import { renderTable } from './table';
 
-const LOCAL_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/onejob';
-
-export function databaseUrl(): string {
-  return process.env.DATABASE_URL ?? LOCAL_DATABASE_URL;
+/** One database pool per command run, closed when it ends; for commands that need no Temporal. */
+export async function withPool<T>(work: (pool: Pool) => Promise<T>): Promise<T> {
+  const choice = chooseDatabase();
+  if (choice.notice) console.error(`onejob: ${choice.notice}`);
+  const pool = createPool(choice.url, { max: 2 });
+  try {
+    return await work(pool);
+  } catch (error) {
+    throw explainConnectionFailure(error, choice);
+  } finally {
+    await pool.end();
+  }
 }
 
 /** One database pool and Temporal client per command run, closed when it ends. */
 async function withServices<T>(
   work: (deps: { pool: Pool; temporal: Client; logger: Logger }) => Promise<T>,
 ): Promise<T> {
-  const pool = createPool(databaseUrl(), { max: 2 });
-  let connection: Connection | undefined;
-  try {
+  return withPool(async (pool) => {
     const settings = temporalConnectionSettings();
-    connection = await Connection.connect(temporalConnectOptions(settings));
-    const temporal = new Client({ connection, namespace: settings.namespace });
-    return await work({
-      pool,
-      temporal,
-      logger: createLogger('onejob-cli', process.env.LOG_LEVEL ?? 'warn'),
-    });
-  } finally {
-    await connection?.close();
-    await pool.end();
-  }
+    const connection = await Connection.connect(temporalConnectOptions(settings));
+    try {
+      const temporal = new Client({ connection, namespace: settings.namespace });
+      return await work({
+        pool,
+        temporal,
+        logger: createLogger('onejob-cli', process.env.LOG_LEVEL ?? 'warn'),
+      });
+    } finally {
+      await connection.close();
+    }
+  });
 }
 
 function output(json: boolean | undefined, value: unknown, table: () => string): void {
@@ -60,7 +68,7 @@ export function addOperatorCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       async (options: { owner?: string; status?: JobStatus; limit: number; json?: boolean }) => {
-        await withServices(async ({ pool }) => {
+        await withPool(async (pool) => {
           const found = await listJobsForOperators(pool, {
             ownerId: options.owner,
             status: options.status,
@@ -90,8 +98,12 @@ export function addOperatorCommands(program: Command): void {
     .description('A job with its attempts and lost races')
     .option('--json', 'print JSON')
     .action(async (jobId: string, options: { json?: boolean }) => {
-      await withServices(async ({ pool }) => {
-        const job = await findJob(pool, jobId).catch(() => undefined);
+      await withPool(async (pool) => {
+        // An id that is not a job id (22P02) is no job; any other failure is reported as it is.
+        const job = await findJob(pool, jobId).catch((error: { code?: string }) => {
+          if (error.code === '22P02') return undefined;
+          throw error;
+        });
         if (!job) throw new Error(`no job ${jobId}`);
         const attempts = await listAttempts(pool, job.id);
         const races = await listRaces(pool, { jobId: job.id, limit: 100 });
@@ -174,7 +186,7 @@ export function addOperatorCommands(program: Command): void {
     .option('--limit <n>', 'how many', (v) => Number.parseInt(v, 10), 50)
     .option('--json', 'print JSON')
     .action(async (options: { job?: string; limit: number; json?: boolean }) => {
-      await withServices(async ({ pool }) => {
+      await withPool(async (pool) => {
         const races = await listRaces(pool, { jobId: options.job, limit: options.limit });
         output(options.json, races, () =>
           renderTable(

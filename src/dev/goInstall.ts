@@ -1,9 +1,10 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { spawnGuarded } from './processes';
 
 /**
  * Building our pinned Temporal programs (the CLI, the server, its SQL tool, the Web UI server)
@@ -80,7 +81,8 @@ export async function goInstall(spec: GoInstall, log: (line: string) => void): P
     await new Promise<void>((resolve, reject) => {
       const args = ['install', '-trimpath'];
       if (spec.ldflags) args.push('-ldflags', spec.ldflags);
-      const child = spawn(go, [...args, ...spec.packages], {
+      // Guarded like every child of ours: if we die or are stopped, the build stops too.
+      const { child } = spawnGuarded(go, [...args, ...spec.packages], {
         env: { ...process.env, GOBIN: buildDir, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -97,10 +99,11 @@ export async function goInstall(spec: GoInstall, log: (line: string) => void): P
           }
         }
       };
-      child.stdout.on('data', onOutput);
-      child.stderr.on('data', onOutput);
+      child.stdout?.on('data', onOutput);
+      child.stderr?.on('data', onOutput);
       child.on('error', reject);
-      child.on('exit', (code) => {
+      // 'close', not 'exit': the last lines of output (the reason) have arrived by then.
+      child.on('close', (code) => {
         if (code === 0) return resolve();
         reject(
           new Error(

@@ -14,14 +14,29 @@ export interface ResolvedDatabase {
 
 export const LOCAL_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
-async function answers(url: string): Promise<boolean> {
+/** The local server `npm start` looks for: ONEJOB_LOCAL_POSTGRES_URL, else 127.0.0.1:5432. */
+export function localPostgresUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return env.ONEJOB_LOCAL_POSTGRES_URL || LOCAL_POSTGRES_URL;
+}
+
+/** What a look at a PostgreSQL server found: nothing there, a server we can use, or a refusal. */
+export type PostgresProbe =
+  { kind: 'nothing' } | { kind: 'usable' } | { kind: 'refused'; reason: string };
+
+/** Errors that mean no server answered at all (as opposed to one that answered "no"). */
+const NOTHING_THERE = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND']);
+
+export async function probePostgres(url: string): Promise<PostgresProbe> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
   try {
     await client.connect();
     await client.query('SELECT 1');
-    return true;
-  } catch {
-    return false;
+    return { kind: 'usable' };
+  } catch (error) {
+    const { code, message } = error as { code?: string; message?: string };
+    if (code && NOTHING_THERE.has(code)) return { kind: 'nothing' };
+    if (/timeout/i.test(message ?? '')) return { kind: 'nothing' };
+    return { kind: 'refused', reason: message ?? String(error) };
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -76,7 +91,8 @@ export async function startEmbeddedPostgres(
   const url = await new Promise<string>((resolve, reject) => {
     proc.child.once('message', (message: { ready?: boolean; url?: string; error?: string }) => {
       if (message.ready && message.url) resolve(message.url);
-      else reject(new Error(`embedded PostgreSQL failed: ${message.error ?? 'no reason given'}`));
+      else
+        reject(new Error(message.error ?? 'embedded PostgreSQL did not start (no reason given)'));
     });
     void proc.exited.then((code) =>
       reject(new Error(`embedded PostgreSQL exited (code ${code}) before it was ready`)),
@@ -86,8 +102,9 @@ export async function startEmbeddedPostgres(
 }
 
 /**
- * Picks the PostgreSQL server: DATABASE_URL if set; else the local server on 127.0.0.1:5432 if
- * it answers; else embedded PostgreSQL with its data under `stateDir`.
+ * Picks the PostgreSQL server: DATABASE_URL if set; else the local server (127.0.0.1:5432, or
+ * ONEJOB_LOCAL_POSTGRES_URL) if it lets us in; else embedded PostgreSQL with its data under
+ * `stateDir`.
  */
 export async function resolveDatabase(options: {
   stateDir: string;
@@ -101,13 +118,18 @@ export async function resolveDatabase(options: {
       stop: async () => undefined,
     };
   }
-  if (await answers(LOCAL_POSTGRES_URL)) {
-    options.log('PostgreSQL: using the local server on 127.0.0.1:5432');
-    return { adminUrl: LOCAL_POSTGRES_URL, source: 'local', stop: async () => undefined };
+  const localUrl = localPostgresUrl();
+  const local = new URL(localUrl).host;
+  const probe = await probePostgres(localUrl);
+  if (probe.kind === 'usable') {
+    options.log(`PostgreSQL: using the local server on ${local}`);
+    return { adminUrl: localUrl, source: 'local', stop: async () => undefined };
   }
   const dataDir = path.join(options.stateDir, 'postgres');
   options.log(
-    `PostgreSQL: no DATABASE_URL and nothing on 127.0.0.1:5432; starting embedded PostgreSQL (data in ${dataDir})`,
+    probe.kind === 'nothing'
+      ? `PostgreSQL: no DATABASE_URL and nothing on ${local}; starting embedded PostgreSQL (data in ${dataDir})`
+      : `PostgreSQL: ${local} answered but refused us (${probe.reason}); set DATABASE_URL to use it. Starting embedded PostgreSQL instead (data in ${dataDir})`,
   );
   const embedded = await startEmbeddedPostgres(dataDir, options.log);
   return { adminUrl: embedded.url, source: 'embedded', stop: () => embedded.process.stop() };

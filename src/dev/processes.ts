@@ -56,7 +56,11 @@ export function spawnGuarded(
   command: string,
   args: string[],
   options: {
-    stdio?: ['ignore' | 'inherit', 'inherit' | 'ignore' | number, 'inherit' | 'ignore' | number];
+    stdio?: [
+      'ignore' | 'inherit',
+      'inherit' | 'ignore' | 'pipe' | number,
+      'inherit' | 'ignore' | 'pipe' | number,
+    ];
     env?: NodeJS.ProcessEnv;
     cwd?: string;
   } = {},

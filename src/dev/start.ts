@@ -3,11 +3,19 @@ import path from 'node:path';
 import { DEV_API_TOKENS, DEV_OPERATOR_TOKEN, DEV_OPERATOR_TOKENS, DEV_TOKEN } from '../api/auth';
 import { certificationPlan, certifyMany } from '../certification/certify';
 import { devStackConfig } from '../config';
+import {
+  databaseRecordFile,
+  removeDatabaseRecord,
+  withoutPassword,
+  writeDatabaseRecord,
+} from '../databaseRecord';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
+import { stateFolder } from '../stateFolder';
+import { checkPorts, devStackPorts } from './portCheck';
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
-import { isPortFree, spawnNodeScript, waitForHttp, type GuardedProcess } from './processes';
+import { spawnNodeScript, waitForHttp, type GuardedProcess } from './processes';
 import { obtainTemporalCli } from './temporalCli';
 import { startTemporalCluster } from './temporalCluster';
 import { obtainTemporalClusterBinaries, TEMPORAL_SERVER_VERSION } from './temporalClusterBinaries';
@@ -20,7 +28,6 @@ import { startTemporalDevServer, type DevServer } from './temporalServer';
  * (Web UI included), PostgreSQL, migrations, the provider simulator, the worker and the API.
  * State survives restarts in the state folder; Ctrl-C stops every process it started.
  */
-const ROOT = path.resolve(__dirname, '..', '..');
 const log = (line: string): void => console.log(`[onejob] ${line}`);
 
 /** Waits for a child's `{ [key]: true }` IPC message. */
@@ -85,7 +92,7 @@ async function startClusterEngine(
 
 async function main(): Promise<void> {
   const ports = devStackConfig();
-  const stateDir = path.resolve(process.env.ONEJOB_STATE_DIR ?? path.join(ROOT, '.onejob'));
+  const stateDir = stateFolder();
   mkdirSync(stateDir, { recursive: true });
 
   const children: GuardedProcess[] = [];
@@ -100,6 +107,7 @@ async function main(): Promise<void> {
       for (const child of [...children].reverse()) await child.stop();
       await temporalServer?.stop();
       await database?.stop();
+      removeDatabaseRecord(stateDir, process.pid);
       log('stopped');
       process.exit(exitCode);
     })();
@@ -110,6 +118,8 @@ async function main(): Promise<void> {
 
   try {
     const env: NodeJS.ProcessEnv = { ...process.env };
+    // Before anything slow (PostgreSQL, a Temporal build): a busy port would only fail later.
+    await checkPorts(devStackPorts(ports));
 
     // PostgreSQL first: the cluster engine keeps its own state there too.
     database = await resolveDatabase({ stateDir, log });
@@ -117,22 +127,19 @@ async function main(): Promise<void> {
       database.source === 'DATABASE_URL'
         ? database.adminUrl
         : await ensureDatabase(database.adminUrl, ports.databaseName);
+    // Embedded PostgreSQL's port is new each start: the operator CLI reads it from here.
+    if (database.source !== 'DATABASE_URL')
+      writeDatabaseRecord(stateDir, {
+        url: env.DATABASE_URL,
+        source: database.source,
+        pid: process.pid,
+      });
 
     let temporalUi: string | undefined;
     const engine = temporalEngineKind();
     if (process.env.TEMPORAL_ADDRESS) {
       log(`Temporal: using ${process.env.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS); starting no server`);
     } else {
-      for (const [name, port] of [
-        ['TEMPORAL_PORT', ports.temporalPort],
-        ['TEMPORAL_UI_PORT', ports.temporalUiPort],
-      ] as const) {
-        if (!(await isPortFree(port))) {
-          throw new Error(
-            `port ${port} is taken (${name}); stop what uses it, set ${name}, or point TEMPORAL_ADDRESS at a running server`,
-          );
-        }
-      }
       temporalServer =
         engine === 'cluster'
           ? await startClusterEngine(database, stateDir, ports)
@@ -208,8 +215,12 @@ async function main(): Promise<void> {
               : '   (dev server; ONEJOB_TEMPORAL_ENGINE=cluster runs the production engine)'
         }`,
         `  Simulator       http://127.0.0.1:${ports.simulatorPort}   (stand-in provider)`,
-        `  Metrics         http://127.0.0.1:${ports.apiPort}/metrics (service), http://${env.ONEJOB_WORKER_METRICS_ADDRESS ?? '127.0.0.1:9464'}/metrics (Temporal SDK)`,
-        `  PostgreSQL      ${database.source}`,
+        `  Metrics         http://127.0.0.1:${ports.apiPort}/metrics (service), ${ports.workerMetricsAddress === 'off' ? 'off (ONEJOB_WORKER_METRICS_ADDRESS)' : `http://${ports.workerMetricsAddress}/metrics`} (Temporal SDK)`,
+        `  PostgreSQL      ${withoutPassword(env.DATABASE_URL)}   (${
+          database.source === 'DATABASE_URL'
+            ? 'DATABASE_URL'
+            : `${database.source}; the onejob CLI finds it in ${databaseRecordFile(stateDir)}`
+        })`,
         devToken
           ? `  Dev API token   ${devToken}   (owner "dev"; set ONEJOB_API_TOKENS to choose your own)`
           : '  API tokens      from ONEJOB_API_TOKENS',

@@ -1,0 +1,73 @@
+import type { devStackConfig } from '../config';
+import { portHolder } from './portHolder';
+import { isPortFree } from './processes';
+
+/** A port `npm start` will listen on, and the variable that moves it. */
+export interface PlannedPort {
+  port: number;
+  host: string;
+  variable: string;
+  what: string;
+}
+
+/**
+ * Checks every planned port before anything slow starts; throws one line per busy port naming
+ * who holds it and the variable that moves it.
+ */
+export async function checkPorts(planned: PlannedPort[]): Promise<void> {
+  const busy: string[] = [];
+  for (const { port, host, variable, what } of planned) {
+    if (await isPortFree(port, host)) continue;
+    const holder = portHolder(port);
+    const by = holder ? `pid ${holder.pid} (${holder.command})` : 'another process';
+    busy.push(
+      `port ${port} (${what}) is taken by ${by}: stop it, or set ${variable} to another port`,
+    );
+  }
+  if (busy.length > 0) throw new Error(busy.join('; '));
+}
+
+/** `host:port` of ONEJOB_WORKER_METRICS_ADDRESS. */
+export function hostAndPort(address: string, variable: string): { host: string; port: number } {
+  const at = address.lastIndexOf(':');
+  const port = Number(address.slice(at + 1));
+  if (at < 0 || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`${variable} must be host:port, got "${address}"`);
+  return { host: address.slice(0, at).replace(/^\[|\]$/g, '') || '127.0.0.1', port };
+}
+
+/** Every port npm start will listen on, with the variable that moves it. */
+export function devStackPorts(
+  ports: ReturnType<typeof devStackConfig>,
+  env: NodeJS.ProcessEnv = process.env,
+): PlannedPort[] {
+  const local = '127.0.0.1';
+  // `off`: the worker serves no metrics, so there is no port to check.
+  const metrics =
+    ports.workerMetricsAddress === 'off'
+      ? []
+      : [
+          {
+            ...hostAndPort(ports.workerMetricsAddress, 'ONEJOB_WORKER_METRICS_ADDRESS'),
+            variable: 'ONEJOB_WORKER_METRICS_ADDRESS',
+            what: "the worker's metrics",
+          },
+        ];
+  return [
+    { port: ports.apiPort, host: local, variable: 'PORT', what: 'the API' },
+    { port: ports.simulatorPort, host: local, variable: 'SIMULATOR_PORT', what: 'the simulator' },
+    ...metrics,
+    // With TEMPORAL_ADDRESS set, no Temporal server of ours listens anywhere.
+    ...(env.TEMPORAL_ADDRESS
+      ? []
+      : [
+          { port: ports.temporalPort, host: local, variable: 'TEMPORAL_PORT', what: 'Temporal' },
+          {
+            port: ports.temporalUiPort,
+            host: local,
+            variable: 'TEMPORAL_UI_PORT',
+            what: 'the Temporal Web UI',
+          },
+        ]),
+  ];
+}

@@ -1,0 +1,45 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { harness, ROOT } from '../harness';
+import { waitUntil } from '../processScan';
+
+/** `npm start` (dist/dev/start.js) as a terminal runs it, with its output collected. */
+export interface StartedStack {
+  process: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+export function runDevStart(env: NodeJS.ProcessEnv): StartedStack {
+  const full: NodeJS.ProcessEnv = {
+    ...process.env,
+    TEMPORAL_CLI_PATH: harness().temporalCliPath,
+    LOG_LEVEL: 'warn',
+    ...env,
+  };
+  delete full.ONEJOB_API_TOKENS;
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete full[name];
+  // Its own process group, like a terminal's foreground job, so Ctrl-C can reach every member.
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'dev', 'start.js')], {
+    env: full,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  return { process: child, output: () => output, exited };
+}
+
+/** Waits for the banner; throws with the output if the stack exited instead. */
+export async function untilRunning(stack: StartedStack, timeoutMs = 180_000): Promise<void> {
+  const ready = await waitUntil(
+    () => stack.output().includes('onejob is running') || stack.process.exitCode !== null,
+    timeoutMs,
+  );
+  if (!ready || stack.process.exitCode !== null)
+    throw new Error(`npm start did not become ready:\n${stack.output()}`);
+}
