@@ -9,7 +9,7 @@ import {
 } from 'fastify-type-provider-zod';
 import { hostname } from 'node:os';
 import type { ApiDeps } from './deps';
-import { clientErrorHandler, setErrorHandlers } from './errorHandler';
+import { clientErrorHandler, frameworkErrorHandler, setErrorHandlers } from './errorHandler';
 import { createMetrics } from './metrics';
 import { callbackRoutes } from './routes/callbacks';
 import { jobRoutes } from './routes/jobs';
@@ -23,12 +23,16 @@ export async function buildApi(deps: ApiDeps) {
     loggerInstance: deps.logger,
     bodyLimit: deps.bodyLimit ?? 1024 * 1024,
     clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
   const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? 100);
   const metrics = createMetrics(deps.pool, {
     waitsInProgress: () => waits.total,
     cacheMs: deps.metricsCacheMs,
   });
+  // Bodies are JSON only: Fastify's built-in text/plain parser would let a plain-text body
+  // through to the schema (a 400 that should be a 415).
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
