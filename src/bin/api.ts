@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { buildApi } from '../api/app';
-import { ApiTokens } from '../api/auth';
+import { parseTokenSettings } from '../api/auth';
 import { apiConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
@@ -12,10 +12,7 @@ import { temporalConnectOptions } from '../temporalConnection';
 async function main(): Promise<void> {
   const logger = createLogger('onejob-api');
   const config = apiConfig();
-  const tokens = ApiTokens.parse(config.apiTokens);
-  const operatorTokens = config.operatorTokens
-    ? ApiTokens.parse(config.operatorTokens, 'ONEJOB_OPERATOR_TOKENS')
-    : undefined;
+  const { tokens, operatorTokens } = parseTokenSettings(config.apiTokens, config.operatorTokens);
   const providers = new ProviderRegistry(providerConfigsFromEnv());
   const pool = createPool(config.databaseUrl);
   await migrate(pool);
