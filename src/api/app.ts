@@ -26,10 +26,7 @@ export async function buildApi(deps: ApiDeps) {
     frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
   const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? 100);
-  const metrics = createMetrics(deps.pool, {
-    waitsInProgress: () => waits.total,
-    cacheMs: deps.metricsCacheMs,
-  });
+  const metrics = createMetrics(deps.pool, { waitsInProgress: () => waits.total });
   // Bodies are JSON only: Fastify's built-in text/plain parser would let a plain-text body
   // through to the schema (a 400 that should be a 415).
   app.removeContentTypeParser('text/plain');
@@ -59,7 +56,16 @@ export async function buildApi(deps: ApiDeps) {
     reply.header('x-onejob-instance', instance);
   });
 
-  await app.register(metaRoutes, { metrics });
+  // Scrapes fold the metric deltas too; this keeps them few when nobody scrapes.
+  const folding = setInterval(() => {
+    metrics.fold().catch((error: unknown) => {
+      app.log.warn({ err: error }, 'folding the metric counts failed; the next fold retries');
+    });
+  }, deps.metricsFoldIntervalMs ?? 60_000);
+  folding.unref();
+  app.addHook('onClose', async () => clearInterval(folding));
+
+  await app.register(metaRoutes, { metrics, access: deps.metricsAccess ?? { kind: 'open' } });
   await app.register(jobRoutes, { prefix: '/v1', deps, metrics, waits });
   await app.register(operatorRoutes, { prefix: '/v1/operator', deps });
   await app.register(callbackRoutes, { prefix: '/v1/callbacks', deps });

@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { buildApi } from '../api/app';
 import { parseTokenSettings } from '../api/auth';
+import { metricsAccessFor } from '../api/metricsAccess';
 import { apiConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
@@ -28,7 +29,7 @@ async function main(): Promise<void> {
     logger,
     maxWaitsPerOwner: config.maxWaitsPerOwner,
     callbackToleranceS: config.callbackToleranceS,
-    metricsCacheMs: config.metricsCacheMs,
+    metricsAccess: metricsAccessFor(config.host, config.metricsToken),
   });
   await app.listen({ host: config.host, port: config.port });
 

@@ -1,17 +1,21 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Metrics } from '../metrics';
+import { type MetricsAccess, metricsGuard } from '../metricsAccess';
 import { isProblemType, PROBLEM_TYPES, problemTypeUri, sendNotFound } from '../problems';
 
 /** What the service says about itself: liveness, Prometheus metrics, the problem types. */
-export const metaRoutes: FastifyPluginAsyncZod<{ metrics: Pick<Metrics, 'registry'> }> = async (
-  app,
-  { metrics },
-) => {
+export const metaRoutes: FastifyPluginAsyncZod<{
+  metrics: Pick<Metrics, 'registry'>;
+  access: MetricsAccess;
+}> = async (app, { metrics, access }) => {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  app.get(
+    '/metrics',
+    { schema: { hide: true }, onRequest: metricsGuard(access) },
+    async (_request, reply) =>
+      reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
 
   app.get(
