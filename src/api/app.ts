@@ -8,9 +8,11 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { hostname } from 'node:os';
+import type { OpenAPIV3 } from 'openapi-types';
 import type { ApiDeps } from './deps';
 import { clientErrorHandler, frameworkErrorHandler, setErrorHandlers } from './errorHandler';
 import { createMetrics } from './metrics';
+import { amendOpenApiDocument } from './openapi';
 import { callbackRoutes } from './routes/callbacks';
 import { jobRoutes } from './routes/jobs';
 import { metaRoutes } from './routes/meta';
@@ -45,6 +47,10 @@ export async function buildApi(deps: ApiDeps) {
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
+    transformObject: (document) =>
+      'openapiObject' in document
+        ? amendOpenApiDocument(document.openapiObject as OpenAPIV3.Document)
+        : document.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
