@@ -11,6 +11,7 @@ import { createJob, freshKey, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { attemptRows } from './support/rows';
 import { useTestStack } from './support/stack';
+import { startTcpProxy } from './tcpProxy';
 
 /**
  * The OpenAPI document tells the truth: it is valid OpenAPI, and every real answer of every
@@ -47,12 +48,14 @@ interface Exchange {
   path: string;
   headers?: Record<string, string>;
   body?: string;
+  /** Another API process to ask; the stack's by default. */
+  base?: string;
 }
 /** Every answer the test saw, by route: each must fit the document. */
 const seen: Array<{ exchange: Exchange; status: number; contentType: string; body: string }> = [];
 
 async function send(exchange: Exchange): Promise<{ status: number; body: string }> {
-  const response = await fetch(`${stack.apiUrl}${exchange.path}`, {
+  const response = await fetch(`${exchange.base ?? stack.apiUrl}${exchange.path}`, {
     method: exchange.method,
     headers: exchange.headers,
     body: exchange.body,
@@ -90,9 +93,9 @@ async function expectStatus(
 }
 
 /** Whatever fails to fit the document, one line per answer. */
-function misfits(): string[] {
+function misfits(answers = seen): string[] {
   const problems: string[] = [];
-  for (const { exchange, status, contentType, body } of seen) {
+  for (const { exchange, status, contentType, body } of answers) {
     const where = `${exchange.method} ${exchange.path} → ${status}`;
     const operation = document.paths[exchange.route]?.[exchange.method.toLowerCase()];
     if (!operation) {
@@ -295,4 +298,61 @@ test('every route answers as the document says, successes and problems alike', a
     Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
   );
   expect(documented.filter((route) => !heard.has(route))).toEqual([]);
+});
+
+test('with PostgreSQL unreachable, the 503 of every route that reads it is documented too', async () => {
+  const proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
+  const url = new URL(stack.databaseUrl);
+  url.host = `127.0.0.1:${proxy.port}`;
+  const api = await stack.startExtraApi({ DATABASE_URL: url.toString() });
+  const from = seen.length;
+  try {
+    await proxy.cut();
+    const id = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    const summary = JSON.stringify({ type: 'summarize', input: { text: 'Down. Documented.' } });
+    const report = JSON.stringify({ attemptId: `${id}:1`, status: 'failed', error: 'no' });
+    const exchanges: Exchange[] = [
+      {
+        method: 'POST',
+        route: '/v1/jobs',
+        path: '/v1/jobs',
+        headers: jsonOf({ ...asOwner, 'idempotency-key': freshKey('down') }),
+        body: summary,
+      },
+      { method: 'GET', route: '/v1/jobs', path: '/v1/jobs', headers: asOwner },
+      { method: 'GET', route: '/v1/jobs/{id}', path: `/v1/jobs/${id}`, headers: asOwner },
+      {
+        method: 'POST',
+        route: '/v1/jobs/{id}/attempts',
+        path: `/v1/jobs/${id}/attempts`,
+        headers: jsonOf(asOwner),
+        body: '{}',
+      },
+      {
+        method: 'POST',
+        route: '/v1/operator/jobs/{id}/cancel',
+        path: `/v1/operator/jobs/${id}/cancel`,
+        headers: jsonOf(asOperator),
+        body: '{"reason":"down"}',
+      },
+      {
+        method: 'POST',
+        route: '/v1/callbacks/{provider}',
+        path: '/v1/callbacks/simulator-pay',
+        headers: {
+          'content-type': 'application/json',
+          'onejob-signature': signCallback(CALLBACK_SECRET, report),
+        },
+        body: report,
+      },
+    ];
+    for (const exchange of exchanges) await expectStatus(send({ ...exchange, base: api.url }), 503);
+    expect({ surprises, misfits: misfits(seen.slice(from)) }).toEqual({
+      surprises: [],
+      misfits: [],
+    });
+  } finally {
+    await api.stop();
+    await proxy.close();
+  }
 });
