@@ -13,7 +13,7 @@ export const BODY_ERRORS = [413, 415] as const;
  * answer with it, so the document lists every status a route can answer, not a range.
  */
 export function problemResponses(...statuses: number[]): Record<number, typeof problemSchema> {
-  const all = [...new Set([...EVERY_ROUTE, ...statuses])].sort();
+  const all = [...new Set([...EVERY_ROUTE, ...statuses])].sort((a, b) => a - b);
   return Object.fromEntries(
     all.map((status) => {
       const types = Object.entries(PROBLEM_TYPES)
