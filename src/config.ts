@@ -32,6 +32,14 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number)
   return value;
 }
 
+function optionalToken(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  if (!/^\S{8,}$/.test(value))
+    throw new Error(`${name} must be at least 8 characters without spaces`);
+  return value;
+}
+
 /** Settings every service process reads (the API, the worker). */
 export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
@@ -77,8 +85,8 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
     maxWaitsPerOwner: positiveInteger(env, 'ONEJOB_MAX_WAITS_PER_OWNER', 100),
     /** How old (in seconds) a signed provider callback may be. */
     callbackToleranceS: positiveInteger(env, 'ONEJOB_CALLBACK_TOLERANCE_S', 300),
-    /** How long /metrics may reuse a whole-table count. */
-    metricsCacheMs: milliseconds(env, 'ONEJOB_METRICS_CACHE_MS', 15_000),
+    /** Bearer token /metrics requires; without it /metrics is open on loopback, closed beyond. */
+    metricsToken: optionalToken(env, 'ONEJOB_METRICS_TOKEN'),
   };
 }
 

@@ -1,4 +1,5 @@
 import { simulatorProviders } from '../src/providers/registry';
+import { TEST_TOKEN } from './support/identities';
 import { chargeBody, createJob, operator, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { attemptRows } from './support/rows';
@@ -7,10 +8,8 @@ import { startTestStack, type TestStack } from './support/stack';
 /** Prometheus metrics: the service's own (API) and the Temporal SDK's (worker). */
 let stack: TestStack;
 beforeAll(async () => {
-  // Whole-table counts may be reused for ten minutes here: long enough to see that they are.
   stack = await startTestStack({
     workerProcess: true,
-    env: { ONEJOB_METRICS_CACHE_MS: '600000' },
     // The payment provider times out after a second, so a held charge is soon `unknown`.
     providers: (url) =>
       simulatorProviders(url).map((p) =>
@@ -79,7 +78,7 @@ test('the API counts creates, replays and conflicts, and reports attempts, unkno
   expect(value(text, 'onejob_attempts{state="lost"}')).toBe(1);
 });
 
-test('a scrape does not count whole tables again within the cache period; what is in flight is read at every scrape', async () => {
+test('every scrape counts what changed since the last one: all-time totals and what is in flight', async () => {
   const scrape = async () => (await fetch(`${stack.apiUrl}/metrics`)).text();
   const before = await scrape();
   // One more job hangs in flight (the fault takes the next request: its own)…
@@ -96,7 +95,7 @@ test('a scrape does not count whole tables again within the cache period; what i
   // …and one more succeeds.
   const done = await stack.request('POST', '/v1/jobs', {
     headers: { 'idempotency-key': 'metrics-2' },
-    body: { type: 'summarize', input: { text: 'Done. Counted later.' } },
+    body: { type: 'summarize', input: { text: 'Done. Counted at once.' } },
   });
   const finished = (await (
     await stack.request('GET', `/v1/jobs/${((await done.json()) as { id: string }).id}?wait=30`)
@@ -104,13 +103,54 @@ test('a scrape does not count whole tables again within the cache period; what i
   expect(finished.status).toBe('succeeded');
   const after = await scrape();
   expect(value(after, 'onejob_attempts{state="succeeded"}')).toBe(
-    value(before, 'onejob_attempts{state="succeeded"}'),
+    value(before, 'onejob_attempts{state="succeeded"}') + 1,
   );
   // The hanging attempt, running (or unknown once its timeout passed), is counted live.
   const inFlight = (text: string) =>
     value(text, 'onejob_attempts_in_flight{state="running"}') +
     value(text, 'onejob_attempts_in_flight{state="unknown"}');
   expect(inFlight(after) - inFlight(before)).toBe(1);
+});
+
+test('with ONEJOB_METRICS_TOKEN set, /metrics answers only that bearer token (401 problem+json otherwise)', async () => {
+  const metricsToken = 'metrics-scraper-token-1';
+  const api = await stack.startExtraApi({ ONEJOB_METRICS_TOKEN: metricsToken });
+  try {
+    for (const authorization of [undefined, 'Bearer wrong-token-123', `Basic ${metricsToken}`]) {
+      const refused = await fetch(`${api.url}/metrics`, {
+        headers: authorization ? { authorization } : {},
+      });
+      expect([authorization, refused.status]).toEqual([authorization, 401]);
+      expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(await refused.json()).toMatchObject({ type: '/problems/unauthorized', status: 401 });
+    }
+    // An owner's API token is not the metrics token.
+    expect(
+      (await fetch(`${api.url}/metrics`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } }))
+        .status,
+    ).toBe(401);
+    const allowed = await fetch(`${api.url}/metrics`, {
+      headers: { authorization: `Bearer ${metricsToken}` },
+    });
+    expect(allowed.status).toBe(200);
+    expect(await allowed.text()).toMatch(/^onejob_race_events \d+$/m);
+  } finally {
+    await api.stop();
+  }
+});
+
+test('listening beyond loopback without ONEJOB_METRICS_TOKEN, /metrics is closed and says how to open it', async () => {
+  const api = await stack.startExtraApi({ HOST: '0.0.0.0' });
+  try {
+    const refused = await fetch(`${api.url}/metrics`);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(((await refused.json()) as { detail: string }).detail).toMatch(/ONEJOB_METRICS_TOKEN/);
+    // The rest of the API is unaffected.
+    expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
+  } finally {
+    await api.stop();
+  }
 });
 
 test('the worker exports the Temporal SDK runtime metrics', async () => {

@@ -8,9 +8,11 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { hostname } from 'node:os';
+import type { OpenAPIV3 } from 'openapi-types';
 import type { ApiDeps } from './deps';
-import { clientErrorHandler, setErrorHandlers } from './errorHandler';
+import { clientErrorHandler, frameworkErrorHandler, setErrorHandlers } from './errorHandler';
 import { createMetrics } from './metrics';
+import { amendOpenApiDocument } from './openapi';
 import { callbackRoutes } from './routes/callbacks';
 import { jobRoutes } from './routes/jobs';
 import { metaRoutes } from './routes/meta';
@@ -23,12 +25,13 @@ export async function buildApi(deps: ApiDeps) {
     loggerInstance: deps.logger,
     bodyLimit: deps.bodyLimit ?? 1024 * 1024,
     clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
   const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? 100);
-  const metrics = createMetrics(deps.pool, {
-    waitsInProgress: () => waits.total,
-    cacheMs: deps.metricsCacheMs,
-  });
+  const metrics = createMetrics(deps.pool, { waitsInProgress: () => waits.total });
+  // Bodies are JSON only: Fastify's built-in text/plain parser would let a plain-text body
+  // through to the schema (a 400 that should be a 415).
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
@@ -44,6 +47,10 @@ export async function buildApi(deps: ApiDeps) {
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
+    transformObject: (document) =>
+      'openapiObject' in document
+        ? amendOpenApiDocument(document.openapiObject as OpenAPIV3.Document)
+        : document.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
@@ -55,7 +62,16 @@ export async function buildApi(deps: ApiDeps) {
     reply.header('x-onejob-instance', instance);
   });
 
-  await app.register(metaRoutes, { metrics });
+  // Scrapes fold the metric deltas too; this keeps them few when nobody scrapes.
+  const folding = setInterval(() => {
+    metrics.fold().catch((error: unknown) => {
+      app.log.warn({ err: error }, 'folding the metric counts failed; the next fold retries');
+    });
+  }, deps.metricsFoldIntervalMs ?? 60_000);
+  folding.unref();
+  app.addHook('onClose', async () => clearInterval(folding));
+
+  await app.register(metaRoutes, { metrics, access: deps.metricsAccess ?? { kind: 'open' } });
   await app.register(jobRoutes, { prefix: '/v1', deps, metrics, waits });
   await app.register(operatorRoutes, { prefix: '/v1/operator', deps });
   await app.register(callbackRoutes, { prefix: '/v1/callbacks', deps });

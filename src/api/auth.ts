@@ -35,10 +35,28 @@ export class ApiTokens {
       }
       if (token.length < 8)
         throw new Error(`${variable}: the token for owner ${ownerId} is shorter than 8 characters`);
-      tokens.owners.push({ digest: createHash('sha256').update(token).digest(), ownerId });
+      const digest = createHash('sha256').update(token).digest();
+      const twin = tokens.owners.find((entry) => entry.digest.equals(digest));
+      if (twin) {
+        throw new Error(
+          twin.ownerId === ownerId
+            ? `${variable}: ${ownerId} is listed twice with the same token; list it once`
+            : `${variable}: ${twin.ownerId} and ${ownerId} have the same token; give each its own`,
+        );
+      }
+      tokens.owners.push({ digest, ownerId });
     }
     if (tokens.owners.length === 0) throw new Error(`${variable} has no name:token pairs`);
     return tokens;
+  }
+
+  /** Holders here whose token a holder in `other` has too, as pairs of names. */
+  sharedWith(other: ApiTokens): Array<[mine: string, theirs: string]> {
+    return this.owners.flatMap((mine) =>
+      other.owners
+        .filter((theirs) => theirs.digest.equals(mine.digest))
+        .map((theirs): [string, string] => [mine.ownerId, theirs.ownerId]),
+    );
   }
 
   ownerOf(token: string): string | undefined {
@@ -56,6 +74,28 @@ export class ApiTokens {
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     return match?.[1] ? this.ownerOf(match[1]) : undefined;
   }
+}
+
+/**
+ * Owners' and operators' tokens from their settings. A token may open one door only: the same
+ * token for two owners, or an owner's token that is also an operator's, is refused at start
+ * (the message names the holders, never the token).
+ */
+export function parseTokenSettings(
+  apiTokens: string,
+  operatorTokens: string | undefined,
+): { tokens: ApiTokens; operatorTokens?: ApiTokens } {
+  const tokens = ApiTokens.parse(apiTokens);
+  if (operatorTokens === undefined) return { tokens };
+  const operators = ApiTokens.parse(operatorTokens, 'ONEJOB_OPERATOR_TOKENS');
+  const shared = tokens.sharedWith(operators);
+  if (shared.length > 0) {
+    const pairs = shared.map(([owner, op]) => `owner ${owner} and operator ${op}`).join(', ');
+    throw new Error(
+      `ONEJOB_API_TOKENS and ONEJOB_OPERATOR_TOKENS share tokens (${pairs}); an operator token must not also be an owner's`,
+    );
+  }
+  return { tokens, operatorTokens: operators };
 }
 
 /** The Authorization header, as the OpenAPI document shows it. */

@@ -1,6 +1,7 @@
 import type { Logger } from '../logger';
 import type { JobServiceDeps } from '../service/jobs';
 import type { ApiTokens } from './auth';
+import type { MetricsAccess } from './metricsAccess';
 
 /** What the API is built from; each route plugin takes the part it uses. */
 export interface ApiDeps extends JobServiceDeps {
@@ -14,6 +15,8 @@ export interface ApiDeps extends JobServiceDeps {
   maxWaitsPerOwner?: number;
   /** How old a signed provider callback may be, in seconds. Default 300. */
   callbackToleranceS?: number;
-  /** How long /metrics may reuse a whole-table count. Default 15 s. */
-  metricsCacheMs?: number;
+  /** Who may read /metrics. Default: anyone. */
+  metricsAccess?: MetricsAccess;
+  /** How often the metric deltas are folded into their totals when nobody scrapes. 60 s. */
+  metricsFoldIntervalMs?: number;
 }

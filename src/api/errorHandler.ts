@@ -3,6 +3,8 @@ import type {
   FastifyBaseLogger,
   FastifyError,
   FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
   RawServerDefault,
 } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
@@ -26,6 +28,27 @@ export function clientErrorHandler(error: ConnectionError, socket: Socket): void
           'malformed-request',
           'The request could not be parsed. Header values (Idempotency-Key included) may not contain NUL or other control characters.',
         ),
+  );
+}
+
+/**
+ * Errors Fastify's router meets before any route or hook runs: a path whose percent-encoding
+ * does not decode, a path parameter longer than the router takes. Without this hook Fastify
+ * answers them with its own plain JSON.
+ */
+export function frameworkErrorHandler(
+  error: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    void sendProblem(reply, 'uri-too-long', 'A path segment is longer than any id the API uses.');
+    return;
+  }
+  void sendProblem(
+    reply,
+    'malformed-request',
+    'The URL could not be decoded: each % must start a valid percent-encoded UTF-8 sequence.',
   );
 }
 
@@ -83,6 +106,9 @@ export function setErrorHandlers<Logger extends FastifyBaseLogger>(
         return sendProblem(reply, 'malformed-body', error.message);
     }
     if (error instanceof SyntaxError) return sendProblem(reply, 'malformed-body', error.message);
+    // Any other request Fastify itself refuses (a bad Content-Length, say) is the client's error.
+    if (error.code?.startsWith('FST_ERR_') && (error.statusCode ?? 500) < 500)
+      return sendProblem(reply, 'malformed-request', error.message);
     if (isDependencyUnavailable(error)) {
       request.log.warn({ err: error }, 'a dependency is unavailable');
       return sendProblem(

@@ -10,37 +10,33 @@ export const JOBS_UNKNOWN_SQL = `
    WHERE a.state = 'unknown' AND j.terminal_status IS NULL`;
 
 /**
- * A value read from the database at most once per `ttlMs`, however often it is scraped, and
- * by one query at a time.
+ * Folds the deltas the triggers of migration 0005 append into metric_totals. The totals rows are
+ * locked in one order (ORDER BY), so replicas folding at the same time queue instead of
+ * deadlocking; a delta one of them already folded is skipped by the other.
  */
-function cached<T>(read: () => Promise<T>, ttlMs: number): () => Promise<T> {
-  let value: { at: number; data: T } | undefined;
+export const FOLD_METRIC_DELTAS_SQL = `
+  WITH drained AS (DELETE FROM metric_deltas RETURNING metric, label, delta)
+  INSERT INTO metric_totals AS total (metric, label, n)
+  SELECT metric, label, sum(delta) FROM drained GROUP BY metric, label ORDER BY metric, label
+  ON CONFLICT (metric, label) DO UPDATE SET n = total.n + EXCLUDED.n`;
+export const METRIC_TOTALS_SQL = 'SELECT metric, label, n FROM metric_totals';
+
+/** A read that callers arriving while it runs share, instead of each starting their own. */
+function shared<T>(read: () => Promise<T>): () => Promise<T> {
   let reading: Promise<T> | undefined;
-  return async () => {
-    if (value && Date.now() - value.at < ttlMs) return value.data;
-    reading ??= read()
-      .then((data) => {
-        value = { at: Date.now(), data };
-        return data;
-      })
-      .finally(() => {
-        reading = undefined;
-      });
-    return reading;
-  };
+  return () =>
+    (reading ??= read().finally(() => {
+      reading = undefined;
+    }));
 }
 
 /**
  * The service's Prometheus metrics. Counters count what this API process saw. Gauges are read
- * from PostgreSQL, so every replica reports the same truth about jobs: what is in flight from
- * small partial indexes at every scrape, whole-table totals at most every `cacheMs`.
+ * from PostgreSQL, so every replica reports the same truth about jobs, and no scrape reads a
+ * whole table: what is in flight comes from small partial indexes, all-time totals from
+ * metric_totals, which triggers keep (migration 0005).
  */
-export function createMetrics(
-  db: Queryable,
-  options: { waitsInProgress: () => number; cacheMs?: number },
-) {
-  // How long a whole-table count may be reused before it is read again.
-  const tableCountTtlMs = options.cacheMs ?? 15_000;
+export function createMetrics(db: Queryable, options: { waitsInProgress: () => number }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'onejob_api_' });
 
@@ -70,26 +66,27 @@ export function createMetrics(
     },
   });
 
-  const attemptsByState = cached(async () => {
-    const { rows } = await db.query<{ state: string; n: number }>(
-      'SELECT state, count(*)::int AS n FROM attempts GROUP BY state',
+  /** Folds what changed since the last fold into the totals. */
+  const fold = async (): Promise<void> => {
+    await db.query(FOLD_METRIC_DELTAS_SQL);
+  };
+  const totals = shared(async () => {
+    await fold();
+    const { rows } = await db.query<{ metric: string; label: string; n: number }>(
+      METRIC_TOTALS_SQL,
     );
     return rows;
-  }, tableCountTtlMs);
-  const raceCount = cached(async () => {
-    const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM race_events');
-    return rows[0]?.n ?? 0;
-  }, tableCountTtlMs);
+  });
 
   new Gauge({
     name: 'onejob_attempts',
-    help: 'Attempts by state, all time (from the database, cached briefly)',
+    help: 'Attempts by state, all time (from the database)',
     labelNames: ['state'],
     registers: [registry],
     async collect() {
-      const rows = await attemptsByState();
+      const rows = await totals();
       this.reset();
-      for (const row of rows) this.set({ state: row.state }, row.n);
+      for (const row of rows) if (row.metric === 'attempts') this.set({ state: row.label }, row.n);
     },
   });
   new Gauge({
@@ -115,14 +112,15 @@ export function createMetrics(
   });
   new Gauge({
     name: 'onejob_race_events',
-    help: 'Results that lost the compare-and-swap, all time (from the database, cached briefly)',
+    help: 'Results that lost the compare-and-swap, all time (from the database)',
     registers: [registry],
     async collect() {
-      this.set(await raceCount());
+      const rows = await totals();
+      this.set(rows.find((row) => row.metric === 'race_events')?.n ?? 0);
     },
   });
 
-  return { registry, jobsCreated, jobsReplayed, conflicts };
+  return { registry, jobsCreated, jobsReplayed, conflicts, fold };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -8,6 +8,7 @@ export const PROBLEM_TYPES = {
   'validation-error': { status: 400, title: 'The request is not valid' },
   'malformed-request': { status: 400, title: 'The HTTP request is malformed' },
   'headers-too-large': { status: 431, title: 'The request headers are too large' },
+  'uri-too-long': { status: 414, title: 'A path segment of the URL is too long' },
   'invalid-cursor': { status: 400, title: 'The page cursor is not valid' },
   'malformed-body': { status: 400, title: 'The request body is not valid JSON' },
   'unsupported-media-type': { status: 415, title: 'Send application/json' },

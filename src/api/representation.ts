@@ -86,5 +86,8 @@ export function decodeCursor(text: string): JobPageCursor | undefined {
     Buffer.from(text, 'base64url').toString('utf8'),
   );
   if (!match || !z.uuid().safeParse(match[2]).success) return undefined;
-  return { createdAtMicros: Number(match[1]), id: match[2]! };
+  const createdAtMicros = Number(match[1]);
+  // A time a JavaScript number cannot hold exactly (after the year 2255) is no cursor we issued.
+  if (!Number.isSafeInteger(createdAtMicros)) return undefined;
+  return { createdAtMicros, id: match[2]! };
 }

@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { buildApi } from '../api/app';
-import { ApiTokens } from '../api/auth';
+import { parseTokenSettings } from '../api/auth';
+import { metricsAccessFor } from '../api/metricsAccess';
 import { apiConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
@@ -12,10 +13,7 @@ import { temporalConnectOptions } from '../temporalConnection';
 async function main(): Promise<void> {
   const logger = createLogger('onejob-api');
   const config = apiConfig();
-  const tokens = ApiTokens.parse(config.apiTokens);
-  const operatorTokens = config.operatorTokens
-    ? ApiTokens.parse(config.operatorTokens, 'ONEJOB_OPERATOR_TOKENS')
-    : undefined;
+  const { tokens, operatorTokens } = parseTokenSettings(config.apiTokens, config.operatorTokens);
   const providers = new ProviderRegistry(providerConfigsFromEnv());
   const pool = createPool(config.databaseUrl);
   await migrate(pool);
@@ -31,7 +29,7 @@ async function main(): Promise<void> {
     logger,
     maxWaitsPerOwner: config.maxWaitsPerOwner,
     callbackToleranceS: config.callbackToleranceS,
-    metricsCacheMs: config.metricsCacheMs,
+    metricsAccess: metricsAccessFor(config.host, config.metricsToken),
   });
   await app.listen({ host: config.host, port: config.port });
 

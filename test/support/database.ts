@@ -10,8 +10,11 @@ export function uniqueName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
 }
 
-/** A fresh database with every migration applied; dropped by the returned function. */
-export async function createTestDatabase(): Promise<{
+/**
+ * A fresh database with every migration applied (those of `migrationsDir` when given); dropped
+ * by the returned function.
+ */
+export async function createTestDatabase(migrationsDir?: string): Promise<{
   url: string;
   pool: Pool;
   drop(): Promise<void>;
@@ -24,7 +27,7 @@ export async function createTestDatabase(): Promise<{
   await admin.end();
   const url = withDatabase(adminDatabaseUrl, name);
   const pool = createPool(url);
-  await migrate(pool);
+  await migrate(pool, migrationsDir);
   return {
     url,
     pool,

@@ -44,7 +44,9 @@ export interface TestStack {
   /** A worker in this process on another task queue, with this stack's database and providers. */
   startWorkerOn(taskQueue: string): Promise<void>;
   /** Another API process (a second replica) on the same database, Temporal and task queue. */
-  startExtraApi(): Promise<{ url: string; port: number; stop(): Promise<void> }>;
+  startExtraApi(
+    env?: NodeJS.ProcessEnv,
+  ): Promise<{ url: string; port: number; stop(): Promise<void> }>;
   /** Runs the golden cases of a job type through a provider and stores the verdict. */
   certify(provider: string, jobType: string): Promise<CertificationReport>;
   /** With workerProcess: SIGKILL (or another signal to) the worker, mid-attempt say … */
@@ -191,9 +193,9 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     async startWorkerOn(queue) {
       extraWorkers.push(await startInProcessWorker(workerDeps, queue));
     },
-    async startExtraApi() {
+    async startExtraApi(env = {}) {
       const extraPort = await freePort();
-      const extra = services.spawn('api', { PORT: String(extraPort) });
+      const extra = services.spawn('api', { ...env, PORT: String(extraPort) });
       const url = `http://127.0.0.1:${extraPort}`;
       await waitForHealthy(`${url}/healthz`, extra, services.output);
       extraApis.push(extra);

@@ -2,25 +2,13 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { acceptProviderCallback } from '../../service/attempts';
 import type { ApiDeps } from '../deps';
-import { problemSchema, sendNotFound, sendProblem } from '../problems';
+import { BODY_ERRORS, callbackBodySchema, problemResponses } from '../openapi';
+import { sendNotFound, sendProblem } from '../problems';
 import { SIGNATURE_HEADER, verifyCallbackSignature } from '../signatures';
 
 export interface CallbackRoutesOptions {
   deps: Pick<ApiDeps, 'pool' | 'temporal' | 'logger' | 'providers' | 'callbackToleranceS'>;
 }
-
-const callbackBody = z.discriminatedUnion('status', [
-  z.strictObject({
-    attemptId: z.string().max(100),
-    status: z.literal('succeeded'),
-    output: z.unknown(),
-  }),
-  z.strictObject({
-    attemptId: z.string().max(100),
-    status: z.literal('failed'),
-    error: z.string().max(2000),
-  }),
-]);
 
 /**
  * Providers report late outcomes here (under /v1/callbacks), signed with their per-provider
@@ -41,10 +29,12 @@ export const callbackRoutes: FastifyPluginAsyncZod<CallbackRoutesOptions> = asyn
       schema: {
         summary:
           'A provider reports the outcome of an attempt (header onejob-signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">)',
+        // Signed with the provider's secret instead of a bearer token.
+        security: [],
         params: z.object({ provider: z.string().max(63) }),
         response: {
           200: z.object({ attemptId: z.string(), state: z.string() }).loose(),
-          '4xx': problemSchema,
+          ...problemResponses(401, 404, 409, ...BODY_ERRORS),
         },
       },
     },
@@ -66,9 +56,9 @@ export const callbackRoutes: FastifyPluginAsyncZod<CallbackRoutesOptions> = asyn
           `${check.reason}. Sign as ${SIGNATURE_HEADER}: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<exact body>" with the provider secret>.`,
         );
       }
-      let report: z.infer<typeof callbackBody>;
+      let report: z.infer<typeof callbackBodySchema>;
       try {
-        const parsed = callbackBody.safeParse(JSON.parse(raw.toString('utf8')));
+        const parsed = callbackBodySchema.safeParse(JSON.parse(raw.toString('utf8')));
         if (!parsed.success)
           return sendProblem(reply, 'validation-error', z.prettifyError(parsed.error));
         report = parsed.data;

@@ -7,7 +7,8 @@ import { createJob, getJob, listJobs } from '../../service/jobs';
 import { authHeaders, requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
 import type { Metrics } from '../metrics';
-import { problemSchema, sendNotFound, sendProblem } from '../problems';
+import { BODY_ERRORS, problemResponses } from '../openapi';
+import { sendNotFound, sendProblem } from '../problems';
 import {
   decodeCursor,
   encodeCursor,
@@ -71,8 +72,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
         response: {
           201: jobResourceSchema,
           200: jobResourceSchema,
-          '4xx': problemSchema,
-          '5xx': problemSchema,
+          ...problemResponses(401, 409, ...BODY_ERRORS),
         },
       },
     },
@@ -114,7 +114,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
         querystring: z.object({
           wait: z.coerce.number().min(0).max(MAX_WAIT_SECONDS).optional(),
         }),
-        response: { 200: jobResourceSchema, '4xx': problemSchema },
+        response: { 200: jobResourceSchema, ...problemResponses(401, 404, 429) },
       },
     },
     async (request, reply) => {
@@ -162,7 +162,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
           limit: z.coerce.number().int().min(1).max(100).default(20),
           cursor: z.string().max(200).optional().describe('nextCursor of the previous page'),
         }),
-        response: { 200: jobPageSchema, '4xx': problemSchema },
+        response: { 200: jobPageSchema, ...problemResponses(401) },
       },
     },
     async (request, reply) => {
@@ -186,7 +186,10 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
         headers: authHeaders,
         params: z.object({ id: z.string() }),
         body: z.strictObject({ provider: z.string().min(1).max(63).optional() }).optional(),
-        response: { 202: attemptSummarySchema, '4xx': problemSchema },
+        response: {
+          202: attemptSummarySchema,
+          ...problemResponses(401, 404, 409, 422, ...BODY_ERRORS),
+        },
       },
     },
     async (request, reply) => {

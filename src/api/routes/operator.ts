@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { cancelJob, resolveAttempt } from '../../service/attempts';
 import { authHeaders, requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
-import { problemSchema, sendNotFound } from '../problems';
+import { BODY_ERRORS, problemResponses } from '../openapi';
+import { sendNotFound } from '../problems';
 
 export interface OperatorRoutesOptions {
   deps: Pick<ApiDeps, 'pool' | 'temporal' | 'logger' | 'operatorTokens'>;
@@ -37,7 +38,7 @@ export const operatorRoutes: FastifyPluginAsyncZod<OperatorRoutesOptions> = asyn
         ]),
         response: {
           200: z.object({ attemptId: z.string(), state: z.string() }),
-          '4xx': problemSchema,
+          ...problemResponses(401, 404, 409, ...BODY_ERRORS),
         },
       },
     },
@@ -58,7 +59,7 @@ export const operatorRoutes: FastifyPluginAsyncZod<OperatorRoutesOptions> = asyn
         body: z.strictObject({ reason: z.string().min(1).max(2000) }),
         response: {
           200: z.object({ jobId: z.string(), status: z.string() }).loose(),
-          '4xx': problemSchema,
+          ...problemResponses(401, 404, 409, ...BODY_ERRORS),
         },
       },
     },

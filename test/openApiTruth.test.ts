@@ -1,0 +1,358 @@
+import Ajv, { type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { signCallback } from '../src/api/signatures';
+import { ROOT, TEST_OUTPUT } from './harness';
+import { CALLBACK_SECRET, OPERATOR_TOKEN } from './support/identities';
+import { createJob, freshKey, untilJob } from './support/jobs';
+import { eventually } from './support/polling';
+import { attemptRows } from './support/rows';
+import { useTestStack } from './support/stack';
+import { startTcpProxy } from './tcpProxy';
+
+/**
+ * The OpenAPI document tells the truth: it is valid OpenAPI, and every real answer of every
+ * route, success and problem alike, has a status the document lists for that route, a
+ * content type it lists for that status, and a body its schema accepts.
+ */
+const stack = useTestStack();
+
+interface MediaType {
+  schema?: object;
+}
+interface Operation {
+  security?: unknown[];
+  parameters?: Array<{ in: string; name: string; required?: boolean }>;
+  requestBody?: { content?: Record<string, MediaType> };
+  responses: Record<string, { content?: Record<string, MediaType> }>;
+}
+type Document = { paths: Record<string, Record<string, Operation>>; security?: unknown[] };
+
+let document: Document;
+const ajv = new Ajv({ strict: false, allErrors: true, discriminator: true });
+addFormats(ajv);
+const validators = new Map<object, ValidateFunction>();
+
+beforeAll(async () => {
+  const response = await fetch(`${stack.apiUrl}/docs/json`);
+  document = (await response.json()) as Document;
+});
+
+interface Exchange {
+  method: string;
+  /** The route as the document names it, e.g. /v1/jobs/{id}. */
+  route: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Another API process to ask; the stack's by default. */
+  base?: string;
+}
+/** Every answer the test saw, by route: each must fit the document. */
+const seen: Array<{ exchange: Exchange; status: number; contentType: string; body: string }> = [];
+
+async function send(exchange: Exchange): Promise<{ status: number; body: string }> {
+  const response = await fetch(`${exchange.base ?? stack.apiUrl}${exchange.path}`, {
+    method: exchange.method,
+    headers: exchange.headers,
+    body: exchange.body,
+  });
+  const body = await response.text();
+  seen.push({
+    exchange,
+    status: response.status,
+    contentType: response.headers.get('content-type') ?? '',
+    body,
+  });
+  return { status: response.status, body };
+}
+
+const asOwner = { authorization: 'Bearer token-owner-a-0001' };
+const asOperator = { authorization: `Bearer ${OPERATOR_TOKEN}` };
+const jsonOf = (headers: Record<string, string>) => ({
+  ...headers,
+  'content-type': 'application/json',
+});
+
+/** Answers whose status was not the one the test provoked (checked with the misfits). */
+const surprises: string[] = [];
+async function expectStatus(
+  answer: Promise<{ status: number; body: string }>,
+  status: number,
+): Promise<void> {
+  const { status: got, body } = await answer;
+  if (got !== status) {
+    const last = seen[seen.length - 1]!.exchange;
+    surprises.push(
+      `${last.method} ${last.path}: ${got} instead of ${status} ${body.slice(0, 200)}`,
+    );
+  }
+}
+
+/** Whatever fails to fit the document, one line per answer. */
+function misfits(answers = seen): string[] {
+  const problems: string[] = [];
+  for (const { exchange, status, contentType, body } of answers) {
+    const where = `${exchange.method} ${exchange.path} → ${status}`;
+    const operation = document.paths[exchange.route]?.[exchange.method.toLowerCase()];
+    if (!operation) {
+      problems.push(`${where}: ${exchange.method} ${exchange.route} is not in the document`);
+      continue;
+    }
+    const documented =
+      operation.responses[String(status)] ??
+      operation.responses[`${String(status)[0]}XX`] ??
+      operation.responses.default;
+    if (!documented) {
+      problems.push(
+        `${where}: status not documented (${Object.keys(operation.responses).join(', ')})`,
+      );
+      continue;
+    }
+    const mediaType = contentType.split(';')[0]!.trim();
+    const content = documented.content ?? {};
+    const media = content[mediaType];
+    if (!media) {
+      problems.push(
+        `${where}: content type ${mediaType} not documented (${Object.keys(content).join(', ')})`,
+      );
+      continue;
+    }
+    if (!media.schema || !mediaType.includes('json')) continue;
+    let validate = validators.get(media.schema);
+    if (!validate) {
+      validate = ajv.compile(media.schema);
+      validators.set(media.schema, validate);
+    }
+    if (!validate(JSON.parse(body)))
+      problems.push(`${where}: body does not fit: ${ajv.errorsText(validate.errors)}`);
+  }
+  return problems;
+}
+
+test('the document is valid OpenAPI', async () => {
+  const file = path.join(TEST_OUTPUT, `openapi-${process.pid}.json`);
+  await writeFile(file, JSON.stringify(document));
+  const cli = path.join(
+    ROOT,
+    'node_modules',
+    '@seriousme',
+    'openapi-schema-validator',
+    'bin',
+    'validate-api-cli.js',
+  );
+  const { stdout } = await promisify(execFile)(process.execPath, [cli, file]);
+  expect(JSON.parse(stdout)).toEqual({ valid: true });
+});
+
+test('the document says what the routes require: Idempotency-Key on create, a signature and a body on callbacks, no bearer there', () => {
+  const create = document.paths['/v1/jobs']!.post!;
+  expect(create.parameters).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({ in: 'header', name: 'idempotency-key', required: true }),
+    ]),
+  );
+  const callback = document.paths['/v1/callbacks/{provider}']!.post!;
+  expect(callback.security).toEqual([]);
+  expect(callback.parameters).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({ in: 'header', name: 'onejob-signature', required: true }),
+    ]),
+  );
+  expect(callback.requestBody?.content?.['application/json']?.schema).toEqual(expect.any(Object));
+  // Owner and operator routes need the bearer token (the document-wide default).
+  expect(document.security).toEqual([{ bearer: [] }]);
+  expect(create.security).toBeUndefined();
+});
+
+test('every route answers as the document says, successes and problems alike', async () => {
+  const summary = JSON.stringify({
+    type: 'summarize',
+    input: { text: 'Documents drift. Tests pin.' },
+  });
+  const key = freshKey('openapi');
+  const create = (headers: Record<string, string>, body = summary) =>
+    send({ method: 'POST', route: '/v1/jobs', path: '/v1/jobs', headers, body });
+
+  // Create: 201, 200, 409, 400 (no key, bad body, not JSON), 401, 413, 415.
+  const created = await create(jsonOf({ ...asOwner, 'idempotency-key': key }));
+  if (created.status !== 201) throw new Error(`create: ${created.status} ${created.body}`);
+  const job = JSON.parse(created.body) as { id: string };
+  await expectStatus(create(jsonOf({ ...asOwner, 'idempotency-key': key })), 200);
+  const other = JSON.stringify({ type: 'summarize', input: { text: 'Another intent entirely.' } });
+  await expectStatus(create(jsonOf({ ...asOwner, 'idempotency-key': key }), other), 409);
+  await expectStatus(create(jsonOf(asOwner)), 400);
+  await expectStatus(create(jsonOf({ ...asOwner, 'idempotency-key': 'x' }), '{"type":1}'), 400);
+  await expectStatus(create(jsonOf({ ...asOwner, 'idempotency-key': 'x' }), '{'), 400);
+  await expectStatus(create(jsonOf({ 'idempotency-key': 'x' })), 401);
+  const huge = JSON.stringify({ type: 'summarize', input: { text: 'x'.repeat(1_100_000) } });
+  await expectStatus(create(jsonOf({ ...asOwner, 'idempotency-key': 'x' }), huge), 413);
+  await expectStatus(
+    create({ ...asOwner, 'idempotency-key': 'x', 'content-type': 'text/plain' }, 'hi'),
+    415,
+  );
+  await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+
+  // Read: 200 (plain and waiting), 404, 400, 401, and a path that does not decode.
+  const read = (p: string, headers: Record<string, string> = asOwner) =>
+    send({ method: 'GET', route: '/v1/jobs/{id}', path: p, headers });
+  await expectStatus(read(`/v1/jobs/${job.id}`), 200);
+  await expectStatus(read(`/v1/jobs/${job.id}?wait=1`), 200);
+  await expectStatus(read('/v1/jobs/0f8fad5b-d9cb-469f-a165-70867728950e'), 404);
+  await expectStatus(read(`/v1/jobs/${job.id}?wait=abc`), 400);
+  await expectStatus(read(`/v1/jobs/${job.id}`, {}), 401);
+  await expectStatus(read('/v1/jobs/%E0%A4%A'), 400);
+  await expectStatus(read(`/v1/jobs/${'x'.repeat(300)}`), 414);
+
+  // List: 200, 400, 401.
+  const list = (p: string, headers: Record<string, string> = asOwner) =>
+    send({ method: 'GET', route: '/v1/jobs', path: p, headers });
+  await expectStatus(list('/v1/jobs?limit=1'), 200);
+  await expectStatus(list('/v1/jobs?cursor=nonsense'), 400);
+  await expectStatus(list('/v1/jobs', {}), 401);
+
+  // Try again: 409 (the job is over), 404, 400, 401.
+  const again = (id: string, headers: Record<string, string>, body = '{}') =>
+    send({
+      method: 'POST',
+      route: '/v1/jobs/{id}/attempts',
+      path: `/v1/jobs/${id}/attempts`,
+      headers,
+      body,
+    });
+  await expectStatus(again(job.id, jsonOf(asOwner)), 409);
+  await expectStatus(again('0f8fad5b-d9cb-469f-a165-70867728950e', jsonOf(asOwner)), 404);
+  await expectStatus(again(job.id, jsonOf(asOwner), '{"provider":5}'), 400);
+  await expectStatus(again(job.id, jsonOf({})), 401);
+
+  // Operators: cancel a running job (200), then again (409); unknown ids (404); no token (401).
+  stack.simulator.inject({ route: 'chat', fault: { kind: 'hang' } });
+  const hanging = await createJob(stack, {
+    type: 'summarize',
+    input: { text: 'Hangs until cancelled.' },
+  });
+  await eventually(
+    () => attemptRows(stack.pool, hanging.id),
+    (rows) => rows[0]?.state === 'running',
+  );
+  const cancel = (id: string, headers: Record<string, string>, body = '{"reason":"openapi"}') =>
+    send({
+      method: 'POST',
+      route: '/v1/operator/jobs/{id}/cancel',
+      path: `/v1/operator/jobs/${id}/cancel`,
+      headers,
+      body,
+    });
+  await expectStatus(cancel(hanging.id, jsonOf(asOperator)), 200);
+  await expectStatus(cancel('0f8fad5b-d9cb-469f-a165-70867728950e', jsonOf(asOperator)), 404);
+  await expectStatus(cancel(hanging.id, jsonOf(asOperator), '{}'), 400);
+  await expectStatus(cancel(hanging.id, jsonOf(asOwner)), 401);
+  const resolve = (id: string, headers: Record<string, string>, body: string) =>
+    send({
+      method: 'POST',
+      route: '/v1/operator/attempts/{attemptId}/resolve',
+      path: `/v1/operator/attempts/${id}/resolve`,
+      headers,
+      body,
+    });
+  const failed = '{"outcome":"failed","reason":"openapi"}';
+  await expectStatus(resolve(`${job.id}:1`, jsonOf(asOperator), failed), 409);
+  await expectStatus(resolve('nothing:1', jsonOf(asOperator), failed), 404);
+  await expectStatus(resolve('nothing:1', jsonOf(asOperator), '{"outcome":"maybe"}'), 400);
+  await expectStatus(resolve('nothing:1', jsonOf({}), failed), 401);
+
+  // Provider callbacks: signed (404 for an attempt that is not there, 400 for a bad body), unsigned (401), not JSON (415).
+  const callback = (headers: Record<string, string>, body: string) =>
+    send({
+      method: 'POST',
+      route: '/v1/callbacks/{provider}',
+      path: '/v1/callbacks/simulator-pay',
+      headers,
+      body,
+    });
+  const report = JSON.stringify({ attemptId: 'nothing:1', status: 'failed', error: 'no' });
+  const signed = (body: string) => ({
+    'content-type': 'application/json',
+    'onejob-signature': signCallback(CALLBACK_SECRET, body),
+  });
+  await expectStatus(callback(signed(report), report), 404);
+  await expectStatus(callback(signed('{"status":"maybe"}'), '{"status":"maybe"}'), 400);
+  await expectStatus(callback({ 'content-type': 'application/json' }, report), 401);
+  await expectStatus(callback({ 'content-type': 'text/plain' }, report), 415);
+
+  // What the service says about itself.
+  await expectStatus(send({ method: 'GET', route: '/healthz', path: '/healthz' }), 200);
+  await expectStatus(send({ method: 'GET', route: '/metrics', path: '/metrics' }), 200);
+  const problem = (type: string) =>
+    send({ method: 'GET', route: '/problems/{type}', path: `/problems/${type}` });
+  await expectStatus(problem('not-found'), 200);
+  await expectStatus(problem('no-such-thing'), 404);
+
+  expect({ surprises, misfits: misfits() }).toEqual({ surprises: [], misfits: [] });
+  // Every route of the document was heard from.
+  const heard = new Set(seen.map(({ exchange }) => `${exchange.method} ${exchange.route}`));
+  const documented = Object.entries(document.paths).flatMap(([route, methods]) =>
+    Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
+  );
+  expect(documented.filter((route) => !heard.has(route))).toEqual([]);
+});
+
+test('with PostgreSQL unreachable, the 503 of every route that reads it is documented too', async () => {
+  const proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
+  const url = new URL(stack.databaseUrl);
+  url.host = `127.0.0.1:${proxy.port}`;
+  const api = await stack.startExtraApi({ DATABASE_URL: url.toString() });
+  const from = seen.length;
+  try {
+    await proxy.cut();
+    const id = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    const summary = JSON.stringify({ type: 'summarize', input: { text: 'Down. Documented.' } });
+    const report = JSON.stringify({ attemptId: `${id}:1`, status: 'failed', error: 'no' });
+    const exchanges: Exchange[] = [
+      {
+        method: 'POST',
+        route: '/v1/jobs',
+        path: '/v1/jobs',
+        headers: jsonOf({ ...asOwner, 'idempotency-key': freshKey('down') }),
+        body: summary,
+      },
+      { method: 'GET', route: '/v1/jobs', path: '/v1/jobs', headers: asOwner },
+      { method: 'GET', route: '/v1/jobs/{id}', path: `/v1/jobs/${id}`, headers: asOwner },
+      {
+        method: 'POST',
+        route: '/v1/jobs/{id}/attempts',
+        path: `/v1/jobs/${id}/attempts`,
+        headers: jsonOf(asOwner),
+        body: '{}',
+      },
+      {
+        method: 'POST',
+        route: '/v1/operator/jobs/{id}/cancel',
+        path: `/v1/operator/jobs/${id}/cancel`,
+        headers: jsonOf(asOperator),
+        body: '{"reason":"down"}',
+      },
+      {
+        method: 'POST',
+        route: '/v1/callbacks/{provider}',
+        path: '/v1/callbacks/simulator-pay',
+        headers: {
+          'content-type': 'application/json',
+          'onejob-signature': signCallback(CALLBACK_SECRET, report),
+        },
+        body: report,
+      },
+    ];
+    for (const exchange of exchanges) await expectStatus(send({ ...exchange, base: api.url }), 503);
+    expect({ surprises, misfits: misfits(seen.slice(from)) }).toEqual({
+      surprises: [],
+      misfits: [],
+    });
+  } finally {
+    await api.stop();
+    await proxy.close();
+  }
+});
