@@ -14,7 +14,8 @@ import { createTestDatabase } from './support/database';
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let migrationsBefore0005: string;
 /** The one connection the metrics read through: its scans are the ones counted. */
-let scraper: pg.Client;
+/** One connection that is never closed while idle: its backend's statistics are the ones read. */
+let scraper: pg.Pool;
 
 const BIG_TABLES = ['jobs', 'attempts', 'race_events'];
 const LOADED_JOBS = 20_000;
@@ -108,8 +109,7 @@ beforeAll(async () => {
   database = await createTestDatabase(migrationsBefore0005);
   await load(database.pool, 'before-');
   await migrate(database.pool);
-  scraper = new pg.Client({ connectionString: database.url });
-  await scraper.connect();
+  scraper = new pg.Pool({ connectionString: database.url, max: 1, idleTimeoutMillis: 0 });
 });
 afterAll(async () => {
   await scraper?.end();
@@ -185,12 +185,10 @@ test('the counts follow attempts as they change state, and as jobs and their att
 
 test('scrapes folding at the same time count every change once', async () => {
   const truthBefore = await trueCounts();
-  const others = await Promise.all(
-    Array.from({ length: 4 }, async () => {
-      const client = new pg.Client({ connectionString: database.url });
-      await client.connect();
-      return client;
-    }),
+  // Four replicas, one connection each (a pool of one queues the collectors' queries in turn).
+  const others = Array.from(
+    { length: 4 },
+    () => new pg.Pool({ connectionString: database.url, max: 1 }),
   );
   try {
     await Promise.all([
