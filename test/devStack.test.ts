@@ -1,33 +1,25 @@
 import { Client, Connection } from '@temporalio/client';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { DEV_TOKEN } from '../src/api/auth';
 import { ensureDatabase, withDatabase } from '../src/dev/postgres';
 import { freePort } from '../src/dev/processes';
-import { harness, ROOT, TEST_OUTPUT } from './harness';
+import { harness, TEST_OUTPUT } from './harness';
 import { processesMentioning, waitUntil } from './processScan';
+import { runDevStart, untilRunning, type StartedStack } from './support/devStart';
 
 /**
  * `npm start` for real: the supervisor, a Temporal dev server with its Web UI, PostgreSQL,
  * the simulator, the worker and the API as separate processes, driven over HTTP.
  */
-interface RunningStack {
-  process: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
 const stateDir = mkdtempSync(path.join(TEST_OUTPUT, 'dev-stack-'));
 const stateDirs = [stateDir];
 const databaseName = `onejob_devstack_${Date.now()}`;
 let ports: { api: number; temporal: number; ui: number; simulator: number; workerMetrics: number };
 
-async function startStack(extraEnv: NodeJS.ProcessEnv = {}, dir = stateDir): Promise<RunningStack> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    TEMPORAL_CLI_PATH: harness().temporalCliPath,
+async function startStack(extraEnv: NodeJS.ProcessEnv = {}, dir = stateDir): Promise<StartedStack> {
+  const stack = runDevStart({
     ONEJOB_STATE_DIR: dir,
     ONEJOB_DATABASE_NAME: databaseName,
     PORT: String(ports.api),
@@ -35,33 +27,15 @@ async function startStack(extraEnv: NodeJS.ProcessEnv = {}, dir = stateDir): Pro
     TEMPORAL_UI_PORT: String(ports.ui),
     SIMULATOR_PORT: String(ports.simulator),
     ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${ports.workerMetrics}`,
-    LOG_LEVEL: 'warn',
-  };
-  delete env.ONEJOB_API_TOKENS;
-  delete env.TEMPORAL_ADDRESS;
-  // With DATABASE_URL set the stack uses it as is: point it at this test's own database.
-  if (process.env.DATABASE_URL)
-    env.DATABASE_URL = withDatabase(process.env.DATABASE_URL, databaseName);
-  Object.assign(env, extraEnv);
-  // Its own process group, like a terminal's foreground job, so Ctrl-C can reach every member.
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'dev', 'start.js')], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
+    TEMPORAL_ADDRESS: undefined,
+    // With DATABASE_URL set the stack uses it as is: point it at this test's own database.
+    ...(process.env.DATABASE_URL
+      ? { DATABASE_URL: withDatabase(process.env.DATABASE_URL, databaseName) }
+      : {}),
+    ...extraEnv,
   });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => resolve(code)),
-  );
-  const ready = await waitUntil(
-    () => output.includes('onejob is running') || child.exitCode !== null,
-    120_000,
-  );
-  if (!ready || child.exitCode !== null)
-    throw new Error(`npm start did not become ready:\n${output}`);
-  return { process: child, output: () => output, exited };
+  await untilRunning(stack, 120_000);
+  return stack;
 }
 
 function api(pathname: string, init: RequestInit = {}): Promise<Response> {

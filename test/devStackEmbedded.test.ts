@@ -5,7 +5,7 @@ import { DEV_TOKEN } from '../src/api/auth';
 import { freePort } from '../src/dev/processes';
 import { ROOT, TEST_OUTPUT } from './harness';
 import { processesMentioning, waitUntil } from './processScan';
-import { runDevStart, untilRunning } from './support/devStart';
+import { embeddedStackSettings, runDevStart, untilRunning } from './support/devStart';
 
 /**
  * A newcomer's first hour: `npm start` with no DATABASE_URL and nothing on the local
@@ -46,20 +46,10 @@ afterAll(() => {
 });
 
 test('npm start on embedded PostgreSQL prints its URL and records it; the CLI finds it without DATABASE_URL or Temporal', async () => {
-  const [api, temporal, ui, simulator, metrics, noPostgres, noTemporal] = await Promise.all(
-    Array.from({ length: 7 }, () => freePort()),
-  );
-  const stack = runDevStart({
-    DATABASE_URL: undefined,
-    TEMPORAL_ADDRESS: undefined,
-    ONEJOB_LOCAL_POSTGRES_URL: `postgres://postgres@127.0.0.1:${noPostgres}/postgres`,
-    ONEJOB_STATE_DIR: stateDir,
-    PORT: String(api),
-    TEMPORAL_PORT: String(temporal),
-    TEMPORAL_UI_PORT: String(ui),
-    SIMULATOR_PORT: String(simulator),
-    ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${metrics}`,
-  });
+  const { ports, env } = await embeddedStackSettings(stateDir);
+  const { api, noPostgres } = ports;
+  const noTemporal = await freePort();
+  const stack = runDevStart(env);
   try {
     await untilRunning(stack);
     expect(stack.output()).toContain(

@@ -1,10 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
-import { freePort } from '../src/dev/processes';
 import { TEST_OUTPUT } from './harness';
 import { processesMentioning, waitUntil } from './processScan';
-import { runDevStart } from './support/devStart';
+import { embeddedStackSettings, runDevStart } from './support/devStart';
 
 /** `npm start` checks all its ports first, and says who holds a busy one and what moves it. */
 async function hold(port: number): Promise<Server> {
@@ -15,23 +14,12 @@ async function hold(port: number): Promise<Server> {
 
 test('npm start refuses busy ports before it starts anything, naming the holder and the variable', async () => {
   const stateDir = mkdtempSync(path.join(TEST_OUTPUT, 'dev-stack-ports-'));
-  const [api, temporal, ui, simulator, metrics, noPostgres] = await Promise.all(
-    Array.from({ length: 6 }, () => freePort()),
-  );
+  const { ports, env } = await embeddedStackSettings(stateDir);
+  const { api, metrics } = ports;
   // This test process holds two of them, as a forgotten server would.
-  const held = [await hold(api!), await hold(metrics!)];
+  const held = [await hold(api), await hold(metrics)];
   try {
-    const stack = runDevStart({
-      DATABASE_URL: undefined,
-      TEMPORAL_ADDRESS: undefined,
-      ONEJOB_LOCAL_POSTGRES_URL: `postgres://postgres@127.0.0.1:${noPostgres}/postgres`,
-      ONEJOB_STATE_DIR: stateDir,
-      PORT: String(api),
-      TEMPORAL_PORT: String(temporal),
-      TEMPORAL_UI_PORT: String(ui),
-      SIMULATOR_PORT: String(simulator),
-      ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${metrics}`,
-    });
+    const stack = runDevStart(env);
     const ended = await waitUntil(() => stack.process.exitCode !== null, 60_000);
     if (!ended) process.kill(-stack.process.pid!, 'SIGKILL');
     const code = await stack.exited;

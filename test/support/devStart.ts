@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { freePort } from '../../src/dev/processes';
 import { harness, ROOT } from '../harness';
 import { waitUntil } from '../processScan';
 
@@ -42,4 +43,42 @@ export async function untilRunning(stack: StartedStack, timeoutMs = 180_000): Pr
   );
   if (!ready || stack.process.exitCode !== null)
     throw new Error(`npm start did not become ready:\n${stack.output()}`);
+}
+
+/** The ports a private `npm start` listens on, and the closed port it probes for PostgreSQL. */
+export interface DevStackPorts {
+  api: number;
+  temporal: number;
+  ui: number;
+  simulator: number;
+  metrics: number;
+  /** Where the local PostgreSQL probe looks: nothing listens there. */
+  noPostgres: number;
+}
+
+/**
+ * Settings for an `npm start` of its own on embedded PostgreSQL: free ports, this state folder,
+ * no DATABASE_URL, no TEMPORAL_ADDRESS, and nothing at the local address it probes first.
+ */
+export async function embeddedStackSettings(
+  stateDir: string,
+): Promise<{ ports: DevStackPorts; env: NodeJS.ProcessEnv }> {
+  const [api, temporal, ui, simulator, metrics, noPostgres] = await Promise.all(
+    Array.from({ length: 6 }, () => freePort()),
+  );
+  const ports = { api, temporal, ui, simulator, metrics, noPostgres } as DevStackPorts;
+  return {
+    ports,
+    env: {
+      DATABASE_URL: undefined,
+      TEMPORAL_ADDRESS: undefined,
+      ONEJOB_LOCAL_POSTGRES_URL: `postgres://postgres@127.0.0.1:${ports.noPostgres}/postgres`,
+      ONEJOB_STATE_DIR: stateDir,
+      PORT: String(ports.api),
+      TEMPORAL_PORT: String(ports.temporal),
+      TEMPORAL_UI_PORT: String(ports.ui),
+      SIMULATOR_PORT: String(ports.simulator),
+      ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${ports.metrics}`,
+    },
+  };
 }
