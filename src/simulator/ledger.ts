@@ -30,7 +30,7 @@ export interface RequestRecord {
   at: string;
   /** The fault it met, if any. */
   fault?: Fault['kind'];
-  /** The request body as sent (chat APIs), so tests can check what our adapters ask. */
+  /** The request body as sent (chat and charge APIs; the latest 1,000 only), for tests to check. */
   body?: unknown;
   /** The status it was refused with before any work (a malformed request), if it was. */
   refusedWith?: number;
@@ -54,6 +54,9 @@ export interface LedgerRequest {
   body?: unknown;
 }
 
+/** How many of the latest requests keep their body in the log. */
+const BODIES_KEPT = 1_000;
+
 /** Routes that, like Stripe, answer a repeated key from their ledger instead of working again. */
 const IDEMPOTENT_BY_KEY: ReadonlySet<SimulatorRoute> = new Set<SimulatorRoute>(['charge']);
 
@@ -71,6 +74,9 @@ export class Ledger {
   /** Note a request as it arrives, before anything is done with it. */
   record(request: RequestRecord): void {
     this.log.push(request);
+    // Bodies are for checking recent requests; a long-running simulator keeps only the last ones.
+    const old = this.log[this.log.length - 1 - BODIES_KEPT];
+    if (old) delete old.body;
   }
 
   requests(): RequestRecord[] {
