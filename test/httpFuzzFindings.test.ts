@@ -99,3 +99,43 @@ test('a signed callback whose output is nested too deep or holds a lone surrogat
     expectProblem(answer, 400, 'malformed-body');
   }
 });
+
+test('a signed callback naming an attempt id with a NUL in it is a 400, not a 500', async () => {
+  const body = '{"attemptId":"\\u0000","status":"failed","error":"fuzzed failure"}';
+  const answer = await send(
+    [
+      'POST /v1/callbacks/simulator-pay HTTP/1.1',
+      host(),
+      json,
+      `onejob-signature: ${signCallback(CALLBACK_SECRET, body)}`,
+    ],
+    body,
+  );
+  expectProblem(answer, 400, 'validation-error');
+});
+
+test('resolving an attempt id with a NUL in it is a 400, not a 500', async () => {
+  const answer = await send(
+    [
+      'POST /v1/operator/attempts/%00/resolve HTTP/1.1',
+      host(),
+      `Authorization: Bearer ${OPERATOR_TOKEN}`,
+      json,
+    ],
+    '{"outcome":"failed","reason":"fuzzed"}',
+  );
+  expectProblem(answer, 400, 'validation-error');
+});
+
+test('a signed callback with no body and no Content-Type is a 400, not a 500', async () => {
+  const answer = await send([
+    'POST /v1/callbacks/simulator-pay HTTP/1.1',
+    host(),
+    `onejob-signature: ${signCallback(CALLBACK_SECRET, '')}`,
+  ]);
+  expectProblem(answer, 400, 'malformed-body');
+});
+
+test('a path that climbs out of the API docs files (index.html/..) is a 404, not a 500', async () => {
+  expectProblem(await send(['GET /docs/static/index.html/.. HTTP/1.1', host()]), 404, 'not-found');
+});
