@@ -116,6 +116,7 @@ async function violation(request: FuzzRequest, answer: RawAnswer): Promise<strin
     return `an operator route answered ${status} to a caller without the operator token`;
   const jobs = jobsShown(parsed);
   if (jobs.length === 0) return undefined;
+  seen.jobsChecked += jobs.length;
   const owner = token === undefined ? undefined : OWNER_BY_TOKEN.get(token);
   if (owner === undefined) return `jobs shown (${status}) to a caller who is no owner`;
   const { rows } = await stack.pool.query<{ id: string; owner_id: string }>(
@@ -130,6 +131,9 @@ async function violation(request: FuzzRequest, answer: RawAnswer): Promise<strin
   return undefined;
 }
 
+/** What the run saw, so that a run which never got past the outer checks fails. */
+const seen = { byStatusClass: new Map<string, number>(), jobsChecked: 0 };
+
 async function checkOne(request: FuzzRequest, port: number): Promise<void> {
   const outcome = await sendRaw(port, requestBytes(request, port), {
     headRequest: request.method === 'HEAD',
@@ -139,6 +143,10 @@ async function checkOne(request: FuzzRequest, port: number): Promise<void> {
     outcome.kind === 'no-answer'
       ? `no answer (${outcome.reason}); received ${JSON.stringify(outcome.received)}`
       : await violation(request, outcome.answer);
+  if (outcome.kind === 'answer') {
+    const statusClass = `${String(outcome.answer.status).charAt(0)}xx`;
+    seen.byStatusClass.set(statusClass, (seen.byStatusClass.get(statusClass) ?? 0) + 1);
+  }
   if (problem) throw new Error(`${problem}\n  for ${describeRequest(request)}`);
 }
 
@@ -185,7 +193,9 @@ test(`${REQUESTS} raw requests: a 4xx problem+json or a correct success, never a
     ),
     { numRuns: Math.ceil(REQUESTS / BATCH), seed: SEED, endOnFailure: true },
   );
-  console.log(`HTTP fuzzer: ${details.numRuns * BATCH} requests in ${Date.now() - startedAt} ms`);
+  console.log(
+    `HTTP fuzzer: ${details.numRuns * BATCH} requests in ${Date.now() - startedAt} ms, answers ${JSON.stringify(Object.fromEntries(seen.byStatusClass))}, ${seen.jobsChecked} jobs shown checked for their owner`,
+  );
   if (details.failed) {
     const error =
       details.errorInstance instanceof Error
@@ -194,6 +204,10 @@ test(`${REQUESTS} raw requests: a 4xx problem+json or a correct success, never a
     throw new Error(`the HTTP fuzzer found a broken promise (seed ${SEED}): ${error}`);
   }
   expect(details.numRuns).toBe(Math.ceil(REQUESTS / BATCH));
+  // The requests got through to the routes: successes, jobs shown, and refusals all occurred.
+  expect(seen.byStatusClass.get('2xx') ?? 0).toBeGreaterThan(0);
+  expect(seen.byStatusClass.get('4xx') ?? 0).toBeGreaterThan(0);
+  expect(seen.jobsChecked).toBeGreaterThan(0);
 
   // The service still answers, and still does its job.
   expect(stack.api.child.exitCode).toBeNull();
