@@ -150,36 +150,31 @@ async function checkOne(request: FuzzRequest, port: number): Promise<void> {
   if (problem) throw new Error(`${problem}\n  for ${describeRequest(request)}`);
 }
 
-/** A job of `token`'s owner that has succeeded, with its first attempt. */
-async function finishedJob(token: string, body: unknown): Promise<FuzzWorld['ownerJob']> {
-  const response = await stack.request('POST', '/v1/jobs', {
+/** A job of `token`'s owner, once it has succeeded (the API's own wait), with its first attempt. */
+async function succeededJob(token: string, body: unknown): Promise<FuzzWorld['ownerJob']> {
+  const created = await stack.request('POST', '/v1/jobs', {
     token,
     headers: { 'idempotency-key': freshKey('fuzz-seed') },
     body,
   });
-  expect(response.status).toBe(201);
-  const { id } = (await response.json()) as { id: string };
-  const done = await eventuallyFinished(token, id);
-  return { id, attemptId: done };
-}
-
-async function eventuallyFinished(token: string, id: string): Promise<string> {
-  const response = await stack.request('GET', `/v1/jobs/${id}?wait=30`, { token });
-  const job = (await response.json()) as { status: string; attempts: Array<{ id: string }> };
+  expect(created.status).toBe(201);
+  const { id } = (await created.json()) as { id: string };
+  const done = await stack.request('GET', `/v1/jobs/${id}?wait=30`, { token });
+  const job = (await done.json()) as { status: string; attempts: Array<{ id: string }> };
   expect(job.status).toBe('succeeded');
-  return job.attempts[0]!.id;
+  return { id, attemptId: job.attempts[0]!.id };
 }
 
 test(`${REQUESTS} raw requests: a 4xx problem+json or a correct success, never a 5xx, a dropped connection or another owner's job`, async () => {
   // The seed goes to the output first, so a failing run can be replayed (docs/development.md).
   console.log(`HTTP fuzzer: ${REQUESTS} requests, seed ${SEED} (replay: ONEJOB_FUZZ_SEED=${SEED})`);
   const world: FuzzWorld = {
-    ownerJob: await finishedJob(TEST_TOKEN, {
+    ownerJob: await succeededJob(TEST_TOKEN, {
       type: 'summarize',
       input: { text: 'The fuzzer seeds this job of owner A.' },
     }),
     // A charge: its provider takes signed callbacks, so they reach a real attempt.
-    otherOwnerJob: await finishedJob(OTHER_TOKEN, chargeBody(['simulator-pay'])),
+    otherOwnerJob: await succeededJob(OTHER_TOKEN, chargeBody(['simulator-pay'])),
   };
   const port = Number(new URL(stack.apiUrl).port);
   const startedAt = Date.now();
