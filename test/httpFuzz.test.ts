@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { jobPageSchema, jobResourceSchema } from '../src/api/representation';
 import {
   describeRequest,
   type FuzzRequest,
@@ -116,6 +117,10 @@ async function violation(request: FuzzRequest, answer: RawAnswer): Promise<strin
     return `an operator route answered ${status} to a caller without the operator token`;
   const jobs = jobsShown(parsed);
   if (jobs.length === 0) return undefined;
+  // A job or a page of them is the whole representation the document promises.
+  const shape = (isJob(parsed) ? jobResourceSchema : jobPageSchema).safeParse(parsed);
+  if (!shape.success)
+    return `a ${status} whose job representation is malformed: ${shape.error.message.slice(0, 300)}`;
   seen.jobsChecked += jobs.length;
   const owner = token === undefined ? undefined : OWNER_BY_TOKEN.get(token);
   if (owner === undefined) return `jobs shown (${status}) to a caller who is no owner`;
