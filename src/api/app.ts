@@ -9,10 +9,13 @@ import {
 } from 'fastify-type-provider-zod';
 import { hostname } from 'node:os';
 import type { OpenAPIV3 } from 'openapi-types';
+import { bodyShapeProblem } from './bodyShape';
 import type { ApiDeps } from './deps';
 import { clientErrorHandler, frameworkErrorHandler, setErrorHandlers } from './errorHandler';
 import { createMetrics } from './metrics';
 import { amendOpenApiDocument } from './openapi';
+import { sendProblem } from './problems';
+import { answerProtocolRefusals } from './protocolRefusals';
 import { callbackRoutes } from './routes/callbacks';
 import { jobRoutes } from './routes/jobs';
 import { metaRoutes } from './routes/meta';
@@ -26,6 +29,8 @@ export async function buildApi(deps: ApiDeps) {
     bodyLimit: deps.bodyLimit ?? 1024 * 1024,
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
+    // answerProtocolRefusals checks Host itself, so that a request without one gets a problem.
+    http: { requireHostHeader: false },
   }).withTypeProvider<ZodTypeProvider>();
   const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? 100);
   const metrics = createMetrics(deps.pool, { waitsInProgress: () => waits.total });
@@ -55,6 +60,14 @@ export async function buildApi(deps: ApiDeps) {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   setErrorHandlers(app, metrics);
+  answerProtocolRefusals(app);
+
+  // A body the service could not walk or PostgreSQL could not store is the client's error.
+  app.addHook('preValidation', async (request, reply) => {
+    if (request.body === undefined || Buffer.isBuffer(request.body)) return;
+    const problem = bodyShapeProblem(request.body);
+    if (problem) return sendProblem(reply, 'malformed-body', problem);
+  });
 
   // Which replica answered: useful behind a load balancer, and harmless.
   const instance = `${hostname()}:${process.pid}`;

@@ -106,6 +106,9 @@ export function setErrorHandlers<Logger extends FastifyBaseLogger>(
         return sendProblem(reply, 'malformed-body', error.message);
     }
     if (error instanceof SyntaxError) return sendProblem(reply, 'malformed-body', error.message);
+    // A path the docs' static files refuse (one that climbs out of their folder) names nothing.
+    if (error.code === 'FST_STATIC_FORBIDDEN_PATH')
+      return sendNotFound(reply, `file ${request.url}`);
     // Any other request Fastify itself refuses (a bad Content-Length, say) is the client's error.
     if (error.code?.startsWith('FST_ERR_') && (error.statusCode ?? 500) < 500)
       return sendProblem(reply, 'malformed-request', error.message);

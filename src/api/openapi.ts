@@ -2,9 +2,10 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { z } from 'zod';
 import { PROBLEM_TYPES, problemSchema } from './problems';
 import { SIGNATURE_HEADER } from './signatures';
+import { storableJson, storableText } from './storable';
 
-/** Statuses any route can answer: an undecodable URL (400), a path segment too long (414), a fault (500), PostgreSQL or Temporal away (503). */
-const EVERY_ROUTE = [400, 414, 500, 503] as const;
+/** Statuses any route can answer: an undecodable URL (400), a path segment too long (414), an Expect other than 100-continue (417), a fault (500), PostgreSQL or Temporal away (503). */
+const EVERY_ROUTE = [400, 414, 417, 500, 503] as const;
 /** …and any route that takes a JSON body: too large (413), not JSON (415). */
 export const BODY_ERRORS = [413, 415] as const;
 
@@ -27,14 +28,14 @@ export function problemResponses(...statuses: number[]): Record<number, typeof p
 /** The provider callback's body, as providers send it (the route parses it itself: it is signed). */
 export const callbackBodySchema = z.discriminatedUnion('status', [
   z.strictObject({
-    attemptId: z.string().max(100),
+    attemptId: storableText(z.string().max(100)),
     status: z.literal('succeeded'),
-    output: z.unknown(),
+    output: storableJson,
   }),
   z.strictObject({
-    attemptId: z.string().max(100),
+    attemptId: storableText(z.string().max(100)),
     status: z.literal('failed'),
-    error: z.string().max(2000),
+    error: storableText(z.string().max(2000)),
   }),
 ]);
 

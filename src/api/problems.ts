@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 
 /** Every problem type the API can answer with, its HTTP status and a one-line explanation. */
@@ -9,6 +10,7 @@ export const PROBLEM_TYPES = {
   'malformed-request': { status: 400, title: 'The HTTP request is malformed' },
   'headers-too-large': { status: 431, title: 'The request headers are too large' },
   'uri-too-long': { status: 414, title: 'A path segment of the URL is too long' },
+  'expectation-failed': { status: 417, title: 'Only Expect: 100-continue is supported' },
   'invalid-cursor': { status: 400, title: 'The page cursor is not valid' },
   'malformed-body': { status: 400, title: 'The request body is not valid JSON' },
   'unsupported-media-type': { status: 415, title: 'Send application/json' },
@@ -109,19 +111,30 @@ export function sendNotFound(reply: FastifyReply, what: string): FastifyReply {
   return sendProblem(reply, 'not-found', `No ${what}.`);
 }
 
-/**
- * A problem written straight to the socket, for requests Node's HTTP parser refuses before any
- * route sees them (a NUL or control character in a header, oversized headers).
- */
-export function rawProblemResponse(
-  type: 'malformed-request' | 'headers-too-large',
+/** A problem document outside Fastify: its status, headers and body. */
+export function standaloneProblem(
+  type: ProblemType,
   detail: string,
-): string {
+): { status: number; headers: Record<string, string>; body: string } {
   const { status, title } = PROBLEM_TYPES[type];
   const body = JSON.stringify({ type: problemTypeUri(type), title, status, detail });
-  const reason = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
-  return (
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/problem+json\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
-  );
+  return {
+    status,
+    headers: {
+      'Content-Type': 'application/problem+json',
+      'Content-Length': String(Buffer.byteLength(body)),
+      Connection: 'close',
+    },
+    body,
+  };
+}
+
+/**
+ * A problem written straight to the socket, for requests Node's HTTP server takes over before
+ * any route sees them (a NUL or control character in a header, oversized headers, CONNECT).
+ */
+export function rawProblemResponse(type: ProblemType, detail: string): string {
+  const { status, headers, body } = standaloneProblem(type, detail);
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${lines.join('')}\r\n${body}`;
 }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { acceptProviderCallback } from '../../service/attempts';
+import { bodyShapeProblem } from '../bodyShape';
 import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, callbackBodySchema, problemResponses } from '../openapi';
 import { sendNotFound, sendProblem } from '../problems';
@@ -43,7 +44,8 @@ export const callbackRoutes: FastifyPluginAsyncZod<CallbackRoutesOptions> = asyn
       const secret = deps.providers.has(provider)
         ? deps.providers.callbackSecret(provider)
         : undefined;
-      const raw = request.body as Buffer;
+      // No Content-Type and no body leaves no buffer: an empty body, refused below as not JSON.
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const check = secret
         ? verifyCallbackSignature(secret, raw, request.headers[SIGNATURE_HEADER], {
             toleranceS: deps.callbackToleranceS,
@@ -58,7 +60,10 @@ export const callbackRoutes: FastifyPluginAsyncZod<CallbackRoutesOptions> = asyn
       }
       let report: z.infer<typeof callbackBodySchema>;
       try {
-        const parsed = callbackBodySchema.safeParse(JSON.parse(raw.toString('utf8')));
+        const json: unknown = JSON.parse(raw.toString('utf8'));
+        const shape = bodyShapeProblem(json);
+        if (shape) return sendProblem(reply, 'malformed-body', shape);
+        const parsed = callbackBodySchema.safeParse(json);
         if (!parsed.success)
           return sendProblem(reply, 'validation-error', z.prettifyError(parsed.error));
         report = parsed.data;

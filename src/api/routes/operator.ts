@@ -5,6 +5,10 @@ import { authHeaders, requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, problemResponses } from '../openapi';
 import { sendNotFound } from '../problems';
+import { storableJson, storableText } from '../storable';
+
+/** Why the operator acted, as recorded with the job. */
+const reason = storableText(z.string().min(1).max(2000));
 
 export interface OperatorRoutesOptions {
   deps: Pick<ApiDeps, 'pool' | 'temporal' | 'logger' | 'operatorTokens'>;
@@ -27,13 +31,13 @@ export const operatorRoutes: FastifyPluginAsyncZod<OperatorRoutesOptions> = asyn
         summary:
           'Settle an unknown attempt: failed (with a reason) or succeeded (with its result, through the CAS)',
         headers: authHeaders,
-        params: z.object({ attemptId: z.string().max(100) }),
+        params: z.object({ attemptId: storableText(z.string().max(100)) }),
         body: z.discriminatedUnion('outcome', [
-          z.strictObject({ outcome: z.literal('failed'), reason: z.string().min(1).max(2000) }),
+          z.strictObject({ outcome: z.literal('failed'), reason }),
           z.strictObject({
             outcome: z.literal('succeeded'),
-            reason: z.string().min(1).max(2000),
-            result: z.unknown(),
+            reason,
+            result: storableJson,
           }),
         ]),
         response: {
@@ -56,7 +60,7 @@ export const operatorRoutes: FastifyPluginAsyncZod<OperatorRoutesOptions> = asyn
         summary: 'Cancel a job; results that still arrive are discarded and logged',
         headers: authHeaders,
         params: z.object({ id: z.string() }),
-        body: z.strictObject({ reason: z.string().min(1).max(2000) }),
+        body: z.strictObject({ reason }),
         response: {
           200: z.object({ jobId: z.string(), status: z.string() }).loose(),
           ...problemResponses(401, 404, 409, ...BODY_ERRORS),

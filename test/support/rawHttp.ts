@@ -1,0 +1,144 @@
+import { connect } from 'node:net';
+
+/** An HTTP answer read off the socket byte for byte. */
+export interface RawAnswer {
+  status: number;
+  /** Header names lower-cased; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** What became of a raw request: an answer, or the reason there was none. */
+export type RawOutcome =
+  { kind: 'answer'; answer: RawAnswer } | { kind: 'no-answer'; reason: string; received: string };
+
+const HEAD_END = Buffer.from('\r\n\r\n');
+
+interface Head {
+  status: number;
+  headers: Record<string, string>;
+  bodyStart: number;
+}
+
+function parseHead(bytes: Buffer): Head | undefined {
+  const end = bytes.indexOf(HEAD_END);
+  if (end < 0) return undefined;
+  const [statusLine = '', ...lines] = bytes.subarray(0, end).toString('latin1').split('\r\n');
+  const match = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine);
+  if (!match) throw new Error(`not an HTTP status line: ${JSON.stringify(statusLine)}`);
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const cut = line.indexOf(':');
+    const name = line.slice(0, cut).trim().toLowerCase();
+    const value = line.slice(cut + 1).trim();
+    headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+  }
+  return { status: Number(match[1]), headers, bodyStart: end + HEAD_END.length };
+}
+
+/** The decoded body of a chunked answer, once its last chunk has arrived. */
+function dechunk(bytes: Buffer): Buffer | undefined {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const lineEnd = bytes.indexOf('\r\n', at);
+    if (lineEnd < 0) return undefined;
+    const size = parseInt(bytes.subarray(at, lineEnd).toString('latin1'), 16);
+    if (Number.isNaN(size)) throw new Error('a malformed chunk size');
+    if (size === 0) return Buffer.concat(parts);
+    const start = lineEnd + 2;
+    if (bytes.length < start + size + 2) return undefined;
+    parts.push(bytes.subarray(start, start + size));
+    at = start + size + 2;
+  }
+}
+
+/**
+ * The final answer in `bytes` (interim 1xx answers skipped), once it is complete: by
+ * Content-Length, by the last chunk, or — with neither — when the server has closed.
+ */
+function completeAnswer(
+  bytes: Buffer,
+  headRequest: boolean,
+  closed: boolean,
+): RawAnswer | undefined {
+  let rest = bytes;
+  for (;;) {
+    const head = parseHead(rest);
+    if (!head) return undefined;
+    if (head.status >= 100 && head.status < 200) {
+      rest = rest.subarray(head.bodyStart);
+      continue;
+    }
+    const body = rest.subarray(head.bodyStart);
+    const { status, headers } = head;
+    if (headRequest || status === 204 || status === 304)
+      return { status, headers, body: Buffer.alloc(0) };
+    if (headers['transfer-encoding']?.toLowerCase().includes('chunked')) {
+      const decoded = dechunk(body);
+      return decoded && { status, headers, body: decoded };
+    }
+    if (headers['content-length'] !== undefined) {
+      const length = Number(headers['content-length']);
+      return body.length >= length
+        ? { status, headers, body: body.subarray(0, length) }
+        : undefined;
+    }
+    return closed ? { status, headers, body } : undefined;
+  }
+}
+
+/**
+ * Writes `bytes` to the server as they are (no client-side checks of header values or framing)
+ * and reads its answer. Ends with 'no-answer' when the server closes or resets the connection
+ * without a complete answer, or nothing complete arrives within `timeoutMs`.
+ */
+export function sendRaw(
+  port: number,
+  bytes: Buffer,
+  options: { headRequest: boolean; timeoutMs: number },
+): Promise<RawOutcome> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const received: Buffer[] = [];
+    let settled = false;
+    const settle = (outcome: RawOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(outcome);
+    };
+    const noAnswer = (reason: string) =>
+      settle({
+        kind: 'no-answer',
+        reason,
+        received: Buffer.concat(received).toString('latin1').slice(0, 500),
+      });
+    const check = (closed: boolean) => {
+      try {
+        const answer = completeAnswer(Buffer.concat(received), options.headRequest, closed);
+        if (answer) settle({ kind: 'answer', answer });
+        else if (closed) noAnswer('the server closed the connection without a complete answer');
+      } catch (error) {
+        noAnswer(`an unreadable answer: ${(error as Error).message}`);
+      }
+    };
+    const timer = setTimeout(
+      () => noAnswer(`no answer within ${options.timeoutMs} ms`),
+      options.timeoutMs,
+    );
+    socket.on('data', (chunk: Buffer) => {
+      received.push(chunk);
+      check(false);
+    });
+    socket.on('end', () => check(true));
+    socket.on('close', () => check(true));
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      // A reset after a complete answer is fine (the server closed while we were still writing).
+      if (!settled) check(true);
+      if (!settled) noAnswer(`socket error ${error.code ?? error.message}`);
+    });
+    socket.write(bytes);
+  });
+}
