@@ -37,6 +37,18 @@ function expectProblem(answer: RawAnswer, status: number, type: string): void {
 const host = () => `Host: ${new URL(stack.apiUrl).host}`;
 const owner = `Authorization: Bearer ${TEST_TOKEN}`;
 const json = 'Content-Type: application/json';
+
+/** A JSON callback to the payment simulator's route, signed with its real secret. */
+const sendSignedCallback = (body: string): Promise<RawAnswer> =>
+  send(
+    [
+      'POST /v1/callbacks/simulator-pay HTTP/1.1',
+      host(),
+      json,
+      `onejob-signature: ${signCallback(CALLBACK_SECRET, body)}`,
+    ],
+    body,
+  );
 const nested = (depth: number) => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
 
 test('CONNECT is answered with a 404 problem, not a dropped connection', async () => {
@@ -87,31 +99,13 @@ test('a 101-level body is refused and a 100-level one is not, on every JSON rout
 test('a signed callback whose output is nested too deep or holds a lone surrogate is a 400', async () => {
   for (const output of [nested(10_000), '{"summary":"\\udc00"}']) {
     const body = `{"attemptId":"no-such-attempt","status":"succeeded","output":${output}}`;
-    const answer = await send(
-      [
-        'POST /v1/callbacks/simulator-pay HTTP/1.1',
-        host(),
-        json,
-        `onejob-signature: ${signCallback(CALLBACK_SECRET, body)}`,
-      ],
-      body,
-    );
-    expectProblem(answer, 400, 'malformed-body');
+    expectProblem(await sendSignedCallback(body), 400, 'malformed-body');
   }
 });
 
 test('a signed callback naming an attempt id with a NUL in it is a 400, not a 500', async () => {
   const body = '{"attemptId":"\\u0000","status":"failed","error":"fuzzed failure"}';
-  const answer = await send(
-    [
-      'POST /v1/callbacks/simulator-pay HTTP/1.1',
-      host(),
-      json,
-      `onejob-signature: ${signCallback(CALLBACK_SECRET, body)}`,
-    ],
-    body,
-  );
-  expectProblem(answer, 400, 'validation-error');
+  expectProblem(await sendSignedCallback(body), 400, 'validation-error');
 });
 
 test('resolving an attempt id with a NUL in it is a 400, not a 500', async () => {
