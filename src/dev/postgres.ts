@@ -81,8 +81,10 @@ const PROJECT_MODULES = path.resolve(__dirname, '..', '..', 'node_modules');
 export async function startEmbeddedPostgres(
   requestedDataDir: string,
   log: (line: string) => void = () => undefined,
-): Promise<{ url: string; process: GuardedProcess; dataDir: string }> {
-  const port = await freePort();
+  /** The port to listen on (a restart keeps its clients' URL); default: a free one. */
+  requestedPort?: number,
+): Promise<{ url: string; process: GuardedProcess; dataDir: string; port: number }> {
+  const port = requestedPort ?? (await freePort());
   const dataDir = reachableDataDir(requestedDataDir);
   if (dataDir !== requestedDataDir)
     log(`the postgres user cannot enter ${requestedDataDir}; its data lives in ${dataDir}`);
@@ -98,7 +100,7 @@ export async function startEmbeddedPostgres(
       reject(new Error(`embedded PostgreSQL exited (code ${code}) before it was ready`)),
     );
   });
-  return { url, process: proc, dataDir };
+  return { url, process: proc, dataDir, port };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 /**
@@ -93,6 +93,44 @@ export function exitWithParent(shutdown: () => Promise<void> | void): void {
   process.on('disconnect', () => void shutdown());
   // The link itself must not keep the process alive once its work is done.
   process.channel?.unref();
+}
+
+/** A process's parent and state letter from /proc (Linux), or undefined once it is gone. */
+function procStat(pid: number): { ppid: number; state: string } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'.
+    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return state && ppid ? { state, ppid: Number(ppid) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The ids of `pid`'s live children (Linux only): how a fault injector reaches the program a
+ * guardian runs, or a server's worker processes, to kill them itself.
+ */
+export function childPids(pid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((candidate) => {
+      const stat = procStat(candidate);
+      return stat !== undefined && stat.ppid === pid && stat.state !== 'Z';
+    });
+}
+
+/** Whether `pid` still runs: a zombie (dead, not yet reaped by its parent) does not. */
+export function isRunning(pid: number): boolean {
+  const stat = procStat(pid);
+  return stat !== undefined && stat.state !== 'Z';
 }
 
 /** The kernel's range for outgoing connections' local ports (Linux; a common default elsewhere). */
