@@ -1,0 +1,585 @@
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { certificationPlan, certifyMany } from '../certification/certify';
+import { migrate } from '../db/migrate';
+import { createPool } from '../db/pool';
+import { NGINX, obtainDebianProgram } from '../dev/debianPackages';
+import { startNginx, type LoadBalancer } from '../dev/nginx';
+import { ensureDatabase, probePostgres, startEmbeddedPostgres } from '../dev/postgres';
+import {
+  childPids,
+  freePort,
+  isRunning,
+  sleep,
+  spawnNodeScript,
+  waitForHttp,
+  type GuardedProcess,
+} from '../dev/processes';
+import { obtainTemporalCli } from '../dev/temporalCli';
+import { startTemporalDevServer, type DevServer } from '../dev/temporalServer';
+import type { ProviderConfig } from '../providers/provider';
+import { ProviderRegistry, simulatorProviders } from '../providers/registry';
+
+/**
+ * The real stack a chaos campaign attacks: PostgreSQL, the Temporal dev server, two workers and
+ * two API replicas behind nginx, and two provider simulators, each its own process as under
+ * `npm start`, with the process faults the campaign injects (SIGKILL a worker or an API replica,
+ * crash and restart Temporal or PostgreSQL). Everything lands in one folder: the state files,
+ * PostgreSQL's data, nginx's files and every service's log.
+ */
+
+export interface ChaosStackOptions {
+  /** Folder for this campaign's state and logs: temporal.sqlite, postgres data, nginx, service logs. Created if missing. */
+  dir: string;
+  /** The folder holding the compiled service to run (a `dist`-like folder with bin/api.js, bin/worker.js); default: this checkout's dist. A throwaway build with a planted bug passes its own. */
+  buildDir?: string;
+  log: (line: string) => void;
+  /** Extra environment for the API and worker processes (e.g. ONEJOB_HEDGE_DELAY_MS). */
+  serviceEnv?: NodeJS.ProcessEnv;
+  /** Use a running Temporal (no Temporal restarts then) / PostgreSQL server (admin URL; a database of its own is created on it; no PostgreSQL restarts then). */
+  temporalAddress?: string;
+  databaseUrl?: string;
+  /** Every provider's attempt timeout: a hung call becomes `unknown` this soon. Default 3000 ms. */
+  providerTimeoutMs?: number;
+}
+
+/** A service that died without being told to (not one of our kills): a finding in itself. */
+export interface ServiceExit {
+  service: string;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  at: string;
+}
+
+export interface ChaosStack {
+  /** nginx in front of both API replicas (round-robin, the repo's template). */
+  apiUrl: string;
+  /** Each replica directly. */
+  apiReplicaUrls: string[];
+  /** The campaign's own database (a fresh one each campaign). */
+  databaseUrl: string;
+  temporalAddress: string;
+  namespace: string;
+  /** A fresh one per campaign. */
+  taskQueue: string;
+  /** Simulators: [0] serves chat (providers `simulator`, `simulator-backup`) and payments (`simulator-pay`); [1] is a second payment provider `simulator-pay-2` with its own ledger. */
+  simulatorUrls: string[];
+  /** Owners and their API tokens (at least 3 owners), the operator's token, the callback secret of simulator-pay and simulator-pay-2 (one shared secret). */
+  owners: Record<string, string>;
+  operatorToken: string;
+  callbackSecret: string;
+  /** The provider configs the services run with (ONEJOB_PROVIDERS). */
+  providers: ProviderConfig[];
+  /** Which process faults this stack can take (external Temporal/PostgreSQL cannot be restarted). */
+  can: {
+    killWorker: boolean;
+    killApi: boolean;
+    restartTemporal: boolean;
+    restartPostgres: boolean;
+  };
+  /** SIGKILL worker `index` (0 or 1), wait for its exit, start a fresh one; resolves when the new one reports ready. */
+  killWorker(index: number): Promise<void>;
+  /** SIGKILL API replica `index`, wait, restart it on the SAME port; resolves when /healthz answers. */
+  killApi(index: number): Promise<void>;
+  /** SIGKILL the `temporal` process itself and start it again on the same ports with the same state file; resolves when it answers. */
+  restartTemporal(): Promise<void>;
+  /** SIGKILL every PostgreSQL process at once (a crash) and start it again on the SAME port with the same data; resolves when it accepts connections. */
+  restartPostgres(): Promise<void>;
+  /** Lines every service process wrote (APIs, workers, simulators; the latest 1 MB). */
+  serviceOutput(): string;
+  /** Processes that exited on their own after they were up (services, simulators, Temporal, the PostgreSQL wrapper, nginx). */
+  unexpectedExits(): ServiceExit[];
+  stop(): Promise<void>;
+}
+
+/** This checkout's root, from src/chaos or dist/chaos alike. */
+const CHECKOUT = path.resolve(__dirname, '..', '..');
+/** The simulators are stand-ins, not the service under test: always this checkout's build. */
+const SIMULATOR_SCRIPT = path.join(CHECKOUT, 'dist', 'bin', 'simulator.js');
+const OUTPUT_KEPT = 1_000_000;
+/** How long a restarted service may take to come up (its dependencies may be down a while). */
+const SERVICE_START_TIMEOUT_MS = 180_000;
+
+/** Compiled: the dist this module lives in; run from source (tsx): the checkout's dist. */
+function defaultBuildDir(): string {
+  const beside = path.resolve(__dirname, '..');
+  return existsSync(path.join(beside, 'bin', 'api.js')) ? beside : path.join(CHECKOUT, 'dist');
+}
+
+const token = (label: string): string => `${label}-${randomBytes(12).toString('hex')}`;
+
+async function until(done: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs} ms`);
+    await sleep(20);
+  }
+}
+
+function kill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch (error) {
+    // Already gone: that is what we wanted.
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
+/** Serializes the faults on one part: a kill while its previous restart runs waits for it. */
+class Serial {
+  private queue: Promise<unknown> = Promise.resolve();
+  run<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+  /** Settles once every fault queued so far has run. */
+  idle(): Promise<unknown> {
+    return this.queue;
+  }
+}
+
+/** What the service processes write: each into its own file, and the latest into memory. */
+function serviceOutputs(dir: string) {
+  let kept = '';
+  const keep = (line: string): void => {
+    kept += line;
+    if (kept.length > OUTPUT_KEPT * 1.5) kept = kept.slice(-OUTPUT_KEPT);
+  };
+  return {
+    attach(name: string, proc: GuardedProcess): void {
+      const file = path.join(dir, `${name}.log`);
+      const banner = `--- ${name} pid ${proc.child.pid} started ${new Date().toISOString()}\n`;
+      appendFileSync(file, banner);
+      keep(`[${name}] ${banner}`);
+      for (const stream of [proc.child.stdout, proc.child.stderr]) {
+        let partial = '';
+        stream?.on('data', (chunk: Buffer) => {
+          appendFileSync(file, chunk);
+          const lines = (partial + chunk.toString()).split('\n');
+          partial = lines.pop() ?? '';
+          for (const line of lines) keep(`[${name}] ${line}\n`);
+        });
+        stream?.on('end', () => partial && keep(`[${name}] ${partial}\n`));
+      }
+    },
+    text: (): string => kept.slice(-OUTPUT_KEPT),
+  };
+}
+
+/** One API replica, worker or simulator: the process now running in that place. */
+interface Slot {
+  name: string;
+  script: string;
+  env: () => Promise<NodeJS.ProcessEnv>;
+  ready: (proc: GuardedProcess) => Promise<void>;
+  process?: GuardedProcess;
+  /** Up and not being killed by us: an exit now is unexpected. */
+  up: boolean;
+  faults: Serial;
+}
+
+function waitForReadyMessage(proc: GuardedProcess, timeoutMs: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no ready message within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    proc.child.on('message', (message: { ready?: boolean }) => {
+      if (message.ready === true) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void proc.exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited (code ${code}) before it was ready`));
+    });
+  });
+}
+
+async function waitForPostgres(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const probe = await probePostgres(url);
+    if (probe.kind === 'usable') return;
+    if (Date.now() > deadline)
+      throw new Error(
+        `PostgreSQL did not accept connections within ${timeoutMs} ms (${probe.kind === 'refused' ? probe.reason : 'nothing listening'})`,
+      );
+    await sleep(100);
+  }
+}
+
+export async function startChaosStack(options: ChaosStackOptions): Promise<ChaosStack> {
+  const { log } = options;
+  const dir = path.resolve(options.dir);
+  mkdirSync(dir, { recursive: true });
+  const buildDir = path.resolve(options.buildDir ?? defaultBuildDir());
+  for (const name of ['api', 'worker'])
+    if (!existsSync(path.join(buildDir, 'bin', `${name}.js`)))
+      throw new Error(`${buildDir} has no bin/${name}.js: build it first (npm run build)`);
+  if (!existsSync(SIMULATOR_SCRIPT))
+    throw new Error(`${SIMULATOR_SCRIPT} is missing: npm run build first`);
+
+  const outputs = serviceOutputs(dir);
+  let stopping = false;
+  const exits: ServiceExit[] = [];
+  const noteExit = (service: string, proc: GuardedProcess, code: number | null): void => {
+    const exit = { service, code, signal: proc.child.signalCode, at: new Date().toISOString() };
+    exits.push(exit);
+    log(`${service} exited unexpectedly (code ${code}, signal ${exit.signal})`);
+  };
+  /** The server processes we are killing: their exit is no finding. */
+  const killedByUs = new Set<GuardedProcess>();
+  const watchServer = (service: string, proc: GuardedProcess): void =>
+    void proc.exited.then((code) => {
+      if (!stopping && !killedByUs.has(proc)) noteExit(service, proc, code);
+    });
+
+  // Whatever has started so far, so that a failed start leaves nothing behind.
+  let postgres:
+    { requestedDir: string; dataDir: string; port: number; process: GuardedProcess } | undefined;
+  let temporal: DevServer | undefined;
+  let nginx: LoadBalancer | undefined;
+  const slots: Slot[] = [];
+
+  const temporalFaults = new Serial();
+  const postgresFaults = new Serial();
+  let stopped: Promise<void> | undefined;
+  const stopAll = (): Promise<void> => {
+    stopping = true;
+    stopped ??= stopEverything();
+    return stopped;
+  };
+  const stopEverything = async (): Promise<void> => {
+    // A server restart under way would otherwise bring its server back after we stopped it.
+    await Promise.all([temporalFaults.idle(), postgresFaults.idle()]);
+    await nginx?.stop();
+    const stopSlots = (prefix: string) =>
+      Promise.all(
+        slots.filter((s) => s.name.startsWith(prefix)).map(async (s) => s.process?.stop()),
+      );
+    // Front to back. The simulators before the workers: calls hanging on them end at once,
+    // so the workers' graceful shutdown does not wait for them.
+    await stopSlots('api');
+    await stopSlots('simulator');
+    await stopSlots('worker');
+    await temporal?.stop();
+    await postgres?.process.stop();
+  };
+
+  /** Starts the slot's process, again until it is ready (its dependencies may be restarting). */
+  const startSlot = async (slot: Slot): Promise<void> => {
+    const started = Date.now();
+    const deadline = started + SERVICE_START_TIMEOUT_MS;
+    for (let attempt = 1; ; attempt++) {
+      const env = await slot.env();
+      // Checked right before the spawn: stop() must not miss a process started behind its back.
+      if (stopping) throw new Error(`${slot.name}: the stack is stopping`);
+      const proc = spawnNodeScript(slot.script, [], {
+        stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+        env,
+      });
+      slot.process = proc;
+      outputs.attach(slot.name, proc);
+      void proc.exited.then((code) => {
+        if (slot.process !== proc || !slot.up || stopping) return;
+        slot.up = false;
+        noteExit(slot.name, proc, code);
+      });
+      try {
+        await slot.ready(proc);
+        slot.up = true;
+        log(`${slot.name} up (pid ${proc.child.pid}) in ${Date.now() - started} ms`);
+        return;
+      } catch (error) {
+        await proc.stop();
+        const reason = (error as Error).message;
+        if (Date.now() > deadline || stopping)
+          throw new Error(`${slot.name} did not start: ${reason}; see ${dir}/${slot.name}.log`);
+        log(`${slot.name} did not start (try ${attempt}: ${reason}); trying again`);
+        await sleep(500);
+      }
+    }
+  };
+
+  /** SIGKILL, wait for the exit, start afresh. */
+  const killSlot = (slot: Slot): Promise<void> =>
+    slot.faults.run(async () => {
+      const proc = slot.process;
+      slot.up = false;
+      if (proc) {
+        proc.child.kill('SIGKILL');
+        await proc.exited;
+      }
+      await startSlot(slot);
+    });
+
+  try {
+    // PostgreSQL: the campaign's own embedded server (never the machine's shared one: it is
+    // restarted), or the given one, which is then never restarted.
+    const databaseName = `onejob_chaos_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+    let adminUrl: string;
+    if (options.databaseUrl) {
+      adminUrl = options.databaseUrl;
+    } else {
+      const requestedDir = path.join(dir, 'postgres');
+      const started = await startEmbeddedPostgres(requestedDir, log);
+      postgres = { requestedDir, ...started };
+      watchServer('postgres', started.process);
+      adminUrl = started.url;
+    }
+    const databaseUrl = await ensureDatabase(adminUrl, databaseName);
+    // Migrated before any service starts (they migrate too, under the same lock), as npm start does.
+    const setupPool = createPool(databaseUrl, { max: 1 });
+    try {
+      await migrate(setupPool);
+    } finally {
+      await setupPool.end();
+    }
+
+    // Temporal: the dev server with its state in our folder, on ports fixed for the campaign so
+    // that a restart comes back where the services look for it.
+    let temporalAddress: string;
+    let startTemporal: (() => Promise<DevServer>) | undefined;
+    if (options.temporalAddress) {
+      temporalAddress = options.temporalAddress;
+    } else {
+      const cli = await obtainTemporalCli(log);
+      const ports = { port: await freePort(), httpPort: await freePort() };
+      const metricsPort = await freePort();
+      startTemporal = async () => {
+        const server = await startTemporalDevServer({
+          cliPath: cli.path,
+          ...ports,
+          metricsPort,
+          dbFilename: path.join(dir, 'temporal.sqlite'),
+          logFile: path.join(dir, 'temporal.log'),
+        });
+        watchServer('temporal', server.process);
+        return server;
+      };
+      temporal = await startTemporal();
+      temporalAddress = temporal.address;
+    }
+
+    const simulatorPorts = [await freePort(), await freePort()];
+    const simulatorUrls = simulatorPorts.map((port) => `http://127.0.0.1:${port}`);
+    const timeoutMs = options.providerTimeoutMs ?? 3_000;
+    const [sim0, sim1] = simulatorUrls as [string, string];
+    // The standard simulator providers on [0], a second payment API on [1] with the same
+    // callback secret, all with the short timeout.
+    const secondPay: ProviderConfig = {
+      name: 'simulator-pay-2',
+      kind: 'http',
+      url: `${sim1}/v1/charges`,
+      statusUrl: `${sim1}/v1/charges/by-key/{key}`,
+      timeoutMs,
+      sideEffects: true,
+      callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
+    };
+    const providers: ProviderConfig[] = [...simulatorProviders(sim0), secondPay].map(
+      (provider) => ({ ...provider, timeoutMs }),
+    );
+
+    const owners: Record<string, string> = Object.fromEntries(
+      ['chaos-alice', 'chaos-bob', 'chaos-carol'].map((owner) => [owner, token(owner)]),
+    );
+    const operatorToken = token('chaos-operator');
+    const callbackSecret = token('chaos-callback');
+    const taskQueue = `onejob-chaos-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+    const serviceEnv: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_NAMESPACE: 'default',
+      ONEJOB_TASK_QUEUE: taskQueue,
+      ONEJOB_PROVIDERS: JSON.stringify(providers),
+      ONEJOB_API_TOKENS: Object.entries(owners)
+        .map(([owner, ownerToken]) => `${owner}:${ownerToken}`)
+        .join(','),
+      ONEJOB_OPERATOR_TOKENS: `chaos-operator:${operatorToken}`,
+      ONEJOB_SIMULATOR_CALLBACK_SECRET: callbackSecret,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      ...options.serviceEnv,
+    };
+
+    const simulators = simulatorPorts.map((port, index): Slot => ({
+      name: `simulator-${index}`,
+      script: SIMULATOR_SCRIPT,
+      env: async () => ({
+        ...process.env,
+        SIMULATOR_HOST: '127.0.0.1',
+        SIMULATOR_PORT: String(port),
+      }),
+      ready: (proc) => waitForHttp(`http://127.0.0.1:${port}/healthz`, 30_000, proc.exited),
+      up: false,
+      faults: new Serial(),
+    }));
+    slots.push(...simulators);
+    await Promise.all(simulators.map(startSlot));
+
+    // Failover needs certified providers, as npm start certifies the simulator's. Certifying
+    // sends real requests (charges too), so the simulators start again afterwards: the ledgers
+    // the campaign reads hold only what the service did.
+    const certifying = createPool(databaseUrl, { max: 1 });
+    try {
+      const registry = new ProviderRegistry(providers, serviceEnv);
+      const reports = await certifyMany({ db: certifying, providers: certificationPlan(registry) });
+      const failed = reports.filter((report) => !report.passed);
+      if (failed.length > 0)
+        throw new Error(
+          `certification failed: ${failed.map((r) => `${r.provider}/${r.jobType}`).join(', ')}`,
+        );
+      log(`certified ${reports.map((r) => `${r.provider}/${r.jobType}`).join(', ')}`);
+    } finally {
+      await certifying.end();
+    }
+    for (const simulator of simulators) await killSlot(simulator);
+
+    const apiPorts = [await freePort(), await freePort()];
+    const workers = [0, 1].map((index): Slot => ({
+      name: `worker-${index}`,
+      script: path.join(buildDir, 'bin', 'worker.js'),
+      // A fresh metrics port each start: nobody scrapes it, and none can be taken meanwhile.
+      env: async () => ({
+        ...serviceEnv,
+        ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+      }),
+      ready: (proc) => waitForReadyMessage(proc, 120_000),
+      up: false,
+      faults: new Serial(),
+    }));
+    const apis = apiPorts.map((port, index): Slot => ({
+      name: `api-${index}`,
+      script: path.join(buildDir, 'bin', 'api.js'),
+      env: async () => ({ ...serviceEnv, PORT: String(port) }),
+      ready: (proc) => waitForHttp(`http://127.0.0.1:${port}/healthz`, 60_000, proc.exited),
+      up: false,
+      faults: new Serial(),
+    }));
+    slots.push(...workers, ...apis);
+    await Promise.all(workers.map(startSlot));
+    await Promise.all(apis.map(startSlot));
+
+    const nginxPath = await obtainDebianProgram(NGINX, log);
+    nginx = await startNginx({
+      dir: path.join(dir, 'nginx'),
+      port: await freePort(),
+      upstreams: apiPorts.map((port) => `127.0.0.1:${port}`),
+      balance: 'round-robin',
+      nginxPath,
+    });
+    watchServer('nginx', nginx.process);
+    await waitForHttp(`${nginx.url}/healthz`, 10_000, nginx.process.exited);
+
+    const slotAt = (list: Slot[], index: number, what: string): Slot => {
+      const slot = list[index];
+      if (!slot) throw new Error(`there is no ${what} ${index} (0 or 1)`);
+      return slot;
+    };
+    log(
+      `chaos stack up: API ${nginx.url}, Temporal ${temporalAddress}, database ${databaseName}, task queue ${taskQueue}, logs in ${dir}`,
+    );
+
+    return {
+      apiUrl: nginx.url,
+      apiReplicaUrls: apiPorts.map((port) => `http://127.0.0.1:${port}`),
+      databaseUrl,
+      temporalAddress,
+      namespace: 'default',
+      taskQueue,
+      simulatorUrls,
+      owners,
+      operatorToken,
+      callbackSecret,
+      providers,
+      can: {
+        killWorker: true,
+        killApi: true,
+        restartTemporal: temporal !== undefined,
+        restartPostgres: postgres !== undefined,
+      },
+      killWorker: (index) => killSlot(slotAt(workers, index, 'worker')),
+      killApi: (index) => killSlot(slotAt(apis, index, 'API replica')),
+
+      restartTemporal: () =>
+        temporalFaults.run(async () => {
+          const server = temporal;
+          if (!server || !startTemporal)
+            throw new Error('Temporal is external (temporalAddress): it cannot be restarted');
+          killedByUs.add(server.process);
+          // The guardian only forwards polite signals; the crash is the `temporal` binary's own.
+          // (None found: it has died already, and its guardian is exiting too.)
+          const guardianPid = server.process.child.pid;
+          const binaries = guardianPid === undefined ? [] : childPids(guardianPid);
+          for (const pid of binaries) kill(pid, 'SIGKILL');
+          // The guardian exits as soon as its child has.
+          await server.process.exited;
+          temporal = undefined;
+          temporal = await startTemporal();
+        }),
+
+      restartPostgres: () =>
+        postgresFaults.run(async () => {
+          const server = postgres;
+          if (!server)
+            throw new Error('PostgreSQL is external (databaseUrl): it cannot be restarted');
+          killedByUs.add(server.process);
+          const pidFile = path.join(server.dataDir, 'postmaster.pid');
+          const postmaster = existsSync(pidFile)
+            ? Number(readFileSync(pidFile, 'utf8').split('\n')[0])
+            : NaN;
+          // (Not running: it has died already, and only the start below is left to do.)
+          if (Number.isInteger(postmaster) && postmaster > 0 && isRunning(postmaster)) {
+            // Frozen first, so it forks no backend we would miss; then every process at once,
+            // as a crash takes them, its children before it so none sees it gone and shuts
+            // down politely: no shutdown checkpoint, the next start recovers from the WAL.
+            kill(postmaster, 'SIGSTOP');
+            const victims = [...childPids(postmaster), postmaster];
+            for (const pid of victims) kill(pid, 'SIGKILL');
+            await until(
+              () => victims.every((pid) => !isRunning(pid)),
+              10_000,
+              'PostgreSQL processes did not die',
+            );
+          }
+          // The wrapper process outlives its server and would only wait for it: kill it too.
+          server.process.child.kill('SIGKILL');
+          await server.process.exited;
+          // Reaped for good: a start that still saw this pid would take postmaster.pid for a
+          // live server's. A stale postmaster.pid of a dead one PostgreSQL handles itself.
+          if (Number.isInteger(postmaster) && postmaster > 0)
+            await until(
+              () => !existsSync(`/proc/${postmaster}`),
+              10_000,
+              `the old postmaster ${postmaster} was not reaped`,
+            );
+          postgres = undefined;
+          // Each start rewrites its log; keep what the crashed server wrote.
+          const logFile = `${server.dataDir}.log`;
+          if (existsSync(logFile))
+            appendFileSync(
+              path.join(dir, 'postgres-earlier-runs.log'),
+              `--- killed ${new Date().toISOString()}\n${readFileSync(logFile, 'utf8')}`,
+            );
+          const started = await startEmbeddedPostgres(server.requestedDir, log, server.port);
+          postgres = { requestedDir: server.requestedDir, ...started };
+          watchServer('postgres', started.process);
+          await waitForPostgres(databaseUrl, 30_000);
+        }),
+
+      serviceOutput: () => outputs.text(),
+      unexpectedExits: () => [...exits],
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw new Error(
+      `${(error as Error).message}\n--- service output ---\n${outputs.text().slice(-4_000)}`,
+    );
+  }
+}
