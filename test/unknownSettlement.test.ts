@@ -150,3 +150,81 @@ describe('a late answer', () => {
     expect(providerSaw(stack, job.id)).toEqual({ requests: [attemptId], effects: [attemptId] });
   });
 });
+
+describe('an unknown charge under a job an operator cancelled', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({
+      providers: (url) => [payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 1_000 })],
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  /** A charge job whose only attempt is unknown, cancelled by an operator, its workflow closed. */
+  async function cancelledWithUnknownAttempt(
+    fault: Parameters<TestStack['simulator']['inject']>[0]['fault'],
+  ) {
+    stack.simulator.inject({ route: 'charge', fault });
+    const job = await createJob(stack, chargeBody(['pay']));
+    const attemptId = `${job.id}:1`;
+    await eventually(
+      () => attemptRows(stack.pool, job.id),
+      (rows) => rows[0]?.state === 'unknown',
+    );
+    const cancelled = await operator(stack, 'POST', `/jobs/${job.id}/cancel`, {
+      reason: 'the customer withdrew the order',
+    });
+    expect(cancelled.status).toBe(200);
+    await untilWorkflowClosed(stack, job.workflowId);
+    expect((await attemptRows(stack.pool, job.id)).map((r) => r.state)).toEqual(['unknown']);
+    return { job, attemptId };
+  }
+
+  test('the operator can still settle it as failed once the job has ended and its workflow closed: no attempt stays unknown for ever', async () => {
+    const { job, attemptId } = await cancelledWithUnknownAttempt({ kind: 'hang' });
+    const resolved = await operator(stack, 'POST', `/attempts/${attemptId}/resolve`, {
+      outcome: 'failed',
+      reason: 'the provider has no charge under this key',
+    });
+    expect(resolved.status).toBe(200);
+    expect(await resolved.json()).toEqual({ attemptId, state: 'failed' });
+    const [row] = await attemptRows(stack.pool, job.id);
+    expect(row?.state).toBe('failed');
+    const seen = await untilJob(stack, job.id, () => true);
+    expect(seen.status).toBe('cancelled');
+    expect(seen.attempts[0]?.error).toMatchObject({ code: 'operator' });
+  });
+
+  test('a charge that did happen is recorded as a lost race under the cancelled job, never as its result', async () => {
+    const { job, attemptId } = await cancelledWithUnknownAttempt({
+      kind: 'hold',
+      gate: 'after-cancel',
+    });
+    // The provider gets round to the charge only now, after the job ended.
+    stack.simulator.openGate('after-cancel');
+    await eventually(
+      async () => effectsFor(stack, job.id).length,
+      (charges) => charges === 1,
+    );
+    const record = await (
+      await fetch(`${stack.simulator.url}/v1/charges/by-key/${attemptId}`)
+    ).json();
+    const resolved = await operator(stack, 'POST', `/attempts/${attemptId}/resolve`, {
+      outcome: 'succeeded',
+      reason: 'the provider console shows the charge',
+      result: record,
+    });
+    expect(resolved.status).toBe(200);
+    expect(await resolved.json()).toEqual({ attemptId, state: 'lost' });
+    const { rows: races } = await stack.pool.query(
+      'SELECT losing_attempt_id FROM race_events WHERE job_id = $1',
+      [job.id],
+    );
+    expect(races).toEqual([{ losing_attempt_id: attemptId }]);
+    const seen = await untilJob(stack, job.id, () => true);
+    expect(seen.status).toBe('cancelled');
+    expect(seen.result).toBeNull();
+  });
+});

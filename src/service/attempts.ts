@@ -2,7 +2,12 @@ import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import { z } from 'zod';
 import type { ProblemType } from '../api/problems';
-import { findAttempt, listAttempts, settleAttemptWithoutResult } from '../db/attempts';
+import {
+  findAttempt,
+  listAttempts,
+  settleAttemptWithoutResult,
+  type AttemptRecord,
+} from '../db/attempts';
 import { findCallbackReceipt, saveCallbackReceipt } from '../db/callbacks';
 import { findJob, findOwnedJob, finishJobWithoutResult, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
@@ -118,14 +123,66 @@ export async function resolveAttempt(
 ): Promise<ResolveAttemptResult | undefined> {
   const found = await jobOfAttempt(deps, attemptId);
   if (!found) return undefined;
-  if (found.job.terminalStatus && resolution.outcome === 'succeeded') {
-    throw new ServiceError('job-terminal', `job ${found.job.id} is ${found.job.terminalStatus}`);
+  try {
+    return await updateJobWorkflow(deps, found.job, resolveAttemptUpdate, {
+      attemptId,
+      operator,
+      ...resolution,
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowClosedError)) throw error;
   }
-  return updateJobWorkflow(deps, found.job, resolveAttemptUpdate, {
-    attemptId,
-    operator,
-    ...resolution,
+  return resolveAfterWorkflowClosed(deps, operator, found, resolution);
+}
+
+/**
+ * The job ended (cancelled, say) while one of its attempts was `unknown`, and its workflow has
+ * closed: nothing will look that attempt up any more, so the operator's word is the only way it
+ * settles. `failed` says the provider never did the work; `succeeded` records that it did, and
+ * goes through the compare-and-swap like any result, where it loses to the job's ending and is
+ * kept as a race: the record then shows that the work happened under an ended job.
+ */
+async function resolveAfterWorkflowClosed(
+  deps: AttemptServiceDeps,
+  operator: string,
+  { attempt, job }: { attempt: AttemptRecord; job: JobRecord },
+  resolution: { outcome: 'failed' | 'succeeded'; reason: string; result?: unknown },
+): Promise<ResolveAttemptResult> {
+  if (attempt.state !== 'unknown')
+    throw new ServiceError(
+      'attempt-not-resolvable',
+      `attempt ${attempt.id} is ${attempt.state}; only an unknown attempt can be resolved`,
+    );
+  deps.logger.info(
+    {
+      jobId: job.id,
+      attemptId: attempt.id,
+      operator,
+      outcome: resolution.outcome,
+      reason: resolution.reason,
+    },
+    'operator resolves an attempt of an ended job',
+  );
+  if (resolution.outcome === 'failed') {
+    const settled = await settleAttemptWithoutResult(deps.pool, attempt.id, 'failed', {
+      code: 'operator',
+      operator,
+      message: resolution.reason,
+    });
+    return { attemptId: settled.id, state: settled.state };
+  }
+  const checked = checkJobResult(job, resolution.result, attempt.id);
+  if (!checked.ok)
+    throw new ServiceError(
+      'invalid-input',
+      `the result does not satisfy the ${job.type} contract: ${checked.reason}`,
+    );
+  const outcome = await recordResult(deps.pool, deps.logger, {
+    attemptId: attempt.id,
+    result: checked.output,
+    source: `operator:${operator}`,
   });
+  return { attemptId: outcome.attemptId, state: outcome.state };
 }
 
 /** An operator cancels a job. Running calls are abandoned; anything they bring back is discarded. */
