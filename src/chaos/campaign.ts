@@ -1,0 +1,301 @@
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { ChaosClient } from './client';
+import { checkInvariants, type Violation } from './invariants';
+import { Journal, type ProcessFault } from './journal';
+import { OPERATION_WEIGHTS, runOperation, type Actors, type OperationKind } from './operations';
+import type { ChildJobOrder } from './parentWorkflow';
+import { Random } from './random';
+import { settleEverything } from './settle';
+import { startChaosStack, type ChaosStack } from './stack';
+import { World, type KeyRecord } from './world';
+
+export interface CampaignOptions {
+  seed: number;
+  /** Stop drawing operations after this many … */
+  ops?: number;
+  /** … or after this long, whichever comes first (at least one of the two). */
+  minutes?: number;
+  /** Lanes drawing operations at once. */
+  concurrency: number;
+  /** Seconds between process faults (each drawn between this and twice this); 0 = none. */
+  faultEverySeconds: number;
+  /** Folder for the journal, the stack's state and logs. */
+  dir: string;
+  /** The compiled service to run (a throwaway build with a planted bug, say). */
+  buildDir?: string;
+  temporalAddress?: string;
+  databaseUrl?: string;
+  /** How long quiescence may take before what is still open counts as stuck. */
+  settleTimeoutMs?: number;
+  log: (line: string) => void;
+}
+
+export interface CampaignReport {
+  seed: number;
+  trafficMs: number;
+  settleMs: number;
+  operations: Record<string, number>;
+  requests: number;
+  statuses: Record<string, number>;
+  providerFaults: Record<string, number>;
+  processFaults: ProcessFault[];
+  jobsByState: Record<string, number>;
+  raceEvents: number;
+  operatorSettlements: number;
+  workflowsChecked: number;
+  violations: Array<Violation & { journal: Array<Record<string, unknown>> }>;
+  journalFile: string;
+}
+
+const PAYMENT_PROVIDERS = ['simulator-pay', 'simulator-pay-2'];
+
+/** The process faults a stack can take, in the order a seed draws them. */
+function processFaultKinds(stack: ChaosStack): Array<ProcessFault['kind']> {
+  const kinds: Array<ProcessFault['kind']> = [];
+  if (stack.can.killWorker) kinds.push('kill_worker');
+  if (stack.can.killApi) kinds.push('kill_api');
+  if (stack.can.restartTemporal) kinds.push('restart_temporal');
+  if (stack.can.restartPostgres) kinds.push('restart_postgres');
+  return kinds;
+}
+
+async function injectProcessFault(
+  stack: ChaosStack,
+  journal: Journal,
+  kind: ProcessFault['kind'],
+  random: Random,
+  log: (line: string) => void,
+): Promise<void> {
+  const index = random.int(0, 1);
+  const target =
+    kind === 'kill_worker'
+      ? `worker-${index}`
+      : kind === 'kill_api'
+        ? `api-${index}`
+        : kind === 'restart_temporal'
+          ? 'temporal'
+          : 'postgres';
+  const fault = journal.processFault({ kind, target, at: journal.now() });
+  log(`process fault at ${(fault.at / 1000).toFixed(1)} s: ${kind} ${target}`);
+  try {
+    if (kind === 'kill_worker') await stack.killWorker(index);
+    else if (kind === 'kill_api') await stack.killApi(index);
+    else if (kind === 'restart_temporal') await stack.restartTemporal();
+    else await stack.restartPostgres();
+  } catch (error) {
+    fault.error = (error as Error).message;
+    log(`process fault ${kind} ${target} failed: ${fault.error}`);
+  }
+  fault.backAt = journal.now();
+  journal.processBack(fault);
+}
+
+/**
+ * One campaign: start the stack, run seeded traffic and provider faults in `concurrency` lanes
+ * while a fault lane kills and restarts processes, settle, then check every invariant.
+ */
+export async function runCampaign(options: CampaignOptions): Promise<CampaignReport> {
+  if (options.ops === undefined && options.minutes === undefined)
+    throw new Error('give --ops, --minutes or both');
+  mkdirSync(options.dir, { recursive: true });
+  const journal = new Journal(path.join(options.dir, 'journal.jsonl'));
+  const world = new World(journal);
+  const root = new Random(options.seed);
+  journal.write({ event: 'start', seed: options.seed, options: { ...options, log: undefined } });
+
+  const stack = await startChaosStack({
+    dir: path.join(options.dir, 'stack'),
+    buildDir: options.buildDir,
+    log: options.log,
+    temporalAddress: options.temporalAddress,
+    databaseUrl: options.databaseUrl,
+    // Hedges start soon, so hedged jobs race often and late losers are common.
+    serviceEnv: { ONEJOB_HEDGE_DELAY_MS: '150' },
+  });
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const temporal = new Client({ connection, namespace: stack.namespace });
+  const db = new pg.Pool({ connectionString: stack.databaseUrl, max: 4 });
+  // The database restarts under the campaign too: a dropped idle connection is not our failure.
+  db.on('error', () => undefined);
+  const parents = await startParentWorker(stack);
+  const actors: Actors = {
+    client: new ChaosClient(stack, journal, world),
+    journal,
+    world,
+    temporal,
+    taskQueue: stack.taskQueue,
+    owners: stack.owners,
+    operatorToken: stack.operatorToken,
+    callbackSecret: stack.callbackSecret,
+    simulatorUrls: stack.simulatorUrls,
+    paymentProviders: PAYMENT_PROVIDERS,
+    startChildJob: parents.start,
+  };
+
+  try {
+    const deadline =
+      options.minutes === undefined ? Infinity : Date.now() + options.minutes * 60_000;
+    let drawn = 0;
+    // Traffic lasts at least until every kind of process fault has struck once.
+    let firstRoundDone = options.faultEverySeconds <= 0;
+    const more = () =>
+      !firstRoundDone ||
+      (Date.now() < deadline && (options.ops === undefined || drawn < options.ops));
+    const trafficStarted = Date.now();
+    let trafficDone = false;
+
+    const lanes = Array.from({ length: options.concurrency }, async (_, lane) => {
+      const random = root.fork(lane);
+      while (more()) {
+        const op = drawn++;
+        const kind: OperationKind = random.weighted(OPERATION_WEIGHTS);
+        try {
+          await runOperation(actors, op, kind, random);
+        } catch (error) {
+          journal.write({ event: 'op-error', op, kind, error: (error as Error).message });
+        }
+      }
+    });
+    const faultLane = (async () => {
+      if (options.faultEverySeconds <= 0) return;
+      const random = root.fork(10_000);
+      const kinds = processFaultKinds(stack);
+      // Every kind once, in a seeded order, then any kind.
+      if (kinds.length === 0) {
+        firstRoundDone = true;
+        return;
+      }
+      const firstRound = random.shuffle(kinds);
+      for (let round = 0; ; round++) {
+        if (round >= firstRound.length) firstRoundDone = true;
+        const gap =
+          options.faultEverySeconds * 1000 * (round < firstRound.length ? 1 : 1 + random.next());
+        const until = Date.now() + gap;
+        while (!trafficDone && Date.now() < until) await sleep(200);
+        if (firstRoundDone && !more()) return;
+        if (trafficDone) return;
+        const kind = firstRound[round] ?? random.pick(kinds);
+        await injectProcessFault(stack, journal, kind, random, options.log);
+      }
+    })();
+    const progress = setInterval(() => {
+      options.log(
+        `traffic: ${drawn} operations, ${journal.exchanges.length} requests, ${journal.processFaults.length} process faults`,
+      );
+    }, 15_000);
+    await Promise.all(lanes);
+    trafficDone = true;
+    await faultLane;
+    clearInterval(progress);
+    const trafficMs = Date.now() - trafficStarted;
+    options.log(
+      `traffic done: ${drawn} operations in ${(trafficMs / 1000).toFixed(1)} s; settling`,
+    );
+
+    // Quiescence: no more injected provider faults; operators settle what stays unknown.
+    for (const url of stack.simulatorUrls)
+      await fetch(`${url}/_simulator/faults`, { method: 'DELETE' });
+    const settled = await settleEverything(actors, db, root.fork(20_000), {
+      timeoutMs: options.settleTimeoutMs ?? 180_000,
+      log: options.log,
+    });
+    const checked = await checkInvariants({
+      db,
+      temporal,
+      journal,
+      world,
+      simulatorUrls: stack.simulatorUrls,
+      paymentProviders: PAYMENT_PROVIDERS,
+      unexpectedExits: stack.unexpectedExits(),
+    });
+    const statuses: Record<string, number> = {};
+    for (const exchange of journal.exchanges) {
+      const key = exchange.status === 0 ? 'no answer' : String(exchange.status);
+      statuses[key] = (statuses[key] ?? 0) + 1;
+    }
+    const report: CampaignReport = {
+      seed: options.seed,
+      trafficMs,
+      settleMs: settled.ms,
+      operations: Object.fromEntries(journal.operations),
+      requests: journal.exchanges.length,
+      statuses,
+      providerFaults: Object.fromEntries(journal.providerFaults),
+      processFaults: journal.processFaults,
+      jobsByState: checked.jobsByState,
+      raceEvents: checked.raceEvents,
+      operatorSettlements: settled.operatorSettlements,
+      workflowsChecked: checked.workflowsChecked,
+      // The journal lines of the first violations (a broken build can make thousands).
+      violations: checked.violations.map((violation, index) => ({
+        ...violation,
+        journal: index < 50 ? journal.linesAbout(violation.needles) : [],
+      })),
+      journalFile: journal.file,
+    };
+    journal.write({ event: 'report', ...report, violations: report.violations.length });
+    return report;
+  } finally {
+    await parents.stop();
+    await db.end().catch(() => undefined);
+    await connection.close().catch(() => undefined);
+    await stack.stop();
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * A worker for the campaign's parent workflow, as a service that starts jobs as children runs
+ * one on its own task queue.
+ */
+async function startParentWorker(stack: ChaosStack): Promise<{
+  start: (record: KeyRecord) => Promise<{ workflowId: string }>;
+  stop(): Promise<void>;
+}> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const connection = await NativeConnection.connect({ address: stack.temporalAddress });
+  const taskQueue = `${stack.taskQueue}-parents`;
+  const worker = await Worker.create({
+    connection,
+    namespace: stack.namespace,
+    taskQueue,
+    workflowsPath: require.resolve('./parentWorkflow'),
+  });
+  const running = worker.run();
+  const client = new Client({
+    connection: await Connection.connect({ address: stack.temporalAddress }),
+    namespace: stack.namespace,
+  });
+  let parents = 0;
+  return {
+    async start(record) {
+      parents += 1;
+      const order: ChildJobOrder = {
+        owner: record.owner,
+        key: record.key,
+        jobTaskQueue: stack.taskQueue,
+        intent: { ...record.intent, mode: record.intent.mode ?? 'exclusive' },
+      };
+      const result = await client.workflow.execute('startJobAsChild', {
+        taskQueue,
+        workflowId: `${stack.taskQueue}-parent-${parents}-${Date.now()}`,
+        args: [order],
+        workflowExecutionTimeout: '2 minutes',
+      });
+      return result as { workflowId: string };
+    },
+    async stop() {
+      worker.shutdown();
+      await running.catch(() => undefined);
+      await client.connection.close().catch(() => undefined);
+      await connection.close().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,324 @@
+import type { Client } from '@temporalio/client';
+import type pg from 'pg';
+import { canonicalJson } from '../domain/canonicalJson';
+import type { Journal } from './journal';
+import { ledgerOf, type LedgerEntryView } from './operations';
+import type { World } from './world';
+
+/** The promises the campaign checks, numbered as docs/testing-failure.md lists them. */
+export const INVARIANTS: Record<number, string> = {
+  1: 'one job per (owner, key), one workflow id per job, across both entry points',
+  2: 'at most one winner per job; a recorded result never changes',
+  3: 'every result that arrived after the job was settled is a logged race, never the result',
+  4: 'at most one charge per charge job across all payment providers; a succeeded charge job has exactly one',
+  5: 'an unknown attempt fails only through a status lookup after its call ended, a callback or an operator',
+  6: 'every job is terminal or waits on an operator; job rows and workflows agree',
+  7: 'a reused key with another intent is a 409 that leaves its job untouched; a replay returns the original job',
+  8: 'no 5xx outside process-fault windows; every request a client retried ended in exactly one job',
+};
+
+export interface Violation {
+  invariant: number;
+  message: string;
+  /** Job ids, keys or attempt ids: the journal lines about them are shown with the violation. */
+  needles: string[];
+}
+
+interface JobRow {
+  id: string;
+  owner_id: string;
+  idempotency_key: string;
+  workflow_id: string;
+  job_type: string;
+  input: unknown;
+  terminal_status: string | null;
+  completed_by: string | null;
+  result: unknown;
+}
+
+interface AttemptRow {
+  id: string;
+  job_id: string;
+  provider: string;
+  state: string;
+  error: { code?: string; certainty?: string; settledBecause?: string } | null;
+  started_at: Date | null;
+  call_ended_at: Date | null;
+  finished_at: Date | null;
+}
+
+/** After its part is back, how long answers may still show the fault (pools reconnecting). */
+export const FAULT_GRACE_MS = 5_000;
+
+/** Ways an unknown attempt may end as failed, with the evidence each needs. */
+const SETTLED_BY = new Set([
+  'never_processed',
+  'never_sent',
+  'orphaned',
+  'provider_callback',
+  'operator',
+  'cancelled',
+]);
+
+export interface CheckInputs {
+  db: pg.Pool;
+  temporal: Client;
+  journal: Journal;
+  world: World;
+  simulatorUrls: string[];
+  /** Names of providers with side effects. */
+  paymentProviders: string[];
+  /** Service processes that died without being killed by the campaign. */
+  unexpectedExits: Array<{
+    service: string;
+    code: number | null;
+    signal: string | null;
+    at: string;
+  }>;
+}
+
+/** Reads everything from the database, the providers' ledgers and Temporal, and checks 1–8. */
+export async function checkInvariants(inputs: CheckInputs): Promise<{
+  violations: Violation[];
+  jobsByState: Record<string, number>;
+  raceEvents: number;
+  workflowsChecked: number;
+}> {
+  const { db, world, journal } = inputs;
+  const violations: Violation[] = [];
+  const violate = (invariant: number, message: string, needles: string[]) =>
+    violations.push({ invariant, message, needles });
+
+  const jobs = (await db.query<JobRow>('SELECT * FROM jobs')).rows;
+  const attempts = (await db.query<AttemptRow>('SELECT * FROM attempts ORDER BY job_id, seq')).rows;
+  const races = (
+    await db.query<{
+      job_id: string;
+      losing_attempt_id: string;
+      winning_attempt_id: string | null;
+    }>('SELECT job_id, losing_attempt_id, winning_attempt_id FROM race_events')
+  ).rows;
+  const attemptsOf = new Map<string, AttemptRow[]>();
+  for (const attempt of attempts) {
+    const list = attemptsOf.get(attempt.job_id) ?? [];
+    list.push(attempt);
+    attemptsOf.set(attempt.job_id, list);
+  }
+  const jobsByState: Record<string, number> = {};
+
+  // 1. One job per (owner, key); the answers for a key all named it.
+  const byKey = new Map<string, JobRow[]>();
+  for (const job of jobs) {
+    const id = `${job.owner_id}\u0000${job.idempotency_key}`;
+    byKey.set(id, [...(byKey.get(id) ?? []), job]);
+    const state =
+      job.terminal_status ??
+      ((attemptsOf.get(job.id) ?? []).some((a) => a.state === 'unknown') ? 'unknown' : 'open');
+    jobsByState[state] = (jobsByState[state] ?? 0) + 1;
+  }
+  for (const [id, rows] of byKey) {
+    if (rows.length > 1)
+      violate(1, `${rows.length} jobs for one (owner, key): ${rows.map((r) => r.id).join(', ')}`, [
+        id.split('\u0000')[1]!,
+        ...rows.map((r) => r.id),
+      ]);
+  }
+  for (const record of world.records()) {
+    const rows = byKey.get(`${record.owner}\u0000${record.key}`) ?? [];
+    if (record.jobIds.size > 1 || record.workflowIds.size > 1)
+      violate(
+        1,
+        `answers for key ${record.key} named ${record.jobIds.size} jobs and ${record.workflowIds.size} workflow ids`,
+        [record.key],
+      );
+    const named = [...record.jobIds][0];
+    if (named && !rows.some((row) => row.id === named))
+      violate(
+        1,
+        `key ${record.key} was answered with job ${named}, which the database does not hold for it`,
+        [record.key],
+      );
+    const row = rows[0];
+    const workflowId = [...record.workflowIds][0];
+    if (row && workflowId && row.workflow_id !== workflowId)
+      violate(1, `job ${row.id} runs as ${row.workflow_id} but was reported as ${workflowId}`, [
+        row.id,
+      ]);
+    // 7. The job under a key holds the intent first sent with it, whatever 409s came since.
+    if (row && canonicalJson(row.input) !== canonicalJson(record.intent.input))
+      violate(7, `job ${row.id}'s input is not the intent its key was first sent with`, [
+        row.id,
+        record.key,
+      ]);
+    // 8. A request retried with its key ended in exactly one job.
+    if (record.retried && (rows.length !== 1 || record.jobIds.size !== 1))
+      violate(
+        8,
+        `key ${record.key} was retried and ended in ${rows.length} jobs (${record.jobIds.size} named)`,
+        [record.key],
+      );
+  }
+
+  // 2. At most one winner; a recorded result never changes.
+  const jobById = new Map(jobs.map((job) => [job.id, job]));
+  for (const job of jobs) {
+    const winners = (attemptsOf.get(job.id) ?? []).filter((a) => a.state === 'succeeded');
+    if (winners.length > 1)
+      violate(
+        2,
+        `job ${job.id} has ${winners.length} succeeded attempts: ${winners.map((w) => w.id).join(', ')}`,
+        [job.id],
+      );
+    if (job.terminal_status === 'succeeded' && winners[0] && winners[0].id !== job.completed_by)
+      violate(
+        2,
+        `job ${job.id} was completed by ${job.completed_by} but ${winners[0].id} succeeded`,
+        [job.id],
+      );
+  }
+  for (const snapshot of world.snapshots.values()) {
+    const job = jobById.get(snapshot.jobId);
+    if (!job) continue;
+    if (
+      job.terminal_status !== snapshot.status ||
+      job.completed_by !== snapshot.completedBy ||
+      canonicalJson(job.result ?? null) !== snapshot.result
+    )
+      violate(
+        2,
+        `job ${job.id}'s outcome changed after it was seen ${snapshot.status} (by ${snapshot.completedBy}; now ${job.terminal_status} by ${job.completed_by})`,
+        [job.id],
+      );
+  }
+  for (const sighting of world.sightings)
+    violate(sighting.invariant, `seen while running: ${sighting.message}`, sighting.needles);
+
+  // 3. Late results are races, and no race is the result.
+  const lostWithRace = new Set(races.map((race) => race.losing_attempt_id));
+  for (const attempt of attempts) {
+    if (attempt.state === 'lost' && !lostWithRace.has(attempt.id))
+      violate(3, `attempt ${attempt.id} lost but no race event records it`, [attempt.id]);
+  }
+  for (const race of races) {
+    const job = jobById.get(race.job_id);
+    if (job?.completed_by === race.losing_attempt_id)
+      violate(
+        3,
+        `job ${race.job_id}'s result came from ${race.losing_attempt_id}, a logged loser`,
+        [race.job_id],
+      );
+  }
+
+  // 4. Charges: at most one per job across both payment providers' ledgers.
+  const ledgers: LedgerEntryView[] = [];
+  for (const url of inputs.simulatorUrls) ledgers.push(...(await ledgerOf(url)));
+  const chargesByJob = new Map<string, string[]>();
+  for (const entry of ledgers) {
+    if (entry.route !== 'charge') continue;
+    const jobId = entry.idempotencyKey.split(':')[0]!;
+    for (let i = 0; i < entry.executions; i++)
+      chargesByJob.set(jobId, [...(chargesByJob.get(jobId) ?? []), entry.idempotencyKey]);
+  }
+  for (const job of jobs) {
+    if (job.job_type !== 'charge') continue;
+    const charges = chargesByJob.get(job.id) ?? [];
+    if (charges.length > 1)
+      violate(4, `job ${job.id} was charged ${charges.length} times: ${charges.join(', ')}`, [
+        job.id,
+      ]);
+    if (
+      job.terminal_status === 'succeeded' &&
+      (charges.length !== 1 || charges[0] !== job.completed_by)
+    )
+      violate(
+        4,
+        `job ${job.id} succeeded by ${job.completed_by} but the ledgers show charges [${charges.join(', ')}]`,
+        [job.id],
+      );
+  }
+
+  // 5. No clock turns an unknown attempt into a failure.
+  for (const attempt of attempts) {
+    if (attempt.state !== 'failed') continue;
+    const code = attempt.error?.code ?? '';
+    const sideEffects = inputs.paymentProviders.includes(attempt.provider);
+    const wasUnknown = world.seenUnknown.has(attempt.id);
+    const settledByEvidence = SETTLED_BY.has(code);
+    const definite = attempt.error?.certainty === 'definite';
+    const callEnded = attempt.error?.settledBecause !== undefined && attempt.call_ended_at !== null;
+    let reason: string | undefined;
+    if (sideEffects && !definite && !settledByEvidence)
+      reason = `failed (${code}) although its charge may have happened and nothing settled it`;
+    else if (wasUnknown && !settledByEvidence && !(!sideEffects && callEnded))
+      reason = `was unknown and then failed (${code}) without a lookup, callback or operator`;
+    else if (
+      code === 'never_processed' &&
+      (!attempt.call_ended_at ||
+        !attempt.finished_at ||
+        attempt.call_ended_at > attempt.finished_at)
+    )
+      reason = 'failed as never processed before its call had ended';
+    else if ((code === 'never_sent' || code === 'orphaned') && attempt.started_at)
+      reason = `failed as ${code} although its call had started`;
+    if (reason) violate(5, `attempt ${attempt.id} ${reason}`, [attempt.id]);
+  }
+
+  // 6. Terminal or waiting on an operator; rows and workflows agree.
+  let workflowsChecked = 0;
+  for (const job of jobs) {
+    const waitingOnOperator = (attemptsOf.get(job.id) ?? []).some((a) => a.state === 'unknown');
+    if (!job.terminal_status && !waitingOnOperator)
+      violate(6, `job ${job.id} is neither terminal nor waiting on an operator`, [job.id]);
+    if (job.terminal_status && waitingOnOperator)
+      violate(
+        6,
+        `job ${job.id} is ${job.terminal_status} with an attempt still unknown after operators settled what they could`,
+        [job.id],
+      );
+    const status = await workflowStatus(inputs.temporal, job.workflow_id);
+    workflowsChecked += 1;
+    if (job.terminal_status && status === 'RUNNING')
+      violate(6, `job ${job.id} is ${job.terminal_status} but its workflow still runs`, [job.id]);
+    if (!job.terminal_status && status !== 'RUNNING')
+      violate(6, `job ${job.id} is open but its workflow is ${status}`, [job.id]);
+  }
+
+  // 8. No 5xx (and no dropped answer) outside the windows of process faults.
+  const windows = journal.processFaults.map((fault) => ({
+    from: fault.at,
+    to: (fault.backAt ?? journal.now()) + FAULT_GRACE_MS,
+  }));
+  for (const exchange of journal.exchanges) {
+    if (exchange.via === 'temporal') continue;
+    if (exchange.status !== 0 && exchange.status < 500) continue;
+    const inWindow = windows.some(
+      (w) => exchange.at <= w.to && exchange.at + exchange.ms >= w.from,
+    );
+    if (!inWindow)
+      violate(
+        8,
+        `${exchange.method} ${exchange.path} via ${exchange.via} answered ${exchange.status || `nothing (${exchange.error})`} at ${exchange.at} ms, outside any process fault`,
+        [...(exchange.jobId ? [exchange.jobId] : []), ...(exchange.key ? [exchange.key] : [])],
+      );
+  }
+
+  // 8. Nothing crashed on its own.
+  for (const exit of inputs.unexpectedExits)
+    violate(
+      8,
+      `${exit.service} exited on its own (code ${exit.code}, signal ${exit.signal}) at ${exit.at}`,
+      [],
+    );
+
+  return { violations, jobsByState, raceEvents: races.length, workflowsChecked };
+}
+
+/** The status of the latest run of a workflow id (continue-as-new keeps the id). */
+export async function workflowStatus(temporal: Client, workflowId: string): Promise<string> {
+  try {
+    const description = await temporal.workflow.getHandle(workflowId).describe();
+    return description.status.name;
+  } catch (error) {
+    return `unreadable (${(error as Error).message})`;
+  }
+}

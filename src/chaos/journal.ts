@@ -1,0 +1,94 @@
+import { appendFileSync, writeFileSync } from 'node:fs';
+
+/** One HTTP exchange (or Temporal call) the campaign made, as the client saw it. */
+export interface Exchange {
+  /** Milliseconds since the campaign started. */
+  at: number;
+  ms: number;
+  op: number;
+  kind: string;
+  method: string;
+  path: string;
+  via: string;
+  owner?: string;
+  key?: string;
+  /** The HTTP status, or 0 when no answer came (connection refused or reset, timeout). */
+  status: number;
+  problem?: string;
+  /** The problem's detail (or the start of any other error body). */
+  detail?: string;
+  jobId?: string;
+  replayed?: boolean;
+  error?: string;
+}
+
+/** A process fault and how long the part it hit took to come back. */
+export interface ProcessFault {
+  kind: 'kill_worker' | 'kill_api' | 'restart_temporal' | 'restart_postgres';
+  target: string;
+  at: number;
+  /** When the part answered again (ms since start); undefined while it is still down. */
+  backAt?: number;
+  error?: string;
+}
+
+/**
+ * The campaign's log: every operation, exchange, fault and process fault, in order, written as
+ * JSON lines to a file as it goes (so a run that dies still leaves its trail), and kept in memory
+ * for the checks.
+ */
+export class Journal {
+  readonly started = Date.now();
+  readonly exchanges: Exchange[] = [];
+  readonly processFaults: ProcessFault[] = [];
+  readonly providerFaults = new Map<string, number>();
+  readonly operations = new Map<string, number>();
+
+  constructor(readonly file: string) {
+    writeFileSync(file, '');
+  }
+
+  now(): number {
+    return Date.now() - this.started;
+  }
+
+  write(entry: Record<string, unknown>): void {
+    appendFileSync(this.file, `${JSON.stringify({ t: this.now(), ...entry })}\n`);
+  }
+
+  operation(op: number, kind: string, detail: Record<string, unknown>): void {
+    this.operations.set(kind, (this.operations.get(kind) ?? 0) + 1);
+    this.write({ event: 'op', op, kind, ...detail });
+  }
+
+  exchange(exchange: Exchange): void {
+    this.exchanges.push(exchange);
+    this.write({ event: 'exchange', ...exchange });
+  }
+
+  providerFault(kind: string, detail: Record<string, unknown>): void {
+    this.providerFaults.set(kind, (this.providerFaults.get(kind) ?? 0) + 1);
+    this.write({ event: 'provider-fault', kind, ...detail });
+  }
+
+  processFault(fault: ProcessFault): ProcessFault {
+    this.processFaults.push(fault);
+    this.write({ event: 'process-fault', ...fault });
+    return fault;
+  }
+
+  processBack(fault: ProcessFault): void {
+    this.write({ event: 'process-back', ...fault });
+  }
+
+  /** Every line of the log that mentions one of these strings (a job id, a key), in order. */
+  linesAbout(needles: string[], limit = 40): Array<Record<string, unknown>> {
+    const lines: Array<Record<string, unknown>> = [];
+    for (const exchange of this.exchanges) {
+      const text = JSON.stringify(exchange);
+      if (needles.some((needle) => needle && text.includes(needle)))
+        lines.push(exchange as unknown as Record<string, unknown>);
+    }
+    return lines.slice(-limit);
+  }
+}

@@ -1,0 +1,540 @@
+import type { Client } from '@temporalio/client';
+import { signCallback, SIGNATURE_HEADER } from '../api/signatures';
+import { startJob } from '../client/temporal';
+import type { Fault, FaultRule } from '../simulator/faults';
+import { asJob, type ChaosClient, type Via } from './client';
+import type { Journal } from './journal';
+import type { Random } from './random';
+import type { Intent, KeyRecord, World } from './world';
+
+/** The kinds of operation a lane draws, with how often it draws each. */
+export const OPERATION_WEIGHTS = {
+  create: 20,
+  duplicates: 8,
+  replay: 8,
+  reordered_replay: 4,
+  mismatch: 5,
+  temporal_race: 4,
+  child: 2,
+  try_again: 6,
+  operator_resolve: 3,
+  operator_cancel: 3,
+  temporal_cancel: 2,
+  callback: 4,
+  status: 10,
+  list: 2,
+  provider_fault: 14,
+} as const;
+
+export type OperationKind = keyof typeof OPERATION_WEIGHTS;
+
+/** Who the campaign acts as, and where it reaches everything. */
+export interface Actors {
+  client: ChaosClient;
+  journal: Journal;
+  world: World;
+  temporal: Client;
+  taskQueue: string;
+  /** Owner → API token. */
+  owners: Record<string, string>;
+  operatorToken: string;
+  callbackSecret: string;
+  /** [0]: chat and `simulator-pay`; [1]: `simulator-pay-2`. */
+  simulatorUrls: string[];
+  /** The payment providers charges go to (the first two, in a seeded order). */
+  paymentProviders: string[];
+  /** Starts a parent workflow that starts the job as its child (see parentWorkflow.ts). */
+  startChildJob?: (record: KeyRecord) => Promise<{ workflowId: string }>;
+}
+
+const CHAT_MODELS = ['sim-steady', 'sim-backup'] as const;
+
+/** The simulator that serves a payment provider's charges. */
+export function simulatorOf(actors: Actors, provider: string): string {
+  const index = actors.paymentProviders.indexOf(provider);
+  return actors.simulatorUrls[Math.max(0, index)] ?? actors.simulatorUrls[0]!;
+}
+
+let keyCounter = 0;
+function freshKey(random: Random, label: string): string {
+  keyCounter += 1;
+  return `chaos-${random.seed.toString(36)}-${label}-${keyCounter}-${random.int(0, 1e9).toString(36)}`;
+}
+
+/** A new intent: a summary (exclusive or hedged) or a charge (always exclusive). */
+function newIntent(random: Random, paymentProviders: string[]): Intent {
+  const roll = random.next();
+  if (roll < 0.35)
+    return {
+      type: 'summarize',
+      input: { text: `Order ${random.int(1, 1e6)} shipped in ${random.int(1, 9)} boxes.` },
+      providers: ['simulator', 'simulator-backup'],
+      mode: 'exclusive',
+    };
+  if (roll < 0.6)
+    return {
+      type: 'summarize',
+      input: { text: `Ticket ${random.int(1, 1e6)}: the customer asks for a refund.` },
+      providers: ['simulator', 'simulator-backup'],
+      mode: 'hedged',
+    };
+  const providers = random.shuffle(paymentProviders);
+  return {
+    type: 'charge',
+    input: {
+      amountCents: random.int(100, 99_999),
+      currency: random.pick(['EUR', 'USD', 'INR']),
+      account: `acct-${random.int(1, 1e9).toString(36)}`,
+    },
+    providers,
+    mode: 'exclusive',
+  };
+}
+
+/** The same intent written otherwise: keys in another order, other whitespace. */
+export function reorderedJson(intent: Intent): string {
+  const input = Object.fromEntries(Object.entries(intent.input).reverse());
+  const body: Record<string, unknown> = { mode: intent.mode, providers: intent.providers };
+  body.input = input;
+  body.type = intent.type;
+  return JSON.stringify(body, null, 3).replace(/\n/g, '\r\n\t');
+}
+
+function anyVia(random: Random): Via {
+  return random.weighted({ lb: 4, api0: 1, api1: 1 });
+}
+
+/** A record the campaign already created (a 2xx named its job), or undefined. */
+function createdRecord(actors: Actors, random: Random): KeyRecord | undefined {
+  const { created } = actors.world;
+  return created.length > 0 ? random.pick(created) : undefined;
+}
+
+function someJobId(actors: Actors, random: Random): string | undefined {
+  const ids = actors.world.jobList;
+  return ids.length > 0 ? random.pick(ids) : undefined;
+}
+
+/** A provider fault for the next matching call. */
+export function drawProviderFault(
+  random: Random,
+  simulators: number,
+): { rule: FaultRule; simulator: number } {
+  const target = random.weighted({ chat: 5, charge: 5, status: 1 });
+  if (target === 'status') {
+    const fault: Fault = random.pick<Fault>([
+      { kind: 'fail_before', status: 503 },
+      { kind: 'delay', ms: random.int(200, 2_000) },
+      { kind: 'drop_before' },
+    ]);
+    return { rule: { route: 'charge-status', fault }, simulator: random.int(0, simulators - 1) };
+  }
+  const common: Fault[] = [
+    { kind: 'delay', ms: random.int(50, 1_500) },
+    { kind: 'delay', ms: random.int(3_500, 6_000) },
+    { kind: 'hang' },
+    { kind: 'fail_before', status: random.pick([400, 429, 500, 503]) },
+    { kind: 'fail_after', status: random.pick([500, 502]) },
+    { kind: 'drop_before' },
+    { kind: 'drop_after' },
+  ];
+  if (target === 'chat') {
+    const fault = random.pick<Fault>([
+      ...common,
+      { kind: 'malformed_output' },
+      { kind: 'extra_key' },
+      { kind: 'wrong_types' },
+    ]);
+    return {
+      rule: { route: 'chat', model: random.pick(CHAT_MODELS), fault },
+      simulator: 0,
+    };
+  }
+  const fault = random.pick<Fault>([
+    ...common,
+    // A 2xx whose body breaks the contract: the charge may have happened.
+    { kind: 'answer_with', merge: { status: 'pending' } },
+    { kind: 'answer_with', merge: { amountCents: 'twelve' } },
+    { kind: 'register_after_status_lookup' },
+  ]);
+  return { rule: { route: 'charge', fault }, simulator: random.int(0, simulators - 1) };
+}
+
+/**
+ * What an operator (or a provider's callback) would take as the truth about a charge attempt:
+ * the provider's own record of its key, asked at the simulator that serves the provider.
+ */
+export async function chargeRecord(
+  actors: Actors,
+  provider: string,
+  attemptId: string,
+): Promise<{ state: 'charged'; output: Record<string, unknown> } | { state: 'none' | 'busy' }> {
+  const url = `${simulatorOf(actors, provider)}/v1/charges/by-key/${encodeURIComponent(attemptId)}`;
+  // The truth comes from the provider's ledger; the fault queue is for the service's calls.
+  const entries = await ledgerOf(simulatorOf(actors, provider));
+  const entry = entries.find((e) => e.route === 'charge' && e.idempotencyKey === attemptId);
+  if (!entry || entry.executions === 0) return { state: 'none' };
+  for (let tries = 0; tries < 5; tries++) {
+    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) }).catch(
+      () => undefined,
+    );
+    if (response?.status === 200) {
+      return { state: 'charged', output: (await response.json()) as Record<string, unknown> };
+    }
+    await response?.body?.cancel();
+  }
+  return { state: 'busy' };
+}
+
+export interface LedgerEntryView {
+  route: string;
+  idempotencyKey: string;
+  executions: number;
+  requests: number;
+}
+
+export async function ledgerOf(simulatorUrl: string): Promise<LedgerEntryView[]> {
+  const response = await fetch(`${simulatorUrl}/_simulator/ledger`);
+  return ((await response.json()) as { entries: LedgerEntryView[] }).entries;
+}
+
+/** How long after a call ended an operator trusts "no record" at the provider. */
+export const OPERATOR_PATIENCE_MS = 30_000;
+
+/** Settles an unknown attempt as an operator would, with the provider's ledger as the truth. */
+export async function settleUnknown(
+  actors: Actors,
+  op: number,
+  kind: string,
+  attempt: { id: string; provider: string },
+  random: Random,
+  /** How long ago the attempt's call ended, when the operator can see it. */
+  callEndedAgoMs?: number,
+): Promise<boolean> {
+  let body: Record<string, unknown>;
+  if (actors.paymentProviders.includes(attempt.provider)) {
+    const truth = await chargeRecord(actors, attempt.provider, attempt.id);
+    if (truth.state === 'busy') return false;
+    // No record yet proves nothing while the request may still land: a careful operator says
+    // "failed" only about a call that ended well before (the service's own lookups wait too).
+    if (
+      truth.state === 'none' &&
+      (callEndedAgoMs === undefined || callEndedAgoMs < OPERATOR_PATIENCE_MS)
+    )
+      return false;
+    body =
+      truth.state === 'charged'
+        ? {
+            outcome: 'succeeded',
+            reason: 'the provider ledger shows the charge',
+            result: truth.output,
+          }
+        : { outcome: 'failed', reason: 'the provider ledger has no charge for this key' };
+  } else {
+    body = random.chance(0.5)
+      ? { outcome: 'failed', reason: 'the chat answer never reached us' }
+      : {
+          outcome: 'succeeded',
+          reason: 'summary written by hand',
+          result: { summary: 'Settled by an operator from the provider console.' },
+        };
+  }
+  await actors.client.send(
+    op,
+    kind,
+    'POST',
+    `/v1/operator/attempts/${encodeURIComponent(attempt.id)}/resolve`,
+    {
+      token: actors.operatorToken,
+      via: 'lb',
+      body,
+    },
+  );
+  return true;
+}
+
+/** Runs one operation of the given kind; what it saw goes into the journal and the world. */
+export async function runOperation(
+  actors: Actors,
+  op: number,
+  kind: OperationKind,
+  random: Random,
+): Promise<void> {
+  const { client, world, journal } = actors;
+  const owners = Object.keys(actors.owners);
+  const owner = random.pick(owners);
+  const token = actors.owners[owner]!;
+
+  switch (kind) {
+    case 'create': {
+      const record = world.remember(
+        owner,
+        freshKey(random, 'new'),
+        newIntent(random, actors.paymentProviders),
+      );
+      journal.operation(op, kind, { owner, key: record.key, intent: record.intent });
+      await client.create(op, kind, record, { token, via: anyVia(random) });
+      return;
+    }
+    case 'duplicates': {
+      const record = world.remember(
+        owner,
+        freshKey(random, 'dup'),
+        newIntent(random, actors.paymentProviders),
+      );
+      const count = random.chance(0.2) ? random.int(9, 64) : random.int(2, 8);
+      journal.operation(op, kind, { owner, key: record.key, count, intent: record.intent });
+      const vias: Via[] = ['lb', 'api0', 'api1'];
+      await Promise.all(
+        Array.from({ length: count }, (_, i) =>
+          client.create(op, kind, record, { token, via: vias[i % vias.length]! }),
+        ),
+      );
+      return;
+    }
+    case 'replay':
+    case 'reordered_replay': {
+      const record = createdRecord(actors, random);
+      if (!record) return;
+      journal.operation(op, kind, { owner: record.owner, key: record.key });
+      await client.create(op, kind, record, {
+        token: actors.owners[record.owner]!,
+        via: anyVia(random),
+        ...(kind === 'reordered_replay' ? { body: reorderedJson(record.intent) } : {}),
+      });
+      return;
+    }
+    case 'mismatch': {
+      const record = createdRecord(actors, random);
+      if (!record) return;
+      const other: Intent =
+        record.intent.type === 'charge'
+          ? {
+              ...record.intent,
+              input: {
+                ...record.intent.input,
+                amountCents: Number(record.intent.input.amountCents) + 1,
+              },
+            }
+          : { ...record.intent, input: { text: `${String(record.intent.input.text)} (edited)` } };
+      journal.operation(op, kind, { owner: record.owner, key: record.key });
+      const answer = await client.create(op, kind, record, {
+        token: actors.owners[record.owner]!,
+        via: anyVia(random),
+        body: JSON.stringify(other),
+      });
+      if (answer.status === 409)
+        world.mismatches.push({ owner: record.owner, key: record.key, at: journal.now() });
+      else
+        world.sight(
+          7,
+          `key ${record.key} reused with another intent was answered ${answer.status}, not 409`,
+          [record.key],
+        );
+      return;
+    }
+    case 'temporal_race': {
+      const record = world.remember(
+        owner,
+        freshKey(random, 'race'),
+        newIntent(random, actors.paymentProviders),
+      );
+      journal.operation(op, kind, { owner, key: record.key, intent: record.intent });
+      const native = (async () => {
+        const started = Date.now();
+        try {
+          const job = await startJob(actors.temporal, {
+            owner,
+            idempotencyKey: record.key,
+            type: record.intent.type,
+            input: record.intent.input,
+            providers: record.intent.providers,
+            mode: record.intent.mode,
+            taskQueue: actors.taskQueue,
+          });
+          world.named(record, job.jobId, job.workflowId, false);
+          journal.exchange({
+            at: started - journal.started,
+            ms: Date.now() - started,
+            op,
+            kind,
+            method: 'startJob',
+            path: 'temporal',
+            via: 'temporal',
+            owner,
+            key: record.key,
+            status: 200,
+            jobId: job.jobId,
+          });
+        } catch (error) {
+          journal.exchange({
+            at: started - journal.started,
+            ms: Date.now() - started,
+            op,
+            kind,
+            method: 'startJob',
+            path: 'temporal',
+            via: 'temporal',
+            owner,
+            key: record.key,
+            status: 0,
+            error: (error as Error).message,
+          });
+        }
+      })();
+      await Promise.all([native, client.create(op, kind, record, { token, via: anyVia(random) })]);
+      return;
+    }
+    case 'child': {
+      if (!actors.startChildJob) return;
+      const record = world.remember(
+        owner,
+        freshKey(random, 'child'),
+        newIntent(random, actors.paymentProviders),
+      );
+      journal.operation(op, kind, { owner, key: record.key, intent: record.intent });
+      try {
+        const parent = await actors.startChildJob(record);
+        journal.write({ event: 'parent-started', op, workflowId: parent.workflowId });
+      } catch (error) {
+        journal.write({ event: 'parent-failed', op, error: (error as Error).message });
+      }
+      // The HTTP side of the same key, racing the child.
+      await client.create(op, kind, record, { token, via: anyVia(random) });
+      return;
+    }
+    case 'try_again': {
+      const jobId = someJobId(actors, random);
+      if (!jobId) return;
+      const record = world.jobs.get(jobId)!;
+      journal.operation(op, kind, { jobId });
+      await client.send(op, kind, 'POST', `/v1/jobs/${jobId}/attempts`, {
+        token: actors.owners[record.owner]!,
+        via: anyVia(random),
+        owner: record.owner,
+        body: random.chance(0.3) ? { provider: random.pick(record.intent.providers) } : {},
+      });
+      return;
+    }
+    case 'operator_resolve': {
+      const unknown = [...world.seenUnknown];
+      if (unknown.length === 0) return;
+      const attemptId = random.pick(unknown);
+      const jobId = attemptId.split(':')[0]!;
+      const record = world.jobs.get(jobId);
+      if (!record) return;
+      const answer = await client.send(op, kind, 'GET', `/v1/jobs/${jobId}`, {
+        token: actors.owners[record.owner]!,
+        owner: record.owner,
+      });
+      const attempt = asJob(answer.body)?.attempts.find((a) => a.id === attemptId);
+      if (attempt?.state !== 'unknown') return;
+      journal.operation(op, kind, { attemptId });
+      await settleUnknown(actors, op, kind, attempt, random);
+      return;
+    }
+    case 'operator_cancel': {
+      const jobId = someJobId(actors, random);
+      if (!jobId) return;
+      journal.operation(op, kind, { jobId });
+      await client.send(op, kind, 'POST', `/v1/operator/jobs/${jobId}/cancel`, {
+        token: actors.operatorToken,
+        via: anyVia(random),
+        body: { reason: 'the customer withdrew the order' },
+      });
+      return;
+    }
+    case 'temporal_cancel': {
+      const record = createdRecord(actors, random);
+      const workflowId = record && [...record.workflowIds][0];
+      if (!workflowId) return;
+      journal.operation(op, kind, { workflowId });
+      try {
+        await actors.temporal.workflow.getHandle(workflowId).cancel();
+        journal.write({ event: 'temporal-cancel', op, workflowId, ok: true });
+      } catch (error) {
+        journal.write({
+          event: 'temporal-cancel',
+          op,
+          workflowId,
+          error: (error as Error).message,
+        });
+      }
+      return;
+    }
+    case 'callback': {
+      const { charges } = world;
+      if (charges.length === 0) return;
+      const record = random.pick(charges);
+      const jobId = [...record.jobIds][0]!;
+      const view = asJob(
+        (
+          await client.send(op, kind, 'GET', `/v1/jobs/${jobId}`, {
+            token: actors.owners[record.owner]!,
+            owner: record.owner,
+          })
+        ).body,
+      );
+      const attempt = view && view.attempts.length > 0 ? random.pick(view.attempts) : undefined;
+      if (!attempt) return;
+      const truth = await chargeRecord(actors, attempt.provider, attempt.id);
+      if (truth.state !== 'charged') return;
+      journal.operation(op, kind, { attemptId: attempt.id });
+      const raw = JSON.stringify({
+        attemptId: attempt.id,
+        status: 'succeeded',
+        output: truth.output,
+      });
+      const signature = signCallback(actors.callbackSecret, raw);
+      const deliveries = random.chance(0.3) ? 2 : 1;
+      for (let i = 0; i < deliveries; i++) {
+        await client.send(op, kind, 'POST', `/v1/callbacks/${attempt.provider}`, {
+          token: 'none',
+          via: anyVia(random),
+          body: raw,
+          headers: { [SIGNATURE_HEADER]: signature },
+        });
+      }
+      return;
+    }
+    case 'status': {
+      const jobId = someJobId(actors, random);
+      if (!jobId) return;
+      const record = world.jobs.get(jobId)!;
+      journal.operation(op, kind, { jobId });
+      await client.send(
+        op,
+        kind,
+        'GET',
+        `/v1/jobs/${jobId}${random.chance(0.3) ? '?wait=2' : ''}`,
+        {
+          token: actors.owners[record.owner]!,
+          owner: record.owner,
+          via: anyVia(random),
+        },
+      );
+      return;
+    }
+    case 'list': {
+      journal.operation(op, kind, { owner });
+      const answer = await client.send(op, kind, 'GET', '/v1/jobs?limit=50', { token, owner });
+      const jobs = (answer.body as { jobs?: Array<{ id: string }> } | null)?.jobs ?? [];
+      for (const job of jobs) {
+        const known = world.jobs.get(job.id);
+        if (known && known.owner !== owner)
+          world.sight(1, `owner ${owner}'s list showed job ${job.id} of ${known.owner}`, [job.id]);
+      }
+      return;
+    }
+    case 'provider_fault': {
+      const { rule, simulator } = drawProviderFault(random, actors.simulatorUrls.length);
+      journal.providerFault(rule.fault.kind, { op, route: rule.route, simulator, rule });
+      await fetch(`${actors.simulatorUrls[simulator]}/_simulator/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(rule),
+      });
+      return;
+    }
+  }
+}

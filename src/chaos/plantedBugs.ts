@@ -1,0 +1,56 @@
+import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** The checkout: src/chaos and dist/chaos both sit two levels below it. */
+const ROOT = path.resolve(__dirname, '..', '..');
+
+/**
+ * Mistakes the campaign must catch, each planted in a throwaway copy of the compiled service
+ * (never in the service itself): a file of the copy is edited, and a migration may be added.
+ */
+export const PLANTED_BUGS = {
+  /**
+   * The compare-and-swap forgets its guard (`version` and `completed_by IS NULL`), and the
+   * trigger that would still refuse a second outcome is dropped: a late result overwrites.
+   */
+  'cas-without-guard': {
+    file: 'db/compareAndSwap.js',
+    from: 'WHERE id = $1 AND version = $2 AND completed_by IS NULL',
+    to: 'WHERE id = $1 AND $2::bigint IS NOT NULL',
+    migration: 'DROP TRIGGER jobs_guard_outcome ON jobs;',
+  },
+  /** A call that ended without an answer counts as failed even where it may have charged. */
+  'unknown-as-failed': {
+    file: 'activities/providerCall.js',
+    from: "const failed = failure.certainty === 'definite' || !sideEffects;",
+    to: 'const failed = true;',
+    migration: undefined,
+  },
+} as const;
+
+export type PlantedBug = keyof typeof PLANTED_BUGS;
+
+/**
+ * Copies the compiled service (dist) and its migrations into `dir`, plants `bug`, and returns
+ * the copy's dist folder for `--build`. Fails if the code to change is not found, so a
+ * refactoring cannot silently turn the planted bug into no bug at all.
+ */
+export function buildWithPlantedBug(bug: PlantedBug, dir: string): string {
+  const plant = PLANTED_BUGS[bug];
+  mkdirSync(dir, { recursive: true });
+  const dist = path.join(dir, 'dist');
+  cpSync(path.join(ROOT, 'dist'), dist, { recursive: true });
+  cpSync(path.join(ROOT, 'migrations'), path.join(dir, 'migrations'), { recursive: true });
+  cpSync(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+  const file = path.join(dist, plant.file);
+  const source = readFileSync(file, 'utf8');
+  if (!source.includes(plant.from))
+    throw new Error(
+      `cannot plant ${bug}: ${plant.file} no longer contains ${JSON.stringify(plant.from)}`,
+    );
+  writeFileSync(file, source.split(plant.from).join(plant.to));
+  if (plant.migration)
+    writeFileSync(path.join(dir, 'migrations', '9999_planted_bug.sql'), `${plant.migration}\n`);
+  return dist;
+}

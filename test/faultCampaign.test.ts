@@ -1,0 +1,35 @@
+import { mkdtempSync } from 'node:fs';
+import path from 'node:path';
+import { TEST_OUTPUT } from './harness';
+import { runChaos } from './support/chaos';
+
+/**
+ * The fault campaign of CI: a fixed seed, a few minutes of random concurrent traffic with provider
+ * faults, while a worker and an API replica are killed and Temporal and PostgreSQL restarted.
+ */
+const SEED = 20261130;
+
+test(
+  'a fixed-seed campaign with a worker kill, an API kill, a Temporal restart and a PostgreSQL restart breaks no invariant',
+  async () => {
+    const dir = mkdtempSync(path.join(TEST_OUTPUT, 'chaos-'));
+    const { code, output, report } = await runChaos(
+      ['--seed', String(SEED), '--minutes', '2.5', '--fault-every', '20', '--dir', dir],
+      path.join(dir, 'report.json'),
+    );
+    expect(output).toMatch(new RegExp(`^chaos: seed ${SEED}$`, 'm'));
+    if (!report) throw new Error(`the campaign wrote no report:\n${output}`);
+    // Each kind of process fault happened, and each part came back.
+    const kinds = report.processFaults.map((fault) => fault.kind);
+    for (const kind of ['kill_worker', 'kill_api', 'restart_temporal', 'restart_postgres'])
+      expect(kinds).toContain(kind);
+    expect(report.processFaults.filter((fault) => fault.error)).toEqual([]);
+    // The traffic really ran, with provider faults, and jobs ended.
+    expect(report.requests).toBeGreaterThan(500);
+    expect(Object.values(report.providerFaults).reduce((a, b) => a + b, 0)).toBeGreaterThan(20);
+    expect(report.jobsByState.succeeded).toBeGreaterThan(50);
+    expect(report.violations.map((v) => `[${v.invariant}] ${v.message}`)).toEqual([]);
+    expect(code).toBe(0);
+  },
+  15 * 60_000,
+);

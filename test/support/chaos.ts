@@ -1,0 +1,28 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { CampaignReport } from '../../src/chaos/campaign';
+import { ROOT } from '../harness';
+
+/** `npm run chaos` as a person runs it: the compiled campaign in its own process. */
+export async function runChaos(
+  args: string[],
+  reportFile: string,
+): Promise<{ code: number | null; output: string; report: CampaignReport | undefined }> {
+  let output = '';
+  const child = spawn(
+    process.execPath,
+    [path.join(ROOT, 'dist', 'chaos', 'main.js'), ...args, '--report', reportFile],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const report = existsSync(reportFile)
+    ? (JSON.parse(readFileSync(reportFile, 'utf8')) as CampaignReport)
+    : undefined;
+  return { code, output, report };
+}
