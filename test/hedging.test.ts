@@ -1,4 +1,5 @@
 import { defaultPayloadConverter } from '@temporalio/common';
+import pg from 'pg';
 import { eventually } from './support/polling';
 import { providerSaw } from './support/providerLedger';
 import { chatProvider } from './support/providers';
@@ -321,5 +322,72 @@ describe('the hedge delay is the primary’s observed p95', () => {
     expect(job.completedBy).toBe(`${job.id}:2`);
     expect(await hedgeTimers(job.workflowId)).toEqual(['hedge delay 3810 ms']);
     stack.simulator.openGate('hedge-p95');
+  });
+});
+
+describe('a hedge that starts while the first attempt is still being written', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({
+      providers: (url) => [
+        chatProvider(url, 'primary', 'sim-steady', { timeoutMs: 10_000 }),
+        chatProvider(url, 'fallback', 'sim-backup', { timeoutMs: 10_000 }),
+      ],
+      hedgeDelayMs: 100,
+    });
+    expect((await stack.certify('fallback', 'summarize')).passed).toBe(true);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  /** Attempt rows being inserted that wait on the lock this test holds (seen from `observer`). */
+  async function insertsWaiting(observer: pg.Client): Promise<number> {
+    const { rows } = await observer.query<{ n: string }>(
+      `SELECT count(*) AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'
+          AND query LIKE '%INSERT INTO attempts%'`,
+    );
+    return Number(rows[0]!.n);
+  }
+
+  test('gets the next attempt number, not the one the slow first attempt is taking: both run, one wins, and the workflow ends', async () => {
+    // The database is slow to write the first attempt (a PostgreSQL restart, say): hold every
+    // insert into attempts until the hedge has been launched as well.
+    // Connections of the test's own: the worker's pool is the one that will be waiting.
+    const blocker = new pg.Client({ connectionString: stack.databaseUrl });
+    const observer = new pg.Client({ connectionString: stack.databaseUrl });
+    await blocker.connect();
+    await observer.connect();
+    let id: string;
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE attempts IN SHARE MODE');
+      id = await createHedgedJob(stack, `slow-insert-${Date.now()}`);
+      await eventually(
+        () => insertsWaiting(observer),
+        (waiting) => waiting >= 2,
+      );
+      await blocker.query('COMMIT');
+    } finally {
+      await blocker.end();
+      await observer.end();
+    }
+    const job = await eventually(
+      async () =>
+        (await (await stack.request('GET', `/v1/jobs/${id}?wait=10`)).json()) as Job & {
+          attempts: Array<{ seq: number; provider: string }>;
+        },
+      (seen) => seen.status === 'succeeded',
+    );
+    expect(job.attempts.map((a) => [a.seq, a.provider])).toEqual([
+      [1, 'primary'],
+      [2, 'fallback'],
+    ]);
+    const closed = await eventually(
+      async () => (await stack.temporal.workflow.getHandle(job.workflowId).describe()).status.name,
+      (status) => status !== 'RUNNING',
+    );
+    expect(closed).toBe('COMPLETED');
   });
 });

@@ -85,13 +85,19 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     }
   }
 
+  /** Attempts whose row is being written: their numbers are taken, not yet in job.attempts. */
+  let attemptsBeingWritten = 0;
+
   /** One attempt: its row, its single provider call, and what the call came to. */
   async function runAttempt(
     admitted: JobPlan,
     provider: PlannedProvider,
     request?: AttemptRequest,
   ): Promise<void> {
-    const seq = job.attempts.length + 1;
+    // The number is taken now, before the row is written: a hedge launched while this row is
+    // still being written (a slow database) must not take the same number.
+    const seq = job.attempts.length + attemptsBeingWritten + 1;
+    attemptsBeingWritten += 1;
     let created: { id: string; state: AttemptState };
     try {
       created = await db.startAttempt({
@@ -114,6 +120,8 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
         return;
       }
       throw error;
+    } finally {
+      attemptsBeingWritten -= 1;
     }
     const summary: AttemptSummary = {
       attemptId: created.id,
@@ -191,7 +199,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       if (broken) throw broken;
       const nextExists = anotherAttemptPossible(
         admitted,
-        job.attempts.length,
+        job.attempts.length + attemptsBeingWritten,
         job.nextInPlan,
         job.pendingRequest() !== undefined,
       );
