@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { chargeBody, createJob, operator, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { effectsFor, providerSaw, requestsFor } from './support/providerLedger';
@@ -226,5 +227,66 @@ describe('an unknown charge under a job an operator cancelled', () => {
     const seen = await untilJob(stack, job.id, () => true);
     expect(seen.status).toBe('cancelled');
     expect(seen.result).toBeNull();
+  });
+});
+
+describe('an operator resolve that a Temporal-level cancel overtakes', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({
+      providers: (url) => [payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 1_000 })],
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test('is answered with the verdict or a refusal, never a 500: the workflow was cancelled while the update ran', async () => {
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+    const job = await createJob(stack, chargeBody(['pay']));
+    const attemptId = `${job.id}:1`;
+    await eventually(
+      () => attemptRows(stack.pool, job.id),
+      (rows) => rows[0]?.state === 'unknown',
+    );
+    // Hold the attempt's row, so the resolve update is still running when the cancel lands.
+    const blocker = new pg.Client({ connectionString: stack.databaseUrl });
+    const observer = new pg.Client({ connectionString: stack.databaseUrl });
+    await blocker.connect();
+    await observer.connect();
+    let status: number;
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT 1 FROM attempts WHERE id = $1 FOR UPDATE', [attemptId]);
+      const resolving = operator(stack, 'POST', `/attempts/${attemptId}/resolve`, {
+        outcome: 'failed',
+        reason: 'the provider has no charge under this key',
+      });
+      await eventually(
+        async () =>
+          (
+            await observer.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+            )
+          ).rows[0].n as number,
+        (waiting) => waiting >= 1,
+      );
+      await stack.temporal.workflow.getHandle(job.workflowId).cancel();
+      const answer = await Promise.race([
+        resolving,
+        // The update may also wait for the row: then let it go, the answer comes after.
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 5_000)),
+      ]);
+      await blocker.query('COMMIT');
+      status = (answer ?? (await resolving)).status;
+    } finally {
+      await blocker.end();
+      await observer.end();
+    }
+    expect([200, 409]).toContain(status);
+    await untilWorkflowClosed(stack, job.workflowId);
+    const [row] = await attemptRows(stack.pool, job.id);
+    expect(row?.state).not.toBe('unknown');
   });
 });

@@ -1,5 +1,5 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure, type UpdateDefinition } from '@temporalio/common';
 import { z } from 'zod';
 import type { ProblemType } from '../api/problems';
 import {
@@ -53,6 +53,14 @@ class WorkflowClosedError extends ServiceError {
   }
 }
 
+/** A cancellation anywhere down the causes (an activity cancelled with its workflow, say). */
+function causedByCancellation(error: Error): boolean {
+  for (let cause = error.cause; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof CancelledFailure) return true;
+  }
+  return false;
+}
+
 /** Turns a refused or failed workflow update into the rule it broke. */
 function asServiceError(error: unknown, job: JobRecord): unknown {
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
@@ -66,6 +74,9 @@ function asServiceError(error: unknown, job: JobRecord): unknown {
         : details;
     return new ServiceError(problem, cause.message, extensions ?? {});
   }
+  // The workflow was cancelled (from the Web UI or the CLI, say) while the update ran: it ends.
+  if (error instanceof WorkflowUpdateFailedError && causedByCancellation(error))
+    return new WorkflowClosedError(job);
   // The workflow has closed: the job ended.
   const name = (error as Error)?.name;
   if (
@@ -145,14 +156,14 @@ export async function resolveAttempt(
 async function resolveAfterWorkflowClosed(
   deps: AttemptServiceDeps,
   operator: string,
-  { attempt, job }: { attempt: AttemptRecord; job: JobRecord },
+  found: { attempt: AttemptRecord; job: JobRecord },
   resolution: { outcome: 'failed' | 'succeeded'; reason: string; result?: unknown },
 ): Promise<ResolveAttemptResult> {
-  if (attempt.state !== 'unknown')
-    throw new ServiceError(
-      'attempt-not-resolvable',
-      `attempt ${attempt.id} is ${attempt.state}; only an unknown attempt can be resolved`,
-    );
+  // Read again: the workflow may have settled the attempt before it closed.
+  const attempt = (await findAttempt(deps.pool, found.attempt.id)) ?? found.attempt;
+  const { job } = found;
+  // Settled already, and its job has ended: nothing is left to resolve.
+  if (attempt.state !== 'unknown') throw new WorkflowClosedError(job);
   deps.logger.info(
     {
       jobId: job.id,

@@ -1,4 +1,4 @@
-import { condition, setHandler } from '@temporalio/workflow';
+import { condition, isCancellation, setHandler } from '@temporalio/workflow';
 import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
 import { db, settle } from './activityStubs';
 import {
@@ -96,6 +96,9 @@ export function installHandlers(run: JobRun): void {
       try {
         outcome = await db.resolveAttempt(resolution);
       } catch (error) {
+        // The workflow is being cancelled: the update ends with it (the API then settles the
+        // attempt without the workflow), rather than as a failed resolution.
+        if (isCancellation(error)) throw error;
         const failure = failureOf(error);
         refuse(failure?.type ?? FAILURES.resolveFailed, failure?.message ?? 'resolution failed');
       }
