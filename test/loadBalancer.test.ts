@@ -83,3 +83,41 @@ describe.each(['hash', 'round-robin'] as const)('nginx balancing by %s', (balanc
     expect(providerSaw(stack, id, 'chat')).toEqual({ requests: [`${id}:1`], effects: [`${id}:1`] });
   });
 });
+
+describe('nginx in front of replicas that cannot answer', () => {
+  let nginx: LoadBalancer;
+  let unreachable: string[];
+  beforeAll(async () => {
+    // Ports with nothing listening: every replica refuses the connection.
+    unreachable = [`127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`];
+    nginx = await startNginx({
+      nginxPath: harness().nginxPath,
+      dir: mkdtempSync(path.join(TEST_OUTPUT, 'nginx-down-')),
+      port: await freePort(),
+      upstreams: unreachable,
+      balance: 'round-robin',
+    });
+  });
+  afterAll(async () => {
+    await nginx?.stop();
+  });
+
+  test('answers a problem+json 503 with Retry-After, not its own HTML page, so clients retry with the same key', async () => {
+    const response = await fetch(`${nginx.url}/v1/jobs`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${TEST_TOKEN}`,
+        'idempotency-key': 'lb-nobody-home',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ type: 'summarize', input: { text: 'Nobody answers.' } }),
+    });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(await response.json()).toMatchObject({
+      type: '/problems/service-unavailable',
+      status: 503,
+    });
+  });
+});

@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { ChaosClient } from './client';
-import { checkInvariants, type Violation } from './invariants';
+import { checkInvariants, isClientTimeout, type Violation } from './invariants';
 import { Journal, type ProcessFault } from './journal';
 import { OPERATION_WEIGHTS, runOperation, type Actors, type OperationKind } from './operations';
 import type { ChildJobOrder } from './parentWorkflow';
@@ -214,7 +214,12 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     });
     const statuses: Record<string, number> = {};
     for (const exchange of journal.exchanges) {
-      const key = exchange.status === 0 ? 'no answer' : String(exchange.status);
+      const key =
+        exchange.status !== 0
+          ? String(exchange.status)
+          : isClientTimeout(exchange.error)
+            ? 'client timeout (30 s)'
+            : 'no answer';
       statuses[key] = (statuses[key] ?? 0) + 1;
     }
     const report: CampaignReport = {

@@ -253,6 +253,21 @@ export async function settleUnknown(
   return true;
 }
 
+/** Queues a fault at a simulator for the next call that matches it. */
+async function queueFault(
+  actors: Actors,
+  op: number,
+  simulator: number,
+  rule: FaultRule,
+): Promise<void> {
+  actors.journal.providerFault(rule.fault.kind, { op, route: rule.route, simulator, rule });
+  await fetch(`${actors.simulatorUrls[simulator]}/_simulator/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(rule),
+  });
+}
+
 /** Runs one operation of the given kind; what it saw goes into the journal and the world. */
 export async function runOperation(
   actors: Actors,
@@ -273,6 +288,15 @@ export async function runOperation(
         newIntent(random, actors.paymentProviders),
       );
       journal.operation(op, kind, { owner, key: record.key, intent: record.intent });
+      // Mostly a slow primary for a hedged job: past its attempt timeout, so the hedge runs and
+      // wins even on a busy machine, and the primary's answer comes back late (within its late
+      // window) to lose the compare-and-swap. The delay may reach another job's call: fine too.
+      if (record.intent.mode === 'hedged' && random.chance(0.8))
+        await queueFault(actors, op, 0, {
+          route: 'chat',
+          model: 'sim-steady',
+          fault: { kind: 'delay', ms: random.int(4_000, 8_000) },
+        });
       await client.create(op, kind, record, { token, via: anyVia(random) });
       return;
     }
@@ -528,12 +552,7 @@ export async function runOperation(
     }
     case 'provider_fault': {
       const { rule, simulator } = drawProviderFault(random, actors.simulatorUrls.length);
-      journal.providerFault(rule.fault.kind, { op, route: rule.route, simulator, rule });
-      await fetch(`${actors.simulatorUrls[simulator]}/_simulator/faults`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(rule),
-      });
+      await queueFault(actors, op, simulator, rule);
       return;
     }
   }
