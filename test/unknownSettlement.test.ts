@@ -290,3 +290,31 @@ describe('an operator resolve that a Temporal-level cancel overtakes', () => {
     expect(row?.state).not.toBe('unknown');
   });
 });
+
+describe('a provider that registers a key only when it is asked about it', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({
+      providers: (url) => [
+        // Cut off soon, and "no record" believed at once after that: only the rule below waits.
+        payProvider(url, 'pay', { timeoutMs: 300, lateResultTimeoutMs: 600, notFoundGraceMs: 0 }),
+        payProvider(url, 'pay-backup'),
+      ],
+      // The first look comes after the call was cut off.
+      env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '1500', ONEJOB_RECONCILE_MAX_DELAY_MS: '500' },
+    });
+    expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test('is asked twice before its "no record" is believed, so the charge it makes after the first lookup is found: one charge, no fallback', async () => {
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'register_after_status_lookup' } });
+    const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+    const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+    expect(done.completedBy).toBe(`${job.id}:1`);
+    expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([['pay', 'succeeded']]);
+    expect(effectsFor(stack, job.id)).toHaveLength(1);
+  });
+});

@@ -3,6 +3,7 @@ import {
   createAttempt,
   findAttempt,
   JobNotOpenError,
+  noteNotFound,
   settleAbandonedAttempt,
   settleAttemptWithoutResult,
   type AttemptRecord,
@@ -134,12 +135,24 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
         }
         if (status.state === 'not_found') {
           if (now >= believableAt) {
-            log.info('provider says the attempt was never processed');
-            return failed(attempt, {
-              code: 'never_processed',
-              message:
-                'the provider status lookup has no record of this idempotency key, and the original call can no longer land',
-            });
+            // Believed only when said twice, the grace apart: a provider that registers the key
+            // late (when first asked, say) has a record by the second look.
+            const grace = notFoundGraceMs(provider.config);
+            const first = await noteNotFound(pool, attempt.id, new Date(now));
+            const confirmedAt = (first?.getTime() ?? now) + grace;
+            if (first && first.getTime() < now && now >= confirmedAt) {
+              log.info('provider says twice that the attempt was never processed');
+              return failed(attempt, {
+                code: 'never_processed',
+                message:
+                  'the provider status lookup has no record of this idempotency key, twice, and the original call can no longer land',
+              });
+            }
+            return stillUnknown(
+              attempt,
+              'the status lookup has no record; it is asked once more before that is believed',
+              { recheckInMs: Math.max(confirmedAt - now, 100) },
+            );
           }
           return stillUnknown(
             attempt,
@@ -147,6 +160,8 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
             { recheckInMs: believableAt - now },
           );
         }
+        // The provider knows of it after all (still processing): an earlier "no record" is void.
+        if (attempt.firstNotFoundAt) await noteNotFound(pool, attempt.id, null);
         if (!sideEffects && now >= believableAt) return failed(attempt, CALL_GONE);
         return stillUnknown(attempt, status.detail);
       }

@@ -14,6 +14,8 @@ export interface AttemptRecord {
   startedAt: Date | null;
   /** When the provider call ended (answered, failed, or was cut off); null while it may still land. */
   callEndedAt: Date | null;
+  /** When a status lookup first said "no record" after the call could no longer land. */
+  firstNotFoundAt: Date | null;
   finishedAt: Date | null;
   createdAt: Date;
 }
@@ -30,6 +32,7 @@ interface AttemptRow {
   raw_output: unknown;
   started_at: Date | null;
   call_ended_at: Date | null;
+  first_not_found_at: Date | null;
   finished_at: Date | null;
   created_at: Date;
 }
@@ -47,9 +50,30 @@ function toAttempt(row: AttemptRow): AttemptRecord {
     rawOutput: row.raw_output,
     startedAt: row.started_at,
     callEndedAt: row.call_ended_at,
+    firstNotFoundAt: row.first_not_found_at,
     finishedAt: row.finished_at,
     createdAt: row.created_at,
   };
+}
+
+/**
+ * Notes the first believable "no record" of an unknown attempt's status lookup (kept if one is
+ * noted already), or forgets it (`at` null) when a later lookup said something else. Returns
+ * what is noted now.
+ */
+export async function noteNotFound(
+  db: Queryable,
+  id: string,
+  at: Date | null,
+): Promise<Date | null> {
+  const { rows } = await db.query<{ first_not_found_at: Date | null }>(
+    `UPDATE attempts SET first_not_found_at = CASE WHEN $2::timestamptz IS NULL THEN NULL
+                                                   ELSE coalesce(first_not_found_at, $2) END
+      WHERE id = $1 AND state = 'unknown'
+      RETURNING first_not_found_at`,
+    [id, at],
+  );
+  return rows[0]?.first_not_found_at ?? null;
 }
 
 /** The database refused a second in-flight exclusive attempt (partial unique index). */
