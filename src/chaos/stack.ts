@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { certificationPlan, certifyMany } from '../certification/certify';
 import { migrate } from '../db/migrate';
@@ -268,6 +268,10 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     await stopSlots('worker');
     await temporal?.stop();
     await postgres?.process.stop();
+    // Data the postgres user could not keep in the run's folder went to /var/lib/onejob (as
+    // root): one folder per run, removed here so that runs do not pile up. The log stays.
+    if (postgres && postgres.dataDir !== postgres.requestedDir)
+      rmSync(path.dirname(postgres.dataDir), { recursive: true, force: true });
   };
 
   /** Starts the slot's process, again until it is ready (its dependencies may be restarting). */
