@@ -9,7 +9,7 @@ import {
 import { recordAttemptResult } from '../src/db/compareAndSwap';
 import { finishJobWithoutResult, insertJobOrFindExisting } from '../src/db/jobs';
 import { migrate, loadMigrations } from '../src/db/migrate';
-import { createPool, type Pool } from '../src/db/pool';
+import { createPool, inTransaction, type Pool } from '../src/db/pool';
 import { OBSERVED_P95_SQL } from '../src/db/providerStats';
 import { withDatabase } from '../src/dev/postgres';
 import { requestFingerprint } from '../src/domain/fingerprint';
@@ -377,4 +377,26 @@ describe('the queries that run all the time have indexes that fit them', () => {
       expect(plan).not.toMatch(/Seq Scan on attempts/);
     }
   });
+});
+
+test('a connection that dies inside a transaction, between two statements, fails that transaction and crashes nothing; the pool goes on', async () => {
+  const pool = createPool(db.url, { max: 2 });
+  const killer = new pg.Client({ connectionString: db.url });
+  await killer.connect();
+  try {
+    const transaction = inTransaction(pool, async (tx) => {
+      const { rows } = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      // PostgreSQL goes away under a checked-out connection (a crash, a restart)…
+      const ended = new Promise((resolve) => tx.once('end', resolve));
+      await killer.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+      await ended;
+      // …and the transaction's next statement fails.
+      await tx.query('SELECT 1');
+    });
+    await expect(transaction).rejects.toThrow();
+    expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  } finally {
+    await killer.end();
+    await pool.end();
+  }
 });

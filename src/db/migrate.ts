@@ -36,6 +36,10 @@ export async function migrate(pool: Pool, dir = MIGRATIONS_DIR): Promise<string[
   const migrations = await loadMigrations(dir);
   const client = await pool.connect();
   const applied: string[] = [];
+  // A server that goes away mid-migration fails the migration (the next statement says so), not
+  // the process: a checked-out client's 'error' event has no other listener.
+  const onLost = (): void => undefined;
+  client.on('error', onLost);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
     await client.query(`CREATE TABLE IF NOT EXISTS onejob_migrations (
@@ -76,6 +80,7 @@ export async function migrate(pool: Pool, dir = MIGRATIONS_DIR): Promise<string[
     return applied;
   } finally {
     // The session lock goes with the connection: destroy it rather than return it to the pool.
+    client.removeListener('error', onLost);
     client.release(true);
   }
 }

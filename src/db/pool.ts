@@ -31,6 +31,13 @@ export async function inTransaction<T>(
   work: (client: PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
+  // The pool listens for a lost connection only while a client is idle: checked out, a client
+  // whose server goes away (a PostgreSQL crash or restart) would throw an unhandled 'error'
+  // event and take the process down. Here it only breaks this transaction, and the client is
+  // discarded instead of going back to the pool.
+  let lost: Error | undefined;
+  const onLost = (error: Error): void => void (lost ??= error);
+  client.on('error', onLost);
   try {
     await client.query('BEGIN');
     const result = await work(client);
@@ -40,6 +47,7 @@ export async function inTransaction<T>(
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
-    client.release();
+    client.removeListener('error', onLost);
+    client.release(lost);
   }
 }
