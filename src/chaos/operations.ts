@@ -366,6 +366,7 @@ export async function runOperation(
       journal.operation(op, kind, { owner, key: record.key, intent: record.intent });
       const native = (async () => {
         const started = Date.now();
+        let outcome: { status: number; jobId?: string; error?: string };
         try {
           const job = await startJob(actors.temporal, {
             owner,
@@ -377,34 +378,22 @@ export async function runOperation(
             taskQueue: actors.taskQueue,
           });
           world.named(record, job.jobId, job.workflowId, false);
-          journal.exchange({
-            at: started - journal.started,
-            ms: Date.now() - started,
-            op,
-            kind,
-            method: 'startJob',
-            path: 'temporal',
-            via: 'temporal',
-            owner,
-            key: record.key,
-            status: 200,
-            jobId: job.jobId,
-          });
+          outcome = { status: 200, jobId: job.jobId };
         } catch (error) {
-          journal.exchange({
-            at: started - journal.started,
-            ms: Date.now() - started,
-            op,
-            kind,
-            method: 'startJob',
-            path: 'temporal',
-            via: 'temporal',
-            owner,
-            key: record.key,
-            status: 0,
-            error: (error as Error).message,
-          });
+          outcome = { status: 0, error: (error as Error).message };
         }
+        journal.exchange({
+          at: started - journal.started,
+          ms: Date.now() - started,
+          op,
+          kind,
+          method: 'startJob',
+          path: 'temporal',
+          via: 'temporal',
+          owner,
+          key: record.key,
+          ...outcome,
+        });
       })();
       await Promise.all([native, client.create(op, kind, record, { token, via: anyVia(random) })]);
       return;
