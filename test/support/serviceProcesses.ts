@@ -22,12 +22,13 @@ export async function waitForHealthy(
 
 /**
  * The stack's services as their own processes (dist/bin/api.js, dist/bin/worker.js), as they run
- * in production, all with one environment and all writing into one output.
+ * in production, all with one environment and all writing into one output. `build` is the
+ * compiled service to run (a dist-like folder); default: this checkout's dist.
  */
-export function serviceProcesses(serviceEnv: NodeJS.ProcessEnv) {
+export function serviceProcesses(serviceEnv: NodeJS.ProcessEnv, build = path.join(ROOT, 'dist')) {
   let output = '';
   const spawnService = (name: 'api' | 'worker', env: NodeJS.ProcessEnv = {}): GuardedProcess => {
-    const child = spawnNodeScript(path.join(ROOT, 'dist', 'bin', `${name}.js`), [], {
+    const child = spawnNodeScript(path.join(build, 'bin', `${name}.js`), [], {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: { ...serviceEnv, ...env },
     });

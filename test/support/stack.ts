@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import path from 'node:path';
 import { certifyProvider, type CertificationReport } from '../../src/certification/certify';
 import type { Pool } from '../../src/db/pool';
 import { freePort, type GuardedProcess } from '../../src/dev/processes';
@@ -82,6 +83,13 @@ export interface TestStackOptions {
   namespace?: string;
   /** A Temporal server of the test's own instead of the run's shared one. */
   temporalAddress?: string;
+  /**
+   * The compiled service to run instead of this checkout's dist: a dist-like folder (such as a
+   * copy with a planted bug, see src/chaos/plantedBugs.ts) whose sibling `migrations` folder is
+   * applied to the stack's database. Needs `workerProcess`: an in-process worker would run this
+   * checkout's code.
+   */
+  build?: string;
 }
 
 /** The simulators of the stacks this test file has running (see clearUnusedFaults). */
@@ -99,7 +107,11 @@ export function clearUnusedFaults(): void {
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   quietTemporalRuntime();
   const info = harness();
-  const database = await createTestDatabase();
+  if (options.build !== undefined && !options.workerProcess)
+    throw new Error('a stack that runs another build needs workerProcess: true');
+  const database = await createTestDatabase(
+    options.build === undefined ? undefined : path.join(options.build, '..', 'migrations'),
+  );
   const taskQueue = uniqueName('onejob-test');
   const simulator = await startSimulator();
   // The in-process worker logs into memory, so tests can read what an operator would see.
@@ -134,7 +146,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     ...options.env,
   };
 
-  const services = serviceProcesses(serviceEnv);
+  const services = serviceProcesses(serviceEnv, options.build);
 
   // Connected as the services connect (TLS settings included, when the test sets them).
   const connection = await Connection.connect(
