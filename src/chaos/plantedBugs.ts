@@ -5,8 +5,9 @@ import path from 'node:path';
 const ROOT = path.resolve(__dirname, '..', '..');
 
 /**
- * Mistakes the campaign must catch, each planted in a throwaway copy of the compiled service
- * (never in the service itself): a file of the copy is edited, and a migration may be added.
+ * Mistakes the fault campaign and the model-based test must catch, each planted in a throwaway
+ * copy of the compiled service (never in the service itself): a file of the copy is edited,
+ * and a migration may be added.
  */
 export const PLANTED_BUGS = {
   /**
@@ -25,6 +26,17 @@ export const PLANTED_BUGS = {
     from: "const failed = failure.certainty === 'definite' || !sideEffects;",
     to: 'const failed = true;',
     migration: undefined,
+  },
+  /**
+   * An exclusive job does not wait for its unknown attempt: the next provider runs (or the job
+   * fails) while the first may still take effect, and the index that would refuse a second
+   * in-flight attempt is dropped.
+   */
+  'exclusive-ignores-unknown': {
+    file: 'workflows/jobWorkflow.js',
+    from: 'if (blocked) {\n                await reconcile(admitted, blocked);',
+    to: 'if (blocked && !blocked) {\n                await reconcile(admitted, blocked);',
+    migration: 'DROP INDEX attempts_one_in_flight_per_job;',
   },
 } as const;
 
