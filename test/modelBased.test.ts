@@ -4,6 +4,7 @@ import {
   MODEL_STACK,
   runScenario,
   scenarioArb,
+  stepCounts,
 } from './support/modelBasedRun';
 import { useTestStack } from './support/stack';
 
@@ -42,6 +43,13 @@ test(
       );
       throw error;
     }
+    // What the runs did, so a reader can see that every kind of step (and answer) happened.
+    console.log(
+      `model-based test: ${NUM_RUNS} runs passed; steps run: ${[...stepCounts]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([kind, n]) => `${kind} ×${n}`)
+        .join(', ')}`,
+    );
   },
   30 * 60_000,
 );

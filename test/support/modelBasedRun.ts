@@ -14,6 +14,7 @@ import {
   duplicate,
   heldAttempts,
   initialModel,
+  killWorker,
   mismatch,
   picture,
   respond,
@@ -482,20 +483,52 @@ export class CancelCommand implements Command {
   toString = (): string => 'operator cancels';
 }
 
+/**
+ * SIGKILL of the worker process, then a fresh one. Costly (a restart bundles the workflows and a
+ * call's heartbeat must time out), so it runs only when `roll` is 0 and a request is held.
+ */
+export class KillWorkerCommand implements Command {
+  constructor(
+    readonly roll: number,
+    readonly fates: Fate[],
+  ) {}
+  check = (m: Readonly<ModelBox>): boolean =>
+    this.roll === 0 &&
+    heldAttempts(m.state).some((a) => a.state === 'running' || a.state === 'unknown');
+  async run(m: ModelBox, r: RealRun): Promise<void> {
+    await step(m, r, this.toString(), killWorker(m.state, this.fates), async () => {
+      await r.stack.killWorker('SIGKILL');
+      await r.stack.restartWorker();
+      return { status: 0 };
+    });
+  }
+  toString = (): string => `worker killed and restarted(fates=[${this.fates.join(',')}])`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Arbitraries
 
 const fatesArb = fc.array(fc.constantFrom(...FATES), { minLength: 3, maxLength: 3 });
 
 export const intentArb: fc.Arbitrary<Intent> = fc.oneof(
-  fc
-    .constantFrom<ProviderName[]>(['pay'], ['pay-t'], ['pay', 'pay-t'], ['pay-t', 'pay'])
-    .map((plan): Intent => ({ kind: 'charge', plan, mode: 'exclusive' })),
-  fc
-    .constantFrom<ProviderName[]>(['chat'], ['chat-t'], ['chat', 'chat-t'], ['chat-t', 'chat'])
-    .map((plan): Intent => ({ kind: 'summary', plan, mode: 'exclusive' })),
+  // Charges most often: they have status lookups, callbacks and the most ways to be unknown.
+  {
+    weight: 2,
+    arbitrary: fc
+      .constantFrom<ProviderName[]>(['pay'], ['pay-t'], ['pay', 'pay-t'], ['pay-t', 'pay'])
+      .map((plan): Intent => ({ kind: 'charge', plan, mode: 'exclusive' })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom<ProviderName[]>(['chat'], ['chat-t'], ['chat', 'chat-t'], ['chat-t', 'chat'])
+      .map((plan): Intent => ({ kind: 'summary', plan, mode: 'exclusive' })),
+  },
   // A hedged job's primary times out at once, so no hedge depends on a clock (see the docs).
-  fc.constant<Intent>({ kind: 'summary', plan: ['chat-t', 'chat'], mode: 'hedged' }),
+  {
+    weight: 2,
+    arbitrary: fc.constant<Intent>({ kind: 'summary', plan: ['chat-t', 'chat'], mode: 'hedged' }),
+  },
 );
 
 export const createArb = fc
@@ -512,15 +545,15 @@ export const commandArbs: Array<fc.Arbitrary<Command>> = [
   ...[0, 1, 2].map(() =>
     fc.tuple(fc.nat(3), fatesArb).map(([pick, fates]) => new RespondCommand(pick, fates)),
   ),
-  fc
-    .tuple(
-      fc.constantFrom<'operator' | 'callback'>('operator', 'callback'),
-      fc.nat(3),
-      fc.constantFrom<'succeeded' | 'failed'>('succeeded', 'failed'),
-      fatesArb,
-    )
-    .map(([by, pick, outcome, fates]) => new SettleCommand(by, pick, outcome, fates)),
+  ...(['operator', 'callback'] as const).map((by) =>
+    fc
+      .tuple(fc.nat(3), fc.constantFrom<'succeeded' | 'failed'>('succeeded', 'failed'), fatesArb)
+      .map(([pick, outcome, fates]) => new SettleCommand(by, pick, outcome, fates)),
+  ),
   fc.constant(new CancelCommand()),
+  fc
+    .tuple(fc.integer({ min: 0, max: 5 }), fatesArb)
+    .map(([roll, fates]) => new KillWorkerCommand(roll, fates)),
 ];
 
 export interface ScenarioOptions {

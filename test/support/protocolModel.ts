@@ -89,6 +89,8 @@ export interface ModelAttempt {
   held: boolean;
   /** Its provider call is still awaited by the workflow (not timed out, not abandoned). */
   awaited: boolean;
+  /** The worker that made its call was killed: its answer, when it comes, reaches nobody. */
+  orphaned: boolean;
   state: AttemptState;
 }
 
@@ -190,6 +192,7 @@ function startAttempt(
     held: true,
     // A held request on a short-timeout provider always times out: unknown, no longer awaited.
     awaited: !timesOut,
+    orphaned: false,
     state: timesOut ? 'unknown' : 'running',
   };
   job.attempts.push(attempt);
@@ -233,6 +236,14 @@ function release(job: ModelJob, attempt: ModelAttempt): void {
   attempt.awaited = false;
   if (SETTLED.includes(attempt.state)) return;
   const effects = sideEffectsOf(job, attempt);
+  if (attempt.orphaned) {
+    // Nobody hears the answer. A charge that was made is found by the workflow's status lookup
+    // while the job is open; "no record" proves nothing until the call's late-result window
+    // (minutes) is over, and a summary waits for that window too: the attempt stays unknown.
+    const worked = attempt.fate !== 'refuses' && attempt.fate !== 'drops-before-work';
+    if (effects && worked && workflowOpen(job)) compareAndSwap(job, attempt);
+    return;
+  }
   switch (attempt.fate) {
     case 'answers':
       compareAndSwap(job, attempt);
@@ -435,6 +446,30 @@ export function cancel(state: ModelState): Prediction {
   return { answer: { status: 200 }, next, started: [] };
 }
 
+/**
+ * The worker process is killed (SIGKILL) and a new one started: calls it was making are lost
+ * with it (their requests stay held at the simulator, the work may still happen there), an
+ * awaited call's attempt becomes `unknown` once its heartbeat stops, and the new worker goes on
+ * with the workflow.
+ */
+export function killWorker(state: ModelState, fates: readonly Fate[]): Prediction {
+  const next = clone(state);
+  const job = next.job!;
+  let callEnded = false;
+  for (const attempt of job.attempts) {
+    if (!attempt.held || SETTLED.includes(attempt.state)) continue;
+    attempt.orphaned = true;
+    if (attempt.awaited) {
+      attempt.awaited = false;
+      attempt.state = 'unknown';
+      callEnded = true;
+    }
+  }
+  const started: Started[] = [];
+  advance(job, new FateSource(fates), started, callEnded);
+  return { answer: { status: 0 }, next, started };
+}
+
 /** A one-line description of the model's job, for failure messages. */
 export function describeModel(state: ModelState): string {
   const job = state.job;
@@ -442,6 +477,9 @@ export function describeModel(state: ModelState): string {
   return `${job.intent.kind}/${job.intent.mode} plan=[${job.intent.plan.join(',')}] ${jobStatus(job)}${
     job.winner ? ` won by ${job.winner}` : ''
   }; attempts: ${job.attempts
-    .map((a) => `${a.seq}:${a.provider}:${a.state}${a.held ? '(held,' + a.fate + ')' : ''}`)
+    .map(
+      (a) =>
+        `${a.seq}:${a.provider}:${a.state}${a.held ? `(held,${a.fate}${a.orphaned ? ',orphaned' : ''})` : ''}`,
+    )
     .join(' ')}`;
 }
