@@ -1,0 +1,159 @@
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { obtainDebianProgram, type DebianProgram } from '../dev/debianPackages';
+import { readableTrail, violatedProperty } from './trail';
+
+/** The checkout: src/modelCheck and dist/modelCheck both sit two levels below it. */
+const ROOT = path.resolve(__dirname, '..', '..');
+export const MODEL_FILE = path.join(ROOT, 'model', 'onejob.pml');
+
+export const SPIN: DebianProgram = {
+  path: '/usr/bin/spin',
+  packages: ['spin'],
+  overrideEnv: 'SPIN_PATH',
+};
+/** SPIN writes a verifier in C; it needs a compiler. */
+export const C_COMPILER: DebianProgram = {
+  path: '/usr/bin/gcc',
+  packages: ['gcc'],
+  overrideEnv: 'CC',
+};
+
+/** One exhaustive run: the model's job, its plan length, and what is checked. */
+export interface ModelRun {
+  name: string;
+  /** `-D` definitions for the model (JOB, NP, BUG_…). */
+  defines: Record<string, string | number | true>;
+  /** Safety: every assert and the `safety` claim, and no invalid end state. Liveness: `settles` under weak fairness. */
+  check: 'safety' | 'liveness';
+}
+
+export interface ModelResult {
+  run: ModelRun;
+  states: number;
+  transitions: number;
+  depth: number;
+  memoryMb: number;
+  seconds: number;
+  errors: number;
+  /** The counterexample, step by step, when there is one. */
+  counterexample?: string;
+  /** What SPIN said was violated. */
+  violation?: string;
+}
+
+/** Memory the verifier may take, in MB: it stops with "out of memory" rather than swap. */
+const MEMORY_LIMIT_MB = 4_000;
+
+function execute(
+  command: string,
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => void (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => void (output += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+function defineFlags(defines: ModelRun['defines']): string[] {
+  return Object.entries(defines).map(([name, value]) =>
+    value === true ? `-D${name}` : `-D${name}=${value}`,
+  );
+}
+
+function numberAfter(output: string, pattern: RegExp): number {
+  const match = pattern.exec(output);
+  return match ? Number(match[1]) : Number.NaN;
+}
+
+/** SPIN and a C compiler: taken from Debian's packages when missing (as the tests take nginx). */
+export async function obtainSpin(
+  log: (line: string) => void,
+): Promise<{ spin: string; cc: string }> {
+  return {
+    spin: await obtainDebianProgram(SPIN, log),
+    cc: await obtainDebianProgram(C_COMPILER, log),
+  };
+}
+
+/**
+ * Generates the verifier for one run, compiles it and searches the whole state space (no
+ * bitstate hashing: states are stored exactly, compressed with COLLAPSE). On an error the
+ * trail is replayed by SPIN and turned into a readable counterexample.
+ */
+export async function verifyModel(
+  run: ModelRun,
+  tools: { spin: string; cc: string },
+  modelFile = MODEL_FILE,
+): Promise<ModelResult> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'onejob-model-'));
+  try {
+    const model = path.join(dir, 'onejob.pml');
+    copyFileSync(modelFile, model);
+    const defines = defineFlags(run.defines);
+    const generated = await execute(tools.spin, [...defines, '-a', 'onejob.pml'], dir);
+    if (generated.code !== 0) throw new Error(`spin -a failed:\n${generated.output}`);
+    const safety = run.check === 'safety';
+    const compiled = await execute(
+      tools.cc,
+      [
+        '-O2',
+        '-w',
+        '-DCOLLAPSE',
+        `-DMEMLIM=${MEMORY_LIMIT_MB}`,
+        // Safety: the asserts and the Invariants monitor, no claim. Liveness: room for the
+        // fairness bookkeeping of every process the model may have alive at once.
+        ...(safety ? ['-DSAFETY', '-DNOCLAIM'] : ['-DNFAIR=4']),
+        '-o',
+        'pan',
+        'pan.c',
+      ],
+      dir,
+    );
+    if (compiled.code !== 0) throw new Error(`compiling the verifier failed:\n${compiled.output}`);
+    // -m: search depth; -N: the claim; -a -f: acceptance cycles under weak fairness.
+    const searched = await execute(
+      path.join(dir, 'pan'),
+      ['-m100000', ...(safety ? [] : ['-a', '-f', '-N', 'settles'])],
+      dir,
+    );
+    const output = searched.output;
+    if (/out of memory|search depth too small|max search depth too small/i.test(output))
+      throw new Error(`the search of ${run.name} was not complete:\n${output.slice(-2_000)}`);
+    const result: ModelResult = {
+      run,
+      states: numberAfter(output, /([\d.e+]+) states, stored/),
+      transitions: numberAfter(output, /([\d.e+]+) transitions \(=/),
+      depth: numberAfter(output, /depth reached (\d+)/),
+      memoryMb: numberAfter(output, /([\d.]+)\s+total actual memory usage/),
+      seconds: numberAfter(output, /elapsed time ([\d.e+]+) seconds/),
+      errors: numberAfter(output, /errors: (\d+)/),
+    };
+    if (Number.isNaN(result.errors))
+      throw new Error(`the verifier of ${run.name} gave no verdict:\n${output.slice(-2_000)}`);
+    if (result.errors > 0) {
+      const said = /pan:\d+: (.*)/.exec(output)?.[1]?.trim() ?? 'a violation';
+      result.violation = said;
+      if (existsSync(path.join(dir, 'onejob.pml.trail'))) {
+        const replay = await execute(
+          tools.spin,
+          [...defines, '-t', '-p', '-g', '-l', '-k', 'onejob.pml.trail', 'onejob.pml'],
+          dir,
+        );
+        const source = readFileSync(model, 'utf8');
+        result.violation = violatedProperty(said, replay.output, source);
+        result.counterexample = readableTrail(replay.output, source);
+      }
+    }
+    return result;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
