@@ -326,11 +326,12 @@ end_waitsOnOperator:
 /* src/workflows/jobWorkflow.ts runAttempt → src/activities/attempts.ts startAttempt →
  * src/db/attempts.ts createAttempt: INSERT ... WHERE the job is open, ON CONFLICT (job_id, seq)
  * DO NOTHING; the partial unique index refuses a second exclusive attempt in flight. */
+#define ANOTHER_IN_FLIGHT(a) \
+  ((a != 1 && IN_FLIGHT(1)) || (a != 2 && IN_FLIGHT(2)) || (a != 3 && IN_FLIGHT(3)))
 #ifdef BUG_NO_IN_FLIGHT_GUARD
 #define OTHER_IN_FLIGHT(a) false
 #else
-#define OTHER_IN_FLIGHT(a) \
-  (!hedged && ((a != 1 && IN_FLIGHT(1)) || (a != 2 && IN_FLIGHT(2)) || (a != 3 && IN_FLIGHT(3))))
+#define OTHER_IN_FLIGHT(a) (!hedged && ANOTHER_IN_FLIGHT(a))
 #endif
 
 inline createAttempt(a) {
@@ -343,7 +344,7 @@ inline createAttempt(a) {
        assert(false)
     :: astate[a] == NONE && terminal == OPEN && !OTHER_IN_FLIGHT(a) ->
        /* property: no new exclusive attempt while another is starting, running or unknown */
-       assert(hedged || !((a != 1 && IN_FLIGHT(1)) || (a != 2 && IN_FLIGHT(2)) || (a != 3 && IN_FLIGHT(3))));
+       assert(hedged || !ANOTHER_IN_FLIGHT(a));
        astate[a] = STARTING; readVersion[a] = version
     fi
   }
@@ -368,14 +369,14 @@ inline launch() {
   :: waiting[a] && !replied[a] -> \
      abandonAttempt(a); AGAIN_AFTER_CRASH(abandonAttempt(a)); waiting[a] = false; running--
 
+/* the first unknown attempt, 0 if none */
+#define ANY_UNKNOWN \
+  (astate[1] == UNKNOWN -> 1 : (astate[2] == UNKNOWN -> 2 : (astate[3] == UNKNOWN -> 3 : 0)))
 #ifdef BUG_NO_IN_FLIGHT_GUARD
 #define BLOCKING_UNKNOWN 0
 #else
-#define BLOCKING_UNKNOWN \
-  (astate[1] == UNKNOWN -> 1 : (astate[2] == UNKNOWN -> 2 : (astate[3] == UNKNOWN -> 3 : 0)))
+#define BLOCKING_UNKNOWN ANY_UNKNOWN
 #endif
-#define ANY_UNKNOWN \
-  (astate[1] == UNKNOWN -> 1 : (astate[2] == UNKNOWN -> 2 : (astate[3] == UNKNOWN -> 3 : 0)))
 
 proctype JobWorkflow() {
   byte next = 1;               /* the next provider of the plan */
@@ -497,8 +498,8 @@ active proctype Operator() {
   bool resolved, cancelled;
 end:
   do
-  :: !resolved && (astate[1] == UNKNOWN || astate[2] == UNKNOWN || astate[3] == UNKNOWN) ->
-     u = (astate[1] == UNKNOWN -> 1 : (astate[2] == UNKNOWN -> 2 : 3));
+  :: !resolved && ANY_UNKNOWN != 0 ->
+     u = ANY_UNKNOWN;
      resolved = true;
      if
      :: did[u] -> recordResult(u)

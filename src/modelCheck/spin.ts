@@ -26,7 +26,10 @@ export interface ModelRun {
   name: string;
   /** `-D` definitions for the model (JOB, NP, BUG_…). */
   defines: Record<string, string | number | true>;
-  /** Safety: every assert and the `safety` claim, and no invalid end state. Liveness: `settles` under weak fairness. */
+  /**
+   * Safety: every assert (the Invariants monitor's included) and no invalid end state.
+   * Liveness: the `settles` claim under weak fairness.
+   */
   check: 'safety' | 'liveness';
 }
 

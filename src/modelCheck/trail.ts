@@ -15,16 +15,23 @@ interface Step {
 /** What SPIN prints for steps that decide nothing: a branch taken, a bare `skip`. */
 const NOISE = new Set(['(1)', 'else', 'skip', 'break', '.(goto)', 'goto :b0', 'goto :b1']);
 
+/** A `src/….ts` file named on one model line, with the function after it when there is one. */
+function referenceOn(text: string | undefined): string | undefined {
+  const found = /(src\/[\w/.-]+\.ts)(?:\s+([A-Za-z_][\w]*))?/.exec(text ?? '');
+  if (!found) return undefined;
+  return found[2] ? `${found[1]} ${found[2]}` : found[1];
+}
+
 /** The `src/…` reference nearest above a model line, within the comment blocks before it. */
 function codeReference(modelLines: string[], line: number): string | undefined {
   for (let index = Math.min(line, modelLines.length) - 1; index >= 0; index -= 1) {
-    const found = /(src\/[\w/.-]+\.ts)(?:\s+([A-Za-z_][\w]*))?/.exec(modelLines[index] ?? '');
-    if (found) return found[2] ? `${found[1]} ${found[2]}` : found[1];
+    const found = referenceOn(modelLines[index]);
+    if (found) return found;
     if (/^(proctype|active proctype|inline|init)\b/.test(modelLines[index] ?? '')) {
       // Look just above the definition for its comment, then stop.
       for (let above = index - 1; above >= Math.max(0, index - 12); above -= 1) {
-        const header = /(src\/[\w/.-]+\.ts)(?:\s+([A-Za-z_][\w]*))?/.exec(modelLines[above] ?? '');
-        if (header) return header[2] ? `${header[1]} ${header[2]}` : header[1];
+        const header = referenceOn(modelLines[above]);
+        if (header) return header;
       }
       return undefined;
     }
