@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { settleAttemptWithoutResult } from '../src/db/attempts';
 import { chargeBody, createJob, operator, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { effectsFor, providerSaw, requestsFor } from './support/providerLedger';
@@ -288,6 +289,52 @@ describe('an operator resolve that a Temporal-level cancel overtakes', () => {
     await untilWorkflowClosed(stack, job.workflowId);
     const [row] = await attemptRows(stack.pool, job.id);
     expect(row?.state).not.toBe('unknown');
+  });
+});
+
+describe('an operator resolve of an attempt whose late answer settled it before its workflow looked', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({
+      providers: (url) => [
+        payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 60_000 }),
+      ],
+      // The workflow does not look at the attempt again by itself while the test runs.
+      env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '600000', ONEJOB_RECONCILE_MAX_DELAY_MS: '600000' },
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test("is refused as not resolvable, as it is a moment later: the attempt row decides, not the workflow's older view of it", async () => {
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+    const body = chargeBody(['pay']);
+    const job = await createJob(stack, body);
+    const attemptId = `${job.id}:1`;
+    await eventually(
+      () => workflowStatus(stack, job.workflowId),
+      (status) => status.attempts[0]?.state === 'unknown',
+    );
+    // The late answer's own write (a definite failure), with its nudge to the workflow not yet
+    // delivered: the workflow still sees the attempt as unknown.
+    await settleAttemptWithoutResult(stack.pool, attemptId, 'failed', {
+      code: 'http_400',
+      certainty: 'definite',
+      message: 'late answer: refused before any work',
+    });
+    const answer = await operator(stack, 'POST', `/attempts/${attemptId}/resolve`, {
+      outcome: 'succeeded',
+      reason: 'the ledger shows the charge',
+      // A result the contract accepts, so that only the attempt's state can refuse it.
+      result: { id: 'ch_operator', status: 'succeeded', ...body.input, idempotencyKey: attemptId },
+    });
+    expect({ status: answer.status, body: await answer.json() }).toMatchObject({
+      status: 409,
+      body: { type: '/problems/attempt-not-resolvable' },
+    });
+    const [row] = await attemptRows(stack.pool, job.id);
+    expect(row?.state).toBe('failed');
   });
 });
 

@@ -2,8 +2,9 @@ import { findAttempt, settleAttemptWithoutResult } from '../db/attempts';
 import { finishJobWithoutResult, findJob } from '../db/jobs';
 import { FAILURES } from '../domain/failures';
 import { checkJobResult } from '../jobTypes';
-import { attemptOutcome, recordResult } from '../service/results';
+import { attemptOutcome, attemptSummary, recordResult } from '../service/results';
 import type { AttemptOutcome, JobEnding } from '../workflows/definitions';
+import { settledMeanwhileRefusal } from '../workflows/policy';
 import { typedFailure } from './failures';
 import type { ActivityDeps } from './types';
 
@@ -33,6 +34,10 @@ export function verdictActivities(deps: Pick<ActivityDeps, 'pool' | 'logger'>) {
       const attempt = await findAttempt(pool, input.attemptId);
       if (!attempt)
         throw typedFailure(FAILURES.attemptNotResolvable, `no attempt ${input.attemptId}`);
+      // The row decides, not the workflow's view of it: a late answer may have settled the
+      // attempt while its nudge to the workflow was still on the way.
+      const settled = settledMeanwhileRefusal(attemptSummary(attempt));
+      if (settled) throw typedFailure(settled.type, settled.message);
       logger.info(
         {
           jobId: attempt.jobId,
