@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 const sourceExtensions = ['.ts', '.js', '.mjs', '.cjs'];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.onejob/', 'test-output/', 'coverage/'] },
+  { ignores: ['dist/', 'node_modules/', '.onejob/', 'test-output/', 'coverage/', 'bench/output/'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {

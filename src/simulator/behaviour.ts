@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Fault, FaultQueue, SimulatorRoute } from './faults';
 import { sendJson } from './http';
 import { ledgerKey, type Ledger, type LedgerRequest } from './ledger';
-import { MODEL_PROFILES } from './models';
+import { modelProfile } from './models';
 import { providerError } from './protocols';
 
 /**
@@ -100,7 +100,7 @@ export class Behaviour {
     const injectedFault = this.faults.take(route, request);
     const injected = injectedFault !== undefined;
     const fault: Fault | undefined =
-      injectedFault ?? (request.model ? MODEL_PROFILES[request.model] : undefined);
+      injectedFault ?? (request.model ? modelProfile(request.model) : undefined);
     this.ledger.record({
       route,
       idempotencyKey: request.idempotencyKey,

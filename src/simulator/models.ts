@@ -26,8 +26,28 @@ export const MODEL_PROFILES: Record<string, ModelProfile | undefined> = {
   // Well-behaved answers; what sets them apart are their traits below.
   'sim-reasoning': undefined,
   'sim-legacy': undefined,
+  // Its latency is drawn per request (see heavyTailDelayMs); the entry only names the model.
+  'sim-heavytail': undefined,
 };
 export const SIMULATOR_MODELS = Object.keys(MODEL_PROFILES);
+
+/**
+ * The latency of 'sim-heavytail', as tail-latency studies describe real model APIs: mostly
+ * log-normal around a median of 60 ms, and one request in 50 stuck for 2–4 s (a cold replica, a
+ * queue behind a long request). Hedging exists for that rare tail.
+ */
+export function heavyTailDelayMs(random: () => number = Math.random): number {
+  if (random() < 0.02) return 2_000 + random() * 2_000;
+  // Box–Muller: a standard normal from two uniforms.
+  const normal = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  return Math.round(60 * Math.exp(0.5 * normal));
+}
+
+/** What a model does to every request it serves, drawn afresh for models whose latency varies. */
+export function modelProfile(model: string): ModelProfile | undefined {
+  if (model === 'sim-heavytail') return { kind: 'delay', ms: heavyTailDelayMs() };
+  return MODEL_PROFILES[model];
+}
 
 /**
  * Parameters a model refuses or ignores, as real ones do: OpenAI's reasoning models refuse any

@@ -54,6 +54,8 @@ export interface TestStack {
   killWorker(signal?: NodeJS.Signals): Promise<number | null>;
   /** … and start a fresh one. */
   restartWorker(): Promise<void>;
+  /** With workerProcess: the worker process's pid (its memory, for the benchmark). */
+  workerPid(): number | undefined;
   /** fetch against the API with an owner's token. */
   request(
     method: string,
@@ -226,6 +228,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     async restartWorker() {
       workerProcess = await services.startWorker();
     },
+    workerPid: () => workerProcess?.child.pid,
     request(method, path, options = {}) {
       const headers: Record<string, string> = {
         authorization: `Bearer ${options.token ?? TEST_TOKEN}`,

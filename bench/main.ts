@@ -1,0 +1,93 @@
+/**
+ * The benchmark: each of our paths beside its baseline on the same servers, taking turns, with
+ * the ratio as the headline. Writes bench/results/<timestamp>.{json,md,svg}.
+ *
+ *   npm run bench                          every row (about 25 minutes)
+ *   npm run bench -- --only create,replay  some rows
+ *   npm run bench -- --smoke               every row, briefly: checks the suite still works
+ *   npm run bench -- --out <folder>        write the results elsewhere
+ *
+ * TEMPORAL_ADDRESS and DATABASE_URL point it at servers of your own (a production cluster);
+ * BENCH_BLOCKED_MINUTES sets how long the blocked row holds its jobs (default 10).
+ */
+import { Command } from 'commander';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { blockedScenario } from './scenarios/blocked';
+import { createScenario } from './scenarios/create';
+import { endToEndScenario } from './scenarios/endToEnd';
+import { growthScenario } from './scenarios/growth';
+import { hedgingScenario } from './scenarios/hedging';
+import { replayScenario } from './scenarios/replay';
+import { renderChart } from './support/chart';
+import { BENCH_ROOT, startBenchEnvironment } from './support/environment';
+import { markdownReport, printTable, type BenchReport } from './support/report';
+import type { Scenario } from './support/scenario';
+
+// Growth first: it needs the table nearly empty, and removes its bulk rows when done.
+const SCENARIOS: Scenario[] = [
+  growthScenario,
+  createScenario,
+  replayScenario,
+  endToEndScenario,
+  hedgingScenario,
+  blockedScenario,
+];
+const NAMES = SCENARIOS.map((scenario) => scenario.name.replace(/ /g, '-'));
+
+async function main(): Promise<void> {
+  const options = new Command('bench')
+    .option('--only <rows>', `comma-separated rows: ${NAMES.join(', ')}`)
+    .option('--smoke', 'every row, briefly (CI checks that the suite still works)', false)
+    .option('--out <folder>', 'where the results go', path.join(BENCH_ROOT, 'results'))
+    .parse()
+    .opts<{ only?: string; smoke: boolean; out: string }>();
+  const only = options.only?.split(',').map((name) => name.trim());
+  const unknown = only?.filter((name) => !NAMES.includes(name)) ?? [];
+  if (unknown.length > 0) {
+    console.error(`bench: no row named ${unknown.join(', ')}; the rows are ${NAMES.join(', ')}`);
+    process.exit(2);
+  }
+  const chosen = SCENARIOS.filter((_, index) => !only || only.includes(NAMES[index]!));
+  const log = (line: string): void => console.log(`[bench] ${line}`);
+  process.env.LOG_LEVEL ??= 'warn';
+
+  const startedAt = new Date().toISOString();
+  const env = await startBenchEnvironment(log);
+  const report: BenchReport = {
+    startedAt,
+    finishedAt: '',
+    smoke: options.smoke,
+    machine: {
+      cpus: os.cpus().length,
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      node: process.version,
+    },
+    servers: { temporal: env.temporal, postgres: env.postgres },
+    scenarios: {},
+  };
+  try {
+    for (const scenario of chosen) {
+      log(`${scenario.name} …`);
+      report.scenarios[scenario.name] = await scenario.run({ env, smoke: options.smoke, log });
+    }
+  } finally {
+    await env.stop();
+  }
+  report.finishedAt = new Date().toISOString();
+
+  mkdirSync(options.out, { recursive: true });
+  const stem = startedAt.replace(/[:.]/g, '-');
+  const chartFile = `${stem}.svg`;
+  writeFileSync(path.join(options.out, `${stem}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(path.join(options.out, chartFile), await renderChart(report));
+  writeFileSync(path.join(options.out, `${stem}.md`), markdownReport(report, chartFile));
+  printTable(report);
+  log(`results: ${path.join(options.out, stem)}.{json,md,svg}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { cancelAsOperator, jsonHeaders, summarizeBody } from '../support/ours';
+import { round2, waitUntil, type Scenario } from '../support/scenario';
+
+/** The worker's default history limit before continue-as-new (ONEJOB_HISTORY_EVENT_LIMIT). */
+const HISTORY_EVENT_LIMIT = 10_000;
+const CREATE_CONCURRENCY = 16;
+
+function residentMegabytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kilobytes = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN);
+  return round2(kilobytes / 1024);
+}
+
+/**
+ * Many jobs blocked in `unknown` at once, for a long while: each job's one attempt went to a
+ * provider that never answers (1 s attempt timeout), so the job waits on its late answer or an
+ * operator. What it costs to hold them: the worker's memory, and the history each blocked job
+ * grows per hour, so how long before it must continue as new.
+ */
+export const blockedScenario: Scenario = {
+  name: 'blocked',
+  async run({ env, smoke, log }) {
+    const count = smoke ? 20 : 1_000;
+    const holdMs = smoke ? 10_000 : Number(process.env.BENCH_BLOCKED_MINUTES ?? 10) * 60_000;
+    const body = summarizeBody({ providers: ['never-answers'] });
+    const ids: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CREATE_CONCURRENCY }, async () => {
+        while (next < count) {
+          next += 1;
+          const answer = await fetch(`${env.stack.apiUrl}/v1/jobs`, {
+            method: 'POST',
+            headers: { ...jsonHeaders(), 'idempotency-key': `blocked-${randomUUID()}` },
+            body,
+          });
+          if (answer.status !== 201) throw new Error(`create answered ${answer.status}`);
+          ids.push(((await answer.json()) as { id: string }).id);
+        }
+      }),
+    );
+    await waitUntil(`all ${count} blocked jobs have an unknown attempt`, async () => {
+      const { rows } = await env.stack.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM attempts WHERE state = 'unknown' AND job_id = ANY($1::uuid[])`,
+        [ids],
+      );
+      return rows[0]!.n === count;
+    });
+    log(`blocked: ${count} jobs in unknown; holding them ${holdMs / 60_000} min`);
+
+    const pid = env.stack.workerPid();
+    if (pid === undefined) throw new Error('the worker is not its own process');
+    const { rows } = await env.stack.pool.query<{ workflow_id: string }>(
+      'SELECT workflow_id FROM jobs WHERE id = ANY($1::uuid[]) LIMIT 20',
+      [ids],
+    );
+    const historyLengths = async (): Promise<number> => {
+      let total = 0;
+      for (const { workflow_id: id } of rows)
+        total += (await env.stack.temporal.workflow.getHandle(id).describe()).historyLength;
+      return total / rows.length;
+    };
+    const startLength = await historyLengths();
+    const started = Date.now();
+    let peakRss = residentMegabytes(pid);
+    while (Date.now() - started < holdMs) {
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      peakRss = Math.max(peakRss, residentMegabytes(pid));
+    }
+    const endLength = await historyLengths();
+    const hours = (Date.now() - started) / 3_600_000;
+    const eventsPerHour = (endLength - startLength) / hours;
+    const daysToContinueAsNew =
+      eventsPerHour > 0 ? (HISTORY_EVENT_LIMIT - endLength) / eventsPerHour / 24 : Infinity;
+    for (const id of ids) await cancelAsOperator(env.stack.apiUrl, id);
+    return {
+      comparisons: [
+        {
+          row: 'blocked',
+          measure: `worker RSS (peak) with ${count} jobs in unknown for ${round2(holdMs / 60_000)} min`,
+          ours: peakRss,
+          unit: 'MB',
+          goal: '≤ 300 MB',
+          met: peakRss <= 300,
+        },
+      ],
+      details: {
+        'blocked jobs': count,
+        'history events per blocked job at the start': round2(startLength),
+        'history events per blocked job per hour': round2(eventsPerHour),
+        'days until continue-as-new (at 10,000 events)': Number.isFinite(daysToContinueAsNew)
+          ? round2(daysToContinueAsNew)
+          : 'never (no growth seen)',
+      },
+    };
+  },
+};

@@ -1,0 +1,157 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { resolveDatabase } from '../../src/dev/postgres';
+import { freePort, spawnNodeScript, type GuardedProcess } from '../../src/dev/processes';
+import { obtainTemporalCli } from '../../src/dev/temporalCli';
+import { startTemporalDevServerOnFreePorts } from '../../src/dev/temporalServer';
+import type { ProviderConfig } from '../../src/providers/provider';
+import { simulatorProviders } from '../../src/providers/registry';
+import { publishHarness, type HarnessInfo } from '../../test/harness';
+import { uniqueName } from '../../test/support/database';
+import { TEST_TOKEN } from '../../test/support/identities';
+import { startTestStack, type TestStack } from '../../test/support/stack';
+import { createBaselineTables } from '../baseline/schema';
+
+export const BENCH_ROOT = path.resolve(__dirname, '..');
+export const BENCH_OUTPUT = path.join(BENCH_ROOT, 'output');
+
+/** The token both our API and the baseline accept for the benchmark's owner. */
+export const BENCH_TOKEN = TEST_TOKEN;
+
+/**
+ * Providers of the benchmark's stack: the simulator's usual three, two heavy-tailed chat models
+ * for the hedging row, and a model that never answers, with a 1 s attempt timeout, for jobs
+ * that must sit in `unknown` (the blocked row).
+ */
+function benchProviders(simulatorUrl: string): ProviderConfig[] {
+  const baseUrl = `${simulatorUrl.replace(/\/$/, '')}/v1`;
+  const chat = (name: string, model: string, timeoutMs: number): ProviderConfig => ({
+    name,
+    kind: 'openai-compatible',
+    baseUrl,
+    model,
+    timeoutMs,
+    sideEffects: false,
+  });
+  return [
+    ...simulatorProviders(simulatorUrl),
+    chat('tail-a', 'sim-heavytail', 30_000),
+    chat('tail-b', 'sim-heavytail', 30_000),
+    { ...chat('never-answers', 'sim-hangs', 1_000), lateResultTimeoutMs: 86_400_000 },
+  ];
+}
+
+/** When a hedged job starts its second attempt: about the heavy-tailed model's 98th percentile. */
+export const BENCH_HEDGE_DELAY_MS = 250;
+
+export interface Baseline {
+  url: string;
+  taskQueue: string;
+  stop(): Promise<void>;
+}
+
+export interface BenchEnvironment {
+  /** Where the servers came from, for the report. */
+  temporal: string;
+  postgres: string;
+  stack: TestStack;
+  baseline: Baseline;
+  stop(): Promise<void>;
+}
+
+function spawnTypeScript(file: string, env: NodeJS.ProcessEnv): GuardedProcess {
+  // `--import tsx` lets the baseline run from its TypeScript source, as the benchmark does.
+  return spawnNodeScript('--import', ['tsx', file], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env,
+  });
+}
+
+async function readyMessage(child: GuardedProcess, what: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    child.child.on('message', (message: { ready?: boolean }) => message.ready && resolve());
+    void child.exited.then((code) => reject(new Error(`${what} exited (code ${code})`)));
+  });
+}
+
+async function startBaseline(stack: TestStack, temporalAddress: string): Promise<Baseline> {
+  await createBaselineTables(stack.pool);
+  const port = await freePort();
+  const taskQueue = uniqueName('onejob-baseline');
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: stack.databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    BASELINE_TASK_QUEUE: taskQueue,
+    BASELINE_TOKEN: BENCH_TOKEN,
+    BASELINE_PORT: String(port),
+    BASELINE_SIMULATOR_URL: stack.simulator.url,
+  };
+  const worker = spawnTypeScript(path.join(BENCH_ROOT, 'baseline', 'worker.ts'), env);
+  await readyMessage(worker, 'the baseline worker');
+  const server = spawnTypeScript(path.join(BENCH_ROOT, 'baseline', 'server.ts'), env);
+  await readyMessage(server, 'the baseline server');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    taskQueue,
+    async stop() {
+      await server.stop();
+      await worker.stop();
+    },
+  };
+}
+
+/**
+ * The servers the benchmark runs on: TEMPORAL_ADDRESS and DATABASE_URL (an admin URL: the
+ * benchmark makes a database of its own there) when set, so the same suite measures a
+ * production cluster; else a Temporal dev server and the local (or embedded) PostgreSQL, as
+ * the tests use. On them: our API and worker as their own processes, the provider simulator,
+ * and the baseline's server and worker, all on the same servers.
+ */
+export async function startBenchEnvironment(
+  log: (line: string) => void,
+): Promise<BenchEnvironment> {
+  mkdirSync(BENCH_OUTPUT, { recursive: true });
+  const database = await resolveDatabase({ stateDir: path.join(BENCH_OUTPUT, 'state'), log });
+  let temporalAddress = process.env.TEMPORAL_ADDRESS;
+  let stopTemporal = async (): Promise<void> => undefined;
+  let temporal = `TEMPORAL_ADDRESS ${temporalAddress}`;
+  if (!temporalAddress) {
+    const cli = await obtainTemporalCli(log);
+    const server = await startTemporalDevServerOnFreePorts({
+      cliPath: cli.path,
+      logFile: path.join(BENCH_OUTPUT, 'temporal-server.log'),
+      withUi: false,
+    });
+    temporalAddress = server.address;
+    stopTemporal = () => server.stop();
+    temporal = 'Temporal dev server (in memory)';
+  }
+  // The test stack reads its servers from the harness description; only these fields matter to it.
+  publishHarness({
+    temporalEngine: 'dev',
+    temporalAddress,
+    adminDatabaseUrl: database.adminUrl,
+  } as HarnessInfo);
+  const stack = await startTestStack({
+    workerProcess: true,
+    providers: benchProviders,
+    hedgeDelayMs: BENCH_HEDGE_DELAY_MS,
+    temporalAddress,
+    env: { LOG_LEVEL: 'warn', ONEJOB_MAX_WAITS_PER_OWNER: '1000' },
+  });
+  for (const provider of ['tail-a', 'tail-b']) await stack.certify(provider, 'summarize');
+  const baseline = await startBaseline(stack, temporalAddress);
+  return {
+    temporal,
+    postgres: `PostgreSQL (${database.source})`,
+    stack,
+    baseline,
+    async stop() {
+      await baseline.stop();
+      await stack.stop();
+      await stopTemporal();
+      await database.stop();
+    },
+  };
+}

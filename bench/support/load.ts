@@ -1,0 +1,95 @@
+import autocannon from 'autocannon';
+import { randomUUID } from 'node:crypto';
+import { Latencies } from './latency';
+
+/** One side of a comparison: what autocannon sends, and the status every answer must have. */
+export interface HttpTarget {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  /** The Idempotency-Key of each request: a fresh one, or one from a pool of existing keys. */
+  key?: () => string;
+  expectedStatus: number;
+}
+
+/** What one side measured over all its rounds. */
+export interface HttpMeasurement {
+  latency: Latencies;
+  requests: number;
+  seconds: number;
+  /** Answers with another status than expected, errors and timeouts: each one a defect to explain. */
+  unexpected: Record<string, number>;
+}
+
+export function newMeasurement(): HttpMeasurement {
+  return { latency: new Latencies(), requests: 0, seconds: 0, unexpected: {} };
+}
+
+export const freshKey = (prefix: string) => () => `${prefix}-${randomUUID()}`;
+
+/** Runs autocannon against one target for a while, adding what it saw to `into`. */
+export async function hammer(
+  target: HttpTarget,
+  connections: number,
+  seconds: number,
+  into: HttpMeasurement,
+): Promise<void> {
+  const started = Date.now();
+  let finished!: (error: unknown) => void;
+  const done = new Promise<void>((resolve, reject) => {
+    finished = (error) => (error ? reject(error as Error) : resolve());
+  });
+  const instance = autocannon(
+    {
+      url: target.url,
+      connections,
+      duration: seconds,
+      timeout: 30,
+      requests: [
+        {
+          method: target.method,
+          headers: target.headers,
+          ...(target.body === undefined ? {} : { body: target.body }),
+          ...(target.key
+            ? {
+                setupRequest: (request) => ({
+                  ...request,
+                  headers: { ...request.headers, 'idempotency-key': target.key!() },
+                }),
+              }
+            : {}),
+        },
+      ],
+    },
+    (error) => finished(error),
+  );
+  const unexpected = (what: string): void => {
+    into.unexpected[what] = (into.unexpected[what] ?? 0) + 1;
+  };
+  instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+    into.requests += 1;
+    into.latency.recordMs(responseTime);
+    if (statusCode !== target.expectedStatus) unexpected(String(statusCode));
+  });
+  instance.on('reqError', (error: unknown) => unexpected(`error: ${(error as Error).message}`));
+  await done;
+  into.seconds += (Date.now() - started) / 1000;
+}
+
+/**
+ * Ours and the baseline, round after round, taking turns (and which goes first alternates), so
+ * the noise of a shared machine falls on both alike.
+ */
+export async function interleaved(
+  rounds: number,
+  sides: Array<{ run: () => Promise<void>; between?: () => Promise<void> }>,
+): Promise<void> {
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? sides : [...sides].reverse();
+    for (const side of order) {
+      await side.run();
+      await side.between?.();
+    }
+  }
+}
