@@ -101,25 +101,31 @@ export interface NewJob {
 }
 
 /**
- * Inserts the job, or finds the one that already holds (owner, key). The unique constraint
- * decides; there is no check before the insert.
+ * Inserts the job, or finds the one that already holds (owner, key), in one round trip: a
+ * replay reads the row it finds, a new key inserts. Under a race the unique constraint still
+ * decides: when another request's insert committed after this statement's snapshot, the read
+ * sees nothing and the insert does nothing, and a second statement reads the winner.
  */
 export async function insertJobOrFindExisting(
   db: Queryable,
   job: NewJob,
 ): Promise<{ job: JobRecord; created: boolean }> {
-  const inserted = await db.query<JobRow>(
-    `WITH j AS (
+  const { rows } = await db.query<JobRow & { created: boolean }>(
+    `WITH existing AS (
+       SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.owner_id = $1 AND j.idempotency_key = $2
+     ), inserted AS (
        INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, job_type, input, provider_plan, mode, workflow_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE NOT EXISTS (SELECT 1 FROM existing)
        -- No conflict target: a racing insert of the same (owner, key) also collides on
        -- workflow_id (derived from them), and either collision means "already there".
        ON CONFLICT DO NOTHING
        RETURNING *
      )
-     SELECT j.*, 'pending' AS status, 0 AS attempt_count,
-            (extract(epoch FROM j.created_at) * 1000000)::bigint AS created_at_us
-       FROM j`,
+     SELECT i.*, 'pending' AS status, 0 AS attempt_count,
+            (extract(epoch FROM i.created_at) * 1000000)::bigint AS created_at_us, true AS created
+       FROM inserted i
+     UNION ALL
+     SELECT e.*, false AS created FROM existing e`,
     [
       job.ownerId,
       job.idempotencyKey,
@@ -131,8 +137,8 @@ export async function insertJobOrFindExisting(
       job.workflowId,
     ],
   );
-  const row = inserted.rows[0];
-  if (row) return { job: toJob(row), created: true };
+  const row = rows[0];
+  if (row) return { job: toJob(row), created: row.created };
   // A separate statement: its snapshot sees the concurrent insert that made ours a no-op.
   const existing = await findJobByKey(db, job.ownerId, job.idempotencyKey);
   if (!existing) throw new Error('job insert conflicted but the existing job is not visible');
