@@ -10,6 +10,7 @@ import { sweepJobs } from '../service/sweeper';
 import { temporalConnectOptions } from '../temporalConnection';
 import { ensureSearchAttributes } from '../temporalSetup';
 import { createJobWorkers, workerSettings } from '../worker';
+import { prebuiltWorkflowBundle } from '../workflowBundle';
 
 async function main(): Promise<void> {
   const logger = createLogger('onejob-worker');
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
     pool,
     providers,
     logger,
+    workflowBundle: prebuiltWorkflowBundle(),
   });
   // SIGINT/SIGTERM already make the SDK shut the worker down; a vanished parent should too.
   exitWithParent(() => worker.shutdown());

@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** The checkout: src/chaos and dist/chaos both sit two levels below it. */
@@ -52,6 +52,8 @@ export function buildWithPlantedBug(bug: PlantedBug, dir: string): string {
   mkdirSync(dir, { recursive: true });
   const dist = path.join(dir, 'dist');
   cpSync(path.join(ROOT, 'dist'), dist, { recursive: true });
+  // Its workers bundle the planted code themselves; the checkout's bundle has none of it.
+  rmSync(path.join(dist, 'workflow-bundle.js'), { force: true });
   cpSync(path.join(ROOT, 'migrations'), path.join(dir, 'migrations'), { recursive: true });
   cpSync(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');

@@ -1,0 +1,14 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { WorkflowBundleOption } from '@temporalio/worker';
+
+/**
+ * The job workflow's code, bundled once by `npm run build` (dist/workflow-bundle.js) rather than
+ * by every worker at start: webpack in a running worker costs seconds and leaves its memory
+ * behind. A build without it (tsc alone, or a copy with a planted bug) bundles at start.
+ */
+export const WORKFLOW_BUNDLE_PATH = path.join(__dirname, 'workflow-bundle.js');
+
+export function prebuiltWorkflowBundle(): WorkflowBundleOption | undefined {
+  return existsSync(WORKFLOW_BUNDLE_PATH) ? { codePath: WORKFLOW_BUNDLE_PATH } : undefined;
+}
