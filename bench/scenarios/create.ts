@@ -1,4 +1,11 @@
-import { freshKey, hammer, interleaved, newMeasurement, type HttpTarget } from '../support/load';
+import {
+  cpuMsPerRequest,
+  freshKey,
+  hammer,
+  interleaved,
+  newMeasurement,
+  type HttpTarget,
+} from '../support/load';
 import { drainJobs, jsonHeaders, summarizeBody } from '../support/ours';
 import { round2, type Comparison, type LatencyCurve, type Scenario } from '../support/scenario';
 
@@ -33,10 +40,10 @@ export const createScenario: Scenario = {
       const measured = { ours: newMeasurement(), baseline: newMeasurement() };
       await interleaved(smoke ? 1 : 3, [
         {
-          run: () => hammer(ours, clients, seconds, measured.ours),
+          run: () => hammer(ours, clients, seconds, measured.ours, env.cpu),
           between: () => drainJobs(env.stack.pool, prefix),
         },
-        { run: () => hammer(baseline, clients, seconds, measured.baseline) },
+        { run: () => hammer(baseline, clients, seconds, measured.baseline, env.cpu) },
       ]);
       const rate = (m: typeof measured.ours) => m.requests / m.seconds;
       log(
@@ -79,6 +86,7 @@ export const createScenario: Scenario = {
           'p99 ms': m.latency.ms(99),
           'req/s': round2(rate(m)),
           unexpected: m.unexpected,
+          'CPU ms per request, by process': cpuMsPerRequest(m),
         };
       }
     }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { CpuMeter } from '../support/cpu';
 import { CompletionsPerSecond, Latencies } from '../support/latency';
 import { interleaved } from '../support/load';
 import { jsonHeaders, runJobThroughApi, summarizeBody } from '../support/ours';
@@ -13,6 +14,7 @@ interface Side {
   failed: number;
   seconds: number;
   transactions: number;
+  cpuMsPerJob: Record<string, number>;
   rate: CompletionsPerSecond[];
   keys: string[];
 }
@@ -34,6 +36,7 @@ export const endToEndScenario: Scenario = {
       failed: 0,
       seconds: 0,
       transactions: 0,
+      cpuMsPerJob: {},
       rate: [],
       keys: [],
     });
@@ -54,6 +57,8 @@ export const endToEndScenario: Scenario = {
     const turn = (name: keyof typeof sides) => async () => {
       const side = sides[name];
       const before = await transactionCount(env.stack.pool);
+      const cpuBefore = env.cpu.read();
+      const jobsBefore = side.completed + side.failed;
       const started = Date.now();
       const rate = new CompletionsPerSecond(started);
       side.rate.push(rate);
@@ -72,6 +77,16 @@ export const endToEndScenario: Scenario = {
         }),
       );
       side.seconds += (Date.now() - started) / 1000;
+      const cpu = CpuMeter.perUnit(
+        cpuBefore,
+        env.cpu.read(),
+        side.completed + side.failed - jobsBefore,
+      );
+      // Each turn's figures per job, averaged over the turns.
+      for (const [part, ms] of Object.entries(cpu))
+        side.cpuMsPerJob[part] = round2(
+          ((side.cpuMsPerJob[part] ?? 0) * (side.rate.length - 1) + ms) / side.rate.length,
+        );
       side.transactions += (await transactionCount(env.stack.pool)) - before;
     };
     await interleaved(smoke ? 1 : 2, [{ run: turn('ours') }, { run: turn('baseline') }]);
@@ -123,6 +138,7 @@ export const endToEndScenario: Scenario = {
             'job p99 ms': side.latency.ms(99),
             'PostgreSQL transactions per job': perJob(side),
             ...profile[name as keyof typeof profile],
+            'CPU ms per job, by process': side.cpuMsPerJob,
           },
         ]),
       ),

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { hammer, interleaved, newMeasurement, type HttpTarget } from '../support/load';
+import {
+  cpuMsPerRequest,
+  hammer,
+  interleaved,
+  newMeasurement,
+  type HttpTarget,
+} from '../support/load';
 import { drainJobs, jsonHeaders, summarizeBody } from '../support/ours';
 import { round2, type Comparison, type Scenario } from '../support/scenario';
 
@@ -50,8 +56,8 @@ export const replayScenario: Scenario = {
     const measured = { ours: newMeasurement(), baseline: newMeasurement() };
     const seconds = smoke ? 2 : 5;
     await interleaved(smoke ? 1 : 3, [
-      { run: () => hammer(ours, CLIENTS, seconds, measured.ours) },
-      { run: () => hammer(baseline, CLIENTS, seconds, measured.baseline) },
+      { run: () => hammer(ours, CLIENTS, seconds, measured.ours, env.cpu) },
+      { run: () => hammer(baseline, CLIENTS, seconds, measured.baseline, env.cpu) },
     ]);
     const rate = (m: typeof measured.ours) => m.requests / m.seconds;
     const [o, b] = [rate(measured.ours), rate(measured.baseline)];
@@ -88,6 +94,7 @@ export const replayScenario: Scenario = {
             'p99 ms': m.latency.ms(99),
             'req/s': round2(rate(m)),
             unexpected: m.unexpected,
+            'CPU ms per request, by process': cpuMsPerRequest(m),
           },
         ]),
       ),

@@ -11,6 +11,7 @@ import { uniqueName } from '../../test/support/database';
 import { TEST_TOKEN } from '../../test/support/identities';
 import { startTestStack, type TestStack } from '../../test/support/stack';
 import { createBaselineTables } from '../baseline/schema';
+import { CpuMeter, processesNamed, withDescendants } from './cpu';
 
 export const BENCH_ROOT = path.resolve(__dirname, '..');
 export const BENCH_OUTPUT = path.join(BENCH_ROOT, 'output');
@@ -47,6 +48,7 @@ export const BENCH_HEDGE_DELAY_MS = 250;
 export interface Baseline {
   url: string;
   taskQueue: string;
+  pids: { server: number; worker: number };
   stop(): Promise<void>;
 }
 
@@ -56,6 +58,8 @@ export interface BenchEnvironment {
   postgres: string;
   stack: TestStack;
   baseline: Baseline;
+  /** CPU time by part of the machine: where a job's time goes. */
+  cpu: CpuMeter;
   stop(): Promise<void>;
 }
 
@@ -94,6 +98,7 @@ async function startBaseline(stack: TestStack, temporalAddress: string): Promise
   return {
     url: `http://127.0.0.1:${port}`,
     taskQueue,
+    pids: { server: server.child.pid!, worker: worker.child.pid! },
     async stop() {
       await server.stop();
       await worker.stop();
@@ -115,6 +120,7 @@ export async function startBenchEnvironment(
   const database = await resolveDatabase({ stateDir: path.join(BENCH_OUTPUT, 'state'), log });
   let temporalAddress = process.env.TEMPORAL_ADDRESS;
   let stopTemporal = async (): Promise<void> => undefined;
+  let temporalPid: number | undefined;
   let temporal = `TEMPORAL_ADDRESS ${temporalAddress}`;
   if (!temporalAddress) {
     const cli = await obtainTemporalCli(log);
@@ -124,6 +130,7 @@ export async function startBenchEnvironment(
       withUi: false,
     });
     temporalAddress = server.address;
+    temporalPid = server.process.child.pid;
     stopTemporal = () => server.stop();
     temporal = 'Temporal dev server (in memory)';
   }
@@ -138,11 +145,25 @@ export async function startBenchEnvironment(
     providers: benchProviders,
     hedgeDelayMs: BENCH_HEDGE_DELAY_MS,
     temporalAddress,
-    env: { LOG_LEVEL: 'warn', ONEJOB_MAX_WAITS_PER_OWNER: '1000' },
+    env: {
+      LOG_LEVEL: 'warn',
+      ONEJOB_MAX_WAITS_PER_OWNER: '1000',
+    },
   });
   for (const provider of ['tail-a', 'tail-b']) await stack.certify(provider, 'summarize');
   const baseline = await startBaseline(stack, temporalAddress);
+  const cpu = new CpuMeter({
+    'Temporal server': () => (temporalPid === undefined ? [] : withDescendants(temporalPid)),
+    // Only a PostgreSQL on this machine shows up here (one process per connection).
+    PostgreSQL: () => processesNamed('postgres'),
+    'our API': () => [stack.api.child.pid!],
+    'our worker': () => [stack.workerPid()!],
+    'baseline server': () => [baseline.pids.server],
+    'baseline worker': () => [baseline.pids.worker],
+    'load generator and simulator': () => [process.pid],
+  });
   return {
+    cpu,
     temporal,
     postgres: `PostgreSQL (${database.source})`,
     stack,

@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
+import type { CpuMeter } from './cpu';
 import { Latencies } from './latency';
 
 /** One side of a comparison: what autocannon sends, and the status every answer must have. */
@@ -20,10 +21,12 @@ export interface HttpMeasurement {
   seconds: number;
   /** Answers with another status than expected, errors and timeouts: each one a defect to explain. */
   unexpected: Record<string, number>;
+  /** CPU seconds each process used during this side's turns (when a meter was given). */
+  cpuSeconds: Record<string, number>;
 }
 
 export function newMeasurement(): HttpMeasurement {
-  return { latency: new Latencies(), requests: 0, seconds: 0, unexpected: {} };
+  return { latency: new Latencies(), requests: 0, seconds: 0, unexpected: {}, cpuSeconds: {} };
 }
 
 export const freshKey = (prefix: string) => () => `${prefix}-${randomUUID()}`;
@@ -34,7 +37,9 @@ export async function hammer(
   connections: number,
   seconds: number,
   into: HttpMeasurement,
+  meter?: CpuMeter,
 ): Promise<void> {
+  const cpuBefore = meter?.read();
   const started = Date.now();
   let finished!: (error: unknown) => void;
   const done = new Promise<void>((resolve, reject) => {
@@ -75,6 +80,10 @@ export async function hammer(
   instance.on('reqError', (error: unknown) => unexpected(`error: ${(error as Error).message}`));
   await done;
   into.seconds += (Date.now() - started) / 1000;
+  if (meter && cpuBefore) {
+    for (const [part, seconds] of Object.entries(meter.read()))
+      into.cpuSeconds[part] = (into.cpuSeconds[part] ?? 0) + seconds - (cpuBefore[part] ?? 0);
+  }
 }
 
 /**
@@ -92,4 +101,14 @@ export async function interleaved(
       await side.between?.();
     }
   }
+}
+
+/** CPU milliseconds per request, by process, over a side's turns. */
+export function cpuMsPerRequest(measurement: HttpMeasurement): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(measurement.cpuSeconds).map(([part, seconds]) => [
+      part,
+      Math.round(((seconds * 1000) / Math.max(1, measurement.requests)) * 100) / 100,
+    ]),
+  );
 }
