@@ -1,6 +1,6 @@
+import type { WorkflowBundleOption } from '@temporalio/worker';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { WorkflowBundleOption } from '@temporalio/worker';
 
 /**
  * The job workflow's code, bundled once by `npm run build` (dist/workflow-bundle.js) rather than
