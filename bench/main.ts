@@ -70,7 +70,13 @@ async function main(): Promise<void> {
   try {
     for (const scenario of chosen) {
       log(`${scenario.name} …`);
-      report.scenarios[scenario.name] = await scenario.run({ env, smoke: options.smoke, log });
+      try {
+        report.scenarios[scenario.name] = await scenario.run({ env, smoke: options.smoke, log });
+      } catch (error) {
+        // One broken row must not cost the others' results; the run still fails at the end.
+        log(`${scenario.name} failed: ${(error as Error).stack ?? String(error)}`);
+        report.scenarios[scenario.name] = { comparisons: [], details: {}, error: String(error) };
+      }
     }
   } finally {
     await env.stop();
@@ -85,6 +91,11 @@ async function main(): Promise<void> {
   writeFileSync(path.join(options.out, `${stem}.md`), markdownReport(report, chartFile));
   printTable(report);
   log(`results: ${path.join(options.out, stem)}.{json,md,svg}`);
+  const failed = Object.entries(report.scenarios).filter(([, result]) => result.error);
+  if (failed.length > 0) {
+    console.error(`bench: these rows failed: ${failed.map(([name]) => name).join(', ')}`);
+    process.exit(1);
+  }
 }
 
 main().catch((error: unknown) => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { cancelAsOperator, jsonHeaders, summarizeBody } from '../support/ours';
+import { cancelAsOperator, jsonHeaders } from '../support/ours';
 import { profileWorkflows } from '../support/profile';
 import { round2, waitUntil, type Scenario } from '../support/scenario';
 
@@ -17,9 +17,9 @@ function residentMegabytes(pid: number): number {
 }
 
 /**
- * Many jobs blocked in `unknown` at once, for a long while: each job's one attempt went to a
- * provider that never answers (1 s attempt timeout), so the job waits on its late answer or an
- * operator. What it costs to hold them: the worker's memory, and the history each blocked job
+ * Many jobs blocked in `unknown` at once, for a long while: each job's one charge went to a
+ * payment provider that holds it unanswered (1 s attempt timeout; its status lookup says "still
+ * processing"), so the job waits on the late answer or an operator. What it costs to hold them: the worker's memory, and the history each blocked job
  * grows per hour, so how long before it must continue as new.
  */
 export const blockedScenario: Scenario = {
@@ -27,7 +27,13 @@ export const blockedScenario: Scenario = {
   async run({ env, smoke, log }) {
     const count = smoke ? 20 : 1_000;
     const holdMs = smoke ? 10_000 : Number(process.env.BENCH_BLOCKED_MINUTES ?? 10) * 60_000;
-    const body = summarizeBody({ providers: ['never-answers'] });
+    const body = JSON.stringify({
+      type: 'charge',
+      input: { amountCents: 1_250, currency: 'EUR', account: 'acct-bench' },
+      providers: ['pay-never-answers'],
+    });
+    // Every charge is held: the provider says "still processing" to each status lookup.
+    env.stack.simulator.inject({ route: 'charge', times: count, fault: { kind: 'hang' } });
     const ids: string[] = [];
     let next = 0;
     await Promise.all(

@@ -21,8 +21,9 @@ export const BENCH_TOKEN = TEST_TOKEN;
 
 /**
  * Providers of the benchmark's stack: the simulator's usual three, two heavy-tailed chat models
- * for the hedging row, and a model that never answers, with a 1 s attempt timeout, for jobs
- * that must sit in `unknown` (the blocked row).
+ * for the hedging row, and a payment provider with a 1 s attempt timeout whose charges the
+ * blocked row holds unanswered (while the charge may still happen, its attempt stays `unknown`;
+ * a chat model's timed-out attempt is settled `failed` once its call has ended).
  */
 function benchProviders(simulatorUrl: string): ProviderConfig[] {
   const baseUrl = `${simulatorUrl.replace(/\/$/, '')}/v1`;
@@ -38,7 +39,15 @@ function benchProviders(simulatorUrl: string): ProviderConfig[] {
     ...simulatorProviders(simulatorUrl),
     chat('tail-a', 'sim-heavytail', 30_000),
     chat('tail-b', 'sim-heavytail', 30_000),
-    { ...chat('never-answers', 'sim-hangs', 1_000), lateResultTimeoutMs: 86_400_000 },
+    {
+      name: 'pay-never-answers',
+      kind: 'http',
+      url: `${baseUrl}/charges`,
+      statusUrl: `${baseUrl}/charges/by-key/{key}`,
+      timeoutMs: 1_000,
+      lateResultTimeoutMs: 86_400_000,
+      sideEffects: true,
+    },
   ];
 }
 

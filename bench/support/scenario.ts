@@ -27,6 +27,8 @@ export interface RateCurve {
 
 export interface ScenarioResult {
   comparisons: Comparison[];
+  /** Set when the row could not finish: the report keeps the other rows. */
+  error?: string;
   /** Everything else worth printing: profiles, counts, sizes. */
   details: Record<string, unknown>;
   latencyCurves?: LatencyCurve[];
