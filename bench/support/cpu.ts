@@ -30,35 +30,45 @@ export function processesNamed(comm: string): number[] {
     .filter((pid) => stat(pid)?.comm === comm);
 }
 
+/** CPU seconds of each process of each part, at one moment. */
+export type CpuReading = Record<string, Record<number, number>>;
+
 /**
  * CPU seconds each part of the machine used, by name. Parts are given as functions, so processes
- * that come and go (PostgreSQL's backends) are found afresh at each reading; a backend that ended
- * in between takes its time with it, so PostgreSQL's figure is a floor.
+ * that come and go (PostgreSQL's backends) are found afresh at each reading. A process that
+ * ended between two readings takes its time with it, so a part's figure is a floor.
  */
 export class CpuMeter {
   constructor(private readonly parts: Record<string, () => number[]>) {}
 
-  read(): Record<string, number> {
+  read(): CpuReading {
     return Object.fromEntries(
       Object.entries(this.parts).map(([name, pids]) => [
         name,
-        pids().reduce((sum, pid) => sum + (stat(pid)?.cpuSeconds ?? 0), 0),
+        Object.fromEntries(pids().map((pid) => [pid, stat(pid)?.cpuSeconds ?? 0])),
+      ]),
+    );
+  }
+
+  /** CPU seconds of each part between two readings: processes alive at the second one. */
+  static used(before: CpuReading, after: CpuReading): Record<string, number> {
+    return Object.fromEntries(
+      Object.entries(after).map(([name, pids]) => [
+        name,
+        Object.entries(pids).reduce(
+          (sum, [pid, seconds]) => sum + seconds - (before[name]?.[Number(pid)] ?? 0),
+          0,
+        ),
       ]),
     );
   }
 
   /** CPU milliseconds per unit of work of each part between two readings. */
-  static perUnit(
-    before: Record<string, number>,
-    after: Record<string, number>,
-    units: number,
-  ): Record<string, number> {
+  static perUnit(before: CpuReading, after: CpuReading, units: number): Record<string, number> {
     return Object.fromEntries(
-      Object.keys(after).map((name) => [
+      Object.entries(CpuMeter.used(before, after)).map(([name, seconds]) => [
         name,
-        Math.round(
-          ((((after[name] ?? 0) - (before[name] ?? 0)) * 1000) / Math.max(1, units)) * 10,
-        ) / 10,
+        Math.round(((seconds * 1000) / Math.max(1, units)) * 10) / 10,
       ]),
     );
   }

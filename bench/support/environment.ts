@@ -157,6 +157,9 @@ export async function startBenchEnvironment(
     env: {
       LOG_LEVEL: 'warn',
       ONEJOB_MAX_WAITS_PER_OWNER: '1000',
+      // A held call keeps its slot for its whole late-result window: 1,000 blocked jobs need
+      // 1,000 slots (the default, 500, leaves the other 500 waiting to start their calls).
+      ONEJOB_MAX_CONCURRENT_PROVIDER_CALLS: '1500',
     },
   });
   for (const provider of ['tail-a', 'tail-b']) await stack.certify(provider, 'summarize');

@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
-import type { CpuMeter } from './cpu';
+import { CpuMeter } from './cpu';
 import { Latencies } from './latency';
 
 /** One side of a comparison: what autocannon sends, and the status every answer must have. */
@@ -81,8 +81,8 @@ export async function hammer(
   await done;
   into.seconds += (Date.now() - started) / 1000;
   if (meter && cpuBefore) {
-    for (const [part, seconds] of Object.entries(meter.read()))
-      into.cpuSeconds[part] = (into.cpuSeconds[part] ?? 0) + seconds - (cpuBefore[part] ?? 0);
+    for (const [part, seconds] of Object.entries(CpuMeter.used(cpuBefore, meter.read())))
+      into.cpuSeconds[part] = (into.cpuSeconds[part] ?? 0) + seconds;
   }
 }
 
