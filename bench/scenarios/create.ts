@@ -1,5 +1,6 @@
 import {
-  cpuMsPerRequest,
+  httpSummary,
+  requestsPerSecond,
   freshKey,
   hammer,
   interleaved,
@@ -45,7 +46,6 @@ export const createScenario: Scenario = {
         },
         { run: () => hammer(baseline, clients, seconds, measured.baseline, env.cpu) },
       ]);
-      const rate = (m: typeof measured.ours) => m.requests / m.seconds;
       log(
         `create at ${clients} clients: ours p50 ${measured.ours.latency.ms(50)} ms, baseline ${measured.baseline.latency.ms(50)} ms`,
       );
@@ -62,7 +62,7 @@ export const createScenario: Scenario = {
           met: o / b <= 1.3,
         });
       } else {
-        const [o, b] = [rate(measured.ours), rate(measured.baseline)];
+        const [o, b] = [requestsPerSecond(measured.ours), requestsPerSecond(measured.baseline)];
         comparisons.push({
           row: 'create',
           measure: `throughput at ${clients} clients`,
@@ -80,14 +80,7 @@ export const createScenario: Scenario = {
           series,
           points: m.latency.cdf(),
         });
-        details[`${series} at ${clients} clients`] = {
-          requests: m.requests,
-          'p50 ms': m.latency.ms(50),
-          'p99 ms': m.latency.ms(99),
-          'req/s': round2(rate(m)),
-          unexpected: m.unexpected,
-          'CPU ms per request, by process': cpuMsPerRequest(m),
-        };
+        details[`${series} at ${clients} clients`] = httpSummary(m);
       }
     }
     return { comparisons, details, latencyCurves };

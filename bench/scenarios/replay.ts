@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
-  cpuMsPerRequest,
+  httpSummary,
+  requestsPerSecond,
   hammer,
   interleaved,
   newMeasurement,
@@ -59,8 +60,7 @@ export const replayScenario: Scenario = {
       { run: () => hammer(ours, CLIENTS, seconds, measured.ours, env.cpu) },
       { run: () => hammer(baseline, CLIENTS, seconds, measured.baseline, env.cpu) },
     ]);
-    const rate = (m: typeof measured.ours) => m.requests / m.seconds;
-    const [o, b] = [rate(measured.ours), rate(measured.baseline)];
+    const [o, b] = [requestsPerSecond(measured.ours), requestsPerSecond(measured.baseline)];
     const p99 = measured.ours.latency.ms(99);
     return {
       comparisons: [
@@ -86,17 +86,7 @@ export const replayScenario: Scenario = {
         },
       ] satisfies Comparison[],
       details: Object.fromEntries(
-        Object.entries(measured).map(([series, m]) => [
-          series,
-          {
-            requests: m.requests,
-            'p50 ms': m.latency.ms(50),
-            'p99 ms': m.latency.ms(99),
-            'req/s': round2(rate(m)),
-            unexpected: m.unexpected,
-            'CPU ms per request, by process': cpuMsPerRequest(m),
-          },
-        ]),
+        Object.entries(measured).map(([series, m]) => [series, httpSummary(m)]),
       ),
       latencyCurves: Object.entries(measured).map(([series, m]) => ({
         chart: `replay, ${CLIENTS} connections`,

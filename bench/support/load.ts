@@ -112,3 +112,19 @@ export function cpuMsPerRequest(measurement: HttpMeasurement): Record<string, nu
     ]),
   );
 }
+
+export function requestsPerSecond(measurement: HttpMeasurement): number {
+  return measurement.requests / measurement.seconds;
+}
+
+/** What the report's details say of one side of an HTTP row. */
+export function httpSummary(measurement: HttpMeasurement): Record<string, unknown> {
+  return {
+    requests: measurement.requests,
+    'p50 ms': measurement.latency.ms(50),
+    'p99 ms': measurement.latency.ms(99),
+    'req/s': Math.round(requestsPerSecond(measurement) * 100) / 100,
+    unexpected: measurement.unexpected,
+    'CPU ms per request, by process': cpuMsPerRequest(measurement),
+  };
+}
