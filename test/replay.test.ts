@@ -3,20 +3,35 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { LOCAL_ADMISSION } from '../src/workflows/activityStubs';
 import { harness } from './harness';
-import { pathProblems } from './replay/paths';
+import { factsOf, pathProblems, SCENARIO_NAMES } from './replay/paths';
 
 /**
- * Every recorded history (test/replay/histories, re-recorded by `npm run replay:record`) must
- * replay against the current workflow code: a change that would break running jobs fails here.
+ * Every recorded history must replay against the current workflow code: a change that would
+ * break running jobs fails here. Two generations are kept, each with every scenario:
+ * - test/replay/histories: recorded by the current code (`npm run replay:record`), whose
+ *   admission is a local activity;
+ * - test/replay/histories/remote-admission: recorded before that patch, when admission
+ *   was an activity task of its own. Jobs that began then may still be running.
  */
 const HISTORIES_DIR = path.join(__dirname, 'replay', 'histories');
-const histories = readdirSync(HISTORIES_DIR)
-  .filter((file) => file.endsWith('.json'))
-  .map((file) => ({
-    name: file.replace(/\.json$/, ''),
-    history: historyFromJSON(JSON.parse(readFileSync(path.join(HISTORIES_DIR, file), 'utf8'))),
-  }));
+const GENERATIONS = {
+  current: HISTORIES_DIR,
+  'remote-admission': path.join(HISTORIES_DIR, 'remote-admission'),
+} as const;
+type Generation = keyof typeof GENERATIONS;
+
+const histories = Object.entries(GENERATIONS).flatMap(([generation, dir]) =>
+  readdirSync(dir)
+    .filter((file) => file.endsWith('.json'))
+    .map((file) => ({
+      generation: generation as Generation,
+      name: file.replace(/\.json$/, ''),
+      history: historyFromJSON(JSON.parse(readFileSync(path.join(dir, file), 'utf8'))),
+    })),
+);
+const cases = histories.map((h) => [h.generation, h.name, h.history] as const);
 
 beforeAll(() => {
   try {
@@ -26,30 +41,36 @@ beforeAll(() => {
   }
 });
 
-test('there is a recorded history for every scenario', () => {
-  expect(histories.map((h) => h.name).sort()).toEqual(
-    [
-      'cancel',
-      'continue-as-new-first-run',
-      'continue-as-new-last-run',
-      'admission-update',
-      'user-try-again',
-      'status-lookup-success',
-      'contract-violation-after-effect',
-      'definite-failure-then-fallback',
-      'happy-path',
-      'hedged-reverse-order',
-      'temporal-cancel',
-      'timeout-unknown-late-success',
-      'unknown-operator-resolve',
-    ].sort(),
-  );
+test.each(Object.keys(GENERATIONS))('there is a %s history for every scenario', (generation) => {
+  expect(
+    histories
+      .filter((h) => h.generation === generation)
+      .map((h) => h.name)
+      .sort(),
+  ).toEqual([...SCENARIO_NAMES].sort());
 });
 
-test.each(histories.map((h) => [h.name, h.history] as const))(
-  'the %s history took the path its name says',
-  (name, history) => {
-    expect(pathProblems(name, history)).toEqual([]);
+test.each(cases)('the %s %s history took the path its name says', (_generation, name, history) => {
+  expect(pathProblems(name, history)).toEqual([]);
+});
+
+test.each(cases)(
+  'the %s %s history admitted its job the way its generation says',
+  (generation, _name, history) => {
+    const facts = factsOf(history);
+    const remote = facts.activities.map((a) => a.type);
+    const local = facts.localActivities.map((a) => a.type);
+    // A run continued as new was admitted by its first run: it carries the plan.
+    const admits = facts.input?.carried === undefined;
+    if (generation === 'current') {
+      expect(facts.patches).toContain(LOCAL_ADMISSION);
+      expect(local).toEqual(admits ? ['admitJob'] : []);
+      expect(remote).not.toContain('admitJob');
+    } else {
+      expect(facts.patches).toEqual([]);
+      expect(local).toEqual([]);
+      expect(remote.filter((type) => type === 'admitJob')).toEqual(admits ? ['admitJob'] : []);
+    }
   },
 );
 
@@ -65,13 +86,13 @@ test('a history that took another path than its name says is refused', () => {
   ]);
 });
 
-test.each(histories.map((h) => [h.name, h.history] as const))(
-  'the %s history replays against the current workflow code',
-  async (name, history) => {
+test.each(cases)(
+  'the %s %s history replays against the current workflow code',
+  async (generation, name, history) => {
     await Worker.runReplayHistory(
       { workflowBundle: { codePath: harness().workflowBundlePath } },
       history,
-      `replay-${name}`,
+      `replay-${generation}-${name}`,
     );
   },
 );

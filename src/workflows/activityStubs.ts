@@ -6,6 +6,7 @@ import {
   ActivityCancellationType,
   CancellationScope,
   proxyActivities,
+  proxyLocalActivities,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { JobActivities, ProviderCallActivities } from '../activities';
@@ -14,14 +15,46 @@ import { providerCallTaskQueue, type PlannedProvider } from './definitions';
 
 // Database activities are idempotent by construction, so they may retry freely, except when
 // the database refused for a reason no retry changes: those come back typed, at once.
+const dbRetry = {
+  initialInterval: '500 milliseconds',
+  maximumInterval: '10 seconds',
+  nonRetryableErrorTypes: [...NON_RETRYABLE_DB_FAILURES],
+};
+
+/** Every database step as an activity task of its own (runs that began before the patch). */
 export const db = proxyActivities<JobActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: {
-    initialInterval: '500 milliseconds',
-    maximumInterval: '10 seconds',
-    nonRetryableErrorTypes: [...NON_RETRYABLE_DB_FAILURES],
-  },
+  retry: dbRetry,
 });
+
+/**
+ * Admission as a local activity: it runs in the workflow's first task, on the worker that holds
+ * the workflow, and leaves one marker in the history instead of three events and a workflow
+ * task of its own. It is a few small idempotent statements, so running it again (after a
+ * worker crash) is harmless, and nothing else runs in the workflow while it does (handlers wait
+ * for admission), so a slow database only holds the workflow task, which Temporal heartbeats.
+ * The other steps stay activity tasks: they run beside hedge timers, provider calls and update
+ * handlers, and a local activity outlasting its workflow task there would hold all of those
+ * (with SDK 1.24 a hedge launched meanwhile even broke replay: "Missing associated machine for
+ * LocalActivity", seen in test/hedging.test.ts with the attempts table locked).
+ */
+const local = proxyLocalActivities<Pick<JobActivities, 'admitJob'>>({
+  startToCloseTimeout: '30 seconds',
+  retry: dbRetry,
+});
+
+/** Patch id of local admission; runs that began without it admit through an activity task. */
+export const LOCAL_ADMISSION = 'local-admission';
+
+/** The database steps of this run: decided once, at its start, so that replay takes the same path. */
+export function databaseSteps(localAdmission: boolean): typeof db {
+  if (!localAdmission) return db;
+  // `db` is a proxy with no keys of its own (spreading it copies nothing): wrap it instead.
+  return new Proxy(db, {
+    get: (steps, name, receiver) =>
+      name === 'admitJob' ? local.admitJob : Reflect.get(steps, name, receiver),
+  });
+}
 
 /** The provider call: exactly one try, on the provider-call task queue. */
 export function providerCall(provider: PlannedProvider, seq: number) {

@@ -1,6 +1,6 @@
 import { condition, isCancellation, setHandler } from '@temporalio/workflow';
 import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
-import { db, settle } from './activityStubs';
+import { settle } from './activityStubs';
 import {
   admissionQuery,
   admitUpdate,
@@ -94,7 +94,7 @@ export function installHandlers(run: JobRun): void {
       refuseIf(settledMeanwhileRefusal(summary));
       let outcome: AttemptOutcome;
       try {
-        outcome = await db.resolveAttempt(resolution);
+        outcome = await run.db.resolveAttempt(resolution);
       } catch (error) {
         // The workflow is being cancelled: the update ends with it (the API then settles the
         // attempt without the workflow), rather than as a failed resolution.
@@ -114,7 +114,9 @@ export function installHandlers(run: JobRun): void {
   setHandler(
     cancelJobUpdate,
     async (cancellation) => {
-      run.end(await settle(() => db.cancelJob({ jobId: run.admittedJobId(), ...cancellation })));
+      run.end(
+        await settle(() => run.db.cancelJob({ jobId: run.admittedJobId(), ...cancellation })),
+      );
       // Stop waiting for running calls; whatever they still bring back loses the CAS.
       for (const scope of run.runningCalls.values()) scope.cancel();
       if (run.terminal !== 'cancelled')

@@ -1,6 +1,13 @@
-import { CancellationScope, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  patched,
+  setCurrentDetails,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { FAILURES } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type JobStatus, type TerminalJobStatus } from '../domain/job';
+import { databaseSteps, LOCAL_ADMISSION } from './activityStubs';
 import {
   AttemptCount,
   JobStatusAttribute,
@@ -15,6 +22,14 @@ import {
 } from './definitions';
 import { chooseNextAttempt, NOT_ADMITTED } from './policy';
 import { refuse } from './refusals';
+
+/** The status and attempt count the run's start (or continue-as-new) already set, if both. */
+function shownAtStart(): { status: JobStatus; count: number } | undefined {
+  const attributes = workflowInfo().typedSearchAttributes;
+  const status = attributes.get(JobStatusAttribute) as JobStatus | undefined;
+  const count = attributes.get(AttemptCount);
+  return status !== undefined && count !== undefined ? { status, count } : undefined;
+}
 
 /** A user's "try again": claimed by the loop, fulfilled when its attempt exists, or refused. */
 export interface AttemptRequest {
@@ -47,9 +62,17 @@ export class JobRun {
   readonly runningCalls = new Map<string, CancellationScope>();
   /** Every attempt being run right now, so that a cancel can wait for each to settle its row. */
   readonly runningAttempts = new Set<Promise<unknown>>();
+  /** How this run reaches the database (local activities, unless it began before they did). */
+  readonly db: ReturnType<typeof databaseSteps>;
   private shown: { status: JobStatus; count: number } | undefined;
 
   constructor(readonly input: JobWorkflowInput) {
+    // Asked first, before any command: replay of an older history then takes its old path.
+    const current = patched(LOCAL_ADMISSION);
+    this.db = databaseSteps(current);
+    // The search attributes the run started with are already shown: upserting them again
+    // would only add a history event (older runs did, and their replay must match).
+    if (current) this.shown = shownAtStart();
     const carried = input.carried;
     this.status = {
       jobId: carried?.plan.jobId ?? input.jobId ?? '',

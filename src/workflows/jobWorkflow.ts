@@ -1,4 +1,7 @@
+import { RetryState } from '@temporalio/common';
 import {
+  ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   allHandlersFinished,
   condition,
@@ -8,7 +11,7 @@ import {
 } from '@temporalio/workflow';
 import { FAILURES } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type AttemptState, type TerminalJobStatus } from '../domain/job';
-import { db, providerCall, settle } from './activityStubs';
+import { providerCall, settle } from './activityStubs';
 import type {
   AttemptSummary,
   JobPlan,
@@ -62,7 +65,9 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     job.unknownSince[summary.attemptId] ??= new Date().toISOString();
     let delayMs = firstReconcileDelayMs(admitted);
     while (summary.state === 'unknown' && !job.terminal) {
-      const found: ReconcileOutcome = await db.reconcileAttempt({ attemptId: summary.attemptId });
+      const found: ReconcileOutcome = await job.db.reconcileAttempt({
+        attemptId: summary.attemptId,
+      });
       job.nudged.delete(summary.attemptId);
       job.apply(summary, found);
       if (summary.state !== 'unknown' || job.terminal) return;
@@ -100,7 +105,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     attemptsBeingWritten += 1;
     let created: { id: string; state: AttemptState };
     try {
-      created = await db.startAttempt({
+      created = await job.db.startAttempt({
         jobId: admitted.jobId,
         seq,
         provider: provider.name,
@@ -148,7 +153,9 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       const abandoned = abandonment(error);
       job.apply(
         summary,
-        await settle(() => db.abandonAttempt({ attemptId: summary.attemptId, error: abandoned })),
+        await settle(() =>
+          job.db.abandonAttempt({ attemptId: summary.attemptId, error: abandoned }),
+        ),
       );
     } finally {
       job.runningCalls.delete(summary.attemptId);
@@ -161,7 +168,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       job.nudged.delete(attemptId);
       const summary = job.attempts.find((a) => a.attemptId === attemptId);
       if (!summary || !IN_FLIGHT_ATTEMPT_STATES.includes(summary.state)) continue;
-      const found = await db.reconcileAttempt({ attemptId });
+      const found = await job.db.reconcileAttempt({ attemptId });
       // Only what the database settled: a call still running reports when it ends.
       if (found.state !== 'running') job.apply(summary, found);
     }
@@ -243,7 +250,9 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     if (carried) return carried.plan;
     try {
       // Not cancellable: once it has begun, the row it writes must be known to this workflow.
-      return await settle(() => db.admitJob({ ...input, workflowId: workflowInfo().workflowId }));
+      return await settle(() =>
+        job.db.admitJob({ ...input, workflowId: workflowInfo().workflowId }),
+      );
     } catch (error) {
       // Tell a waiting admission update why, then fail: this workflow must not run this job.
       const failure = failureOf(error);
@@ -252,6 +261,19 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
         message: failure?.message ?? (error as Error)?.message ?? 'admission failed',
       };
       await condition(allHandlersFinished);
+      // A local activity's failure reaches the workflow unwrapped; callers of a Temporal-native
+      // start see the same chain either way: the workflow failed, because admitJob failed, with
+      // the typed reason as its cause.
+      if (error instanceof ApplicationFailure)
+        throw new ActivityFailure(
+          'admission failed',
+          'admitJob',
+          undefined,
+          // Retryable failures are retried for ever: only a final one ends up here.
+          RetryState.NON_RETRYABLE_FAILURE,
+          undefined,
+          error,
+        );
       throw error;
     }
   }
@@ -279,7 +301,10 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     if (!job.terminal) {
       job.end(
         await settle(() =>
-          db.failJob({ jobId: admitted.jobId, failure: exhaustedFailure(admitted, job.failures) }),
+          job.db.failJob({
+            jobId: admitted.jobId,
+            failure: exhaustedFailure(admitted, job.failures),
+          }),
         ),
       );
     }
@@ -302,7 +327,8 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     return await settle(async () => {
       for (const scope of job.runningCalls.values()) scope.cancel();
       await Promise.allSettled([...job.runningAttempts]);
-      if (!job.terminal) job.end(await db.cancelJob({ jobId: admitted.jobId, ...TEMPORAL_CANCEL }));
+      if (!job.terminal)
+        job.end(await job.db.cancelJob({ jobId: admitted.jobId, ...TEMPORAL_CANCEL }));
       const final: TerminalJobStatus = job.terminal ?? 'cancelled';
       job.show(
         final,

@@ -18,7 +18,12 @@ interface ActivityFact {
 
 /** The facts of a history that the scenarios are told apart by. */
 export interface HistoryFacts {
+  /** Activity tasks (each with its own events), in the order they were scheduled. */
   activities: ActivityFact[];
+  /** Local activities, from their markers, in order. */
+  localActivities: Array<{ type: string; result?: Record<string, unknown> }>;
+  /** Patches the code took, by id. */
+  patches: string[];
   /** Updates accepted, by name, with whether they completed successfully. */
   updates: Array<{ name: string; succeeded: boolean }>;
   signals: string[];
@@ -44,6 +49,8 @@ function text(payload: temporal.api.common.v1.IPayload | null | undefined): stri
 export function factsOf(history: History): HistoryFacts {
   const facts: HistoryFacts = {
     activities: [],
+    localActivities: [],
+    patches: [],
     updates: [],
     signals: [],
     timers: [],
@@ -73,6 +80,16 @@ export function factsOf(history: History): HistoryFacts {
     if (timedOut) {
       const fact = activities.get(String(timedOut.scheduledEventId));
       if (fact) fact.timedOut = true;
+    }
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName === 'core_patch') {
+      const id = first(marker.details?.['patch-data'])?.id;
+      if (typeof id === 'string') facts.patches.push(id);
+    }
+    if (marker?.markerName === 'core_local_activity') {
+      const type = first(marker.details?.data)?.activity_type;
+      if (typeof type === 'string')
+        facts.localActivities.push({ type, result: first(marker.details?.result) });
     }
     if (event.timerStartedEventAttributes) {
       const timer = { summary: text(event.userMetadata?.summary), fired: false };
@@ -113,8 +130,11 @@ export function factsOf(history: History): HistoryFacts {
 
 const calls = (facts: HistoryFacts): ActivityFact[] =>
   facts.activities.filter((a) => a.type === 'callProvider');
+/** What the database steps of a type returned, whether run as activity tasks or locally. */
 const results = (facts: HistoryFacts, type: string): Array<Record<string, unknown> | undefined> =>
-  facts.activities.filter((a) => a.type === type).map((a) => a.result);
+  [...facts.activities, ...facts.localActivities]
+    .filter((a) => a.type === type)
+    .map((a) => a.result);
 const hasUpdate = (facts: HistoryFacts, name: string): boolean =>
   facts.updates.some((u) => u.name === name && u.succeeded);
 const wonBy = (facts: HistoryFacts, status: string, seq?: number): boolean =>
