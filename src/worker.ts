@@ -1,6 +1,6 @@
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { createJobActivities, createProviderCallActivities, type ActivityDeps } from './activities';
-import type { workerConfig } from './config';
+import { DEFAULT_MAX_CACHED_WORKFLOWS, type workerConfig } from './config';
 import { providerCallTaskQueue } from './workflows/definitions';
 
 export interface JobWorkerOptions extends ActivityDeps {
@@ -9,6 +9,8 @@ export interface JobWorkerOptions extends ActivityDeps {
   taskQueue: string;
   /** Provider calls that may run at once in this process (they wait on the network, not the CPU). */
   maxConcurrentProviderCalls?: number;
+  /** Workflow runs kept in memory between their tasks; the rest are replayed when they run. */
+  maxCachedWorkflows?: number;
   /**
    * After a shutdown request, how long running provider calls may go on before the worker
    * gives up on them (they end with the process; their attempts are reconciled later).
@@ -28,6 +30,7 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     reconcileMaxDelayMs: config.reconcileMaxDelayMs,
     reconcileFirstDelayMs: config.reconcileFirstDelayMs,
     maxConcurrentProviderCalls: config.maxConcurrentProviderCalls,
+    maxCachedWorkflows: config.maxCachedWorkflows,
     shutdownForceTimeMs: config.shutdownForceTimeMs,
   } satisfies Partial<JobWorkerOptions>;
 }
@@ -57,6 +60,7 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: require.resolve('./workflows') }),
     activities: createJobActivities(deps),
+    maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
     shutdownForceTime,
   });
   const calls = await Worker.create({
