@@ -19,6 +19,7 @@ const ENGINE_SENSITIVE = [
   'temporalCancel',
   'continueAsNew',
   'temporalRestart',
+  'abandonedCallHeartbeats',
   'workflowStartRefusal',
 ];
 

@@ -63,7 +63,13 @@ export function providerCallActivities(
       const windowMs = lateResultTimeoutMs(provider.config);
       const windowClosed = AbortSignal.timeout(windowMs);
 
-      const heartbeat = setInterval(() => context.heartbeat(), 1_000);
+      // Heartbeats only while Temporal still waits for this activity: once the attempt has
+      // timed out, the call goes on listening for a late answer, but a heartbeat would only
+      // cost the server a lookup that finds nothing (every second, for the whole window).
+      const heartbeat = setInterval(() => {
+        if (isLate()) clearInterval(heartbeat);
+        else context.heartbeat();
+      }, 1_000);
       let output: unknown;
       let failure: ProviderCallError | undefined;
       let violation: ContractViolation | undefined;

@@ -26,6 +26,8 @@ export interface ClusterPorts {
   matchingMembership: number;
   worker: number;
   workerMembership: number;
+  /** Prometheus metrics of every service (they share one process), when set. */
+  metrics?: number;
 }
 
 /** Free ports for every service but the frontend, whose port the caller chooses. */
@@ -40,6 +42,7 @@ export async function pickClusterPorts(frontend?: number): Promise<ClusterPorts>
     matchingMembership: await freePort(),
     worker: await freePort(),
     workerMembership: await freePort(),
+    metrics: await freePort(),
   };
 }
 
@@ -97,6 +100,12 @@ export function postgresEndpoint(url: string): PostgresEndpoint {
 }
 
 /** The server's static configuration, in the shape of the server's own sample configs. */
+function metricsConfig(port: number): string {
+  return ['  metrics:', '    prometheus:', `      listenAddress: "127.0.0.1:${port}"`, ''].join(
+    '\n',
+  );
+}
+
 export function clusterServerConfig(options: ClusterLayout, database: PostgresEndpoint): string {
   const { ports } = options;
   const store = (name: string, maxConns: number): string =>
@@ -137,7 +146,7 @@ global:
   membership:
     maxJoinDuration: 30s
     broadcastAddress: 127.0.0.1
-${options.tls ? tlsConfig(options.tls) : ''}services:
+${ports.metrics ? metricsConfig(ports.metrics) : ''}${options.tls ? tlsConfig(options.tls) : ''}services:
   frontend:
 ${service(ports.frontend, ports.frontendMembership, ports.frontendHttp)}
   history:

@@ -15,6 +15,8 @@ import { uniqueName } from './database';
  */
 export interface PrivateTemporal {
   address: string;
+  /** The server's own Prometheus metrics (requests by operation, among others). */
+  metricsUrl: string;
   /** SIGKILL of the server process itself: no shutdown, nothing flushed. */
   kill(): Promise<void>;
   /** Starts it again on the same ports and state; resolves once it serves. */
@@ -38,6 +40,7 @@ export async function startPrivateTemporal(name: string): Promise<PrivateTempora
   mkdirSync(dir, { recursive: true });
   let launch: () => Promise<DevServer>;
   let cleanUp: () => Promise<void>;
+  let metricsPort: number;
   if (info.temporalEngine === 'cluster') {
     const options: ClusterOptions = {
       binaries: info.clusterBinaries,
@@ -46,6 +49,7 @@ export async function startPrivateTemporal(name: string): Promise<PrivateTempora
       dir,
       ports: await pickClusterPorts(),
     };
+    metricsPort = options.ports.metrics!;
     launch = () => startTemporalCluster(options);
     cleanUp = () => dropClusterDatabases(info.adminDatabaseUrl, options.databaseName);
   } else {
@@ -54,6 +58,7 @@ export async function startPrivateTemporal(name: string): Promise<PrivateTempora
       httpPort: await freePort(),
       metricsPort: await freePort(),
     };
+    metricsPort = ports.metricsPort;
     launch = () =>
       startTemporalDevServer({
         cliPath: info.temporalCliPath,
@@ -66,6 +71,7 @@ export async function startPrivateTemporal(name: string): Promise<PrivateTempora
   let server = await launch();
   return {
     address: server.address,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     async kill() {
       process.kill(guardedPid(server), 'SIGKILL');
       await server.process.exited;
