@@ -41,12 +41,6 @@ function optionalToken(env: NodeJS.ProcessEnv, name: string): string | undefined
 }
 
 /** Settings every service process reads (the API, the worker). */
-/**
- * About 1 MB of worker memory each: without a bound the SDK sizes the cache from the heap (about
- * 4,000 here), and 1,000 jobs blocked in `unknown` held 1.2 GB. A blocked job's workflow only
- * runs once per re-check (minutes apart), so replaying it then costs little.
- */
-export const DEFAULT_MAX_CACHED_WORKFLOWS = 100;
 
 export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
@@ -75,12 +69,15 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
     reconcileFirstDelayMs: milliseconds(env, 'ONEJOB_RECONCILE_FIRST_DELAY_MS', 1_000),
     /** Provider calls one worker process runs at once (their own task queue and slots). */
     maxConcurrentProviderCalls: positiveInteger(env, 'ONEJOB_MAX_CONCURRENT_PROVIDER_CALLS', 500),
-    /** Workflow runs a worker keeps in memory between their tasks (others replay on their next). */
-    maxCachedWorkflows: positiveInteger(
-      env,
-      'ONEJOB_MAX_CACHED_WORKFLOWS',
-      DEFAULT_MAX_CACHED_WORKFLOWS,
-    ),
+    /**
+     * Workflow runs a worker keeps in memory between their tasks; the others are replayed when
+     * they next run. Unset, the SDK sizes the cache from the heap. A small cache saves little
+     * here: with 100 and 1,000 blocked jobs the worker spent its CPU replaying evicted runs, and
+     * most of its memory was V8's heap headroom and the SDK's native side, not cached runs.
+     */
+    maxCachedWorkflows: env.ONEJOB_MAX_CACHED_WORKFLOWS
+      ? positiveInteger(env, 'ONEJOB_MAX_CACHED_WORKFLOWS', 1)
+      : undefined,
     /** After a shutdown request, how long running provider calls may go on. */
     shutdownForceTimeMs: milliseconds(env, 'ONEJOB_SHUTDOWN_FORCE_TIME_MS', 30_000),
   };

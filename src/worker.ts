@@ -1,6 +1,6 @@
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { createJobActivities, createProviderCallActivities, type ActivityDeps } from './activities';
-import { DEFAULT_MAX_CACHED_WORKFLOWS, type workerConfig } from './config';
+import type { workerConfig } from './config';
 import { providerCallTaskQueue } from './workflows/definitions';
 
 export interface JobWorkerOptions extends ActivityDeps {
@@ -60,7 +60,7 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: require.resolve('./workflows') }),
     activities: createJobActivities(deps),
-    maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
+    ...(options.maxCachedWorkflows ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     shutdownForceTime,
   });
   const calls = await Worker.create({

@@ -7,6 +7,8 @@ import { round2, waitUntil, type Scenario } from '../support/scenario';
 /** The worker's default history limit before continue-as-new (ONEJOB_HISTORY_EVENT_LIMIT). */
 const HISTORY_EVENT_LIMIT = 10_000;
 const CREATE_CONCURRENCY = 16;
+/** Jobs made blocked at a time. */
+const WAVE = 100;
 /** The worker's default longest pause between re-checks of an unknown attempt. */
 const RECONCILE_MAX_DELAY_MS = 600_000;
 
@@ -35,28 +37,45 @@ export const blockedScenario: Scenario = {
     // Every charge is held: the provider says "still processing" to each status lookup.
     env.stack.simulator.inject({ route: 'charge', times: count, fault: { kind: 'hang' } });
     const ids: string[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: CREATE_CONCURRENCY }, async () => {
-        while (next < count) {
-          next += 1;
-          const answer = await fetch(`${env.stack.apiUrl}/v1/jobs`, {
-            method: 'POST',
-            headers: { ...jsonHeaders(), 'idempotency-key': `blocked-${randomUUID()}` },
-            body,
-          });
-          if (answer.status !== 201) throw new Error(`create answered ${answer.status}`);
-          ids.push(((await answer.json()) as { id: string }).id);
-        }
-      }),
-    );
-    await waitUntil(`all ${count} blocked jobs have an unknown attempt`, async () => {
-      const { rows } = await env.stack.pool.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM attempts WHERE state = 'unknown' AND job_id = ANY($1::uuid[])`,
-        [ids],
+    const create = async (): Promise<void> => {
+      const answer = await fetch(`${env.stack.apiUrl}/v1/jobs`, {
+        method: 'POST',
+        headers: { ...jsonHeaders(), 'idempotency-key': `blocked-${randomUUID()}` },
+        body,
+      });
+      if (answer.status !== 201) throw new Error(`create answered ${answer.status}`);
+      ids.push(((await answer.json()) as { id: string }).id);
+    };
+    // The row measures holding blocked jobs, not a burst of them: they are made in waves, each
+    // blocked before the next starts.
+    while (ids.length < count) {
+      const wave = Math.min(WAVE, count - ids.length);
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: Math.min(CREATE_CONCURRENCY, wave) }, async () => {
+          while (next < wave) {
+            next += 1;
+            await create();
+          }
+        }),
       );
-      return rows[0]!.n === count;
-    });
+      // Where the attempts stand, so that a wait that times out says what it saw.
+      let seen = 'nothing yet';
+      await waitUntil(
+        `all ${ids.length} blocked jobs so far have an unknown attempt`,
+        async () => {
+          const { rows } = await env.stack.pool.query<{ state: string; n: number }>(
+            `SELECT a.state, count(*)::int AS n FROM attempts a
+              WHERE a.job_id = ANY($1::uuid[]) GROUP BY a.state ORDER BY a.state`,
+            [ids],
+          );
+          seen = rows.map((row) => `${row.n} ${row.state}`).join(', ') || 'no attempts';
+          return rows.find((row) => row.state === 'unknown')?.n === ids.length;
+        },
+        300_000,
+        () => `attempts: ${seen}`,
+      );
+    }
     log(`blocked: ${count} jobs in unknown; holding them ${holdMs / 60_000} min`);
 
     const pid = env.stack.workerPid();

@@ -54,10 +54,14 @@ export async function waitUntil(
   what: string,
   done: () => Promise<boolean>,
   timeoutMs = 600_000,
+  lastSeen?: () => string,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting until ${what}${lastSeen ? ` (last seen: ${lastSeen()})` : ''}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
