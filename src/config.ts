@@ -41,7 +41,6 @@ function optionalToken(env: NodeJS.ProcessEnv, name: string): string | undefined
 }
 
 /** Settings every service process reads (the API, the worker). */
-
 export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     databaseUrl: required(env, 'DATABASE_URL'),

@@ -2,6 +2,7 @@ import autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
 import { CpuMeter } from './cpu';
 import { Latencies } from './latency';
+import { round2 } from './scenario';
 
 /** One side of a comparison: what autocannon sends, and the status every answer must have. */
 export interface HttpTarget {
@@ -123,7 +124,7 @@ export function httpSummary(measurement: HttpMeasurement): Record<string, unknow
     requests: measurement.requests,
     'p50 ms': measurement.latency.ms(50),
     'p99 ms': measurement.latency.ms(99),
-    'req/s': Math.round(requestsPerSecond(measurement) * 100) / 100,
+    'req/s': round2(requestsPerSecond(measurement)),
     unexpected: measurement.unexpected,
     'CPU ms per request, by process': cpuMsPerRequest(measurement),
   };

@@ -99,13 +99,13 @@ export function postgresEndpoint(url: string): PostgresEndpoint {
   };
 }
 
-/** The server's static configuration, in the shape of the server's own sample configs. */
 function metricsConfig(port: number): string {
   return ['  metrics:', '    prometheus:', `      listenAddress: "127.0.0.1:${port}"`, ''].join(
     '\n',
   );
 }
 
+/** The server's static configuration, in the shape of the server's own sample configs. */
 export function clusterServerConfig(options: ClusterLayout, database: PostgresEndpoint): string {
   const { ports } = options;
   const store = (name: string, maxConns: number): string =>
