@@ -1,5 +1,6 @@
 import { attemptId, type AttemptState, type TerminalJobStatus } from '../domain/job';
 import type { Queryable } from './pool';
+import { preparedStatement } from './statements';
 
 export interface AttemptRecord {
   id: string;
@@ -37,6 +38,26 @@ interface AttemptRow {
   created_at: Date;
 }
 
+/** The columns AttemptRow reads, named (see preparedStatement for why never `*`). */
+const ATTEMPT_COLUMNS: ReadonlyArray<keyof AttemptRow> = [
+  'id',
+  'job_id',
+  'seq',
+  'provider',
+  'state',
+  'exclusive',
+  'read_version',
+  'error',
+  'raw_output',
+  'started_at',
+  'call_ended_at',
+  'first_not_found_at',
+  'finished_at',
+  'created_at',
+];
+const COLUMNS = ATTEMPT_COLUMNS.join(', ');
+const COLUMNS_OF_A = ATTEMPT_COLUMNS.map((column) => `a.${column}`).join(', ');
+
 function toAttempt(row: AttemptRow): AttemptRecord {
   return {
     id: row.id,
@@ -56,6 +77,14 @@ function toAttempt(row: AttemptRow): AttemptRecord {
   };
 }
 
+const NOTE_NOT_FOUND = preparedStatement(
+  'attempts.note-not-found',
+  `UPDATE attempts SET first_not_found_at = CASE WHEN $2::timestamptz IS NULL THEN NULL
+                                                 ELSE coalesce(first_not_found_at, $2) END
+    WHERE id = $1 AND state = 'unknown'
+    RETURNING first_not_found_at`,
+);
+
 /**
  * Notes the first believable "no record" of an unknown attempt's status lookup (kept if one is
  * noted already), or forgets it (`at` null) when a later lookup said something else. Returns
@@ -66,13 +95,7 @@ export async function noteNotFound(
   id: string,
   at: Date | null,
 ): Promise<Date | null> {
-  const { rows } = await db.query<{ first_not_found_at: Date | null }>(
-    `UPDATE attempts SET first_not_found_at = CASE WHEN $2::timestamptz IS NULL THEN NULL
-                                                   ELSE coalesce(first_not_found_at, $2) END
-      WHERE id = $1 AND state = 'unknown'
-      RETURNING first_not_found_at`,
-    [id, at],
-  );
+  const { rows } = await db.query<{ first_not_found_at: Date | null }>(NOTE_NOT_FOUND([id, at]));
   return rows[0]?.first_not_found_at ?? null;
 }
 
@@ -107,11 +130,16 @@ export class JobNotOpenError extends Error {
   }
 }
 
+const JOB_OPENNESS = preparedStatement(
+  'attempts.job-openness',
+  'SELECT terminal_status, completed_by FROM jobs WHERE id = $1',
+);
+
 async function jobNotOpen(db: Queryable, jobId: string): Promise<JobNotOpenError> {
   const { rows } = await db.query<{
     terminal_status: TerminalJobStatus | null;
     completed_by: string | null;
-  }>('SELECT terminal_status, completed_by FROM jobs WHERE id = $1', [jobId]);
+  }>(JOB_OPENNESS([jobId]));
   return new JobNotOpenError(
     jobId,
     rows[0]?.terminal_status ?? null,
@@ -119,27 +147,37 @@ async function jobNotOpen(db: Queryable, jobId: string): Promise<JobNotOpenError
   );
 }
 
+const FIND_ATTEMPT = preparedStatement(
+  'attempts.find',
+  `SELECT ${COLUMNS} FROM attempts WHERE id = $1`,
+);
+
 export async function findAttempt(db: Queryable, id: string): Promise<AttemptRecord | undefined> {
-  const { rows } = await db.query<AttemptRow>('SELECT * FROM attempts WHERE id = $1', [id]);
+  const { rows } = await db.query<AttemptRow>(FIND_ATTEMPT([id]));
   return rows[0] && toAttempt(rows[0]);
 }
+
+const FIND_ATTEMPT_FOR_UPDATE = preparedStatement(
+  'attempts.find-for-update',
+  `SELECT ${COLUMNS} FROM attempts WHERE id = $1 FOR UPDATE`,
+);
 
 /** An attempt, its row locked until the caller's transaction ends. */
 export async function findAttemptForUpdate(
   tx: Queryable,
   id: string,
 ): Promise<AttemptRecord | undefined> {
-  const { rows } = await tx.query<AttemptRow>('SELECT * FROM attempts WHERE id = $1 FOR UPDATE', [
-    id,
-  ]);
+  const { rows } = await tx.query<AttemptRow>(FIND_ATTEMPT_FOR_UPDATE([id]));
   return rows[0] && toAttempt(rows[0]);
 }
 
+const LIST_ATTEMPTS = preparedStatement(
+  'attempts.list',
+  `SELECT ${COLUMNS} FROM attempts WHERE job_id = $1 ORDER BY seq`,
+);
+
 export async function listAttempts(db: Queryable, jobId: string): Promise<AttemptRecord[]> {
-  const { rows } = await db.query<AttemptRow>(
-    'SELECT * FROM attempts WHERE job_id = $1 ORDER BY seq',
-    [jobId],
-  );
+  const { rows } = await db.query<AttemptRow>(LIST_ATTEMPTS([jobId]));
   return rows.map(toAttempt);
 }
 
@@ -147,6 +185,19 @@ function isUniqueViolation(error: unknown, constraint: string): boolean {
   const pgError = error as { code?: string; constraint?: string };
   return pgError.code === '23505' && pgError.constraint === constraint;
 }
+
+const CREATE_ATTEMPT = preparedStatement(
+  'attempts.create',
+  `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version)
+   SELECT $1, j.id, $3, $4, $5, j.version FROM jobs j WHERE j.id = $2 AND j.terminal_status IS NULL
+   ON CONFLICT (job_id, seq) DO NOTHING
+   RETURNING ${COLUMNS}`,
+);
+const EXCLUSIVE_IN_FLIGHT = preparedStatement(
+  'attempts.exclusive-in-flight',
+  `SELECT ${COLUMNS} FROM attempts
+    WHERE job_id = $1 AND exclusive AND state IN ('starting', 'running', 'unknown')`,
+);
 
 /**
  * Creates attempt `seq` of a job in state `starting`, recording the job version it read.
@@ -159,19 +210,12 @@ export async function createAttempt(
   const id = attemptId(input.jobId, input.seq);
   try {
     const { rows } = await db.query<AttemptRow>(
-      `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version)
-       SELECT $1, j.id, $3, $4, $5, j.version FROM jobs j WHERE j.id = $2 AND j.terminal_status IS NULL
-       ON CONFLICT (job_id, seq) DO NOTHING
-       RETURNING *`,
-      [id, input.jobId, input.seq, input.provider, input.exclusive],
+      CREATE_ATTEMPT([id, input.jobId, input.seq, input.provider, input.exclusive]),
     );
     if (rows[0]) return toAttempt(rows[0]);
   } catch (error) {
     if (isUniqueViolation(error, 'attempts_one_in_flight_per_job')) {
-      const { rows } = await db.query<AttemptRow>(
-        `SELECT * FROM attempts WHERE job_id = $1 AND exclusive AND state IN ('starting', 'running', 'unknown')`,
-        [input.jobId],
-      );
+      const { rows } = await db.query<AttemptRow>(EXCLUSIVE_IN_FLIGHT([input.jobId]));
       throw new AttemptInFlightError(input.jobId, rows[0] && toAttempt(rows[0]));
     }
     throw error;
@@ -186,6 +230,26 @@ export async function createAttempt(
   return existing;
 }
 
+const BEGIN_PROVIDER_CALL = preparedStatement(
+  'attempts.begin-provider-call',
+  `WITH job AS (
+     SELECT j.id, j.terminal_status FROM jobs j
+      WHERE j.id = (SELECT job_id FROM attempts WHERE id = $1)
+      FOR SHARE
+   )
+   UPDATE attempts a
+      SET state = CASE WHEN job.terminal_status IS NULL THEN 'running' ELSE 'cancelled' END,
+          started_at = CASE WHEN job.terminal_status IS NULL THEN now() END,
+          finished_at = CASE WHEN job.terminal_status IS NULL THEN NULL ELSE now() END,
+          error = CASE WHEN job.terminal_status IS NULL THEN a.error
+                       ELSE jsonb_build_object('code', 'job_not_open', 'message',
+                              'the job was ' || job.terminal_status || ' before the request left; nothing was sent') END,
+          updated_at = now()
+     FROM job
+    WHERE a.id = $1 AND a.job_id = job.id AND a.state = 'starting'
+    RETURNING ${COLUMNS_OF_A}`,
+);
+
 /**
  * `starting → running`, just before the request leaves, in one statement that also holds the
  * job row (FOR SHARE) and checks that the job is still open: a cancel or a winner that commits
@@ -194,38 +258,36 @@ export async function createAttempt(
  * send nothing unless the state is `running`.
  */
 export async function beginProviderCall(db: Queryable, id: string): Promise<AttemptRecord> {
-  const { rows } = await db.query<AttemptRow>(
-    `WITH job AS (
-       SELECT j.id, j.terminal_status FROM jobs j
-        WHERE j.id = (SELECT job_id FROM attempts WHERE id = $1)
-        FOR SHARE
-     )
-     UPDATE attempts a
-        SET state = CASE WHEN job.terminal_status IS NULL THEN 'running' ELSE 'cancelled' END,
-            started_at = CASE WHEN job.terminal_status IS NULL THEN now() END,
-            finished_at = CASE WHEN job.terminal_status IS NULL THEN NULL ELSE now() END,
-            error = CASE WHEN job.terminal_status IS NULL THEN a.error
-                         ELSE jsonb_build_object('code', 'job_not_open', 'message',
-                                'the job was ' || job.terminal_status || ' before the request left; nothing was sent') END,
-            updated_at = now()
-       FROM job
-      WHERE a.id = $1 AND a.job_id = job.id AND a.state = 'starting'
-      RETURNING a.*`,
-    [id],
-  );
+  const { rows } = await db.query<AttemptRow>(BEGIN_PROVIDER_CALL([id]));
   const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
   if (!attempt) throw new Error(`attempt ${id} does not exist`);
   return attempt;
 }
 
+const MARK_CALL_ENDED = preparedStatement(
+  'attempts.mark-call-ended',
+  `UPDATE attempts SET call_ended_at = now(), updated_at = now()
+    WHERE id = $1 AND call_ended_at IS NULL AND started_at IS NOT NULL`,
+);
+
 /** The provider call of an attempt has ended: from now on its original request cannot land. */
 export async function markCallEnded(db: Queryable, id: string): Promise<void> {
-  await db.query(
-    `UPDATE attempts SET call_ended_at = now(), updated_at = now()
-      WHERE id = $1 AND call_ended_at IS NULL AND started_at IS NOT NULL`,
-    [id],
-  );
+  await db.query(MARK_CALL_ENDED([id]));
 }
+
+const SETTLE_ABANDONED = preparedStatement(
+  'attempts.settle-abandoned',
+  `UPDATE attempts a
+      SET state = CASE WHEN a.state = 'running' THEN 'unknown'
+                       WHEN j.terminal_status IS NULL THEN 'failed'
+                       ELSE 'cancelled' END,
+          error = CASE WHEN a.state = 'starting' THEN $3::jsonb ELSE $2::jsonb END,
+          finished_at = CASE WHEN a.state = 'starting' THEN now() END,
+          updated_at = now()
+     FROM jobs j
+    WHERE a.id = $1 AND j.id = a.job_id AND a.state IN ('starting', 'running')
+    RETURNING ${COLUMNS_OF_A}`,
+);
 
 /**
  * The workflow stopped waiting for a call (timeout, cancel, crash). An attempt still `starting`
@@ -244,22 +306,26 @@ export async function settleAbandonedAttempt(
     abandonedBecause: error,
   };
   const { rows } = await db.query<AttemptRow>(
-    `UPDATE attempts a
-        SET state = CASE WHEN a.state = 'running' THEN 'unknown'
-                         WHEN j.terminal_status IS NULL THEN 'failed'
-                         ELSE 'cancelled' END,
-            error = CASE WHEN a.state = 'starting' THEN $3::jsonb ELSE $2::jsonb END,
-            finished_at = CASE WHEN a.state = 'starting' THEN now() END,
-            updated_at = now()
-       FROM jobs j
-      WHERE a.id = $1 AND j.id = a.job_id AND a.state IN ('starting', 'running')
-      RETURNING a.*`,
-    [id, JSON.stringify(error), JSON.stringify(neverSent)],
+    SETTLE_ABANDONED([id, JSON.stringify(error), JSON.stringify(neverSent)]),
   );
   const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
   if (!attempt) throw new Error(`attempt ${id} does not exist`);
   return attempt;
 }
+
+const SETTLE_WITHOUT_RESULT = preparedStatement(
+  'attempts.settle-without-result',
+  `UPDATE attempts
+      SET state = $2,
+          error = CASE WHEN state = 'unknown' AND error IS NOT NULL
+                       THEN $3::jsonb || jsonb_build_object('earlier', error)
+                       ELSE $3::jsonb END,
+          updated_at = now(),
+          raw_output = COALESCE($4::jsonb, raw_output),
+          finished_at = CASE WHEN $2 = 'unknown' THEN NULL ELSE now() END
+    WHERE id = $1 AND state IN ('starting', 'running', 'unknown')
+    RETURNING ${COLUMNS}`,
+);
 
 /**
  * Settles an attempt that produced no result: `failed` (definitely no effect), `unknown`
@@ -276,17 +342,12 @@ export async function settleAttemptWithoutResult(
   rawOutput?: unknown,
 ): Promise<AttemptRecord> {
   const { rows } = await db.query<AttemptRow>(
-    `UPDATE attempts
-        SET state = $2,
-            error = CASE WHEN state = 'unknown' AND error IS NOT NULL
-                         THEN $3::jsonb || jsonb_build_object('earlier', error)
-                         ELSE $3::jsonb END,
-            updated_at = now(),
-            raw_output = COALESCE($4::jsonb, raw_output),
-            finished_at = CASE WHEN $2 = 'unknown' THEN NULL ELSE now() END
-      WHERE id = $1 AND state IN ('starting', 'running', 'unknown')
-      RETURNING *`,
-    [id, state, JSON.stringify(error), rawOutput === undefined ? null : JSON.stringify(rawOutput)],
+    SETTLE_WITHOUT_RESULT([
+      id,
+      state,
+      JSON.stringify(error),
+      rawOutput === undefined ? null : JSON.stringify(rawOutput),
+    ]),
   );
   const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
   if (!attempt) throw new Error(`attempt ${id} does not exist`);

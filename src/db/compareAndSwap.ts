@@ -1,5 +1,6 @@
 import { findAttemptForUpdate } from './attempts';
 import { inTransaction, type Pool, type Queryable } from './pool';
+import { preparedStatement } from './statements';
 
 export type RecordResultOutcome =
   | { outcome: 'won'; attemptId: string; version: number }
@@ -24,6 +25,38 @@ export async function recordAttemptResult(
   return inTransaction(pool, (tx) => recordAttemptResultIn(tx, input));
 }
 
+const JOB_VERSION = preparedStatement('cas.job-version', 'SELECT version FROM jobs WHERE id = $1');
+const RACE_LOST_BY = preparedStatement(
+  'cas.race-lost-by',
+  `SELECT winning_attempt_id, expected_version, observed_version
+     FROM race_events WHERE losing_attempt_id = $1`,
+);
+const SWAP_IN_RESULT = preparedStatement(
+  'cas.swap-in-result',
+  `UPDATE jobs
+      SET result = $3, completed_by = $4, terminal_status = 'succeeded',
+          version = version + 1, finished_at = now(), updated_at = now()
+    WHERE id = $1 AND version = $2 AND completed_by IS NULL
+    RETURNING version`,
+);
+const MARK_ATTEMPT_SUCCEEDED = preparedStatement(
+  'cas.mark-attempt-succeeded',
+  `UPDATE attempts SET state = 'succeeded', finished_at = now(), updated_at = now() WHERE id = $1`,
+);
+const JOB_OUTCOME = preparedStatement(
+  'cas.job-outcome',
+  'SELECT version, completed_by FROM jobs WHERE id = $1',
+);
+const RECORD_RACE = preparedStatement(
+  'cas.record-race',
+  `INSERT INTO race_events (job_id, losing_attempt_id, winning_attempt_id, expected_version, observed_version)
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (losing_attempt_id) DO NOTHING`,
+);
+const MARK_ATTEMPT_LOST = preparedStatement(
+  'cas.mark-attempt-lost',
+  `UPDATE attempts SET state = 'lost', finished_at = now(), updated_at = now() WHERE id = $1`,
+);
+
 /** The compare-and-swap inside a transaction the caller holds (see recordAttemptResult). */
 export async function recordAttemptResultIn(
   tx: Queryable,
@@ -33,9 +66,7 @@ export async function recordAttemptResultIn(
   if (!attempt) throw new Error(`attempt ${input.attemptId} does not exist`);
 
   if (attempt.state === 'succeeded') {
-    const job = await tx.query<{ version: number }>('SELECT version FROM jobs WHERE id = $1', [
-      attempt.jobId,
-    ]);
+    const job = await tx.query<{ version: number }>(JOB_VERSION([attempt.jobId]));
     return { outcome: 'won', attemptId: attempt.id, version: job.rows[0]?.version ?? 0 };
   }
   if (attempt.state === 'lost') {
@@ -43,10 +74,7 @@ export async function recordAttemptResultIn(
       winning_attempt_id: string | null;
       expected_version: number;
       observed_version: number;
-    }>(
-      'SELECT winning_attempt_id, expected_version, observed_version FROM race_events WHERE losing_attempt_id = $1',
-      [attempt.id],
-    );
+    }>(RACE_LOST_BY([attempt.id]));
     const event = race.rows[0];
     return {
       outcome: 'lost',
@@ -66,38 +94,29 @@ export async function recordAttemptResultIn(
   const swapped = settledWithoutResult
     ? { rows: [] as Array<{ version: number }> }
     : await tx.query<{ version: number }>(
-        `UPDATE jobs
-              SET result = $3, completed_by = $4, terminal_status = 'succeeded',
-                  version = version + 1, finished_at = now(), updated_at = now()
-            WHERE id = $1 AND version = $2 AND completed_by IS NULL
-            RETURNING version`,
-        [attempt.jobId, attempt.readVersion, JSON.stringify(input.result), attempt.id],
+        SWAP_IN_RESULT([
+          attempt.jobId,
+          attempt.readVersion,
+          JSON.stringify(input.result),
+          attempt.id,
+        ]),
       );
   const won = swapped.rows[0];
   if (won) {
-    await tx.query(
-      `UPDATE attempts SET state = 'succeeded', finished_at = now(), updated_at = now() WHERE id = $1`,
-      [attempt.id],
-    );
+    await tx.query(MARK_ATTEMPT_SUCCEEDED([attempt.id]));
     return { outcome: 'won', attemptId: attempt.id, version: won.version };
   }
 
   const current = await tx.query<{ version: number; completed_by: string | null }>(
-    'SELECT version, completed_by FROM jobs WHERE id = $1',
-    [attempt.jobId],
+    JOB_OUTCOME([attempt.jobId]),
   );
   const job = current.rows[0];
   if (!job) throw new Error(`job ${attempt.jobId} does not exist`);
   await tx.query(
-    `INSERT INTO race_events (job_id, losing_attempt_id, winning_attempt_id, expected_version, observed_version)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (losing_attempt_id) DO NOTHING`,
-    [attempt.jobId, attempt.id, job.completed_by, attempt.readVersion, job.version],
+    RECORD_RACE([attempt.jobId, attempt.id, job.completed_by, attempt.readVersion, job.version]),
   );
   if (!settledWithoutResult) {
-    await tx.query(
-      `UPDATE attempts SET state = 'lost', finished_at = now(), updated_at = now() WHERE id = $1`,
-      [attempt.id],
-    );
+    await tx.query(MARK_ATTEMPT_LOST([attempt.id]));
   }
   return {
     outcome: 'lost',

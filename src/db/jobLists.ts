@@ -1,12 +1,24 @@
 import type { JobStatus } from '../domain/job';
-import { JOB_COLUMNS, toJob, type JobRecord, type JobRow } from './jobs';
+import { JOB_COLUMNS, jobColumnsOf, toJob, type JobRecord, type JobRow } from './jobs';
 import type { Queryable } from './pool';
+import { preparedStatement } from './statements';
 
 /** Where a page of jobs ends: the next page starts after this (created_at, id). */
 export interface JobPageCursor {
   createdAtMicros: number;
   id: string;
 }
+
+const OPEN_JOBS = preparedStatement(
+  'job-lists.open',
+  `SELECT ${JOB_COLUMNS} FROM jobs j
+    WHERE j.terminal_status IS NULL AND (j.admitted_at IS NOT NULL) = $5
+      AND j.created_at <= now() - $1 * interval '1 millisecond'
+      AND ($3::bigint IS NULL
+           OR (j.created_at, j.id) > (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::uuid))
+    ORDER BY j.created_at, j.id
+    LIMIT $2`,
+);
 
 /**
  * Open jobs created more than `olderThanMs` ago, oldest first, in pages: those whose workflow
@@ -18,23 +30,29 @@ export async function findOpenJobs(
   options: { admitted: boolean; olderThanMs: number; limit: number; after?: JobPageCursor },
 ): Promise<JobRecord[]> {
   const { rows } = await db.query<JobRow>(
-    `SELECT ${JOB_COLUMNS} FROM jobs j
-      WHERE j.terminal_status IS NULL AND (j.admitted_at IS NOT NULL) = $5
-        AND j.created_at <= now() - $1 * interval '1 millisecond'
-        AND ($3::bigint IS NULL
-             OR (j.created_at, j.id) > (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::uuid))
-      ORDER BY j.created_at, j.id
-      LIMIT $2`,
-    [
+    OPEN_JOBS([
       options.olderThanMs,
       options.limit,
       options.after?.createdAtMicros ?? null,
       options.after?.id ?? null,
       options.admitted,
-    ],
+    ]),
   );
   return rows.map(toJob);
 }
+
+const OWNED_PAGE = preparedStatement(
+  'job-lists.owned-page',
+  `SELECT ${jobColumnsOf('page')} FROM (
+     SELECT ${JOB_COLUMNS} FROM jobs j
+      WHERE j.owner_id = $1
+        AND ($2::bigint IS NULL
+             OR (j.created_at, j.id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
+   ) page
+   WHERE $4::text IS NULL OR page.status = $4::text
+   ORDER BY page.created_at DESC, page.id DESC
+   LIMIT $5`,
+);
 
 /** One page of an owner's jobs, newest first, optionally of one status. */
 export async function listOwnedJobs(
@@ -43,22 +61,13 @@ export async function listOwnedJobs(
   options: { status?: JobStatus; after?: JobPageCursor; limit: number },
 ): Promise<{ jobs: JobRecord[]; next?: JobPageCursor }> {
   const { rows } = await db.query<JobRow>(
-    `SELECT * FROM (
-       SELECT ${JOB_COLUMNS} FROM jobs j
-        WHERE j.owner_id = $1
-          AND ($2::bigint IS NULL
-               OR (j.created_at, j.id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
-     ) page
-     WHERE $4::text IS NULL OR page.status = $4::text
-     ORDER BY page.created_at DESC, page.id DESC
-     LIMIT $5`,
-    [
+    OWNED_PAGE([
       ownerId,
       options.after?.createdAtMicros ?? null,
       options.after?.id ?? null,
       options.status ?? null,
       options.limit + 1,
-    ],
+    ]),
   );
   const jobs = rows.slice(0, options.limit).map(toJob);
   const last = jobs[jobs.length - 1];
@@ -73,7 +82,8 @@ export async function listJobsForOperators(
   options: { ownerId?: string; status?: JobStatus; limit: number },
 ): Promise<JobRecord[]> {
   const { rows } = await db.query<JobRow>(
-    `SELECT * FROM (SELECT ${JOB_COLUMNS} FROM jobs j WHERE $1::text IS NULL OR j.owner_id = $1) page
+    `SELECT ${jobColumnsOf('page')}
+       FROM (SELECT ${JOB_COLUMNS} FROM jobs j WHERE $1::text IS NULL OR j.owner_id = $1) page
       WHERE $2::text IS NULL OR page.status = $2
       ORDER BY page.created_at DESC, page.id DESC
       LIMIT $3`,

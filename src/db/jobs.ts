@@ -1,5 +1,6 @@
 import type { JobIntent, JobMode, JobStatus, TerminalJobStatus } from '../domain/job';
 import type { Queryable } from './pool';
+import { preparedStatement } from './statements';
 
 export interface JobRecord {
   id: string;
@@ -53,10 +54,37 @@ export interface JobRow {
   created_at_us: number;
 }
 
+/** The jobs table's own columns, named (see preparedStatement for why never `*`). */
+const JOB_TABLE_COLUMNS: ReadonlyArray<keyof JobRow> = [
+  'id',
+  'owner_id',
+  'idempotency_key',
+  'request_fingerprint',
+  'job_type',
+  'input',
+  'provider_plan',
+  'mode',
+  'workflow_id',
+  'version',
+  'completed_by',
+  'result',
+  'terminal_status',
+  'failure',
+  'created_at',
+  'updated_at',
+  'finished_at',
+  'admitted_at',
+  'notes',
+];
+
+function columnsOf(alias: string, columns: ReadonlyArray<keyof JobRow>): string {
+  return columns.map((column) => `${alias}.${column}`).join(', ');
+}
+
 // The client-facing status is derived, so the job row (and its version) moves only when the
 // outcome does; attempts carry the progress.
 export const JOB_COLUMNS = `
-  j.*,
+  ${columnsOf('j', JOB_TABLE_COLUMNS)},
   COALESCE(j.terminal_status, CASE
     WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id AND a.state = 'unknown') THEN 'unknown'
     WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id) THEN 'running'
@@ -64,6 +92,11 @@ export const JOB_COLUMNS = `
   END) AS status,
   (SELECT count(*)::int FROM attempts a WHERE a.job_id = j.id) AS attempt_count,
   (extract(epoch FROM j.created_at) * 1000000)::bigint AS created_at_us`;
+
+/** What JOB_COLUMNS yields, to select again from a subquery aliased `alias`. */
+export function jobColumnsOf(alias: string): string {
+  return columnsOf(alias, [...JOB_TABLE_COLUMNS, 'status', 'attempt_count', 'created_at_us']);
+}
 
 export function toJob(row: JobRow): JobRecord {
   return {
@@ -100,6 +133,25 @@ export interface NewJob {
   workflowId: string;
 }
 
+const INSERT_OR_FIND_JOB = preparedStatement(
+  'jobs.insert-or-find',
+  `WITH existing AS (
+     SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.owner_id = $1 AND j.idempotency_key = $2
+   ), inserted AS (
+     INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, job_type, input, provider_plan, mode, workflow_id)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE NOT EXISTS (SELECT 1 FROM existing)
+     -- No conflict target: a racing insert of the same (owner, key) also collides on
+     -- workflow_id (derived from them), and either collision means "already there".
+     ON CONFLICT DO NOTHING
+     RETURNING ${JOB_TABLE_COLUMNS.join(', ')}
+   )
+   SELECT ${columnsOf('i', JOB_TABLE_COLUMNS)}, 'pending' AS status, 0 AS attempt_count,
+          (extract(epoch FROM i.created_at) * 1000000)::bigint AS created_at_us, true AS created
+     FROM inserted i
+   UNION ALL
+   SELECT ${jobColumnsOf('e')}, false AS created FROM existing e`,
+);
+
 /**
  * Inserts the job, or finds the one that already holds (owner, key), in one round trip: a
  * replay reads the row it finds, a new key inserts. Under a race the unique constraint still
@@ -111,22 +163,7 @@ export async function insertJobOrFindExisting(
   job: NewJob,
 ): Promise<{ job: JobRecord; created: boolean }> {
   const { rows } = await db.query<JobRow & { created: boolean }>(
-    `WITH existing AS (
-       SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.owner_id = $1 AND j.idempotency_key = $2
-     ), inserted AS (
-       INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, job_type, input, provider_plan, mode, workflow_id)
-       SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE NOT EXISTS (SELECT 1 FROM existing)
-       -- No conflict target: a racing insert of the same (owner, key) also collides on
-       -- workflow_id (derived from them), and either collision means "already there".
-       ON CONFLICT DO NOTHING
-       RETURNING *
-     )
-     SELECT i.*, 'pending' AS status, 0 AS attempt_count,
-            (extract(epoch FROM i.created_at) * 1000000)::bigint AS created_at_us, true AS created
-       FROM inserted i
-     UNION ALL
-     SELECT e.*, false AS created FROM existing e`,
-    [
+    INSERT_OR_FIND_JOB([
       job.ownerId,
       job.idempotencyKey,
       job.requestFingerprint,
@@ -135,7 +172,7 @@ export async function insertJobOrFindExisting(
       job.intent.providers,
       job.intent.mode,
       job.workflowId,
-    ],
+    ]),
   );
   const row = rows[0];
   if (row) return { job: toJob(row), created: row.created };
@@ -145,17 +182,24 @@ export async function insertJobOrFindExisting(
   return { job: existing, created: false };
 }
 
+const FIND_JOB_BY_KEY = preparedStatement(
+  'jobs.find-by-key',
+  `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.owner_id = $1 AND j.idempotency_key = $2`,
+);
+
 export async function findJobByKey(
   db: Queryable,
   ownerId: string,
   idempotencyKey: string,
 ): Promise<JobRecord | undefined> {
-  const { rows } = await db.query<JobRow>(
-    `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.owner_id = $1 AND j.idempotency_key = $2`,
-    [ownerId, idempotencyKey],
-  );
+  const { rows } = await db.query<JobRow>(FIND_JOB_BY_KEY([ownerId, idempotencyKey]));
   return rows[0] && toJob(rows[0]);
 }
+
+const FIND_OWNED_JOB = preparedStatement(
+  'jobs.find-owned',
+  `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.id = $1 AND j.owner_id = $2`,
+);
 
 /** A job by id, visible only to its owner: another owner's job does not exist for them. */
 export async function findOwnedJob(
@@ -163,19 +207,26 @@ export async function findOwnedJob(
   ownerId: string,
   jobId: string,
 ): Promise<JobRecord | undefined> {
-  const { rows } = await db.query<JobRow>(
-    `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.id = $1 AND j.owner_id = $2`,
-    [jobId, ownerId],
-  );
+  const { rows } = await db.query<JobRow>(FIND_OWNED_JOB([jobId, ownerId]));
   return rows[0] && toJob(rows[0]);
 }
 
+const FIND_JOB = preparedStatement(
+  'jobs.find',
+  `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.id = $1`,
+);
+
 export async function findJob(db: Queryable, jobId: string): Promise<JobRecord | undefined> {
-  const { rows } = await db.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.id = $1`, [
-    jobId,
-  ]);
+  const { rows } = await db.query<JobRow>(FIND_JOB([jobId]));
   return rows[0] && toJob(rows[0]);
 }
+
+const FINISH_JOB_WITHOUT_RESULT = preparedStatement(
+  'jobs.finish-without-result',
+  `UPDATE jobs SET terminal_status = $2, failure = $3, version = version + 1,
+                   finished_at = now(), updated_at = now()
+    WHERE id = $1 AND terminal_status IS NULL`,
+);
 
 /**
  * Ends a job without a result. Moves the version, so any attempt that read the old one
@@ -189,23 +240,27 @@ export async function finishJobWithoutResult(
   status: Exclude<TerminalJobStatus, 'succeeded'>,
   failure: Record<string, unknown>,
 ): Promise<JobRecord> {
-  await db.query(
-    `UPDATE jobs SET terminal_status = $2, failure = $3, version = version + 1,
-                     finished_at = now(), updated_at = now()
-      WHERE id = $1 AND terminal_status IS NULL`,
-    [jobId, status, JSON.stringify(failure)],
-  );
+  await db.query(FINISH_JOB_WITHOUT_RESULT([jobId, status, JSON.stringify(failure)]));
   const job = await findJob(db, jobId);
   if (!job) throw new Error(`job ${jobId} does not exist`);
   return job;
 }
 
+const MARK_JOB_ADMITTED = preparedStatement(
+  'jobs.mark-admitted',
+  'UPDATE jobs SET admitted_at = now() WHERE id = $1 AND admitted_at IS NULL',
+);
+
 /** Records that the job's workflow has run its first activity. Idempotent. */
 export async function markJobAdmitted(db: Queryable, jobId: string): Promise<void> {
-  await db.query('UPDATE jobs SET admitted_at = now() WHERE id = $1 AND admitted_at IS NULL', [
-    jobId,
-  ]);
+  await db.query(MARK_JOB_ADMITTED([jobId]));
 }
+
+const ADD_JOB_NOTE = preparedStatement(
+  'jobs.add-note',
+  `UPDATE jobs SET notes = notes || jsonb_build_array($2::jsonb)
+    WHERE id = $1 AND NOT notes @> jsonb_build_array($2::jsonb)`,
+);
 
 /** Appends a note (why a step of the plan was skipped) once; repeating the same note is a no-op. */
 export async function addJobNote(
@@ -213,9 +268,5 @@ export async function addJobNote(
   jobId: string,
   note: Record<string, unknown>,
 ): Promise<void> {
-  await db.query(
-    `UPDATE jobs SET notes = notes || jsonb_build_array($2::jsonb)
-      WHERE id = $1 AND NOT notes @> jsonb_build_array($2::jsonb)`,
-    [jobId, JSON.stringify(note)],
-  );
+  await db.query(ADD_JOB_NOTE([jobId, JSON.stringify(note)]));
 }
