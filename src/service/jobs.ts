@@ -2,7 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { z } from 'zod';
 import { listAttempts, type AttemptRecord } from '../db/attempts';
 import { listOwnedJobs, type JobPageCursor } from '../db/jobLists';
-import { findOwnedJob, insertJobOrFindExisting, type JobRecord } from '../db/jobs';
+import { findJobByKey, findOwnedJob, insertJobOrFindExisting, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
 import { isTerminalJobStatus, type JobMode, type JobStatus } from '../domain/job';
 import { jobWorkflowId } from '../domain/workflowId';
@@ -139,13 +139,18 @@ export async function createJob(
   request: CreateJobRequest,
 ): Promise<{ job: JobRecord; created: boolean }> {
   const { input, plan, mode, fingerprint } = validateIntent(deps, request);
-  const { job, created } = await insertJobOrFindExisting(deps.pool, {
-    ownerId: request.ownerId,
-    idempotencyKey: request.idempotencyKey,
-    requestFingerprint: fingerprint,
-    intent: { type: request.type, input, providers: plan, mode },
-    workflowId: jobWorkflowId(request.ownerId, request.idempotencyKey),
-  });
+  // A replay (the usual retry) is answered by one indexed read; only a key not seen yet runs
+  // the insert-or-find, which still decides any race between two first requests.
+  const replayed = await findJobByKey(deps.pool, request.ownerId, request.idempotencyKey);
+  const { job, created } = replayed
+    ? { job: replayed, created: false }
+    : await insertJobOrFindExisting(deps.pool, {
+        ownerId: request.ownerId,
+        idempotencyKey: request.idempotencyKey,
+        requestFingerprint: fingerprint,
+        intent: { type: request.type, input, providers: plan, mode },
+        workflowId: jobWorkflowId(request.ownerId, request.idempotencyKey),
+      });
   if (!created && job.requestFingerprint !== fingerprint) throw new IdempotencyKeyReuseError(job);
   // Also on a replay whose workflow never ran: if we crashed between the insert and the start,
   // the retry heals it. Once the workflow has admitted the job it exists, and a replay is
