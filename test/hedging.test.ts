@@ -1,5 +1,8 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import pg from 'pg';
+import { attemptId } from '../src/domain/job';
+import { jobWorkflowId } from '../src/domain/workflowId';
+import { TEST_OWNER } from './support/identities';
 import { eventually } from './support/polling';
 import { providerSaw } from './support/providerLedger';
 import { chatProvider } from './support/providers';
@@ -325,64 +328,95 @@ describe('the hedge delay is the primary’s observed p95', () => {
   });
 });
 
-describe('a hedge that starts while the first attempt is still being written', () => {
+describe('a hedge that starts while the attempt before it is still being written', () => {
   let stack: TestStack;
   beforeAll(async () => {
     stack = await startTestStack({
       providers: (url) => [
         chatProvider(url, 'primary', 'sim-steady', { timeoutMs: 10_000 }),
         chatProvider(url, 'fallback', 'sim-backup', { timeoutMs: 10_000 }),
+        chatProvider(url, 'second-fallback', 'sim-backup', { timeoutMs: 10_000 }),
       ],
       hedgeDelayMs: 100,
     });
     expect((await stack.certify('fallback', 'summarize')).passed).toBe(true);
+    expect((await stack.certify('second-fallback', 'summarize')).passed).toBe(true);
   });
   afterAll(async () => {
     await stack?.stop();
   });
 
-  /** Attempt rows being inserted that wait on the lock this test holds (seen from `observer`). */
-  async function insertsWaiting(observer: pg.Client): Promise<number> {
-    const { rows } = await observer.query<{ n: string }>(
-      `SELECT count(*) AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock'
-          AND query LIKE '%INSERT INTO attempts%'`,
+  const PLAN = ['primary', 'fallback', 'second-fallback'];
+
+  /**
+   * A job row whose workflow has not started yet, as if the API had stopped between its insert
+   * and the start: the next create with its key starts it. Copied from a job made with the same
+   * intent, so the fingerprint is the one the API computes.
+   */
+  async function jobNotStartedYet(key: string): Promise<string> {
+    const model = `${key}-model`;
+    const made = await postHedgedSummary(stack, model, PLAN);
+    expect(made.status).toBe(201);
+    // Finished first, so that its calls take nothing from the simulator's fault queue.
+    const { id } = (await made.json()) as Job;
+    await eventually(
+      async () => (await (await stack.request('GET', `/v1/jobs/${id}?wait=10`)).json()) as Job,
+      (job) => job.status === 'succeeded',
     );
-    return Number(rows[0]!.n);
+    const { rows } = await stack.pool.query<{ id: string }>(
+      `INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, job_type, input,
+                         provider_plan, mode, workflow_id)
+       SELECT owner_id, $2, request_fingerprint, job_type, input, provider_plan, mode, $3
+         FROM jobs WHERE owner_id = $1 AND idempotency_key = $4
+       RETURNING id`,
+      [TEST_OWNER, key, jobWorkflowId(TEST_OWNER, key), model],
+    );
+    return rows[0]!.id;
   }
 
-  test('gets the next attempt number, not the one the slow first attempt is taking: both run, one wins, and the workflow ends', async () => {
-    // The database is slow to write the first attempt (a PostgreSQL restart, say): hold every
-    // insert into attempts until the hedge has been launched as well.
-    // Connections of the test's own: the worker's pool is the one that will be waiting.
+  test('gets the next attempt number, not the one the slow attempt before it is taking: all run, one wins, and the workflow ends', async () => {
+    // Attempt 1 is written at admission and its call is held, so the hedges follow it. Attempt
+    // 2's row is slow to write (a PostgreSQL restart, say): an uncommitted row of the same
+    // number holds its insert until this test lets go. Meanwhile the next hedge starts.
+    const key = `slow-insert-${Date.now()}`;
+    const id = await jobNotStartedYet(key);
+    stack.simulator.inject({
+      route: 'chat',
+      model: 'sim-steady',
+      fault: { kind: 'hold', gate: key },
+    });
     const blocker = new pg.Client({ connectionString: stack.databaseUrl });
-    const observer = new pg.Client({ connectionString: stack.databaseUrl });
     await blocker.connect();
-    await observer.connect();
-    let id: string;
     try {
       await blocker.query('BEGIN');
-      await blocker.query('LOCK TABLE attempts IN SHARE MODE');
-      id = await createHedgedJob(stack, `slow-insert-${Date.now()}`);
-      await eventually(
-        () => insertsWaiting(observer),
-        (waiting) => waiting >= 2,
+      await blocker.query(
+        `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version)
+         VALUES ($1, $2, 2, 'fallback', false, 0)`,
+        [attemptId(id, 2), id],
       );
-      await blocker.query('COMMIT');
+      expect((await postHedgedSummary(stack, key, PLAN)).status).toBe(200);
+      // Attempt 3 exists and has run while attempt 2 is still being written.
+      const seen = await eventually(
+        () => attemptRows(stack.pool, id),
+        (rows) => rows.some((row) => row.seq === 3 && row.state !== 'starting'),
+      );
+      expect(seen.map((row) => row.seq)).toEqual([1, 3]);
+      await blocker.query('ROLLBACK');
     } finally {
       await blocker.end();
-      await observer.end();
     }
     const job = await eventually(
       async () =>
         (await (await stack.request('GET', `/v1/jobs/${id}?wait=10`)).json()) as Job & {
           attempts: Array<{ seq: number; provider: string }>;
         },
-      (seen) => seen.status === 'succeeded',
+      (current) => current.status === 'succeeded' && current.attempts.length === 3,
     );
+    stack.simulator.openGate(key);
     expect(job.attempts.map((a) => [a.seq, a.provider])).toEqual([
       [1, 'primary'],
       [2, 'fallback'],
+      [3, 'second-fallback'],
     ]);
     const closed = await eventually(
       async () => (await stack.temporal.workflow.getHandle(job.workflowId).describe()).status.name,

@@ -9,15 +9,19 @@ import { factsOf, pathProblems, SCENARIO_NAMES } from './replay/paths';
 
 /**
  * Every recorded history must replay against the current workflow code: a change that would
- * break running jobs fails here. Two generations are kept, each with every scenario:
+ * break running jobs fails here. Three generations are kept, each with every scenario:
  * - test/replay/histories: recorded by the current code (`npm run replay:record`), whose
- *   admission is a local activity;
- * - test/replay/histories/remote-admission: recorded before that patch, when admission
- *   was an activity task of its own. Jobs that began then may still be running.
+ *   admission is a local activity that also writes attempt 1's row;
+ * - test/replay/histories/local-admission: recorded when local admission wrote no attempt, so
+ *   attempt 1 had a `startAttempt` activity task like every later one;
+ * - test/replay/histories/remote-admission: recorded before the local-admission patch, when
+ *   admission was an activity task of its own.
+ * Jobs that began in an older generation may still be running.
  */
 const HISTORIES_DIR = path.join(__dirname, 'replay', 'histories');
 const GENERATIONS = {
   current: HISTORIES_DIR,
+  'local-admission': path.join(HISTORIES_DIR, 'local-admission'),
   'remote-admission': path.join(HISTORIES_DIR, 'remote-admission'),
 } as const;
 type Generation = keyof typeof GENERATIONS;
@@ -62,10 +66,19 @@ test.each(cases)(
     const local = facts.localActivities.map((a) => a.type);
     // A run continued as new was admitted by its first run: it carries the plan.
     const admits = facts.input?.carried === undefined;
-    if (generation === 'current') {
+    if (generation !== 'remote-admission') {
       expect(facts.patches).toContain(LOCAL_ADMISSION);
       expect(local).toEqual(admits ? ['admitJob'] : []);
       expect(remote).not.toContain('admitJob');
+      // Which admission wrote attempt 1: recorded in its result, which replay follows.
+      const admission = facts.localActivities[0]?.result;
+      if (admission && admission.terminalStatus === null) {
+        expect(admission.firstAttempt !== undefined).toBe(generation === 'current');
+        const startedFirst = facts.activities.some(
+          (a) => a.type === 'startAttempt' && a.input?.seq === 1,
+        );
+        expect(startedFirst).toBe(generation !== 'current');
+      }
     } else {
       expect(facts.patches).toEqual([]);
       expect(local).toEqual([]);

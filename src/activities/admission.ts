@@ -1,4 +1,10 @@
-import { listAttempts, settleAbandonedAttempt } from '../db/attempts';
+import {
+  AttemptInFlightError,
+  createAttempt,
+  JobNotOpenError,
+  listAttempts,
+  settleAbandonedAttempt,
+} from '../db/attempts';
 import { findCertificationsForContract } from '../db/certifications';
 import { addJobNote, findJob, insertJobOrFindExisting, markJobAdmitted } from '../db/jobs';
 import { observedP95Ms } from '../db/providerStats';
@@ -9,7 +15,7 @@ import { providerModel } from '../providers/provider';
 import { ServiceError } from '../service/errors';
 import { validateIntent } from '../service/intent';
 import { attemptSummary } from '../service/results';
-import type { AttemptSummary, JobWorkflowInput } from '../workflows/definitions';
+import type { AdmittedJob, AttemptSummary, JobWorkflowInput } from '../workflows/definitions';
 import { typedFailure } from './failures';
 import {
   DEFAULT_HISTORY_EVENT_LIMIT,
@@ -136,12 +142,39 @@ export function admissionActivities(deps: AdmissionDeps) {
     return summaries;
   }
 
+  /**
+   * Attempt 1's row, written at admission so that the workflow's first provider call needs no
+   * activity task before it. Anything unusual (the job was settled meanwhile, an attempt
+   * appeared) leaves it to the workflow's own `startAttempt`, which reports it as it always has.
+   */
+  async function startFirstAttempt(
+    jobId: string,
+    provider: string,
+    mode: JobPlan['mode'],
+  ): Promise<AttemptSummary | undefined> {
+    try {
+      const attempt = await createAttempt(pool, {
+        jobId,
+        seq: 1,
+        provider,
+        exclusive: mode === 'exclusive',
+      });
+      return attemptSummary(attempt);
+    } catch (error) {
+      if (error instanceof JobNotOpenError || error instanceof AttemptInFlightError)
+        return undefined;
+      throw error;
+    }
+  }
+
   return {
     /**
      * Refuses to run a job whose row is missing or belongs to a different (owner, key, intent);
      * otherwise reads its plan, leaving out fallbacks not certified for the contract in force.
      */
-    async admitJob(input: JobWorkflowInput & { workflowId: string }): Promise<JobPlan> {
+    async admitJob(
+      input: JobWorkflowInput & { workflowId: string; startFirstAttempt?: boolean },
+    ): Promise<AdmittedJob> {
       const job = input.jobId ? await findJob(pool, input.jobId) : await writeJobRow(input);
       if (!job) throw typedFailure(FAILURES.jobMissing, `job ${input.jobId} does not exist`);
       const mismatched = (
@@ -191,7 +224,7 @@ export function admissionActivities(deps: AdmissionDeps) {
       }
       const primary = job.providers[0];
       const p95 = primary ? await observedP95Ms(pool, primary) : undefined;
-      return {
+      const admitted: JobPlan = {
         jobId: job.id,
         requestFingerprint: job.requestFingerprint,
         type: job.type,
@@ -208,6 +241,17 @@ export function admissionActivities(deps: AdmissionDeps) {
         reconcileMaxDelayMs: deps.reconcileMaxDelayMs ?? DEFAULT_RECONCILE_MAX_DELAY_MS,
         reconcileFirstDelayMs: deps.reconcileFirstDelayMs ?? DEFAULT_RECONCILE_FIRST_DELAY_MS,
       };
+      const first = plan[0];
+      if (
+        !input.startFirstAttempt ||
+        !first ||
+        admitted.terminalStatus ||
+        admitted.attempts.length > 0 ||
+        admitted.maxAttempts < 1
+      )
+        return admitted;
+      const firstAttempt = await startFirstAttempt(job.id, first.name, job.mode);
+      return firstAttempt ? { ...admitted, firstAttempt } : admitted;
     },
   };
 }

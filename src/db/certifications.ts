@@ -1,4 +1,5 @@
 import type { Queryable } from './pool';
+import { preparedStatement } from './statements';
 
 export interface CertificationRecord {
   provider: string;
@@ -62,14 +63,20 @@ export async function findCertification(
   return rows[0] && toRecord(rows[0]);
 }
 
+// Every admission reads these: prepared, with its columns named (see preparedStatement).
+const CERTIFICATIONS_FOR_CONTRACT = preparedStatement(
+  'certifications.for-contract',
+  `SELECT provider, model, job_type, contract_version, passed, report, certified_at
+     FROM certifications WHERE job_type = $1 AND contract_version = $2`,
+);
+
 /** Every verdict for one job type's contract version, for checking a whole plan in one query. */
 export async function findCertificationsForContract(
   db: Queryable,
   key: { jobType: string; contractVersion: string },
 ): Promise<CertificationRecord[]> {
   const { rows } = await db.query<CertificationRow>(
-    'SELECT * FROM certifications WHERE job_type = $1 AND contract_version = $2',
-    [key.jobType, key.contractVersion],
+    CERTIFICATIONS_FOR_CONTRACT([key.jobType, key.contractVersion]),
   );
   return rows.map(toRecord);
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from './pool';
+import { preparedStatement } from './statements';
 
 /**
  * The 95th percentile duration of a provider's recent successful attempts (the hedge delay).
@@ -12,13 +13,15 @@ export const OBSERVED_P95_SQL = `
            ORDER BY finished_at DESC
            LIMIT 200) recent`;
 
+const OBSERVED_P95 = preparedStatement('provider-stats.observed-p95', OBSERVED_P95_SQL);
+
 /** The p95 in milliseconds, once there are enough samples to believe it. */
 export async function observedP95Ms(
   db: Queryable,
   provider: string,
   minSamples = 20,
 ): Promise<number | undefined> {
-  const { rows } = await db.query<{ p95: number | null; n: number }>(OBSERVED_P95_SQL, [provider]);
+  const { rows } = await db.query<{ p95: number | null; n: number }>(OBSERVED_P95([provider]));
   const row = rows[0];
   return row && row.n >= minSamples && row.p95 !== null ? Math.round(row.p95) : undefined;
 }

@@ -58,6 +58,15 @@ export interface JobPlan {
 }
 
 /**
+ * What admission returns: the plan, and attempt 1 when admission also wrote its row (a job with
+ * no attempts yet, whose run asked for it), so that the first provider call needs no activity
+ * task of its own before it. Histories admitted without it take the `startAttempt` path.
+ */
+export interface AdmittedJob extends JobPlan {
+  firstAttempt?: AttemptSummary;
+}
+
+/**
  * What one run of a job workflow hands to the next when it continues-as-new: everything it
  * knows, so the next run goes on exactly where this one stopped.
  */

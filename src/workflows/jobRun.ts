@@ -62,6 +62,8 @@ export class JobRun {
   readonly runningCalls = new Map<string, CancellationScope>();
   /** Every attempt being run right now, so that a cancel can wait for each to settle its row. */
   readonly runningAttempts = new Set<Promise<unknown>>();
+  /** Attempt 1 when admission wrote its row: the loop launches it before anything else. */
+  admittedFirstAttempt: AttemptSummary | undefined;
   /** How this run reaches the database (local activities, unless it began before they did). */
   readonly db: ReturnType<typeof databaseSteps>;
   private shown: { status: JobStatus; count: number } | undefined;
@@ -137,7 +139,15 @@ export class JobRun {
   /** The next provider: a user's request first (claimed here, so it is served once), else the plan's. */
   nextProvider(
     admitted: JobPlan,
-  ): { provider: PlannedProvider; request?: AttemptRequest } | undefined {
+  ): { provider: PlannedProvider; request?: AttemptRequest; created?: AttemptSummary } | undefined {
+    const first = this.admittedFirstAttempt;
+    this.admittedFirstAttempt = undefined;
+    // Admission wrote attempt 1 for the plan's first provider: that is the first attempt, and a
+    // request that came before it is served by the next one, as if it had come a moment later.
+    if (first && first.provider === admitted.providers[0]?.name && this.attempts.length === 0) {
+      this.nextInPlan = 1;
+      return { provider: admitted.providers[0], created: first };
+    }
     const request = this.pendingRequest();
     const next = chooseNextAttempt(admitted, this.attempts.length, this.nextInPlan, request);
     this.nextInPlan = next.nextInPlan;

@@ -98,6 +98,8 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     admitted: JobPlan,
     provider: PlannedProvider,
     request?: AttemptRequest,
+    /** The attempt's row, when admission already wrote it. */
+    written?: AttemptSummary,
   ): Promise<void> {
     // The number is taken now, before the row is written: a hedge launched while this row is
     // still being written (a slow database) must not take the same number.
@@ -105,12 +107,14 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     attemptsBeingWritten += 1;
     let created: { id: string; state: AttemptState };
     try {
-      created = await job.db.startAttempt({
-        jobId: admitted.jobId,
-        seq,
-        provider: provider.name,
-        exclusive: admitted.mode === 'exclusive',
-      });
+      created = written
+        ? { id: written.attemptId, state: written.state }
+        : await job.db.startAttempt({
+            jobId: admitted.jobId,
+            seq,
+            provider: provider.name,
+            exclusive: admitted.mode === 'exclusive',
+          });
     } catch (error) {
       const failure = failureOf(error);
       if (failure?.type === FAILURES.jobNotOpen) {
@@ -184,7 +188,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       }
       const next = job.nextProvider(admitted);
       if (!next) break;
-      await job.track(runAttempt(admitted, next.provider, next.request));
+      await job.track(runAttempt(admitted, next.provider, next.request, next.created));
     }
   }
 
@@ -193,8 +197,12 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     let settledCount = 0;
     // A launched attempt that failed in a way no retry heals: the loop rethrows it.
     let broken: unknown;
-    const launch = (next: { provider: PlannedProvider; request?: AttemptRequest }): void => {
-      job.track(runAttempt(admitted, next.provider, next.request)).then(
+    const launch = (next: {
+      provider: PlannedProvider;
+      request?: AttemptRequest;
+      created?: AttemptSummary;
+    }): void => {
+      job.track(runAttempt(admitted, next.provider, next.request, next.created)).then(
         () => void (settledCount += 1),
         (error: unknown) => {
           broken ??= error;
@@ -249,10 +257,18 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   async function admit(): Promise<JobPlan> {
     if (carried) return carried.plan;
     try {
-      // Not cancellable: once it has begun, the row it writes must be known to this workflow.
-      return await settle(() =>
-        job.db.admitJob({ ...input, workflowId: workflowInfo().workflowId }),
+      // Not cancellable: once it has begun, the rows it writes must be known to this workflow.
+      const { firstAttempt, ...plan } = await settle(() =>
+        job.db.admitJob({
+          ...input,
+          workflowId: workflowInfo().workflowId,
+          startFirstAttempt: true,
+        }),
       );
+      // What admission returned decides, so a history recorded before admission wrote attempt 1
+      // (no firstAttempt in its result) replays along its own path, through startAttempt.
+      job.admittedFirstAttempt = firstAttempt;
+      return plan;
     } catch (error) {
       // Tell a waiting admission update why, then fail: this workflow must not run this job.
       const failure = failureOf(error);

@@ -12,6 +12,7 @@ type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
 interface ActivityFact {
   type: string;
   summary?: string;
+  input?: Record<string, unknown>;
   result?: Record<string, unknown>;
   timedOut: boolean;
 }
@@ -66,6 +67,7 @@ export function factsOf(history: History): HistoryFacts {
       const fact: ActivityFact = {
         type: scheduled.activityType?.name ?? '',
         summary: text(event.userMetadata?.summary),
+        input: first(scheduled.input),
         timedOut: false,
       };
       activities.set(id, fact);
