@@ -93,6 +93,8 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
     operatorTokens: env.ONEJOB_OPERATOR_TOKENS || undefined,
     /** `GET /v1/jobs/:id?wait=` requests one owner may hold open at once on one API process. */
     maxWaitsPerOwner: positiveInteger(env, 'ONEJOB_MAX_WAITS_PER_OWNER', 100),
+    /** Between a `?wait=` request's looks at its job while job endings are heard (ms). */
+    waitPollMs: positiveInteger(env, 'ONEJOB_WAIT_POLL_MS', 5_000),
     /** How old (in seconds) a signed provider callback may be. */
     callbackToleranceS: positiveInteger(env, 'ONEJOB_CALLBACK_TOLERANCE_S', 300),
     /** Bearer token /metrics requires; without it /metrics is open on loopback, closed beyond. */

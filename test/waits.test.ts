@@ -5,13 +5,64 @@ import { chatProvider } from './support/providers';
 import { useTestStack } from './support/stack';
 
 /**
- * `GET /v1/jobs/:id?wait=` holds a request open while it polls the database: it must stop
- * when the client goes away, and one owner may hold only so many at once.
+ * `GET /v1/jobs/:id?wait=` holds a request open until its job ends: it is woken by the job's
+ * ending, it must stop when the client goes away, and one owner may hold only so many at once.
  */
 const LIMIT = 20;
 const stack = useTestStack({
   providers: (url) => [chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 })],
-  env: { ONEJOB_MAX_WAITS_PER_OWNER: String(LIMIT) },
+  env: {
+    ONEJOB_MAX_WAITS_PER_OWNER: String(LIMIT),
+    // Ten minutes between looks at the row: within a wait, only the job's ending wakes it.
+    ONEJOB_WAIT_POLL_MS: '600000',
+  },
+});
+
+/** The API's connection listening for job endings, if there is one now. */
+async function listenerPid(): Promise<number | undefined> {
+  const { rows } = await stack.pool.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity
+      WHERE datname = current_database() AND query = 'LISTEN onejob_job_ended'`,
+  );
+  return rows[0]?.pid;
+}
+
+/** A summary job whose provider call is held at `gate`, once that call is running. */
+async function heldJob(gate: string) {
+  stack.simulator.inject({ route: 'chat', fault: { kind: 'hold', gate } });
+  const job = await createJob(stack, {
+    type: 'summarize',
+    input: { text: `Held at ${gate}. Somebody waits for it.` },
+    providers: ['chat'],
+  });
+  await untilJob(stack, job.id, (j) => j.status === 'running');
+  return job;
+}
+
+test('a waiting request answers as soon as its job ends, not at its next look at the row', async () => {
+  const job = await heldJob('wait-wakes');
+  const asked = Date.now();
+  const waiting = stack.request('GET', `/v1/jobs/${job.id}?wait=60`);
+  await eventually(waitsInProgress, (n) => n === 1);
+  stack.simulator.openGate('wait-wakes');
+  expect(await (await waiting).json()).toMatchObject({ status: 'succeeded' });
+  // Its next look would have come only at the end of its 60 s: answering well before that
+  // means the ending woke it (a wait that slept on answers at 60 s, and fails here).
+  expect(Date.now() - asked).toBeLessThan(50_000);
+});
+
+test('when the connection that hears job endings is lost, waits still see their job end, and it listens again', async () => {
+  const before = await eventually(listenerPid, (pid) => pid !== undefined);
+  const job = await heldJob('wait-unheard');
+  const asked = Date.now();
+  const waiting = stack.request('GET', `/v1/jobs/${job.id}?wait=60`);
+  await eventually(waitsInProgress, (n) => n === 1);
+  await stack.pool.query('SELECT pg_terminate_backend($1)', [before]);
+  stack.simulator.openGate('wait-unheard');
+  expect(await (await waiting).json()).toMatchObject({ status: 'succeeded' });
+  // Whether the ending came before the connection was back or after, the wait saw it in time.
+  expect(Date.now() - asked).toBeLessThan(50_000);
+  await eventually(listenerPid, (pid) => pid !== undefined && pid !== before);
 });
 
 async function waitsInProgress(): Promise<number> {

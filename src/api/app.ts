@@ -9,6 +9,7 @@ import {
 } from 'fastify-type-provider-zod';
 import { hostname } from 'node:os';
 import type { OpenAPIV3 } from 'openapi-types';
+import { JobEndings } from '../db/jobEndings';
 import { bodyShapeProblem } from './bodyShape';
 import type { ApiDeps } from './deps';
 import { clientErrorHandler, frameworkErrorHandler, setErrorHandlers } from './errorHandler';
@@ -93,9 +94,11 @@ export async function buildApi(deps: ApiDeps) {
   }, deps.metricsFoldIntervalMs ?? 60_000);
   folding.unref();
   app.addHook('onClose', async () => clearInterval(folding));
+  const endings = await JobEndings.listen(deps.pool, deps.logger);
+  app.addHook('onClose', async () => endings.close());
 
   await app.register(metaRoutes, { metrics, access: deps.metricsAccess ?? { kind: 'open' } });
-  await app.register(jobRoutes, { prefix: '/v1', deps, metrics, waits });
+  await app.register(jobRoutes, { prefix: '/v1', deps, metrics, waits, endings });
   await app.register(operatorRoutes, { prefix: '/v1/operator', deps });
   await app.register(callbackRoutes, { prefix: '/v1/callbacks', deps });
 

@@ -13,6 +13,8 @@ export interface ApiDeps extends JobServiceDeps {
   bodyLimit?: number;
   /** `?wait=` requests one owner may hold open at once on this process. Default 100. */
   maxWaitsPerOwner?: number;
+  /** Between a `?wait=` request's looks at its job while job endings are heard. Default 5 s. */
+  waitPollMs?: number;
   /** How old a signed provider callback may be, in seconds. Default 300. */
   callbackToleranceS?: number;
   /** Who may read /metrics. Default: anyone. */

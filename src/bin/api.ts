@@ -28,6 +28,7 @@ async function main(): Promise<void> {
     operatorTokens,
     logger,
     maxWaitsPerOwner: config.maxWaitsPerOwner,
+    waitPollMs: config.waitPollMs,
     callbackToleranceS: config.callbackToleranceS,
     metricsAccess: metricsAccessFor(config.host, config.metricsToken),
   });

@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { listAttempts, type AttemptRecord } from '../db/attempts';
+import type { JobEndings } from '../db/jobEndings';
 import { listOwnedJobs, type JobPageCursor } from '../db/jobLists';
 import { findJobByKey, findOwnedJob, insertJobOrFindExisting, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
@@ -167,6 +168,21 @@ export async function createJob(
   return { job, created };
 }
 
+/** How a wait looks at its job: the first looks come fast (most jobs end quickly). */
+const FIRST_POLL_MS = 50;
+const LONGEST_POLL_MS = 1_000;
+/** Between looks while job endings are heard: only a safety net then. */
+export const DEFAULT_WAIT_POLL_MS = 5_000;
+
+export interface WaitOptions {
+  waitMs?: number;
+  signal?: AbortSignal;
+  /** Job endings as PostgreSQL announces them: the wait wakes at once instead of at its next look. */
+  endings?: Pick<JobEndings, 'listening' | 'watch'>;
+  /** Between looks at the row while `endings` is listening. Default DEFAULT_WAIT_POLL_MS. */
+  pollMs?: number;
+}
+
 /**
  * A job of this owner (another owner's job does not exist for them), with its attempts.
  * With `waitMs`, holds on until the job is terminal, the wait ends, or `signal` aborts (the
@@ -176,31 +192,45 @@ export async function getJob(
   deps: Pick<JobServiceDeps, 'pool'>,
   ownerId: string,
   jobId: string,
-  options: { waitMs?: number; signal?: AbortSignal } = {},
+  options: WaitOptions = {},
 ): Promise<JobWithAttempts | undefined> {
   if (!z.uuid().safeParse(jobId).success) return undefined;
   const deadline = Date.now() + (options.waitMs ?? 0);
   const signal = options.signal;
-  // Poll quickly at first (most jobs finish fast), then back off to spare the database.
-  let pollMs = 50;
-  for (;;) {
-    const job = await findOwnedJob(deps.pool, ownerId, jobId);
-    if (!job) return undefined;
-    if (isTerminalJobStatus(job.status) || Date.now() >= deadline || signal?.aborted) {
-      return { job, attempts: await listAttempts(deps.pool, job.id) };
-    }
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, Math.min(pollMs, Math.max(0, deadline - Date.now())));
-      function done(): void {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        resolve();
+  // Watching before the first look, so that an ending between a look and a sleep is not missed.
+  const ending = options.waitMs ? options.endings?.watch(jobId) : undefined;
+  let backoffMs = FIRST_POLL_MS;
+  try {
+    for (;;) {
+      const job = await findOwnedJob(deps.pool, ownerId, jobId);
+      if (!job) return undefined;
+      if (isTerminalJobStatus(job.status) || Date.now() >= deadline || signal?.aborted) {
+        return { job, attempts: await listAttempts(deps.pool, job.id) };
       }
-      signal?.addEventListener('abort', done);
-    });
-    if (signal?.aborted) return undefined;
-    pollMs = Math.min(pollMs * 2, 1_000);
+      // Heard endings wake the wait, so it looks rarely; without them it polls, backing off.
+      const pollMs = options.endings?.listening
+        ? (options.pollMs ?? DEFAULT_WAIT_POLL_MS)
+        : backoffMs;
+      const sleepMs = Math.min(pollMs, Math.max(0, deadline - Date.now()));
+      await (ending ? ending.sleep(sleepMs, signal) : sleep(sleepMs, signal));
+      if (signal?.aborted) return undefined;
+      backoffMs = Math.min(backoffMs * 2, LONGEST_POLL_MS);
+    }
+  } finally {
+    ending?.stop();
   }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done);
+  });
 }
 
 export async function listJobs(

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { JobEndings } from '../../db/jobEndings';
 import { IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from '../../domain/identity';
 import { JOB_MODES, JOB_STATUSES } from '../../domain/job';
 import { requestAttempt } from '../../service/attempts';
@@ -19,9 +20,13 @@ import {
 import type { WaitLimiter } from '../waitLimiter';
 
 export interface JobRoutesOptions {
-  deps: Pick<ApiDeps, 'pool' | 'temporal' | 'taskQueue' | 'providers' | 'logger' | 'tokens'>;
+  deps: Pick<
+    ApiDeps,
+    'pool' | 'temporal' | 'taskQueue' | 'providers' | 'logger' | 'tokens' | 'waitPollMs'
+  >;
   metrics: Pick<Metrics, 'jobsCreated' | 'jobsReplayed'>;
   waits: WaitLimiter;
+  endings: JobEndings;
 }
 
 const MAX_WAIT_SECONDS = 60;
@@ -53,7 +58,7 @@ const attemptSummarySchema = z.object({
 /** An owner's jobs (under /v1). The owner comes only from the token. */
 export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
   app,
-  { deps, metrics, waits },
+  { deps, metrics, waits, endings },
 ) => {
   requireBearer(app, deps.tokens, 'token');
 
@@ -141,6 +146,8 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
         const found = await getJob(deps, request.ownerId, request.params.id, {
           waitMs,
           signal: gone.signal,
+          endings,
+          ...(deps.waitPollMs === undefined ? {} : { pollMs: deps.waitPollMs }),
         });
         if (gone.signal.aborted) return reply;
         if (!found) return sendNotFound(reply, `job ${request.params.id}`);
