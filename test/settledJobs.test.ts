@@ -38,7 +38,7 @@ test('an operator cancel that lands while the first attempt is being created sen
   let job;
   try {
     job = await createJob(stack, summarize(['chat']));
-    // The workflow is inside startAttempt, held at its INSERT.
+    // The workflow is admitting the job, held at attempt 1's INSERT: the API ends the row itself.
     await barrier.blocked('INSERT INTO attempts');
     const cancelled = await operator(stack, 'POST', `/jobs/${job.id}/cancel`, {
       reason: 'customer withdrew',

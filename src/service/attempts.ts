@@ -23,6 +23,7 @@ import {
   type JobWorkflowStatus,
   type ResolveAttemptResult,
 } from '../workflows/definitions';
+import { NOT_ADMITTED } from '../workflows/policy';
 import { ServiceError } from './errors';
 import { attemptOutcome, attemptSummary, nudgeWorkflow, recordResult } from './results';
 
@@ -208,20 +209,30 @@ export async function cancelJob(
   if (!job) return undefined;
   if (job.terminalStatus)
     throw new ServiceError('job-terminal', `job ${job.id} is ${job.terminalStatus}`);
+  let workflow: 'closed' | 'admitting';
   try {
     return await updateJobWorkflow(deps, job, cancelJobUpdate, { operator, reason });
   } catch (error) {
-    if (!(error instanceof WorkflowClosedError)) throw error;
+    if (error instanceof WorkflowClosedError) workflow = 'closed';
+    else if (error instanceof ServiceError && error.message === NOT_ADMITTED)
+      workflow = 'admitting';
+    else throw error;
   }
-  // Nothing runs the job (its workflow closed and the sweeper gave up on it): end the row here.
-  // Nothing more is sent for it, and anything that still arrives loses the CAS.
+  // Nothing runs the job any more (its workflow closed and the sweeper gave up on it), or its
+  // workflow is still admitting it (reading the plan, writing attempt 1) and cannot take the
+  // cancel yet: end the row here. Nothing is sent for it after this (a call begins only on an
+  // open job), and anything that still arrives loses the CAS; an admitting workflow finds the
+  // job ended and closes.
   const ended = await finishJobWithoutResult(deps.pool, job.id, 'cancelled', {
     code: 'cancelled',
     operator,
     reason,
-    workflow: 'closed',
+    workflow,
   });
-  deps.logger.info({ jobId: job.id, operator, reason }, 'job cancelled without its workflow');
+  deps.logger.info(
+    { jobId: job.id, operator, reason, workflow },
+    'job cancelled without its workflow',
+  );
   return {
     jobId: job.id,
     status: ended.status,
