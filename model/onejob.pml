@@ -323,9 +323,12 @@ end_waitsOnOperator:
   d_step { u = 0; over = false; record = false; bad = false }
 }
 
-/* src/workflows/jobWorkflow.ts runAttempt → src/activities/attempts.ts startAttempt →
+/* src/workflows/jobWorkflow.ts runAttempt → src/activities/attempts.ts startAttempt (for
+ * attempt 1: admitJob, just after admission, in the same local activity) →
  * src/db/attempts.ts createAttempt: INSERT ... WHERE the job is open, ON CONFLICT (job_id, seq)
- * DO NOTHING; the partial unique index refuses a second exclusive attempt in flight. */
+ * DO NOTHING; the partial unique index refuses a second exclusive attempt in flight. Attempt 1
+ * written right after admission is one of the interleavings modelled here, where other steps
+ * may also come between the two. */
 #define ANOTHER_IN_FLIGHT(a) \
   ((a != 1 && IN_FLIGHT(1)) || (a != 2 && IN_FLIGHT(2)) || (a != 3 && IN_FLIGHT(3)))
 #ifdef BUG_NO_IN_FLIGHT_GUARD
