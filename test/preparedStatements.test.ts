@@ -66,7 +66,6 @@ test('the statements of the request path are prepared once per connection, not p
       'jobs.find-owned',
       'attempts.create',
       'attempts.list',
-      'job-lists.owned-page',
     ]),
   );
   await requestPath('second');
