@@ -26,13 +26,17 @@ export class JobEndings {
   private client: PoolClient | undefined;
   private closed = false;
   private relisten: NodeJS.Timeout | undefined;
+  /** Connections already given up (lost, or closed by us). */
+  private readonly done = new WeakSet<PoolClient>();
+  /** Said once per outage, not at every retry. */
+  private reportedDown = false;
 
   private constructor(
     private readonly pool: Pool,
-    private readonly logger: Pick<Logger, 'warn'>,
+    private readonly logger: Pick<Logger, 'warn' | 'info'>,
   ) {}
 
-  static async listen(pool: Pool, logger: Pick<Logger, 'warn'>): Promise<JobEndings> {
+  static async listen(pool: Pool, logger: Pick<Logger, 'warn' | 'info'>): Promise<JobEndings> {
     const endings = new JobEndings(pool, logger);
     await endings.connect();
     return endings;
@@ -84,7 +88,10 @@ export class JobEndings {
     clearTimeout(this.relisten);
     const client = this.client;
     this.client = undefined;
-    client?.release(true);
+    if (client && !this.done.has(client)) {
+      this.done.add(client);
+      client.release(true);
+    }
   }
 
   private async connect(): Promise<void> {
@@ -99,11 +106,14 @@ export class JobEndings {
       client.on('end', () => this.lost(client!, new Error('the connection ended')));
       await client.query(`LISTEN ${JOB_ENDED_CHANNEL}`);
       if (this.closed) {
+        this.done.add(client);
         client.release(true);
         return;
       }
       this.client = client;
       this.wakeEveryone();
+      if (this.reportedDown) this.logger.info('listening for job endings again');
+      this.reportedDown = false;
     } catch (error) {
       if (client) this.lost(client, error as Error);
       else this.retryLater(error as Error);
@@ -116,24 +126,26 @@ export class JobEndings {
   }
 
   private lost(client: PoolClient, error: Error): void {
-    if (this.client === client) this.client = undefined;
-    this.wakeEveryone();
+    // 'error' and 'end' both come for one loss: it is handled once.
+    if (this.done.has(client)) return;
+    this.done.add(client);
     client.removeAllListeners('notification');
     // Never back into the pool: it is a listening session, and its connection is broken.
-    try {
-      client.release(error);
-    } catch {
-      // released already
-    }
+    client.release(error);
+    if (this.client !== undefined && this.client !== client) return;
+    this.client = undefined;
+    this.wakeEveryone();
     this.retryLater(error);
   }
 
   private retryLater(error: Error): void {
     if (this.closed || this.relisten) return;
-    this.logger.warn(
-      { err: error.message },
-      'not listening for job endings; waits poll until it listens again',
-    );
+    if (!this.reportedDown)
+      this.logger.warn(
+        { err: error.message },
+        'not listening for job endings; waits poll until it listens again',
+      );
+    this.reportedDown = true;
     this.relisten = setTimeout(() => {
       this.relisten = undefined;
       void this.connect();
