@@ -1,5 +1,7 @@
 import { PROBLEM_TYPES } from '../src/api/problems';
+import { TEST_TOKEN } from './support/identities';
 import { createJob, type JobView, untilJob } from './support/jobs';
+import { answersIn, streamRequest } from './support/rawHttp';
 import { useTestStack } from './support/stack';
 
 /**
@@ -206,4 +208,52 @@ test('/docs/json is an OpenAPI 3 document that lists every route the README name
   );
   // The UI is served too.
   expect((await fetch(`${stack.apiUrl}/docs`, { redirect: 'follow' })).status).toBe(200);
+});
+
+const MiB = 1024 * 1024;
+/** The head of a job create whose body is `length` bytes, far above the 1 MiB limit. */
+const oversizedCreate = (length: number) =>
+  [
+    'POST /v1/jobs HTTP/1.1',
+    'host: 127.0.0.1',
+    `authorization: Bearer ${TEST_TOKEN}`,
+    'content-type: application/json',
+    `idempotency-key: oversized-${length}`,
+    `content-length: ${length}`,
+    '',
+    '',
+  ].join('\r\n');
+
+test('a client still sending a body over the limit gets its 413, and the connection stays usable', async () => {
+  // 32 MiB is more than the two sides' socket buffers hold: the server answers long before the
+  // client has sent it all. A server that closed then would reset the upload (and could lose
+  // the 413 with it); this one reads the rest, throws it away, and takes the next request.
+  const port = Number(new URL(stack.apiUrl).port);
+  const seen = await streamRequest(
+    port,
+    oversizedCreate(32 * MiB),
+    32 * MiB,
+    'GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n',
+  );
+  expect({ error: seen.error, written: seen.written }).toEqual({
+    error: undefined,
+    written: 32 * MiB,
+  });
+  const [refused, next, ...more] = answersIn(seen.received);
+  expect(refused?.status).toBe(413);
+  expect(refused?.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(JSON.parse(refused!.body.toString('utf8'))).toMatchObject({
+    type: '/problems/body-too-large',
+    status: 413,
+  });
+  expect(next?.status).toBe(200);
+  expect(more).toEqual([]);
+});
+
+test('a body over the limit is read and thrown away only up to a bound: a client that keeps sending is cut off', async () => {
+  const port = Number(new URL(stack.apiUrl).port);
+  const seen = await streamRequest(port, oversizedCreate(1024 * MiB), 1024 * MiB);
+  expect(seen.error).toMatch(/^(ECONNRESET|EPIPE)$/);
+  // The bound is 64 MiB past the limit; what the sockets' buffers held on top is a few MiB.
+  expect(seen.written).toBeLessThan(128 * MiB);
 });

@@ -13,6 +13,7 @@ import type { Socket } from 'node:net';
 import { ServiceError } from '../service/errors';
 import type { Metrics } from './metrics';
 import { rawProblemResponse, sendNotFound, sendProblem } from './problems';
+import { discardRefusedBody } from './refusedBodies';
 import { isDependencyUnavailable } from './unavailable';
 
 /** Requests Node's parser refuses (a NUL or control character in a header) still get a problem. */
@@ -90,6 +91,7 @@ export function setErrorHandlers<Logger extends FastifyBaseLogger>(
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        discardRefusedBody(request, reply);
         return sendProblem(
           reply,
           'body-too-large',

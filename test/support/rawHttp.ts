@@ -62,6 +62,15 @@ function completeAnswer(
   headRequest: boolean,
   closed: boolean,
 ): RawAnswer | undefined {
+  return answerAndRest(bytes, headRequest, closed)?.answer;
+}
+
+/** The first complete answer in `bytes` and what follows it, when it is framed by length. */
+function answerAndRest(
+  bytes: Buffer,
+  headRequest: boolean,
+  closed: boolean,
+): { answer: RawAnswer; rest: Buffer } | undefined {
   let rest = bytes;
   for (;;) {
     const head = parseHead(rest);
@@ -72,20 +81,85 @@ function completeAnswer(
     }
     const body = rest.subarray(head.bodyStart);
     const { status, headers } = head;
+    const none = Buffer.alloc(0);
     if (headRequest || status === 204 || status === 304)
-      return { status, headers, body: Buffer.alloc(0) };
+      return { answer: { status, headers, body: none }, rest: body };
     if (headers['transfer-encoding']?.toLowerCase().includes('chunked')) {
       const decoded = dechunk(body);
-      return decoded && { status, headers, body: decoded };
+      // A chunked answer's end is not tracked: nothing follows it in these tests.
+      return decoded && { answer: { status, headers, body: decoded }, rest: none };
     }
     if (headers['content-length'] !== undefined) {
       const length = Number(headers['content-length']);
       return body.length >= length
-        ? { status, headers, body: body.subarray(0, length) }
+        ? {
+            answer: { status, headers, body: body.subarray(0, length) },
+            rest: body.subarray(length),
+          }
         : undefined;
     }
-    return closed ? { status, headers, body } : undefined;
+    return closed ? { answer: { status, headers, body }, rest: none } : undefined;
   }
+}
+
+/** Every complete answer in `bytes`, in order (answers to requests sent on one connection). */
+export function answersIn(bytes: Buffer): RawAnswer[] {
+  const answers: RawAnswer[] = [];
+  let rest = bytes;
+  for (;;) {
+    const next = answerAndRest(rest, false, false);
+    if (!next) return answers;
+    answers.push(next.answer);
+    rest = next.rest;
+  }
+}
+
+/** What a client saw that streamed a body to the server: its writes, and what came back. */
+export interface StreamedRequest {
+  /** Body bytes handed to the socket before it ended or failed. */
+  written: number;
+  /** The first socket error (a reset or a broken pipe), if any. */
+  error?: string;
+  received: Buffer;
+}
+
+/**
+ * Sends `head`, then `bodyLength` bytes of body in 1 MiB writes (each after the last has been
+ * taken), then `after`, reading everything the server sends meanwhile; resolves once the server
+ * has closed the connection or the socket has failed. Reads while it writes, as a careful
+ * client does, so an early answer is seen even if the upload is cut off.
+ */
+export function streamRequest(
+  port: number,
+  head: string,
+  bodyLength: number,
+  after = '',
+): Promise<StreamedRequest> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const received: Buffer[] = [];
+    const chunk = Buffer.alloc(1024 * 1024, 'x');
+    let written = 0;
+    let error: string | undefined;
+    socket.on('data', (data: Buffer) => received.push(data));
+    socket.on('error', (failure: NodeJS.ErrnoException) => {
+      error ??= failure.code ?? failure.message;
+    });
+    socket.on('close', () => resolve({ written, error, received: Buffer.concat(received) }));
+    const writeMore = () => {
+      while (!socket.destroyed && written < bodyLength) {
+        const piece = chunk.subarray(0, Math.min(chunk.length, bodyLength - written));
+        written += piece.length;
+        if (!socket.write(piece)) {
+          socket.once('drain', writeMore);
+          return;
+        }
+      }
+      // Half-closing tells the server nothing more comes, so it closes once it has answered.
+      if (!socket.destroyed) socket.end(after);
+    };
+    socket.write(head, writeMore);
+  });
 }
 
 /**

@@ -1,0 +1,42 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/** How much of a refused body the API reads and throws away before it cuts the client off. */
+export interface DiscardBounds {
+  /** Bytes read after the refusal. */
+  maxBytes: number;
+  /** Time from the refusal to the body's end. */
+  maxMs: number;
+}
+
+export const REFUSED_BODY_BOUNDS: DiscardBounds = { maxBytes: 64 * 1024 * 1024, maxMs: 30_000 };
+
+/**
+ * Keeps the connection of a request refused for the size of its body open, reading the rest of
+ * the body and throwing it away, so that a client still uploading it gets the 413 rather than a
+ * reset. Fastify asks Node to close such a connection as soon as it has answered, and a socket
+ * closed with bytes still unread makes the kernel reset the connection: the upload fails, and
+ * the answer can be lost before the client reads it (RFC 9112, section 9.6). Once the body has
+ * ended the connection takes the next request. A client that sends more than the bounds allow
+ * is cut off; that costs it the answer only if it has not read it by then.
+ */
+export function discardRefusedBody(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  bounds: DiscardBounds = REFUSED_BODY_BOUNDS,
+): void {
+  const body = request.raw;
+  if (body.complete) return;
+  reply.removeHeader('connection');
+  const socket = body.socket;
+  const cutOff = () => socket.destroy();
+  const timer = setTimeout(cutOff, bounds.maxMs).unref();
+  let discarded = 0;
+  body.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded <= bounds.maxBytes) return;
+    clearTimeout(timer);
+    cutOff();
+  });
+  body.once('end', () => clearTimeout(timer));
+  socket.once('close', () => clearTimeout(timer));
+}
