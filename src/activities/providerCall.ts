@@ -1,7 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { beginProviderCall, markCallEnded, settleAttemptWithoutResult } from '../db/attempts';
 import { findJob } from '../db/jobs';
+import type { Money, TokenUsage } from '../domain/cost';
 import { checkOutput, findJobType } from '../jobTypes';
+import { costOfCall } from '../providers/pricing';
 import {
   ContractViolation,
   lateResultTimeoutMs,
@@ -41,7 +43,7 @@ export function providerCallActivities(
       const job = await findJob(pool, attempt.jobId);
       const contract = job && findJobType(job.type);
       if (!job || !contract) {
-        await markCallEnded(pool, attempt.id);
+        await markCallEnded(pool, attempt.id, { outcome: 'failed' });
         return attemptOutcome(
           pool,
           await settleAttemptWithoutResult(pool, attempt.id, 'failed', {
@@ -71,17 +73,18 @@ export function providerCallActivities(
         else context.heartbeat();
       }, 1_000);
       let output: unknown;
+      let usage: TokenUsage | undefined;
+      let reportedCost: Money | undefined;
       let failure: ProviderCallError | undefined;
       let violation: ContractViolation | undefined;
       try {
-        output = (
-          await provider.call({
-            attemptId: attempt.id,
-            contract,
-            input: job.input,
-            signal: windowClosed,
-          })
-        ).output;
+        const response = await provider.call({
+          attemptId: attempt.id,
+          contract,
+          input: job.input,
+          signal: windowClosed,
+        });
+        ({ output, usage, cost: reportedCost } = response);
       } catch (error) {
         if (windowClosed.aborted)
           failure = new ProviderCallError(
@@ -89,8 +92,10 @@ export function providerCallActivities(
             'ambiguous',
             'late_window_exceeded',
           );
-        else if (error instanceof ContractViolation) violation = error;
-        else if (error instanceof ProviderCallError) failure = error;
+        else if (error instanceof ContractViolation) {
+          violation = error;
+          usage = error.usage;
+        } else if (error instanceof ProviderCallError) failure = error;
         else
           failure = new ProviderCallError(
             `provider call threw: ${(error as Error).message}`,
@@ -100,10 +105,18 @@ export function providerCallActivities(
       } finally {
         clearInterval(heartbeat);
       }
-      await markCallEnded(pool, attempt.id);
+      // What the call cost is recorded whatever became of it: a loser, a broken answer and a
+      // late one are paid for all the same.
+      const cost = costOfCall(provider.config, {
+        usage,
+        reported: reportedCost,
+        refusedBeforeWork: failure?.certainty === 'definite',
+      });
+      const ledger = { usage, cost };
 
       let outcome: AttemptOutcome;
       if (failure) {
+        await markCallEnded(pool, attempt.id, { ...ledger, outcome: 'failed' });
         // With nothing that could have had an effect, an ended call that brought no answer is over.
         const failed = failure.certainty === 'definite' || !sideEffects;
         log.warn(
@@ -135,7 +148,14 @@ export function providerCallActivities(
             result: checked.output,
             source: isLate() ? 'late-result' : 'provider',
           });
+          // After the compare-and-swap, which says whether the answer won. Until the call's end
+          // is written a status lookup's "never processed" is not believed; the attempt is
+          // settled by now, so nothing waits on it.
+          const won = outcome.winnerAttemptId === attempt.id;
+          await markCallEnded(pool, attempt.id, { ...ledger, outcome: won ? 'won' : 'lost' });
+          if (cost) outcome = { ...outcome, cost };
         } else {
+          await markCallEnded(pool, attempt.id, { ...ledger, outcome: 'rejected' });
           // The raw answer stays on the attempt, never on the job.
           log.warn({ code, issues: checked.issues, sideEffects }, 'provider output rejected');
           const raw = violation ? violation.rawOutput : output;

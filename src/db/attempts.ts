@@ -1,3 +1,4 @@
+import type { CallOutcome, Money, TokenUsage } from '../domain/cost';
 import { attemptId, type AttemptState, type TerminalJobStatus } from '../domain/job';
 import type { Queryable } from './pool';
 import { preparedStatement } from './statements';
@@ -19,6 +20,19 @@ export interface AttemptRecord {
   firstNotFoundAt: Date | null;
   finishedAt: Date | null;
   createdAt: Date;
+  /** What the call came to, recorded with its end; null until then. */
+  callOutcome: CallOutcome | null;
+  /** Tokens the provider reported for the call; null when it reported none. */
+  usage: TokenUsage | null;
+  /** What the call cost; null when unknown (no usage, or no price). */
+  cost: Money | null;
+}
+
+/** The ledger line written with a call's end. */
+export interface CallLedger {
+  outcome: CallOutcome;
+  usage?: TokenUsage;
+  cost?: Money;
 }
 
 interface AttemptRow {
@@ -36,6 +50,13 @@ interface AttemptRow {
   first_not_found_at: Date | null;
   finished_at: Date | null;
   created_at: Date;
+  call_outcome: CallOutcome | null;
+  input_tokens: number | null;
+  cached_input_tokens: number | null;
+  output_tokens: number | null;
+  /** numeric: text, so that no digit is lost on the way. */
+  cost: string | null;
+  cost_currency: string | null;
 }
 
 /** The columns AttemptRow reads, named (see preparedStatement for why never `*`). */
@@ -54,6 +75,12 @@ const ATTEMPT_COLUMNS: ReadonlyArray<keyof AttemptRow> = [
   'first_not_found_at',
   'finished_at',
   'created_at',
+  'call_outcome',
+  'input_tokens',
+  'cached_input_tokens',
+  'output_tokens',
+  'cost',
+  'cost_currency',
 ];
 const COLUMNS = ATTEMPT_COLUMNS.join(', ');
 const COLUMNS_OF_A = ATTEMPT_COLUMNS.map((column) => `a.${column}`).join(', ');
@@ -74,7 +101,22 @@ function toAttempt(row: AttemptRow): AttemptRecord {
     firstNotFoundAt: row.first_not_found_at,
     finishedAt: row.finished_at,
     createdAt: row.created_at,
+    callOutcome: row.call_outcome,
+    usage: usageOf(row),
+    cost:
+      row.cost === null || row.cost_currency === null
+        ? null
+        : { amount: Number(row.cost), currency: row.cost_currency },
   };
+}
+
+function usageOf(row: AttemptRow): TokenUsage | null {
+  const usage: TokenUsage = {
+    ...(row.input_tokens === null ? {} : { inputTokens: row.input_tokens }),
+    ...(row.cached_input_tokens === null ? {} : { cachedInputTokens: row.cached_input_tokens }),
+    ...(row.output_tokens === null ? {} : { outputTokens: row.output_tokens }),
+  };
+  return Object.keys(usage).length === 0 ? null : usage;
 }
 
 const NOTE_NOT_FOUND = preparedStatement(
@@ -266,13 +308,30 @@ export async function beginProviderCall(db: Queryable, id: string): Promise<Atte
 
 const MARK_CALL_ENDED = preparedStatement(
   'attempts.mark-call-ended',
-  `UPDATE attempts SET call_ended_at = now(), updated_at = now()
+  `UPDATE attempts
+      SET call_ended_at = now(), updated_at = now(), call_outcome = $2,
+          input_tokens = $3, cached_input_tokens = $4, output_tokens = $5,
+          cost = $6, cost_currency = $7
     WHERE id = $1 AND call_ended_at IS NULL AND started_at IS NOT NULL`,
 );
 
-/** The provider call of an attempt has ended: from now on its original request cannot land. */
-export async function markCallEnded(db: Queryable, id: string): Promise<void> {
-  await db.query(MARK_CALL_ENDED([id]));
+/**
+ * The provider call of an attempt has ended: from now on its original request cannot land.
+ * Its ledger line (what it came to, its usage and cost) is written in the same statement.
+ */
+export async function markCallEnded(db: Queryable, id: string, ledger: CallLedger): Promise<void> {
+  const { usage, cost } = ledger;
+  await db.query(
+    MARK_CALL_ENDED([
+      id,
+      ledger.outcome,
+      usage?.inputTokens ?? null,
+      usage?.cachedInputTokens ?? null,
+      usage?.outputTokens ?? null,
+      cost ? String(cost.amount) : null,
+      cost?.currency ?? null,
+    ]),
+  );
 }
 
 const SETTLE_ABANDONED = preparedStatement(

@@ -72,10 +72,7 @@ export class AnthropicProvider implements Provider {
     } catch (error) {
       throw classifyAnthropicError(error);
     }
-    const usage: TokenUsage | undefined = message.usage && {
-      inputTokens: message.usage.input_tokens,
-      outputTokens: message.usage.output_tokens,
-    };
+    const usage = message.usage && usageOfMessage(message.usage);
     const { content } = message;
     const call = content.find(
       (block): block is Anthropic.ToolUseBlock =>
@@ -104,4 +101,18 @@ export class AnthropicProvider implements Provider {
       );
     return { output: call.input, ...(usage ? { usage } : {}) };
   }
+}
+
+/**
+ * Anthropic counts cache reads and cache writes apart from `input_tokens`; here every input
+ * token is input, and cache reads are its cached part. Cache writes are priced as input.
+ */
+export function usageOfMessage(usage: Anthropic.Usage): TokenUsage {
+  const cacheRead = usage.cache_read_input_tokens ?? 0;
+  const cacheWrite = usage.cache_creation_input_tokens ?? 0;
+  return {
+    inputTokens: usage.input_tokens + cacheRead + cacheWrite,
+    ...(usage.cache_read_input_tokens == null ? {} : { cachedInputTokens: cacheRead }),
+    outputTokens: usage.output_tokens,
+  };
 }

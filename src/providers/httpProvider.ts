@@ -1,3 +1,4 @@
+import { reportedCost } from './pricing';
 import {
   causeCode,
   isAmbiguousStatus,
@@ -79,7 +80,8 @@ export class HttpProvider implements Provider {
         response.status,
       );
     }
-    return { output: body };
+    const cost = this.config.cost && reportedCost(this.config.cost, body);
+    return { output: body, ...(cost ? { cost } : {}) };
   }
 
   get lookupStatus(): ((attemptId: string) => Promise<StatusLookup>) | undefined {

@@ -77,7 +77,11 @@ export class OpenAiCompatibleProvider implements Provider {
       throw classifyOpenAiError(error);
     }
     const usage: TokenUsage | undefined = data.usage && {
+      // OpenAI's prompt tokens include the cached ones, which it also reports apart.
       inputTokens: data.usage.prompt_tokens,
+      ...(data.usage.prompt_tokens_details?.cached_tokens == null
+        ? {}
+        : { cachedInputTokens: data.usage.prompt_tokens_details.cached_tokens }),
       outputTokens: data.usage.completion_tokens,
     };
     const choice = data.choices[0];

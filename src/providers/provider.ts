@@ -1,4 +1,7 @@
+import type { Money, TokenUsage } from '../domain/cost';
 import type { AnyJobTypeContract } from '../jobTypes';
+
+export type { Money, TokenUsage };
 
 interface CommonProviderConfig {
   name: string;
@@ -36,6 +39,28 @@ export interface ChatModelConfig {
    * tool call pins the format). Reasoning models refuse any value but their default: set `null`.
    */
   temperature?: number | null;
+  /** What the model's tokens cost; without it, calls to this provider have an unknown cost. */
+  price?: TokenPrice;
+}
+
+/** A model's price list, per million tokens. */
+export interface TokenPrice {
+  /** ISO 4217 code, e.g. `USD`. */
+  currency: string;
+  inputPerMillion: number;
+  outputPerMillion: number;
+  /** Input read from the provider's prompt cache. Default: the input price. */
+  cachedInputPerMillion?: number;
+}
+
+/** Where an HTTP provider's answer says what the call cost. */
+export interface ReportedCostField {
+  /** JSON pointer (RFC 6901) into the answer's body, e.g. `/fee`. */
+  pointer: string;
+  /** ISO 4217 code of the amount. */
+  currency: string;
+  /** The amount's units per currency unit: 100 for cents. Default 1. */
+  unitsPerCurrencyUnit?: number;
 }
 
 export interface OpenAiCompatibleConfig extends CommonProviderConfig, ChatModelConfig {
@@ -82,6 +107,8 @@ export interface HttpProviderConfig extends CommonProviderConfig {
    */
   statusUrl?: string;
   apiKeyEnv?: string;
+  /** The field of a successful answer that holds the call's cost; without it, unknown. */
+  cost?: ReportedCostField;
 }
 
 export type ProviderConfig = OpenAiCompatibleConfig | AnthropicConfig | HttpProviderConfig;
@@ -109,16 +136,12 @@ export interface ProviderRequest {
   maxOutputTokens?: number;
 }
 
-/** Tokens a chat provider says it read and wrote for a call. */
-export interface TokenUsage {
-  inputTokens?: number;
-  outputTokens?: number;
-}
-
 export interface ProviderResponse {
   /** The provider's answer as JSON, still unchecked: the contract decides whether it is acceptable. */
   output: unknown;
   usage?: TokenUsage;
+  /** What the provider says the call cost (an HTTP provider's configured cost field). */
+  cost?: Money;
 }
 
 /**

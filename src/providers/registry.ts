@@ -21,11 +21,22 @@ const common = {
     .optional(),
 };
 
+const currency = z.string().regex(/^[A-Z]{3}$/, 'a currency is an ISO 4217 code, e.g. USD');
+const perMillion = z.number().min(0).max(1_000_000);
+
 const chatModel = {
   model: z.string().min(1),
   contextWindow: z.number().int().min(256).optional(),
   maxOutputTokens: z.number().int().min(1).optional(),
   temperature: z.number().min(0).max(2).nullable().optional(),
+  price: z
+    .strictObject({
+      currency,
+      inputPerMillion: perMillion,
+      outputPerMillion: perMillion,
+      cachedInputPerMillion: perMillion.optional(),
+    })
+    .optional(),
 };
 
 const providerConfigSchema = z.discriminatedUnion('kind', [
@@ -49,6 +60,13 @@ const providerConfigSchema = z.discriminatedUnion('kind', [
     kind: z.literal('http'),
     url: z.url(),
     statusUrl: z.string().includes('{key}').optional(),
+    cost: z
+      .strictObject({
+        pointer: z.string().regex(/^(\/[^/]*)+$/, 'a JSON pointer, e.g. /fee'),
+        currency,
+        unitsPerCurrencyUnit: z.number().positive().optional(),
+      })
+      .optional(),
   }),
 ]);
 
@@ -65,6 +83,8 @@ export function simulatorProviders(simulatorUrl: string): ProviderConfig[] {
       model: 'sim-steady',
       timeoutMs: 30_000,
       sideEffects: false,
+      // The simulator's invented prices, per million tokens.
+      price: { currency: 'USD', inputPerMillion: 0.15, outputPerMillion: 0.6 },
     },
     {
       name: 'simulator-backup',
@@ -73,6 +93,7 @@ export function simulatorProviders(simulatorUrl: string): ProviderConfig[] {
       model: 'sim-backup',
       timeoutMs: 30_000,
       sideEffects: false,
+      price: { currency: 'USD', inputPerMillion: 2.5, outputPerMillion: 10 },
     },
     {
       name: 'simulator-pay',

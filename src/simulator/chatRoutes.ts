@@ -81,10 +81,12 @@ function chatCompletion(request: ChatRequest, said: Said): unknown {
         logprobs: null,
       },
     ],
+    // As OpenAI reports it; its prompt cache starts at 1,024 tokens, more than these prompts.
     usage: {
       prompt_tokens: promptTokens,
       completion_tokens: said.outputTokens,
       total_tokens: promptTokens + said.outputTokens,
+      prompt_tokens_details: { cached_tokens: 0 },
     },
   };
 }
@@ -97,7 +99,12 @@ function message(request: ChatRequest, said: Said): unknown {
     role: 'assistant',
     model: request.model,
     stop_sequence: null,
-    usage: { input_tokens: countTokens(request.text), output_tokens: said.outputTokens },
+    usage: {
+      input_tokens: countTokens(request.text),
+      output_tokens: said.outputTokens,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    },
   };
   if (said.kind === 'refusal')
     return { ...base, content: [{ type: 'text', text: said.text }], stop_reason: 'refusal' };

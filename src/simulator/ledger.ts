@@ -20,6 +20,11 @@ export interface LedgerEntry {
   executions: number;
   /** Requests the charge API answered from its ledger instead of doing the work again. */
   replays: number;
+  /**
+   * Tokens the chat APIs said they served for this key, summed over every execution (each one
+   * is billed): what a bill from this provider would count.
+   */
+  tokensServed?: { input: number; output: number };
 }
 
 /** One request as it reached the simulator, in arrival order. */
@@ -44,6 +49,16 @@ interface StoredEntry {
   replays: number;
   response: unknown;
   fingerprint: string;
+  tokensServed?: { input: number; output: number };
+}
+
+/** The token counts a chat answer reports, in either API's shape; undefined for other answers. */
+function tokensIn(response: unknown): { input: number; output: number } | undefined {
+  const usage = (response as { usage?: Record<string, unknown> } | null)?.usage;
+  if (!usage) return undefined;
+  const input = usage.prompt_tokens ?? usage.input_tokens;
+  const output = usage.completion_tokens ?? usage.output_tokens;
+  return typeof input === 'number' && typeof output === 'number' ? { input, output } : undefined;
 }
 
 /** A request as the ledger knows it; the fingerprint tells a repeat from a key reused otherwise. */
@@ -106,6 +121,8 @@ export class Ledger {
       return { response: previous.response, replayed: true };
     }
     const response = work();
+    const served = tokensIn(response);
+    const before = previous?.tokensServed;
     this.entries.set(slot, {
       route,
       idempotencyKey: request.idempotencyKey,
@@ -114,6 +131,14 @@ export class Ledger {
       replays: previous?.replays ?? 0,
       response,
       fingerprint: request.fingerprint,
+      ...(served || before
+        ? {
+            tokensServed: {
+              input: (before?.input ?? 0) + (served?.input ?? 0),
+              output: (before?.output ?? 0) + (served?.output ?? 0),
+            },
+          }
+        : {}),
     });
     return { response, replayed: false };
   }
@@ -121,10 +146,11 @@ export class Ledger {
   /** Per route and key: requests received, work done, replays answered. */
   entriesSeen(): LedgerEntry[] {
     return [...this.entries.values()].map(
-      ({ route, idempotencyKey, model, executions, replays }) => ({
+      ({ route, idempotencyKey, model, executions, replays, tokensServed }) => ({
         route,
         idempotencyKey,
         ...(model === undefined ? {} : { model }),
+        ...(tokensServed ? { tokensServed } : {}),
         requests: this.log.filter((r) => r.route === route && r.idempotencyKey === idempotencyKey)
           .length,
         executions,

@@ -1,0 +1,119 @@
+/**
+ * What a provider call came to, as its ledger line says: its answer was recorded (`won`), came
+ * after another result or the job's end (`lost`), broke the contract (`rejected`), or there was
+ * no usable answer (`failed`).
+ */
+export const CALL_OUTCOMES = ['won', 'lost', 'rejected', 'failed'] as const;
+export type CallOutcome = (typeof CALL_OUTCOMES)[number];
+
+/** Tokens a provider says it read and wrote for one call. */
+export interface TokenUsage {
+  /** Every input token, those read from the prompt cache included. */
+  inputTokens?: number;
+  /** The part of the input read from the prompt cache (billed at its own price). */
+  cachedInputTokens?: number;
+  outputTokens?: number;
+}
+
+/** An amount of money in one currency (an ISO 4217 code). */
+export interface Money {
+  amount: number;
+  currency: string;
+}
+
+/** One call's line in a job's ledger, as the attempts table holds it. */
+export interface CallLine {
+  id: string;
+  /** Set once the call began: only then can it cost anything. */
+  startedAt: Date | null;
+  /** Set when the call ended. */
+  callOutcome: CallOutcome | null;
+  usage: TokenUsage | null;
+  cost: Money | null;
+}
+
+/** What a job's calls cost in one currency: all of them, its winner's, and everyone else's. */
+export interface CostInCurrency {
+  currency: string;
+  total: number;
+  winner: number;
+  others: number;
+}
+
+export interface JobCost {
+  /** One entry per currency calls were priced in; empty when no call's cost is known. */
+  amounts: CostInCurrency[];
+  /**
+   * Calls sent whose cost is not known: the provider reported no usage or has no price, or the
+   * call has not ended yet. While any remain, `amounts` is a lower bound.
+   */
+  unknownCalls: number;
+  /** Tokens reported over all calls; a count no call reported is absent. */
+  tokens: TokenUsage;
+}
+
+/** Sums kept to a trillionth of a currency unit, as each call's amount is. */
+const round = (amount: number): number => Math.round(amount * 1e12) / 1e12;
+
+/** Known costs summed per currency, the winner's apart from everyone else's. */
+export function sumCosts(
+  costs: Iterable<{ id: string; cost: Money }>,
+  winnerId: string | null,
+): CostInCurrency[] {
+  const byCurrency = new Map<string, CostInCurrency>();
+  for (const { id, cost } of costs) {
+    const { currency, amount } = cost;
+    const entry = byCurrency.get(currency) ?? { currency, total: 0, winner: 0, others: 0 };
+    entry.total = round(entry.total + amount);
+    if (id === winnerId) entry.winner = round(entry.winner + amount);
+    else entry.others = round(entry.others + amount);
+    byCurrency.set(currency, entry);
+  }
+  return [...byCurrency.values()].sort((a, b) => a.currency.localeCompare(b.currency));
+}
+
+/** A job's bill from its calls' ledger lines: the winner's cost apart from the rest. */
+export function jobCost(calls: readonly CallLine[], winnerId: string | null): JobCost {
+  const tokens: Required<TokenUsage> = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+  const reported = new Set<keyof TokenUsage>();
+  const known: Array<{ id: string; cost: Money }> = [];
+  let unknownCalls = 0;
+  for (const call of calls) {
+    if (!call.startedAt) continue;
+    for (const key of ['inputTokens', 'cachedInputTokens', 'outputTokens'] as const) {
+      const count = call.usage?.[key];
+      if (count === undefined) continue;
+      tokens[key] += count;
+      reported.add(key);
+    }
+    if (call.callOutcome && call.cost) known.push({ id: call.id, cost: call.cost });
+    else unknownCalls += 1;
+  }
+  return {
+    amounts: sumCosts(known, winnerId),
+    unknownCalls,
+    tokens: Object.fromEntries([...reported].map((key) => [key, tokens[key]])) as TokenUsage,
+  };
+}
+
+/** An amount as people read it: its currency, and no more digits than it needs. */
+export function formatMoney(amount: number, currency: string): string {
+  return `${currency} ${amount.toFixed(12).replace(/0+$/, '').replace(/\.$/, '')}`;
+}
+
+/** One line on what a job's calls cost so far, for the CLI and the Web UI's details. */
+export function describeJobCost(cost: JobCost): string {
+  const parts = cost.amounts.map(
+    (entry) =>
+      `${formatMoney(entry.total, entry.currency)} (winner ${formatMoney(entry.winner, entry.currency)}, others ${formatMoney(entry.others, entry.currency)})`,
+  );
+  if (cost.unknownCalls > 0)
+    parts.push(`${cost.unknownCalls} call${cost.unknownCalls === 1 ? '' : 's'} of unknown cost`);
+  return parts.length > 0 ? `cost ${parts.join('; ')}` : 'cost: no call yet';
+}
+
+/** The details line for the costs a workflow run has heard of (only calls that have ended). */
+export function describeCosts(costs: ReadonlyMap<string, Money>, winnerId: string | null): string {
+  const known = [...costs].map(([id, cost]) => ({ id, cost }));
+  return describeJobCost({ amounts: sumCosts(known, winnerId), unknownCalls: 0, tokens: {} });
+}

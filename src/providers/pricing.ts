@@ -1,0 +1,65 @@
+import type { Money, ProviderConfig, ReportedCostField, TokenPrice, TokenUsage } from './provider';
+
+/** Amounts are kept to a trillionth of a currency unit: far below any price, above float noise. */
+const AMOUNT_SCALE = 1e12;
+
+/** What tokens cost at a price; undefined unless both input and output counts are known. */
+export function costOfTokens(price: TokenPrice, usage: TokenUsage): Money | undefined {
+  const { inputTokens, outputTokens, cachedInputTokens = 0 } = usage;
+  if (inputTokens === undefined || outputTokens === undefined) return undefined;
+  const cachedPrice = price.cachedInputPerMillion ?? price.inputPerMillion;
+  const perMillion =
+    (inputTokens - cachedInputTokens) * price.inputPerMillion +
+    cachedInputTokens * cachedPrice +
+    outputTokens * price.outputPerMillion;
+  return {
+    amount: Math.round((perMillion / 1e6) * AMOUNT_SCALE) / AMOUNT_SCALE,
+    currency: price.currency,
+  };
+}
+
+/**
+ * What one call cost: what the provider reported, else its usage at the configured price, or
+ * nothing when the provider refused before any work. Undefined when none of these is known: an
+ * unknown cost is never taken for zero.
+ */
+export function costOfCall(
+  config: ProviderConfig,
+  call: {
+    usage?: TokenUsage;
+    reported?: Money;
+    /** The provider refused before doing any work (a definite failure): nothing to pay. */
+    refusedBeforeWork?: boolean;
+  },
+): Money | undefined {
+  if (call.reported) return call.reported;
+  const currency = config.kind === 'http' ? config.cost?.currency : config.price?.currency;
+  if (call.refusedBeforeWork && !call.usage && currency) return { amount: 0, currency };
+  if (config.kind === 'http' || !config.price || !call.usage) return undefined;
+  return costOfTokens(config.price, call.usage);
+}
+
+/** The value a JSON pointer (RFC 6901) names in `document`, if there is one. */
+export function resolvePointer(document: unknown, pointer: string): unknown {
+  if (pointer === '') return document;
+  let current = document;
+  for (const raw of pointer.slice(1).split('/')) {
+    const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (current === null || typeof current !== 'object') return undefined;
+    if (!Object.prototype.hasOwnProperty.call(current, token)) return undefined;
+    current = (current as Record<string, unknown>)[token];
+  }
+  return current;
+}
+
+/** The cost an HTTP provider's answer states in its configured field; undefined if it does not. */
+export function reportedCost(field: ReportedCostField, body: unknown): Money | undefined {
+  const value = resolvePointer(body, field.pointer);
+  const units = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (typeof units !== 'number' || !Number.isFinite(units) || units < 0) return undefined;
+  const amount = units / (field.unitsPerCurrencyUnit ?? 1);
+  return {
+    amount: Math.round(amount * AMOUNT_SCALE) / AMOUNT_SCALE,
+    currency: field.currency,
+  };
+}
