@@ -2,7 +2,16 @@ import { z } from 'zod';
 import type { AttemptRecord } from '../db/attempts';
 import type { JobPageCursor } from '../db/jobLists';
 import type { JobRecord } from '../db/jobs';
+import { CALL_OUTCOMES, jobCost } from '../domain/cost';
 import { ATTEMPT_STATES, JOB_MODES, JOB_STATUSES } from '../domain/job';
+
+const tokenUsageSchema = z.object({
+  inputTokens: z.number().int().optional(),
+  cachedInputTokens: z.number().int().optional(),
+  outputTokens: z.number().int().optional(),
+});
+
+const moneySchema = z.object({ amount: z.number(), currency: z.string() });
 
 export const attemptResourceSchema = z.object({
   id: z.string(),
@@ -13,6 +22,25 @@ export const attemptResourceSchema = z.object({
   rawOutput: z.unknown(),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
+  /** What the call came to, once it has ended. */
+  callOutcome: z.enum(CALL_OUTCOMES).nullable(),
+  /** Tokens the provider reported for the call; null when it reported none. */
+  usage: tokenUsageSchema.nullable(),
+  /** What the call cost; null while unknown (no usage reported, no price, or not ended). */
+  cost: moneySchema.nullable(),
+});
+
+export const jobCostSchema = z.object({
+  amounts: z.array(
+    z.object({
+      currency: z.string(),
+      total: z.number(),
+      winner: z.number(),
+      others: z.number(),
+    }),
+  ),
+  unknownCalls: z.number().int(),
+  tokens: tokenUsageSchema,
 });
 
 export const jobResourceSchema = z.object({
@@ -30,6 +58,8 @@ export const jobResourceSchema = z.object({
   notes: z.array(z.unknown()),
   attemptCount: z.number().int(),
   attempts: z.array(attemptResourceSchema).optional(),
+  /** What the job's calls cost, the winner's apart from the rest; given with the attempts. */
+  cost: jobCostSchema.optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
   finishedAt: z.string().nullable(),
@@ -68,7 +98,11 @@ export function jobResource(job: JobRecord, attempts?: AttemptRecord[]): JobReso
         rawOutput: attempt.rawOutput ?? null,
         startedAt: attempt.startedAt?.toISOString() ?? null,
         finishedAt: attempt.finishedAt?.toISOString() ?? null,
+        callOutcome: attempt.callOutcome,
+        usage: attempt.usage,
+        cost: attempt.cost,
       })),
+      cost: jobCost(attempts, job.completedBy),
     }),
     createdAt: job.createdAt.toISOString(),
     updatedAt: job.updatedAt.toISOString(),

@@ -7,6 +7,7 @@ import { listJobsForOperators } from '../db/jobLists';
 import { findJob } from '../db/jobs';
 import { createPool, type Pool } from '../db/pool';
 import { listRaces } from '../db/races';
+import { describeJobCost, formatMoney } from '../domain/cost';
 import { JOB_STATUSES, type JobStatus } from '../domain/job';
 import { createLogger, type Logger } from '../logger';
 import { cancelJob, resolveAttempt } from '../service/attempts';
@@ -107,14 +108,32 @@ export function addOperatorCommands(program: Command): void {
         if (!job) throw new Error(`no job ${jobId}`);
         const attempts = await listAttempts(pool, job.id);
         const races = await listRaces(pool, { jobId: job.id, limit: 100 });
-        output(options.json, { ...jobResource(job, attempts), races }, () =>
+        const resource = jobResource(job, attempts);
+        output(options.json, { ...resource, races }, () =>
           [
             `job ${job.id}  ${job.type}  ${job.status}  owner ${job.ownerId}  key ${job.idempotencyKey}`,
             `workflow ${job.workflowId}  version ${job.version}  completed by ${job.completedBy ?? '-'}`,
+            resource.cost ? describeJobCost(resource.cost) : '',
             '',
             renderTable(
-              ['attempt', 'provider', 'state', 'error'],
-              attempts.map((a) => [a.id, a.provider, a.state, errorText(a.error)]),
+              ['attempt', 'provider', 'state', 'call', 'tokens in/out', 'cost', 'error'],
+              attempts.map((a) => [
+                a.id,
+                a.provider,
+                a.state,
+                a.callOutcome ?? '-',
+                a.usage
+                  ? `${a.usage.inputTokens ?? '?'}/${a.usage.outputTokens ?? '?'}`
+                  : a.startedAt
+                    ? '?'
+                    : '-',
+                a.cost
+                  ? formatMoney(a.cost.amount, a.cost.currency)
+                  : a.startedAt
+                    ? 'unknown'
+                    : '-',
+                errorText(a.error),
+              ]),
             ),
             ...(races.length > 0
               ? ['', `lost races: ${races.map((r) => r.losingAttemptId).join(', ')}`]

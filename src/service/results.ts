@@ -36,6 +36,7 @@ export async function attemptOutcome(
     ...(attempt.error && typeof attempt.error === 'object'
       ? { error: attempt.error as Record<string, unknown> }
       : {}),
+    ...(attempt.cost ? { cost: attempt.cost } : {}),
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Money } from '../domain/cost';
 import type { AttemptState, JobMode, JobStatus, TerminalJobStatus } from '../domain/job';
 
 export const DEFAULT_TASK_QUEUE = 'onejob';
@@ -138,6 +139,8 @@ export interface AttemptOutcome {
   jobStatus: TerminalJobStatus | null;
   /** Why it failed or is unknown, as recorded on the attempt. */
   error?: Record<string, unknown>;
+  /** What its call cost, once the call has ended and the cost is known. */
+  cost?: Money;
 }
 
 /** What a look at an unknown attempt found, beyond its outcome. */

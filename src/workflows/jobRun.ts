@@ -5,6 +5,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { describeCosts, type Money } from '../domain/cost';
 import { FAILURES } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type JobStatus, type TerminalJobStatus } from '../domain/job';
 import { databaseSteps, LOCAL_ADMISSION } from './activityStubs';
@@ -62,6 +63,8 @@ export class JobRun {
   readonly runningCalls = new Map<string, CancellationScope>();
   /** Every attempt being run right now, so that a cancel can wait for each to settle its row. */
   readonly runningAttempts = new Set<Promise<unknown>>();
+  /** What each ended call cost, as far as this run has heard: shown to operators. */
+  readonly costs = new Map<string, Money>();
   /** Attempt 1 when admission wrote its row: the loop launches it before anything else. */
   admittedFirstAttempt: AttemptSummary | undefined;
   /** How this run reaches the database (local activities, unless it began before they did). */
@@ -102,7 +105,8 @@ export class JobRun {
     this.status.status = next;
     this.status.waitingOn = waitingOn;
     this.status.needsOperator = needsOperator;
-    setCurrentDetails(needsOperator ? `${waitingOn} — needs an operator` : waitingOn);
+    const cost = this.costs.size > 0 ? ` · ${describeCosts(this.costs, this.winner)}` : '';
+    setCurrentDetails(`${needsOperator ? `${waitingOn} — needs an operator` : waitingOn}${cost}`);
     // Search attributes only when they change: every upsert is a history event.
     if (this.shown?.status === next && this.shown.count === this.attempts.length) return;
     this.shown = { status: next, count: this.attempts.length };
@@ -128,6 +132,7 @@ export class JobRun {
         ...outcome.error,
       });
     summary.state = outcome.state;
+    if (outcome.cost) this.costs.set(summary.attemptId, outcome.cost);
     this.end({ status: outcome.jobStatus, completedBy: outcome.winnerAttemptId });
   }
 
