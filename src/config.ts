@@ -32,6 +32,26 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number)
   return value;
 }
 
+/** A share such as 0.1 (10 %), or undefined when the variable is unset. */
+function optionalShare(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > 100)
+    throw new Error(`${name} must be a share such as 0.1 (10 %), got "${raw}"`);
+  return value;
+}
+
+/** A non-negative amount of money, or undefined when the variable is unset. */
+function optionalAmount(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0)
+    throw new Error(`${name} must be an amount of money such as 0.05, got "${raw}"`);
+  return value;
+}
+
 function optionalToken(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const value = env[name];
   if (value === undefined || value === '') return undefined;
@@ -80,6 +100,24 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
       : undefined,
     /** After a shutdown request, how long running provider calls may go on. */
     shutdownForceTimeMs: milliseconds(env, 'ONEJOB_SHUTDOWN_FORCE_TIME_MS', 30_000),
+    hedgeBudget: hedgeBudget(env),
+  };
+}
+
+/**
+ * What hedging may spend: at most `share` more than the primaries' calls cost, over the last
+ * `windowMs`, per primary provider; and no hedge expected to cost more than `maxExtraPerJob`.
+ * Unset (no ONEJOB_HEDGE_BUDGET_SHARE and no ONEJOB_HEDGE_MAX_EXTRA_PER_JOB): no budget.
+ */
+function hedgeBudget(env: NodeJS.ProcessEnv) {
+  const share = optionalShare(env, 'ONEJOB_HEDGE_BUDGET_SHARE');
+  const maxExtraPerJob = optionalAmount(env, 'ONEJOB_HEDGE_MAX_EXTRA_PER_JOB');
+  if (share === undefined && maxExtraPerJob === undefined) return undefined;
+  return {
+    ...(share === undefined ? {} : { share }),
+    ...(maxExtraPerJob === undefined ? {} : { maxExtraPerJob }),
+    windowMs: positiveInteger(env, 'ONEJOB_HEDGE_BUDGET_WINDOW_MS', 3_600_000),
+    refreshMs: milliseconds(env, 'ONEJOB_HEDGE_BUDGET_REFRESH_MS', 5_000),
   };
 }
 

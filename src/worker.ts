@@ -32,6 +32,7 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     maxConcurrentProviderCalls: config.maxConcurrentProviderCalls,
     maxCachedWorkflows: config.maxCachedWorkflows,
     shutdownForceTimeMs: config.shutdownForceTimeMs,
+    ...(config.hedgeBudget ? { hedgeBudget: config.hedgeBudget } : {}),
   } satisfies Partial<JobWorkerOptions>;
 }
 

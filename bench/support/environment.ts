@@ -34,6 +34,8 @@ function benchProviders(simulatorUrl: string): ProviderConfig[] {
     model,
     timeoutMs,
     sideEffects: false,
+    // Priced, so that the hedging row can say what hedges cost, not only how many there were.
+    price: { currency: 'USD', inputPerMillion: 0.15, outputPerMillion: 0.6 },
   });
   return [
     ...simulatorProviders(simulatorUrl),

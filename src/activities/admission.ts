@@ -6,10 +6,17 @@ import {
   settleAbandonedAttempt,
 } from '../db/attempts';
 import { findCertificationsForContract } from '../db/certifications';
-import { addJobNote, findJob, insertJobOrFindExisting, markJobAdmitted } from '../db/jobs';
+import {
+  addJobNote,
+  findJob,
+  insertJobOrFindExisting,
+  markJobAdmitted,
+  type JobRecord,
+} from '../db/jobs';
 import { observedP95Ms } from '../db/providerStats';
 import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
 import { jobIdentityProblem } from '../domain/identity';
+import type { JobMode } from '../domain/job';
 import { contractVersion, findJobType, type AnyJobTypeContract } from '../jobTypes';
 import { providerModel } from '../providers/provider';
 import { ServiceError } from '../service/errors';
@@ -17,6 +24,7 @@ import { validateIntent } from '../service/intent';
 import { attemptSummary } from '../service/results';
 import type { AdmittedJob, AttemptSummary, JobWorkflowInput } from '../workflows/definitions';
 import { typedFailure } from './failures';
+import { hedgeBudgetGuard } from './hedgeBudget';
 import {
   DEFAULT_HISTORY_EVENT_LIMIT,
   DEFAULT_MAX_ATTEMPTS_PER_JOB,
@@ -38,11 +46,13 @@ type AdmissionDeps = Pick<
   | 'historyEventLimit'
   | 'reconcileMaxDelayMs'
   | 'reconcileFirstDelayMs'
+  | 'hedgeBudget'
 >;
 
 /** Admission: the job row this workflow runs, its plan, and what earlier runs left behind. */
 export function admissionActivities(deps: AdmissionDeps) {
   const { pool, providers, logger } = deps;
+  const hedgingPaused = hedgeBudgetGuard(deps);
 
   const planned = (name: string, uncertified?: string): PlannedProvider => {
     const { config } = providers.get(name);
@@ -167,6 +177,28 @@ export function admissionActivities(deps: AdmissionDeps) {
     }
   }
 
+  /**
+   * How the job runs: a hedged job runs exclusive when hedging's budget is spent. Decided once,
+   * before its first attempt, and kept as a note on the job, so that a later admission (a new
+   * run of its workflow) holds to it; a job that already has attempts keeps its mode.
+   */
+  async function modeToRun(
+    job: JobRecord,
+    plan: PlannedProvider[],
+    attempts: AttemptSummary[],
+  ): Promise<JobMode> {
+    if (job.mode !== 'hedged') return job.mode;
+    if (job.notes.some((note) => (note as { event?: unknown }).event === 'hedging_paused'))
+      return 'exclusive';
+    const [primary, hedge] = plan;
+    if (job.terminalStatus || attempts.length > 0 || !primary) return job.mode;
+    const paused = await hedgingPaused(primary.name, hedge?.name);
+    if (!paused) return job.mode;
+    await addJobNote(pool, job.id, paused);
+    logger.info({ jobId: job.id, ...paused }, 'hedging paused: its budget is spent');
+    return 'exclusive';
+  }
+
   return {
     /**
      * Refuses to run a job whose row is missing or belongs to a different (owner, key, intent);
@@ -224,18 +256,20 @@ export function admissionActivities(deps: AdmissionDeps) {
       }
       const primary = job.providers[0];
       const p95 = primary ? await observedP95Ms(pool, primary) : undefined;
+      const attempts = job.terminalStatus ? [] : await adoptAttempts(job.id);
+      const mode = await modeToRun(job, plan, attempts);
       const admitted: JobPlan = {
         jobId: job.id,
         requestFingerprint: job.requestFingerprint,
         type: job.type,
-        mode: job.mode,
+        mode,
         providers: plan,
         skipped,
         compatible: compatibleNames.map((name) => planned(name, reasonFor(name))),
         hedgeDelayMs: p95 ?? deps.defaultHedgeDelayMs ?? 2_000,
         terminalStatus: job.terminalStatus,
         completedBy: job.completedBy,
-        attempts: job.terminalStatus ? [] : await adoptAttempts(job.id),
+        attempts,
         maxAttempts: deps.maxAttemptsPerJob ?? DEFAULT_MAX_ATTEMPTS_PER_JOB,
         historyEventLimit: deps.historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT,
         reconcileMaxDelayMs: deps.reconcileMaxDelayMs ?? DEFAULT_RECONCILE_MAX_DELAY_MS,
@@ -250,7 +284,7 @@ export function admissionActivities(deps: AdmissionDeps) {
         admitted.maxAttempts < 1
       )
         return admitted;
-      const firstAttempt = await startFirstAttempt(job.id, first.name, job.mode);
+      const firstAttempt = await startFirstAttempt(job.id, first.name, mode);
       return firstAttempt ? { ...admitted, firstAttempt } : admitted;
     },
   };

@@ -19,6 +19,22 @@ export interface ActivityDeps {
   historyEventLimit?: number;
   reconcileMaxDelayMs?: number;
   reconcileFirstDelayMs?: number;
+  /** What hedging may spend; without it, hedged jobs always hedge. */
+  hedgeBudget?: HedgeBudget;
+}
+
+/**
+ * Hedging's budget, per primary provider: the hedges of hedged jobs may cost at most `share`
+ * (0.1 = 10 %) more than their primaries' calls did over the last `windowMs`, and a hedge
+ * expected to cost more than `maxExtraPerJob` (the mean cost of a call on its provider over
+ * the window, in that provider's currency) is not started. Spent, a new hedged job runs exclusive.
+ */
+export interface HedgeBudget {
+  share?: number;
+  maxExtraPerJob?: number;
+  windowMs: number;
+  /** How long one look at the window's spend is reused (it reads every hedged call in it). */
+  refreshMs: number;
 }
 
 export const DEFAULT_MAX_ATTEMPTS_PER_JOB = 16;

@@ -1,0 +1,87 @@
+import { hedgeSpendInWindow, meanHedgeCost } from '../db/hedgeSpend';
+import { formatMoney } from '../domain/cost';
+import type { ActivityDeps, HedgeBudget } from './types';
+
+/** Why a hedged job runs exclusive: the note admission writes on the job. */
+export interface HedgingPaused extends Record<string, unknown> {
+  event: 'hedging_paused';
+  reason: string;
+  primary: string;
+}
+
+const seconds = (ms: number): string => `${Math.round(ms / 1000)} s`;
+
+/** Whether hedging's budget allows a new hedged job to hedge: a note saying why not, or nothing. */
+async function budgetVerdict(
+  pool: ActivityDeps['pool'],
+  budget: HedgeBudget,
+  primary: string,
+  hedge: string | undefined,
+): Promise<HedgingPaused | undefined> {
+  const window = `the last ${seconds(budget.windowMs)}`;
+  if (budget.share !== undefined) {
+    const spend = await hedgeSpendInWindow(pool, primary, budget.windowMs);
+    const unknown = spend.reduce((sum, row) => sum + row.extraUnknown, 0);
+    // A hedge of unknown cost may have spent anything: the budget cannot be shown to hold.
+    if (unknown > 0)
+      return {
+        event: 'hedging_paused',
+        reason: `${unknown} hedge call(s) of jobs with primary ${primary} over ${window} have no known cost, so the budget cannot be checked`,
+        primary,
+        unknownHedgeCalls: unknown,
+      };
+    for (const row of spend) {
+      if (row.currency === null || row.extraCost <= budget.share * row.primaryCost) continue;
+      return {
+        event: 'hedging_paused',
+        reason: `hedges of jobs with primary ${primary} cost ${formatMoney(row.extraCost, row.currency)} over ${window}, more than ${budget.share * 100} % of their primaries' ${formatMoney(row.primaryCost, row.currency)}`,
+        primary,
+        currency: row.currency,
+        primaryCost: row.primaryCost,
+        extraCost: row.extraCost,
+        share: budget.share,
+        windowMs: budget.windowMs,
+      };
+    }
+  }
+  if (budget.maxExtraPerJob !== undefined && hedge) {
+    for (const { currency, mean, calls } of await meanHedgeCost(pool, hedge, budget.windowMs)) {
+      if (mean <= budget.maxExtraPerJob) continue;
+      return {
+        event: 'hedging_paused',
+        reason: `a hedge on ${hedge} cost ${formatMoney(mean, currency)} on average over ${window} (${calls} calls), more than the cap of ${formatMoney(budget.maxExtraPerJob, currency)} a job may spend on hedging`,
+        primary,
+        hedge,
+        currency,
+        meanHedgeCost: mean,
+        maxExtraPerJob: budget.maxExtraPerJob,
+      };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Hedging's budget as admission asks it, per (primary, hedge provider). A verdict is reused for
+ * `refreshMs`: the window's sums read every hedged call that ended in it, too much to read for
+ * every job. Without a budget, hedging is never paused.
+ */
+export function hedgeBudgetGuard(deps: Pick<ActivityDeps, 'pool' | 'hedgeBudget'>) {
+  const budget = deps.hedgeBudget;
+  const verdicts = new Map<
+    string,
+    { until: number; verdict: Promise<HedgingPaused | undefined> }
+  >();
+  return (primary: string, hedge: string | undefined): Promise<HedgingPaused | undefined> => {
+    if (!budget) return Promise.resolve(undefined);
+    const key = `${primary}\n${hedge ?? ''}`;
+    const now = Date.now();
+    const cached = verdicts.get(key);
+    if (cached && cached.until > now) return cached.verdict;
+    const verdict = budgetVerdict(deps.pool, budget, primary, hedge);
+    // A failed read is not kept: the next job asks again.
+    verdict.catch(() => verdicts.delete(key));
+    verdicts.set(key, { until: now + budget.refreshMs, verdict });
+    return verdict;
+  };
+}

@@ -1,0 +1,72 @@
+import type { Queryable } from './pool';
+import { preparedStatement } from './statements';
+
+/** What hedged jobs with one primary spent over a window, in one currency. */
+export interface HedgeSpend {
+  /** Null for calls of unknown cost. */
+  currency: string | null;
+  /** Attempt 1's calls: what the primaries cost, which they would have cost alone. */
+  primaryCost: number;
+  /** Every later call of those jobs: the hedges. */
+  extraCost: number;
+  /** Later calls of unknown cost (counted under a null currency). */
+  extraUnknown: number;
+}
+
+// Hedged jobs' attempts are exactly the non-exclusive ones; their ended calls are read through
+// attempts_hedged_call_ends_idx (migration 0008), and attempt 1 of each job by its key.
+const HEDGE_SPEND = preparedStatement(
+  'hedge-spend.in-window',
+  `SELECT a.cost_currency AS currency,
+          coalesce(sum(a.cost) FILTER (WHERE a.seq = 1), 0)::float8 AS primary_cost,
+          coalesce(sum(a.cost) FILTER (WHERE a.seq > 1), 0)::float8 AS extra_cost,
+          count(*) FILTER (WHERE a.seq > 1 AND a.cost IS NULL)::int AS extra_unknown
+     FROM attempts a
+     JOIN attempts p ON p.job_id = a.job_id AND p.seq = 1
+    WHERE NOT a.exclusive AND a.call_outcome IS NOT NULL
+      AND a.call_ended_at >= now() - make_interval(secs => $2::float8 / 1000)
+      AND p.provider = $1
+    GROUP BY a.cost_currency`,
+);
+
+/** Per currency, what the calls of hedged jobs whose primary is `primary` cost lately. */
+export async function hedgeSpendInWindow(
+  db: Queryable,
+  primary: string,
+  windowMs: number,
+): Promise<HedgeSpend[]> {
+  const { rows } = await db.query<{
+    currency: string | null;
+    primary_cost: number;
+    extra_cost: number;
+    extra_unknown: number;
+  }>(HEDGE_SPEND([primary, windowMs]));
+  return rows.map((row) => ({
+    currency: row.currency,
+    primaryCost: row.primary_cost,
+    extraCost: row.extra_cost,
+    extraUnknown: row.extra_unknown,
+  }));
+}
+
+const MEAN_HEDGE_COST = preparedStatement(
+  'hedge-spend.mean-hedge-cost',
+  `SELECT cost_currency AS currency, avg(cost)::float8 AS mean, count(*)::int AS calls
+     FROM attempts
+    WHERE NOT exclusive AND call_outcome IS NOT NULL AND seq > 1
+      AND call_ended_at >= now() - make_interval(secs => $2::float8 / 1000)
+      AND provider = $1 AND cost IS NOT NULL
+    GROUP BY cost_currency`,
+);
+
+/** The mean known cost of a hedge call on `provider` lately, per currency. */
+export async function meanHedgeCost(
+  db: Queryable,
+  provider: string,
+  windowMs: number,
+): Promise<Array<{ currency: string; mean: number; calls: number }>> {
+  const { rows } = await db.query<{ currency: string; mean: number; calls: number }>(
+    MEAN_HEDGE_COST([provider, windowMs]),
+  );
+  return rows;
+}

@@ -1,0 +1,110 @@
+import type { JobCost } from '../src/domain/cost';
+import { createJob, readJob, untilJob, type JobView } from './support/jobs';
+import { eventually } from './support/polling';
+import { chatProvider } from './support/providers';
+import { attemptRows } from './support/rows';
+import { useTestStack } from './support/stack';
+
+/**
+ * Hedging within a budget: the hedges of hedged jobs may cost at most a share more than their
+ * primaries did over a window, and a hedge expected to cost more than the per-job cap is not
+ * started. Once spent, a new hedged job runs exclusive and its notes say why.
+ */
+const CHEAP = { currency: 'USD', inputPerMillion: 0.15, outputPerMillion: 0.6 };
+const DEAR = { currency: 'USD', inputPerMillion: 2.5, outputPerMillion: 10 };
+
+const stack = useTestStack({
+  providers: (url) => [
+    chatProvider(url, 'primary', 'sim-steady', { timeoutMs: 10_000, price: CHEAP }),
+    chatProvider(url, 'other-primary', 'sim-steady', { timeoutMs: 10_000, price: CHEAP }),
+    chatProvider(url, 'fallback', 'sim-backup', { timeoutMs: 10_000, price: DEAR }),
+  ],
+  hedgeDelayMs: 300,
+  certify: [['fallback', 'summarize']],
+  env: {
+    ONEJOB_HEDGE_BUDGET_SHARE: '0.1',
+    // A hedge on `fallback` costs about USD 0.0003 here: over the cap.
+    ONEJOB_HEDGE_MAX_EXTRA_PER_JOB: '0.00001',
+    ONEJOB_HEDGE_BUDGET_REFRESH_MS: '0',
+  },
+});
+
+type Noted = JobView & { cost: JobCost };
+
+/** A hedged summary whose primary's answer is held at `gate`; returns once its call runs. */
+async function hedgedJobHeldAt(gate: string, primary: string): Promise<JobView> {
+  stack.simulator.inject({ route: 'chat', model: 'sim-steady', fault: { kind: 'hold', gate } });
+  const job = await createJob(stack, {
+    type: 'summarize',
+    input: { text: `Held at ${gate}. Then let go.` },
+    providers: [primary, 'fallback'],
+    mode: 'hedged',
+  });
+  await eventually(
+    () => attemptRows(stack.pool, job.id),
+    (rows) => rows[0]?.state === 'running',
+  );
+  return job;
+}
+
+async function exclusiveFlags(jobId: string): Promise<boolean[]> {
+  const { rows } = await stack.pool.query<{ exclusive: boolean }>(
+    'SELECT exclusive FROM attempts WHERE job_id = $1 ORDER BY seq',
+    [jobId],
+  );
+  return rows.map((row) => row.exclusive);
+}
+
+const pauseNotes = (job: JobView) => job.notes.filter((note) => note.event === 'hedging_paused');
+
+test('once hedges have cost more than the budget’s share, the next hedged job runs exclusive, and its notes say why', async () => {
+  // Within budget (nothing spent yet): the hedge starts while the primary is held, and wins.
+  const first = await hedgedJobHeldAt('budget-first', 'primary');
+  await untilJob(stack, first.id, (j) => j.status === 'succeeded');
+  expect((await readJob(stack, first.id)).completedBy).toBe(`${first.id}:2`);
+  expect(pauseNotes(await readJob(stack, first.id))).toEqual([]);
+  // The primary's late answer is recorded too: now the hedge cost far more than 10 % of it.
+  stack.simulator.openGate('budget-first');
+  await eventually(
+    async () => (await readJob(stack, first.id)) as Noted,
+    (j) => j.cost.unknownCalls === 0 && j.cost.amounts[0]!.others > 0,
+  );
+
+  const second = await hedgedJobHeldAt('budget-second', 'primary');
+  // Admitted exclusive: its attempt is exclusive, so no hedge can run beside it.
+  expect(await exclusiveFlags(second.id)).toEqual([true]);
+  const [note] = pauseNotes(await readJob(stack, second.id));
+  expect(note).toMatchObject({ primary: 'primary', currency: 'USD', share: 0.1 });
+  expect(String(note?.reason)).toMatch(
+    /^hedges of jobs with primary primary cost USD .* more than 10 % of/,
+  );
+  expect(note!.extraCost as number).toBeGreaterThan(0.1 * (note!.primaryCost as number));
+  stack.simulator.openGate('budget-second');
+  const done = await untilJob(stack, second.id, (j) => j.status === 'succeeded');
+  expect(done.completedBy).toBe(`${second.id}:1`);
+  expect(done.attempts.map((a) => a.provider)).toEqual(['primary']);
+});
+
+test('a hedge expected to cost more than the per-job cap is not started: the job runs exclusive, and its notes say why', async () => {
+  // Another primary, with no spend of its own: only the cap can stop it. The hedges on
+  // `fallback` the test before ran cost more than the cap, on average.
+  await eventually(
+    async () =>
+      (
+        await stack.pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM attempts WHERE provider = 'fallback' AND NOT exclusive AND cost IS NOT NULL",
+        )
+      ).rows[0]!.n,
+    (n) => n > 0,
+  );
+  const job = await hedgedJobHeldAt('budget-cap', 'other-primary');
+  expect(await exclusiveFlags(job.id)).toEqual([true]);
+  const [note] = pauseNotes(await readJob(stack, job.id));
+  expect(note).toMatchObject({ primary: 'other-primary', hedge: 'fallback', currency: 'USD' });
+  expect(String(note?.reason)).toMatch(
+    /^a hedge on fallback cost USD .* more than the cap of USD 0\.00001/,
+  );
+  stack.simulator.openGate('budget-cap');
+  const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+  expect(done.attempts.map((a) => a.provider)).toEqual(['other-primary']);
+});
