@@ -143,17 +143,14 @@ export function providerCallActivities(
         // Truncated, refused, format ignored: each its own code; else the contract's checks.
         const code = violation ? VIOLATION_CODES[violation.kind] : 'contract_violation';
         if (checked.ok) {
+          // The call's end is written by the compare-and-swap's own transaction, which alone
+          // says whether the answer won: whoever sees the job end sees what the call cost.
           outcome = await recordResult(pool, logger, {
             attemptId: attempt.id,
             result: checked.output,
             source: isLate() ? 'late-result' : 'provider',
+            callEnd: ledger,
           });
-          // After the compare-and-swap, which says whether the answer won. Until the call's end
-          // is written a status lookup's "never processed" is not believed; the attempt is
-          // settled by now, so nothing waits on it.
-          const won = outcome.winnerAttemptId === attempt.id;
-          await markCallEnded(pool, attempt.id, { ...ledger, outcome: won ? 'won' : 'lost' });
-          if (cost) outcome = { ...outcome, cost };
         } else {
           await markCallEnded(pool, attempt.id, { ...ledger, outcome: 'rejected' });
           // The raw answer stays on the attempt, never on the job.

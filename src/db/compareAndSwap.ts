@@ -1,4 +1,4 @@
-import { findAttemptForUpdate } from './attempts';
+import { findAttemptForUpdate, markCallEnded, type CallLedger } from './attempts';
 import { inTransaction, type Pool, type Queryable } from './pool';
 import { preparedStatement } from './statements';
 
@@ -20,9 +20,22 @@ export type RecordResultOutcome =
  */
 export async function recordAttemptResult(
   pool: Pool,
-  input: { attemptId: string; result: unknown },
+  input: {
+    attemptId: string;
+    result: unknown;
+    /**
+     * The ledger line of the call that brought the result, when one did: written in the same
+     * transaction, as `won` or `lost`, so that whoever sees the job end sees what its call cost.
+     */
+    callEnd?: Omit<CallLedger, 'outcome'>;
+  },
 ): Promise<RecordResultOutcome> {
-  return inTransaction(pool, (tx) => recordAttemptResultIn(tx, input));
+  return inTransaction(pool, async (tx) => {
+    const outcome = await recordAttemptResultIn(tx, input);
+    if (input.callEnd)
+      await markCallEnded(tx, input.attemptId, { ...input.callEnd, outcome: outcome.outcome });
+    return outcome;
+  });
 }
 
 const JOB_VERSION = preparedStatement('cas.job-version', 'SELECT version FROM jobs WHERE id = $1');

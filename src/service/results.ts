@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { findAttempt, type AttemptRecord } from '../db/attempts';
+import { findAttempt, type AttemptRecord, type CallLedger } from '../db/attempts';
 import { recordAttemptResult } from '../db/compareAndSwap';
 import { findJob, type JobRecord } from '../db/jobs';
 import type { Pool, Queryable } from '../db/pool';
@@ -48,11 +48,18 @@ export async function attemptOutcome(
 export async function recordResult(
   pool: Pool,
   logger: Logger,
-  input: { attemptId: string; result: unknown; source: string },
+  input: {
+    attemptId: string;
+    result: unknown;
+    source: string;
+    /** The ledger line of the provider call that brought the result, if one did. */
+    callEnd?: Omit<CallLedger, 'outcome'>;
+  },
 ): Promise<AttemptOutcome> {
   const outcome = await recordAttemptResult(pool, {
     attemptId: input.attemptId,
     result: input.result,
+    ...(input.callEnd ? { callEnd: input.callEnd } : {}),
   });
   const attempt = await findAttempt(pool, input.attemptId);
   if (!attempt) throw new Error(`attempt ${input.attemptId} vanished`);
