@@ -3,6 +3,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
 import { ChaosClient } from './client';
 import { checkInvariants, isClientTimeout, type Violation } from './invariants';
 import { Journal, type ProcessFault } from './journal';
@@ -210,6 +211,12 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       world,
       simulatorUrls: stack.simulatorUrls,
       paymentProviders: PAYMENT_PROVIDERS,
+      callWindows: Object.fromEntries(
+        stack.providers.map((config) => [
+          config.name,
+          { lateResultMs: lateResultTimeoutMs(config), graceMs: notFoundGraceMs(config) },
+        ]),
+      ),
       unexpectedExits: stack.unexpectedExits(),
     });
     const statuses: Record<string, number> = {};

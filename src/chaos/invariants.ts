@@ -36,7 +36,7 @@ interface JobRow {
   result: unknown;
 }
 
-interface AttemptRow {
+export interface AttemptRow {
   id: string;
   job_id: string;
   provider: string;
@@ -60,6 +60,28 @@ const SETTLED_BY = new Set([
   'cancelled',
 ]);
 
+/**
+ * A provider's call window, as reconciliation reads it: a call can no longer answer once it
+ * has ended or its late-result window has closed, and a "gone" is believed only the grace after.
+ */
+export interface CallWindow {
+  lateResultMs: number;
+  graceMs: number;
+}
+
+/**
+ * A side-effect-free attempt may fail as `call_gone` (its worker died mid-call, say), but only
+ * once its call could no longer answer: the reconciler's own rule, checked from the rows.
+ */
+export function callGoneInTime(attempt: AttemptRow, windows: Record<string, CallWindow>): boolean {
+  const window = windows[attempt.provider];
+  if (attempt.error?.code !== 'call_gone' || !window || !attempt.started_at) return false;
+  if (!attempt.finished_at) return false;
+  const callOver =
+    attempt.call_ended_at?.getTime() ?? attempt.started_at.getTime() + window.lateResultMs;
+  return attempt.finished_at.getTime() >= callOver + window.graceMs;
+}
+
 export interface CheckInputs {
   db: pg.Pool;
   temporal: Client;
@@ -68,6 +90,8 @@ export interface CheckInputs {
   simulatorUrls: string[];
   /** Names of providers with side effects. */
   paymentProviders: string[];
+  /** Every provider's call window, by name (see callGoneInTime). */
+  callWindows: Record<string, CallWindow>;
   /** Service processes that died without being killed by the campaign. */
   unexpectedExits: Array<{
     service: string;
@@ -249,7 +273,11 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
     let reason: string | undefined;
     if (sideEffects && !definite && !settledByEvidence)
       reason = `failed (${code}) although its charge may have happened and nothing settled it`;
-    else if (wasUnknown && !settledByEvidence && !(!sideEffects && callEnded))
+    else if (
+      wasUnknown &&
+      !settledByEvidence &&
+      !(!sideEffects && (callEnded || callGoneInTime(attempt, inputs.callWindows)))
+    )
       reason = `was unknown and then failed (${code}) without a lookup, callback or operator`;
     else if (
       code === 'never_processed' &&
