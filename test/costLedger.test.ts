@@ -66,6 +66,12 @@ function expectUsageAsServed(attempt: LedgerAttempt): { input: number; output: n
   return served!;
 }
 
+/** A summary job whose calls to the primary's model are held at `gate` until it opens. */
+function summaryWithPrimaryHeld(gate: string, body: Record<string, unknown>) {
+  stack.simulator.inject({ route: 'chat', model: 'sim-steady', fault: { kind: 'hold', gate } });
+  return createJob(stack, { type: 'summarize', ...body });
+}
+
 async function metricsText(): Promise<string> {
   return (await fetch(`${stack.apiUrl}/metrics`)).text();
 }
@@ -76,13 +82,7 @@ function metricValue(text: string, metric: string): number {
 }
 
 test('a hedged job whose loser answered late shows both calls’ usage and cost, and the job’s total with the winner apart', async () => {
-  stack.simulator.inject({
-    route: 'chat',
-    model: 'sim-steady',
-    fault: { kind: 'hold', gate: 'ledger-hedge' },
-  });
-  const job = await createJob(stack, {
-    type: 'summarize',
+  const job = await summaryWithPrimaryHeld('ledger-hedge', {
     input: { text: 'The first call is held. The hedge answers and wins.' },
     providers: ['primary', 'fallback'],
     mode: 'hedged',
@@ -146,13 +146,7 @@ test('a hedged job whose loser answered late shows both calls’ usage and cost,
 });
 
 test('a call that answers after its job was cancelled is recorded with its usage and cost: the bill counts it', async () => {
-  stack.simulator.inject({
-    route: 'chat',
-    model: 'sim-steady',
-    fault: { kind: 'hold', gate: 'ledger-cancel' },
-  });
-  const job = await createJob(stack, {
-    type: 'summarize',
+  const job = await summaryWithPrimaryHeld('ledger-cancel', {
     input: { text: 'Cancelled while the model thinks. Paid for all the same.' },
     providers: ['primary'],
   });

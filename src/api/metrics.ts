@@ -120,53 +120,51 @@ export function createMetrics(db: Queryable, options: { waitsInProgress: () => n
     },
   });
 
-  /** Totals of one metric the call-end trigger keeps (migration 0008), by their labels. */
-  const totalsOf = async (metric: string) =>
-    (await totals())
-      .filter((row) => row.metric === metric)
-      .map((row) => ({ labels: row.label.split('|'), n: row.n }));
-  new Counter({
-    name: 'onejob_attempt_cost_total',
-    help: 'What provider calls cost, by provider, what the call came to (won, lost, rejected, failed) and currency; calls of unknown cost are not in it (from the database)',
-    labelNames: ['provider', 'outcome', 'currency'],
-    registers: [registry],
-    async collect() {
-      const rows = await totalsOf('attempt_cost_nanos');
-      this.reset();
-      for (const { labels, n } of rows) {
-        const [provider, outcome, currency] = labels;
-        this.inc({ provider, outcome, currency }, n / 1e9);
-      }
-    },
-  });
-  new Counter({
-    name: 'onejob_attempt_calls_unpriced_total',
-    help: 'Provider calls whose cost is unknown (no usage reported, or no price configured), by provider and outcome (from the database)',
-    labelNames: ['provider', 'outcome'],
-    registers: [registry],
-    async collect() {
-      const rows = await totalsOf('attempt_calls_unpriced');
-      this.reset();
-      for (const { labels, n } of rows) {
-        const [provider, outcome] = labels;
-        this.inc({ provider, outcome }, n);
-      }
-    },
-  });
-  new Counter({
-    name: 'onejob_attempt_tokens_total',
-    help: 'Tokens providers reported, by provider and kind (input, cached_input, output); cached input is part of input (from the database)',
-    labelNames: ['provider', 'kind'],
-    registers: [registry],
-    async collect() {
-      const rows = await totalsOf('attempt_tokens');
-      this.reset();
-      for (const { labels, n } of rows) {
-        const [provider, kind] = labels;
-        this.inc({ provider, kind }, n);
-      }
-    },
-  });
+  /**
+   * A counter of one all-time total the call-end trigger keeps (migration 0008): its label
+   * values are the delta's label split at '|', its value the total divided by `unitsPerValue`.
+   */
+  const ledgerCounter = (
+    name: string,
+    help: string,
+    labelNames: string[],
+    metric: string,
+    unitsPerValue = 1,
+  ) =>
+    new Counter({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        const rows = (await totals()).filter((row) => row.metric === metric);
+        this.reset();
+        for (const row of rows) {
+          const values = row.label.split('|');
+          const labels = Object.fromEntries(labelNames.map((label, i) => [label, values[i]!]));
+          this.inc(labels, row.n / unitsPerValue);
+        }
+      },
+    });
+  ledgerCounter(
+    'onejob_attempt_cost_total',
+    'What provider calls cost, by provider, what the call came to (won, lost, rejected, failed) and currency; calls of unknown cost are not in it (from the database)',
+    ['provider', 'outcome', 'currency'],
+    'attempt_cost_nanos',
+    1e9,
+  );
+  ledgerCounter(
+    'onejob_attempt_calls_unpriced_total',
+    'Provider calls whose cost is unknown (no usage reported, or no price configured), by provider and outcome (from the database)',
+    ['provider', 'outcome'],
+    'attempt_calls_unpriced',
+  );
+  ledgerCounter(
+    'onejob_attempt_tokens_total',
+    'Tokens providers reported, by provider and kind (input, cached_input, output); cached input is part of input (from the database)',
+    ['provider', 'kind'],
+    'attempt_tokens',
+  );
 
   return { registry, jobsCreated, jobsReplayed, conflicts, fold };
 }
