@@ -79,3 +79,33 @@ test('the digest form uses SHA-256 of the key, so keys that differ anywhere get 
   );
   expect(ids.size).toBe(50);
 });
+
+test('a key’s later generations (after a release) get ids of their own, apart from every first generation’s, within 255 and decoding back', () => {
+  expect(jobWorkflowId('alice', 'order-42', 2)).toBe('job/alice/order-42/2');
+  expect(jobWorkflowId('alice', 'order-42', 1)).toBe(jobWorkflowId('alice', 'order-42'));
+  const ids = new Set<string>();
+  for (const [owner, key] of [
+    ['a', 'b'],
+    ['a', 'b/2'],
+    ['a/b', '2'],
+    ['a', 'b%2F2'],
+  ] as const)
+    for (const generation of [1, 2, 3, 12]) ids.add(jobWorkflowId(owner, key, generation));
+  expect(ids.size).toBe(16);
+  for (const generation of [2, 9_999_999]) {
+    for (let i = 0; i < 500; i++) {
+      const owner = printable(randomInt(1, MAX_OWNER_ID_LENGTH + 1));
+      const key = printable(randomInt(1, MAX_IDEMPOTENCY_KEY_LENGTH + 1));
+      const id = jobWorkflowId(owner, key, generation);
+      expect(id.length).toBeLessThanOrEqual(MAX_WORKFLOW_ID_LENGTH);
+      const parsed = parseJobWorkflowId(id);
+      expect([parsed.ownerId, parsed.generation]).toEqual([owner, generation]);
+      if (parsed.form === 'readable') expect(parsed.idempotencyKey).toBe(key);
+    }
+  }
+  const worst = jobWorkflowId('/'.repeat(MAX_OWNER_ID_LENGTH), 'k', 9_999_999);
+  expect(worst.length).toBeLessThanOrEqual(MAX_WORKFLOW_ID_LENGTH);
+  expect(() => jobWorkflowId('a', 'b', 0)).toThrow(RangeError);
+  expect(() => parseJobWorkflowId('job/a/b/1')).toThrow(RangeError);
+  expect(() => parseJobWorkflowId('job/a/b/x')).toThrow(RangeError);
+});

@@ -10,6 +10,7 @@ import {
   addJobNote,
   findJob,
   insertJobOrFindExisting,
+  KeyReleasedError,
   markJobAdmitted,
   type JobRecord,
 } from '../db/jobs';
@@ -114,18 +115,28 @@ export function admissionActivities(deps: AdmissionDeps) {
         FAILURES.jobIdentityMismatch,
         'the intent does not match the request fingerprint',
       );
-    const { job } = await insertJobOrFindExisting(pool, {
-      ownerId: input.ownerId,
-      idempotencyKey: input.idempotencyKey,
-      requestFingerprint: resolved.fingerprint,
-      intent: {
-        type: intent.type,
-        input: resolved.input,
-        providers: resolved.plan,
-        mode: resolved.mode,
-      },
-      workflowId: input.workflowId,
-    });
+    let job: JobRecord;
+    try {
+      ({ job } = await insertJobOrFindExisting(pool, {
+        ownerId: input.ownerId,
+        idempotencyKey: input.idempotencyKey,
+        requestFingerprint: resolved.fingerprint,
+        intent: {
+          type: intent.type,
+          input: resolved.input,
+          providers: resolved.plan,
+          mode: resolved.mode,
+        },
+        workflowId: input.workflowId,
+      }));
+    } catch (error) {
+      // This workflow's id is the key's first; the key's next job has an id of its own, which
+      // the API derives and starts.
+      if (!(error instanceof KeyReleasedError)) throw error;
+      throw typedFailure(FAILURES.invalidJob, error.message, {
+        releasedJobId: error.previous?.id,
+      });
+    }
     // The row was won by another entry point with another intent: that job is not ours to run.
     if (job.requestFingerprint !== resolved.fingerprint)
       throw typedFailure(FAILURES.idempotencyKeyReuse, KEY_REUSE_MESSAGE, { jobId: job.id });

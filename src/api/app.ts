@@ -57,7 +57,7 @@ export async function buildApi(deps: ApiDeps) {
         title: 'onejob',
         version: '1',
         description:
-          'One intent, one job. Every POST /v1/jobs needs an Idempotency-Key; retrying with the same key and body returns the same job.',
+          'One intent, one job. Every POST /v1/jobs needs an Idempotency-Key; retrying with the same key and body returns the same job. Key retention: keys never expire. Only an operator can release the key of a job that has ended (POST /v1/operator/jobs/{id}/release-key, recorded with who, why and when); the next create with it makes a new job that supersedes the old one.',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],

@@ -27,6 +27,8 @@ export const PROBLEM_TYPES = {
   'incompatible-provider': { status: 400, title: 'The provider cannot run this job type' },
   'attempt-in-flight': { status: 409, title: 'An attempt of this job is still in flight' },
   'job-terminal': { status: 409, title: 'The job has already ended' },
+  'job-not-ended': { status: 409, title: 'Only the key of a job that has ended can be released' },
+  'key-already-released': { status: 409, title: 'The key of this job was released already' },
   'no-certified-provider': {
     status: 422,
     title: 'No provider certified for this contract is left to fail over to',

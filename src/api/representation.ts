@@ -63,6 +63,14 @@ export const jobResourceSchema = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   finishedAt: z.string().nullable(),
+  /** 1 for a key's first job; each job made after an operator released the key counts up. */
+  keyGeneration: z.number().int(),
+  /** Who released this job's key, why and when; null while the key is this job's. */
+  keyRelease: z.object({ operator: z.string(), reason: z.string(), at: z.string() }).nullable(),
+  /** The job of the key's previous generation, which this one replaced. */
+  supersedes: z.string().nullable(),
+  /** The job made with this job's key after it was released. */
+  supersededBy: z.string().nullable(),
 });
 
 export type JobResource = z.infer<typeof jobResourceSchema>;
@@ -107,6 +115,10 @@ export function jobResource(job: JobRecord, attempts?: AttemptRecord[]): JobReso
     createdAt: job.createdAt.toISOString(),
     updatedAt: job.updatedAt.toISOString(),
     finishedAt: job.finishedAt?.toISOString() ?? null,
+    keyGeneration: job.keyGeneration,
+    keyRelease: job.keyRelease,
+    supersedes: job.supersedes,
+    supersededBy: job.supersededBy,
   };
 }
 

@@ -11,6 +11,7 @@ import { describeJobCost, formatMoney } from '../domain/cost';
 import { JOB_STATUSES, type JobStatus } from '../domain/job';
 import { createLogger, type Logger } from '../logger';
 import { cancelJob, resolveAttempt } from '../service/attempts';
+import { releaseKey } from '../service/keyRelease';
 import { temporalConnectionSettings, temporalConnectOptions } from '../temporalConnection';
 import { chooseDatabase, explainConnectionFailure } from './database';
 import { renderTable } from './table';
@@ -152,6 +153,29 @@ export function addOperatorCommands(program: Command): void {
         const status = await cancelJob(deps, operatorName(options.operator), jobId, options.reason);
         if (!status) throw new Error(`no job ${jobId}`);
         console.log(`job ${jobId} is ${status.status}`);
+      });
+    });
+
+  jobs
+    .command('release-key <jobId>')
+    .description(
+      "Release an ended job's Idempotency-Key: the owner's next create with it makes a new job",
+    )
+    .requiredOption('--reason <text>', 'why, for the record')
+    .option('--operator <name>', 'who (default: $USER)')
+    .action(async (jobId: string, options: { reason: string; operator?: string }) => {
+      await withPool(async (pool) => {
+        const logger = createLogger('onejob-cli', process.env.LOG_LEVEL ?? 'warn');
+        const released = await releaseKey(
+          { pool, logger },
+          operatorName(options.operator),
+          jobId,
+          options.reason,
+        );
+        if (!released) throw new Error(`no job ${jobId}`);
+        console.log(
+          `job ${jobId}: key ${released.idempotencyKey} released by ${released.keyRelease?.operator}; the next create with it makes generation ${released.keyGeneration + 1}`,
+        );
       });
     });
 

@@ -27,6 +27,21 @@ export interface JobRecord {
   notes: unknown[];
   /** Exact creation time in microseconds since the epoch: the pagination cursor's key. */
   createdAtMicros: number;
+  /** 1 for a key's first job; the next job after each release of the key counts up. */
+  keyGeneration: number;
+  /** Set when an operator released the key: who, why and when. */
+  keyRelease: KeyRelease | null;
+  /** The job of the key's previous generation, which this one replaced. */
+  supersedes: string | null;
+  /** The job of the key's next generation, created after the key was released. */
+  supersededBy: string | null;
+}
+
+/** An operator's release of a job's key, as recorded on the job. */
+export interface KeyRelease {
+  operator: string;
+  reason: string;
+  at: string;
 }
 
 export interface JobRow {
@@ -52,6 +67,10 @@ export interface JobRow {
   admitted_at: Date | null;
   notes: unknown[];
   created_at_us: number;
+  key_generation: number;
+  key_release: KeyRelease | null;
+  supersedes: string | null;
+  superseded_by: string | null;
 }
 
 /** The jobs table's own columns, named (see preparedStatement for why never `*`). */
@@ -75,6 +94,10 @@ const JOB_TABLE_COLUMNS: ReadonlyArray<keyof JobRow> = [
   'finished_at',
   'admitted_at',
   'notes',
+  'key_generation',
+  'key_release',
+  'supersedes',
+  'superseded_by',
 ];
 
 function columnsOf(alias: string, columns: ReadonlyArray<keyof JobRow>): string {
@@ -122,6 +145,10 @@ export function toJob(row: JobRow): JobRecord {
     admittedAt: row.admitted_at,
     notes: row.notes,
     createdAtMicros: row.created_at_us,
+    keyGeneration: row.key_generation,
+    keyRelease: row.key_release,
+    supersedes: row.supersedes,
+    supersededBy: row.superseded_by,
   };
 }
 
@@ -131,17 +158,47 @@ export interface NewJob {
   requestFingerprint: string;
   intent: JobIntent;
   workflowId: string;
+  /**
+   * The workflow id of the key's job of a later generation, needed when an operator released
+   * the key. Without it such a key cannot start a job here (see KeyReleasedError).
+   */
+  workflowIdOfGeneration?: (generation: number) => string;
 }
 
+/** The key was released, and the caller cannot name the workflow of its next job. */
+export class KeyReleasedError extends Error {
+  constructor(readonly previous: JobRecord | undefined) {
+    super('the key was released by an operator: its next job starts through the API');
+    this.name = 'KeyReleasedError';
+  }
+}
+
+/** $1–$8 of both job inserts: the job as given, under `workflowId`. */
+function newJobParameters(job: NewJob, workflowId: string): unknown[] {
+  return [
+    job.ownerId,
+    job.idempotencyKey,
+    job.requestFingerprint,
+    job.intent.type,
+    JSON.stringify(job.intent.input),
+    job.intent.providers,
+    job.intent.mode,
+    workflowId,
+  ];
+}
+
+// The key's live job is its unreleased one (at most one: jobs_live_key_idx, migration 0009).
 const INSERT_OR_FIND_JOB = preparedStatement(
   'jobs.insert-or-find',
   `WITH existing AS (
-     SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.owner_id = $1 AND j.idempotency_key = $2
+     SELECT ${JOB_COLUMNS} FROM jobs j
+      WHERE j.owner_id = $1 AND j.idempotency_key = $2 AND j.key_release IS NULL
    ), inserted AS (
      INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, job_type, input, provider_plan, mode, workflow_id)
      SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE NOT EXISTS (SELECT 1 FROM existing)
      -- No conflict target: a racing insert of the same (owner, key) also collides on
-     -- workflow_id (derived from them), and either collision means "already there".
+     -- workflow_id (derived from them), and either collision means "already there". So does
+     -- a released key's first generation: then the key's next job is inserted apart.
      ON CONFLICT DO NOTHING
      RETURNING ${JOB_TABLE_COLUMNS.join(', ')}
    )
@@ -163,28 +220,78 @@ export async function insertJobOrFindExisting(
   job: NewJob,
 ): Promise<{ job: JobRecord; created: boolean }> {
   const { rows } = await db.query<JobRow & { created: boolean }>(
-    INSERT_OR_FIND_JOB([
-      job.ownerId,
-      job.idempotencyKey,
-      job.requestFingerprint,
-      job.intent.type,
-      JSON.stringify(job.intent.input),
-      job.intent.providers,
-      job.intent.mode,
-      job.workflowId,
-    ]),
+    INSERT_OR_FIND_JOB(newJobParameters(job, job.workflowId)),
   );
   const row = rows[0];
   if (row) return { job: toJob(row), created: row.created };
   // A separate statement: its snapshot sees the concurrent insert that made ours a no-op.
   const existing = await findJobByKey(db, job.ownerId, job.idempotencyKey);
-  if (!existing) throw new Error('job insert conflicted but the existing job is not visible');
-  return { job: existing, created: false };
+  if (existing) return { job: existing, created: false };
+  // No live job, and yet the first generation is taken: the key was released.
+  return insertNextGeneration(db, job);
+}
+
+const LATEST_GENERATION = preparedStatement(
+  'jobs.latest-generation',
+  `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.owner_id = $1 AND j.idempotency_key = $2
+    ORDER BY j.key_generation DESC LIMIT 1`,
+);
+
+// The successor of the key's latest job, only if that is still the generation the workflow id
+// was derived for; and the latest job linked to it, in the same statement.
+const INSERT_NEXT_GENERATION = preparedStatement(
+  'jobs.insert-next-generation',
+  `WITH previous AS (
+     SELECT id, key_generation FROM jobs WHERE owner_id = $1 AND idempotency_key = $2
+      ORDER BY key_generation DESC LIMIT 1
+   ), inserted AS (
+     INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, job_type, input,
+                       provider_plan, mode, workflow_id, key_generation, supersedes)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, p.key_generation + 1, p.id
+       FROM previous p WHERE p.key_generation + 1 = $9
+     ON CONFLICT DO NOTHING
+     RETURNING id, supersedes
+   ), linked AS (
+     UPDATE jobs SET superseded_by = i.id, updated_at = now()
+       FROM inserted i WHERE jobs.id = i.supersedes
+     RETURNING jobs.id
+   )
+   SELECT i.id FROM inserted i, linked`,
+);
+
+/**
+ * A new job under a released key: the key's next generation, with its own workflow id, linked
+ * both ways to the job it supersedes. Two first creates racing after a release make one job:
+ * the unique indexes decide, and the loser reads the winner.
+ */
+async function insertNextGeneration(
+  db: Queryable,
+  job: NewJob,
+): Promise<{ job: JobRecord; created: boolean }> {
+  const { rows: latest } = await db.query<JobRow>(
+    LATEST_GENERATION([job.ownerId, job.idempotencyKey]),
+  );
+  const previous = latest[0] && toJob(latest[0]);
+  if (!previous) throw new Error('job insert conflicted but no job holds the key');
+  if (!job.workflowIdOfGeneration) throw new KeyReleasedError(previous);
+  const generation = previous.keyGeneration + 1;
+  const { rows } = await db.query<{ id: string }>(
+    INSERT_NEXT_GENERATION([
+      ...newJobParameters(job, job.workflowIdOfGeneration(generation)),
+      generation,
+    ]),
+  );
+  const inserted = rows[0] && (await findJob(db, rows[0].id));
+  if (inserted) return { job: inserted, created: true };
+  const existing = await findJobByKey(db, job.ownerId, job.idempotencyKey);
+  if (existing) return { job: existing, created: false };
+  throw new Error(`the key's generation ${generation} could not be created and none is live`);
 }
 
 const FIND_JOB_BY_KEY = preparedStatement(
   'jobs.find-by-key',
-  `SELECT ${JOB_COLUMNS} FROM jobs j WHERE j.owner_id = $1 AND j.idempotency_key = $2`,
+  `SELECT ${JOB_COLUMNS} FROM jobs j
+    WHERE j.owner_id = $1 AND j.idempotency_key = $2 AND j.key_release IS NULL`,
 );
 
 export async function findJobByKey(
@@ -269,4 +376,30 @@ export async function addJobNote(
   note: Record<string, unknown>,
 ): Promise<void> {
   await db.query(ADD_JOB_NOTE([jobId, JSON.stringify(note)]));
+}
+
+const RELEASE_KEY = preparedStatement(
+  'jobs.release-key',
+  `UPDATE jobs
+      SET key_release = jsonb_build_object('operator', $2::text, 'reason', $3::text,
+                                           'at', to_char(now() AT TIME ZONE 'UTC',
+                                                         'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+          updated_at = now()
+    WHERE id = $1 AND terminal_status IS NOT NULL AND key_release IS NULL
+    RETURNING id`,
+);
+
+/**
+ * Releases an ended job's key, once: the next create with the same (owner, key) makes a new
+ * job. Undefined when nothing was released (no such job, not ended, or released already).
+ */
+export async function releaseJobKey(
+  db: Queryable,
+  jobId: string,
+  release: { operator: string; reason: string },
+): Promise<JobRecord | undefined> {
+  const { rows } = await db.query<{ id: string }>(
+    RELEASE_KEY([jobId, release.operator, release.reason]),
+  );
+  return rows[0] ? findJob(db, jobId) : undefined;
 }

@@ -4,11 +4,15 @@
  *
  *   job/<owner>/<key>                  the readable form, whenever it fits
  *   job-sha256/<owner>/<digest of key> the digest form, for keys too long to be readable
+ *   …/<generation>                     either form, for a key's later jobs (2, 3, …) after an
+ *                                      operator released it
  *
  * Each part is percent-encoded for '%', '/' and anything outside printable ASCII, so '/' appears
  * only as the separator and the split back into (owner, key) is unique: owner "a/b" with key "c"
  * and owner "a" with key "b/c" get different ids. The two forms start differently, so a readable
  * id can never equal a digest id; two digest ids are equal only if owners and SHA-256 digests are.
+ * A later generation adds a third part, so it never equals a first generation's id, and its
+ * number tells the generations of one key apart.
  * Pure (no Node APIs): the child-workflow recipe derives ids inside the workflow sandbox.
  */
 import { sha256 } from '@noble/hashes/sha2';
@@ -57,19 +61,27 @@ export function idempotencyKeyDigest(idempotencyKey: string): string {
   return base64url(sha256(new TextEncoder().encode(idempotencyKey)));
 }
 
-export function jobWorkflowId(ownerId: string, idempotencyKey: string): string {
+/** The most generations one key can have: keeps the longest digest-form id within 255. */
+export const MAX_KEY_GENERATION = 9_999_999;
+
+export function jobWorkflowId(ownerId: string, idempotencyKey: string, generation = 1): string {
   if (ownerId.length === 0 || idempotencyKey.length === 0) {
     throw new RangeError('owner id and idempotency key must be non-empty');
   }
+  if (!Number.isInteger(generation) || generation < 1 || generation > MAX_KEY_GENERATION) {
+    throw new RangeError(`a key's generation is 1 to ${MAX_KEY_GENERATION}, not ${generation}`);
+  }
   const owner = encodePart(ownerId);
-  const readable = `${READABLE_PREFIX}${owner}/${encodePart(idempotencyKey)}`;
+  const suffix = generation === 1 ? '' : `/${generation}`;
+  const readable = `${READABLE_PREFIX}${owner}/${encodePart(idempotencyKey)}${suffix}`;
   if (readable.length <= MAX_WORKFLOW_ID_LENGTH) return readable;
-  return `${DIGEST_PREFIX}${owner}/${idempotencyKeyDigest(idempotencyKey)}`;
+  return `${DIGEST_PREFIX}${owner}/${idempotencyKeyDigest(idempotencyKey)}${suffix}`;
 }
 
-export type ParsedJobWorkflowId =
+export type ParsedJobWorkflowId = (
   | { form: 'readable'; ownerId: string; idempotencyKey: string }
-  | { form: 'digest'; ownerId: string; idempotencyKeyDigest: string };
+  | { form: 'digest'; ownerId: string; idempotencyKeyDigest: string }
+) & { generation: number };
 
 export function parseJobWorkflowId(workflowId: string): ParsedJobWorkflowId {
   const form = workflowId.startsWith(READABLE_PREFIX)
@@ -80,11 +92,20 @@ export function parseJobWorkflowId(workflowId: string): ParsedJobWorkflowId {
   const parts = form
     ? workflowId.slice((form === 'readable' ? READABLE_PREFIX : DIGEST_PREFIX).length).split('/')
     : [];
-  if (!form || parts.length !== 2 || !parts[0] || !parts[1]) {
+  const generationPart = parts.length === 3 ? parts[2]! : '1';
+  const generation = /^[1-9]\d{0,6}$/.test(generationPart) ? Number(generationPart) : 0;
+  if (
+    !form ||
+    (parts.length !== 2 && parts.length !== 3) ||
+    !parts[0] ||
+    !parts[1] ||
+    generation < 1 ||
+    (parts.length === 3 && generation === 1)
+  ) {
     throw new RangeError(`not a job workflow id: ${workflowId}`);
   }
   const ownerId = decodeURIComponent(parts[0]);
   return form === 'readable'
-    ? { form, ownerId, idempotencyKey: decodeURIComponent(parts[1]) }
-    : { form, ownerId, idempotencyKeyDigest: parts[1] };
+    ? { form, ownerId, idempotencyKey: decodeURIComponent(parts[1]), generation }
+    : { form, ownerId, idempotencyKeyDigest: parts[1], generation };
 }

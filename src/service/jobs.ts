@@ -151,6 +151,8 @@ export async function createJob(
         requestFingerprint: fingerprint,
         intent: { type: request.type, input, providers: plan, mode },
         workflowId: jobWorkflowId(request.ownerId, request.idempotencyKey),
+        workflowIdOfGeneration: (generation) =>
+          jobWorkflowId(request.ownerId, request.idempotencyKey, generation),
       });
   if (!created && job.requestFingerprint !== fingerprint) throw new IdempotencyKeyReuseError(job);
   // Also on a replay whose workflow never ran: if we crashed between the insert and the start,

@@ -649,6 +649,20 @@ function routeShape(world: FuzzWorld): fc.Arbitrary<RouteShape> {
         })),
     },
     {
+      weight: 1,
+      arbitrary: fc
+        .tuple(operators, idSegment(jobIds), contentType, smallBody([{ reason: 'fuzzed' }]))
+        .map(([auth, id, type, body]) => ({
+          ...shape(
+            'POST /v1/operator/jobs/{id}/release-key',
+            'POST',
+            `/v1/operator/jobs/${id}/release-key`,
+          ),
+          headers: [...auth, ...type],
+          body,
+        })),
+    },
+    {
       weight: 3,
       arbitrary: fc
         .tuple(

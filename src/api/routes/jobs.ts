@@ -71,7 +71,9 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
           'idempotency-key': z
             .string()
             .optional()
-            .describe(`${IDEMPOTENCY_KEY_RULE}, chosen by the client per intent`),
+            .describe(
+              `${IDEMPOTENCY_KEY_RULE}, chosen by the client per intent. Keys are kept for ever: the same key always answers with its job, unless an operator released the key of an ended job (recorded on it), after which the key makes a new job.`,
+            ),
         }),
         body: createJobBody,
         response: {

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { cancelJob, resolveAttempt } from '../../service/attempts';
+import { releaseKey } from '../../service/keyRelease';
 import { authHeaders, requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, problemResponses } from '../openapi';
@@ -50,6 +51,37 @@ export const operatorRoutes: FastifyPluginAsyncZod<OperatorRoutesOptions> = asyn
       const { attemptId } = request.params;
       const resolved = await resolveAttempt(deps, request.ownerId, attemptId, request.body);
       return resolved ?? sendNotFound(reply, `attempt ${attemptId}`);
+    },
+  );
+
+  app.post(
+    '/jobs/:id/release-key',
+    {
+      schema: {
+        summary:
+          "Release an ended job's Idempotency-Key: the next create with it makes a new job, linked to this one",
+        headers: authHeaders,
+        params: z.object({ id: z.string() }),
+        body: z.strictObject({ reason }),
+        response: {
+          200: z.object({
+            jobId: z.string(),
+            keyGeneration: z.number().int(),
+            keyRelease: z.object({ operator: z.string(), reason: z.string(), at: z.string() }),
+          }),
+          ...problemResponses(401, 404, 409, ...BODY_ERRORS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const released = await releaseKey(deps, request.ownerId, id, request.body.reason);
+      if (!released?.keyRelease) return sendNotFound(reply, `job ${id}`);
+      return {
+        jobId: released.id,
+        keyGeneration: released.keyGeneration,
+        keyRelease: released.keyRelease,
+      };
     },
   );
 

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { findJob, releaseJobKey, type JobRecord } from '../db/jobs';
+import type { Pool } from '../db/pool';
+import type { Logger } from '../logger';
+import { ServiceError } from './errors';
+
+/**
+ * An operator's release of an ended job's key: the job stays as it is, and the next create
+ * with the same (owner, key) makes a new job, linked to it. Refused while the job has not
+ * ended, and once the key was released (the record names who did it). Undefined: no such job.
+ */
+export async function releaseKey(
+  deps: { pool: Pool; logger: Logger },
+  operator: string,
+  jobId: string,
+  reason: string,
+): Promise<JobRecord | undefined> {
+  if (!z.uuid().safeParse(jobId).success) return undefined;
+  const released = await releaseJobKey(deps.pool, jobId, { operator, reason });
+  if (released) {
+    deps.logger.info(
+      {
+        event: 'key_released',
+        jobId,
+        ownerId: released.ownerId,
+        idempotencyKey: released.idempotencyKey,
+        keyGeneration: released.keyGeneration,
+        operator,
+        reason,
+      },
+      'job key released',
+    );
+    return released;
+  }
+  const job = await findJob(deps.pool, jobId);
+  if (!job) return undefined;
+  if (!job.terminalStatus)
+    throw new ServiceError(
+      'job-not-ended',
+      `job ${job.id} is ${job.status}: only the key of a job that has ended can be released`,
+    );
+  throw new ServiceError('key-already-released', `the key of job ${job.id} was released already`, {
+    keyRelease: job.keyRelease,
+    supersededBy: job.supersededBy,
+  });
+}
