@@ -5,6 +5,7 @@ import { eventually } from './support/polling';
 import { chatProvider } from './support/providers';
 import { attemptRows } from './support/rows';
 import { useTestStack, type TestStack } from './support/stack';
+import { untilWorkflowClosed } from './support/temporal';
 
 /**
  * What every call cost: the usage a provider reports is written with the call's end, for the
@@ -124,6 +125,15 @@ test('a hedged job whose loser answered late shows both calls’ usage and cost,
   expect(usd?.total).toBeCloseTo(loserCost + winnerCost, 12);
   expect(ledger.cost.tokens.inputTokens).toBe(
     loser!.usage!.inputTokens! + winner!.usage!.inputTokens!,
+  );
+
+  // The Web UI's details of the closed workflow end with what the calls it heard end cost.
+  expect(await untilWorkflowClosed(stack, job.workflowId)).toBe('COMPLETED');
+  const metadata = await stack.temporal.workflow
+    .getHandle(job.workflowId)
+    .query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+  expect(metadata.currentDetails).toMatch(
+    new RegExp(`^done: ${b} won · cost USD [0-9.]+ \\(winner USD [0-9.]+, others USD [0-9.]+\\)$`),
   );
 
   // Prometheus sees the loser's spend under its own outcome.
