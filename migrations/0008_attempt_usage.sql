@@ -24,11 +24,11 @@ ALTER TABLE attempts
        AND (call_outcome IS NOT NULL OR (input_tokens IS NULL AND cached_input_tokens IS NULL
                                          AND output_tokens IS NULL AND cost IS NULL)));
 
--- Hedging's budget reads what hedged jobs' calls cost lately (src/db/hedgeSpend.ts): their
--- attempts are the non-exclusive ones, few beside the rest, and read by when their call ended.
-CREATE INDEX attempts_hedged_call_ends_idx
+-- Hedging's budget reads what hedged jobs' calls cost lately (src/db/hedgeSpend.ts), by when
+-- each call ended.
+CREATE INDEX attempts_call_ends_idx
   ON attempts (call_ended_at)
-  WHERE NOT exclusive AND call_outcome IS NOT NULL;
+  WHERE call_outcome IS NOT NULL;
 
 -- Cost and token totals for /metrics, by the same deltas as migration 0005. A cost is counted
 -- in billionths of its currency unit: an integer, as the deltas are.

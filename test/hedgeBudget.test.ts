@@ -17,6 +17,7 @@ const stack = useTestStack({
   providers: (url) => [
     chatProvider(url, 'primary', 'sim-steady', { timeoutMs: 10_000, price: CHEAP }),
     chatProvider(url, 'other-primary', 'sim-steady', { timeoutMs: 10_000, price: CHEAP }),
+    chatProvider(url, 'third-primary', 'sim-steady', { timeoutMs: 10_000, price: CHEAP }),
     chatProvider(url, 'fallback', 'sim-backup', { timeoutMs: 10_000, price: DEAR }),
   ],
   hedgeDelayMs: 300,
@@ -86,25 +87,24 @@ test('once hedges have cost more than the budget’s share, the next hedged job 
 });
 
 test('a hedge expected to cost more than the per-job cap is not started: the job runs exclusive, and its notes say why', async () => {
-  // Another primary, with no spend of its own: only the cap can stop it. The hedges on
-  // `fallback` the test before ran cost more than the cap, on average.
+  // A hedge on `fallback` for one primary: it costs more than the cap.
+  const hedged = await hedgedJobHeldAt('budget-cap-first', 'other-primary');
+  await untilJob(stack, hedged.id, (j) => j.status === 'succeeded');
+  expect((await readJob(stack, hedged.id)).completedBy).toBe(`${hedged.id}:2`);
+  stack.simulator.openGate('budget-cap-first');
   await eventually(
-    async () =>
-      (
-        await stack.pool.query<{ n: number }>(
-          "SELECT count(*)::int AS n FROM attempts WHERE provider = 'fallback' AND NOT exclusive AND cost IS NOT NULL",
-        )
-      ).rows[0]!.n,
-    (n) => n > 0,
+    async () => (await readJob(stack, hedged.id)) as Noted,
+    (j) => j.cost.unknownCalls === 0,
   );
-  const job = await hedgedJobHeldAt('budget-cap', 'other-primary');
+  // Another primary, with no spend of its own: only the cap can stop its hedge on `fallback`.
+  const job = await hedgedJobHeldAt('budget-cap', 'third-primary');
   expect(await exclusiveFlags(job.id)).toEqual([true]);
   const [note] = pauseNotes(await readJob(stack, job.id));
-  expect(note).toMatchObject({ primary: 'other-primary', hedge: 'fallback', currency: 'USD' });
+  expect(note).toMatchObject({ primary: 'third-primary', hedge: 'fallback', currency: 'USD' });
   expect(String(note?.reason)).toMatch(
     /^a hedge on fallback cost USD .* more than the cap of USD 0\.00001/,
   );
   stack.simulator.openGate('budget-cap');
   const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
-  expect(done.attempts.map((a) => a.provider)).toEqual(['other-primary']);
+  expect(done.attempts.map((a) => a.provider)).toEqual(['third-primary']);
 });

@@ -1,4 +1,4 @@
-import { describeJobCost, jobCost } from '../src/domain/cost';
+import { cleanUsage, describeCosts, describeJobCost, jobCost } from '../src/domain/cost';
 import { usageOfMessage } from '../src/providers/anthropic';
 import { costOfCall, costOfTokens, reportedCost, resolvePointer } from '../src/providers/pricing';
 import type { ProviderConfig } from '../src/providers/provider';
@@ -122,4 +122,45 @@ test('a job’s bill holds the winner apart, sums per currency, and counts calls
   expect(describeJobCost(cost)).toBe(
     'cost EUR 1 (winner EUR 0, others EUR 1); USD 0.3 (winner USD 0.2, others USD 0.1); 2 calls of unknown cost',
   );
+});
+
+test('a winner whose cost is unknown has an unknown share, never zero, in the API, the CLI and the Web UI', () => {
+  const started = new Date();
+  const cost = jobCost(
+    [
+      {
+        id: 'j:1',
+        startedAt: started,
+        callOutcome: 'lost',
+        usage: null,
+        cost: { amount: 0.1, currency: 'USD' },
+      },
+      { id: 'j:2', startedAt: started, callOutcome: 'won', usage: null, cost: null },
+    ],
+    'j:2',
+  );
+  expect(cost.amounts).toEqual([{ currency: 'USD', total: 0.1, winner: null, others: 0.1 }]);
+  expect(describeJobCost(cost)).toBe(
+    'cost USD 0.1 (winner unknown, others USD 0.1); 1 call of unknown cost',
+  );
+  // The workflow knows only the costs it heard: every other attempt is of unknown cost.
+  expect(describeCosts(new Map([['j:2', { amount: 0.2, currency: 'USD' }]]), 'j:2', 2)).toBe(
+    'cost USD 0.2 (winner USD 0.2, others USD 0); 1 call of unknown cost',
+  );
+});
+
+test('reported usage that makes no sense is unknown: not a whole non-negative count, or cached beyond the input', () => {
+  expect(cleanUsage({ inputTokens: 10, cachedInputTokens: 4, outputTokens: 3 })).toEqual({
+    inputTokens: 10,
+    cachedInputTokens: 4,
+    outputTokens: 3,
+  });
+  expect(cleanUsage({ inputTokens: Number.NaN, cachedInputTokens: 4, outputTokens: 3 })).toEqual({
+    outputTokens: 3,
+  });
+  expect(cleanUsage({ inputTokens: 10, cachedInputTokens: 11, outputTokens: -1 })).toEqual({
+    inputTokens: 10,
+  });
+  expect(cleanUsage({ inputTokens: 1.5 })).toBeUndefined();
+  expect(cleanUsage(undefined)).toBeUndefined();
 });

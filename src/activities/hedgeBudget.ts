@@ -22,23 +22,31 @@ async function budgetVerdict(
   if (budget.share !== undefined) {
     const spend = await hedgeSpendInWindow(pool, primary, budget.windowMs);
     const unknown = spend.reduce((sum, row) => sum + row.extraUnknown, 0);
-    // A hedge of unknown cost may have spent anything: the budget cannot be shown to hold.
-    if (unknown > 0)
+    const priced = spend.filter(
+      (row): row is typeof row & { currency: string } => row.currency !== null,
+    );
+    // Later calls of unknown cost (a timeout, an error without usage) are counted at the mean
+    // of the known ones; with nothing to go by, the budget cannot be shown to hold.
+    const byMean = priced.filter((row) => row.extraKnown > 0);
+    if (unknown > 0 && byMean.length !== 1)
       return {
         event: 'hedging_paused',
-        reason: `${unknown} hedge call(s) of jobs with primary ${primary} over ${window} have no known cost, so the budget cannot be checked`,
+        reason: `${unknown} hedge call(s) of jobs with primary ${primary} over ${window} have no known cost, and no known hedge cost in one currency to estimate them by`,
         primary,
         unknownHedgeCalls: unknown,
       };
-    for (const row of spend) {
-      if (row.currency === null || row.extraCost <= budget.share * row.primaryCost) continue;
+    for (const row of priced) {
+      const estimated = row.extraKnown > 0 ? (unknown * row.extraCost) / row.extraKnown : 0;
+      const extraCost = row.extraCost + estimated;
+      if (extraCost <= budget.share * row.primaryCost) continue;
       return {
         event: 'hedging_paused',
-        reason: `hedges of jobs with primary ${primary} cost ${formatMoney(row.extraCost, row.currency)} over ${window}, more than ${budget.share * 100} % of their primaries' ${formatMoney(row.primaryCost, row.currency)}`,
+        reason: `hedges of jobs with primary ${primary} cost ${formatMoney(extraCost, row.currency)} over ${window}${unknown > 0 ? ` (${unknown} of unknown cost counted at the mean)` : ''}, more than ${budget.share * 100} % of their primaries' ${formatMoney(row.primaryCost, row.currency)}`,
         primary,
         currency: row.currency,
         primaryCost: row.primaryCost,
-        extraCost: row.extraCost,
+        extraCost,
+        ...(unknown > 0 ? { unknownHedgeCalls: unknown } : {}),
         share: budget.share,
         windowMs: budget.windowMs,
       };
@@ -79,8 +87,10 @@ export function hedgeBudgetGuard(deps: Pick<ActivityDeps, 'pool' | 'hedgeBudget'
     const cached = verdicts.get(key);
     if (cached && cached.until > now) return cached.verdict;
     const verdict = budgetVerdict(deps.pool, budget, primary, hedge);
-    // A failed read is not kept: the next job asks again.
-    verdict.catch(() => verdicts.delete(key));
+    // A failed read is not kept: the next job asks again (unless a newer read replaced it).
+    verdict.catch(() => {
+      if (verdicts.get(key)?.verdict === verdict) verdicts.delete(key);
+    });
     verdicts.set(key, { until: now + budget.refreshMs, verdict });
     return verdict;
   };

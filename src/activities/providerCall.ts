@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { beginProviderCall, markCallEnded, settleAttemptWithoutResult } from '../db/attempts';
 import { findJob } from '../db/jobs';
-import type { Money, TokenUsage } from '../domain/cost';
+import { cleanUsage, type Money, type TokenUsage } from '../domain/cost';
 import { checkOutput, findJobType } from '../jobTypes';
 import { costOfCall } from '../providers/pricing';
 import {
@@ -84,7 +84,8 @@ export function providerCallActivities(
           input: job.input,
           signal: windowClosed,
         });
-        ({ output, usage, cost: reportedCost } = response);
+        ({ output, cost: reportedCost } = response);
+        usage = cleanUsage(response.usage);
       } catch (error) {
         if (windowClosed.aborted)
           failure = new ProviderCallError(
@@ -94,7 +95,7 @@ export function providerCallActivities(
           );
         else if (error instanceof ContractViolation) {
           violation = error;
-          usage = error.usage;
+          usage = cleanUsage(error.usage);
         } else if (error instanceof ProviderCallError) failure = error;
         else
           failure = new ProviderCallError(

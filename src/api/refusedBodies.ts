@@ -37,6 +37,11 @@ export function discardRefusedBody(
     clearTimeout(timer);
     cutOff();
   });
-  body.once('end', () => clearTimeout(timer));
-  socket.once('close', () => clearTimeout(timer));
+  const stop = (): void => clearTimeout(timer);
+  // Removed again at the body's end: a keep-alive connection may carry many refused bodies.
+  socket.once('close', stop);
+  body.once('end', () => {
+    stop();
+    socket.removeListener('close', stop);
+  });
 }

@@ -35,7 +35,7 @@ export const jobCostSchema = z.object({
     z.object({
       currency: z.string(),
       total: z.number(),
-      winner: z.number(),
+      winner: z.number().nullable(),
       others: z.number(),
     }),
   ),

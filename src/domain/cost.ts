@@ -36,7 +36,8 @@ export interface CallLine {
 export interface CostInCurrency {
   currency: string;
   total: number;
-  winner: number;
+  /** Null when the winning call's cost is unknown: it is in no total then. */
+  winner: number | null;
   others: number;
 }
 
@@ -55,21 +56,55 @@ export interface JobCost {
 /** Sums kept to a trillionth of a currency unit, as each call's amount is. */
 const round = (amount: number): number => Math.round(amount * 1e12) / 1e12;
 
-/** Known costs summed per currency, the winner's apart from everyone else's. */
+/**
+ * Known costs summed per currency, the winner's apart from everyone else's. When the job has a
+ * winner whose cost is not among them, its share is unknown (null), never zero.
+ */
 export function sumCosts(
-  costs: Iterable<{ id: string; cost: Money }>,
+  costs: ReadonlyArray<{ id: string; cost: Money }>,
   winnerId: string | null,
 ): CostInCurrency[] {
+  const winnerUnknown = winnerId !== null && !costs.some(({ id }) => id === winnerId);
   const byCurrency = new Map<string, CostInCurrency>();
   for (const { id, cost } of costs) {
     const { currency, amount } = cost;
-    const entry = byCurrency.get(currency) ?? { currency, total: 0, winner: 0, others: 0 };
+    const entry = byCurrency.get(currency) ?? {
+      currency,
+      total: 0,
+      winner: winnerUnknown ? null : 0,
+      others: 0,
+    };
     entry.total = round(entry.total + amount);
-    if (id === winnerId) entry.winner = round(entry.winner + amount);
+    if (id === winnerId) entry.winner = round((entry.winner ?? 0) + amount);
     else entry.others = round(entry.others + amount);
     byCurrency.set(currency, entry);
   }
   return [...byCurrency.values()].sort((a, b) => a.currency.localeCompare(b.currency));
+}
+
+/**
+ * Usage as a provider reported it, kept only where it makes sense: whole, non-negative counts,
+ * and cached input within the input. Anything else is unknown, so that a malformed report can
+ * neither fail the recording of an answer nor price a call below zero.
+ */
+export function cleanUsage(reported: TokenUsage | undefined): TokenUsage | undefined {
+  if (!reported) return undefined;
+  const count = (value: unknown): number | undefined =>
+    typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+  const inputTokens = count(reported.inputTokens);
+  const outputTokens = count(reported.outputTokens);
+  let cachedInputTokens = count(reported.cachedInputTokens);
+  if (
+    cachedInputTokens !== undefined &&
+    (inputTokens === undefined || cachedInputTokens > inputTokens)
+  )
+    cachedInputTokens = undefined;
+  const usage: TokenUsage = {
+    ...(inputTokens === undefined ? {} : { inputTokens }),
+    ...(cachedInputTokens === undefined ? {} : { cachedInputTokens }),
+    ...(outputTokens === undefined ? {} : { outputTokens }),
+  };
+  return Object.keys(usage).length > 0 ? usage : undefined;
 }
 
 /** A job's bill from its calls' ledger lines: the winner's cost apart from the rest. */
@@ -105,15 +140,27 @@ export function formatMoney(amount: number, currency: string): string {
 export function describeJobCost(cost: JobCost): string {
   const parts = cost.amounts.map(
     (entry) =>
-      `${formatMoney(entry.total, entry.currency)} (winner ${formatMoney(entry.winner, entry.currency)}, others ${formatMoney(entry.others, entry.currency)})`,
+      `${formatMoney(entry.total, entry.currency)} (winner ${entry.winner === null ? 'unknown' : formatMoney(entry.winner, entry.currency)}, others ${formatMoney(entry.others, entry.currency)})`,
   );
   if (cost.unknownCalls > 0)
     parts.push(`${cost.unknownCalls} call${cost.unknownCalls === 1 ? '' : 's'} of unknown cost`);
   return parts.length > 0 ? `cost ${parts.join('; ')}` : 'cost: no call yet';
 }
 
-/** The details line for the costs a workflow run has heard of (only calls that have ended). */
-export function describeCosts(costs: ReadonlyMap<string, Money>, winnerId: string | null): string {
+/**
+ * The details line for the costs a workflow run has heard of: the calls of its attempts that
+ * ended with a known cost; every other attempt counts as of unknown cost (it may still be
+ * running, or its cost was never reported).
+ */
+export function describeCosts(
+  costs: ReadonlyMap<string, Money>,
+  winnerId: string | null,
+  attempts: number,
+): string {
   const known = [...costs].map(([id, cost]) => ({ id, cost }));
-  return describeJobCost({ amounts: sumCosts(known, winnerId), unknownCalls: 0, tokens: {} });
+  return describeJobCost({
+    amounts: sumCosts(known, winnerId),
+    unknownCalls: Math.max(0, attempts - known.length),
+    tokens: {},
+  });
 }

@@ -105,7 +105,10 @@ export class JobRun {
     this.status.status = next;
     this.status.waitingOn = waitingOn;
     this.status.needsOperator = needsOperator;
-    const cost = this.costs.size > 0 ? ` · ${describeCosts(this.costs, this.winner)}` : '';
+    const cost =
+      this.costs.size > 0
+        ? ` · ${describeCosts(this.costs, this.winner, this.attempts.length)}`
+        : '';
     setCurrentDetails(`${needsOperator ? `${waitingOn} — needs an operator` : waitingOn}${cost}`);
     // Search attributes only when they change: every upsert is a history event.
     if (this.shown?.status === next && this.shown.count === this.attempts.length) return;
