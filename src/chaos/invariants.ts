@@ -70,13 +70,18 @@ export interface CallWindow {
 }
 
 /**
- * A side-effect-free attempt may fail as `call_gone` (its worker died mid-call, say), but only
- * once its call could no longer answer: the reconciler's own rule, checked from the rows.
+ * Whether an attempt was settled only once its call could no longer answer, by the reconciler's
+ * own rule: the call's recorded end, or, with none recorded (its worker died, or PostgreSQL was
+ * down when the end was to be written), its start plus the late-result window; then the grace.
+ * A side-effect-free attempt failed as `call_gone`, and any attempt failed as `never_processed`,
+ * must have been.
  */
-export function callGoneInTime(attempt: AttemptRow, windows: Record<string, CallWindow>): boolean {
+export function settledAfterCallOver(
+  attempt: AttemptRow,
+  windows: Record<string, CallWindow>,
+): boolean {
   const window = windows[attempt.provider];
-  if (attempt.error?.code !== 'call_gone' || !window || !attempt.started_at) return false;
-  if (!attempt.finished_at) return false;
+  if (!window || !attempt.started_at || !attempt.finished_at) return false;
   const callOver =
     attempt.call_ended_at?.getTime() ?? attempt.started_at.getTime() + window.lateResultMs;
   return attempt.finished_at.getTime() >= callOver + window.graceMs;
@@ -276,15 +281,13 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
     else if (
       wasUnknown &&
       !settledByEvidence &&
-      !(!sideEffects && (callEnded || callGoneInTime(attempt, inputs.callWindows)))
+      !(
+        !sideEffects &&
+        (callEnded || (code === 'call_gone' && settledAfterCallOver(attempt, inputs.callWindows)))
+      )
     )
       reason = `was unknown and then failed (${code}) without a lookup, callback or operator`;
-    else if (
-      code === 'never_processed' &&
-      (!attempt.call_ended_at ||
-        !attempt.finished_at ||
-        attempt.call_ended_at > attempt.finished_at)
-    )
+    else if (code === 'never_processed' && !settledAfterCallOver(attempt, inputs.callWindows))
       reason = 'failed as never processed before its call had ended';
     else if ((code === 'never_sent' || code === 'orphaned') && attempt.started_at)
       reason = `failed as ${code} although its call had started`;
