@@ -53,8 +53,8 @@ export interface JobCost {
   tokens: TokenUsage;
 }
 
-/** Sums kept to a trillionth of a currency unit, as each call's amount is. */
-const round = (amount: number): number => Math.round(amount * 1e12) / 1e12;
+/** Amounts, and their sums, are kept to a trillionth of a currency unit: far below any price, above float noise. */
+export const roundAmount = (amount: number): number => Math.round(amount * 1e12) / 1e12;
 
 /**
  * Known costs summed per currency, the winner's apart from everyone else's. When the job has a
@@ -74,9 +74,9 @@ export function sumCosts(
       winner: winnerUnknown ? null : 0,
       others: 0,
     };
-    entry.total = round(entry.total + amount);
-    if (id === winnerId) entry.winner = round((entry.winner ?? 0) + amount);
-    else entry.others = round(entry.others + amount);
+    entry.total = roundAmount(entry.total + amount);
+    if (id === winnerId) entry.winner = roundAmount((entry.winner ?? 0) + amount);
+    else entry.others = roundAmount(entry.others + amount);
     byCurrency.set(currency, entry);
   }
   return [...byCurrency.values()].sort((a, b) => a.currency.localeCompare(b.currency));

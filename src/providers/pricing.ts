@@ -1,7 +1,5 @@
+import { roundAmount } from '../domain/cost';
 import type { Money, ProviderConfig, ReportedCostField, TokenPrice, TokenUsage } from './provider';
-
-/** Amounts are kept to a trillionth of a currency unit: far below any price, above float noise. */
-const AMOUNT_SCALE = 1e12;
 
 /** What tokens cost at a price; undefined unless both input and output counts are known. */
 export function costOfTokens(price: TokenPrice, usage: TokenUsage): Money | undefined {
@@ -13,7 +11,7 @@ export function costOfTokens(price: TokenPrice, usage: TokenUsage): Money | unde
     cachedInputTokens * cachedPrice +
     outputTokens * price.outputPerMillion;
   return {
-    amount: Math.round((perMillion / 1e6) * AMOUNT_SCALE) / AMOUNT_SCALE,
+    amount: roundAmount(perMillion / 1e6),
     currency: price.currency,
   };
 }
@@ -59,7 +57,7 @@ export function reportedCost(field: ReportedCostField, body: unknown): Money | u
   if (typeof units !== 'number' || !Number.isFinite(units) || units < 0) return undefined;
   const amount = units / (field.unitsPerCurrencyUnit ?? 1);
   return {
-    amount: Math.round(amount * AMOUNT_SCALE) / AMOUNT_SCALE,
+    amount: roundAmount(amount),
     currency: field.currency,
   };
 }
