@@ -4,11 +4,13 @@ import {
   findAttempt,
   JobNotOpenError,
   noteNotFound,
+  reportAttemptFailure,
   settleAbandonedAttempt,
   settleAttemptWithoutResult,
   type AttemptRecord,
 } from '../db/attempts';
 import { findJob } from '../db/jobs';
+import { failureVerdict, type FailureEvidence } from '../domain/certainty';
 import { FAILURES } from '../domain/failures';
 import { checkOutput, findJobType } from '../jobTypes';
 import { lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
@@ -113,6 +115,39 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
         attemptId: attempt.id,
         workflowId: job.workflowId,
       });
+      const evidence = { sideEffects, successAnswered: attempt.successAnsweredAt !== null };
+      /** Settles by the certainty table, or says why an operator must. */
+      const onFailureEvidence = async (
+        kind: FailureEvidence,
+        error: { code: string; message: string },
+      ): Promise<ReconcileOutcome> => {
+        const verdict = failureVerdict(kind, evidence);
+        if (verdict.settle === 'failed') return failed(attempt, error);
+        // Said once on the row, so GET and the CLI show it too, not only the workflow.
+        const noted = (attempt.error as { code?: string } | null)?.code === 'needs_operator';
+        if (!noted) {
+          log.warn({ evidence: kind }, verdict.detail);
+          await settleAttemptWithoutResult(pool, attempt.id, 'unknown', {
+            code: 'needs_operator',
+            evidence: kind,
+            message: verdict.detail,
+          });
+        }
+        return stillUnknown(attempt, verdict.detail, { needsOperator: true });
+      };
+
+      if (attempt.reportedFailure) {
+        // A signed "failed" callback waits for the call to be over; it may be now.
+        if (!evidence.successAnswered) {
+          const settled = await reportAttemptFailure(pool, attempt.id, null);
+          if (settled.state !== 'unknown') return attemptOutcome(pool, settled);
+        } else {
+          return onFailureEvidence('failed-callback', {
+            code: 'provider_callback',
+            message: String(attempt.reportedFailure.message ?? 'the provider reported a failure'),
+          });
+        }
+      }
 
       if (provider.lookupStatus) {
         const status = await provider.lookupStatus(attempt.id);
@@ -134,6 +169,12 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
           );
         }
         if (status.state === 'not_found') {
+          // A 2xx was answered: "no record under our key" says nothing about whether it worked.
+          if (evidence.successAnswered)
+            return onFailureEvidence('not-found-twice', {
+              code: 'never_processed',
+              message: 'the provider status lookup has no record of this idempotency key',
+            });
           if (now >= believableAt) {
             // Believed only when said twice, the grace apart: a provider that registers the key
             // late (when first asked, say) has a record by the second look.
@@ -142,7 +183,7 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
             const confirmedAt = (first?.getTime() ?? now) + grace;
             if (first && first.getTime() < now && now >= confirmedAt) {
               log.info('provider says twice that the attempt was never processed');
-              return failed(attempt, {
+              return onFailureEvidence('not-found-twice', {
                 code: 'never_processed',
                 message:
                   'the provider status lookup has no record of this idempotency key, twice, and the original call can no longer land',

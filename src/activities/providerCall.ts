@@ -19,6 +19,10 @@ export function providerCallActivities(
   deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger' | 'temporal'>,
 ) {
   const { pool, providers, logger, temporal } = deps;
+  // Each call's deadline (written when it begins) is its start plus its provider's window.
+  const lateWindowsMs = Object.fromEntries(
+    providers.names().map((name) => [name, lateResultTimeoutMs(providers.get(name).config)]),
+  );
 
   return {
     /**
@@ -37,7 +41,7 @@ export function providerCallActivities(
      */
     async callProvider(input: { attemptId: string }): Promise<AttemptOutcome> {
       const context = Context.current();
-      const attempt = await beginProviderCall(pool, input.attemptId);
+      const attempt = await beginProviderCall(pool, input.attemptId, lateWindowsMs);
       // The job closed first (the attempt is now cancelled), or the attempt was settled meanwhile.
       if (attempt.state !== 'running') return attemptOutcome(pool, attempt);
       const job = await findJob(pool, attempt.jobId);
@@ -171,6 +175,8 @@ export function providerCallActivities(
                     issues: checked.issues,
                   },
                   raw,
+                  // A 2xx from a provider with side effects: evidence of work (certainty.ts).
+                  true,
                 )
               : await settleAttemptWithoutResult(
                   pool,

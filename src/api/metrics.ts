@@ -6,8 +6,7 @@ export const ATTEMPTS_IN_FLIGHT_SQL = `
   SELECT state, count(*)::int AS n FROM attempts
    WHERE state IN ('starting', 'running', 'unknown') GROUP BY state`;
 export const JOBS_UNKNOWN_SQL = `
-  SELECT count(DISTINCT a.job_id)::int AS n FROM attempts a JOIN jobs j ON j.id = a.job_id
-   WHERE a.state = 'unknown' AND j.terminal_status IS NULL`;
+  SELECT count(DISTINCT job_id)::int AS n FROM attempts WHERE state = 'unknown'`;
 
 /**
  * Folds the deltas the triggers of migration 0005 append into metric_totals. The totals rows are
@@ -103,7 +102,9 @@ export function createMetrics(db: Queryable, options: { waitsInProgress: () => n
   });
   new Gauge({
     name: 'onejob_jobs_unknown',
-    help: 'Open jobs blocked on an unknown attempt (from the database)',
+    // A cancelled job whose charge is unknown still may have moved money: it counts until
+    // that attempt settles.
+    help: 'Jobs with an unknown attempt, open or ended (from the database)',
     registers: [registry],
     async collect() {
       const { rows } = await db.query<{ n: number }>(JOBS_UNKNOWN_SQL);

@@ -29,6 +29,10 @@ export const PROBLEM_TYPES = {
   'job-terminal': { status: 409, title: 'The job has already ended' },
   'job-not-ended': { status: 409, title: 'Only the key of a job that has ended can be released' },
   'key-already-released': { status: 409, title: 'The key of this job was released already' },
+  'attempt-may-take-effect': {
+    status: 409,
+    title: 'An attempt of this job may still take effect, so its key cannot be released',
+  },
   'no-certified-provider': {
     status: 422,
     title: 'No provider certified for this contract is left to fail over to',

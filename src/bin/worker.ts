@@ -6,7 +6,8 @@ import { createPool } from '../db/pool';
 import { exitWithParent } from '../dev/processes';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
-import { sweepJobs } from '../service/sweeper';
+import { attemptActivities } from '../activities/attempts';
+import { reconcileAttemptsOfEndedJobs, sweepJobs } from '../service/sweeper';
 import { temporalConnectOptions } from '../temporalConnection';
 import { ensureSearchAttributes } from '../temporalSetup';
 import { createJobWorkers, workerSettings } from '../worker';
@@ -64,8 +65,9 @@ async function main(): Promise<void> {
   );
   const running = worker.run();
 
-  // Heal jobs whose workflow start was lost (API crash between insert and start): at start,
-  // then now and then.
+  // Heal jobs whose workflow start was lost (API crash between insert and start), and keep
+  // reconciling the unknown attempts of ended jobs: at start, then now and then.
+  const settling = attemptActivities({ pool, providers, logger });
   const sweepOnce = (): void => {
     sweepJobs(
       { pool, temporal, taskQueue: config.taskQueue },
@@ -78,6 +80,9 @@ async function main(): Promise<void> {
           logger.info(report, 'sweep done'),
       )
       .catch((error: unknown) => logger.error({ err: error }, 'sweep failed'));
+    reconcileAttemptsOfEndedJobs({ pool, reconcile: settling.reconcileAttempt }, logger)
+      .then((report) => report.looked > 0 && logger.info(report, 'ended jobs’ attempts looked at'))
+      .catch((error: unknown) => logger.error({ err: error }, 'attempt sweep failed'));
   };
   sweepOnce();
   const sweeper = setInterval(sweepOnce, sweep.intervalMs);

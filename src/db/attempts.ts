@@ -18,6 +18,12 @@ export interface AttemptRecord {
   callEndedAt: Date | null;
   /** When a status lookup first said "no record" after the call could no longer land. */
   firstNotFoundAt: Date | null;
+  /** When a provider with side effects answered the call with a 2xx: evidence of work. */
+  successAnsweredAt: Date | null;
+  /** Until when the call may still land (its start plus the late-result window). */
+  callDeadlineAt: Date | null;
+  /** A signed "failed" callback held until the call is over without a success answer. */
+  reportedFailure: Record<string, unknown> | null;
   finishedAt: Date | null;
   createdAt: Date;
   /** What the call came to, recorded with its end; null until then. */
@@ -48,6 +54,9 @@ interface AttemptRow {
   started_at: Date | null;
   call_ended_at: Date | null;
   first_not_found_at: Date | null;
+  success_answered_at: Date | null;
+  call_deadline_at: Date | null;
+  reported_failure: Record<string, unknown> | null;
   finished_at: Date | null;
   created_at: Date;
   call_outcome: CallOutcome | null;
@@ -73,6 +82,9 @@ const ATTEMPT_COLUMNS: ReadonlyArray<keyof AttemptRow> = [
   'started_at',
   'call_ended_at',
   'first_not_found_at',
+  'success_answered_at',
+  'call_deadline_at',
+  'reported_failure',
   'finished_at',
   'created_at',
   'call_outcome',
@@ -99,6 +111,9 @@ function toAttempt(row: AttemptRow): AttemptRecord {
     startedAt: row.started_at,
     callEndedAt: row.call_ended_at,
     firstNotFoundAt: row.first_not_found_at,
+    successAnsweredAt: row.success_answered_at,
+    callDeadlineAt: row.call_deadline_at,
+    reportedFailure: row.reported_failure,
     finishedAt: row.finished_at,
     createdAt: row.created_at,
     callOutcome: row.call_outcome,
@@ -282,6 +297,9 @@ const BEGIN_PROVIDER_CALL = preparedStatement(
    UPDATE attempts a
       SET state = CASE WHEN job.terminal_status IS NULL THEN 'running' ELSE 'cancelled' END,
           started_at = CASE WHEN job.terminal_status IS NULL THEN now() END,
+          call_deadline_at = CASE WHEN job.terminal_status IS NULL
+                                  THEN now() + (SELECT w.ms FROM unnest($2::text[], $3::bigint[]) AS w(provider, ms)
+                                                 WHERE w.provider = a.provider) * interval '1 millisecond' END,
           finished_at = CASE WHEN job.terminal_status IS NULL THEN NULL ELSE now() END,
           error = CASE WHEN job.terminal_status IS NULL THEN a.error
                        ELSE jsonb_build_object('code', 'job_not_open', 'message',
@@ -299,8 +317,16 @@ const BEGIN_PROVIDER_CALL = preparedStatement(
  * statement and then sees a running attempt. Returns the attempt as it now is; a caller must
  * send nothing unless the state is `running`.
  */
-export async function beginProviderCall(db: Queryable, id: string): Promise<AttemptRecord> {
-  const { rows } = await db.query<AttemptRow>(BEGIN_PROVIDER_CALL([id]));
+export async function beginProviderCall(
+  db: Queryable,
+  id: string,
+  /** Each provider's late-result window: the call's deadline is its start plus its provider's. */
+  lateWindowsMs: Readonly<Record<string, number>> = {},
+): Promise<AttemptRecord> {
+  const providers = Object.keys(lateWindowsMs);
+  const { rows } = await db.query<AttemptRow>(
+    BEGIN_PROVIDER_CALL([id, providers, providers.map((name) => lateWindowsMs[name])]),
+  );
   const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
   if (!attempt) throw new Error(`attempt ${id} does not exist`);
   return attempt;
@@ -372,16 +398,33 @@ export async function settleAbandonedAttempt(
   return attempt;
 }
 
+/**
+ * The SQL of "a held failure report settles this attempt now" for a call that has just ended
+ * without a result. Written into each SET expression, never read in a CTE: an UPDATE that waits
+ * for a concurrent one re-evaluates its SET expressions on the row as that one left it, a CTE's
+ * snapshot it would not.
+ */
+const HELD_REPORT_SETTLES = `($2 = 'unknown' AND NOT $5 AND success_answered_at IS NULL
+                             AND reported_failure IS NOT NULL)`;
+
 const SETTLE_WITHOUT_RESULT = preparedStatement(
   'attempts.settle-without-result',
   `UPDATE attempts
-      SET state = $2,
-          error = CASE WHEN state = 'unknown' AND error IS NOT NULL
-                       THEN $3::jsonb || jsonb_build_object('earlier', error)
-                       ELSE $3::jsonb END,
+      SET state = CASE WHEN ${HELD_REPORT_SETTLES} THEN 'failed' ELSE $2 END,
+          error = (CASE WHEN ${HELD_REPORT_SETTLES}
+                        THEN jsonb_build_object('code', 'provider_callback',
+                               'message', reported_failure ->> 'message',
+                               'settledBecause', 'a signed callback said it failed, and its call then ended without a success answer',
+                               'callEnd', $3::jsonb)
+                        ELSE $3::jsonb END)
+                  || CASE WHEN state = 'unknown' AND error IS NOT NULL
+                          THEN jsonb_build_object('earlier', error) ELSE '{}'::jsonb END,
           updated_at = now(),
           raw_output = COALESCE($4::jsonb, raw_output),
-          finished_at = CASE WHEN $2 = 'unknown' THEN NULL ELSE now() END
+          success_answered_at = CASE WHEN $5 THEN coalesce(success_answered_at, now())
+                                     ELSE success_answered_at END,
+          finished_at = CASE WHEN $2 = 'unknown' AND NOT ${HELD_REPORT_SETTLES} THEN NULL
+                             ELSE now() END
     WHERE id = $1 AND state IN ('starting', 'running', 'unknown')
     RETURNING ${COLUMNS}`,
 );
@@ -390,7 +433,9 @@ const SETTLE_WITHOUT_RESULT = preparedStatement(
  * Settles an attempt that produced no result: `failed` (definitely no effect), `unknown`
  * (may have taken effect) or `cancelled`. Idempotent; never rewrites a terminal attempt. An
  * attempt already `unknown` that is marked `unknown` again keeps its state and gains the newer
- * evidence (the earlier error is kept under `earlier`).
+ * evidence (the earlier error is kept under `earlier`). A call that ends `unknown` while a
+ * signed "failed" callback waits for it (and it answered no success) is `failed` by that
+ * callback, decided in the same statement so that no interleaving with the callback is lost.
  */
 export async function settleAttemptWithoutResult(
   db: Queryable,
@@ -399,6 +444,8 @@ export async function settleAttemptWithoutResult(
   error: Record<string, unknown>,
   /** What the provider answered, when the answer itself was the problem (kept for inspection). */
   rawOutput?: unknown,
+  /** The provider (with side effects) answered 2xx: evidence of work, kept on the row. */
+  successAnswered = false,
 ): Promise<AttemptRecord> {
   const { rows } = await db.query<AttemptRow>(
     SETTLE_WITHOUT_RESULT([
@@ -406,9 +453,75 @@ export async function settleAttemptWithoutResult(
       state,
       JSON.stringify(error),
       rawOutput === undefined ? null : JSON.stringify(rawOutput),
+      successAnswered,
     ]),
   );
   const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
   if (!attempt) throw new Error(`attempt ${id} does not exist`);
   return attempt;
+}
+
+/** The SQL of "the held (or new) failure report settles this attempt now"; see above. */
+const REPORT_SETTLES = `(coalesce(reported_failure, $2::jsonb) IS NOT NULL
+                        AND success_answered_at IS NULL
+                        AND (started_at IS NULL OR call_ended_at IS NOT NULL
+                             OR coalesce(call_deadline_at, 'infinity') <= now()))`;
+
+const REPORT_FAILURE = preparedStatement(
+  'attempts.report-failure',
+  `UPDATE attempts
+      SET reported_failure = coalesce(reported_failure, $2::jsonb),
+          state = CASE WHEN ${REPORT_SETTLES} THEN 'failed' ELSE state END,
+          error = CASE WHEN ${REPORT_SETTLES}
+                       THEN jsonb_build_object('code', 'provider_callback',
+                              'message', coalesce(reported_failure, $2::jsonb) ->> 'message')
+                            || CASE WHEN error IS NULL THEN '{}'::jsonb
+                                    ELSE jsonb_build_object('earlier', error) END
+                       ELSE error END,
+          finished_at = CASE WHEN ${REPORT_SETTLES} THEN now() ELSE finished_at END,
+          updated_at = now()
+    WHERE id = $1 AND coalesce(reported_failure, $2::jsonb) IS NOT NULL
+      AND state IN ('starting', 'running', 'unknown')
+    RETURNING ${COLUMNS}`,
+);
+
+/**
+ * A provider's signed "failed" report for an attempt (`report` null: apply the one held
+ * already). It settles the attempt `failed` only when the call can no longer answer (it never
+ * began, it ended, or its late-result window is over) and no success answer came: a call still
+ * in flight may yet answer success, and a success answer outranks the report. Otherwise the
+ * report is held on the row, and the call's own end applies it (settleAttemptWithoutResult).
+ */
+export async function reportAttemptFailure(
+  db: Queryable,
+  id: string,
+  report: { message: string; at: string } | null,
+): Promise<AttemptRecord> {
+  const { rows } = await db.query<AttemptRow>(
+    REPORT_FAILURE([id, report === null ? null : JSON.stringify(report)]),
+  );
+  const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
+  if (!attempt) throw new Error(`attempt ${id} does not exist`);
+  return attempt;
+}
+
+const UNKNOWN_ATTEMPTS_OF_ENDED_JOBS = preparedStatement(
+  'attempts.unknown-of-ended-jobs',
+  `SELECT a.id FROM attempts a JOIN jobs j ON j.id = a.job_id
+    WHERE a.state = 'unknown' AND j.terminal_status IS NOT NULL AND a.id > $1
+    ORDER BY a.id LIMIT $2`,
+);
+
+/**
+ * Unknown attempts whose job has ended (cancelled while a call was out, say): no workflow looks
+ * at them any more, so the sweeper does. A page of ids after `after`, in id order.
+ */
+export async function unknownAttemptsOfEndedJobs(
+  db: Queryable,
+  page: { after: string; limit: number },
+): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    UNKNOWN_ATTEMPTS_OF_ENDED_JOBS([page.after, page.limit]),
+  );
+  return rows.map((row) => row.id);
 }

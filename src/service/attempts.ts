@@ -5,6 +5,7 @@ import type { ProblemType } from '../api/problems';
 import {
   findAttempt,
   listAttempts,
+  reportAttemptFailure,
   settleAttemptWithoutResult,
   type AttemptRecord,
 } from '../db/attempts';
@@ -252,7 +253,9 @@ export interface SignedCallback {
 
 /**
  * A provider reports the outcome of an attempt after the fact (a webhook). A result goes through
- * the same compare-and-swap as any other; a failure settles the attempt as definitely failed.
+ * the same compare-and-swap as any other; a failure settles the attempt `failed` by the
+ * certainty table (src/domain/certainty.ts): at once when its call is over without a success
+ * answer, when the call ends if it may still answer, and never after a success answer.
  * The same signed callback again (a replay within its tolerance window) changes nothing and
  * nudges nobody: it is answered with what the first one came to.
  */
@@ -270,13 +273,23 @@ export async function acceptProviderCallback(
   const { attempt, job } = found;
   let outcome: AttemptOutcome;
   if (report.status === 'failed') {
-    outcome = await attemptOutcome(
-      deps.pool,
-      await settleAttemptWithoutResult(deps.pool, attempt.id, 'failed', {
-        code: 'provider_callback',
-        message: report.error,
-      }),
-    );
+    // By the certainty table: it settles `failed` only once the call can no longer answer
+    // success, and never after a success answer; until then it is held on the row.
+    const settled = await reportAttemptFailure(deps.pool, attempt.id, {
+      message: report.error,
+      at: signed.signedAt.toISOString(),
+    });
+    if (settled.state !== 'failed')
+      deps.logger.warn(
+        {
+          jobId: job.id,
+          attemptId: attempt.id,
+          state: settled.state,
+          successAnswered: settled.successAnsweredAt !== null,
+        },
+        'failed callback held: the call may still answer, or it answered success',
+      );
+    outcome = await attemptOutcome(deps.pool, settled);
   } else {
     const checked = checkJobResult(job, report.output, attempt.id);
     if (!checked.ok)

@@ -1,8 +1,10 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { unknownAttemptsOfEndedJobs } from '../db/attempts';
 import { findOpenJobs, type JobPageCursor } from '../db/jobLists';
 import { addJobNote, type JobRecord } from '../db/jobs';
 import type { Logger } from '../logger';
 import type { jobWorkflow } from '../workflows';
+import type { ReconcileOutcome } from '../workflows/definitions';
 import { temporalRefusalReason } from './errors';
 import { ensureJobWorkflow, startOptionsOf, type JobServiceDeps } from './jobs';
 
@@ -126,4 +128,55 @@ export async function sweepJobs(
     );
   });
   return report;
+}
+
+export interface SettlingReport {
+  /** Unknown attempts of ended jobs looked at again. */
+  looked: number;
+  /** Of those, settled now (a status lookup's answer, a held callback, a call that is over). */
+  settled: number;
+  /** Looked at, but the look failed (logged; tried again next sweep). */
+  failed: number;
+}
+
+/**
+ * A job that ended (an operator's cancel, say) while one of its attempts was `unknown` keeps
+ * that attempt reconciled here, since its workflow has closed: status lookups, held callbacks
+ * and the not-found rule go on until it settles, so the attempt, its ledger line and the gauges
+ * say whether money moved. A success found now loses the compare-and-swap to the job's ending
+ * and is kept as a race, as a late answer is. Late answers, callbacks and operators' verdicts
+ * settle such attempts on their own paths too. One attempt whose look fails is logged and
+ * counted, and the others are still looked at.
+ */
+export async function reconcileAttemptsOfEndedJobs(
+  deps: {
+    pool: SweepDeps['pool'];
+    reconcile: (input: { attemptId: string }) => Promise<ReconcileOutcome>;
+  },
+  logger?: Logger,
+  batchSize = 100,
+): Promise<SettlingReport> {
+  const report: SettlingReport = { looked: 0, settled: 0, failed: 0 };
+  let after = '';
+  for (;;) {
+    const ids = await unknownAttemptsOfEndedJobs(deps.pool, { after, limit: batchSize });
+    for (const attemptId of ids) {
+      report.looked += 1;
+      try {
+        const outcome = await deps.reconcile({ attemptId });
+        if (outcome.state !== 'unknown') {
+          report.settled += 1;
+          logger?.info(
+            { attemptId, state: outcome.state, jobStatus: outcome.jobStatus },
+            'sweeper settled an unknown attempt of an ended job',
+          );
+        }
+      } catch (error) {
+        report.failed += 1;
+        logger?.error({ err: error, attemptId }, 'could not reconcile an attempt of an ended job');
+      }
+    }
+    if (ids.length < batchSize) return report;
+    after = ids[ids.length - 1]!;
+  }
 }

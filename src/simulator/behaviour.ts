@@ -179,8 +179,19 @@ export class Behaviour {
         this.hanging.add(res);
         return;
       }
+      if (fault?.kind === 'files_under_own_id') this.ledger.filedUnderOwnId.add(slot);
       const body =
-        fault?.kind === 'answer_with' ? withMerged(route, response, fault.merge) : response;
+        fault?.kind === 'answer_with'
+          ? withMerged(route, response, fault.merge)
+          : fault?.kind === 'files_under_own_id'
+            ? withMerged(
+                route,
+                response,
+                fault.answer === 'pending'
+                  ? { status: 'pending' }
+                  : { idempotencyKey: `own_${request.idempotencyKey.length}_${Date.now()}` },
+              )
+            : response;
       sendJson(res, status, body, headers);
     };
     await behave(fault);

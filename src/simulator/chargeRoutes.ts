@@ -69,7 +69,7 @@ export function chargeRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Beha
         return providerError(res, 'charge', fault.status, 'simulated status lookup failure', {
           type: 'server_error',
         });
-      const entry = ledger.response(slot);
+      const entry = ledger.filedUnderOwnId.has(slot) ? undefined : ledger.response(slot);
       if (!entry && ledger.pending.has(slot))
         return providerError(
           res,

@@ -45,6 +45,13 @@ export type Fault =
    * been answered, and only then does the work and answers.
    */
   | { kind: 'register_after_status_lookup' }
+  /**
+   * Charge only: a provider that files the charge under its own id instead of our key. It does
+   * the work and answers success, but its body says `"status": "pending"` (`answer: 'pending'`)
+   * or names its own key (`answer: 'own_key'`), and its status lookup by our key answers "no
+   * record" for ever.
+   */
+  | { kind: 'files_under_own_id'; answer: 'pending' | 'own_key' }
   /** Chat only: the model writes on and on, so its answer always runs into the output cap. */
   | { kind: 'runs_long' }
   /** Chat only: the model declines (OpenAI's `refusal`, Anthropic's `stop_reason: "refusal"`). */

@@ -85,6 +85,8 @@ export class Ledger {
   private readonly log: RequestRecord[] = [];
   /** Keys whose request arrived and is being worked on (a status lookup says "processing"). */
   readonly pending = new Set<string>();
+  /** Keys whose work was filed under the provider's own id: a lookup by them finds no record. */
+  readonly filedUnderOwnId = new Set<string>();
 
   /** Note a request as it arrives, before anything is done with it. */
   record(request: RequestRecord): void {

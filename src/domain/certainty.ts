@@ -1,0 +1,51 @@
+/**
+ * The certainty table: what each piece of evidence about an attempt lets us conclude. The
+ * provider call, the reconcile loop and provider callbacks all decide by it, so no path can
+ * settle `failed` what another path knows may have moved money.
+ *
+ * | evidence                                   | no side effects | side effects, no 2xx seen            | side effects, a 2xx answer seen |
+ * | ------------------------------------------ | --------------- | ------------------------------------ | ------------------------------- |
+ * | the call's definite refusal (nothing done) | failed          | failed                               | (cannot happen: one answer)     |
+ * | the call's ambiguous error, call ended     | failed          | unknown (failed if a report is held) | (cannot happen: one answer)     |
+ * | a 2xx that satisfies the contract          | result (CAS)    | result (CAS)                         | result (CAS)                    |
+ * | a 2xx that breaks the contract             | failed          | unknown, and the 2xx is kept         | unknown                         |
+ * | status lookup "no record", twice, call over| failed          | failed                               | unknown: needs an operator      |
+ * | a signed "failed" callback                 | failed once the call is over; held while it may still answer (both) | unknown: needs an operator |
+ * | an operator's "failed"                     | failed          | failed                               | failed (the operator looked)    |
+ *
+ * A 2xx from a provider with side effects has moved money as far as we can know: a provider
+ * that files the charge under its own id, or answers "pending", has no record under our key,
+ * so "no record" proves nothing about it. PostgreSQL holds the same rule
+ * (`attempts_success_answer_is_not_failed_by_machine`, migration 0010).
+ */
+
+/** Evidence that, on its own, would say the attempt did nothing. */
+export type FailureEvidence = 'not-found-twice' | 'failed-callback';
+
+export interface AttemptEvidence {
+  /** The job type or the provider has side effects. */
+  sideEffects: boolean;
+  /** A provider with side effects answered this attempt's call with a 2xx. */
+  successAnswered: boolean;
+}
+
+/** What a piece of failure evidence makes of an attempt. */
+export type FailureVerdict =
+  { settle: 'failed' } | { settle: 'unknown'; needsOperator: true; detail: string };
+
+const NEEDS_OPERATOR: Record<FailureEvidence, string> = {
+  'not-found-twice':
+    'needs an operator: the provider answered success, but no record is found under our key',
+  'failed-callback':
+    'needs an operator: the provider answered success, but a signed callback says it failed',
+};
+
+/** The table's rows for evidence of failure (the call's own errors are settled where they end). */
+export function failureVerdict(
+  evidence: FailureEvidence,
+  attempt: AttemptEvidence,
+): FailureVerdict {
+  if (attempt.sideEffects && attempt.successAnswered)
+    return { settle: 'unknown', needsOperator: true, detail: NEEDS_OPERATOR[evidence] };
+  return { settle: 'failed' };
+}
