@@ -1,12 +1,12 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
+import { attemptActivities } from '../activities/attempts';
 import { sweeperConfig, workerConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { exitWithParent } from '../dev/processes';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
-import { attemptActivities } from '../activities/attempts';
 import { reconcileAttemptsOfEndedJobs, sweepJobs } from '../service/sweeper';
 import { temporalConnectOptions } from '../temporalConnection';
 import { ensureSearchAttributes } from '../temporalSetup';
