@@ -13,7 +13,10 @@ ALTER TABLE attempts
   ADD COLUMN call_deadline_at timestamptz,
   -- A signed "failed" callback that came while the call could still answer: it settles the
   -- attempt once the call is over without a success answer ({"message": …, "at": …}).
-  ADD COLUMN reported_failure jsonb;
+  ADD COLUMN reported_failure jsonb,
+  -- Why the call's cost is recorded as unknown when it was stated but could not be a price
+  -- (out of range): the winner is recorded all the same.
+  ADD COLUMN cost_unknown_reason text;
 
 ALTER TABLE attempts
   ADD CONSTRAINT attempts_success_answer_is_not_failed_by_machine

@@ -15,6 +15,8 @@ const stack = useTestStack({
     chatProvider(url, 'chat-uncertified', 'sim-backup', { timeoutMs: 20_000 }),
     payProvider(url, 'pay-blind', {
       statusUrl: undefined,
+      // A hung call is cut off after this: a "failed" callback held for it settles then.
+      lateResultTimeoutMs: 3_000,
       callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
     }),
     payProvider(url, 'pay-backup', { timeoutMs: 20_000 }),
@@ -83,8 +85,9 @@ describe('provider callbacks', () => {
       (e) => e.workflowExecutionSignaledEventAttributes,
     ).length ?? 0;
 
-  test('a signed "failed" callback settles a hung unknown attempt as failed, and the next provider in the plan runs', async () => {
-    // Sent, never answered, and no status lookup: only the callback can settle it.
+  test('a signed "failed" callback for a hung attempt is held while the call may still answer, then settles it failed, and the next provider in the plan runs', async () => {
+    // Sent, never answered, and no status lookup: only the callback can settle it, once the
+    // call can no longer answer success (its late-result window is over).
     stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
     const job = await createJob(stack, chargeBody(['pay-blind', 'pay-backup']));
     await untilJob(stack, job.id, (j) => j.status === 'unknown');
@@ -97,7 +100,7 @@ describe('provider callbacks', () => {
     });
     const settled = await post('pay-blind', body, signCallback(CALLBACK_SECRET, body));
     expect(settled.status).toBe(200);
-    expect(await settled.json()).toMatchObject({ attemptId: `${job.id}:1`, state: 'failed' });
+    expect(await settled.json()).toMatchObject({ attemptId: `${job.id}:1`, state: 'unknown' });
 
     const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
     expect(done.completedBy).toBe(`${job.id}:2`);
@@ -124,14 +127,15 @@ describe('provider callbacks', () => {
     ]);
   });
 
-  test('a signed "failed" callback for the last provider in the plan fails the job', async () => {
-    stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+  test('a signed "failed" callback for the last provider in the plan, whose call is over, fails the job at once', async () => {
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'drop_before' } });
     const job = await createJob(stack, chargeBody(['pay-blind']));
     await untilJob(stack, job.id, (j) => j.status === 'unknown');
 
     const body = JSON.stringify({ attemptId: `${job.id}:1`, status: 'failed', error: 'declined' });
     const settled = await post('pay-blind', body, signCallback(CALLBACK_SECRET, body));
     expect(settled.status).toBe(200);
+    expect(await settled.json()).toMatchObject({ attemptId: `${job.id}:1`, state: 'failed' });
 
     const done = await untilJob(stack, job.id, (j) => j.status === 'failed');
     expect(done.result).toBeNull();

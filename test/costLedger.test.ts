@@ -1,8 +1,8 @@
 import type { JobCost, Money, TokenUsage } from '../src/domain/cost';
 import type { TokenPrice } from '../src/providers/provider';
-import { createJob, operator, readJob, untilJob } from './support/jobs';
+import { chargeBody, createJob, operator, readJob, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
-import { chatProvider } from './support/providers';
+import { chatProvider, payProvider } from './support/providers';
 import { attemptRows } from './support/rows';
 import { useTestStack, type TestStack } from './support/stack';
 import { untilWorkflowClosed } from './support/temporal';
@@ -20,6 +20,10 @@ const stack = useTestStack({
     chatProvider(url, 'primary', 'sim-steady', { timeoutMs: 10_000, price: PRIMARY_PRICE }),
     chatProvider(url, 'fallback', 'sim-backup', { timeoutMs: 10_000, price: FALLBACK_PRICE }),
     chatProvider(url, 'unpriced', 'sim-steady', { timeoutMs: 10_000 }),
+    // A cost field read in units a trillion times too small: every charge's cost is absurd.
+    payProvider(url, 'pay-misread', {
+      cost: { pointer: '/amountCents', currency: 'EUR', unitsPerCurrencyUnit: 1e-12 },
+    }),
   ],
   hedgeDelayMs: 300,
   certify: [['fallback', 'summarize']],
@@ -237,4 +241,20 @@ test('a provider without a price list has calls of unknown cost, shown as unknow
   expect(
     metricValue(text, 'onejob_attempt_calls_unpriced_total{provider="unpriced",outcome="won"}'),
   ).toBeGreaterThanOrEqual(1);
+});
+
+test('a cost out of any range never vetoes the result: the winner is recorded, its cost unknown with the reason', async () => {
+  const job = await createJob(stack, chargeBody(['pay-misread']));
+  const done = await untilJob(stack, job.id, (j) =>
+    ['succeeded', 'failed', 'cancelled'].includes(j.status),
+  );
+  expect(done.status).toBe('succeeded');
+  expect(done.completedBy).toBe(`${job.id}:1`);
+  const [attempt] = (await readLedger(job.id)).attempts;
+  expect(attempt).toMatchObject({ state: 'succeeded', callOutcome: 'won', cost: null });
+  const { rows } = await stack.pool.query<{ cost_unknown_reason: string | null }>(
+    'SELECT cost_unknown_reason FROM attempts WHERE id = $1',
+    [`${job.id}:1`],
+  );
+  expect(rows[0]?.cost_unknown_reason).toMatch(/is over 1000000 for one call: a misread/);
 });

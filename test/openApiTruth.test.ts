@@ -250,7 +250,8 @@ test('every route answers as the document says, successes and problems alike', a
   await expectStatus(cancel('0f8fad5b-d9cb-469f-a165-70867728950e', jsonOf(asOperator)), 404);
   await expectStatus(cancel(hanging.id, jsonOf(asOperator), '{}'), 400);
   await expectStatus(cancel(hanging.id, jsonOf(asOwner)), 401);
-  // Release an ended job's key: 200, then 409 (released already); 404, 400, 401.
+  // Release an ended job's key: 200, then 409 (released already, or an attempt may still take
+  // effect); 404, 400, 401.
   await untilJob(stack, hanging.id, (j) => j.status === 'cancelled');
   const releaseKeyOf = (
     id: string,
@@ -264,8 +265,10 @@ test('every route answers as the document says, successes and problems alike', a
       headers,
       body,
     });
-  await expectStatus(releaseKeyOf(hanging.id, jsonOf(asOperator)), 200);
+  // The cancelled job's call may still answer: its key stays (409), the ended one's goes.
   await expectStatus(releaseKeyOf(hanging.id, jsonOf(asOperator)), 409);
+  await expectStatus(releaseKeyOf(job.id, jsonOf(asOperator)), 200);
+  await expectStatus(releaseKeyOf(job.id, jsonOf(asOperator)), 409);
   await expectStatus(releaseKeyOf('0f8fad5b-d9cb-469f-a165-70867728950e', jsonOf(asOperator)), 404);
   await expectStatus(releaseKeyOf(hanging.id, jsonOf(asOperator), '{}'), 400);
   await expectStatus(releaseKeyOf(hanging.id, jsonOf(asOwner)), 401);

@@ -1,4 +1,4 @@
-import type { CallOutcome, Money, TokenUsage } from '../domain/cost';
+import { recordableCost, type CallOutcome, type Money, type TokenUsage } from '../domain/cost';
 import { attemptId, type AttemptState, type TerminalJobStatus } from '../domain/job';
 import type { Queryable } from './pool';
 import { preparedStatement } from './statements';
@@ -337,7 +337,7 @@ const MARK_CALL_ENDED = preparedStatement(
   `UPDATE attempts
       SET call_ended_at = now(), updated_at = now(), call_outcome = $2,
           input_tokens = $3, cached_input_tokens = $4, output_tokens = $5,
-          cost = $6, cost_currency = $7
+          cost = $6, cost_currency = $7, cost_unknown_reason = $8
     WHERE id = $1 AND call_ended_at IS NULL AND started_at IS NOT NULL`,
 );
 
@@ -346,7 +346,8 @@ const MARK_CALL_ENDED = preparedStatement(
  * Its ledger line (what it came to, its usage and cost) is written in the same statement.
  */
 export async function markCallEnded(db: Queryable, id: string, ledger: CallLedger): Promise<void> {
-  const { usage, cost } = ledger;
+  const { usage } = ledger;
+  const { cost, unknownBecause } = recordableCost(ledger.cost);
   await db.query(
     MARK_CALL_ENDED([
       id,
@@ -356,6 +357,7 @@ export async function markCallEnded(db: Queryable, id: string, ledger: CallLedge
       usage?.outputTokens ?? null,
       cost ? String(cost.amount) : null,
       cost?.currency ?? null,
+      unknownBecause ?? null,
     ]),
   );
 }

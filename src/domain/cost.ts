@@ -53,6 +53,30 @@ export interface JobCost {
   tokens: TokenUsage;
 }
 
+/**
+ * The most one call's cost may be and still be recorded. The ledger's counters keep billionths
+ * of a currency unit in a bigint (migration 0008), and no provider's price for one call comes
+ * near a million units: a cost above it is a misread (a cost pointer aimed at a timestamp,
+ * absurd usage), not a price.
+ */
+export const MAX_CALL_COST = 1_000_000;
+
+/**
+ * A call's cost as the ledger may record it, or why it is recorded as unknown instead. Written
+ * with the call's end inside the compare-and-swap's transaction: a cost must never be able to
+ * roll back the result it came with.
+ */
+export function recordableCost(cost: Money | undefined): { cost?: Money; unknownBecause?: string } {
+  if (!cost) return {};
+  if (!Number.isFinite(cost.amount) || cost.amount < 0)
+    return { unknownBecause: `the cost ${cost.amount} ${cost.currency} is not an amount` };
+  if (cost.amount > MAX_CALL_COST)
+    return {
+      unknownBecause: `the cost ${cost.amount} ${cost.currency} is over ${MAX_CALL_COST} for one call: a misread, not a price`,
+    };
+  return { cost };
+}
+
 /** Amounts, and their sums, are kept to a trillionth of a currency unit: far below any price, above float noise. */
 export const roundAmount = (amount: number): number => Math.round(amount * 1e12) / 1e12;
 
