@@ -1,3 +1,5 @@
+import { jobResource } from '../src/api/representation';
+import { findJob } from '../src/db/jobs';
 import type { JobCost } from '../src/domain/cost';
 import { createJob, readJob, untilJob, type JobView } from './support/jobs';
 import { eventually } from './support/polling';
@@ -58,6 +60,21 @@ async function exclusiveFlags(jobId: string): Promise<boolean[]> {
 
 const pauseNotes = (job: JobView) => job.notes.filter((note) => note.event === 'hedging_paused');
 
+/** The pause note as operators see it (the `onejob` CLI renders the job for operators). */
+async function operatorPauseNote(jobId: string): Promise<Record<string, unknown> | undefined> {
+  const job = await findJob(stack.pool, jobId);
+  const notes = jobResource(job!, undefined, 'operator').notes as Array<Record<string, unknown>>;
+  return notes.find((note) => note.event === 'hedging_paused');
+}
+
+/** An owner's view of the note: why, in words, and no figure measured over other owners' jobs. */
+function expectOwnerSafe(note: Record<string, unknown> | undefined): void {
+  expect(note).toBeDefined();
+  const allowed = ['event', 'reason', 'primary', 'hedge'];
+  expect(Object.keys(note!).filter((key) => !allowed.includes(key))).toEqual([]);
+  expect(String(note!.reason)).not.toMatch(/[0-9]|USD/);
+}
+
 test('once hedges have cost more than the budget’s share, the next hedged job runs exclusive, and its notes say why', async () => {
   // Within budget (nothing spent yet): the hedge starts while the primary is held, and wins.
   const first = await hedgedJobHeldAt('budget-first', 'primary');
@@ -74,12 +91,15 @@ test('once hedges have cost more than the budget’s share, the next hedged job 
   const second = await hedgedJobHeldAt('budget-second', 'primary');
   // Admitted exclusive: its attempt is exclusive, so no hedge can run beside it.
   expect(await exclusiveFlags(second.id)).toEqual([true]);
-  const [note] = pauseNotes(await readJob(stack, second.id));
-  expect(note).toMatchObject({ primary: 'primary', currency: 'USD', share: 0.1 });
+  const [owners] = pauseNotes(await readJob(stack, second.id));
+  expectOwnerSafe(owners);
+  expect(String(owners?.reason)).toMatch(/paused by the service's hedging budget/);
+  const note = (await operatorPauseNote(second.id))?.service as Record<string, unknown>;
+  expect(note).toMatchObject({ currency: 'USD', share: 0.1 });
   expect(String(note?.reason)).toMatch(
     /^hedges of jobs with primary primary cost USD .* more than 10 % of/,
   );
-  expect(note!.extraCost as number).toBeGreaterThan(0.1 * (note!.primaryCost as number));
+  expect(note.extraCost as number).toBeGreaterThan(0.1 * (note.primaryCost as number));
   stack.simulator.openGate('budget-second');
   const done = await untilJob(stack, second.id, (j) => j.status === 'succeeded');
   expect(done.completedBy).toBe(`${second.id}:1`);
@@ -102,9 +122,12 @@ test('a hedge expected to cost more than the per-job cap is not started: the job
   // Another primary, with no spend of its own: only the cap can stop its hedge on `fallback`.
   const job = await hedgedJobHeldAt('budget-cap', 'third-primary');
   expect(await exclusiveFlags(job.id)).toEqual([true]);
-  const [note] = pauseNotes(await readJob(stack, job.id));
-  expect(note).toMatchObject({ primary: 'third-primary', hedge: 'fallback', currency: 'USD' });
-  expect(String(note?.reason)).toMatch(
+  const [owners] = pauseNotes(await readJob(stack, job.id));
+  expectOwnerSafe(owners);
+  expect(owners).toMatchObject({ primary: 'third-primary', hedge: 'fallback' });
+  const note = await operatorPauseNote(job.id);
+  expect(note?.service).toMatchObject({ currency: 'USD' });
+  expect(String((note?.service as { reason?: string }).reason)).toMatch(
     /^a hedge on fallback cost USD .* more than the cap of USD 0\.00001/,
   );
   stack.simulator.openGate('budget-cap');

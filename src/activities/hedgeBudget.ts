@@ -2,12 +2,25 @@ import { hedgeSpendInWindow, meanHedgeCost } from '../db/hedgeSpend';
 import { formatMoney } from '../domain/cost';
 import type { ActivityDeps, HedgeBudget } from './types';
 
-/** Why a hedged job runs exclusive: the note admission writes on the job. */
+/**
+ * Why a hedged job runs exclusive: the note admission writes on the job. The budget is the
+ * service's, measured over every owner's jobs, so its figures stay under `service`, which
+ * operators see and owners never do (see ownerView in src/api/representation.ts).
+ */
 export interface HedgingPaused extends Record<string, unknown> {
   event: 'hedging_paused';
+  /** What the job's owner is told: no figure of anyone else's. */
   reason: string;
   primary: string;
+  hedge?: string;
+  /** The service-wide reason and figures, for operators. */
+  service: Record<string, unknown> & { reason: string };
 }
+
+const BUDGET_SPENT =
+  "hedging is paused by the service's hedging budget: this job runs one provider at a time";
+const OVER_CAP =
+  "a hedge is expected to cost more than the service's cap per job: this job runs one provider at a time";
 
 const seconds = (ms: number): string => `${Math.round(ms / 1000)} s`;
 
@@ -31,9 +44,12 @@ async function budgetVerdict(
     if (unknown > 0 && byMean.length !== 1)
       return {
         event: 'hedging_paused',
-        reason: `${unknown} hedge call(s) of jobs with primary ${primary} over ${window} have no known cost, and no known hedge cost in one currency to estimate them by`,
+        reason: BUDGET_SPENT,
         primary,
-        unknownHedgeCalls: unknown,
+        service: {
+          reason: `${unknown} hedge call(s) of jobs with primary ${primary} over ${window} have no known cost, and no known hedge cost in one currency to estimate them by`,
+          unknownHedgeCalls: unknown,
+        },
       };
     for (const row of priced) {
       const estimated = row.extraKnown > 0 ? (unknown * row.extraCost) / row.extraKnown : 0;
@@ -41,14 +57,17 @@ async function budgetVerdict(
       if (extraCost <= budget.share * row.primaryCost) continue;
       return {
         event: 'hedging_paused',
-        reason: `hedges of jobs with primary ${primary} cost ${formatMoney(extraCost, row.currency)} over ${window}${unknown > 0 ? ` (${unknown} of unknown cost counted at the mean)` : ''}, more than ${budget.share * 100} % of their primaries' ${formatMoney(row.primaryCost, row.currency)}`,
+        reason: BUDGET_SPENT,
         primary,
-        currency: row.currency,
-        primaryCost: row.primaryCost,
-        extraCost,
-        ...(unknown > 0 ? { unknownHedgeCalls: unknown } : {}),
-        share: budget.share,
-        windowMs: budget.windowMs,
+        service: {
+          reason: `hedges of jobs with primary ${primary} cost ${formatMoney(extraCost, row.currency)} over ${window}${unknown > 0 ? ` (${unknown} of unknown cost counted at the mean)` : ''}, more than ${budget.share * 100} % of their primaries' ${formatMoney(row.primaryCost, row.currency)}`,
+          currency: row.currency,
+          primaryCost: row.primaryCost,
+          extraCost,
+          ...(unknown > 0 ? { unknownHedgeCalls: unknown } : {}),
+          share: budget.share,
+          windowMs: budget.windowMs,
+        },
       };
     }
   }
@@ -57,12 +76,15 @@ async function budgetVerdict(
       if (mean <= budget.maxExtraPerJob) continue;
       return {
         event: 'hedging_paused',
-        reason: `a hedge on ${hedge} cost ${formatMoney(mean, currency)} on average over ${window} (${calls} calls), more than the cap of ${formatMoney(budget.maxExtraPerJob, currency)} a job may spend on hedging`,
+        reason: OVER_CAP,
         primary,
         hedge,
-        currency,
-        meanHedgeCost: mean,
-        maxExtraPerJob: budget.maxExtraPerJob,
+        service: {
+          reason: `a hedge on ${hedge} cost ${formatMoney(mean, currency)} on average over ${window} (${calls} calls), more than the cap of ${formatMoney(budget.maxExtraPerJob, currency)} a job may spend on hedging`,
+          currency,
+          meanHedgeCost: mean,
+          maxExtraPerJob: budget.maxExtraPerJob,
+        },
       };
     }
   }

@@ -80,8 +80,25 @@ export const jobPageSchema = z.object({
   nextCursor: z.string().nullable(),
 });
 
-/** The job as clients see it. Raw provider output of losing attempts never appears here. */
-export function jobResource(job: JobRecord, attempts?: AttemptRecord[]): JobResource {
+/**
+ * A job's note as its owner sees it: a note's `service` part holds what the service measured
+ * over every owner's jobs (hedging's spend, say), which only operators see.
+ */
+function ownerView(note: unknown): unknown {
+  if (note === null || typeof note !== 'object' || !('service' in note)) return note;
+  const { service: _service, ...rest } = note as Record<string, unknown>;
+  return rest;
+}
+
+/**
+ * The job as clients see it; `operator` adds what only operators may read (notes' service-wide
+ * figures). Raw provider output of losing attempts never appears here.
+ */
+export function jobResource(
+  job: JobRecord,
+  attempts?: AttemptRecord[],
+  audience: 'owner' | 'operator' = 'owner',
+): JobResource {
   return {
     id: job.id,
     status: job.status,
@@ -94,7 +111,7 @@ export function jobResource(job: JobRecord, attempts?: AttemptRecord[]): JobReso
     result: job.result ?? null,
     completedBy: job.completedBy,
     failure: job.failure ?? null,
-    notes: job.notes,
+    notes: audience === 'operator' ? job.notes : job.notes.map(ownerView),
     attemptCount: attempts?.length ?? job.attemptCount,
     ...(attempts && {
       attempts: attempts.map((attempt) => ({

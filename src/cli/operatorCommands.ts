@@ -78,7 +78,7 @@ export function addOperatorCommands(program: Command): void {
           });
           output(
             options.json,
-            found.map((job) => jobResource(job)),
+            found.map((job) => jobResource(job, undefined, 'operator')),
             () =>
               renderTable(
                 ['job', 'owner', 'type', 'status', 'attempts', 'created'],
@@ -109,7 +109,7 @@ export function addOperatorCommands(program: Command): void {
         if (!job) throw new Error(`no job ${jobId}`);
         const attempts = await listAttempts(pool, job.id);
         const races = await listRaces(pool, { jobId: job.id, limit: 100 });
-        const resource = jobResource(job, attempts);
+        const resource = jobResource(job, attempts, 'operator');
         output(options.json, { ...resource, races }, () =>
           [
             `job ${job.id}  ${job.type}  ${job.status}  owner ${job.ownerId}  key ${job.idempotencyKey}`,
