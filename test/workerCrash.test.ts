@@ -1,5 +1,5 @@
 import type { ProviderConfig } from '../src/providers/provider';
-import { chargeBody, createJob, untilJob } from './support/jobs';
+import { chargeBody, createJob, freshKey, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { providerSaw, requestsFor } from './support/providerLedger';
 import { chatProvider, payProvider } from './support/providers';
@@ -155,5 +155,63 @@ test('when the kill lands before the request left, attempt 1 sent nothing and th
   expect(providerSaw(stack, job.id)).toEqual({
     requests: [`${job.id}:2`],
     effects: [`${job.id}:2`],
+  });
+}, 90_000);
+
+test('admission that runs again, its worker killed right after it wrote attempt 1, reuses that attempt: a single-provider job is charged once and succeeds', async () => {
+  // The barrier: while the test holds an advisory lock, attempt 1's INSERT waits in a trigger,
+  // so the kill lands after admission sent it and before its workflow task completed; the row
+  // commits once the lock is let go.
+  const BARRIER = 7_401_001;
+  await stack.pool.query(`
+    CREATE FUNCTION test_attempt_insert_barrier() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN PERFORM pg_advisory_xact_lock_shared(${BARRIER}); RETURN NEW; END $$;
+    CREATE TRIGGER test_attempt_insert_barrier BEFORE INSERT ON attempts
+      FOR EACH ROW EXECUTE FUNCTION test_attempt_insert_barrier();`);
+  const locker = await stack.pool.connect();
+  let created: ReturnType<typeof createJob> | undefined;
+  try {
+    await locker.query('SELECT pg_advisory_lock($1)', [BARRIER]);
+    created = createJob(stack, chargeBody(['pay']), freshKey('admit-twice'));
+    created.catch(() => undefined);
+    await eventually(
+      async () =>
+        (
+          await stack.pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE wait_event = 'advisory' AND query LIKE 'INSERT INTO attempts%'`,
+          )
+        ).rows[0]!.n,
+      (n) => n > 0,
+      20_000,
+    );
+    await stack.killWorker('SIGKILL');
+  } finally {
+    await locker.query('SELECT pg_advisory_unlock($1)', [BARRIER]);
+    locker.release();
+    await stack.pool.query(`DROP TRIGGER test_attempt_insert_barrier ON attempts;
+                            DROP FUNCTION test_attempt_insert_barrier();`);
+  }
+  const job = await created;
+  // The dead worker's INSERT commits: attempt 1 is written, and nothing was sent.
+  await eventually(
+    () => attemptRows(stack.pool, job.id),
+    (rows) => rows.length === 1,
+  );
+  expect((await attemptRows(stack.pool, job.id)).map((a) => [a.seq, a.state])).toEqual([
+    [1, 'starting'],
+  ]);
+  await stack.restartWorker();
+  const done = await untilJob(
+    stack,
+    job.id,
+    (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status),
+    60_000,
+  );
+  expect(done.status).toBe('succeeded');
+  expect(done.completedBy).toBe(`${job.id}:1`);
+  expect(providerSaw(stack, job.id)).toEqual({
+    requests: [`${job.id}:1`],
+    effects: [`${job.id}:1`],
   });
 }, 90_000);

@@ -4,6 +4,7 @@ import {
   JobNotOpenError,
   listAttempts,
   settleAbandonedAttempt,
+  type AttemptRecord,
 } from '../db/attempts';
 import { findCertificationsForContract } from '../db/certifications';
 import {
@@ -144,13 +145,30 @@ export function admissionActivities(deps: AdmissionDeps) {
   }
 
   /**
-   * Attempts an earlier run of this job's workflow left in flight (it was terminated, or it
-   * failed and a new run continues the job): a `starting` one never sent anything and is
-   * `failed`; a `running` one may have, so it is `unknown` and will be reconciled.
+   * Attempts an earlier admission or run of this job's workflow left in flight. Attempt 1 still
+   * `starting`, alone, on the plan's primary and in this mode, is the one an admission wrote
+   * and nothing sent yet (admission ran again: a lost workflow task, a worker that died after
+   * the write): it is reused as this admission's first attempt, since beginProviderCall lets
+   * only one call ever send it. Any other `starting` one never sent anything and is `failed`; a
+   * `running` one may have, so it is `unknown` and will be reconciled.
    */
-  async function adoptAttempts(jobId: string): Promise<AttemptSummary[]> {
+  async function adoptAttempts(
+    found: readonly AttemptRecord[],
+    first: { provider: string; exclusive: boolean } | undefined,
+  ): Promise<{ attempts: AttemptSummary[]; reusable?: AttemptSummary }> {
+    const [only] = found;
+    if (
+      found.length === 1 &&
+      only &&
+      only.seq === 1 &&
+      only.state === 'starting' &&
+      first &&
+      only.provider === first.provider &&
+      only.exclusive === first.exclusive
+    )
+      return { attempts: [], reusable: attemptSummary(only) };
     const summaries: AttemptSummary[] = [];
-    for (const attempt of await listAttempts(pool, jobId)) {
+    for (const attempt of found) {
       const current =
         attempt.state === 'starting' || attempt.state === 'running'
           ? await settleAbandonedAttempt(pool, attempt.id, {
@@ -160,7 +178,7 @@ export function admissionActivities(deps: AdmissionDeps) {
           : attempt;
       summaries.push(attemptSummary(current));
     }
-    return summaries;
+    return { attempts: summaries };
   }
 
   /**
@@ -196,13 +214,13 @@ export function admissionActivities(deps: AdmissionDeps) {
   async function modeToRun(
     job: JobRecord,
     plan: PlannedProvider[],
-    attempts: AttemptSummary[],
+    attemptCount: number,
   ): Promise<JobMode> {
     if (job.mode !== 'hedged') return job.mode;
     if (job.notes.some((note) => (note as { event?: unknown }).event === 'hedging_paused'))
       return 'exclusive';
     const [primary, hedge] = plan;
-    if (job.terminalStatus || attempts.length > 0 || !primary) return job.mode;
+    if (job.terminalStatus || attemptCount > 0 || !primary) return job.mode;
     const paused = await hedgingPaused(primary.name, hedge?.name);
     if (!paused) return job.mode;
     await addJobNote(pool, job.id, paused);
@@ -244,6 +262,17 @@ export function admissionActivities(deps: AdmissionDeps) {
       await markJobAdmitted(pool, job.id);
       const contract = findJobType(job.type);
       if (!contract) throw typedFailure(FAILURES.invalidJob, `unknown job type ${job.type}`);
+      // A plan this worker cannot run (a provider removed from its configuration, or workers
+      // configured unlike the API) is refused for good, and said on the job, instead of being
+      // retried for ever in silence. The row stays open: the sweeper tries a new run later, and
+      // notes that it needs an operator after a few.
+      const missing = job.providers.filter((name) => !providers.has(name));
+      if (missing.length > 0) {
+        const reason = `this worker has no provider ${missing.join(', ')} of the job's plan: the provider was removed from its configuration, or workers and API are configured differently`;
+        await addJobNote(pool, job.id, { event: 'admission_refused', providers: missing, reason });
+        logger.error({ jobId: job.id, providers: missing }, 'admission refused: provider missing');
+        throw typedFailure(FAILURES.providerMissing, reason, { providers: missing });
+      }
       const compatibleNames = providers.compatible(contract.providerKinds);
       const reasons = await uncertifiedReasons(compatibleNames, contract);
       // Only the primary may run uncertified (unless configured otherwise): failover, and a
@@ -267,8 +296,12 @@ export function admissionActivities(deps: AdmissionDeps) {
       }
       const primary = job.providers[0];
       const p95 = primary ? await observedP95Ms(pool, primary) : undefined;
-      const attempts = job.terminalStatus ? [] : await adoptAttempts(job.id);
-      const mode = await modeToRun(job, plan, attempts);
+      const existing = job.terminalStatus ? [] : await listAttempts(pool, job.id);
+      const mode = await modeToRun(job, plan, existing.length);
+      const { attempts, reusable } = await adoptAttempts(
+        existing,
+        plan[0] && { provider: plan[0].name, exclusive: mode === 'exclusive' },
+      );
       const admitted: JobPlan = {
         jobId: job.id,
         requestFingerprint: job.requestFingerprint,
@@ -287,6 +320,7 @@ export function admissionActivities(deps: AdmissionDeps) {
         reconcileFirstDelayMs: deps.reconcileFirstDelayMs ?? DEFAULT_RECONCILE_FIRST_DELAY_MS,
       };
       const first = plan[0];
+      if (reusable && input.startFirstAttempt) return { ...admitted, firstAttempt: reusable };
       if (
         !input.startFirstAttempt ||
         !first ||

@@ -42,6 +42,12 @@ export function providerCallActivities(
     async callProvider(input: { attemptId: string }): Promise<AttemptOutcome> {
       const context = Context.current();
       const attempt = await beginProviderCall(pool, input.attemptId, lateWindowsMs);
+      // Left `starting` because this worker has no such provider: nothing was sent, and the
+      // workflow's abandonment makes the attempt `failed` (never sent), not `unknown`.
+      if (attempt.state === 'starting' && !providers.has(attempt.provider))
+        throw new Error(
+          `this worker has no provider ${attempt.provider}, so attempt ${attempt.id} was not sent`,
+        );
       // The job closed first (the attempt is now cancelled), or the attempt was settled meanwhile.
       if (attempt.state !== 'running') return attemptOutcome(pool, attempt);
       const job = await findJob(pool, attempt.jobId);

@@ -307,6 +307,7 @@ const BEGIN_PROVIDER_CALL = preparedStatement(
           updated_at = now()
      FROM job
     WHERE a.id = $1 AND a.job_id = job.id AND a.state = 'starting'
+      AND ($2::text[] IS NULL OR a.provider = ANY($2::text[]))
     RETURNING ${COLUMNS_OF_A}`,
 );
 
@@ -320,12 +321,21 @@ const BEGIN_PROVIDER_CALL = preparedStatement(
 export async function beginProviderCall(
   db: Queryable,
   id: string,
-  /** Each provider's late-result window: the call's deadline is its start plus its provider's. */
-  lateWindowsMs: Readonly<Record<string, number>> = {},
+  /**
+   * The providers this caller can send to, with each one's late-result window (the call's
+   * deadline is its start plus its provider's). An attempt on any other provider stays
+   * `starting`: it cannot be sent from here, so it must not look as if it might have been.
+   * Without it, any provider, and no deadline.
+   */
+  lateWindowsMs?: Readonly<Record<string, number>>,
 ): Promise<AttemptRecord> {
-  const providers = Object.keys(lateWindowsMs);
+  const providers = lateWindowsMs ? Object.keys(lateWindowsMs) : null;
   const { rows } = await db.query<AttemptRow>(
-    BEGIN_PROVIDER_CALL([id, providers, providers.map((name) => lateWindowsMs[name])]),
+    BEGIN_PROVIDER_CALL([
+      id,
+      providers,
+      providers ? providers.map((name) => lateWindowsMs![name]) : [],
+    ]),
   );
   const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
   if (!attempt) throw new Error(`attempt ${id} does not exist`);

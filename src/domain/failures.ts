@@ -18,6 +18,8 @@ export const FAILURES = {
   invalidResult: 'InvalidResult',
   /** The database refused a write for a reason that a retry cannot change (a CHECK, a bad value). */
   databaseRefused: 'DatabaseRefused',
+  /** The job's plan names a provider this worker does not have: no retry of admission helps. */
+  providerMissing: 'ProviderMissing',
 
   // Refusals of workflow updates (validators), each a problem type for the API.
   attemptInFlight: 'AttemptInFlight',
@@ -46,6 +48,7 @@ export const NON_RETRYABLE_DB_FAILURES: readonly FailureType[] = [
   FAILURES.invalidResult,
   FAILURES.databaseRefused,
   FAILURES.attemptNotResolvable,
+  FAILURES.providerMissing,
 ];
 
 /** The sentence every entry point uses when a key is reused for a different intent. */
