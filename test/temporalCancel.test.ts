@@ -1,7 +1,11 @@
 import { spawn } from 'node:child_process';
+import { finishJobWithoutResult, insertJobOrFindExisting } from '../src/db/jobs';
+import { requestFingerprint } from '../src/domain/fingerprint';
+import { jobWorkflowId } from '../src/domain/workflowId';
 import { sweepJobs } from '../src/service/sweeper';
 import { harness } from './harness';
-import { chargeBody, createJob, operator, readJob, untilJob } from './support/jobs';
+import { TEST_OWNER } from './support/identities';
+import { chargeBody, createJob, freshKey, operator, readJob, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { effectsFor } from './support/providerLedger';
 import { chatProvider, payProvider } from './support/providers';
@@ -109,5 +113,87 @@ test('a terminated workflow leaves an open job that the sweeper continues in a n
       { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
       { olderThanMs: 0 },
     ),
-  ).toEqual({ started: 0, restarted: 0, needOperator: 0, refused: 0 });
+  ).toEqual({ started: 0, restarted: 0, needOperator: 0, refused: 0, failed: 0 });
+});
+
+const sweep = () =>
+  sweepJobs(
+    { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
+    { olderThanMs: 0 },
+  );
+
+test('the sweeper restarts no workflow for a job that ended after it listed the job: the row as it is when the sweeper acts decides', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+  const job = await createJob(stack, chargeBody(['pay']));
+  await untilJob(stack, job.id, (j) => j.status === 'unknown');
+  const handle = stack.temporal.workflow.getHandle(job.workflowId);
+  await handle.terminate('the sweeper is to find it');
+  expect(await untilWorkflowClosed(stack, job.workflowId)).toBe('TERMINATED');
+
+  // The barrier: the job's row is held, so the sweeper, having listed the job open and seen
+  // its workflow closed, waits at the row; meanwhile the job ends.
+  const holder = await stack.pool.connect();
+  let report: Awaited<ReturnType<typeof sweepJobs>>;
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM jobs WHERE id = $1 FOR UPDATE', [job.id]);
+    const sweeping = sweep();
+    sweeping.catch(() => undefined);
+    await eventually(
+      async () =>
+        (
+          await stack.pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE jobs SET notes%'`,
+          )
+        ).rows[0]!.n,
+      (n) => n > 0,
+    );
+    await finishJobWithoutResult(holder, job.id, 'cancelled', {
+      code: 'cancelled',
+      operator: 'test',
+      reason: 'ended while the sweeper looked',
+    });
+    await holder.query('COMMIT');
+    report = await sweeping;
+  } finally {
+    holder.release();
+  }
+  expect(report.restarted).toBe(0);
+  expect((await handle.describe()).status.name).toBe('TERMINATED');
+  const ended = await readJob(stack, job.id);
+  expect(ended.status).toBe('cancelled');
+  expect(ended.notes).toEqual([]);
+});
+
+test('one job the sweeper cannot handle is logged and counted, and the jobs after it are still healed', async () => {
+  // Two admitted open jobs whose workflows are gone; Temporal refuses even to describe the
+  // first one's (its id is over the engine's length limit), the second is healthy.
+  const insert = async (key: string, workflowId: string): Promise<string> => {
+    const intent = {
+      type: 'summarize',
+      input: { text: `Swept ${key}.` },
+      providers: ['chat'],
+      mode: 'exclusive' as const,
+    };
+    const { job } = await insertJobOrFindExisting(stack.pool, {
+      ownerId: TEST_OWNER,
+      idempotencyKey: key,
+      requestFingerprint: requestFingerprint(intent),
+      intent,
+      workflowId,
+    });
+    await stack.pool.query('UPDATE jobs SET admitted_at = now() WHERE id = $1', [job.id]);
+    return job.id;
+  };
+  const badKey = freshKey('sweep-bad');
+  await insert(badKey, `job/${TEST_OWNER}/${badKey}/${'x'.repeat(1_100)}`);
+  const goodKey = freshKey('sweep-good');
+  const good = await insert(goodKey, jobWorkflowId(TEST_OWNER, goodKey));
+
+  const report = await sweep();
+  expect(report).toMatchObject({ restarted: 1, failed: 1 });
+  await untilJob(stack, good, (j) => j.status === 'succeeded');
+  const metrics = await (await fetch(`${stack.apiUrl}/metrics`)).text();
+  expect(metrics).toMatch(/^onejob_sweep_failures_total\{pass="restart"\} [1-9]/m);
 });

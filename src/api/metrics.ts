@@ -161,6 +161,12 @@ export function createMetrics(db: Queryable, options: { waitsInProgress: () => n
     'attempt_calls_unpriced',
   );
   ledgerCounter(
+    'onejob_sweep_failures_total',
+    'Jobs the sweeper could not handle (logged; the sweep went on), by pass: start or restart (from the database)',
+    ['pass'],
+    'sweep_failures',
+  );
+  ledgerCounter(
     'onejob_attempt_tokens_total',
     'Tokens providers reported, by provider and kind (input, cached_input, output); cached input is part of input (from the database)',
     ['provider', 'kind'],

@@ -76,8 +76,8 @@ async function main(): Promise<void> {
     )
       .then(
         (report) =>
-          report.started + report.restarted + report.needOperator + report.refused > 0 &&
-          logger.info(report, 'sweep done'),
+          report.started + report.restarted + report.needOperator + report.refused + report.failed >
+            0 && logger.info(report, 'sweep done'),
       )
       .catch((error: unknown) => logger.error({ err: error }, 'sweep failed'));
     reconcileAttemptsOfEndedJobs({ pool, reconcile: settling.reconcileAttempt }, logger)

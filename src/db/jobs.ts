@@ -378,6 +378,36 @@ export async function addJobNote(
   await db.query(ADD_JOB_NOTE([jobId, JSON.stringify(note)]));
 }
 
+const ADD_NOTE_IF_OPEN = preparedStatement(
+  'jobs.add-note-if-open',
+  `UPDATE jobs SET notes = notes || jsonb_build_array($2::jsonb)
+    WHERE id = $1 AND terminal_status IS NULL
+    RETURNING id`,
+);
+
+/**
+ * Appends a note to a job that is still open, and says whether it was: the row as it is now
+ * decides (the statement waits for any writer of the row), not as a listing read it before.
+ */
+export async function addNoteIfOpen(
+  db: Queryable,
+  jobId: string,
+  note: Record<string, unknown>,
+): Promise<boolean> {
+  const { rowCount } = await db.query(ADD_NOTE_IF_OPEN([jobId, JSON.stringify(note)]));
+  return rowCount === 1;
+}
+
+const COUNT_SWEEP_FAILURE = preparedStatement(
+  'jobs.count-sweep-failure',
+  `INSERT INTO metric_deltas VALUES ('sweep_failures', $1, 1)`,
+);
+
+/** Counts one job the sweeper could not handle, for onejob_sweep_failures_total{pass}. */
+export async function countSweepFailure(db: Queryable, pass: string): Promise<void> {
+  await db.query(COUNT_SWEEP_FAILURE([pass]));
+}
+
 const RELEASE_KEY = preparedStatement(
   'jobs.release-key',
   `UPDATE jobs

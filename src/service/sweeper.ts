@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { unknownAttemptsOfEndedJobs } from '../db/attempts';
 import { findOpenJobs, type JobPageCursor } from '../db/jobLists';
-import { addJobNote, type JobRecord } from '../db/jobs';
+import { addJobNote, addNoteIfOpen, countSweepFailure, type JobRecord } from '../db/jobs';
 import type { Logger } from '../logger';
 import type { jobWorkflow } from '../workflows';
 import type { ReconcileOutcome } from '../workflows/definitions';
@@ -23,6 +23,8 @@ export interface SweepReport {
   needOperator: number;
   /** Open jobs whose workflow Temporal refuses to start (logged; tried again next sweep). */
   refused: number;
+  /** Jobs whose handling failed otherwise (logged and counted; the sweep went on). */
+  failed: number;
 }
 
 /** A job whose workflow keeps closing while it is open needs a human, not another run. */
@@ -30,16 +32,29 @@ export const MAX_WORKFLOW_RESTARTS = 5;
 
 type SweepDeps = Pick<JobServiceDeps, 'pool' | 'temporal' | 'taskQueue'>;
 
+/**
+ * Visits the open jobs of one pass, a page at a time. One job whose visit fails is logged and
+ * counted (`onejob_sweep_failures_total{pass}`), and the jobs after it are still visited.
+ */
 async function forEachOpenJob(
   deps: SweepDeps,
   options: SweepOptions & { admitted: boolean },
   visit: (job: JobRecord) => Promise<void>,
+  onFailure: (job: JobRecord, error: unknown) => void,
 ): Promise<void> {
   const limit = options.batchSize ?? 100;
+  const pass = options.admitted ? 'restart' : 'start';
   let after: JobPageCursor | undefined;
   for (;;) {
     const jobs = await findOpenJobs(deps.pool, { ...options, limit, after });
-    for (const job of jobs) await visit(job);
+    for (const job of jobs) {
+      try {
+        await visit(job);
+      } catch (error) {
+        onFailure(job, error);
+        await countSweepFailure(deps.pool, pass).catch(() => undefined);
+      }
+    }
     const last = jobs[jobs.length - 1];
     if (!last || jobs.length < limit) return;
     after = { createdAtMicros: last.createdAtMicros, id: last.id };
@@ -76,57 +91,83 @@ export async function sweepJobs(
   options: SweepOptions,
   logger?: Logger,
 ): Promise<SweepReport> {
-  const report: SweepReport = { started: 0, restarted: 0, needOperator: 0, refused: 0 };
-  await forEachOpenJob(deps, { ...options, admitted: false }, async (job) => {
-    try {
-      await ensureJobWorkflow(deps, job);
-    } catch (error) {
-      // One job the engine will not start must not keep the sweeper from the ones after it.
-      const reason = temporalRefusalReason(error);
-      if (reason === undefined) throw error;
-      report.refused += 1;
-      logger?.error(
-        { jobId: job.id, workflowId: job.workflowId, engineReason: reason },
-        'Temporal refused to start a job workflow; an operator must fix the engine or the job',
-      );
-      return;
-    }
-    report.started += 1;
-    logger?.info({ jobId: job.id, workflowId: job.workflowId }, 'sweeper started a workflow');
-  });
-  await forEachOpenJob(deps, { ...options, admitted: true }, async (job) => {
-    const latest = await latestRunStatus(deps, job);
-    if (latest.name === 'RUNNING') return;
-    const restarts = job.notes.filter(
-      (note) => (note as { event?: string }).event === 'workflow_restarted',
-    ).length;
-    if (restarts >= MAX_WORKFLOW_RESTARTS) {
-      await addJobNote(deps.pool, job.id, {
-        event: 'needs_operator',
-        reason: `its workflow closed ${restarts + 1} times while the job was open`,
-      });
-      report.needOperator += 1;
-      logger?.error({ jobId: job.id, workflowId: job.workflowId }, 'job needs an operator');
-      return;
-    }
-    await addJobNote(deps.pool, job.id, {
-      event: 'workflow_restarted',
-      closedRun: latest.runId ?? null,
-      closedAs: latest.name,
-      reason: 'the job was open but its workflow had closed',
-    });
-    const options = startOptionsOf(job, deps.taskQueue);
-    // Any closed run may be followed now: this job is open and nothing runs it.
-    await deps.temporal.workflow.start<typeof jobWorkflow>(options.workflowType, {
-      ...options,
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    });
-    report.restarted += 1;
-    logger?.warn(
-      { jobId: job.id, workflowId: job.workflowId, closedAs: latest.name },
-      'sweeper restarted the workflow of an open job',
+  const report: SweepReport = {
+    started: 0,
+    restarted: 0,
+    needOperator: 0,
+    refused: 0,
+    failed: 0,
+  };
+  const failed = (job: JobRecord, error: unknown): void => {
+    report.failed += 1;
+    logger?.error(
+      { err: error, jobId: job.id, workflowId: job.workflowId },
+      'sweeper could not handle a job; the sweep goes on',
     );
-  });
+  };
+  await forEachOpenJob(
+    deps,
+    { ...options, admitted: false },
+    async (job) => {
+      try {
+        await ensureJobWorkflow(deps, job);
+      } catch (error) {
+        // One job the engine will not start must not keep the sweeper from the ones after it.
+        const reason = temporalRefusalReason(error);
+        if (reason === undefined) throw error;
+        report.refused += 1;
+        logger?.error(
+          { jobId: job.id, workflowId: job.workflowId, engineReason: reason },
+          'Temporal refused to start a job workflow; an operator must fix the engine or the job',
+        );
+        return;
+      }
+      report.started += 1;
+      logger?.info({ jobId: job.id, workflowId: job.workflowId }, 'sweeper started a workflow');
+    },
+    failed,
+  );
+  await forEachOpenJob(
+    deps,
+    { ...options, admitted: true },
+    async (job) => {
+      const latest = await latestRunStatus(deps, job);
+      if (latest.name === 'RUNNING') return;
+      const restarts = job.notes.filter(
+        (note) => (note as { event?: string }).event === 'workflow_restarted',
+      ).length;
+      if (restarts >= MAX_WORKFLOW_RESTARTS) {
+        await addJobNote(deps.pool, job.id, {
+          event: 'needs_operator',
+          reason: `its workflow closed ${restarts + 1} times while the job was open`,
+        });
+        report.needOperator += 1;
+        logger?.error({ jobId: job.id, workflowId: job.workflowId }, 'job needs an operator');
+        return;
+      }
+      // The listing is older than this moment: the job may have ended meanwhile (its closing
+      // run had just written the row). The note is written only while it is open, and decides.
+      const stillOpen = await addNoteIfOpen(deps.pool, job.id, {
+        event: 'workflow_restarted',
+        closedRun: latest.runId ?? null,
+        closedAs: latest.name,
+        reason: 'the job was open but its workflow had closed',
+      });
+      if (!stillOpen) return;
+      const options = startOptionsOf(job, deps.taskQueue);
+      // Any closed run may be followed now: this job is open and nothing runs it.
+      await deps.temporal.workflow.start<typeof jobWorkflow>(options.workflowType, {
+        ...options,
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      });
+      report.restarted += 1;
+      logger?.warn(
+        { jobId: job.id, workflowId: job.workflowId, closedAs: latest.name },
+        'sweeper restarted the workflow of an open job',
+      );
+    },
+    failed,
+  );
   return report;
 }
 
