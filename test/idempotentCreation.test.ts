@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import { insertJobOrFindExisting } from '../src/db/jobs';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId, MAX_WORKFLOW_ID_LENGTH } from '../src/domain/workflowId';
+import { simulatorProviders } from '../src/providers/registry';
 import { sweepJobs } from '../src/service/sweeper';
 import {
   LONGEST_OWNER_TOKEN,
@@ -11,6 +12,7 @@ import {
   TEST_TOKEN,
   TRICK_OWNERS,
 } from './support/identities';
+import { untilJob } from './support/jobs';
 import { providerSaw } from './support/providerLedger';
 import { startTestStack, type TestStack } from './support/stack';
 import { runsOfWorkflow, untilWorkflowClosed } from './support/temporal';
@@ -388,4 +390,51 @@ describe('a crash between the insert and the workflow start heals', () => {
     // Leave no job the next sweep would meet again.
     await stack.pool.query('DELETE FROM jobs WHERE id = $1', [refused]);
   });
+});
+
+test('a replay is answered from what was stored, not judged by today’s configuration: with a provider of its plan removed, the same request is still a 200 for its job', async () => {
+  const key = `replay-removed-${Date.now()}`;
+  const body = {
+    type: 'summarize',
+    input: { text: 'Planned on two providers. One is gone later.' },
+    providers: ['simulator', 'simulator-backup'],
+  };
+  const first = await stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': key },
+    body,
+  });
+  expect(first.status).toBe(201);
+  const job = (await first.json()) as { id: string };
+  await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+
+  // An API configured without `simulator-backup` (removed since the job was made).
+  const today = simulatorProviders(stack.simulator.url).filter(
+    (p) => p.name !== 'simulator-backup',
+  );
+  const api = await stack.startExtraApi({ ONEJOB_PROVIDERS: JSON.stringify(today) });
+  try {
+    const post = (payload: unknown) =>
+      fetch(`${api.url}/v1/jobs`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${TEST_TOKEN}`,
+          'content-type': 'application/json',
+          'idempotency-key': key,
+        },
+        body: JSON.stringify(payload),
+      });
+    const replay = await post(body);
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(((await replay.json()) as { id: string }).id).toBe(job.id);
+    // Another intent under the key is judged as before: refused, the job unchanged.
+    const other = await post({
+      ...body,
+      input: { text: 'Something else.' },
+      providers: ['simulator'],
+    });
+    expect(other.status).toBe(409);
+  } finally {
+    await api.stop();
+  }
 });

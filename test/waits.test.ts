@@ -51,6 +51,20 @@ test('a waiting request answers as soon as its job ends, not at its next look at
   expect(Date.now() - asked).toBeLessThan(50_000);
 });
 
+test('a wait on the job id in upper case is woken by the job’s ending too: ids are normalised once', async () => {
+  // Heard endings make a wait look rarely; until the API listens it polls, and would see any id.
+  await eventually(listenerPid, (pid) => pid !== undefined);
+  const job = await heldJob('wait-upper');
+  const asked = Date.now();
+  const waiting = stack.request('GET', `/v1/jobs/${job.id.toUpperCase()}?wait=60`);
+  await eventually(waitsInProgress, (n) => n === 1);
+  stack.simulator.openGate('wait-upper');
+  const answered = (await (await waiting).json()) as { id: string; status: string };
+  expect(answered).toMatchObject({ id: job.id, status: 'succeeded' });
+  // As above: a wait its job's ending did not wake answers only at its 60 s deadline.
+  expect(Date.now() - asked).toBeLessThan(50_000);
+});
+
 test('when the connection that hears job endings is lost, waits still see their job end, and it listens again', async () => {
   const before = await eventually(listenerPid, (pid) => pid !== undefined);
   const job = await heldJob('wait-unheard');

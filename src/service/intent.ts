@@ -14,6 +14,19 @@ export interface IntentRequest {
   mode?: JobMode;
 }
 
+/**
+ * The fingerprint of what was asked for, as the client said it: no configuration goes into it,
+ * so a replay can be recognised without checking the intent against today's configuration.
+ */
+export function intentFingerprint(request: IntentRequest): string {
+  return requestFingerprint({
+    type: request.type,
+    input: request.input,
+    providers: request.providers ?? null,
+    mode: request.mode ?? 'exclusive',
+  });
+}
+
 /** Checks an intent against the job type and the providers, and resolves its plan and mode. */
 export function validateIntent(deps: { providers: ProviderRegistry }, request: IntentRequest) {
   const contract = findJobType(request.type);
@@ -94,11 +107,5 @@ export function validateIntent(deps: { providers: ProviderRegistry }, request: I
       );
     }
   }
-  const fingerprint = requestFingerprint({
-    type: request.type,
-    input: request.input,
-    providers: request.providers ?? null,
-    mode,
-  });
-  return { input: request.input, plan, mode, fingerprint };
+  return { input: request.input, plan, mode, fingerprint: intentFingerprint(request) };
 }

@@ -16,7 +16,7 @@ import {
   temporalRefusalReason,
   WorkflowStartRefusedError,
 } from './errors';
-import { validateIntent } from './intent';
+import { intentFingerprint, validateIntent } from './intent';
 
 export interface JobServiceDeps {
   pool: Pool;
@@ -139,35 +139,52 @@ export async function createJob(
   deps: JobServiceDeps,
   request: CreateJobRequest,
 ): Promise<{ job: JobRecord; created: boolean }> {
+  // A replay (the usual retry) is answered by one indexed read, from what was stored: keys never
+  // expire, so a provider removed since or a tightened schema must not turn it into a refusal.
+  // Only a key not seen yet, or another intent under it, is checked against today's rules; the
+  // insert-or-find still decides any race between two first requests.
+  const stored = await findJobByKey(deps.pool, request.ownerId, request.idempotencyKey);
+  const replayed =
+    stored && stored.requestFingerprint === intentFingerprint(request) ? stored : undefined;
+  if (replayed) return answerReplay(deps, replayed);
   const { input, plan, mode, fingerprint } = validateIntent(deps, request);
-  // A replay (the usual retry) is answered by one indexed read; only a key not seen yet runs
-  // the insert-or-find, which still decides any race between two first requests.
-  const replayed = await findJobByKey(deps.pool, request.ownerId, request.idempotencyKey);
-  const { job, created } = replayed
-    ? { job: replayed, created: false }
-    : await insertJobOrFindExisting(deps.pool, {
-        ownerId: request.ownerId,
-        idempotencyKey: request.idempotencyKey,
-        requestFingerprint: fingerprint,
-        intent: { type: request.type, input, providers: plan, mode },
-        workflowId: jobWorkflowId(request.ownerId, request.idempotencyKey),
-        workflowIdOfGeneration: (generation) =>
-          jobWorkflowId(request.ownerId, request.idempotencyKey, generation),
-      });
+  if (stored) throw new IdempotencyKeyReuseError(stored);
+  const { job, created } = await insertJobOrFindExisting(deps.pool, {
+    ownerId: request.ownerId,
+    idempotencyKey: request.idempotencyKey,
+    requestFingerprint: fingerprint,
+    intent: { type: request.type, input, providers: plan, mode },
+    workflowId: jobWorkflowId(request.ownerId, request.idempotencyKey),
+    workflowIdOfGeneration: (generation) =>
+      jobWorkflowId(request.ownerId, request.idempotencyKey, generation),
+  });
   if (!created && job.requestFingerprint !== fingerprint) throw new IdempotencyKeyReuseError(job);
-  // Also on a replay whose workflow never ran: if we crashed between the insert and the start,
-  // the retry heals it. Once the workflow has admitted the job it exists, and a replay is
-  // answered from the database alone.
-  if (created || !job.admittedAt) {
-    try {
-      await ensureJobWorkflow(deps, job);
-    } catch (error) {
-      const reason = temporalRefusalReason(error);
-      if (reason !== undefined) throw new WorkflowStartRefusedError(job, reason);
-      throw error;
-    }
-  }
+  if (created) await startJobWorkflow(deps, job);
+  else await answerReplay(deps, job);
   return { job, created };
+}
+
+/**
+ * A replay's answer: the job as stored. Also on a replay whose workflow never ran: if we
+ * crashed between the insert and the start, the retry heals it. Once the workflow has admitted
+ * the job it exists, and a replay is answered from the database alone.
+ */
+async function answerReplay(
+  deps: JobServiceDeps,
+  job: JobRecord,
+): Promise<{ job: JobRecord; created: false }> {
+  if (!job.admittedAt) await startJobWorkflow(deps, job);
+  return { job, created: false };
+}
+
+async function startJobWorkflow(deps: JobServiceDeps, job: JobRecord): Promise<void> {
+  try {
+    await ensureJobWorkflow(deps, job);
+  } catch (error) {
+    const reason = temporalRefusalReason(error);
+    if (reason !== undefined) throw new WorkflowStartRefusedError(job, reason);
+    throw error;
+  }
 }
 
 /** How a wait looks at its job: the first looks come fast (most jobs end quickly). */
@@ -193,10 +210,12 @@ export interface WaitOptions {
 export async function getJob(
   deps: Pick<JobServiceDeps, 'pool'>,
   ownerId: string,
-  jobId: string,
+  given: string,
   options: WaitOptions = {},
 ): Promise<JobWithAttempts | undefined> {
-  if (!z.uuid().safeParse(jobId).success) return undefined;
+  if (!z.uuid().safeParse(given).success) return undefined;
+  // One spelling of the id from here on: the job-ending notification names it in lower case.
+  const jobId = given.toLowerCase();
   const deadline = Date.now() + (options.waitMs ?? 0);
   const signal = options.signal;
   // Watching before the first look, so that an ending between a look and a sleep is not missed.
