@@ -5,6 +5,7 @@ import { insertJobOrFindExisting } from '../src/db/jobs';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { sweepJobs } from '../src/service/sweeper';
+import { jobWorkflowStartOptions } from '../src/workflows/startOptions';
 import { TEST_OWNER } from './support/identities';
 import { eventually } from './support/polling';
 import { providerSaw } from './support/providerLedger';
@@ -138,6 +139,49 @@ test('an invalid intent started from Temporal is refused with the reason, and wr
     `SELECT count(*)::int AS n FROM jobs WHERE idempotency_key = 'native-invalid'`,
   );
   expect(rows[0].n).toBe(0);
+});
+
+test('a run started under another key’s workflow id is refused at admission, writes nothing, and leaves that key free for its own job', async () => {
+  // A start built by hand, for key "native-squatter" but under the id of key "native-squatted".
+  const squatter = 'native-squatter';
+  const squatted = 'native-squatted';
+  const intent = {
+    type: 'summarize',
+    input: { text: 'Under the wrong id.' },
+    providers: null,
+    mode: 'exclusive' as const,
+  };
+  const options = jobWorkflowStartOptions(
+    {
+      ownerId: TEST_OWNER,
+      idempotencyKey: squatter,
+      type: intent.type,
+      mode: intent.mode,
+      requestFingerprint: requestFingerprint(intent),
+    },
+    stack.taskQueue,
+  );
+  const handle = await stack.temporal.workflow.start(options.workflowType, {
+    ...options,
+    workflowId: jobWorkflowId(TEST_OWNER, squatted),
+    args: [{ ...options.args[0], intent }],
+  });
+  await expect(handle.result()).rejects.toThrow();
+  const history = JSON.stringify(await handle.fetchHistory());
+  expect(history).toMatch(/is not the one derived from this owner and key/);
+  const { rows } = await stack.pool.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM jobs WHERE idempotency_key = ANY($1)',
+    [[squatter, squatted]],
+  );
+  expect(rows[0]!.n).toBe(0);
+  // The squatted key's own job runs under its own id.
+  const own = await startJob(stack.temporal, {
+    owner: TEST_OWNER,
+    idempotencyKey: squatted,
+    taskQueue: stack.taskQueue,
+    ...summarize('The rightful owner of this id.'),
+  });
+  await expect(own.result()).resolves.toMatchObject({ status: 'succeeded' });
 });
 
 describe('whichever entry point wins the row wins the job', () => {

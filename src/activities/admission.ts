@@ -19,6 +19,7 @@ import { observedP95Ms } from '../db/providerStats';
 import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
 import { jobIdentityProblem } from '../domain/identity';
 import type { JobMode } from '../domain/job';
+import { jobWorkflowId } from '../domain/workflowId';
 import { contractVersion, findJobType, type AnyJobTypeContract } from '../jobTypes';
 import { providerModel } from '../providers/provider';
 import { ServiceError } from '../service/errors';
@@ -97,6 +98,15 @@ export function admissionActivities(deps: AdmissionDeps) {
     if (!intent) return undefined;
     const identityProblem = jobIdentityProblem(input.ownerId, input.idempotencyKey);
     if (identityProblem) throw typedFailure(FAILURES.invalidJob, identityProblem);
+    // A run started under another id than its (owner, key)'s would squat that id: another key's
+    // job could then never start its own workflow. Native and child starts take the first
+    // generation's id; the API alone derives a later generation's.
+    const derived = jobWorkflowId(input.ownerId, input.idempotencyKey);
+    if (input.workflowId !== derived)
+      throw typedFailure(
+        FAILURES.invalidJob,
+        `workflow id ${input.workflowId} is not the one derived from this owner and key (${derived}); start jobs with startJob or jobWorkflowStartOptions`,
+      );
     let resolved: ReturnType<typeof validateIntent>;
     try {
       resolved = validateIntent(
