@@ -156,6 +156,8 @@ export function drawProviderFault(
     { kind: 'answer_with', merge: { status: 'pending' } },
     { kind: 'answer_with', merge: { amountCents: 'twelve' } },
     { kind: 'register_after_status_lookup' },
+    // Files the charge under its own id: a 2xx, and "no record" under our key for ever.
+    { kind: 'files_under_own_id', answer: random.pick(['pending', 'own_key'] as const) },
   ]);
   return { rule: { route: 'charge', fault }, simulator: random.int(0, simulators - 1) };
 }
@@ -182,6 +184,16 @@ export async function chargeRecord(
       return { state: 'charged', output: (await response.json()) as Record<string, unknown> };
     }
     await response?.body?.cancel();
+    // Charged, yet no record under our key: the provider filed it under its own id. The
+    // operator finds it in the provider's console, by the account.
+    if (response?.status === 404) {
+      const found = await fetch(
+        `${simulatorOf(actors, provider)}/_simulator/console/charges/${encodeURIComponent(attemptId)}`,
+      );
+      if (found.status === 200)
+        return { state: 'charged', output: (await found.json()) as Record<string, unknown> };
+      await found.body?.cancel();
+    }
   }
   return { state: 'busy' };
 }

@@ -38,6 +38,18 @@ export const PLANTED_BUGS = {
     to: 'if (blocked && !blocked) {\n                await reconcile(admitted, blocked);',
     migration: 'DROP INDEX attempts_one_in_flight_per_job;',
   },
+  /**
+   * "No record under our key" outranks a 2xx from a provider with side effects: a charge filed
+   * under the provider's own id fails after two lookups and the fallback charges again, and the
+   * CHECK that would refuse that `failed` is dropped.
+   */
+  'not-found-outranks-2xx': {
+    file: 'domain/certainty.js',
+    from: 'if (attempt.sideEffects && attempt.successAnswered)',
+    to: 'if (attempt.sideEffects && !attempt.sideEffects)',
+    migration:
+      'ALTER TABLE attempts DROP CONSTRAINT attempts_success_answer_is_not_failed_by_machine;',
+  },
 } as const;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;

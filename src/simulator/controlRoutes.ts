@@ -1,12 +1,14 @@
 import type { Behaviour } from './behaviour';
 import type { FaultQueue, FaultRule } from './faults';
 import { readBody, sendJson, type Routes } from './http';
-import type { Ledger } from './ledger';
+import { ledgerKey, type Ledger } from './ledger';
 
 /**
  * The simulator's own routes, for tests and operators: its health, the requests it saw and its
  * ledger (`GET /_simulator/requests`, `GET /_simulator/ledger`), faults to queue or drop
- * (`POST` / `DELETE /_simulator/faults`) and gates to open (`POST /_simulator/gates/<gate>`).
+ * (`POST` / `DELETE /_simulator/faults`) and gates to open (`POST /_simulator/gates/<gate>`),
+ * and the provider's console (`GET /_simulator/console/charges/<key>`): the charge made for a
+ * request, however the provider filed it, as an operator finds it by the account.
  */
 export function controlRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Behaviour): Routes {
   return (route) => {
@@ -19,6 +21,14 @@ export function controlRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Beh
       return async (req, res) => {
         faults.add(JSON.parse(await readBody(req)) as FaultRule);
         sendJson(res, 204, {});
+      };
+    }
+    const consoleCharge = /^GET \/_simulator\/console\/charges\/(.+)$/.exec(route);
+    if (consoleCharge) {
+      return (_req, res) => {
+        const entry = ledger.response(ledgerKey('charge', decodeURIComponent(consoleCharge[1]!)));
+        if (entry) sendJson(res, 200, entry.response);
+        else sendJson(res, 404, { error: 'no charge for this request' });
       };
     }
     const gate = /^POST \/_simulator\/gates\/([^/]+)$/.exec(route);

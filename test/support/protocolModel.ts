@@ -91,6 +91,11 @@ export interface ModelAttempt {
   awaited: boolean;
   /** The worker that made its call was killed: its answer, when it comes, reaches nobody. */
   orphaned: boolean;
+  /**
+   * A signed "failed" callback came while its call could still answer: held until the call
+   * ends (its success answer outranks it; any other end makes the attempt failed).
+   */
+  reportedFailure: boolean;
   state: AttemptState;
 }
 
@@ -193,6 +198,7 @@ function startAttempt(
     // A held request on a short-timeout provider always times out: unknown, no longer awaited.
     awaited: !timesOut,
     orphaned: false,
+    reportedFailure: false,
     state: timesOut ? 'unknown' : 'running',
   };
   job.attempts.push(attempt);
@@ -242,6 +248,11 @@ function release(job: ModelJob, attempt: ModelAttempt): void {
     // (minutes) is over, and a summary waits for that window too: the attempt stays unknown.
     const worked = attempt.fate !== 'refuses' && attempt.fate !== 'drops-before-work';
     if (effects && worked && workflowOpen(job)) compareAndSwap(job, attempt);
+    return;
+  }
+  // A held "failed" callback: the call's success outranks it, any other end settles by it.
+  if (attempt.reportedFailure && attempt.fate !== 'answers') {
+    attempt.state = 'failed';
     return;
   }
   switch (attempt.fate) {
@@ -405,8 +416,9 @@ export const settledAttempts = (state: ModelState): ModelAttempt[] =>
 /**
  * An operator's verdict on attempt `seq` (`POST /v1/operator/attempts/:id/resolve`), or the
  * provider's signed callback (`POST /v1/callbacks/:provider`): both settle an unknown attempt the
- * same way: `failed`, or a result through the compare-and-swap. A settled attempt cannot be
- * resolved again (`409`).
+ * same way: `failed`, or a result through the compare-and-swap, except that a callback's
+ * `failed` for a call still held waits for that call (see `reportedFailure`). A settled attempt
+ * cannot be resolved again (`409`).
  */
 export function settle(
   state: ModelState,
@@ -426,7 +438,11 @@ export function settle(
       started: [],
     };
   }
-  void by;
+  if (outcome === 'failed' && by === 'callback' && attempt.held) {
+    // Its call may still answer success: the report is held, and the attempt stays unknown.
+    attempt.reportedFailure = true;
+    return { answer: { status: 200, states: [attempt.state] }, next, started: [] };
+  }
   if (outcome === 'failed') attempt.state = 'failed';
   else compareAndSwap(job, attempt);
   const settledAs = attempt.state;
