@@ -1,11 +1,7 @@
 import { beginProviderCall, createAttempt, findAttempt } from '../src/db/attempts';
-import { insertJobOrFindExisting, type JobRecord } from '../src/db/jobs';
-import { requestFingerprint } from '../src/domain/fingerprint';
-import { jobWorkflowId } from '../src/domain/workflowId';
 import { sweepJobs } from '../src/service/sweeper';
-import { TEST_OWNER } from './support/identities';
 import { freshKey, readJob } from './support/jobs';
-import { attemptRows } from './support/rows';
+import { attemptRows, insertSummaryJob } from './support/rows';
 import { useTestStack } from './support/stack';
 import { untilWorkflowClosed } from './support/temporal';
 
@@ -17,23 +13,8 @@ import { untilWorkflowClosed } from './support/temporal';
 const stack = useTestStack();
 
 /** A job created while `ghost` was configured, which this worker's configuration no longer has. */
-async function jobOnRemovedProvider(): Promise<JobRecord> {
-  const key = freshKey('removed-provider');
-  const intent = {
-    type: 'summarize',
-    input: { text: 'Planned on a provider that is gone.' },
-    providers: ['ghost'],
-    mode: 'exclusive' as const,
-  };
-  const { job } = await insertJobOrFindExisting(stack.pool, {
-    ownerId: TEST_OWNER,
-    idempotencyKey: key,
-    requestFingerprint: requestFingerprint(intent),
-    intent,
-    workflowId: jobWorkflowId(TEST_OWNER, key),
-  });
-  return job;
-}
+const jobOnRemovedProvider = () =>
+  insertSummaryJob(stack.pool, { key: freshKey('removed-provider'), providers: ['ghost'] });
 
 test('a plan naming a provider the worker does not have is refused at admission for good, with a typed failure and a note, and no attempt is written', async () => {
   const job = await jobOnRemovedProvider();

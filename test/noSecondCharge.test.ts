@@ -3,6 +3,7 @@ import { signCallback } from '../src/api/signatures';
 import { createLogger } from '../src/logger';
 import type { ProviderConfig } from '../src/providers/provider';
 import { reconcileAttemptsOfEndedJobs } from '../src/service/sweeper';
+import type { Fault } from '../src/simulator/faults';
 import { CALLBACK_SECRET } from './support/identities';
 import { chargeBody, createJob, operator, readJob, untilJob, type JobView } from './support/jobs';
 import { eventually } from './support/polling';
@@ -46,6 +47,29 @@ async function sendCallback(report: Record<string, unknown>): Promise<Response> 
     },
     body,
   });
+}
+
+/**
+ * A charge whose call is held at the simulator (then behaves as `then`), and a signed "failed"
+ * callback for its attempt 1 while the call is still out. Returns the job and the callback's answer.
+ */
+async function failedCallbackWhileCallIsOut(gate: string, then?: Fault) {
+  stack.simulator.inject({
+    route: 'charge',
+    fault: { kind: 'hold', gate, ...(then ? { then } : {}) },
+  });
+  const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+  await eventually(
+    () => attemptRows(stack.pool, job.id),
+    (rows) => rows[0]?.state === 'running' || rows[0]?.state === 'unknown',
+  );
+  const callback = await sendCallback({
+    attemptId: `${job.id}:1`,
+    status: 'failed',
+    error: 'card declined',
+  });
+  expect(callback.status).toBe(200);
+  return { job, answered: (await callback.json()) as { state: string } };
 }
 
 /** Waits until the job has ended or its workflow says an operator is needed, whichever first. */
@@ -111,20 +135,9 @@ describe('evidence of work outranks "no record"', () => {
   );
 
   test('a signed "failed" callback followed by that call’s own success answer ends with the call’s result, and the fallback never charges', async () => {
-    stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'callback-first' } });
-    const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
-    await eventually(
-      () => attemptRows(stack.pool, job.id),
-      (rows) => rows[0]?.state === 'running' || rows[0]?.state === 'unknown',
-    );
-    const callback = await sendCallback({
-      attemptId: `${job.id}:1`,
-      status: 'failed',
-      error: 'card declined',
-    });
-    expect(callback.status).toBe(200);
+    const { job, answered } = await failedCallbackWhileCallIsOut('callback-first');
     // Held: the call is still out and may answer success.
-    expect(((await callback.json()) as { state: string }).state).not.toBe('failed');
+    expect(answered.state).not.toBe('failed');
 
     stack.simulator.openGate('callback-first');
     const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
@@ -137,21 +150,9 @@ describe('evidence of work outranks "no record"', () => {
   });
 
   test('a held "failed" callback settles the attempt failed once its call ends without a success answer, and then the fallback runs', async () => {
-    stack.simulator.inject({
-      route: 'charge',
-      fault: { kind: 'hold', gate: 'callback-then-drop', then: { kind: 'drop_before' } },
+    const { job } = await failedCallbackWhileCallIsOut('callback-then-drop', {
+      kind: 'drop_before',
     });
-    const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
-    await eventually(
-      () => attemptRows(stack.pool, job.id),
-      (rows) => rows[0]?.state === 'running' || rows[0]?.state === 'unknown',
-    );
-    const callback = await sendCallback({
-      attemptId: `${job.id}:1`,
-      status: 'failed',
-      error: 'card declined',
-    });
-    expect(callback.status).toBe(200);
     stack.simulator.openGate('callback-then-drop');
     const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
     expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([

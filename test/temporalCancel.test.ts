@@ -1,14 +1,15 @@
 import { spawn } from 'node:child_process';
-import { finishJobWithoutResult, insertJobOrFindExisting } from '../src/db/jobs';
-import { requestFingerprint } from '../src/domain/fingerprint';
+import { finishJobWithoutResult } from '../src/db/jobs';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { sweepJobs } from '../src/service/sweeper';
 import { harness } from './harness';
+import { holdTransaction } from './support/barriers';
 import { TEST_OWNER } from './support/identities';
 import { chargeBody, createJob, freshKey, operator, readJob, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { effectsFor } from './support/providerLedger';
 import { chatProvider, payProvider } from './support/providers';
+import { insertSummaryJob } from './support/rows';
 import { useTestStack } from './support/stack';
 import { untilWorkflowClosed } from './support/temporal';
 
@@ -132,33 +133,20 @@ test('the sweeper restarts no workflow for a job that ended after it listed the 
 
   // The barrier: the job's row is held, so the sweeper, having listed the job open and seen
   // its workflow closed, waits at the row; meanwhile the job ends.
-  const holder = await stack.pool.connect();
-  let report: Awaited<ReturnType<typeof sweepJobs>>;
-  try {
-    await holder.query('BEGIN');
-    await holder.query('SELECT id FROM jobs WHERE id = $1 FOR UPDATE', [job.id]);
-    const sweeping = sweep();
-    sweeping.catch(() => undefined);
-    await eventually(
-      async () =>
-        (
-          await stack.pool.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE jobs SET notes%'`,
-          )
-        ).rows[0]!.n,
-      (n) => n > 0,
-    );
-    await finishJobWithoutResult(holder, job.id, 'cancelled', {
-      code: 'cancelled',
-      operator: 'test',
-      reason: 'ended while the sweeper looked',
-    });
-    await holder.query('COMMIT');
-    report = await sweeping;
-  } finally {
-    holder.release();
-  }
+  const barrier = await holdTransaction(
+    stack,
+    `SELECT id FROM jobs WHERE id = '${job.id}' FOR UPDATE`,
+  );
+  const sweeping = sweep();
+  sweeping.catch(() => undefined);
+  await barrier.blocked('UPDATE jobs SET notes');
+  await finishJobWithoutResult(barrier.client, job.id, 'cancelled', {
+    code: 'cancelled',
+    operator: 'test',
+    reason: 'ended while the sweeper looked',
+  });
+  await barrier.release();
+  const report = await sweeping;
   expect(report.restarted).toBe(0);
   expect((await handle.describe()).status.name).toBe('TERMINATED');
   const ended = await readJob(stack, job.id);
@@ -170,19 +158,7 @@ test('one job the sweeper cannot handle is logged and counted, and the jobs afte
   // Two admitted open jobs whose workflows are gone; Temporal refuses even to describe the
   // first one's (its id is over the engine's length limit), the second is healthy.
   const insert = async (key: string, workflowId: string): Promise<string> => {
-    const intent = {
-      type: 'summarize',
-      input: { text: `Swept ${key}.` },
-      providers: ['chat'],
-      mode: 'exclusive' as const,
-    };
-    const { job } = await insertJobOrFindExisting(stack.pool, {
-      ownerId: TEST_OWNER,
-      idempotencyKey: key,
-      requestFingerprint: requestFingerprint(intent),
-      intent,
-      workflowId,
-    });
+    const job = await insertSummaryJob(stack.pool, { key, providers: ['chat'], workflowId });
     await stack.pool.query('UPDATE jobs SET admitted_at = now() WHERE id = $1', [job.id]);
     return job.id;
   };

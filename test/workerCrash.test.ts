@@ -1,4 +1,5 @@
 import type { ProviderConfig } from '../src/providers/provider';
+import { holdTransaction } from './support/barriers';
 import { chargeBody, createJob, freshKey, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { providerSaw, requestsFor } from './support/providerLedger';
@@ -168,27 +169,15 @@ test('admission that runs again, its worker killed right after it wrote attempt 
     BEGIN PERFORM pg_advisory_xact_lock_shared(${BARRIER}); RETURN NEW; END $$;
     CREATE TRIGGER test_attempt_insert_barrier BEFORE INSERT ON attempts
       FOR EACH ROW EXECUTE FUNCTION test_attempt_insert_barrier();`);
-  const locker = await stack.pool.connect();
+  const barrier = await holdTransaction(stack, `SELECT pg_advisory_xact_lock(${BARRIER})`);
   let created: ReturnType<typeof createJob> | undefined;
   try {
-    await locker.query('SELECT pg_advisory_lock($1)', [BARRIER]);
     created = createJob(stack, chargeBody(['pay']), freshKey('admit-twice'));
     created.catch(() => undefined);
-    await eventually(
-      async () =>
-        (
-          await stack.pool.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE wait_event = 'advisory' AND query LIKE 'INSERT INTO attempts%'`,
-          )
-        ).rows[0]!.n,
-      (n) => n > 0,
-      20_000,
-    );
+    await barrier.blocked('INSERT INTO attempts');
     await stack.killWorker('SIGKILL');
   } finally {
-    await locker.query('SELECT pg_advisory_unlock($1)', [BARRIER]);
-    locker.release();
+    await barrier.release();
     await stack.pool.query(`DROP TRIGGER test_attempt_insert_barrier ON attempts;
                             DROP FUNCTION test_attempt_insert_barrier();`);
   }

@@ -1,4 +1,8 @@
+import { insertJobOrFindExisting, type JobRecord } from '../../src/db/jobs';
 import type { Pool } from '../../src/db/pool';
+import { requestFingerprint } from '../../src/domain/fingerprint';
+import { jobWorkflowId } from '../../src/domain/workflowId';
+import { TEST_OWNER } from './identities';
 import type { TestStack } from './stack';
 
 export interface AttemptRow {
@@ -29,4 +33,28 @@ export async function rowsOfJob(stack: TestStack, jobId: string) {
     stack.pool.query('SELECT * FROM race_events WHERE job_id = $1 ORDER BY id', [jobId]),
   ]);
   return { job: job.rows, attempts: attempts.rows, races: races.rows };
+}
+
+/**
+ * A summary job's row as the API writes it, with no workflow started: what a crash between the
+ * insert and the start leaves, or a job created under a configuration since changed.
+ */
+export async function insertSummaryJob(
+  pool: Pool,
+  job: { key: string; providers: string[]; workflowId?: string },
+): Promise<JobRecord> {
+  const intent = {
+    type: 'summarize',
+    input: { text: `Written straight to the table for ${job.key}.` },
+    providers: job.providers,
+    mode: 'exclusive' as const,
+  };
+  const { job: row } = await insertJobOrFindExisting(pool, {
+    ownerId: TEST_OWNER,
+    idempotencyKey: job.key,
+    requestFingerprint: requestFingerprint(intent),
+    intent,
+    workflowId: job.workflowId ?? jobWorkflowId(TEST_OWNER, job.key),
+  });
+  return row;
 }
