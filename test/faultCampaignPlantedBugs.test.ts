@@ -14,6 +14,9 @@ const CASES: Array<[PlantedBug, number, number]> = [
   ['cas-without-guard', 2, 7001],
   // A charge that may have happened counts as failed, by a clock: no evidence settled it.
   ['unknown-as-failed', 5, 7002],
+  // "No record under our key" outranks a 2xx: a charge filed under the provider's own id fails,
+  // and the fallback charges again.
+  ['not-found-outranks-2xx', 4, 7003],
 ];
 
 test.each(CASES)(
