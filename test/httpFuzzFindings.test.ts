@@ -133,3 +133,15 @@ test('a signed callback with no body and no Content-Type is a 400, not a 500', a
 test('a path that climbs out of the API docs files (index.html/..) is a 404, not a 500', async () => {
   expectProblem(await send(['GET /docs/static/index.html/.. HTTP/1.1', host()]), 404, 'not-found');
 });
+
+test('a create whose input holds a number JSON cannot represent (1e309), under a key that has a job, is a 400, not a 500', async () => {
+  const key = freshKey('fuzz-infinity');
+  const head = ['POST /v1/jobs HTTP/1.1', host(), owner, json, `Idempotency-Key: ${key}`];
+  const made = await send(head, '{"type":"summarize","input":{"text":"A job for the key."}}');
+  expect(made.status).toBe(201);
+  expectProblem(
+    await send(head, '{"type":"summarize","input":{"text":1e309}}'),
+    400,
+    'invalid-input',
+  );
+});

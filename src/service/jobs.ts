@@ -145,7 +145,7 @@ export async function createJob(
   // insert-or-find still decides any race between two first requests.
   const stored = await findJobByKey(deps.pool, request.ownerId, request.idempotencyKey);
   const replayed =
-    stored && stored.requestFingerprint === intentFingerprint(request) ? stored : undefined;
+    stored && stored.requestFingerprint === replayFingerprint(request) ? stored : undefined;
   if (replayed) return answerReplay(deps, replayed);
   const { input, plan, mode, fingerprint } = validateIntent(deps, request);
   if (stored) throw new IdempotencyKeyReuseError(stored);
@@ -162,6 +162,18 @@ export async function createJob(
   if (created) await startJobWorkflow(deps, job);
   else await answerReplay(deps, job);
   return { job, created };
+}
+
+/**
+ * The fingerprint a replay would have; undefined when the request has none (a number JSON
+ * cannot hold, such as 1e309): no stored job can match it, and validation says what is wrong.
+ */
+function replayFingerprint(request: CreateJobRequest): string | undefined {
+  try {
+    return intentFingerprint(request);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
