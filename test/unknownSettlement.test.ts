@@ -1,6 +1,19 @@
 import pg from 'pg';
-import { settleAttemptWithoutResult } from '../src/db/attempts';
-import { chargeBody, createJob, operator, untilJob } from './support/jobs';
+import { attemptActivities } from '../src/activities/attempts';
+import {
+  beginProviderCall,
+  createAttempt,
+  findAttempt,
+  settleAbandonedAttempt,
+  settleAttemptWithoutResult,
+} from '../src/db/attempts';
+import { insertJobOrFindExisting } from '../src/db/jobs';
+import { requestFingerprint } from '../src/domain/fingerprint';
+import { jobWorkflowId } from '../src/domain/workflowId';
+import { createLogger } from '../src/logger';
+import { ProviderRegistry } from '../src/providers/registry';
+import { TEST_OWNER } from './support/identities';
+import { chargeBody, createJob, freshKey, operator, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { effectsFor, providerSaw, requestsFor } from './support/providerLedger';
 import { payProvider } from './support/providers';
@@ -363,5 +376,89 @@ describe('a provider that registers a key only when it is asked about it', () =>
     expect(done.completedBy).toBe(`${job.id}:1`);
     expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([['pay', 'succeeded']]);
     expect(effectsFor(stack, job.id)).toHaveLength(1);
+  });
+});
+
+describe('"no record, said twice, the grace apart" with a worker whose clock is wrong', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({ providers: (url) => [payProvider(url, 'pay')] });
+  });
+  afterAll(async () => {
+    jest.useRealTimers();
+    await stack?.stop();
+  });
+
+  /**
+   * A charge attempt whose call began a moment ago and may still land for a minute (its
+   * late-result window), now unknown; its job's workflow never runs, so only the test looks.
+   */
+  async function unknownChargeWhoseCallMayStillLand(provider: string) {
+    const key = freshKey('skewed-clock');
+    const intent = { ...chargeBody([provider]), mode: 'exclusive' as const };
+    const { job } = await insertJobOrFindExisting(stack.pool, {
+      ownerId: TEST_OWNER,
+      idempotencyKey: key,
+      requestFingerprint: requestFingerprint(intent),
+      intent,
+      workflowId: jobWorkflowId(TEST_OWNER, key),
+    });
+    const attempt = await createAttempt(stack.pool, {
+      jobId: job.id,
+      seq: 1,
+      provider,
+      exclusive: true,
+    });
+    await beginProviderCall(stack.pool, attempt.id, { [provider]: 60_000 });
+    await settleAbandonedAttempt(stack.pool, attempt.id, { code: 'timeout' });
+    return attempt.id;
+  }
+
+  test('is decided by PostgreSQL\'s clock alone: a worker an hour ahead never believes "no record" while the call may still land', async () => {
+    // No grace after the window: only the window keeps the attempt unknown.
+    const providers = new ProviderRegistry([
+      payProvider(stack.simulator.url, 'pay-skewed', {
+        lateResultTimeoutMs: 60_000,
+        notFoundGraceMs: 0,
+      }),
+    ]);
+    const attemptId = await unknownChargeWhoseCallMayStillLand('pay-skewed');
+    const reconcile = attemptActivities({
+      pool: stack.pool,
+      providers,
+      logger: createLogger('skewed-worker', 'silent'),
+    }).reconcileAttempt;
+    // This process's wall clock (and only it: timers keep running) an hour ahead.
+    jest.useFakeTimers({
+      now: Date.now() + 3_600_000,
+      advanceTimers: true,
+      doNotFake: [
+        'hrtime',
+        'nextTick',
+        'performance',
+        'queueMicrotask',
+        'setImmediate',
+        'clearImmediate',
+        'setInterval',
+        'clearInterval',
+        'setTimeout',
+        'clearTimeout',
+      ],
+    });
+    let looks: Array<{ state: string; detail?: string }>;
+    try {
+      const first = await reconcile({ attemptId });
+      // Some time passes between the two looks, as it would.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const second = await reconcile({ attemptId });
+      looks = [first, second].map(({ state, detail }) => ({ state, detail }));
+    } finally {
+      jest.useRealTimers();
+    }
+    expect(looks).toEqual([
+      { state: 'unknown', detail: expect.stringMatching(/could still land/) },
+      { state: 'unknown', detail: expect.stringMatching(/could still land/) },
+    ]);
+    expect((await findAttempt(stack.pool, attemptId))?.firstNotFoundAt).toBeNull();
   });
 });

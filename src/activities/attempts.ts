@@ -1,9 +1,11 @@
 import {
   AttemptInFlightError,
+  callTiming,
   createAttempt,
   findAttempt,
+  forgetNoRecord,
   JobNotOpenError,
-  noteNotFound,
+  noteNoRecord,
   reportAttemptFailure,
   settleAbandonedAttempt,
   settleAttemptWithoutResult,
@@ -105,11 +107,16 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
           message: 'the call never began, so nothing was sent',
         });
       }
-      const callOverAt =
-        attempt.callEndedAt?.getTime() ??
-        attempt.startedAt.getTime() + lateResultTimeoutMs(provider.config);
-      const believableAt = callOverAt + notFoundGraceMs(provider.config);
-      const now = Date.now();
+      // Every comparison of times in this rule is PostgreSQL's, on its own clock: the call's
+      // start and end are its timestamps, and a worker's clock may be minutes off.
+      const window = {
+        lateResultMs: lateResultTimeoutMs(provider.config),
+        graceMs: notFoundGraceMs(provider.config),
+      };
+      const timing = await callTiming(pool, attempt.id, window);
+      if (!timing) throw new Error(`attempt ${attempt.id} has a started call but no timing`);
+      const callOver = timing.msUntilCallOver === 0;
+      const believable = timing.msUntilBelievable === 0;
       const log = logger.child({
         jobId: job.id,
         attemptId: attempt.id,
@@ -175,49 +182,53 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
               code: 'never_processed',
               message: 'the provider status lookup has no record of this idempotency key',
             });
-          if (now >= believableAt) {
-            // Believed only when said twice, the grace apart: a provider that registers the key
-            // late (when first asked, say) has a record by the second look.
-            const grace = notFoundGraceMs(provider.config);
-            const first = await noteNotFound(pool, attempt.id, new Date(now));
-            const confirmedAt = (first?.getTime() ?? now) + grace;
-            if (first && first.getTime() < now && now >= confirmedAt) {
-              log.info('provider says twice that the attempt was never processed');
-              return onFailureEvidence('not-found-twice', {
-                code: 'never_processed',
-                message:
-                  'the provider status lookup has no record of this idempotency key, twice, and the original call can no longer land',
-              });
-            }
+          // Believed only when said twice, the grace apart, after the call can no longer land:
+          // a provider that registers the key late (when first asked, say) has a record by the
+          // second look.
+          const noRecord = await noteNoRecord(pool, attempt.id, window);
+          if (!noRecord) {
+            // Settled meanwhile (a late answer, a callback): report that.
+            const current = await findAttempt(pool, attempt.id);
+            if (!current) throw new Error(`attempt ${attempt.id} does not exist`);
+            return attemptOutcome(pool, current);
+          }
+          if (noRecord.verdict === 'confirmed') {
+            log.info('provider says twice that the attempt was never processed');
+            return onFailureEvidence('not-found-twice', {
+              code: 'never_processed',
+              message:
+                'the provider status lookup has no record of this idempotency key, twice, and the original call can no longer land',
+            });
+          }
+          if (noRecord.verdict === 'noted')
             return stillUnknown(
               attempt,
               'the status lookup has no record; it is asked once more before that is believed',
-              { recheckInMs: Math.max(confirmedAt - now, 100) },
+              { recheckInMs: noRecord.recheckInMs },
             );
-          }
           return stillUnknown(
             attempt,
-            `the status lookup has no record yet, but the original call could still land until ${new Date(believableAt).toISOString()}`,
-            { recheckInMs: believableAt - now },
+            `the status lookup has no record yet, but the original call could still land: believable in ${Math.ceil(noRecord.recheckInMs / 1000)} s (the call's end or late-result window, then the provider's grace)`,
+            { recheckInMs: Math.max(noRecord.recheckInMs, 100) },
           );
         }
         // The provider knows of it after all (still processing): an earlier "no record" is void.
-        if (attempt.firstNotFoundAt) await noteNotFound(pool, attempt.id, null);
-        if (!sideEffects && now >= believableAt) return failed(attempt, CALL_GONE);
+        if (attempt.firstNotFoundAt) await forgetNoRecord(pool, attempt.id);
+        if (!sideEffects && believable) return failed(attempt, CALL_GONE);
         return stillUnknown(attempt, status.detail);
       }
       if (!sideEffects) {
-        if (now >= believableAt) return failed(attempt, CALL_GONE);
+        if (believable) return failed(attempt, CALL_GONE);
         return stillUnknown(
           attempt,
           'waiting for the call to end: its late answer wins the compare-and-swap, its error fails the attempt',
-          { recheckInMs: believableAt - now },
+          { recheckInMs: Math.max(timing.msUntilBelievable, 100) },
         );
       }
       return stillUnknown(
         attempt,
         'the provider has no status lookup: its late answer, a signed callback or an operator settles it',
-        { needsOperator: now >= callOverAt },
+        { needsOperator: callOver },
       );
     },
   };
