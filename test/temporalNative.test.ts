@@ -7,6 +7,7 @@ import { jobWorkflowId } from '../src/domain/workflowId';
 import { sweepJobs } from '../src/service/sweeper';
 import { jobWorkflowStartOptions } from '../src/workflows/startOptions';
 import { TEST_OWNER } from './support/identities';
+import { freshKey, operator } from './support/jobs';
 import { eventually } from './support/polling';
 import { providerSaw } from './support/providerLedger';
 import { startTestStack, type TestStack } from './support/stack';
@@ -182,6 +183,66 @@ test('a run started under another key’s workflow id is refused at admission, w
     ...summarize('The rightful owner of this id.'),
   });
   await expect(own.result()).resolves.toMatchObject({ status: 'succeeded' });
+});
+
+test('after an operator releases a key, startJob and HTTP give one answer: the key’s next generation, whichever entry point comes first', async () => {
+  const key = freshKey('native-release');
+  const body = summarize('Run again after a release.');
+  const start = () =>
+    startJob(stack.temporal, {
+      owner: TEST_OWNER,
+      idempotencyKey: key,
+      taskQueue: stack.taskQueue,
+      ...body,
+    });
+  const create = async () => {
+    const response = await stack.request('POST', '/v1/jobs', {
+      headers: { 'idempotency-key': key },
+      body,
+    });
+    return { status: response.status, id: ((await response.json()) as { id: string }).id };
+  };
+  const release = async (id: string) =>
+    expect(
+      (await operator(stack, 'POST', `/jobs/${id}/release-key`, { reason: 'run it again' })).status,
+    ).toBe(200);
+  const generationOf = async (id: string) =>
+    (
+      await stack.pool.query<{ key_generation: number; workflow_id: string }>(
+        'SELECT key_generation, workflow_id FROM jobs WHERE id = $1',
+        [id],
+      )
+    ).rows[0];
+
+  // Generation 1 from Temporal; its workflow has closed when the key is released.
+  const first = await start();
+  await expect(first.result()).resolves.toMatchObject({ status: 'succeeded' });
+  await release(first.jobId);
+
+  // startJob first: generation 2, under that generation's workflow id; HTTP then finds it.
+  const second = await start();
+  expect(second.jobId).not.toBe(first.jobId);
+  expect(second.workflowId).toBe(jobWorkflowId(TEST_OWNER, key, 2));
+  expect(await generationOf(second.jobId)).toEqual({
+    key_generation: 2,
+    workflow_id: second.workflowId,
+  });
+  await expect(second.result()).resolves.toMatchObject({
+    jobId: second.jobId,
+    status: 'succeeded',
+  });
+  expect(await create()).toEqual({ status: 200, id: second.jobId });
+  expect((await start()).jobId).toBe(second.jobId);
+
+  // HTTP first: generation 3; startJob then finds it, and so does its handle's result.
+  await release(second.jobId);
+  const third = await create();
+  expect(third.status).toBe(201);
+  expect((await generationOf(third.id))?.key_generation).toBe(3);
+  const found = await start();
+  expect(found.jobId).toBe(third.id);
+  expect(found.workflowId).toBe(jobWorkflowId(TEST_OWNER, key, 3));
+  await expect(found.result()).resolves.toMatchObject({ jobId: third.id, status: 'succeeded' });
 });
 
 describe('whichever entry point wins the row wins the job', () => {

@@ -12,6 +12,8 @@ import {
   findJob,
   insertJobOrFindExisting,
   KeyReleasedError,
+  findJobByKey,
+  latestJobOfKey,
   markJobAdmitted,
   type JobRecord,
 } from '../db/jobs';
@@ -19,13 +21,19 @@ import { observedP95Ms } from '../db/providerStats';
 import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
 import { jobIdentityProblem } from '../domain/identity';
 import type { JobMode } from '../domain/job';
-import { jobWorkflowId } from '../domain/workflowId';
+import { jobWorkflowId, parseJobWorkflowId } from '../domain/workflowId';
 import { contractVersion, findJobType, type AnyJobTypeContract } from '../jobTypes';
 import { providerModel } from '../providers/provider';
 import { ServiceError } from '../service/errors';
 import { validateIntent } from '../service/intent';
 import { attemptSummary } from '../service/results';
-import type { AdmittedJob, AttemptSummary, JobWorkflowInput } from '../workflows/definitions';
+import type {
+  AdmittedJob,
+  AttemptSummary,
+  JobWorkflowInput,
+  KeyJobs,
+  KeyJobsInput,
+} from '../workflows/definitions';
 import { typedFailure } from './failures';
 import { hedgeBudgetGuard } from './hedgeBudget';
 import {
@@ -51,6 +59,15 @@ type AdmissionDeps = Pick<
   | 'reconcileFirstDelayMs'
   | 'hedgeBudget'
 >;
+
+/** The key generation a job workflow id names; undefined when it is no job workflow id. */
+function generationOfWorkflowId(workflowId: string): number | undefined {
+  try {
+    return parseJobWorkflowId(workflowId).generation;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Admission: the job row this workflow runs, its plan, and what earlier runs left behind. */
 export function admissionActivities(deps: AdmissionDeps) {
@@ -99,10 +116,11 @@ export function admissionActivities(deps: AdmissionDeps) {
     const identityProblem = jobIdentityProblem(input.ownerId, input.idempotencyKey);
     if (identityProblem) throw typedFailure(FAILURES.invalidJob, identityProblem);
     // A run started under another id than its (owner, key)'s would squat that id: another key's
-    // job could then never start its own workflow. Native and child starts take the first
-    // generation's id; the API alone derives a later generation's.
-    const derived = jobWorkflowId(input.ownerId, input.idempotencyKey);
-    if (input.workflowId !== derived)
+    // job could then never start its own workflow. The id names the key's generation too: the
+    // first, or a later one after an operator released the key (startJob derives it).
+    const generation = generationOfWorkflowId(input.workflowId);
+    const derived = jobWorkflowId(input.ownerId, input.idempotencyKey, generation ?? 1);
+    if (generation === undefined || input.workflowId !== derived)
       throw typedFailure(
         FAILURES.invalidJob,
         `workflow id ${input.workflowId} is not the one derived from this owner and key (${derived}); start jobs with startJob or jobWorkflowStartOptions`,
@@ -139,13 +157,19 @@ export function admissionActivities(deps: AdmissionDeps) {
           mode: resolved.mode,
         },
         workflowId: input.workflowId,
+        generation,
+        // Only the generation this workflow's id names: another one is another workflow's job.
+        workflowIdOfGeneration: (next) => (next === generation ? input.workflowId : undefined),
       }));
     } catch (error) {
-      // This workflow's id is the key's first; the key's next job has an id of its own, which
-      // the API derives and starts.
       if (!(error instanceof KeyReleasedError)) throw error;
-      throw typedFailure(FAILURES.invalidJob, error.message, {
-        releasedJobId: error.previous?.id,
+      if (!error.previous) throw typedFailure(FAILURES.invalidJob, error.message);
+      // The key's next job runs under that generation's id (startJob derives it, as HTTP does).
+      const next = jobWorkflowId(input.ownerId, input.idempotencyKey, error.nextGeneration);
+      throw typedFailure(FAILURES.keyReleased, `${error.message}, workflow id ${next}`, {
+        releasedJobId: error.previous.id,
+        nextGeneration: error.nextGeneration,
+        workflowId: next,
       });
     }
     // The row was won by another entry point with another intent: that job is not ours to run.
@@ -239,6 +263,25 @@ export function admissionActivities(deps: AdmissionDeps) {
   }
 
   return {
+    /** Which job a key names now: its unreleased job, and its highest generation. */
+    async findKeyJobs(input: KeyJobsInput): Promise<KeyJobs> {
+      const [live, latest] = await Promise.all([
+        findJobByKey(pool, input.ownerId, input.idempotencyKey),
+        latestJobOfKey(pool, input.ownerId, input.idempotencyKey),
+      ]);
+      return {
+        live: live
+          ? {
+              jobId: live.id,
+              generation: live.keyGeneration,
+              workflowId: live.workflowId,
+              requestFingerprint: live.requestFingerprint,
+            }
+          : null,
+        latestGeneration: latest?.keyGeneration ?? 0,
+      };
+    },
+
     /**
      * Refuses to run a job whose row is missing or belongs to a different (owner, key, intent);
      * otherwise reads its plan, leaving out fallbacks not certified for the contract in force.

@@ -158,18 +158,32 @@ export interface NewJob {
   requestFingerprint: string;
   intent: JobIntent;
   workflowId: string;
+  /** The key's generation that `workflowId` belongs to (default 1, the key's first job). */
+  generation?: number;
   /**
    * The workflow id of the key's job of a later generation, needed when an operator released
-   * the key. Without it such a key cannot start a job here (see KeyReleasedError).
+   * the key; undefined for a generation the caller cannot run (its workflow id is another's).
+   * Without it such a key cannot start a job here (see KeyReleasedError).
    */
-  workflowIdOfGeneration?: (generation: number) => string;
+  workflowIdOfGeneration?: (generation: number) => string | undefined;
 }
 
-/** The key was released, and the caller cannot name the workflow of its next job. */
+/**
+ * The caller's job is not the key's next one: an operator released the key and its next job is
+ * another generation (or, with no job under the key yet, generation 1).
+ */
 export class KeyReleasedError extends Error {
+  /** The generation the key's next job is. */
+  readonly nextGeneration: number;
   constructor(readonly previous: JobRecord | undefined) {
-    super('the key was released by an operator: its next job starts through the API');
+    const nextGeneration = (previous?.keyGeneration ?? 0) + 1;
+    super(
+      previous
+        ? `the key was released by an operator: its next job is generation ${nextGeneration} of the key`
+        : 'the key has no job yet: its first job is generation 1',
+    );
     this.name = 'KeyReleasedError';
+    this.nextGeneration = nextGeneration;
   }
 }
 
@@ -219,6 +233,11 @@ export async function insertJobOrFindExisting(
   db: Queryable,
   job: NewJob,
 ): Promise<{ job: JobRecord; created: boolean }> {
+  // A later generation's run finds the live job, or makes the next generation: never a first.
+  if ((job.generation ?? 1) > 1) {
+    const live = await findJobByKey(db, job.ownerId, job.idempotencyKey);
+    return live ? { job: live, created: false } : insertNextGeneration(db, job);
+  }
   const { rows } = await db.query<JobRow & { created: boolean }>(
     INSERT_OR_FIND_JOB(newJobParameters(job, job.workflowId)),
   );
@@ -272,20 +291,28 @@ async function insertNextGeneration(
     LATEST_GENERATION([job.ownerId, job.idempotencyKey]),
   );
   const previous = latest[0] && toJob(latest[0]);
-  if (!previous) throw new Error('job insert conflicted but no job holds the key');
-  if (!job.workflowIdOfGeneration) throw new KeyReleasedError(previous);
+  if (!previous) throw new KeyReleasedError(undefined);
   const generation = previous.keyGeneration + 1;
+  const workflowId = job.workflowIdOfGeneration?.(generation);
+  if (!workflowId) throw new KeyReleasedError(previous);
   const { rows } = await db.query<{ id: string }>(
-    INSERT_NEXT_GENERATION([
-      ...newJobParameters(job, job.workflowIdOfGeneration(generation)),
-      generation,
-    ]),
+    INSERT_NEXT_GENERATION([...newJobParameters(job, workflowId), generation]),
   );
   const inserted = rows[0] && (await findJob(db, rows[0].id));
   if (inserted) return { job: inserted, created: true };
   const existing = await findJobByKey(db, job.ownerId, job.idempotencyKey);
   if (existing) return { job: existing, created: false };
   throw new Error(`the key's generation ${generation} could not be created and none is live`);
+}
+
+/** The key's job of the highest generation, released or not; undefined if the key has none. */
+export async function latestJobOfKey(
+  db: Queryable,
+  ownerId: string,
+  idempotencyKey: string,
+): Promise<JobRecord | undefined> {
+  const { rows } = await db.query<JobRow>(LATEST_GENERATION([ownerId, idempotencyKey]));
+  return rows[0] && toJob(rows[0]);
 }
 
 const FIND_JOB_BY_KEY = preparedStatement(

@@ -20,6 +20,11 @@ export const FAILURES = {
   databaseRefused: 'DatabaseRefused',
   /** The job's plan names a provider this worker does not have: no retry of admission helps. */
   providerMissing: 'ProviderMissing',
+  /**
+   * An operator released the key, and this workflow is not its next generation's: the message
+   * names the generation (and workflow id) the key's next job runs as.
+   */
+  keyReleased: 'KeyReleased',
 
   // Refusals of workflow updates (validators), each a problem type for the API.
   attemptInFlight: 'AttemptInFlight',
@@ -49,6 +54,7 @@ export const NON_RETRYABLE_DB_FAILURES: readonly FailureType[] = [
   FAILURES.databaseRefused,
   FAILURES.attemptNotResolvable,
   FAILURES.providerMissing,
+  FAILURES.keyReleased,
 ];
 
 /** The sentence every entry point uses when a key is reused for a different intent. */

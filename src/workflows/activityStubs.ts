@@ -43,6 +43,12 @@ const local = proxyLocalActivities<Pick<JobActivities, 'admitJob'>>({
   retry: dbRetry,
 });
 
+/** Which job a key names now: one read, run locally by the short workflow that asks it. */
+export const keyLookup = proxyLocalActivities<Pick<JobActivities, 'findKeyJobs'>>({
+  startToCloseTimeout: '30 seconds',
+  retry: dbRetry,
+});
+
 /** Patch id of local admission; runs that began without it admit through an activity task. */
 export const LOCAL_ADMISSION = 'local-admission';
 

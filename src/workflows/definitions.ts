@@ -112,6 +112,8 @@ export interface JobWorkflowInput {
 
 export interface Admission {
   jobId: string;
+  /** The job had ended when the update was answered (absent from runs before it was added). */
+  ended?: boolean;
 }
 /**
  * Sent with update-with-start by `startJob`: refused at once when the fingerprint differs from
@@ -123,6 +125,30 @@ export const admissionQuery = defineQuery<{
   jobId: string | null;
   requestFingerprint: string | null;
 }>('admission');
+
+/**
+ * A short workflow that reads, in PostgreSQL, which job a key names now: `startJob` asks it once
+ * a key's job has ended, since an operator may have released the key since (a closed workflow
+ * cannot know).
+ */
+export const KEY_JOBS_WORKFLOW_TYPE = 'keyJobsWorkflow';
+
+export interface KeyJobsInput {
+  ownerId: string;
+  idempotencyKey: string;
+}
+
+export interface KeyJobs {
+  /** The key's unreleased job: the one a create with the key answers with. */
+  live: {
+    jobId: string;
+    generation: number;
+    workflowId: string;
+    requestFingerprint: string;
+  } | null;
+  /** The key's highest generation (0 when it has no job). */
+  latestGeneration: number;
+}
 
 export interface AttemptSummary {
   attemptId: string;

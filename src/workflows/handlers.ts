@@ -40,7 +40,7 @@ export function installHandlers(run: JobRun): void {
       if (run.admissionError) refuse(run.admissionError.type, run.admissionError.message);
       if (run.plan && requestFingerprint !== run.plan.requestFingerprint)
         refuse(FAILURES.idempotencyKeyReuse, KEY_REUSE_MESSAGE);
-      return { jobId: run.admittedJobId() };
+      return { jobId: run.admittedJobId(), ended: run.terminal !== null };
     },
     {
       validator: ({ requestFingerprint }) => {

@@ -1,1 +1,2 @@
 export { jobWorkflow } from './jobWorkflow';
+export { keyJobsWorkflow } from './keyJobsWorkflow';
