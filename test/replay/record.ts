@@ -16,6 +16,7 @@ import { startJob } from '../../src/client';
 import type { ProviderConfig } from '../../src/providers/provider';
 import globalSetup from '../globalSetup';
 import globalTeardown from '../globalTeardown';
+import { holdTransaction } from '../support/barriers';
 import { OPERATOR_TOKEN } from '../support/identities';
 import { eventually } from '../support/polling';
 import { chatProvider, payProvider } from '../support/providers';
@@ -127,6 +128,29 @@ const SCENARIOS: Record<string, Scenario> = {
       taskQueue: stack.taskQueue,
     });
     return started.jobId;
+  },
+  'admission-update-slow-admission': async (stack, key) => {
+    // The same Temporal-native start, with its local admission held longer than a workflow task
+    // timeout (10 s): writes to jobs wait for a lock, so Temporal heartbeats the workflow task
+    // while the admit update waits on admission. The shape that broke replay in SDK 1.24 when a
+    // local activity outlasted its task beside other work.
+    const barrier = await holdTransaction(stack, 'LOCK TABLE jobs IN SHARE ROW EXCLUSIVE MODE');
+    const started = startJob(stack.temporal, {
+      owner: 'svc-replay',
+      idempotencyKey: key,
+      type: 'summarize',
+      input: { text: 'Replay keeps workflows honest. Histories are the proof.' },
+      providers: ['chat'],
+      taskQueue: stack.taskQueue,
+    });
+    try {
+      await barrier.blocked('WITH existing');
+      // A recording, not a test: waiting out the task timeout is the point.
+      await new Promise((resolve) => setTimeout(resolve, 15_000));
+    } finally {
+      await barrier.release();
+    }
+    return (await started).jobId;
   },
   'status-lookup-success': async (stack, key) => {
     // Charged, then the connection dropped: unknown, until the status lookup finds the charge.
