@@ -9,6 +9,10 @@ const ROOT = path.resolve(__dirname, '..', '..');
  * copy of the compiled service (never in the service itself): a file of the copy is edited,
  * and a migration may be added.
  */
+/** Which of the machines must catch a planted bug: the fault campaign, the model-based test. */
+type Catchers = ReadonlyArray<'campaign' | 'model-based'>;
+const BOTH: Catchers = ['campaign', 'model-based'];
+
 export const PLANTED_BUGS = {
   /**
    * The compare-and-swap forgets its guard (`version` and `completed_by IS NULL`), and the
@@ -19,6 +23,7 @@ export const PLANTED_BUGS = {
     from: 'WHERE id = $1 AND version = $2 AND completed_by IS NULL',
     to: 'WHERE id = $1 AND $2::bigint IS NOT NULL',
     migration: 'DROP TRIGGER jobs_guard_outcome ON jobs;',
+    caughtBy: BOTH,
   },
   /** A call that ended without an answer counts as failed even where it may have charged. */
   'unknown-as-failed': {
@@ -26,6 +31,7 @@ export const PLANTED_BUGS = {
     from: "const failed = failure.certainty === 'definite' || !sideEffects;",
     to: 'const failed = true;',
     migration: undefined,
+    caughtBy: BOTH,
   },
   /**
    * An exclusive job does not wait for its unknown attempt: the next provider runs (or the job
@@ -37,6 +43,7 @@ export const PLANTED_BUGS = {
     from: 'if (blocked) {\n                await reconcile(admitted, blocked);',
     to: 'if (blocked && !blocked) {\n                await reconcile(admitted, blocked);',
     migration: 'DROP INDEX attempts_one_in_flight_per_job;',
+    caughtBy: BOTH,
   },
   /**
    * "No record under our key" outranks a 2xx from a provider with side effects: a charge filed
@@ -49,6 +56,20 @@ export const PLANTED_BUGS = {
     to: 'if (attempt.sideEffects && !attempt.sideEffects)',
     migration:
       'ALTER TABLE attempts DROP CONSTRAINT attempts_success_answer_is_not_failed_by_machine;',
+    // The model-based test's providers never file a charge under an id of their own.
+    caughtBy: ['campaign'],
+  },
+  /**
+   * A key is released while an attempt of its job may still take effect (an unknown charge, a
+   * call still out): the next generation charges while the first charge may still land.
+   */
+  'release-while-unknown': {
+    file: 'db/jobs.js',
+    from: 'AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = jobs.id AND attempt_may_take_effect(a))',
+    to: 'AND true',
+    migration: 'DROP TRIGGER jobs_release_only_when_settled ON jobs;',
+    // The model-based test never releases a key.
+    caughtBy: ['campaign'],
   },
 } as const;
 
