@@ -10,7 +10,7 @@ import { runChaos } from './support/chaos';
 const SEED = 20261130;
 
 test(
-  'a fixed-seed campaign with a worker kill, an API kill, a Temporal restart and a PostgreSQL restart breaks no invariant',
+  'a fixed-seed campaign with worker kills (one right after an admission), an API kill, a Temporal restart, a PostgreSQL restart and key releases breaks no invariant',
   async () => {
     const dir = mkdtempSync(path.join(TEST_OUTPUT, 'chaos-'));
     const { code, output, report } = await runChaos(
@@ -21,9 +21,21 @@ test(
     if (!report) throw new Error(`the campaign wrote no report:\n${output}`);
     // Each kind of process fault happened, and each part came back.
     const kinds = report.processFaults.map((fault) => fault.kind);
-    for (const kind of ['kill_worker', 'kill_api', 'restart_temporal', 'restart_postgres'])
+    for (const kind of [
+      'kill_worker',
+      'kill_worker_after_admission',
+      'kill_api',
+      'restart_temporal',
+      'restart_postgres',
+    ])
       expect(kinds).toContain(kind);
     expect(report.processFaults.filter((fault) => fault.error)).toEqual([]);
+    // The kill after admission struck right after an attempt 1 was written.
+    expect(
+      report.processFaults.find((fault) => fault.kind === 'kill_worker_after_admission')?.after,
+    ).toMatch(/:1$/);
+    // Operators released keys, and those keys made jobs of their next generation.
+    expect(report.keyReleases).toBeGreaterThan(3);
     // The traffic really ran, with provider faults, and jobs ended.
     expect(report.requests).toBeGreaterThan(500);
     expect(Object.values(report.providerFaults).reduce((a, b) => a + b, 0)).toBeGreaterThan(20);

@@ -46,6 +46,8 @@ export interface CampaignReport {
   processFaults: ProcessFault[];
   jobsByState: Record<string, number>;
   raceEvents: number;
+  /** Keys operators released (each let its key make a job of the next generation). */
+  keyReleases: number;
   operatorSettlements: number;
   workflowsChecked: number;
   violations: Array<Violation & { journal: Array<Record<string, unknown>> }>;
@@ -57,7 +59,7 @@ const PAYMENT_PROVIDERS = ['simulator-pay', 'simulator-pay-2'];
 /** The process faults a stack can take, in the order a seed draws them. */
 function processFaultKinds(stack: ChaosStack): Array<ProcessFault['kind']> {
   const kinds: Array<ProcessFault['kind']> = [];
-  if (stack.can.killWorker) kinds.push('kill_worker');
+  if (stack.can.killWorker) kinds.push('kill_worker', 'kill_worker_after_admission');
   if (stack.can.killApi) kinds.push('kill_api');
   if (stack.can.restartTemporal) kinds.push('restart_temporal');
   if (stack.can.restartPostgres) kinds.push('restart_postgres');
@@ -72,18 +74,31 @@ async function injectProcessFault(
   log: (line: string) => void,
 ): Promise<void> {
   const index = random.int(0, 1);
+  // Right after an admission wrote its job's attempt 1: its workflow task may not have
+  // completed yet, so the admission runs again on the other worker and must reuse the attempt.
+  // Either worker may hold that job: a kill of the other one is an ordinary kill.
+  const after =
+    kind === 'kill_worker_after_admission'
+      ? await untilAttemptOneWritten(stack.databaseUrl, 20_000)
+      : undefined;
   const target =
-    kind === 'kill_worker'
+    kind === 'kill_worker' || kind === 'kill_worker_after_admission'
       ? `worker-${index}`
       : kind === 'kill_api'
         ? `api-${index}`
         : kind === 'restart_temporal'
           ? 'temporal'
           : 'postgres';
-  const fault = journal.processFault({ kind, target, at: journal.now() });
+  const fault = journal.processFault({
+    kind,
+    target,
+    at: journal.now(),
+    ...(after ? { after } : {}),
+  });
   log(`process fault at ${(fault.at / 1000).toFixed(1)} s: ${kind} ${target}`);
   try {
-    if (kind === 'kill_worker') await stack.killWorker(index);
+    if (kind === 'kill_worker' || kind === 'kill_worker_after_admission')
+      await stack.killWorker(index);
     else if (kind === 'kill_api') await stack.killApi(index);
     else if (kind === 'restart_temporal') await stack.restartTemporal();
     else await stack.restartPostgres();
@@ -93,6 +108,52 @@ async function injectProcessFault(
   }
   fault.backAt = journal.now();
   journal.processBack(fault);
+}
+
+/** The channel the campaign's own trigger announces each attempt 1 on (see announceAttemptOne). */
+const ATTEMPT_ONE_CHANNEL = 'chaos_attempt_one';
+
+/**
+ * Installs, in the campaign's own database, a trigger that announces every attempt 1 as its
+ * row commits: the moment a kill right after admission waits for. Instrumentation of the
+ * campaign's, never part of the service's schema.
+ */
+async function announceAttemptOne(db: pg.Pool): Promise<void> {
+  await db.query(`
+    CREATE OR REPLACE FUNCTION chaos_announce_attempt_one() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM pg_notify('${ATTEMPT_ONE_CHANNEL}', NEW.id);
+      RETURN NULL;
+    END $$;
+    DROP TRIGGER IF EXISTS chaos_announce_attempt_one ON attempts;
+    CREATE TRIGGER chaos_announce_attempt_one AFTER INSERT ON attempts
+      FOR EACH ROW WHEN (NEW.seq = 1) EXECUTE FUNCTION chaos_announce_attempt_one();`);
+}
+
+/** The id of the next attempt 1 written, once it has committed; undefined after `ms` without one. */
+async function untilAttemptOneWritten(
+  databaseUrl: string,
+  ms: number,
+): Promise<string | undefined> {
+  const listener = new pg.Client({ connectionString: databaseUrl });
+  // PostgreSQL may be down or restarting: then the kill strikes at the deadline instead.
+  listener.on('error', () => undefined);
+  try {
+    await listener.connect();
+    await listener.query(`LISTEN ${ATTEMPT_ONE_CHANNEL}`);
+    return await new Promise<string | undefined>((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), ms);
+      listener.on('notification', (message) => {
+        clearTimeout(timer);
+        resolve(message.payload);
+      });
+    });
+  } catch {
+    return undefined;
+  } finally {
+    await listener.end().catch(() => undefined);
+  }
 }
 
 /**
@@ -122,6 +183,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   const db = new pg.Pool({ connectionString: stack.databaseUrl, max: 4 });
   // The database restarts under the campaign too: a dropped idle connection is not our failure.
   db.on('error', () => undefined);
+  await announceAttemptOne(db);
   const parents = await startParentWorker(stack);
   const actors: Actors = {
     client: new ChaosClient(stack, journal, world),
@@ -240,6 +302,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       processFaults: journal.processFaults,
       jobsByState: checked.jobsByState,
       raceEvents: checked.raceEvents,
+      keyReleases: world.records().reduce((n, record) => n + record.releases.length, 0),
       operatorSettlements: settled.operatorSettlements,
       workflowsChecked: checked.workflowsChecked,
       // The journal lines of the first violations (a broken build can make thousands).

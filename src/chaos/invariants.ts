@@ -7,10 +7,10 @@ import type { World } from './world';
 
 /** The promises the campaign checks, numbered as docs/testing-failure.md lists them. */
 export const INVARIANTS: Record<number, string> = {
-  1: 'one job per (owner, key), one workflow id per job, across both entry points',
+  1: 'one live job per (owner, key), one workflow id per job, across both entry points; a key makes another job only after an operator released it',
   2: 'at most one winner per job; a recorded result never changes',
   3: 'every result that arrived after the job was settled is a logged race, never the result',
-  4: 'at most one charge per charge job across all payment providers; a succeeded charge job has exactly one',
+  4: 'no intent charged twice: at most one charge per job and one request per provider key; a succeeded charge job has exactly one; a key released only once nothing of its job can take effect, and a generation released uncharged stays uncharged',
   5: 'an unknown attempt fails only through a status lookup after its call ended, a callback or an operator',
   6: 'every job is terminal or waits on an operator; job rows and workflows agree',
   7: 'a reused key with another intent is a 409 that leaves its job untouched; a replay returns the original job',
@@ -34,6 +34,8 @@ interface JobRow {
   terminal_status: string | null;
   completed_by: string | null;
   result: unknown;
+  key_generation: number;
+  key_release: { at: string } | null;
 }
 
 export interface AttemptRow {
@@ -135,7 +137,7 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
   }
   const jobsByState: Record<string, number> = {};
 
-  // 1. One job per (owner, key); the answers for a key all named it.
+  // 1. One live job per (owner, key), generations one after another; the answers named them.
   const byKey = new Map<string, JobRow[]>();
   for (const job of jobs) {
     const id = `${job.owner_id}\u0000${job.idempotency_key}`;
@@ -146,44 +148,54 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
     jobsByState[state] = (jobsByState[state] ?? 0) + 1;
   }
   for (const [id, rows] of byKey) {
-    if (rows.length > 1)
-      violate(1, `${rows.length} jobs for one (owner, key): ${rows.map((r) => r.id).join(', ')}`, [
-        id.split('\u0000')[1]!,
-        ...rows.map((r) => r.id),
-      ]);
+    rows.sort((a, b) => a.key_generation - b.key_generation);
+    const live = rows.filter((row) => row.key_release === null);
+    const contiguous = rows.every((row, index) => row.key_generation === index + 1);
+    // The latest generation may be released too, until a create makes the next one.
+    if (live.length > 1 || !contiguous || rows.slice(0, -1).some((row) => !row.key_release))
+      violate(
+        1,
+        `${rows.length} jobs for one (owner, key) with ${live.length} unreleased (generations ${rows.map((r) => r.key_generation).join(', ')}): ${rows.map((r) => r.id).join(', ')}`,
+        [id.split('\u0000')[1]!, ...rows.map((r) => r.id)],
+      );
   }
   for (const record of world.records()) {
     const rows = byKey.get(`${record.owner}\u0000${record.key}`) ?? [];
-    if (record.jobIds.size > 1 || record.workflowIds.size > 1)
+    const allowed = 1 + record.releases.length;
+    if (record.jobIds.size > allowed || record.workflowIds.size > allowed)
       violate(
         1,
-        `answers for key ${record.key} named ${record.jobIds.size} jobs and ${record.workflowIds.size} workflow ids`,
+        `answers for key ${record.key} named ${record.jobIds.size} jobs and ${record.workflowIds.size} workflow ids after ${record.releases.length} releases`,
         [record.key],
       );
-    const named = [...record.jobIds][0];
-    if (named && !rows.some((row) => row.id === named))
-      violate(
-        1,
-        `key ${record.key} was answered with job ${named}, which the database does not hold for it`,
-        [record.key],
-      );
-    const row = rows[0];
-    const workflowId = [...record.workflowIds][0];
-    if (row && workflowId && row.workflow_id !== workflowId)
-      violate(1, `job ${row.id} runs as ${row.workflow_id} but was reported as ${workflowId}`, [
-        row.id,
-      ]);
-    // 7. The job under a key holds the intent first sent with it, whatever 409s came since.
-    if (row && canonicalJson(row.input) !== canonicalJson(record.intent.input))
-      violate(7, `job ${row.id}'s input is not the intent its key was first sent with`, [
-        row.id,
-        record.key,
-      ]);
-    // 8. A request retried with its key ended in exactly one job.
-    if (record.retried && (rows.length !== 1 || record.jobIds.size !== 1))
+    for (const named of record.jobIds)
+      if (!rows.some((row) => row.id === named))
+        violate(
+          1,
+          `key ${record.key} was answered with job ${named}, which the database does not hold for it`,
+          [record.key],
+        );
+    for (const workflowId of record.workflowIds)
+      if (!rows.some((row) => row.workflow_id === workflowId))
+        violate(
+          1,
+          `key ${record.key} was reported running as ${workflowId}, which none of its jobs runs as`,
+          [record.key],
+        );
+    // 7. Every job under a key holds the intent first sent with it, whatever 409s came since
+    //    (a released key is sent only its own intent again).
+    for (const row of rows)
+      if (canonicalJson(row.input) !== canonicalJson(record.intent.input))
+        violate(7, `job ${row.id}'s input is not the intent its key was first sent with`, [
+          row.id,
+          record.key,
+        ]);
+    // 8. A request retried with its key ended in exactly one job (one per generation its
+    //    releases allowed: a retry sent after a release makes the next one).
+    if (record.retried && (rows.length > allowed || rows.length !== record.jobIds.size))
       violate(
         8,
-        `key ${record.key} was retried and ended in ${rows.length} jobs (${record.jobIds.size} named)`,
+        `key ${record.key} was retried and ended in ${rows.length} jobs (${record.jobIds.size} named, ${record.releases.length} releases)`,
         [record.key],
       );
   }
@@ -238,7 +250,8 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
       );
   }
 
-  // 4. Charges: at most one per job across both payment providers' ledgers.
+  // 4. Charges: at most one per job across both payment providers' ledgers, one request per
+  //    provider key, and none under a generation released as uncharged.
   const ledgers: LedgerEntryView[] = [];
   for (const url of inputs.simulatorUrls) ledgers.push(...(await ledgerOf(url)));
   const chargesByJob = new Map<string, string[]>();
@@ -247,6 +260,13 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
     const jobId = entry.idempotencyKey.split(':')[0]!;
     for (let i = 0; i < entry.executions; i++)
       chargesByJob.set(jobId, [...(chargesByJob.get(jobId) ?? []), entry.idempotencyKey]);
+    // One attempt, one request: a second request under its key is a resend nobody recorded.
+    if (entry.requests > 1)
+      violate(
+        4,
+        `provider key ${entry.idempotencyKey} received ${entry.requests} charge requests`,
+        [jobId],
+      );
   }
   for (const job of jobs) {
     if (job.job_type !== 'charge') continue;
@@ -264,6 +284,46 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
         `job ${job.id} succeeded by ${job.completed_by} but the ledgers show charges [${charges.join(', ')}]`,
         [job.id],
       );
+    if (!job.key_release) continue;
+    // A release is the operator's word that this generation is done with: everything it did is
+    // known by then. Nothing of it may take effect later, and one released with no charge
+    // recorded must never be charged, or the next generation charges the intent twice.
+    const releasedAt = Date.parse(job.key_release.at);
+    const jobAttempts = attemptsOf.get(job.id) ?? [];
+    for (const attempt of jobAttempts) {
+      const window = inputs.callWindows[attempt.provider]?.lateResultMs ?? 0;
+      const settledAt = attempt.finished_at?.getTime() ?? Infinity;
+      const callOverAt = attempt.started_at
+        ? (attempt.call_ended_at?.getTime() ?? attempt.started_at.getTime() + window)
+        : -Infinity;
+      // A millisecond of slack: both times are PostgreSQL's, read at different precisions.
+      if (settledAt > releasedAt + 1 || callOverAt > releasedAt + 1)
+        violate(
+          4,
+          `job ${job.id}'s key was released while attempt ${attempt.id} could still take effect (${attempt.state})`,
+          [job.id, attempt.id],
+        );
+    }
+    const chargedByRelease = jobAttempts.some(
+      (a) =>
+        (a.state === 'succeeded' || a.state === 'lost') &&
+        (a.finished_at?.getTime() ?? Infinity) <= releasedAt,
+    );
+    if (!chargedByRelease && charges.length > 0) {
+      const later = jobs
+        .filter(
+          (other) =>
+            other.owner_id === job.owner_id &&
+            other.idempotency_key === job.idempotency_key &&
+            other.key_generation > job.key_generation,
+        )
+        .flatMap((other) => chargesByJob.get(other.id) ?? []);
+      violate(
+        4,
+        `generation ${job.key_generation} of key ${job.idempotency_key} (job ${job.id}) was released with no charge recorded, and was charged under ${charges.join(', ')}${later.length > 0 ? `: the intent was charged again by a later generation under ${later.join(', ')}` : ''}`,
+        [job.id, job.idempotency_key],
+      );
+    }
   }
 
   // 5. No clock turns an unknown attempt into a failure.

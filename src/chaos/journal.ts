@@ -24,9 +24,16 @@ export interface Exchange {
 
 /** A process fault and how long the part it hit took to come back. */
 export interface ProcessFault {
-  kind: 'kill_worker' | 'kill_api' | 'restart_temporal' | 'restart_postgres';
+  kind:
+    | 'kill_worker'
+    | 'kill_worker_after_admission'
+    | 'kill_api'
+    | 'restart_temporal'
+    | 'restart_postgres';
   target: string;
   at: number;
+  /** What the fault waited for before it struck (the attempt whose admission it followed). */
+  after?: string;
   /** When the part answered again (ms since start); undefined while it is still down. */
   backAt?: number;
   error?: string;

@@ -5,7 +5,7 @@ import type { Fault, FaultRule } from '../simulator/faults';
 import { asJob, type ChaosClient, type Via } from './client';
 import type { Journal } from './journal';
 import type { Random } from './random';
-import type { Intent, KeyRecord, World } from './world';
+import { World, type Intent, type KeyRecord } from './world';
 
 /** The kinds of operation a lane draws, with how often it draws each. */
 export const OPERATION_WEIGHTS = {
@@ -19,6 +19,7 @@ export const OPERATION_WEIGHTS = {
   try_again: 6,
   operator_resolve: 3,
   operator_cancel: 3,
+  release_key: 3,
   temporal_cancel: 2,
   callback: 4,
   status: 10,
@@ -113,6 +114,15 @@ function createdRecord(actors: Actors, random: Random): KeyRecord | undefined {
 function someJobId(actors: Actors, random: Random): string | undefined {
   const ids = actors.world.jobList;
   return ids.length > 0 ? random.pick(ids) : undefined;
+}
+
+/** A key for an operator to release: half the time one whose charge was seen unknown. */
+function recordToRelease(actors: Actors, random: Random): KeyRecord | undefined {
+  const unknownCharges = [...actors.world.seenUnknown]
+    .map((attemptId) => actors.world.jobs.get(attemptId.split(':')[0]!))
+    .filter((record): record is KeyRecord => record?.intent.type === 'charge');
+  if (unknownCharges.length > 0 && random.chance(0.5)) return random.pick(unknownCharges);
+  return createdRecord(actors, random);
 }
 
 /** A provider fault for the next matching call. */
@@ -342,7 +352,8 @@ export async function runOperation(
     }
     case 'mismatch': {
       const record = createdRecord(actors, random);
-      if (!record) return;
+      // A released key takes another intent as its next job: no longer a reuse to refuse.
+      if (!record || record.releases.length > 0 || record.releasesPending > 0) return;
       const other: Intent =
         record.intent.type === 'charge'
           ? {
@@ -354,11 +365,17 @@ export async function runOperation(
             }
           : { ...record.intent, input: { text: `${String(record.intent.input.text)} (edited)` } };
       journal.operation(op, kind, { owner: record.owner, key: record.key });
-      const answer = await client.create(op, kind, record, {
-        token: actors.owners[record.owner]!,
-        via: anyVia(random),
-        body: JSON.stringify(other),
-      });
+      record.mismatchesInFlight += 1;
+      let answer: Awaited<ReturnType<ChaosClient['create']>>;
+      try {
+        answer = await client.create(op, kind, record, {
+          token: actors.owners[record.owner]!,
+          via: anyVia(random),
+          body: JSON.stringify(other),
+        });
+      } finally {
+        record.mismatchesInFlight -= 1;
+      }
       if (answer.status === 409)
         world.mismatches.push({ owner: record.owner, key: record.key, at: journal.now() });
       else
@@ -467,6 +484,39 @@ export async function runOperation(
         via: anyVia(random),
         body: { reason: 'the customer withdrew the order' },
       });
+      return;
+    }
+    case 'release_key': {
+      // An operator frees a key so that its intent runs again: mostly a charge seen unknown,
+      // often cancelled first (and tried while its attempt may still take effect), then the
+      // client sends the intent again, which makes the key's next job.
+      const record = recordToRelease(actors, random);
+      const jobId = record && World.latestJob(record);
+      if (!record || !jobId || record.mismatchesInFlight > 0 || record.releasesPending > 0) return;
+      journal.operation(op, kind, { jobId, key: record.key });
+      if (random.chance(0.6))
+        await client.send(op, kind, 'POST', `/v1/operator/jobs/${jobId}/cancel`, {
+          token: actors.operatorToken,
+          via: anyVia(random),
+          body: { reason: 'the customer wants it run again' },
+        });
+      record.releasesPending += 1;
+      let answer: Awaited<ReturnType<ChaosClient['send']>>;
+      try {
+        answer = await client.send(op, kind, 'POST', `/v1/operator/jobs/${jobId}/release-key`, {
+          token: actors.operatorToken,
+          via: anyVia(random),
+          body: { reason: 'the customer wants it run again' },
+        });
+        if (answer.status === 200) world.released(record, jobId);
+      } finally {
+        record.releasesPending -= 1;
+      }
+      if (answer.status === 200 && random.chance(0.8))
+        await client.create(op, kind, record, {
+          token: actors.owners[record.owner]!,
+          via: anyVia(random),
+        });
       return;
     }
     case 'temporal_cancel': {

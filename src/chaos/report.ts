@@ -32,7 +32,7 @@ export function formatReport(report: CampaignReport): string {
   );
   lines.push(`jobs:            ${counts(report.jobsByState)}`);
   lines.push(
-    `race events ${report.raceEvents} · operator settlements ${report.operatorSettlements} · workflows checked ${report.workflowsChecked}`,
+    `race events ${report.raceEvents} · key releases ${report.keyReleases} · operator settlements ${report.operatorSettlements} · workflows checked ${report.workflowsChecked}`,
   );
   const failed = new Set(report.violations.map((v) => v.invariant));
   for (const [number, text] of Object.entries(INVARIANTS)) {

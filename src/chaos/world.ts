@@ -31,6 +31,12 @@ export interface KeyRecord {
   createdAs?: string;
   /** Requests a client sent more than once (retries with the same key). */
   retried: boolean;
+  /** Jobs of this key an operator released, in order: each lets the key name one job more. */
+  releases: Array<{ jobId: string; at: number }>;
+  /** Releases sent and not yet answered: a job they allow may be named before their answer. */
+  releasesPending: number;
+  /** Creates with another intent still in flight (a release waits for them: see mismatch). */
+  mismatchesInFlight: number;
 }
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
@@ -79,7 +85,17 @@ export class World {
     const id = World.id(owner, key);
     let record = this.keys.get(id);
     if (!record) {
-      record = { owner, key, intent, jobIds: new Set(), workflowIds: new Set(), retried: false };
+      record = {
+        owner,
+        key,
+        intent,
+        jobIds: new Set(),
+        workflowIds: new Set(),
+        retried: false,
+        releases: [],
+        releasesPending: 0,
+        mismatchesInFlight: 0,
+      };
       this.keys.set(id, record);
     }
     return record;
@@ -96,11 +112,24 @@ export class World {
     if (workflowId) record.workflowIds.add(workflowId);
     if (created && !record.createdAs) record.createdAs = jobId;
     this.jobs.set(jobId, record);
-    if (record.jobIds.size > 1)
-      this.sight(1, `key ${record.key} of ${record.owner} was answered with two jobs`, [
-        record.key,
-        ...record.jobIds,
-      ]);
+    // Each release lets the key make one job more (the next create after it, its next generation).
+    if (record.jobIds.size > 1 + record.releases.length + record.releasesPending)
+      this.sight(
+        1,
+        `key ${record.key} of ${record.owner} was answered with ${record.jobIds.size} jobs after ${record.releases.length} releases`,
+        [record.key, ...record.jobIds],
+      );
+  }
+
+  /** An operator released the key of `jobId`: the key's next create makes a new job. */
+  released(record: KeyRecord, jobId: string): void {
+    record.releases.push({ jobId, at: this.journal.now() });
+    this.journal.write({ event: 'key-released', owner: record.owner, key: record.key, jobId });
+  }
+
+  /** The job a key names now: the one named last (a later generation is named after its release). */
+  static latestJob(record: KeyRecord): string | undefined {
+    return [...record.jobIds].pop();
   }
 
   /**
