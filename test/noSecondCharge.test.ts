@@ -4,6 +4,7 @@ import { createLogger } from '../src/logger';
 import type { ProviderConfig } from '../src/providers/provider';
 import { reconcileAttemptsOfEndedJobs } from '../src/service/sweeper';
 import type { Fault } from '../src/simulator/faults';
+import { holdStatement } from './support/barriers';
 import { CALLBACK_SECRET } from './support/identities';
 import { chargeBody, createJob, operator, readJob, untilJob, type JobView } from './support/jobs';
 import { eventually } from './support/polling';
@@ -164,6 +165,57 @@ describe('evidence of work outranks "no record"', () => {
       message: 'card declined',
     });
     expect(providerSaw(stack, job.id).effects).toEqual([`${job.id}:2`]);
+  });
+});
+
+describe('a success answer is written whole', () => {
+  test('a 2xx that breaks the contract is recorded with its call’s end in one step: a failed callback that comes between them cannot fail the charge, and the fallback never charges', async () => {
+    // The call is out and a signed "failed" callback is held; the call then answers 2xx
+    // "pending" (the provider filed the charge under its own id).
+    const { job } = await failedCallbackWhileCallIsOut('written-whole', {
+      kind: 'files_under_own_id',
+      answer: 'pending',
+    });
+    const attemptId = `${job.id}:1`;
+    // The worker's write of that answer (its evidence of work) is held just before it is sent.
+    const write = holdStatement(
+      'attempts.settle-without-result',
+      (values) => values[0] === attemptId && values[4] === true,
+    );
+    let redelivered: Promise<Response> | undefined;
+    try {
+      stack.simulator.openGate('written-whole');
+      await write.reached;
+      // The provider delivers its "failed" report again meanwhile. It is answered at once, or
+      // it waits for the worker's write (then it must not be answered before that).
+      redelivered = sendCallback({ attemptId, status: 'failed', error: 'card declined (again)' });
+      await Promise.race([
+        redelivered,
+        eventually(
+          async () =>
+            (
+              await stack.pool.query<{ n: number }>(
+                `SELECT count(*)::int AS n FROM pg_stat_activity
+                  WHERE datname = current_database() AND wait_event_type = 'Lock'
+                    AND ltrim(query) ILIKE 'UPDATE attempts%reported_failure%'`,
+              )
+            ).rows[0]!.n,
+          (waiting) => waiting > 0,
+        ),
+      ]);
+    } finally {
+      write.restore();
+    }
+    expect((await redelivered).status).toBe(200);
+
+    const { job: seen, workflow } = await endedOrNeedsOperator(job);
+    expect(seen.attempts.map((a) => [a.provider, a.state])).toEqual([['pay', 'unknown']]);
+    expect(workflow.needsOperator).toBe(true);
+    expect(providerSaw(stack, job.id)).toEqual({ requests: [attemptId], effects: [attemptId] });
+    // Let the job end: an operator cancels it (the charge stays unknown, for them to settle).
+    expect(
+      (await operator(stack, 'POST', `/jobs/${job.id}/cancel`, { reason: 'test over' })).status,
+    ).toBe(200);
   });
 });
 

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { beginProviderCall, markCallEnded, settleAttemptWithoutResult } from '../db/attempts';
+import { beginProviderCall, endCallWithoutResult } from '../db/attempts';
 import { findJob } from '../db/jobs';
 import { cleanUsage, type Money, type TokenUsage } from '../domain/cost';
 import { checkOutput, findJobType } from '../jobTypes';
@@ -53,13 +53,20 @@ export function providerCallActivities(
       const job = await findJob(pool, attempt.jobId);
       const contract = job && findJobType(job.type);
       if (!job || !contract) {
-        await markCallEnded(pool, attempt.id, { outcome: 'failed' });
         return attemptOutcome(
           pool,
-          await settleAttemptWithoutResult(pool, attempt.id, 'failed', {
-            code: 'no_contract',
-            message: `job type of ${attempt.id} is unknown; nothing was sent`,
-          }),
+          await endCallWithoutResult(
+            pool,
+            attempt.id,
+            { outcome: 'failed' },
+            {
+              state: 'failed',
+              error: {
+                code: 'no_contract',
+                message: `job type of ${attempt.id} is unknown; nothing was sent`,
+              },
+            },
+          ),
         );
       }
       const provider = providers.get(attempt.provider);
@@ -127,7 +134,6 @@ export function providerCallActivities(
 
       let outcome: AttemptOutcome;
       if (failure) {
-        await markCallEnded(pool, attempt.id, { ...ledger, outcome: 'failed' });
         // With nothing that could have had an effect, an ended call that brought no answer is over.
         const failed = failure.certainty === 'definite' || !sideEffects;
         log.warn(
@@ -136,16 +142,24 @@ export function providerCallActivities(
         );
         outcome = await attemptOutcome(
           pool,
-          await settleAttemptWithoutResult(pool, attempt.id, failed ? 'failed' : 'unknown', {
-            code: failure.code,
-            certainty: failure.certainty,
-            ...(failure.httpStatus === undefined ? {} : { httpStatus: failure.httpStatus }),
-            ...(failure.detail ? { provider: failure.detail } : {}),
-            message: failure.message,
-            ...(failed && failure.certainty === 'ambiguous'
-              ? { settledBecause: 'no side effects, and the call has ended' }
-              : {}),
-          }),
+          await endCallWithoutResult(
+            pool,
+            attempt.id,
+            { ...ledger, outcome: 'failed' },
+            {
+              state: failed ? 'failed' : 'unknown',
+              error: {
+                code: failure.code,
+                certainty: failure.certainty,
+                ...(failure.httpStatus === undefined ? {} : { httpStatus: failure.httpStatus }),
+                ...(failure.detail ? { provider: failure.detail } : {}),
+                message: failure.message,
+                ...(failed && failure.certainty === 'ambiguous'
+                  ? { settledBecause: 'no side effects, and the call has ended' }
+                  : {}),
+              },
+            },
+          ),
         );
       } else {
         const checked = violation
@@ -163,34 +177,35 @@ export function providerCallActivities(
             callEnd: ledger,
           });
         } else {
-          await markCallEnded(pool, attempt.id, { ...ledger, outcome: 'rejected' });
           // The raw answer stays on the attempt, never on the job.
           log.warn({ code, issues: checked.issues, sideEffects }, 'provider output rejected');
           const raw = violation ? violation.rawOutput : output;
           outcome = await attemptOutcome(
             pool,
-            sideEffects
-              ? await settleAttemptWithoutResult(
-                  pool,
-                  attempt.id,
-                  'unknown',
-                  {
-                    code: 'contract_violation_after_effect',
-                    violation: code,
-                    message: `the provider answered success, but ${checked.reason}. It may have taken effect: only a status lookup whose answer satisfies the contract, a signed callback or an operator settles it`,
-                    issues: checked.issues,
+            await endCallWithoutResult(
+              pool,
+              attempt.id,
+              { ...ledger, outcome: 'rejected' },
+              sideEffects
+                ? {
+                    state: 'unknown',
+                    error: {
+                      code: 'contract_violation_after_effect',
+                      violation: code,
+                      message: `the provider answered success, but ${checked.reason}. It may have taken effect: only a status lookup whose answer satisfies the contract, a signed callback or an operator settles it`,
+                      issues: checked.issues,
+                    },
+                    rawOutput: raw,
+                    // A 2xx from a provider with side effects: evidence of work (certainty.ts),
+                    // written with the call's end.
+                    successAnswered: true,
+                  }
+                : {
+                    state: 'failed',
+                    error: { code, message: checked.reason, issues: checked.issues },
+                    rawOutput: raw,
                   },
-                  raw,
-                  // A 2xx from a provider with side effects: evidence of work (certainty.ts).
-                  true,
-                )
-              : await settleAttemptWithoutResult(
-                  pool,
-                  attempt.id,
-                  'failed',
-                  { code, message: checked.reason, issues: checked.issues },
-                  raw,
-                ),
+            ),
           );
         }
       }

@@ -1,6 +1,6 @@
 import { recordableCost, type CallOutcome, type Money, type TokenUsage } from '../domain/cost';
 import { attemptId, type AttemptState, type TerminalJobStatus } from '../domain/job';
-import type { Queryable } from './pool';
+import { inTransaction, type Pool, type Queryable } from './pool';
 import { preparedStatement } from './statements';
 
 export interface AttemptRecord {
@@ -560,6 +560,37 @@ export async function settleAttemptWithoutResult(
   const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
   if (!attempt) throw new Error(`attempt ${id} does not exist`);
   return attempt;
+}
+
+/**
+ * A call that ended without a result to record: its end (with its ledger line) and what it
+ * makes of the attempt, in one transaction. Apart, a success answer that broke the contract
+ * would be an ended call without its evidence of work for a moment, in which a held "failed"
+ * report or two "no record" lookups could fail a charge that happened (and a worker that died
+ * there would lose the evidence for good).
+ */
+export function endCallWithoutResult(
+  pool: Pool,
+  id: string,
+  ledger: CallLedger,
+  settlement: {
+    state: 'failed' | 'unknown';
+    error: Record<string, unknown>;
+    rawOutput?: unknown;
+    successAnswered?: boolean;
+  },
+): Promise<AttemptRecord> {
+  return inTransaction(pool, async (tx) => {
+    await markCallEnded(tx, id, ledger);
+    return settleAttemptWithoutResult(
+      tx,
+      id,
+      settlement.state,
+      settlement.error,
+      settlement.rawOutput,
+      settlement.successAnswered,
+    );
+  });
 }
 
 /** The SQL of "the held (or new) failure report settles this attempt now"; see above. */

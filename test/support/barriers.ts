@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { eventually } from './polling';
 import type { TestStack } from './stack';
 
@@ -38,4 +39,42 @@ export async function holdTransaction(stack: TestStack, lock?: string) {
 /** A barrier that lets every read through but stops every write to `attempts`. */
 export function holdAttemptWrites(stack: TestStack) {
   return holdTransaction(stack, 'LOCK TABLE attempts IN SHARE ROW EXCLUSIVE MODE');
+}
+
+/**
+ * A barrier in this process's database driver: the first prepared statement named `name` whose
+ * values satisfy `when` is held before it is sent, until `release()`. The statement then runs on
+ * the real database as it would have; only its moment is chosen. For the in-process worker,
+ * whose pool is the test's.
+ */
+export function holdStatement(name: string, when: (values: readonly unknown[]) => boolean) {
+  const prototype = pg.Client.prototype as unknown as {
+    query: (this: pg.Client, ...args: unknown[]) => unknown;
+  };
+  const send = prototype.query;
+  let reach!: () => void;
+  const reached = new Promise<void>((resolve) => (reach = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let armed = true;
+  prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const config = args[0] as { name?: string; values?: unknown[] } | undefined;
+    if (!armed || typeof config !== 'object' || config?.name !== name || !when(config.values ?? []))
+      return send.apply(this, args);
+    armed = false;
+    reach();
+    const later = released.then(() => send.apply(this, args));
+    // pg's pool passes a callback (the answer goes there); a direct caller awaits the promise.
+    return typeof args[args.length - 1] === 'function' ? undefined : later;
+  };
+  return {
+    /** Resolves once the statement has been caught. */
+    reached,
+    release,
+    /** Puts the driver back as it was (call it whatever happened). */
+    restore(): void {
+      prototype.query = send;
+      release();
+    },
+  };
 }
