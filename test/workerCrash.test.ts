@@ -1,11 +1,13 @@
+import { finishJobWithoutResult } from '../src/db/jobs';
 import type { ProviderConfig } from '../src/providers/provider';
 import { holdTransaction } from './support/barriers';
-import { chargeBody, createJob, freshKey, untilJob } from './support/jobs';
+import { chargeBody, createJob, freshKey, operator, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { providerSaw, requestsFor } from './support/providerLedger';
 import { chatProvider, payProvider } from './support/providers';
 import { attemptRows } from './support/rows';
 import { startTestStack, type TestStack } from './support/stack';
+import { untilWorkflowClosed } from './support/temporal';
 
 /**
  * A worker killed in the middle of a charge. Wherever the kill lands, the job ends with one
@@ -159,10 +161,13 @@ test('when the kill lands before the request left, attempt 1 sent nothing and th
   });
 }, 90_000);
 
-test('admission that runs again, its worker killed right after it wrote attempt 1, reuses that attempt: a single-provider job is charged once and succeeds', async () => {
-  // The barrier: while the test holds an advisory lock, attempt 1's INSERT waits in a trigger,
-  // so the kill lands after admission sent it and before its workflow task completed; the row
-  // commits once the lock is let go.
+/**
+ * A charge job whose admission wrote attempt 1 while its worker was killed, before its workflow
+ * task completed: attempt 1 is `starting`, nothing was sent, and no worker runs until the test
+ * restarts one. The barrier: while the test holds an advisory lock, attempt 1's INSERT waits in
+ * a trigger, so the kill lands after admission sent it; the row commits once the lock is let go.
+ */
+async function admissionKilledAfterWritingAttemptOne(prefix: string) {
   const BARRIER = 7_401_001;
   await stack.pool.query(`
     CREATE FUNCTION test_attempt_insert_barrier() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -172,7 +177,7 @@ test('admission that runs again, its worker killed right after it wrote attempt 
   const barrier = await holdTransaction(stack, `SELECT pg_advisory_xact_lock(${BARRIER})`);
   let created: ReturnType<typeof createJob> | undefined;
   try {
-    created = createJob(stack, chargeBody(['pay']), freshKey('admit-twice'));
+    created = createJob(stack, chargeBody(['pay']), freshKey(prefix));
     created.catch(() => undefined);
     await barrier.blocked('INSERT INTO attempts');
     await stack.killWorker('SIGKILL');
@@ -190,6 +195,11 @@ test('admission that runs again, its worker killed right after it wrote attempt 
   expect((await attemptRows(stack.pool, job.id)).map((a) => [a.seq, a.state])).toEqual([
     [1, 'starting'],
   ]);
+  return job;
+}
+
+test('admission that runs again, its worker killed right after it wrote attempt 1, reuses that attempt: a single-provider job is charged once and succeeds', async () => {
+  const job = await admissionKilledAfterWritingAttemptOne('admit-twice');
   await stack.restartWorker();
   const done = await untilJob(
     stack,
@@ -203,4 +213,27 @@ test('admission that runs again, its worker killed right after it wrote attempt 
     requests: [`${job.id}:1`],
     effects: [`${job.id}:1`],
   });
+}, 90_000);
+
+test('admission that runs again after an operator cancelled the job meanwhile leaves nothing starting: attempt 1 is cancelled, nothing is sent, and the key can be released', async () => {
+  const job = await admissionKilledAfterWritingAttemptOne('admit-after-cancel');
+  // The operator's cancel while the workflow is still admitting ends the row itself (as
+  // cancelJob does when the workflow cannot take the update yet).
+  await finishJobWithoutResult(stack.pool, job.id, 'cancelled', {
+    code: 'cancelled',
+    operator: 'test',
+    reason: 'the customer withdrew the order',
+    workflow: 'admitting',
+  });
+  await stack.restartWorker();
+  expect(await untilWorkflowClosed(stack, job.workflowId)).toBe('COMPLETED');
+  // Nothing will ever send or settle a `starting` attempt of an ended job: admission settles it.
+  expect((await attemptRows(stack.pool, job.id)).map((a) => [a.seq, a.state])).toEqual([
+    [1, 'cancelled'],
+  ]);
+  expect(providerSaw(stack, job.id)).toEqual({ requests: [], effects: [] });
+  const released = await operator(stack, 'POST', `/jobs/${job.id}/release-key`, {
+    reason: 'run it again',
+  });
+  expect(released.status).toBe(200);
 }, 90_000);

@@ -183,7 +183,8 @@ export function admissionActivities(deps: AdmissionDeps) {
    * `starting`, alone, on the plan's primary and in this mode, is the one an admission wrote
    * and nothing sent yet (admission ran again: a lost workflow task, a worker that died after
    * the write): it is reused as this admission's first attempt, since beginProviderCall lets
-   * only one call ever send it. Any other `starting` one never sent anything and is `failed`; a
+   * only one call ever send it (never on a job that has ended: `first` is then undefined). Any
+   * other `starting` one never sent anything and is `failed` (`cancelled` on an ended job); a
    * `running` one may have, so it is `unknown` and will be reconciled.
    */
   async function adoptAttempts(
@@ -349,11 +350,16 @@ export function admissionActivities(deps: AdmissionDeps) {
       }
       const primary = job.providers[0];
       const p95 = primary ? await observedP95Ms(pool, primary) : undefined;
-      const existing = job.terminalStatus ? [] : await listAttempts(pool, job.id);
+      // A job that ended is run no further, but what an earlier admission left in flight is
+      // settled all the same: a `starting` attempt of an ended job can never be sent (a call
+      // begins only on an open job), and left so it would keep the key from ever being released.
+      const existing = await listAttempts(pool, job.id);
       const mode = await modeToRun(job, plan, existing.length);
       const { attempts, reusable } = await adoptAttempts(
         existing,
-        plan[0] && { provider: plan[0].name, exclusive: mode === 'exclusive' },
+        job.terminalStatus
+          ? undefined
+          : plan[0] && { provider: plan[0].name, exclusive: mode === 'exclusive' },
       );
       const admitted: JobPlan = {
         jobId: job.id,
