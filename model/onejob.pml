@@ -1,37 +1,109 @@
 /*
  * onejob's job/attempt protocol, for SPIN.
  *
- * One (owner, key) and the job it names: clients creating it (twice with one intent, once
- * with another), the API's insert-or-find and workflow start, the workflow's attempt loop in
- * exclusive or hedged mode, provider calls that answer, fail, break the contract, drop after
- * doing the work, time out and answer late, status lookups, an operator, a provider callback,
- * and crashes: of the API between its insert and its start, and of the worker in the middle of
- * a call or right after a database step (whose activity then runs again).
+ * One (owner, key) and the jobs it names: clients creating it (twice with one intent, once
+ * with another), the API's insert-or-find and workflow start, the workflow's admission and
+ * attempt loop in exclusive or hedged mode, provider calls that answer, fail, break the
+ * contract, drop after doing the work, time out and answer late, status lookups, an operator,
+ * a provider callback, and crashes: of the API between its insert and its start, and of the
+ * worker in the middle of a call or right after a database step (whose activity then runs
+ * again).
  *
  * Bounds (exhaustive within them): 3 clients (2 with intent 1, 1 with intent 2), 3 providers in
- * the plan and so at most 3 attempts, 1 worker crash, 1 API crash, 1 operator resolve and
- * 1 operator cancel, 1 provider callback, 1 "try again". The mode (exclusive or hedged) and
- * whether the job has side effects are chosen at the start; hedged jobs have none (the API
- * refuses hedging with side effects).
+ * the plan and so at most 3 attempts per job, 1 worker crash, 1 API crash, 1 operator resolve and
+ * 1 operator cancel, 1 provider callback, 1 "try again"; with RELEASE, 1 release and 1 create
+ * after it. The mode (exclusive or hedged) and whether the job has side effects are chosen at
+ * the start; hedged jobs have none (the API refuses hedging with side effects).
+ *
+ * Parts that only some runs pay for, each a define:
+ *   -DQUIRKY_PROVIDERS        a provider's record under our key is independent of its work: it
+ *                             files the charge under its own id ("no record" for ever), answers
+ *                             "pending" (a 2xx outside the contract, kept on the attempt as
+ *                             evidence of work), or registers our key only when first asked
+ *   -DCONTRADICTORY_CALLBACK  the one callback may be a signed "failed" report, true, or sent
+ *                             while the call is out and then contradicted by its own 2xx
+ *   -DRELEASE                 once the job has ended, an operator may release its key (once);
+ *                             a later create then makes generation 2, a job with its own
+ *                             workflow, attempts and provider keys; the sweeper goes on
+ *                             reconciling unknown attempts of ended jobs
+ *   -DADMISSION_TWICE         admission writes attempt 1 itself, and may run again (its worker
+ *                             died before the workflow task completed)
+ * and -DNO_OPERATOR, -DNO_RESOLVE (the operator cancels and releases, but resolves nothing),
+ * -DNO_CALLBACK, to keep a run within its memory.
+ * Attempts are numbered by slot: generation g's attempt s (1..NP) is slot (g - 1) * MAXA + s,
+ * so slots 4..6 are generation 2's.
  *
  * Each SQL statement is one atomic step, as PostgreSQL's row locks make it; a transaction that
  * holds its rows is one step too (recordAttemptResultIn). An HTTP call to a provider, a status
  * lookup and a workflow's wait are separate steps, so anything may happen between them.
  *
+ * What the design rests on, and so what the model's providers do:
+ *   - Work never leaves us with neither an answer nor a record. A provider that did the work
+ *     for a call whose answer never reached us (the connection dropped, our worker died
+ *     mid-call) has a record under our key by the time it is first asked: at once, or
+ *     registered when that first lookup comes. A provider that files the work under its own id,
+ *     or answers "pending", tells us in a 2xx that reaches us. A provider that did the work,
+ *     never answered and keeps no record under our key cannot be told apart from one that did
+ *     nothing: two "no record"s fail the attempt and a fallback may charge again. No protocol
+ *     can settle that case safely; it is excluded, not handled.
+ *   - A signed "failed" report is true (the provider did nothing for that attempt and will
+ *     not), except in the one order the model explores: sent while the call is still out, then
+ *     contradicted by that call's own 2xx, which reaches us.
+ *   - The late-result window: once it has passed, a request that lost its worker does nothing.
+ *
+ * Two mistakes the model found in the code, fixed since (each is now a planted mistake below):
+ * a 2xx outside the contract was written apart from its call's end, and an admission run again
+ * on a job cancelled meanwhile left its attempt 1 `starting` for ever.
+ *
  * Every step names the code that implements it: FILE function.
  *
  * Planted mistakes (each must produce a counterexample; test/protocolModel.test.ts checks):
- *   -DBUG_NO_VERSION_CHECK   the compare-and-swap forgets `version = $2`
- *   -DBUG_UNKNOWN_AS_FAILED  an ambiguous failure of a call counts as failed, side effects or not
- *   -DBUG_NOT_FOUND_ONCE     one "no record" from a status lookup is believed, call over or not
- *   -DBUG_NO_IN_FLIGHT_GUARD the exclusive loop starts the next attempt past an unknown one, and
- *                            the unique index attempts_one_in_flight_per_job is missing
+ *   -DBUG_NO_VERSION_CHECK     the compare-and-swap forgets `version = $2`
+ *   -DBUG_UNKNOWN_AS_FAILED    an ambiguous failure of a call counts as failed, side effects or not
+ *   -DBUG_NOT_FOUND_ONCE       one "no record" from a status lookup is believed, call over or not
+ *   -DBUG_NO_IN_FLIGHT_GUARD   the exclusive loop starts the next attempt past an unknown one, and
+ *                              the unique index attempts_one_in_flight_per_job is missing
+ *   -DBUG_NOT_FOUND_OUTRANKS_2XX  "no record" twice fails an attempt whose provider answered a
+ *                              2xx, and the CHECK that would refuse it is dropped
+ *                              (QUIRKY_PROVIDERS)
+ *   -DBUG_FAILED_CALLBACK_AT_ONCE a signed "failed" report fails the attempt at once, while its
+ *                              call is still out (CONTRADICTORY_CALLBACK)
+ *   -DBUG_RELEASE_WHILE_UNKNOWN  the key release ignores attempts that may still take effect
+ *                              (RELEASE)
+ *   -DBUG_ADMISSION_FAILS_ITS_OWN_ATTEMPT  admission run again takes its own attempt 1 for an
+ *                              orphan and fails it (ADMISSION_TWICE)
+ *   -DBUG_CALL_END_APART       a 2xx outside the contract is written in two statements, the
+ *                              call's end and then the `unknown` settle that keeps the 2xx: a
+ *                              held "failed" report, or two "no record"s, between them (or a
+ *                              worker lost between them) fail an attempt that did the work
+ *                              (CONTRADICTORY_CALLBACK)
+ *   -DBUG_ADMISSION_SKIPS_ENDED_JOB  admission run again on a job cancelled meanwhile takes
+ *                              over nothing, so its attempt 1 stays `starting` for ever: never
+ *                              sent, never settled, its key never releasable (ADMISSION_TWICE)
  */
 
 #ifndef NP
-#define NP 3                 /* providers in the plan = attempts at most (1..3) */
+#define NP 3                 /* providers in the plan = attempts per job at most (1..3) */
 #endif
-#define MAXA 3               /* room for attempts in the arrays below */
+#define MAXA 3               /* room for one job's attempts in the arrays below */
+
+#ifdef RELEASE
+#define GENS 2               /* the key's jobs: generation 1, and the one after its release */
+#else
+#define GENS 1
+#endif
+#define SLOTS (GENS * MAXA)
+#if GENS == 2
+#define BASE(g)    ((g - 1) * MAXA)      /* generation g's attempt s is slot BASE(g) + s */
+#define JOB_OF(a)  ((a - 1) / MAXA + 1)  /* the generation an attempt slot belongs to */
+#else
+#define BASE(g)    0
+#define JOB_OF(a)  1
+#endif
+
+#if defined(QUIRKY_PROVIDERS) || defined(CONTRADICTORY_CALLBACK)
+#define EVIDENCE_OF_WORK     /* attempts keep success_answered_at (migration 0010) */
+#endif
 
 /* attempt states (src/domain/job.ts ATTEMPT_STATES); NONE = no row */
 #define NONE       0
@@ -53,54 +125,101 @@
 #define A_OK        1        /* did the work, answered within the contract */
 #define A_DEFINITE  2        /* refused before doing anything (4xx, 5xx before the effect) */
 #define A_DROP      3        /* connection dropped; the work may or may not have been done */
-#define A_BROKEN    4        /* did the work, answered outside the contract */
+#define A_BROKEN    4        /* did the work, answered a 2xx outside the contract */
+#define A_LOST      5        /* our worker died mid-call: no answer ever reaches us */
 
-/* ---- PostgreSQL: the jobs row of this (owner, key) ---- */
-byte jobsForKey;             /* rows with this (owner_id, idempotency_key): UNIQUE */
-byte jobIntent;              /* request_fingerprint of the row: 1 or 2 */
-bool admitted;               /* admitted_at IS NOT NULL */
-byte terminal = OPEN;        /* terminal_status */
-byte completedBy;            /* completed_by: an attempt number, 0 = NULL */
-byte result;                 /* result: whose payload it is, 0 = NULL */
-byte version;                /* version */
+/* a provider's signed "failed" report about one attempt */
+#define R_TRUE         1     /* it did nothing for that attempt, and will not */
+#define R_CONTRADICTED 2     /* sent while the call was out; the call then answers a 2xx */
+
+/* ---- PostgreSQL: the jobs rows of this (owner, key), by generation ---- */
+byte jobsForKey;             /* rows with this (owner_id, idempotency_key): one per generation */
+byte jobIntent;              /* request_fingerprint of generation 1's row: 1 or 2 */
+bool admitted[GENS + 1];     /* admitted_at IS NOT NULL */
+byte terminal[GENS + 1];     /* terminal_status */
+byte completedBy[GENS + 1];  /* completed_by: an attempt slot, 0 = NULL */
+byte result[GENS + 1];       /* result: whose payload it is, 0 = NULL */
+byte version[GENS + 1];      /* version */
 bool hedged;                 /* mode */
 bool sideEffects;            /* the job type or a provider has side effects */
+#ifdef RELEASE
+bool released;               /* generation 1's key_release IS NOT NULL */
+#endif
 
-/* ---- PostgreSQL: attempts rows, by seq (1..NP) ---- */
-byte astate[MAXA + 1];
-byte readVersion[MAXA + 1];
-bool callEnded[MAXA + 1];      /* call_ended_at IS NOT NULL */
-byte notFound[MAXA + 1];       /* "no record" answers counted after the call was over */
-bool raced[MAXA + 1];          /* a race_events row names it as the loser */
+/* ---- PostgreSQL: attempts rows, by slot ---- */
+byte astate[SLOTS + 1];
+byte readVersion[SLOTS + 1];
+bool callEnded[SLOTS + 1];     /* call_ended_at IS NOT NULL */
+byte notFound[SLOTS + 1];      /* "no record" answers counted after the call was over */
+bool raced[SLOTS + 1];         /* a race_events row names it as the loser */
+#ifdef EVIDENCE_OF_WORK
+bool answered[SLOTS + 1];      /* success_answered_at: a 2xx from a provider with side effects */
+#endif
+#ifdef CONTRADICTORY_CALLBACK
+byte reported[SLOTS + 1];      /* reported_failure IS NOT NULL (and, as a ghost, whether true) */
+#endif
+#ifdef RELEASE
+bool startedAt[SLOTS + 1];     /* started_at IS NOT NULL: the call began */
+#endif
 
 /* ---- the providers' own ledgers (what really happened) ---- */
-bool did[MAXA + 1];            /* the provider did the work for this attempt */
-bool broken[MAXA + 1];         /* ... and its answer (and status lookup) breaks the contract */
-bool windowOver[MAXA + 1];     /* the late-result window of a call that lost its worker passed */
+bool did[SLOTS + 1];           /* the provider did the work for this attempt */
+bool broken[SLOTS + 1];        /* ... and its status lookup (and callback) breaks the contract */
+bool windowOver[SLOTS + 1];    /* the late-result window of a call that lost its worker passed */
+#ifdef QUIRKY_PROVIDERS
+bool keyed[SLOTS + 1];         /* it has a record under our idempotency key */
+bool keyWhenAsked[SLOTS + 1];  /* it did the work, and registers our key at the first lookup */
+#endif
+#ifdef CONTRADICTORY_CALLBACK
+byte ans[SLOTS + 1];           /* its answer to the call, once chosen (0: not yet) */
+#endif
 
 /* ---- Temporal ---- */
-bool workflowStarted;        /* one workflow id per (owner, key): a second start is refused */
-bool replied[MAXA + 1];        /* the provider-call activity reported back to the workflow */
+bool workflowStarted[GENS + 1]; /* one workflow id per (owner, key, generation) */
+bool replied[SLOTS + 1];       /* the provider-call activity reported back to the workflow */
 bool tryAgain;               /* a user's "try again" waiting for the loop */
 byte workerCrashes = 1;      /* budgets */
 byte apiCrashes = 1;
 byte createsLeft = 3;        /* creates not yet sent */
 
-/* ---- ghosts, for properties only ---- */
-bool waitsOnOperator;        /* the workflow waits in reconcile for an operator's word */
-byte firstTerminal = OPEN;   /* the first terminal status and result ever written */
-byte firstResult;
+/* ---- ghosts, for properties and for the reductions by hand ---- */
+bool waitsOnOperator[GENS + 1]; /* generation g's workflow waits in reconcile for an operator */
+byte firstTerminal[GENS + 1]; /* the first terminal status and result ever written */
+byte firstResult[GENS + 1];
+bool tried[SLOTS + 1];         /* the workflow ran this attempt's provider call */
+#ifdef RELEASE
+bool wfDone[GENS + 1];       /* generation g's workflow has ended */
+bool callDone[SLOTS + 1];      /* this attempt's provider-call activity has ended */
+bool releaseBlind;           /* generation 1's key was released while some of its work was not
+                                on record, or some of its work came after the release */
+bool gen1Final;              /* at the release, nothing of generation 1 could still take effect */
+#endif
 
 #define CALL_OVER(a)   (callEnded[a] || windowOver[a])
 #define IN_FLIGHT(a)   (astate[a] == STARTING || astate[a] == RUNNING || astate[a] == UNKNOWN)
+#ifdef QUIRKY_PROVIDERS
+#define HAS_RECORD(a)  (keyed[a])
+#define KEY_RECORD(a)  keyed[a] = true
+#else
 #define HAS_RECORD(a)  (did[a])
+#define KEY_RECORD(a)  skip
+#endif
+/* the first slot (1..SLOTS) where P holds, 0 if none */
+#if GENS == 2
+#define FIRST_OF(P) \
+  (P(1) -> 1 : (P(2) -> 2 : (P(3) -> 3 : (P(4) -> 4 : (P(5) -> 5 : (P(6) -> 6 : 0))))))
+#else
+#define FIRST_OF(P) (P(1) -> 1 : (P(2) -> 2 : (P(3) -> 3 : 0)))
+#endif
+#define IS_UNKNOWN(a)  (astate[a] == UNKNOWN)
+#define ANY_DID(b)     (did[b + 1] || did[b + 2] || did[b + 3])
 
 /* ================= database steps ================= */
 
 /* ghost: the first outcome ever written, to check that it never changes */
-#define FIRST_OUTCOME \
+#define FIRST_OUTCOME(j) \
   if \
-  :: firstTerminal == OPEN -> firstTerminal = terminal; firstResult = result \
+  :: firstTerminal[j] == OPEN -> firstTerminal[j] = terminal[j]; firstResult[j] = result[j] \
   :: else -> skip \
   fi
 
@@ -113,9 +232,9 @@ byte firstResult;
  * jobs_guard_outcome is left out: the properties must hold on the statement alone.
  */
 #ifdef BUG_NO_VERSION_CHECK
-#define CAS_GUARD(a)  (completedBy == 0)
+#define CAS_GUARD(a)  (completedBy[JOB_OF(a)] == 0)
 #else
-#define CAS_GUARD(a)  (version == readVersion[a] && completedBy == 0)
+#define CAS_GUARD(a)  (version[JOB_OF(a)] == readVersion[a] && completedBy[JOB_OF(a)] == 0)
 #endif
 
 inline recordResult(a) {
@@ -126,10 +245,11 @@ inline recordResult(a) {
        if
        :: astate[a] != FAILED && astate[a] != CANCELLED && CAS_GUARD(a) ->
           /* property: a recorded outcome never changes (nothing is written over a terminal job) */
-          assert(terminal == OPEN);
-          terminal = J_SUCCEEDED; completedBy = a; result = a; version++;
+          assert(terminal[JOB_OF(a)] == OPEN);
+          terminal[JOB_OF(a)] = J_SUCCEEDED; completedBy[JOB_OF(a)] = a; result[JOB_OF(a)] = a;
+          version[JOB_OF(a)]++;
           astate[a] = SUCCEEDED;
-          FIRST_OUTCOME
+          FIRST_OUTCOME(JOB_OF(a))
        :: else ->
           raced[a] = true;
           if
@@ -139,15 +259,59 @@ inline recordResult(a) {
        fi
     fi;
     /* property: every result either won or is logged as a loss (a race_events row) */
-    assert((astate[a] == SUCCEEDED && completedBy == a) || raced[a])
+    assert((astate[a] == SUCCEEDED && completedBy[JOB_OF(a)] == a) || raced[a])
   }
 }
+
+/*
+ * Migration 0010's CHECK attempts_success_answer_is_not_failed_by_machine: PostgreSQL refuses
+ * a statement that would make `failed` an attempt whose provider answered a 2xx (only an
+ * operator's verdict may); the statement fails, and its activity tries again later. The code's
+ * rule (src/domain/certainty.ts failureVerdict) decides on the attempt row as it read it before
+ * asking the provider; a 2xx written after that read is refused here. With a call's end and
+ * its 2xx in one step (all runs) nothing reaches it; with BUG_CALL_END_APART something can.
+ */
+#if defined(EVIDENCE_OF_WORK) && !defined(BUG_NOT_FOUND_OUTRANKS_2XX)
+#define CHECK_ALLOWS_FAILED(a) (!answered[a])
+#else
+#define CHECK_ALLOWS_FAILED(a) true
+#endif
+
+#define SETTLE_ALLOWED(a, to) (to != FAILED || CHECK_ALLOWS_FAILED(a))
+
+/* src/db/attempts.ts settleAttemptWithoutResult (HELD_REPORT_SETTLES): a call that ends
+ * `unknown` while a signed "failed" report is held, and with no 2xx, is `failed` by it. */
+#ifdef CONTRADICTORY_CALLBACK
+#define HELD_REPORT_SETTLES(a) (reported[a] != 0 && !answered[a])
+#else
+#define HELD_REPORT_SETTLES(a) false
+#endif
 
 /* src/db/attempts.ts settleAttemptWithoutResult: WHERE state IN ('starting','running','unknown') */
 inline settleWithoutResult(a, to) {
   atomic {
     if
-    :: IN_FLIGHT(a) -> astate[a] = to
+    :: IN_FLIGHT(a) && to == UNKNOWN && HELD_REPORT_SETTLES(a) -> astate[a] = FAILED
+    :: IN_FLIGHT(a) && !(to == UNKNOWN && HELD_REPORT_SETTLES(a)) && SETTLE_ALLOWED(a, to) ->
+       astate[a] = to
+    :: else -> skip
+    fi
+  }
+}
+
+/* src/db/attempts.ts settleAttemptWithoutResult (successAnswered): a 2xx outside the contract
+ * from a provider with side effects: `unknown`, and the 2xx is kept (success_answered_at). A
+ * held report never settles it. */
+inline settleAfter2xx(a) {
+  atomic {
+    if
+    :: IN_FLIGHT(a) ->
+       astate[a] = UNKNOWN;
+#ifdef EVIDENCE_OF_WORK
+       answered[a] = true
+#else
+       skip
+#endif
     :: else -> skip
     fi
   }
@@ -162,32 +326,82 @@ inline abandonAttempt(a) {
   atomic {
     if
     :: astate[a] == RUNNING -> astate[a] = UNKNOWN
-    :: astate[a] == STARTING && terminal == OPEN -> astate[a] = FAILED
-    :: astate[a] == STARTING && terminal != OPEN -> astate[a] = CANCELLED
+    :: astate[a] == STARTING && terminal[JOB_OF(a)] == OPEN -> astate[a] = FAILED
+    :: astate[a] == STARTING && terminal[JOB_OF(a)] != OPEN -> astate[a] = CANCELLED
     :: else -> skip
     fi
   }
 }
 
 /* src/db/jobs.ts finishJobWithoutResult: WHERE id = $1 AND terminal_status IS NULL */
-inline finishJob(status) {
+inline finishJob(j, status) {
   atomic {
     if
-    :: terminal == OPEN -> terminal = status; version++; FIRST_OUTCOME
+    :: terminal[j] == OPEN -> terminal[j] = status; version[j]++; FIRST_OUTCOME(j)
     :: else -> skip
     fi
   }
+}
+
+/*
+ * src/db/attempts.ts reportAttemptFailure: a signed "failed" report is kept on the row
+ * (reported_failure); it settles the attempt `failed` only when the call can no longer answer
+ * (REPORT_SETTLES: it never began, it ended, or its late-result window is over) and no 2xx
+ * came. Otherwise the call's own end applies it (HELD_REPORT_SETTLES), or a later reconcile.
+ */
+#ifdef BUG_FAILED_CALLBACK_AT_ONCE
+#define REPORT_SETTLES(k) (!answered[k])
+#else
+#define REPORT_SETTLES(k) (!answered[k] && CALL_OVER(k))
+#endif
+inline applyReport(k) {
+  if
+  :: IN_FLIGHT(k) && REPORT_SETTLES(k) -> astate[k] = FAILED
+  :: else -> skip
+  fi
 }
 
 /* A database activity: the statement may commit and its worker die before it reports; the
  * activity then runs again (retries are unlimited for database steps). */
 #define AGAIN_AFTER_CRASH(step) \
   if \
-  :: workerCrashes > 0 -> workerCrashes--; step \
+  :: atomic { workerCrashes > 0 -> workerCrashes-- }; step \
   :: true -> skip \
   fi
 
 /* ================= the provider-call activity ================= */
+
+/* What a provider may still do with a call, given a signed "failed" report about it: a true
+ * report rules the work out; a contradicted one rules everything out but a 2xx that reaches us. */
+#ifdef CONTRADICTORY_CALLBACK
+#define ANSWER        ans[a]
+#define MAY_WORK(a)   (reported[a] != R_TRUE)
+#define MAY_IDLE(a)   (reported[a] != R_CONTRADICTED)
+#define MAY_HIDE(a)   (reported[a] == 0)
+#else
+#define ANSWER        answer
+#define MAY_WORK(a)   true
+#define MAY_IDLE(a)   true
+#define MAY_HIDE(a)   true
+#endif
+
+/* ghost: generation 1 did work after its key was released */
+#ifdef RELEASE
+#define NOTE_WORK_AFTER_RELEASE(a) \
+  if \
+  :: did[a] && released && JOB_OF(a) == 1 -> releaseBlind = true \
+  :: else -> skip \
+  fi
+#define NOTE_STARTED(a) startedAt[a] = true
+#define CALL_DONE(a) callDone[a] = true
+#else
+#define CALL_DONE(a) skip
+#define NOTE_WORK_AFTER_RELEASE(a) skip
+#define NOTE_STARTED(a) skip
+#endif
+
+/* the activity reports back to the workflow (its locals are reset: the process is done) */
+#define REPLY d_step { replied[a] = true; CALL_DONE(a); ANSWER = 0; began = false }
 
 /*
  * src/activities/providerCall.ts callProvider: one call, never retried. It keeps running after
@@ -195,142 +409,245 @@ inline finishJob(status) {
  * won), and settles what it brings back through the same path: a late answer.
  */
 proctype ProviderCall(byte a) {
+#ifndef CONTRADICTORY_CALLBACK
   byte answer;
+#endif
   bool began;
   /* src/db/attempts.ts beginProviderCall: starting → running only while the job is open */
   atomic {
     if
-    :: astate[a] == STARTING && terminal == OPEN -> astate[a] = RUNNING; began = true
-    :: astate[a] == STARTING && terminal != OPEN -> astate[a] = CANCELLED
+    :: astate[a] == STARTING && terminal[JOB_OF(a)] == OPEN ->
+       astate[a] = RUNNING; began = true; NOTE_STARTED(a)
+    :: astate[a] == STARTING && terminal[JOB_OF(a)] != OPEN -> astate[a] = CANCELLED
     :: else -> skip
     fi
   }
   if
-  :: !began -> goto report
-  :: else -> skip
-  fi;
-  /* the request leaves (src/providers/provider.ts: one HTTP call, maxRetries 0), and what the
-     provider does with it (the simulator's faults: fail_before, drop_after, answer_with, hang) */
-  atomic {
-    /* property: no fallback runs after a side effect (no earlier attempt did the work) */
-    assert(!sideEffects || !(did[1] || did[2] || did[3]));
-    if
-    :: did[a] = true; answer = A_OK
-    :: answer = A_DEFINITE
-    :: answer = A_DROP
-    :: did[a] = true; answer = A_DROP
-    :: did[a] = true; broken[a] = true; answer = A_BROKEN
-    :: workerCrashes > 0 -> answer = 0
-    fi
-  }
-  if
-  :: answer != 0 -> skip
-  :: answer == 0 ->
-     /* the worker dies mid-call: no answer ever comes back to us; the provider may still do
-        the work until the late-result window has passed */
-     workerCrashes--;
-     if
-     :: did[a] = true
-     :: did[a] = true; broken[a] = true
-     :: skip
-     fi;
-     windowOver[a] = true;
-     goto dead
-  fi;
-  /* src/db/attempts.ts markCallEnded: from now on the original request cannot land */
-  callEnded[a] = true;
-  if
-  :: answer == A_OK -> recordResult(a)   /* src/service/results.ts recordResult */
-  :: answer == A_DEFINITE -> settleWithoutResult(a, FAILED)
-  :: answer == A_DROP ->
-#ifdef BUG_UNKNOWN_AS_FAILED
-     settleWithoutResult(a, FAILED)
-#else
-     /* ambiguous: failed only when nothing has side effects (the call has ended) */
-     if
-     :: sideEffects -> settleWithoutResult(a, UNKNOWN)
-     :: else -> settleWithoutResult(a, FAILED)
-     fi
-#endif
-  :: answer == A_BROKEN ->
-     /* an answer outside the contract: the effect may have happened */
-     if
-     :: sideEffects -> settleWithoutResult(a, UNKNOWN)
-     :: else -> settleWithoutResult(a, FAILED)
-     fi
-  fi;
-report:
-  replied[a] = true;
-dead:
-  answer = 0; began = false
-}
-
-/* ================= the job workflow ================= */
-
-/*
- * src/workflows/jobWorkflow.ts reconcile → src/activities/attempts.ts reconcileAttempt: an
- * unknown attempt is looked up at the provider. A record settles it through recordResult; a
- * record that breaks the contract needs an operator; "no record" is believed only after the
- * call is over, and only when said twice (noteNotFound, migration 0006).
- */
-inline lookupStatus(u) {
-  /* the attempt row (call_ended_at), then the provider's answer: once the call is over the
-     record cannot change, so reading both in one step loses no outcome */
-  d_step { over = CALL_OVER(u); record = HAS_RECORD(u); bad = broken[u] }
-  if
-  :: astate[u] != UNKNOWN -> skip
+  :: !began -> d_step { replied[a] = true; CALL_DONE(a) }   /* nothing was sent */
   :: else ->
+     /* the request leaves (src/providers/provider.ts: one HTTP call, maxRetries 0), and what the
+        provider does with it (the simulator's faults: fail_before, drop_after, answer_with, hang,
+        files_under_own_id, register_after_status_lookup) */
+     atomic {
+       /* property: no fallback runs after a side effect (no earlier attempt did the work) */
+       assert(!sideEffects || !ANY_DID(BASE(JOB_OF(a))));
+       if
+       :: MAY_WORK(a) -> did[a] = true; KEY_RECORD(a); ANSWER = A_OK
+       :: MAY_IDLE(a) -> ANSWER = A_DEFINITE
+       :: MAY_IDLE(a) -> ANSWER = A_DROP
+       :: MAY_WORK(a) -> did[a] = true; broken[a] = true; KEY_RECORD(a); ANSWER = A_BROKEN
+       /* work whose answer is lost always leaves a record under our key (the header's
+          assumption): at once, or (QUIRKY_PROVIDERS) registered when first asked */
+       :: MAY_HIDE(a) -> did[a] = true; KEY_RECORD(a); ANSWER = A_DROP
+#ifdef QUIRKY_PROVIDERS
+       :: MAY_HIDE(a) -> did[a] = true; keyWhenAsked[a] = true; ANSWER = A_DROP
+       /* files the work under its own id and answers with it, or "pending": no record, ever */
+       :: MAY_WORK(a) -> did[a] = true; ANSWER = A_BROKEN
+       /* answers "pending", and registers our key when first asked */
+       :: MAY_WORK(a) -> did[a] = true; keyWhenAsked[a] = true; ANSWER = A_BROKEN
+#endif
+       :: workerCrashes > 0 && MAY_IDLE(a) -> workerCrashes--; ANSWER = A_LOST
+       fi;
+       NOTE_WORK_AFTER_RELEASE(a)
+     };
+     /* src/activities/providerCall.ts callProvider: the worker died mid-call, so no answer
+        ever comes back to us; the provider may still do the work until the late-result window
+        has passed, and then has a record under our key (the header's assumption) */
      if
-     :: record && !bad -> recordResult(u)
-     :: record && bad -> waitsOnOperator = true
-     :: !record ->
-#ifdef BUG_NOT_FOUND_ONCE
-        settleWithoutResult(u, FAILED)
-#else
+     :: ANSWER == A_LOST ->
         atomic {
           if
-          :: over && astate[u] == UNKNOWN ->
-             notFound[u]++;
-             if
-             :: notFound[u] >= 2 -> astate[u] = FAILED
-             :: else -> skip
-             fi
-          :: else -> skip
-          fi
-        }
+          :: MAY_HIDE(a) -> did[a] = true; KEY_RECORD(a)
+#ifdef QUIRKY_PROVIDERS
+          :: MAY_HIDE(a) -> did[a] = true; keyWhenAsked[a] = true
 #endif
+          :: MAY_HIDE(a) -> did[a] = true; broken[a] = true; KEY_RECORD(a)
+          :: skip
+          fi;
+          NOTE_WORK_AFTER_RELEASE(a)
+        };
+        d_step { windowOver[a] = true; CALL_DONE(a); ANSWER = 0; began = false }
+     /* src/service/results.ts recordResult → src/db/compareAndSwap.ts recordAttemptResult:
+        the call's end (markCallEnded) is written in the compare-and-swap's own transaction */
+     :: ANSWER == A_OK ->
+        atomic { callEnded[a] = true; recordResult(a) };
+        REPLY   /* src/activities/providerCall.ts callProvider returns */
+     /* a 2xx outside the contract: the effect may have happened, and the 2xx is kept.
+        src/db/attempts.ts markCallEnded, then settleAttemptWithoutResult (successAnswered):
+        src/db/attempts.ts endCallWithoutResult: one transaction (BUG_CALL_END_APART: two) */
+     :: ANSWER == A_BROKEN && sideEffects ->
+#ifdef BUG_CALL_END_APART
+        callEnded[a] = true;
+        if
+        :: atomic { workerCrashes > 0 -> workerCrashes-- };   /* the worker dies in between */
+           d_step { CALL_DONE(a); ANSWER = 0; began = false }
+        :: true -> settleAfter2xx(a); REPLY   /* src/activities/providerCall.ts callProvider */
+        fi
+#else
+        atomic { callEnded[a] = true; settleAfter2xx(a) };
+        REPLY   /* src/activities/providerCall.ts callProvider returns */
+#endif
+     /* src/db/attempts.ts markCallEnded: from now on the original request cannot land */
+     :: ANSWER == A_DEFINITE || ANSWER == A_DROP || (ANSWER == A_BROKEN && !sideEffects) ->
+        callEnded[a] = true;
+        if
+        :: ANSWER == A_DEFINITE -> settleWithoutResult(a, FAILED)
+        :: ANSWER == A_DROP ->
+#ifdef BUG_UNKNOWN_AS_FAILED
+           settleWithoutResult(a, FAILED)
+#else
+           /* ambiguous: failed only when nothing has side effects (the call has ended) */
+           if
+           :: sideEffects -> settleWithoutResult(a, UNKNOWN)
+           :: else -> settleWithoutResult(a, FAILED)
+           fi
+#endif
+        :: ANSWER == A_BROKEN -> settleWithoutResult(a, FAILED)   /* and no side effects */
+        fi;
+        REPLY   /* src/activities/providerCall.ts callProvider returns */
      fi
   fi
 }
 
+/* ================= reconciling an unknown attempt ================= */
+
+/* what the status lookup's provider does when asked: registers our key (QUIRKY_PROVIDERS) */
+#ifdef QUIRKY_PROVIDERS
+#define ASKED(u) \
+  if \
+  :: keyWhenAsked[u] -> keyed[u] = true; keyWhenAsked[u] = false \
+  :: else -> skip \
+  fi
+#else
+#define ASKED(u) skip
+#endif
+
+/* evidence on the attempt row: a 2xx was answered; a held report and a 2xx */
+#if defined(EVIDENCE_OF_WORK) && !defined(BUG_NOT_FOUND_OUTRANKS_2XX)
+#define SAW_2XX(u) (answered[u])
+#else
+#define SAW_2XX(u) false
+#endif
+#ifdef CONTRADICTORY_CALLBACK
+#define HELD_WITH_2XX(u) (reported[u] != 0 && answered[u])
+#else
+#define HELD_WITH_2XX(u) false
+#endif
+
+/* (Steps that only some runs have are macros, not #ifdef blocks inside an inline: SPIN keeps no
+ * line numbers from the preprocessor inside an inline's body, and a trail must name its lines.) */
+#ifdef CONTRADICTORY_CALLBACK
+#define APPLY_HELD_REPORT(u) \
+  atomic { \
+    if \
+    :: astate[u] == UNKNOWN && reported[u] != 0 && !answered[u] -> applyReport(u) \
+    :: else -> skip \
+    fi \
+  };
+#else
+#define APPLY_HELD_REPORT(u)
+#endif
+
+/* "no record": counted once the call is over; believed when said twice (the grace apart) */
+#ifdef BUG_NOT_FOUND_ONCE
+#define NOT_FOUND(u) settleWithoutResult(u, FAILED)
+#else
+#define NOT_FOUND(u) \
+  atomic { \
+    if \
+    :: over && astate[u] == UNKNOWN -> \
+       notFound[u]++; \
+       if \
+       :: notFound[u] >= 2 && CHECK_ALLOWS_FAILED(u) -> astate[u] = FAILED \
+       :: else -> skip \
+       fi \
+    :: else -> skip \
+    fi \
+  }
+#endif
+
+/*
+ * src/workflows/jobWorkflow.ts reconcile → src/activities/attempts.ts reconcileAttempt: an
+ * unknown attempt is looked up at the provider. A held "failed" report comes first: after a 2xx
+ * it needs an operator, else it settles the attempt once the call is over. A record settles it
+ * through recordResult; a record that breaks the contract needs an operator. "No record" after
+ * a 2xx proves nothing (src/domain/certainty.ts failureVerdict): it needs an operator. Without a
+ * 2xx it is believed only after the call is over, and only when said twice (noteNotFound,
+ * migration 0006). `needsOperator` is set when only an operator can settle it.
+ */
+inline lookupStatus(u, needsOperator) {
+  /* src/db/attempts.ts reportAttemptFailure, with no new report: a held one settles it now if
+     it may (CONTRADICTORY_CALLBACK) */
+  APPLY_HELD_REPORT(u)
+  /* src/activities/attempts.ts reconcileAttempt: the attempt row (call_ended_at), then
+     provider.lookupStatus: once the call is over the record changes only by being asked, so
+     reading both in one step loses no outcome */
+  d_step {
+    over = CALL_OVER(u); record = HAS_RECORD(u); bad = broken[u];
+    if
+    :: astate[u] == UNKNOWN && !HELD_WITH_2XX(u) -> ASKED(u)
+    :: else -> skip
+    fi
+  }
+  if
+  :: astate[u] != UNKNOWN -> skip
+  :: else ->
+     if
+     :: HELD_WITH_2XX(u) ->                        /* src/domain/certainty.ts failureVerdict */
+        needsOperator = true
+     :: !HELD_WITH_2XX(u) && record && !bad ->     /* src/service/results.ts recordResult */
+        recordResult(u)
+     :: !HELD_WITH_2XX(u) && record && bad ->      /* src/activities/attempts.ts reconcileAttempt */
+        needsOperator = true
+     :: !HELD_WITH_2XX(u) && !record && SAW_2XX(u) -> /* src/domain/certainty.ts failureVerdict */
+        needsOperator = true
+     :: !HELD_WITH_2XX(u) && !record && !SAW_2XX(u) -> /* src/db/attempts.ts noteNotFound */
+        NOT_FOUND(u)
+     fi
+  fi
+}
+
+/* ================= the job workflow ================= */
+
+/* this workflow's attempt s (`base`: the slot before its first attempt) */
+#if GENS == 2
+#define SLOT(s) (base + s)
+#define JOB_BASE base
+#else
+#define SLOT(s) (s)
+#define JOB_BASE 0
+#endif
+
 /* Waits until reconciling can learn something: a settlement, the job's end, news at the
- * provider, the recheck of a first "no record"; or, in hedged mode, a user's request. */
+ * provider, the recheck of a "no record" (or the retry of a settle the CHECK refused); or, in
+ * hedged mode, a user's request. */
 #define RECONCILE_CAN_PROGRESS(u) \
-  (astate[u] != UNKNOWN || terminal != OPEN || CALL_OVER(u) != over || HAS_RECORD(u) != record \
-   || (notFound[u] == 1 && over) || (hedged && tryAgain))
+  (astate[u] != UNKNOWN || terminal[g] != OPEN || CALL_OVER(u) != over \
+   || HAS_RECORD(u) != record || (notFound[u] >= 1 && over) || (hedged && tryAgain))
 
 inline reconcile(u) {
-  lookupStatus(u);
+  lookupStatus(u, waitsOnOperator[g]);
   if
-  :: waitsOnOperator && astate[u] == UNKNOWN && terminal == OPEN ->
-     /* src/workflows/jobWorkflow.ts reconcile: needsOperator. Only an operator moves it on. */
+  :: waitsOnOperator[g] && astate[u] == UNKNOWN && terminal[g] == OPEN ->
+     /* src/workflows/jobWorkflow.ts reconcile: needsOperator. Only an operator, or news at the
+        provider, moves it on. */
 end_waitsOnOperator:
-     (astate[u] != UNKNOWN || terminal != OPEN);
-     waitsOnOperator = false
+     (astate[u] != UNKNOWN || terminal[g] != OPEN || HAS_RECORD(u) != record);
+     waitsOnOperator[g] = false
   :: else ->
      RECONCILE_CAN_PROGRESS(u)
   fi;
   d_step { u = 0; over = false; record = false; bad = false }
 }
 
-/* src/workflows/jobWorkflow.ts runAttempt → src/activities/attempts.ts startAttempt (for
- * attempt 1: admitJob, just after admission, in the same local activity) →
+/* src/workflows/jobWorkflow.ts runAttempt → src/activities/attempts.ts startAttempt →
  * src/db/attempts.ts createAttempt: INSERT ... WHERE the job is open, ON CONFLICT (job_id, seq)
- * DO NOTHING; the partial unique index refuses a second exclusive attempt in flight. Attempt 1
- * written right after admission is one of the interleavings modelled here, where other steps
- * may also come between the two. */
+ * DO NOTHING; the partial unique index refuses a second exclusive attempt in flight. Without
+ * ADMISSION_TWICE, attempt 1 written by admission (in the same local activity) is one of the
+ * interleavings modelled here, where other steps may also come between the two. */
 #define ANOTHER_IN_FLIGHT(a) \
-  ((a != 1 && IN_FLIGHT(1)) || (a != 2 && IN_FLIGHT(2)) || (a != 3 && IN_FLIGHT(3)))
+  ((a != SLOT(1) && IN_FLIGHT(SLOT(1))) || (a != SLOT(2) && IN_FLIGHT(SLOT(2))) \
+   || (a != SLOT(3) && IN_FLIGHT(SLOT(3))))
 #ifdef BUG_NO_IN_FLIGHT_GUARD
 #define OTHER_IN_FLIGHT(a) false
 #else
@@ -341,66 +658,136 @@ inline createAttempt(a) {
   atomic {
     if
     :: astate[a] != NONE -> skip                      /* the same (job, seq) again: that row */
-    :: astate[a] == NONE && terminal != OPEN -> skip  /* jobNotOpen */
-    :: astate[a] == NONE && terminal == OPEN && OTHER_IN_FLIGHT(a) ->
+    :: astate[a] == NONE && terminal[g] != OPEN -> skip  /* jobNotOpen */
+    :: astate[a] == NONE && terminal[g] == OPEN && OTHER_IN_FLIGHT(a) ->
        /* property: the loop never asks for an attempt the in-flight index refuses */
        assert(false)
-    :: astate[a] == NONE && terminal == OPEN && !OTHER_IN_FLIGHT(a) ->
+    :: astate[a] == NONE && terminal[g] == OPEN && !OTHER_IN_FLIGHT(a) ->
        /* property: no new exclusive attempt while another is starting, running or unknown */
        assert(hedged || !ANOTHER_IN_FLIGHT(a));
-       astate[a] = STARTING; readVersion[a] = version
+       astate[a] = STARTING; readVersion[a] = version[g]
     fi
   }
 }
 
 inline launch() {
-  createAttempt(next);
-  AGAIN_AFTER_CRASH(createAttempt(next));
+  createAttempt(SLOT(next));
+  AGAIN_AFTER_CRASH(createAttempt(SLOT(next)));
   if
-  :: astate[next] == STARTING ->
-     waiting[next] = true; running++;
-     run ProviderCall(next)
-  :: else -> skip       /* the job ended first (src/workflows/jobWorkflow.ts: job.end) */
-  fi;
-  next++
+  :: atomic {
+       /* src/workflows/jobWorkflow.ts runAttempt: the provider-call activity */
+       astate[SLOT(next)] == STARTING ->
+       waiting[next] = true; running++; tried[SLOT(next)] = true;
+       run ProviderCall(SLOT(next));
+       next++
+     }
+  :: atomic {
+       /* the job ended first, or admission settled it (job.end) */
+       astate[SLOT(next)] != STARTING -> next++
+     }
+  fi
 }
 
-/* One call the workflow waits for: its report, or the activity's timeout (start-to-close or
- * heartbeat; a timer, so it may fire at any moment before the report). */
-#define WATCH(a) \
-  :: waiting[a] && replied[a] -> waiting[a] = false; running-- \
-  :: waiting[a] && !replied[a] -> \
-     abandonAttempt(a); AGAIN_AFTER_CRASH(abandonAttempt(a)); waiting[a] = false; running--
+/*
+ * src/activities/admission.ts admitJob, with startFirstAttempt: it reads the job row, marks it
+ * admitted (markJobAdmitted), takes over what an earlier run left (adoptAttempts), and writes
+ * attempt 1 (createAttempt) unless the job had ended or has attempts. adoptAttempts: attempt 1
+ * still `starting`, alone, on the primary and in this mode, of a job still open, is this
+ * admission's own (an earlier run of admitJob wrote it, and nothing sent it): reused. Any other
+ * `starting` one is failed (cancelled on an ended job), a `running` one unknown
+ * (settleAbandonedAttempt, "orphaned").
+ */
+#ifdef BUG_ADMISSION_FAILS_ITS_OWN_ATTEMPT
+#define OWN_FIRST_ATTEMPT false
+#else
+#define OWN_FIRST_ATTEMPT \
+  (astate[SLOT(1)] == STARTING && astate[SLOT(2)] == NONE && astate[SLOT(3)] == NONE)
+#endif
+#ifdef BUG_ADMISSION_SKIPS_ENDED_JOB
+#define KEEPS_FIRST_ATTEMPT (ended || OWN_FIRST_ATTEMPT)
+#else
+#define KEEPS_FIRST_ATTEMPT (!ended && OWN_FIRST_ATTEMPT)
+#endif
+inline admitJob() {
+  /* src/db/jobs.ts findJob, then markJobAdmitted */
+  atomic {
+    createsLeft == 0; admitted[g] = true; ended = (terminal[g] != OPEN);
+    apiCrashes = 0; jobIntent = 1
+  };
+  /* src/activities/admission.ts adoptAttempts: its own attempt 1 is reused only while the
+     job is open; anything else left in flight is settled, on an ended job too (`starting`
+     becomes `cancelled` there: it can never be sent) */
+  atomic {
+    if
+    :: KEEPS_FIRST_ATTEMPT -> skip
+    :: else -> abandonAttempt(SLOT(1))
+    fi
+  };
+  /* src/activities/admission.ts startFirstAttempt → src/db/attempts.ts createAttempt */
+  if
+  :: !ended && astate[SLOT(1)] == NONE -> createAttempt(SLOT(1))
+  :: else -> skip
+  fi
+}
 
-/* the first unknown attempt, 0 if none */
+/* the first unknown attempt of this workflow's job, 0 if none */
 #define ANY_UNKNOWN \
-  (astate[1] == UNKNOWN -> 1 : (astate[2] == UNKNOWN -> 2 : (astate[3] == UNKNOWN -> 3 : 0)))
+  (astate[SLOT(1)] == UNKNOWN -> SLOT(1) : (astate[SLOT(2)] == UNKNOWN -> SLOT(2) \
+   : (astate[SLOT(3)] == UNKNOWN -> SLOT(3) : 0)))
 #ifdef BUG_NO_IN_FLIGHT_GUARD
 #define BLOCKING_UNKNOWN 0
 #else
 #define BLOCKING_UNKNOWN ANY_UNKNOWN
 #endif
 
-proctype JobWorkflow() {
+/* One call the workflow waits for: its report, or the activity's timeout (start-to-close or
+ * heartbeat; a timer, so it may fire at any moment before the report). */
+#define WATCH(s) \
+  :: atomic { waiting[s] && replied[SLOT(s)] -> waiting[s] = false; running-- } \
+  :: atomic { waiting[s] && !replied[SLOT(s)] -> abandonAttempt(SLOT(s)) }; \
+     AGAIN_AFTER_CRASH(abandonAttempt(SLOT(s))); \
+     d_step { waiting[s] = false; running-- }
+
+/* The workflow of generation g's job. */
+proctype JobWorkflow(byte g) {
+#if GENS == 2
+  byte base = BASE(g);
+#endif
   byte next = 1;               /* the next provider of the plan */
   byte running;                /* calls the workflow waits for */
-  bool waiting[MAXA + 1];
+  bool waiting[MAXA + 1];      /* by provider */
   byte u;                      /* an unknown attempt */
   bool over, record, bad;      /* what the last status lookup saw */
+#ifdef ADMISSION_TWICE
+  bool ended;                  /* the job row admission read had ended */
 
+  /* Admission writes attempt 1 itself; its worker may die after that, before the workflow task
+     completes: admission then runs again. A create after admission is a replay answered from
+     the job row alone: it writes nothing and commutes with every other step, so the model has
+     every create happen before admission (a reduction by hand). */
+  admitJob();
+  AGAIN_AFTER_CRASH(admitJob());
+  /* src/workflows/jobRun.ts nextProvider: unless admission found the job ended, the attempt it
+     wrote (firstAttempt) is the first one the loop runs, before anything else */
+  if
+  :: !ended -> ended = false; launch()
+  :: else -> ended = false
+  fi;
+#else
   /* src/activities/admission.ts admitJob (idempotent). A create after admission is a replay
      answered from the job row alone: it writes nothing and commutes with every other step, so
      the model has every create happen before admission (a reduction by hand, as SPIN's partial
      order reduction cannot see it). */
   atomic {
-    createsLeft == 0; admitted = true;
+    createsLeft == 0; admitted[g] = true;
     /* nothing reads these after admission: forget them, so states differ only in what matters */
     apiCrashes = 0; jobIntent = 1
   };
-  AGAIN_AFTER_CRASH(admitted = true);
+  AGAIN_AFTER_CRASH(admitted[g] = true);
+#endif
 
   do
-  :: terminal != OPEN -> break
+  :: terminal[g] != OPEN -> break   /* src/workflows/jobWorkflow.ts runJob: the job has ended */
   /* src/workflows/jobWorkflow.ts runAttempt: the call reports, or its timeout fires and the
      attempt is abandoned (abandonAttempt) */
   WATCH(1)
@@ -408,31 +795,29 @@ proctype JobWorkflow() {
   WATCH(3)
   /* src/workflows/jobWorkflow.ts runExclusive: one attempt at a time; an unknown one blocks
      everything after it */
-  :: terminal == OPEN && !hedged && running == 0 ->
-     u = BLOCKING_UNKNOWN;
+  :: atomic { terminal[g] == OPEN && !hedged && running == 0 -> u = BLOCKING_UNKNOWN };
      if
      :: u != 0 -> reconcile(u)
      :: u == 0 && next <= NP -> launch()
      :: u == 0 && next > NP ->
         /* src/workflows/jobWorkflow.ts runJob: every provider failed */
-        finishJob(J_FAILED); AGAIN_AFTER_CRASH(finishJob(J_FAILED))
+        finishJob(g, J_FAILED); AGAIN_AFTER_CRASH(finishJob(g, J_FAILED))
      fi
-  :: terminal == OPEN && !hedged && tryAgain ->
+  :: terminal[g] == OPEN && !hedged && tryAgain ->
      /* src/workflows/policy.ts chooseNextAttempt: refused while an attempt is in flight or
         blocking; otherwise the loop's next attempt serves it */
      tryAgain = false
   /* src/workflows/jobWorkflow.ts runHedged: after a delay of silence (a timer) or on a
      user's request, the next one starts too; the first compare-and-swap wins */
-  :: terminal == OPEN && hedged && running == 0 && next <= NP -> launch()
-  :: terminal == OPEN && hedged && running > 0 && next <= NP -> launch()
-  :: terminal == OPEN && hedged && tryAgain && next <= NP -> tryAgain = false; launch()
-  :: terminal == OPEN && hedged && tryAgain && next > NP ->
+  :: terminal[g] == OPEN && hedged && running == 0 && next <= NP -> launch()
+  :: terminal[g] == OPEN && hedged && running > 0 && next <= NP -> launch()
+  :: terminal[g] == OPEN && hedged && tryAgain && next <= NP -> tryAgain = false; launch()
+  :: terminal[g] == OPEN && hedged && tryAgain && next > NP ->
      tryAgain = false      /* refused: the plan is spent */
-  :: terminal == OPEN && hedged && running == 0 && next > NP ->
-     u = ANY_UNKNOWN;
+  :: atomic { terminal[g] == OPEN && hedged && running == 0 && next > NP -> u = ANY_UNKNOWN };
      if
      :: u != 0 -> reconcile(u)
-     :: else -> finishJob(J_FAILED); AGAIN_AFTER_CRASH(finishJob(J_FAILED))
+     :: else -> finishJob(g, J_FAILED); AGAIN_AFTER_CRASH(finishJob(g, J_FAILED))
      fi
   od;
   /* The job ended (a winner, every provider failed, an operator's cancel): stop waiting for
@@ -443,7 +828,15 @@ proctype JobWorkflow() {
   WATCH(2)
   WATCH(3)
   :: running == 0 -> break
-  od
+  od;
+#ifdef RELEASE
+  wfDone[g] = true;
+#endif
+#ifdef ADMISSION_TWICE
+  /* nothing would ever send or settle it, and it would keep the key from being released */
+  /* property: when its workflow ends, no attempt of its job is left starting */
+  assert(astate[SLOT(1)] != STARTING && astate[SLOT(2)] != STARTING && astate[SLOT(3)] != STARTING)
+#endif
 }
 
 /* ================= outside the workflow ================= */
@@ -470,27 +863,114 @@ proctype Client(byte intent) {
     :: jobIntent == intent ->
        /* created, or not yet admitted: start the workflow; Temporal refuses a second start */
        if
-       :: !admitted && !workflowStarted -> workflowStarted = true; run JobWorkflow()
+       :: !admitted[1] && !workflowStarted[1] -> workflowStarted[1] = true; run JobWorkflow(1)
        :: else -> skip
        fi
     fi
   }
 }
 
-/* src/service/sweeper.ts sweepJobs: a job row whose workflow never started gets one. */
+#ifdef RELEASE
+/*
+ * A create after the key was released: src/service/jobs.ts createJob →
+ * src/db/jobs.ts insertJobOrFindExisting finds no live job and inserts the key's next
+ * generation (insertNextGeneration), then ensureJobWorkflow starts its own workflow (an id of
+ * its own). One such create, with the first intent, after the first three; its API does not
+ * crash. A reduction by hand: after a release when nothing of generation 1 could still take
+ * effect, what is left of generation 1's workflow and calls (reports to a workflow that no
+ * longer waits, no-op settles, the shared crash budget) commutes with generation 2's steps, so
+ * the model lets it finish before generation 2's create.
+ */
+#define GEN1_QUIET \
+  (wfDone[1] && (!tried[1] || callDone[1]) && (!tried[2] || callDone[2]) \
+   && (!tried[3] || callDone[3]))
+active proctype LaterClient() {
+end:
+  atomic {
+    released && jobsForKey == 1 && createsLeft == 0 && (!gen1Final || GEN1_QUIET) ->
+    jobsForKey++;
+    workflowStarted[2] = true; run JobWorkflow(2)
+  }
+}
+#endif
+
+/* src/service/sweeper.ts sweepJobs: a job row whose workflow never started gets one. With
+ * RELEASE, also reconcileAttemptsOfEndedJobs: an unknown attempt of an ended job is looked up
+ * as its workflow would (src/activities/attempts.ts reconcileAttempt), until it settles. */
+#define ENDED_UNKNOWN(a) (astate[a] == UNKNOWN && terminal[JOB_OF(a)] != OPEN)
 active proctype Sweeper() {
+#ifdef RELEASE
+  byte u;
+  bool over, record, bad, noted;
+#endif
 end:
   do
-  :: atomic { jobsForKey == 1 && jobIntent != 0 && !workflowStarted ->
-       workflowStarted = true; run JobWorkflow() }
+  :: atomic {
+       /* src/service/sweeper.ts sweepJobs → src/service/jobs.ts ensureJobWorkflow */
+       jobsForKey == 1 && jobIntent != 0 && !workflowStarted[1] ->
+       workflowStarted[1] = true; run JobWorkflow(1)
+     }
+#ifdef RELEASE
+  /* src/service/sweeper.ts reconcileAttemptsOfEndedJobs → reconcileAttempt */
+  :: atomic { FIRST_OF(ENDED_UNKNOWN) != 0 -> u = FIRST_OF(ENDED_UNKNOWN) };
+     lookupStatus(u, noted);
+     d_step { u = 0; over = false; record = false; bad = false; noted = false }
+#endif
   od
 }
+
+/*
+ * src/db/jobs.ts releaseJobKey (src/service/keyRelease.ts releaseKey): only an ended job's key,
+ * once, and only when none of its attempts may still take effect (attempt_may_take_effect,
+ * and the trigger jobs_release_only_when_settled, migration 0010): none starting, running or
+ * unknown, and no call that began, has not ended and is within its late-result window.
+ */
+#define MAY_TAKE_EFFECT(a) (IN_FLIGHT(a) || (startedAt[a] && !CALL_OVER(a)))
+#define GEN1_FINAL (!MAY_TAKE_EFFECT(1) && !MAY_TAKE_EFFECT(2) && !MAY_TAKE_EFFECT(3))
+#ifdef BUG_RELEASE_WHILE_UNKNOWN
+#define RELEASE_ALLOWED true
+#else
+#define RELEASE_ALLOWED GEN1_FINAL
+#endif
+/* ghost: the work an attempt did is on record (it succeeded, or lost the race) */
+#define EFFECT_KNOWN(a) (!did[a] || astate[a] == SUCCEEDED || astate[a] == LOST)
+#define GEN1_KNOWN (EFFECT_KNOWN(1) && EFFECT_KNOWN(2) && EFFECT_KNOWN(3))
+
+/*
+ * A reduction by hand: a release when nothing of generation 1 could still take effect (as the
+ * release requires, unless a planted mistake drops that) leaves nothing of generation 1 that
+ * can change, and nothing that a step which changes anything reads: its attempts are settled,
+ * its calls are over, and a callback about one of them would change nothing. What only its
+ * history says is forgotten (not raced[]: a recordResult begun before the release may still
+ * check it), so that generation 2's states do not multiply by generation 1's histories; what
+ * the properties read (attempt states, outcome) is kept.
+ */
+#ifdef QUIRKY_PROVIDERS
+#define FORGET_KEYS(k) keyed[k] = false; keyWhenAsked[k] = false
+#else
+#define FORGET_KEYS(k) skip
+#endif
+#ifdef EVIDENCE_OF_WORK
+#define FORGET_2XX(k) answered[k] = false
+#else
+#define FORGET_2XX(k) skip
+#endif
+#ifdef CONTRADICTORY_CALLBACK
+#define FORGET_REPORT(k) reported[k] = 0
+#else
+#define FORGET_REPORT(k) skip
+#endif
+#define FORGET(k) \
+  readVersion[k] = 0; notFound[k] = 0; did[k] = false; broken[k] = false; \
+  callEnded[k] = false; windowOver[k] = false; startedAt[k] = false; FORGET_KEYS(k); \
+  FORGET_2XX(k); FORGET_REPORT(k)
 
 /*
  * An operator, telling the truth from the provider's ledger:
  * src/service/attempts.ts resolveAttempt (through the workflow's update, or
  * resolveAfterWorkflowClosed): `succeeded` goes through recordResult; `failed` only when the
- * provider has no record and the call can no longer land. cancelJob: finishJobWithoutResult.
+ * provider has no record and the call can no longer land. cancelJob: finishJobWithoutResult,
+ * of the key's live job. With RELEASE, releaseKey.
  */
 #ifdef NO_OPERATOR
 proctype Operator() {
@@ -499,26 +979,55 @@ active proctype Operator() {
 #endif
   byte u;
   bool resolved, cancelled;
+#ifdef NO_RESOLVE
+  resolved = true;
+#endif
 end:
   do
-  :: !resolved && ANY_UNKNOWN != 0 ->
-     u = ANY_UNKNOWN;
+  :: !resolved && FIRST_OF(IS_UNKNOWN) != 0 ->
+     u = FIRST_OF(IS_UNKNOWN);
      resolved = true;
      if
      :: did[u] -> recordResult(u)
-     :: !did[u] && CALL_OVER(u) -> settleWithoutResult(u, FAILED)
+     :: !did[u] && CALL_OVER(u) ->
+        /* src/db/attempts.ts settleAttemptWithoutResult, code 'operator' (the CHECK allows it) */
+        atomic { if :: IN_FLIGHT(u) -> astate[u] = FAILED :: else -> skip fi }
      :: else -> skip     /* the call could still land: not now */
      fi;
      u = 0
-  :: !cancelled && terminal == OPEN && jobsForKey == 1 ->
+  /* src/service/attempts.ts cancelJob */
+  :: !cancelled && jobsForKey > 0 && terminal[jobsForKey] == OPEN ->
      cancelled = true;
-     finishJob(J_CANCELLED)
+     finishJob(jobsForKey, J_CANCELLED)
+#ifdef RELEASE
+  :: atomic {
+       /* src/service/keyRelease.ts releaseKey → src/db/jobs.ts releaseJobKey */
+       !released && terminal[1] != OPEN && RELEASE_ALLOWED ->
+       released = true;
+       releaseBlind = !GEN1_KNOWN;
+       gen1Final = GEN1_FINAL;
+       if
+       :: gen1Final -> FORGET(1); FORGET(2); FORGET(3); version[1] = 0
+       :: else -> skip
+       fi
+     }
+#endif
   od
 }
 
+#define SUCCESS_REPORT(k) :: did[k] && !broken[k] -> a = k
+#define FAILURE_REPORT(k) \
+  :: (astate[k] == RUNNING || astate[k] == UNKNOWN) && !did[k] -> a = k; reported[k] = R_TRUE \
+  :: (astate[k] == RUNNING || astate[k] == UNKNOWN) && !CALL_OVER(k) && ans[k] == 0 -> \
+     a = k; reported[k] = R_CONTRADICTED \
+  :: astate[k] == UNKNOWN && answered[k] -> a = k; reported[k] = R_CONTRADICTED
+
 /* src/service/attempts.ts acceptProviderCallback: a signed webhook from the provider about one
- * attempt, possibly long after its call: a result goes through recordResult; a failure only
- * when the provider did nothing and will not. */
+ * attempt, possibly long after its call: a result goes through recordResult (only when the
+ * provider did the work and its output keeps the contract); with CONTRADICTORY_CALLBACK a
+ * "failed" report goes through reportAttemptFailure: a true one (nothing done, nothing will
+ * be), or one sent while the call is out that the call's own 2xx then contradicts, or one that
+ * comes after a 2xx already did. */
 #ifdef NO_CALLBACK
 proctype Callback() {
 #else
@@ -528,11 +1037,33 @@ active proctype Callback() {
 end:
   atomic {
     if
-    :: did[1] && !broken[1] -> a = 1
-    :: did[2] && !broken[2] -> a = 2
-    :: did[3] && !broken[3] -> a = 3
+    SUCCESS_REPORT(1)
+    SUCCESS_REPORT(2)
+    SUCCESS_REPORT(3)
+#if GENS == 2
+    SUCCESS_REPORT(4)
+    SUCCESS_REPORT(5)
+    SUCCESS_REPORT(6)
+#endif
+#ifdef CONTRADICTORY_CALLBACK
+    FAILURE_REPORT(1)
+    FAILURE_REPORT(2)
+    FAILURE_REPORT(3)
+#if GENS == 2
+    FAILURE_REPORT(4)
+    FAILURE_REPORT(5)
+    FAILURE_REPORT(6)
+#endif
+#endif
     fi;
+#ifdef CONTRADICTORY_CALLBACK
+    if
+    :: reported[a] == 0 -> recordResult(a)
+    :: reported[a] != 0 -> applyReport(a)   /* src/db/attempts.ts reportAttemptFailure */
+    fi;
+#else
     recordResult(a);
+#endif
     a = 0
   }
 }
@@ -543,7 +1074,7 @@ end:
 proctype User() {
 end:
   do
-  :: atomic { !tryAgain && workflowStarted && terminal == OPEN -> tryAgain = true }
+  :: atomic { !tryAgain && workflowStarted[1] && terminal[1] == OPEN -> tryAgain = true }
      break
   od
 }
@@ -575,18 +1106,39 @@ init {
 
 /* ================= properties ================= */
 
-#define AT_MOST_ONE_JOB   (jobsForKey <= 1)
-#define AT_MOST_ONE_WINNER \
-  ((astate[1] == SUCCEEDED) + (astate[2] == SUCCEEDED) + (astate[3] == SUCCEEDED) <= 1 \
-   && (completedBy == 0 || astate[completedBy] == SUCCEEDED) \
-   && (terminal == J_SUCCEEDED) == (completedBy != 0) && result == completedBy)
-#define NO_DOUBLE_EFFECT \
-  (!sideEffects || (did[1] + did[2] + did[3] <= 1))
+#define WINNERS(b) \
+  ((astate[b + 1] == SUCCEEDED) + (astate[b + 2] == SUCCEEDED) + (astate[b + 3] == SUCCEEDED))
+#define ONE_WINNER(j) \
+  (WINNERS(BASE(j)) <= 1 && (completedBy[j] == 0 || astate[completedBy[j]] == SUCCEEDED) \
+   && (terminal[j] == J_SUCCEEDED) == (completedBy[j] != 0) && result[j] == completedBy[j])
+#define ONE_EFFECT(b)  (did[b + 1] + did[b + 2] + did[b + 3] <= 1)
+#define FAILED_IDLE(a) (astate[a] != FAILED || !did[a])
+#define STABLE(j) \
+  (firstTerminal[j] == OPEN || (terminal[j] == firstTerminal[j] && result[j] == firstResult[j]))
+#define TRIED_ALL(j) \
+  (terminal[j] != J_FAILED || (tried[BASE(j) + 1] && (NP < 2 || tried[BASE(j) + 2]) \
+                               && (NP < 3 || tried[BASE(j) + 3])))
+
+#if GENS == 2
+#define AT_MOST_ONE_JOB      (jobsForKey <= 1 + released)
+#define AT_MOST_ONE_WINNER   (ONE_WINNER(1) && ONE_WINNER(2))
+#define NO_DOUBLE_EFFECT     (!sideEffects || (ONE_EFFECT(0) && ONE_EFFECT(MAXA)))
 #define FAILED_MEANS_NOTHING_DONE \
-  (!sideEffects || ((astate[1] != FAILED || !did[1]) && (astate[2] != FAILED || !did[2]) \
-                    && (astate[3] != FAILED || !did[3])))
-#define OUTCOME_STABLE \
-  (firstTerminal == OPEN || (terminal == firstTerminal && result == firstResult))
+  (!sideEffects || (FAILED_IDLE(1) && FAILED_IDLE(2) && FAILED_IDLE(3) && FAILED_IDLE(4) \
+                    && FAILED_IDLE(5) && FAILED_IDLE(6)))
+#define OUTCOME_STABLE       (STABLE(1) && STABLE(2))
+#define FAILS_ONLY_AFTER_TRYING (TRIED_ALL(1) && TRIED_ALL(2))
+#define RELEASE_HIDES_NOTHING (!ANY_DID(MAXA) || !releaseBlind)
+#else
+#define AT_MOST_ONE_JOB      (jobsForKey <= 1)
+#define AT_MOST_ONE_WINNER   ONE_WINNER(1)
+#define NO_DOUBLE_EFFECT     (!sideEffects || ONE_EFFECT(0))
+#define FAILED_MEANS_NOTHING_DONE \
+  (!sideEffects || (FAILED_IDLE(1) && FAILED_IDLE(2) && FAILED_IDLE(3)))
+#define OUTCOME_STABLE       STABLE(1)
+#define FAILS_ONLY_AFTER_TRYING TRIED_ALL(1)
+#define RELEASE_HIDES_NOTHING true
+#endif
 
 /*
  * Invariants of every reachable state: the monitor can step in at any moment, so SPIN tries it
@@ -596,8 +1148,8 @@ active proctype Invariants() {
 end:
   atomic {
     !(AT_MOST_ONE_JOB && AT_MOST_ONE_WINNER && NO_DOUBLE_EFFECT && FAILED_MEANS_NOTHING_DONE
-      && OUTCOME_STABLE) ->
-    /* property: at most one job per (owner, key) */
+      && OUTCOME_STABLE && FAILS_ONLY_AFTER_TRYING && RELEASE_HIDES_NOTHING) ->
+    /* property: at most one job per (owner, key) and generation, and one live (unreleased) job */
     assert(AT_MOST_ONE_JOB);
     /* property: at most one winner, and it is the job's recorded result */
     assert(AT_MOST_ONE_WINNER);
@@ -606,11 +1158,17 @@ end:
     /* property: a failed attempt of a job with side effects did nothing (never failed by a clock) */
     assert(FAILED_MEANS_NOTHING_DONE);
     /* property: a recorded outcome never changes */
-    assert(OUTCOME_STABLE)
+    assert(OUTCOME_STABLE);
+    /* property: a job fails only after each provider of its plan was really tried (its call run) */
+    assert(FAILS_ONLY_AFTER_TRYING);
+    /* when generation 2 does the work, each attempt of generation 1 that did the work was on
+       record at the release (succeeded, or lost as a race), and none of its work came after */
+    /* property: a key release never hides or overlaps an effect */
+    assert(RELEASE_HIDES_NOTHING)
   }
 }
 
 /* Under weak fairness: once started, the job ends or waits on an operator; it never spins. */
 ltl settles {
-  [] (workflowStarted -> <> (terminal != OPEN || waitsOnOperator))
+  [] (workflowStarted[1] -> <> (terminal[1] != OPEN || waitsOnOperator[1]))
 }

@@ -6,7 +6,13 @@ import type { ModelRun } from './spin';
  * 3 a summary hedged. Every run has 3 clients (two sending one intent, one another), 1 API
  * crash, 1 worker crash, and (unless said) 1 operator resolve, 1 operator cancel and 1 provider
  * callback. Two providers keep the full environment within a few GB; the three-provider runs
- * drop the operator and the callback instead.
+ * drop the operator and the callback instead. The later runs each add parts of the model that
+ * only they pay for (model/onejob.pml's header lists them): providers whose record under our
+ * key is independent of their work (QUIRKY_PROVIDERS), a signed "failed" callback a success
+ * answer may contradict (CONTRADICTORY_CALLBACK), an admission that runs again
+ * (ADMISSION_TWICE), and a key released after its job ended, whose next create makes
+ * generation 2 (RELEASE); with one or two providers a job, and NO_RESOLVE (the operator cancels
+ * and releases but resolves nothing) where two providers would otherwise outgrow the budget.
  */
 export const MODEL_RUNS: ModelRun[] = [
   { name: 'charge, 2 providers', defines: { JOB: 1, NP: 2 }, check: 'safety' },
@@ -30,6 +36,50 @@ export const MODEL_RUNS: ModelRun[] = [
   {
     name: 'hedged settles, 2 providers, no operator or callback',
     defines: { JOB: 3, NP: 2, NO_OPERATOR: true, NO_CALLBACK: true },
+    check: 'liveness',
+  },
+  {
+    name: 'charge, 1 provider, quirky providers, contradictory callback, admission twice',
+    defines: {
+      JOB: 1,
+      NP: 1,
+      QUIRKY_PROVIDERS: true,
+      CONTRADICTORY_CALLBACK: true,
+      ADMISSION_TWICE: true,
+    },
+    check: 'safety',
+  },
+  {
+    name: 'charge, 2 providers, quirky providers, contradictory callback, no operator resolve',
+    defines: {
+      JOB: 1,
+      NP: 2,
+      QUIRKY_PROVIDERS: true,
+      CONTRADICTORY_CALLBACK: true,
+      NO_RESOLVE: true,
+    },
+    check: 'safety',
+  },
+  {
+    name: 'charge, key release, 1 provider a generation, quirky providers, contradictory callback',
+    defines: {
+      JOB: 1,
+      NP: 1,
+      RELEASE: true,
+      QUIRKY_PROVIDERS: true,
+      CONTRADICTORY_CALLBACK: true,
+    },
+    check: 'safety',
+  },
+  {
+    name: 'charge settles, 1 provider, quirky providers, contradictory callback, admission twice',
+    defines: {
+      JOB: 1,
+      NP: 1,
+      QUIRKY_PROVIDERS: true,
+      CONTRADICTORY_CALLBACK: true,
+      ADMISSION_TWICE: true,
+    },
     check: 'liveness',
   },
 ];
@@ -62,5 +112,60 @@ export const PLANTED_MODEL_BUGS: Record<string, ModelRun & { breaks: string }> =
     defines: { JOB: 1, NP: 2, BUG_NO_IN_FLIGHT_GUARD: true },
     check: 'safety',
     breaks: 'no new exclusive attempt while another is starting, running or unknown',
+  },
+  BUG_NOT_FOUND_OUTRANKS_2XX: {
+    name: '"no record" twice believed after the provider answered a 2xx',
+    defines: {
+      JOB: 1,
+      NP: 2,
+      QUIRKY_PROVIDERS: true,
+      NO_OPERATOR: true,
+      NO_CALLBACK: true,
+      BUG_NOT_FOUND_OUTRANKS_2XX: true,
+    },
+    check: 'safety',
+    breaks: 'a failed attempt of a job with side effects did nothing',
+  },
+  BUG_FAILED_CALLBACK_AT_ONCE: {
+    name: 'a signed "failed" callback believed while its call is still out',
+    defines: {
+      JOB: 1,
+      NP: 2,
+      CONTRADICTORY_CALLBACK: true,
+      NO_OPERATOR: true,
+      BUG_FAILED_CALLBACK_AT_ONCE: true,
+    },
+    check: 'safety',
+    breaks: 'a failed attempt of a job with side effects did nothing',
+  },
+  BUG_RELEASE_WHILE_UNKNOWN: {
+    name: 'a key released while an attempt of its job may still take effect',
+    defines: { JOB: 1, NP: 1, RELEASE: true, NO_CALLBACK: true, BUG_RELEASE_WHILE_UNKNOWN: true },
+    check: 'safety',
+    breaks: 'a key release never hides or overlaps an effect',
+  },
+  BUG_CALL_END_APART: {
+    name: 'a 2xx outside the contract written apart from its call’s end',
+    defines: {
+      JOB: 1,
+      NP: 1,
+      CONTRADICTORY_CALLBACK: true,
+      NO_OPERATOR: true,
+      BUG_CALL_END_APART: true,
+    },
+    check: 'safety',
+    breaks: 'a failed attempt of a job with side effects did nothing',
+  },
+  BUG_ADMISSION_SKIPS_ENDED_JOB: {
+    name: 'admission run again on a cancelled job leaves its attempt 1 starting',
+    defines: { JOB: 1, NP: 1, ADMISSION_TWICE: true, BUG_ADMISSION_SKIPS_ENDED_JOB: true },
+    check: 'safety',
+    breaks: 'when its workflow ends, no attempt of its job is left starting',
+  },
+  BUG_ADMISSION_FAILS_ITS_OWN_ATTEMPT: {
+    name: 'admission run again fails its own attempt 1 as an orphan',
+    defines: { JOB: 1, NP: 1, ADMISSION_TWICE: true, BUG_ADMISSION_FAILS_ITS_OWN_ATTEMPT: true },
+    check: 'safety',
+    breaks: 'a job fails only after each provider of its plan was really tried',
   },
 };
