@@ -287,10 +287,7 @@ async function insertNextGeneration(
   db: Queryable,
   job: NewJob,
 ): Promise<{ job: JobRecord; created: boolean }> {
-  const { rows: latest } = await db.query<JobRow>(
-    LATEST_GENERATION([job.ownerId, job.idempotencyKey]),
-  );
-  const previous = latest[0] && toJob(latest[0]);
+  const previous = await latestJobOfKey(db, job.ownerId, job.idempotencyKey);
   if (!previous) throw new KeyReleasedError(undefined);
   const generation = previous.keyGeneration + 1;
   const workflowId = job.workflowIdOfGeneration?.(generation);

@@ -14,6 +14,15 @@ import type { ModelRun } from './spin';
  * generation 2 (RELEASE); with one or two providers a job, and NO_RESOLVE (the operator cancels
  * and releases but resolves nothing) where two providers would otherwise outgrow the budget.
  */
+/** A charge on one provider with every case the model learned last, but key releases. */
+const EVERY_NEW_CASE_ONE_PROVIDER = {
+  JOB: 1,
+  NP: 1,
+  QUIRKY_PROVIDERS: true,
+  CONTRADICTORY_CALLBACK: true,
+  ADMISSION_TWICE: true,
+} as const;
+
 export const MODEL_RUNS: ModelRun[] = [
   { name: 'charge, 2 providers', defines: { JOB: 1, NP: 2 }, check: 'safety' },
   { name: 'summary, 2 providers', defines: { JOB: 2, NP: 2 }, check: 'safety' },
@@ -40,13 +49,7 @@ export const MODEL_RUNS: ModelRun[] = [
   },
   {
     name: 'charge, 1 provider, quirky providers, contradictory callback, admission twice',
-    defines: {
-      JOB: 1,
-      NP: 1,
-      QUIRKY_PROVIDERS: true,
-      CONTRADICTORY_CALLBACK: true,
-      ADMISSION_TWICE: true,
-    },
+    defines: EVERY_NEW_CASE_ONE_PROVIDER,
     check: 'safety',
   },
   {
@@ -73,13 +76,7 @@ export const MODEL_RUNS: ModelRun[] = [
   },
   {
     name: 'charge settles, 1 provider, quirky providers, contradictory callback, admission twice',
-    defines: {
-      JOB: 1,
-      NP: 1,
-      QUIRKY_PROVIDERS: true,
-      CONTRADICTORY_CALLBACK: true,
-      ADMISSION_TWICE: true,
-    },
+    defines: EVERY_NEW_CASE_ONE_PROVIDER,
     check: 'liveness',
   },
 ];

@@ -53,7 +53,7 @@ async function create(stack: TestStack, key: string, body: unknown): Promise<str
     throw new Error(`create ${key}: HTTP ${response.status} ${await response.text()}`);
   return ((await response.json()) as { id: string }).id;
 }
-const summarize = (providers: string[], mode = 'exclusive') => ({
+const summarize = (providers: string[], mode: 'exclusive' | 'hedged' = 'exclusive') => ({
   type: 'summarize',
   input: { text: 'Replay keeps workflows honest. Histories are the proof.' },
   providers,
@@ -64,6 +64,14 @@ const charge = (providers: string[]) => ({
   input: { amountCents: 4200, currency: 'EUR', account: 'acct-replay' },
   providers,
 });
+/** A summary started on Temporal with `startJob` (the Temporal-native entry point). */
+const startNative = (stack: TestStack, key: string) =>
+  startJob(stack.temporal, {
+    owner: 'svc-replay',
+    idempotencyKey: key,
+    ...summarize(['chat']),
+    taskQueue: stack.taskQueue,
+  });
 const status = async (stack: TestStack, id: string) =>
   ((await (await stack.request('GET', `/v1/jobs/${id}`)).json()) as { status: string }).status;
 
@@ -119,14 +127,7 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   'admission-update': async (stack, key) => {
     // The Temporal-native entry point: update-with-start, whose `admit` update answers the job id.
-    const started = await startJob(stack.temporal, {
-      owner: 'svc-replay',
-      idempotencyKey: key,
-      type: 'summarize',
-      input: { text: 'Replay keeps workflows honest. Histories are the proof.' },
-      providers: ['chat'],
-      taskQueue: stack.taskQueue,
-    });
+    const started = await startNative(stack, key);
     return started.jobId;
   },
   'admission-update-slow-admission': async (stack, key) => {
@@ -135,14 +136,7 @@ const SCENARIOS: Record<string, Scenario> = {
     // while the admit update waits on admission. The shape that broke replay in SDK 1.24 when a
     // local activity outlasted its task beside other work.
     const barrier = await holdTransaction(stack, 'LOCK TABLE jobs IN SHARE ROW EXCLUSIVE MODE');
-    const started = startJob(stack.temporal, {
-      owner: 'svc-replay',
-      idempotencyKey: key,
-      type: 'summarize',
-      input: { text: 'Replay keeps workflows honest. Histories are the proof.' },
-      providers: ['chat'],
-      taskQueue: stack.taskQueue,
-    });
+    const started = startNative(stack, key);
     try {
       await barrier.blocked('WITH existing');
       // A recording, not a test: waiting out the task timeout is the point.
