@@ -1,6 +1,7 @@
 import { TEST_TOKEN } from './support/identities';
 import { createJob, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
+import { requestsFor } from './support/providerLedger';
 import { chatProvider } from './support/providers';
 import { useTestStack } from './support/stack';
 
@@ -113,6 +114,11 @@ test('thousands of abandoned waits are released at once and leave creates and re
     input: { text: 'Thousands of clients wait, then leave. Nothing of them remains.' },
     providers: ['chat'],
   });
+  // Its call has met the hang: the job created after the storm cannot meet it instead.
+  await eventually(
+    () => Promise.resolve(requestsFor(stack, job.id, 'chat').length),
+    (n) => n === 1,
+  );
   const storm = Array.from({ length: 2_000 }, () =>
     fetchAbortable(`${stack.apiUrl}/v1/jobs/${job.id}?wait=60`),
   );
