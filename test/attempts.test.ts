@@ -14,7 +14,8 @@ import { workflowStatus } from './support/temporal';
  * each way of settling it; and the ledger shows one charge, whatever happened.
  */
 const providers = (url: string): ProviderConfig[] => [
-  payProvider(url, 'pay', { callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET' }),
+  // Each provider's callback secret is its own (refused at start otherwise).
+  payProvider(url, 'pay', { callbackSecretEnv: 'TEST_PAY_CALLBACK_SECRET' }),
   payProvider(url, 'pay-backup'),
   payProvider(url, 'pay-blind', {
     statusUrl: undefined,
@@ -25,7 +26,10 @@ const providers = (url: string): ProviderConfig[] => [
 
 let stack: TestStack;
 beforeAll(async () => {
-  stack = await startTestStack({ providers });
+  stack = await startTestStack({
+    providers,
+    env: { TEST_PAY_CALLBACK_SECRET: 'attempts-pay-callback-secret' },
+  });
   // Failover only goes to certified providers.
   for (const name of ['pay', 'pay-backup', 'pay-blind'])
     expect((await stack.certify(name, 'charge')).passed).toBe(true);

@@ -35,7 +35,7 @@ beforeAll(async () => {
   });
   const url = simulator.url;
   const refused = `http://127.0.0.1:${closedPort}`;
-  const common = { timeoutMs: 2_000, lateResultTimeoutMs: 1_500 };
+  const common = { timeoutMs: 2_000, lateResultTimeoutMs: 1_500, maxResponseBytes: 64 * 1024 };
   // Without a status lookup: the http rows are about the charge call alone.
   const http = { ...common, statusUrl: undefined };
   const configs: ProviderConfig[] = [
@@ -109,6 +109,19 @@ describe.each(['openai', 'anthropic'] as const)(
   (adapter) => {
     test('prose instead of the asked format is a contract violation (definite)', async () => {
       expect(await classify(adapter, { kind: 'malformed_output' })).toEqual({ kind: 'contract' });
+    });
+  },
+);
+
+describe.each(['openai', 'anthropic', 'http'] as const)(
+  '%s adapter, an answer over its cap',
+  (adapter) => {
+    test('an endless body is cut off at the cap, not waited for: response_too_large', async () => {
+      const fault: Fault = { kind: 'oversized_body', bytes: 1024 * 1024, endless: true };
+      expect(await classify(adapter, fault)).toEqual({
+        kind: 'ambiguous',
+        code: 'response_too_large',
+      });
     });
   },
 );

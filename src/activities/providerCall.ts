@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { beginProviderCall, endCallWithoutResult } from '../db/attempts';
 import { findJob } from '../db/jobs';
+import { oversizedAnswerVerdict, RESPONSE_TOO_LARGE } from '../domain/certainty';
 import { cleanUsage, type Money, type TokenUsage } from '../domain/cost';
 import { checkOutput, findJobType } from '../jobTypes';
 import { costOfCall } from '../providers/pricing';
@@ -134,12 +135,15 @@ export function providerCallActivities(
 
       let outcome: AttemptOutcome;
       if (failure) {
-        // With nothing that could have had an effect, an ended call that brought no answer is over.
-        const failed = failure.certainty === 'definite' || !sideEffects;
-        log.warn(
-          { certainty: failure.certainty, code: failure.code, late: isLate(), failed },
-          'provider call failed',
-        );
+        // A 2xx cut off at the cap is the certainty table's own row; for any other error, with
+        // nothing that could have had an effect, an ended call that brought no answer is over.
+        const oversized =
+          failure.code === RESPONSE_TOO_LARGE ? oversizedAnswerVerdict(sideEffects) : undefined;
+        const failed = oversized
+          ? oversized.settle === 'failed'
+          : failure.certainty === 'definite' || !sideEffects;
+        const certainty = oversized?.certainty ?? failure.certainty;
+        log.warn({ certainty, code: failure.code, late: isLate(), failed }, 'provider call failed');
         outcome = await attemptOutcome(
           pool,
           await endCallWithoutResult(
@@ -150,14 +154,16 @@ export function providerCallActivities(
               state: failed ? 'failed' : 'unknown',
               error: {
                 code: failure.code,
-                certainty: failure.certainty,
+                certainty,
                 ...(failure.httpStatus === undefined ? {} : { httpStatus: failure.httpStatus }),
                 ...(failure.detail ? { provider: failure.detail } : {}),
                 message: failure.message,
-                ...(failed && failure.certainty === 'ambiguous'
+                ...(failed && certainty === 'ambiguous'
                   ? { settledBecause: 'no side effects, and the call has ended' }
                   : {}),
               },
+              // A 2xx from a provider with side effects: evidence of work (certainty.ts).
+              ...(oversized?.settle === 'unknown' ? { successAnswered: true } : {}),
             },
           ),
         );

@@ -193,7 +193,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     taskQueue: stack.taskQueue,
     owners: stack.owners,
     operatorToken: stack.operatorToken,
-    callbackSecret: stack.callbackSecret,
+    callbackSecrets: stack.callbackSecrets,
     simulatorUrls: stack.simulatorUrls,
     paymentProviders: PAYMENT_PROVIDERS,
     startChildJob: parents.start,

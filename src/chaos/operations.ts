@@ -39,7 +39,8 @@ export interface Actors {
   /** Owner → API token. */
   owners: Record<string, string>;
   operatorToken: string;
-  callbackSecret: string;
+  /** Provider name → its callback secret. */
+  callbackSecrets: Record<string, string>;
   /** [0]: chat and `simulator-pay`; [1]: `simulator-pay-2`. */
   simulatorUrls: string[];
   /** The payment providers charges go to (the first two, in a seeded order). */
@@ -553,14 +554,15 @@ export async function runOperation(
       const attempt = view && view.attempts.length > 0 ? random.pick(view.attempts) : undefined;
       if (!attempt) return;
       const truth = await chargeRecord(actors, attempt.provider, attempt.id);
-      if (truth.state !== 'charged') return;
+      const secret = actors.callbackSecrets[attempt.provider];
+      if (truth.state !== 'charged' || !secret) return;
       journal.operation(op, kind, { attemptId: attempt.id });
       const raw = JSON.stringify({
         attemptId: attempt.id,
         status: 'succeeded',
         output: truth.output,
       });
-      const signature = signCallback(actors.callbackSecret, raw);
+      const signature = signCallback(secret, raw);
       const deliveries = random.chance(0.3) ? 2 : 1;
       for (let i = 0; i < deliveries; i++) {
         await client.send(op, kind, 'POST', `/v1/callbacks/${attempt.provider}`, {

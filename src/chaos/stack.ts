@@ -65,10 +65,11 @@ export interface ChaosStack {
   taskQueue: string;
   /** Simulators: [0] serves chat (providers `simulator`, `simulator-backup`) and payments (`simulator-pay`); [1] is a second payment provider `simulator-pay-2` with its own ledger. */
   simulatorUrls: string[];
-  /** Owners and their API tokens (at least 3 owners), the operator's token, the callback secret of simulator-pay and simulator-pay-2 (one shared secret). */
+  /** Owners and their API tokens (at least 3 owners), the operator's token, and each payment provider's callback secret (its own: a shared one is refused at start). */
   owners: Record<string, string>;
   operatorToken: string;
-  callbackSecret: string;
+  /** Provider name → its callback secret. */
+  callbackSecrets: Record<string, string>;
   /** The provider configs the services run with (ONEJOB_PROVIDERS). */
   providers: ProviderConfig[];
   /** Which process faults this stack can take (external Temporal/PostgreSQL cannot be restarted). */
@@ -373,8 +374,8 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     const simulatorUrls = simulatorPorts.map((port) => `http://127.0.0.1:${port}`);
     const timeoutMs = options.providerTimeoutMs ?? 3_000;
     const [sim0, sim1] = simulatorUrls as [string, string];
-    // The standard simulator providers on [0], a second payment API on [1] with the same
-    // callback secret, all with the short timeout.
+    // The standard simulator providers on [0], a second payment API on [1] with a callback
+    // secret of its own, all with the short timeout.
     const secondPay: ProviderConfig = {
       name: 'simulator-pay-2',
       kind: 'http',
@@ -382,7 +383,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       statusUrl: `${sim1}/v1/charges/by-key/{key}`,
       timeoutMs,
       sideEffects: true,
-      callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
+      callbackSecretEnv: 'ONEJOB_CHAOS_PAY_2_CALLBACK_SECRET',
     };
     const providers: ProviderConfig[] = [...simulatorProviders(sim0), secondPay].map(
       (provider) => ({ ...provider, timeoutMs }),
@@ -392,7 +393,10 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       ['chaos-alice', 'chaos-bob', 'chaos-carol'].map((owner) => [owner, token(owner)]),
     );
     const operatorToken = token('chaos-operator');
-    const callbackSecret = token('chaos-callback');
+    const callbackSecrets = {
+      'simulator-pay': token('chaos-callback'),
+      'simulator-pay-2': token('chaos-callback-2'),
+    };
     const taskQueue = `onejob-chaos-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
     const serviceEnv: NodeJS.ProcessEnv = {
       ...process.env,
@@ -405,7 +409,8 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
         .map(([owner, ownerToken]) => `${owner}:${ownerToken}`)
         .join(','),
       ONEJOB_OPERATOR_TOKENS: `chaos-operator:${operatorToken}`,
-      ONEJOB_SIMULATOR_CALLBACK_SECRET: callbackSecret,
+      ONEJOB_SIMULATOR_CALLBACK_SECRET: callbackSecrets['simulator-pay'],
+      ONEJOB_CHAOS_PAY_2_CALLBACK_SECRET: callbackSecrets['simulator-pay-2'],
       HOST: '127.0.0.1',
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
       ...options.serviceEnv,
@@ -499,7 +504,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       simulatorUrls,
       owners,
       operatorToken,
-      callbackSecret,
+      callbackSecrets,
       providers,
       can: {
         killWorker: true,

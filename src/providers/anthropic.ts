@@ -1,8 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { outputJsonSchema } from '../jobTypes';
+import { cappedFetch } from './boundedBody';
 import {
   ContractViolation,
   lateResultTimeoutMs,
+  maxResponseBytes,
   temperatureOf,
   type AnthropicConfig,
   type Provider,
@@ -30,6 +32,8 @@ export class AnthropicProvider implements Provider {
       ...(config.baseUrl ? { baseURL: config.baseUrl } : {}),
       maxRetries: 0,
       timeout: lateResultTimeoutMs(config),
+      // The answer is read only up to the provider's cap, never buffered past it.
+      fetch: cappedFetch(maxResponseBytes(config)),
     });
   }
 

@@ -1,8 +1,11 @@
+import { RESPONSE_TOO_LARGE } from '../domain/certainty';
+import { cappedResponse, responseTooLarge } from './boundedBody';
 import { reportedCost } from './pricing';
 import {
   causeCode,
   isAmbiguousStatus,
   lateResultTimeoutMs,
+  maxResponseBytes,
   ProviderCallError,
   UNREACHABLE_CODES,
   type HttpProviderConfig,
@@ -60,8 +63,17 @@ export class HttpProvider implements Provider {
     }
     let body: unknown;
     try {
-      body = await response.json();
-    } catch {
+      body = await cappedResponse(response, maxResponseBytes(this.config)).json();
+    } catch (error) {
+      const tooLarge = responseTooLarge(error);
+      // A 2xx past the cap: what it means for the attempt is the certainty table's call.
+      if (tooLarge && response.ok)
+        throw new ProviderCallError(
+          `provider answered HTTP ${response.status}, but ${tooLarge.message}`,
+          'ambiguous',
+          RESPONSE_TOO_LARGE,
+          response.status,
+        );
       // The answer was cut off or is not JSON: whether the work happened cannot be told from it.
       if (response.ok || isAmbiguousStatus(response.status)) {
         throw new ProviderCallError(
@@ -99,8 +111,9 @@ export class HttpProvider implements Provider {
       }
       let body: unknown;
       try {
-        body = await response.json();
+        body = await cappedResponse(response, maxResponseBytes(this.config)).json();
       } catch {
+        // Not JSON, or over the cap: either way it says nothing about the key.
         body = undefined;
       }
       // The documented shapes: 200 with the record as JSON, 404 with a JSON error. Anything else

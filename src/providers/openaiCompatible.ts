@@ -1,8 +1,10 @@
 import OpenAI from 'openai';
 import { outputJsonSchema } from '../jobTypes';
+import { cappedFetch } from './boundedBody';
 import {
   ContractViolation,
   lateResultTimeoutMs,
+  maxResponseBytes,
   temperatureOf,
   type OpenAiCompatibleConfig,
   type Provider,
@@ -29,6 +31,8 @@ export class OpenAiCompatibleProvider implements Provider {
       maxRetries: 0,
       // The attempt times out in the workflow; the request itself may run on to bring a late answer.
       timeout: lateResultTimeoutMs(config),
+      // The answer is read only up to the provider's cap, never buffered past it.
+      fetch: cappedFetch(maxResponseBytes(config)),
     });
   }
 

@@ -21,9 +21,20 @@ interface CommonProviderConfig {
   notFoundGraceMs?: number;
   /** True when a call may do something in the world (charge, write) besides answering. */
   sideEffects: boolean;
-  /** Name of the environment variable with the HMAC secret for this provider's result callbacks. */
+  /**
+   * Name of the environment variable with the HMAC secret for this provider's result callbacks;
+   * its own: no two providers may name the same variable or hold the same secret.
+   */
   callbackSecretEnv?: string;
+  /**
+   * The largest answer body read from this provider, in bytes; a larger one is cut off unread
+   * past it (`response_too_large`). Default DEFAULT_MAX_RESPONSE_BYTES.
+   */
+  maxResponseBytes?: number;
 }
+
+/** How much of a provider's answer is read when its config names no cap: 10 MiB. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 
 export interface ChatModelConfig {
   model: string;
@@ -115,6 +126,10 @@ export type ProviderConfig = OpenAiCompatibleConfig | AnthropicConfig | HttpProv
 
 export function lateResultTimeoutMs(config: ProviderConfig): number {
   return config.lateResultTimeoutMs ?? Math.min(config.timeoutMs * 10, 600_000);
+}
+
+export function maxResponseBytes(config: ProviderConfig): number {
+  return config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
 }
 
 export function notFoundGraceMs(config: ProviderConfig): number {

@@ -1,3 +1,5 @@
+import { RESPONSE_TOO_LARGE } from '../domain/certainty';
+import { responseTooLarge } from './boundedBody';
 import {
   causeCode,
   isAmbiguousStatus,
@@ -5,6 +7,7 @@ import {
   UNREACHABLE_CODES,
   type ProviderErrorDetail,
 } from './provider';
+import { redactSecretShapes } from './redaction';
 
 /** The error classes both official SDKs (OpenAI's and Anthropic's) share in shape. */
 export interface SdkErrorClasses {
@@ -23,12 +26,6 @@ const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown): string | undefined =>
   typeof value === 'string' ? value : undefined;
-
-/**
- * API keys as OpenAI (`sk-…`, `sk-proj-…`) and Anthropic (`sk-ant-…`) write them: a provider that
- * echoes part of a wrong key in its message must not get it into our records or logs.
- */
-const KEY_LIKE = /\bsk-[A-Za-z0-9_*-]{6,}/g;
 
 /**
  * What the provider itself said: its message (OpenAI's `error.message`, Anthropic's nested
@@ -50,7 +47,10 @@ export function providerSaid(error: { error?: unknown; headers?: unknown }): {
       ? { shouldRetry: retryHeader === 'true' }
       : {}),
   };
-  const message = text(inner?.message)?.replace(KEY_LIKE, '[redacted]').slice(0, 500);
+  // A provider that echoes part of a wrong key must not get it into our records or logs (the
+  // registry masks the configured keys themselves too).
+  const said = text(inner?.message);
+  const message = said === undefined ? undefined : redactSecretShapes(said).slice(0, 500);
   return { ...(message ? { message } : {}), detail };
 }
 
@@ -59,6 +59,17 @@ export function providerSaid(error: { error?: unknown; headers?: unknown }): {
  * "may have had an effect" (ambiguous: the attempt is unknown).
  */
 export function classifySdkError(error: unknown, sdk: SdkErrorClasses): ProviderCallError {
+  // The SDK read a 2xx body through our capped fetch and it went past the cap (an error
+  // status's body is read leniently by the SDK, so that status decides below).
+  const tooLarge = responseTooLarge(error);
+  if (tooLarge && !(error instanceof sdk.APIError)) {
+    return new ProviderCallError(
+      `provider answered HTTP ${tooLarge.status}, but ${tooLarge.message}`,
+      'ambiguous',
+      RESPONSE_TOO_LARGE,
+      tooLarge.status,
+    );
+  }
   if (error instanceof sdk.APIUserAbortError) {
     return new ProviderCallError('request aborted after it was sent', 'ambiguous', 'aborted');
   }

@@ -78,6 +78,42 @@ export class Behaviour {
     });
   }
 
+  /** The answer with `bytes` of padding, written as the reader takes it (chunked). */
+  private async sendOversized(
+    res: ServerResponse,
+    status: number,
+    response: unknown,
+    headers: Record<string, string>,
+    bytes: number,
+    endless = false,
+  ): Promise<void> {
+    if (res.destroyed) return;
+    const payload = JSON.stringify(response);
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    // Stop writing once the reader has hung up (a capped client cancels the body).
+    let closed = false;
+    res.once('close', () => (closed = true));
+    const write = async (chunk: string): Promise<void> => {
+      if (closed || res.write(chunk)) return;
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    };
+    await write(`${payload.slice(0, -1)},"padding":"`);
+    const chunk = 'x'.repeat(64 * 1024);
+    for (let written = 0; written < bytes && !closed; written += chunk.length)
+      await write(chunk.slice(0, Math.min(chunk.length, bytes - written)));
+    if (closed) return;
+    if (endless) this.hanging.add(res);
+    else res.end('"}');
+  }
+
   /** End the answers that were never going to come, so the server can close. */
   hangUp(): void {
     for (const res of this.hanging) res.destroy();
@@ -114,7 +150,12 @@ export class Behaviour {
 
     const behave = async (fault: Fault | undefined): Promise<void> => {
       if (fault?.kind === 'fail_before')
-        return providerError(res, route, fault.status, 'simulated failure before any effect');
+        return providerError(
+          res,
+          route,
+          fault.status,
+          fault.message ?? 'simulated failure before any effect',
+        );
       if (fault?.kind === 'overloaded')
         return route === 'messages'
           ? providerError(res, route, 529, 'Overloaded')
@@ -179,6 +220,8 @@ export class Behaviour {
         this.hanging.add(res);
         return;
       }
+      if (fault?.kind === 'oversized_body')
+        return this.sendOversized(res, status, response, headers, fault.bytes, fault.endless);
       if (fault?.kind === 'files_under_own_id') this.ledger.filedUnderOwnId.add(slot);
       const body =
         fault?.kind === 'answer_with'

@@ -17,8 +17,8 @@ export type Fault =
   | { kind: 'hold'; gate: string; then?: Fault }
   /** Never answer (until the server shuts down); no side effect. */
   | { kind: 'hang' }
-  /** Answer with an error status before doing anything. */
-  | { kind: 'fail_before'; status: number }
+  /** Answer with an error status before doing anything, in the provider's words or in `message`. */
+  | { kind: 'fail_before'; status: number; message?: string }
   /** Do the side effect, then answer with an error status. */
   | { kind: 'fail_after'; status: number }
   /** Drop the connection before doing anything. */
@@ -39,6 +39,12 @@ export type Fault =
   | { kind: 'answer_with'; merge: Record<string, unknown> }
   /** Do the work, send the status line and headers, then never send the body. */
   | { kind: 'stall_after_headers' }
+  /**
+   * Do the work, then answer success with the usual body padded by a top-level `padding` field
+   * to `bytes` more bytes, chunked (no Content-Length); with `endless`, the body never ends after
+   * them: only a reader that stops at its cap gets past such an answer.
+   */
+  | { kind: 'oversized_body'; bytes: number; endless?: boolean }
   /**
    * A provider that registers the key only when it gets round to the work: the request waits,
    * unregistered (a status lookup answers 404), until the first status lookup for its key has

@@ -41,6 +41,8 @@ import type { TestStack, TestStackOptions } from './stack';
  * protocolModel.ts. Shared by test/modelBased.test.ts and test/modelBasedPlantedBugs.test.ts.
  */
 
+const PAY_T_CALLBACK_SECRET = 'test-pay-t-callback-secret';
+
 /** The stack the model describes: its four providers, all certified, and quick looks. */
 export const MODEL_STACK: TestStackOptions = {
   workerProcess: true,
@@ -55,14 +57,25 @@ export const MODEL_STACK: TestStackOptions = {
       timeoutMs: 1_000,
       lateResultTimeoutMs: 300_000,
       notFoundGraceMs: 0,
-      callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
+      // Each provider's callback secret is its own (refused at start otherwise).
+      callbackSecretEnv: 'TEST_PAY_T_CALLBACK_SECRET',
     }),
     chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 120_000, lateResultTimeoutMs: 300_000 }),
     chatProvider(url, 'chat-t', 'sim-backup', { timeoutMs: 1_000, lateResultTimeoutMs: 300_000 }),
   ],
   // Hedges start only when a call ends or a user asks: never by a clock during a run.
   hedgeDelayMs: 600_000,
-  env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '200', ONEJOB_RECONCILE_MAX_DELAY_MS: '1000' },
+  env: {
+    ONEJOB_RECONCILE_FIRST_DELAY_MS: '200',
+    ONEJOB_RECONCILE_MAX_DELAY_MS: '1000',
+    TEST_PAY_T_CALLBACK_SECRET: PAY_T_CALLBACK_SECRET,
+  },
+};
+
+/** The callback secret of each provider that takes callbacks. */
+const CALLBACK_SECRETS: Record<string, string> = {
+  pay: CALLBACK_SECRET,
+  'pay-t': PAY_T_CALLBACK_SECRET,
 };
 
 export const MODEL_CERTIFICATIONS: Array<[string, string]> = [
@@ -451,7 +464,10 @@ export class SettleCommand implements Command {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
-            'onejob-signature': signCallback(CALLBACK_SECRET, body),
+            'onejob-signature': signCallback(
+              CALLBACK_SECRETS[attempt.provider] ?? CALLBACK_SECRET,
+              body,
+            ),
           },
           body,
         });
