@@ -111,3 +111,39 @@ test('cancel a job from the command line; its late result shows up as a lost rac
     expect.objectContaining({ jobId: id, losingAttemptId: `${id}:1`, winningAttemptId: null }),
   ]);
 });
+
+test('a provider’s error message reaches the operator’s terminal without its control sequences', async () => {
+  // A colour, a window title, an 8-bit CSI screen clear and a carriage return, as a provider might send.
+  const hostile = 'quota \u001b[31mexceeded\u001b[0m\u001b]0;pwned\u0007 now\u009b2J\rdone';
+  stack.simulator.inject({
+    route: 'chat',
+    fault: { kind: 'fail_before', status: 400, message: hostile },
+  });
+  const id = await create('cli-hostile-error', {
+    type: 'summarize',
+    input: { text: 'Fail with a hostile message. Operators read it.' },
+    providers: ['chat'],
+  });
+  await eventually(
+    async () =>
+      (
+        (await (await stack.request('GET', `/v1/jobs/${id}`)).json()) as {
+          attempts?: Array<{ error?: { message?: string } }>;
+        }
+      ).attempts?.[0]?.error?.message ?? '',
+    (message) => message.includes('exceeded'),
+  );
+  // Anything a terminal acts on: C0 controls but newline and tab, DEL, C1 controls.
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  const controls = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+  for (const args of [
+    ['jobs', 'show', id],
+    ['jobs', 'show', id, '--json'],
+  ]) {
+    const shown = await runCli(stack, args);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('exceeded');
+    expect(shown.stdout).not.toMatch(controls);
+    expect(shown.stdout).not.toContain('\\u001b');
+  }
+});

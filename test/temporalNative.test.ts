@@ -1,8 +1,10 @@
 import { WorkflowFailedError } from '@temporalio/client';
-import type { ActivityFailure } from '@temporalio/common';
+import { RawValue, type ActivityFailure } from '@temporalio/common';
 import { IdempotencyKeyReuseError, InvalidJobIdentityError, startJob } from '../src/client';
 import { insertJobOrFindExisting } from '../src/db/jobs';
+import { FAILURES } from '../src/domain/failures';
 import { requestFingerprint } from '../src/domain/fingerprint';
+import { MAX_JSON_BYTES, MAX_JSON_DEPTH } from '../src/domain/jsonShape';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { sweepJobs } from '../src/service/sweeper';
 import { jobWorkflowStartOptions } from '../src/workflows/startOptions';
@@ -403,5 +405,116 @@ describe('the Temporal-native entry validates like the API', () => {
       type: 'InvalidJob',
       message: expect.stringMatching(/idempotency key must be 1-255 printable ASCII characters/),
     });
+  });
+});
+
+describe('a Temporal-native input gets the HTTP API’s depth and size limits before anything runs', () => {
+  /** An array nested `levels` deep, built without recursion. */
+  const nestedArray = (levels: number): unknown => {
+    let value: unknown = 'bottom';
+    for (let i = 0; i < levels; i++) value = [value];
+    return value;
+  };
+  const rowsOfKey = async (key: string) =>
+    (
+      await stack.pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM jobs WHERE idempotency_key = $1',
+        [key],
+      )
+    ).rows[0]!.n;
+  const workflowExists = (workflowId: string) =>
+    stack.temporal.workflow
+      .getHandle(workflowId)
+      .describe()
+      .then(
+        () => true,
+        () => false,
+      );
+
+  test.each([
+    [
+      'nested 100,000 deep',
+      { text: 'Deep.', deep: nestedArray(100_000) },
+      /nested deeper than 100/,
+    ],
+    ['larger than the API’s body limit', { text: 'x'.repeat(MAX_JSON_BYTES) }, /larger than/],
+  ])(
+    'startJob refuses an input %s at once, typed and final, and starts and writes nothing',
+    async (_t, input, reason) => {
+      const key = freshKey('native-shape');
+      const refused = await startJob(stack.temporal, {
+        owner: TEST_OWNER,
+        idempotencyKey: key,
+        taskQueue: stack.taskQueue,
+        type: 'summarize',
+        input,
+      }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toMatchObject({
+        type: FAILURES.invalidJob,
+        nonRetryable: true,
+        message: expect.stringMatching(reason),
+      });
+      expect(await workflowExists(jobWorkflowId(TEST_OWNER, key))).toBe(false);
+      expect(await rowsOfKey(key)).toBe(0);
+    },
+  );
+
+  test('a job workflow started by another client with an input nested 100,000 deep fails at once, typed, instead of retrying for ever, and writes nothing', async () => {
+    const key = freshKey('native-deep-by-hand');
+    const workflowId = jobWorkflowId(TEST_OWNER, key);
+    // Our client cannot even serialize such a value; another SDK or the CLI can send its text.
+    const deep = `${'['.repeat(100_000)}0${']'.repeat(100_000)}`;
+    const text = `{"ownerId":${JSON.stringify(TEST_OWNER)},"idempotencyKey":${JSON.stringify(key)},"intent":{"type":"summarize","input":{"text":"Deep.","deep":${deep}},"providers":null,"mode":"exclusive"}}`;
+    const handle = await stack.temporal.workflow.start('jobWorkflow', {
+      workflowId,
+      taskQueue: stack.taskQueue,
+      args: [
+        RawValue.fromPayload({
+          metadata: { encoding: new TextEncoder().encode('json/plain') },
+          data: new TextEncoder().encode(text),
+        }),
+      ],
+    });
+    await eventually(
+      () => handle.describe().then((d) => d.status.name),
+      (status) => status !== 'RUNNING',
+    );
+    const failure = await handle.result().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    expect(((failure as WorkflowFailedError).cause as ActivityFailure).cause).toMatchObject({
+      type: FAILURES.invalidJob,
+      message: expect.stringMatching(/nested deeper than 100/),
+    });
+    expect(await rowsOfKey(key)).toBe(0);
+  });
+
+  test('the limits are the API’s: an intent one level too deep is refused by both entry points with the same reason', async () => {
+    // The body (or the intent) is level 1 and its input level 2.
+    let input: Record<string, unknown> = { text: 'Deep.' };
+    for (let level = 2; level < MAX_JSON_DEPTH + 1; level++)
+      input = { text: 'Deep.', inner: input };
+    const key = freshKey('native-one-too-deep');
+    const http = await stack.request('POST', '/v1/jobs', {
+      headers: { 'idempotency-key': key },
+      body: { type: 'summarize', input },
+    });
+    expect(http.status).toBe(400);
+    const { detail } = (await http.json()) as { detail: string };
+    expect(detail).toMatch(/nested deeper than 100/);
+    await expect(
+      startJob(stack.temporal, {
+        owner: TEST_OWNER,
+        idempotencyKey: key,
+        taskQueue: stack.taskQueue,
+        type: 'summarize',
+        input,
+      }),
+    ).rejects.toMatchObject({ type: FAILURES.invalidJob, message: `invalid-input: ${detail}` });
   });
 });

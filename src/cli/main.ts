@@ -2,11 +2,13 @@
 import { Command, CommanderError } from 'commander';
 import { certificationPlan, certifyMany, type CertificationReport } from '../certification/certify';
 import { migrate } from '../db/migrate';
+import { terminalText } from '../domain/displayText';
 import { findJobType, jobTypeNames } from '../jobTypes';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { ServiceError } from '../service/errors';
 import { addOperatorCommands, withPool } from './operatorCommands';
 import { renderTable } from './table';
+import { terminalJson } from './terminal';
 
 /** `onejob`: the operator CLI. It uses the same services as the API; errors are one line. */
 function printReports(reports: CertificationReport[]): void {
@@ -64,7 +66,7 @@ export function buildCli(): Command {
           providers: chosen,
           onProgress: options.json ? undefined : (line) => console.error(`certifying ${line}`),
         });
-        if (options.json) console.log(JSON.stringify(reports, null, 2));
+        if (options.json) console.log(terminalJson(reports));
         else printReports(reports);
         if (reports.some((r) => !r.passed)) process.exitCode = 2;
       });
@@ -78,7 +80,7 @@ if (require.main === module) {
     .catch((error: unknown) => {
       if (error instanceof CommanderError) process.exit(error.exitCode);
       const problem = error instanceof ServiceError ? ` (${error.problemType})` : '';
-      console.error(`onejob: ${(error as Error).message}${problem}`);
+      console.error(terminalText(`onejob: ${(error as Error).message}${problem}`));
       process.exit(1);
     });
 }

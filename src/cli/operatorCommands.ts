@@ -8,6 +8,7 @@ import { findJob } from '../db/jobs';
 import { createPool, type Pool } from '../db/pool';
 import { listRaces } from '../db/races';
 import { describeJobCost, formatMoney } from '../domain/cost';
+import { terminalText } from '../domain/displayText';
 import { JOB_STATUSES, type JobStatus } from '../domain/job';
 import { createLogger, type Logger } from '../logger';
 import { cancelJob, resolveAttempt } from '../service/attempts';
@@ -15,6 +16,7 @@ import { releaseKey } from '../service/keyRelease';
 import { temporalConnectionSettings, temporalConnectOptions } from '../temporalConnection';
 import { chooseDatabase, explainConnectionFailure } from './database';
 import { renderTable } from './table';
+import { terminalJson } from './terminal';
 
 /** One database pool per command run, closed when it ends; for commands that need no Temporal. */
 export async function withPool<T>(work: (pool: Pool) => Promise<T>): Promise<T> {
@@ -51,7 +53,8 @@ async function withServices<T>(
 }
 
 function output(json: boolean | undefined, value: unknown, table: () => string): void {
-  console.log(json ? JSON.stringify(value, null, 2) : table());
+  // What providers, models and owners wrote is shown, never obeyed by the terminal.
+  console.log(json ? terminalJson(value) : terminalText(table()));
 }
 
 const operatorName = (given?: string): string => given ?? process.env.USER ?? 'cli';
@@ -174,7 +177,9 @@ export function addOperatorCommands(program: Command): void {
         );
         if (!released) throw new Error(`no job ${jobId}`);
         console.log(
-          `job ${jobId}: key ${released.idempotencyKey} released by ${released.keyRelease?.operator}; the next create with it makes generation ${released.keyGeneration + 1}`,
+          terminalText(
+            `job ${jobId}: key ${released.idempotencyKey} released by ${released.keyRelease?.operator}; the next create with it makes generation ${released.keyGeneration + 1}`,
+          ),
         );
       });
     });

@@ -1,5 +1,8 @@
-/** A plain text table, columns padded to their widest cell. */
-export function renderTable(headers: string[], rows: string[][]): string {
+import { terminalCell } from './terminal';
+
+/** A plain text table, columns padded to their widest cell; cells made printable first. */
+export function renderTable(headers: string[], cells: string[][]): string {
+  const rows = cells.map((row) => row.map(terminalCell));
   const widths = headers.map((header, i) =>
     Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)),
   );

@@ -10,6 +10,7 @@ import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
 import { requestFingerprint } from '../domain/fingerprint';
 import { jobIdentityProblem } from '../domain/identity';
 import type { JobMode } from '../domain/job';
+import { intentShapeRefusal } from '../domain/jsonShape';
 import { jobWorkflowId } from '../domain/workflowId';
 import {
   DEFAULT_TASK_QUEUE,
@@ -77,6 +78,14 @@ export async function startJob(client: Client, request: StartJobRequest): Promis
     providers: request.providers ?? null,
     mode,
   };
+  // Before anything walks, hashes or serializes it: a value nested deep enough overflows all three.
+  const shapeRefusal = intentShapeRefusal(intent);
+  if (shapeRefusal)
+    throw ApplicationFailure.create({
+      type: FAILURES.invalidJob,
+      message: shapeRefusal,
+      nonRetryable: true,
+    });
   const fingerprint = requestFingerprint(intent);
   const taskQueue = request.taskQueue ?? DEFAULT_TASK_QUEUE;
 

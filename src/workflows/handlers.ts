@@ -1,4 +1,5 @@
 import { condition, isCancellation, setHandler } from '@temporalio/workflow';
+import { markdownText } from '../domain/displayText';
 import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
 import { settle } from './activityStubs';
 import {
@@ -125,7 +126,12 @@ export function installHandlers(run: JobRun): void {
           FAILURES.jobTerminal,
           `job ${run.jobId} is ${run.terminal ?? 'ended'}; it was not cancelled`,
         );
-      run.show('cancelled', `done: cancelled by ${cancellation.operator} (${cancellation.reason})`);
+      run.show(
+        'cancelled',
+        `done: cancelled by ${cancellation.operator} (${cancellation.reason})`,
+        false,
+        `done: cancelled by ${markdownText(cancellation.operator)} (${markdownText(cancellation.reason)})`,
+      );
       return run.status;
     },
     {

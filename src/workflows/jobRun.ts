@@ -100,8 +100,11 @@ export class JobRun {
     return this.requests.find((r) => !r.claimed);
   }
 
-  /** Shows the job's state to operators: the status query, the details, the search attributes. */
-  show(next: JobStatus, waitingOn: string, needsOperator = false): void {
+  /**
+   * Shows the job's state to operators: the status query, the details, the search attributes.
+   * `details` is `waitingOn` as the Web UI shows it (Markdown): outside text in it escaped.
+   */
+  show(next: JobStatus, waitingOn: string, needsOperator = false, details = waitingOn): void {
     this.status.status = next;
     this.status.waitingOn = waitingOn;
     this.status.needsOperator = needsOperator;
@@ -109,7 +112,7 @@ export class JobRun {
       this.costs.size > 0
         ? ` · ${describeCosts(this.costs, this.winner, this.attempts.length)}`
         : '';
-    setCurrentDetails(`${needsOperator ? `${waitingOn} — needs an operator` : waitingOn}${cost}`);
+    setCurrentDetails(`${needsOperator ? `${details} — needs an operator` : details}${cost}`);
     // Search attributes only when they change: every upsert is a history event.
     if (this.shown?.status === next && this.shown.count === this.attempts.length) return;
     this.shown = { status: next, count: this.attempts.length };

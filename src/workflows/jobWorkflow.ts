@@ -7,10 +7,13 @@ import {
   condition,
   isCancellation,
   makeContinueAsNewFunc,
+  patched,
   workflowInfo,
 } from '@temporalio/workflow';
+import { markdownText } from '../domain/displayText';
 import { FAILURES } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type AttemptState, type TerminalJobStatus } from '../domain/job';
+import { intentShapeRefusal } from '../domain/jsonShape';
 import { providerCall, settle } from './activityStubs';
 import type {
   AttemptSummary,
@@ -32,7 +35,10 @@ import {
   resumePosition,
   shouldContinueAsNew,
 } from './policy';
-import { TEMPORAL_CANCEL, abandonment, failureOf } from './refusals';
+import { TEMPORAL_CANCEL, abandonment, failureOf, refuse } from './refusals';
+
+/** Patch id of refusing an intent of a bad shape before admission (runs that began without it admitted it). */
+const INTENT_SHAPE_CHECK = 'intent-shape-check';
 
 /**
  * One job, one workflow: admit the job, run its attempts (one at a time, or hedged), wait out
@@ -71,10 +77,12 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       job.nudged.delete(summary.attemptId);
       job.apply(summary, found);
       if (summary.state !== 'unknown' || job.terminal) return;
+      const since = job.unknownSince[summary.attemptId]!;
       job.show(
         'unknown',
-        blockedDescription(summary, job.unknownSince[summary.attemptId]!, found.detail),
+        blockedDescription(summary, since, found.detail),
         found.needsOperator === true,
+        blockedDescription(summary, since, found.detail && markdownText(found.detail)),
       );
       // Hedged jobs serve a user's request at once, even while one attempt is unknown.
       const requested = (): boolean =>
@@ -257,6 +265,11 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   async function admit(): Promise<JobPlan> {
     if (carried) return carried.plan;
     try {
+      // An intent too deep (or too large) could not even be handed to admission: serializing it
+      // overflows the stack, and a failed workflow task is retried for ever. The patch is asked
+      // only for such an intent, so every other history is unchanged.
+      const shapeRefusal = input.intent && intentShapeRefusal(input.intent);
+      if (shapeRefusal && patched(INTENT_SHAPE_CHECK)) refuse(FAILURES.invalidJob, shapeRefusal);
       // Not cancellable: once it has begun, the rows it writes must be known to this workflow.
       const { firstAttempt, ...plan } = await settle(() =>
         job.db.admitJob({
@@ -310,6 +323,8 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       blocked ? 'unknown' : job.attempts.length > 0 ? 'running' : 'pending',
       carried?.waitingOn ?? 'admitted',
       carried?.needsOperator ?? false,
+      // What the last run waited on may quote a provider.
+      carried?.waitingOn === undefined ? 'admitted' : markdownText(carried.waitingOn),
     );
     if (admitted.mode === 'exclusive') await runExclusive(admitted);
     else await runHedged(admitted);

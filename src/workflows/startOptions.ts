@@ -3,6 +3,7 @@
  * options, so that the id, the policies and what operators see in the Web UI never drift apart.
  * Plain data: imported by clients, never by workflow code.
  */
+import { markdownText } from '../domain/displayText';
 import type { JobStatus } from '../domain/job';
 import { jobWorkflowId } from '../domain/workflowId';
 import {
@@ -37,6 +38,8 @@ export interface JobWorkflowStartFacts {
  *   e.g. the row belongs to another entry point's intent), so the row's job may get a new run.
  */
 export function jobWorkflowStartOptions(facts: JobWorkflowStartFacts, taskQueue: string) {
+  // The Web UI renders summary and details as Markdown: what a client sent is shown literally.
+  const [type, owner, key] = [facts.type, facts.ownerId, facts.idempotencyKey].map(markdownText);
   const args: JobWorkflowInput = {
     ...(facts.jobId ? { jobId: facts.jobId } : {}),
     ownerId: facts.ownerId,
@@ -50,13 +53,15 @@ export function jobWorkflowStartOptions(facts: JobWorkflowStartFacts, taskQueue:
     args: [args] as [JobWorkflowInput],
     workflowIdConflictPolicy: 'USE_EXISTING' as const,
     workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' as const,
-    staticSummary: `${facts.type} job${facts.jobId ? ` ${facts.jobId}` : ''} for ${facts.ownerId} (key ${facts.idempotencyKey})`,
+    staticSummary: `${type} job${facts.jobId ? ` ${facts.jobId}` : ''} for ${owner} (key ${key})`,
     staticDetails: [
       ...(facts.jobId ? [`**job** ${facts.jobId}`] : []),
-      `**owner** ${facts.ownerId}`,
-      `**idempotency key** \`${facts.idempotencyKey}\``,
+      `**owner** ${owner}`,
+      `**idempotency key** ${key}`,
       ...(facts.providers
-        ? [`**providers: ${facts.providers.join(', ')}** (${facts.mode ?? 'exclusive'})`]
+        ? [
+            `**providers: ${facts.providers.map(markdownText).join(', ')}** (${markdownText(facts.mode ?? 'exclusive')})`,
+          ]
         : []),
       ...(facts.requestFingerprint
         ? [`**fingerprint** ${facts.requestFingerprint.slice(0, 16)}…`]
