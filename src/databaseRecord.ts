@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -21,6 +21,7 @@ export function writeDatabaseRecord(stateDir: string, record: DatabaseRecord): v
   const file = databaseRecordFile(stateDir);
   rmSync(file, { force: true }); // a file left by someone else keeps its mode on rewrite
   writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600); // whatever the umask
 }
 
 export function readDatabaseRecord(stateDir: string): DatabaseRecord | undefined {
@@ -46,9 +47,14 @@ export function removeDatabaseRecord(stateDir: string, pid: number): void {
   rmSync(databaseRecordFile(stateDir), { force: true });
 }
 
-/** A connection string fit to print: the password replaced. */
+/** Query parameters of a PostgreSQL connection string that hold a secret (libpq's names). */
+const SECRET_PARAMETERS = ['password', 'sslpassword'];
+
+/** A connection string fit to print: the password removed, from the user information or the query. */
 export function withoutPassword(url: string): string {
   const parsed = new URL(url);
   if (parsed.password) parsed.password = '';
+  for (const name of SECRET_PARAMETERS)
+    if (parsed.searchParams.has(name)) parsed.searchParams.delete(name);
   return parsed.toString();
 }

@@ -1,3 +1,4 @@
+import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 
 /** The checkout this file belongs to (src/ under ts-node and tests, dist/ when built). */
@@ -10,4 +11,14 @@ const CHECKOUT = path.resolve(__dirname, '..');
  */
 export function stateFolder(env: NodeJS.ProcessEnv = process.env): string {
   return path.resolve(env.ONEJOB_STATE_DIR || path.join(CHECKOUT, '.onejob'));
+}
+
+/**
+ * Makes the state folder, or takes over one that exists: 0700 either way, since it holds a
+ * connection string and the databases' files (a folder made by hand or by an older version may
+ * be readable by everyone, and mkdir leaves an existing folder's mode as it is).
+ */
+export function ensureStateFolder(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
 }
