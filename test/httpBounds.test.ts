@@ -1,7 +1,9 @@
+import { connect, type Socket } from 'node:net';
 import { PROBLEM_TYPES } from '../src/api/problems';
 import { TEST_TOKEN } from './support/identities';
 import { createJob, type JobView, untilJob } from './support/jobs';
-import { answersIn, streamRequest } from './support/rawHttp';
+import { eventually } from './support/polling';
+import { answersIn, streamRequest, trickleRequest } from './support/rawHttp';
 import { useTestStack } from './support/stack';
 
 /**
@@ -257,3 +259,136 @@ test('a body over the limit is read and thrown away only up to a bound: a client
   // The bound is 64 MiB past the limit; what the sockets' buffers held on top is a few MiB.
   expect(seen.written).toBeLessThan(128 * MiB);
 });
+
+test('a body refused with 401 is read and thrown away only up to the bound in bytes: a client that keeps sending is cut off', async () => {
+  // The token is checked before the body is read; Node would otherwise drain the rest for ever.
+  const port = Number(new URL(stack.apiUrl).port);
+  const head = oversizedCreate(1024 * MiB).replace(TEST_TOKEN, 'not-a-token-of-anyone');
+  const seen = await streamRequest(port, head, 1024 * MiB);
+  expect(seen.error).toMatch(/^(ECONNRESET|EPIPE)$/);
+  expect(seen.written).toBeLessThan(128 * MiB);
+  expect(answersIn(seen.received)[0]?.status).toBe(401);
+});
+
+test('responses do not name the replica that answered unless ONEJOB_INSTANCE_HEADER=true', async () => {
+  expect((await fetch(`${stack.apiUrl}/healthz`)).headers.get('x-onejob-instance')).toBeNull();
+  const named = await stack.startExtraApi({ ONEJOB_INSTANCE_HEADER: 'true' });
+  try {
+    const response = await fetch(`${named.url}/healthz`);
+    expect(response.headers.get('x-onejob-instance')).toMatch(/^.+:\d+$/);
+  } finally {
+    await named.stop();
+  }
+});
+
+describe('every request ends: an API with bounds of a few seconds', () => {
+  const REQUEST_TIMEOUT_MS = 4_000;
+  const HEADERS_TIMEOUT_MS = 2_000;
+  const REFUSED_BODY_MAX_MS = 1_000;
+  const MAX_CONNECTIONS = 4;
+  // Node checks the bounds once a second; the rest is scheduling on a busy machine.
+  const SLACK_MS = 1_500;
+  let bounded: { port: number; stop(): Promise<void> } | undefined;
+  beforeAll(async () => {
+    bounded = await stack.startExtraApi({
+      ONEJOB_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+      ONEJOB_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+      ONEJOB_REFUSED_BODY_MAX_MS: String(REFUSED_BODY_MAX_MS),
+      ONEJOB_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
+    });
+  });
+  afterAll(async () => {
+    await bounded?.stop();
+  });
+  const trickle = (atOnce: string, trickled: string) =>
+    trickleRequest(bounded!.port, atOnce, trickled, { intervalMs: 1_000, giveUpAfterMs: 15_000 });
+  const headOf = (path: string, headers: string[], length: number) =>
+    [
+      `POST ${path} HTTP/1.1`,
+      'host: 127.0.0.1',
+      ...headers,
+      `content-length: ${length}`,
+      '',
+      '',
+    ].join('\r\n');
+
+  test('a client that sends its body one byte a second is cut off at the request timeout, with a 408 problem', async () => {
+    const head = headOf(
+      '/v1/jobs',
+      [
+        `authorization: Bearer ${TEST_TOKEN}`,
+        'content-type: application/json',
+        'idempotency-key: trickled-body',
+      ],
+      1000,
+    );
+    const seen = await trickle(head, 'x'.repeat(1000));
+    expect(seen.closedAfterMs).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 100);
+    expect(seen.closedAfterMs).toBeLessThan(REQUEST_TIMEOUT_MS + 1_000 + SLACK_MS);
+    const [answer] = answersIn(seen.received);
+    expect(answer?.status).toBe(408);
+    expect(answer?.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(JSON.parse(answer!.body.toString('utf8'))).toMatchObject({
+      type: '/problems/request-timeout',
+      status: 408,
+    });
+  });
+
+  test('a client that sends its headers one byte a second is cut off at the headers timeout', async () => {
+    const head = headOf('/v1/jobs', [`authorization: Bearer ${TEST_TOKEN}`], 10);
+    // The first byte at once: the headers' time runs from it.
+    const seen = await trickle(head.slice(0, 1), head.slice(1));
+    expect(seen.closedAfterMs).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 100);
+    expect(seen.closedAfterMs).toBeLessThan(HEADERS_TIMEOUT_MS + 1_000 + SLACK_MS);
+    expect(answersIn(seen.received)[0]?.status).toBe(408);
+  });
+
+  test('an unsigned callback is refused with 401 before its body, and a body still trickling after the refusal is cut off at the bound in time', async () => {
+    const head = headOf('/v1/callbacks/simulator-pay', ['content-type: application/json'], 1000);
+    const seen = await trickle(head, 'x'.repeat(1000));
+    const [answer] = answersIn(seen.received);
+    expect(answer?.status).toBe(401);
+    expect(JSON.parse(answer!.body.toString('utf8'))).toMatchObject({
+      type: '/problems/bad-signature',
+    });
+    // Cut off by the refused-body bound, well before the request timeout would.
+    expect(seen.closedAfterMs).toBeGreaterThanOrEqual(REFUSED_BODY_MAX_MS - 100);
+    expect(seen.closedAfterMs).toBeLessThan(REQUEST_TIMEOUT_MS - 500);
+  });
+
+  test('connections beyond ONEJOB_MAX_CONNECTIONS are closed as they arrive, and a freed place is taken again', async () => {
+    const held: Socket[] = [];
+    const outcomes: string[] = [];
+    try {
+      for (let i = 0; i < MAX_CONNECTIONS + 2; i++) {
+        const { outcome, socket } = await holdConnection(bounded!.port);
+        outcomes.push(outcome);
+        held.push(socket);
+      }
+      // One place may be held by this process's fetch pool (the health check).
+      expect(outcomes.filter((o) => o === 'answered').length).toBeLessThanOrEqual(MAX_CONNECTIONS);
+      expect(outcomes.slice(-2)).toEqual(['closed', 'closed']);
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
+    const again = await eventually(
+      () => holdConnection(bounded!.port),
+      (next) => {
+        next.socket.destroy();
+        return next.outcome === 'answered';
+      },
+    );
+    expect(again.outcome).toBe('answered');
+  });
+});
+
+/** Opens a connection and asks for /healthz on it, keeping it open: answered, or closed unanswered. */
+function holdConnection(port: number): Promise<{ outcome: 'answered' | 'closed'; socket: Socket }> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.on('error', () => undefined);
+    socket.once('data', () => resolve({ outcome: 'answered', socket }));
+    socket.once('close', () => resolve({ outcome: 'closed', socket }));
+    socket.write('GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
+  });
+}

@@ -17,7 +17,8 @@ import { runsOfWorkflow } from './support/temporal';
 let stack: TestStack;
 let replicas: string[];
 beforeAll(async () => {
-  stack = await startTestStack();
+  // The replicas name themselves (x-onejob-instance), which they do only when asked to.
+  stack = await startTestStack({ env: { ONEJOB_INSTANCE_HEADER: 'true' } });
   const second = await stack.startExtraApi();
   replicas = [new URL(stack.apiUrl).host, `127.0.0.1:${second.port}`];
 });
@@ -81,6 +82,13 @@ describe.each(['hash', 'round-robin'] as const)('nginx balancing by %s', (balanc
     expect(done.status).toBe('succeeded');
     expect(await runsOfWorkflow(stack, jobWorkflowId(TEST_OWNER, key))).toHaveLength(1);
     expect(providerSaw(stack, id, 'chat')).toEqual({ requests: [`${id}:1`], effects: [`${id}:1`] });
+  });
+
+  test('/metrics is not passed on: behind nginx every caller would look like loopback to the API', async () => {
+    const response = await fetch(`${nginx.url}/metrics`);
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await response.json()).toMatchObject({ type: '/problems/not-found', status: 404 });
   });
 });
 

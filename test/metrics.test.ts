@@ -1,3 +1,4 @@
+import { networkInterfaces } from 'node:os';
 import { simulatorProviders } from '../src/providers/registry';
 import { TEST_TOKEN } from './support/identities';
 import { chargeBody, createJob, operator, untilJob } from './support/jobs';
@@ -139,15 +140,46 @@ test('with ONEJOB_METRICS_TOKEN set, /metrics answers only that bearer token (40
   }
 });
 
-test('listening beyond loopback without ONEJOB_METRICS_TOKEN, /metrics is closed and says how to open it', async () => {
-  const api = await stack.startExtraApi({ HOST: '0.0.0.0' });
+/** An address of this machine's that is not loopback: a caller from it is not local. */
+function nonLoopbackAddress(): string {
+  const address = Object.values(networkInterfaces())
+    .flat()
+    .find((entry) => entry && entry.family === 'IPv4' && !entry.internal)?.address;
+  if (!address) throw new Error('this machine has no non-loopback IPv4 address to call from');
+  return address;
+}
+
+test('without ONEJOB_METRICS_TOKEN, /metrics answers loopback callers only, judged by the caller and not the bind address', async () => {
+  // Bound to every address, IPv6 and IPv4 alike: the caller's address is all that decides.
+  const api = await stack.startExtraApi({ HOST: '::' });
   try {
-    const refused = await fetch(`${api.url}/metrics`);
+    for (const local of [`http://127.0.0.1:${api.port}`, `http://[::1]:${api.port}`]) {
+      const allowed = await fetch(`${local}/metrics`);
+      expect([local, allowed.status]).toEqual([local, 200]);
+      expect(await allowed.text()).toMatch(/^onejob_race_events \d+$/m);
+    }
+    const remote = `http://${nonLoopbackAddress()}:${api.port}`;
+    const refused = await fetch(`${remote}/metrics`);
     expect(refused.status).toBe(401);
     expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(((await refused.json()) as { detail: string }).detail).toMatch(/ONEJOB_METRICS_TOKEN/);
     // The rest of the API is unaffected.
-    expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${remote}/healthz`)).status).toBe(200);
+  } finally {
+    await api.stop();
+  }
+});
+
+test('with ONEJOB_METRICS_TOKEN set, a caller from beyond loopback reads /metrics with the token and only with it', async () => {
+  const metricsToken = 'metrics-scraper-token-2';
+  const api = await stack.startExtraApi({ HOST: '0.0.0.0', ONEJOB_METRICS_TOKEN: metricsToken });
+  try {
+    const remote = `http://${nonLoopbackAddress()}:${api.port}`;
+    expect((await fetch(`${remote}/metrics`)).status).toBe(401);
+    const allowed = await fetch(`${remote}/metrics`, {
+      headers: { authorization: `Bearer ${metricsToken}` },
+    });
+    expect(allowed.status).toBe(200);
   } finally {
     await api.stop();
   }

@@ -45,9 +45,11 @@ test('a workflow the engine refuses to start is a 503 that a retry heals, never 
   const refused = await create();
   expect(refused.status).toBe(503);
   expect(refused.headers.get('retry-after')).toBe('30');
-  const problem = (await refused.json()) as { type: string; jobId: string; engineReason: string };
+  const problem = (await refused.json()) as { type: string; jobId: string; detail: string };
   expect(problem.type).toBe('/problems/workflow-start-refused');
-  expect(problem.engineReason).toMatch(/JobOwner|search attribute/i);
+  // The engine's own words are for operators (the log), not for owners.
+  expect(problem.detail).toMatch(/temporarily unavailable/);
+  expect(JSON.stringify(problem)).not.toMatch(/JobOwner|search attribute|engineReason/i);
 
   // The row is kept, unadmitted, and a retry before the fix is refused the same way.
   const again = await create();
@@ -59,7 +61,13 @@ test('a workflow the engine refuses to start is a 503 that a retry heals, never 
   );
   expect(rows).toEqual([{ id: problem.jobId, admitted_at: null }]);
   expect(
-    stack.serviceLogs().some((line) => line.msg === 'Temporal refused to start a job workflow'),
+    stack
+      .serviceLogs()
+      .some(
+        (line) =>
+          line.msg === 'Temporal refused to start a job workflow' &&
+          /JobOwner|search attribute/i.test(String(line.engineReason)),
+      ),
   ).toBe(true);
 
   // The operator registers the search attributes; the client's next retry starts the same job.

@@ -3,29 +3,30 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { sendProblem } from './problems';
 
 /**
- * Who may read /metrics: anyone (the API listens on loopback only), whoever sends the metrics
- * token, or no one (a non-loopback bind without a token: the counts say how much the service
- * does and for whom, which is not for whoever can reach the port).
+ * Who may read /metrics (the counts say how much the service does and for whom): without a
+ * metrics token, callers whose connection comes from this machine only; with one, whoever sends
+ * it, loopback callers too. Judged by the connection's address, not the bind address: behind a
+ * proxy on the same host every caller looks loopback, so the proxy must not pass /metrics on.
  */
-export type MetricsAccess =
-  { kind: 'open' } | { kind: 'token'; digest: Buffer } | { kind: 'closed' };
+export type MetricsAccess = { kind: 'loopback' } | { kind: 'token'; digest: Buffer };
 
 const digestOf = (text: string): Buffer => createHash('sha256').update(text).digest();
 
-/** True for addresses only this machine can reach. */
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+/** True for a peer address only this machine can have (IPv4-mapped IPv6 included). */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
+  return v4 === '::1' || /^127(\.\d{1,3}){3}$/.test(v4);
 }
 
-export function metricsAccessFor(host: string, token: string | undefined): MetricsAccess {
-  if (token !== undefined) return { kind: 'token', digest: digestOf(token) };
-  return isLoopbackHost(host) ? { kind: 'open' } : { kind: 'closed' };
+export function metricsAccessFor(token: string | undefined): MetricsAccess {
+  return token === undefined ? { kind: 'loopback' } : { kind: 'token', digest: digestOf(token) };
 }
 
 /** An onRequest hook for /metrics that refuses, as a 401 problem, whoever may not read it. */
 export function metricsGuard(access: MetricsAccess) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    if (access.kind === 'open') return;
+    if (access.kind === 'loopback' && isLoopbackAddress(request.socket.remoteAddress)) return;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
     if (access.kind === 'token' && match?.[1] && timingSafeEqual(digestOf(match[1]), access.digest))
       return;
@@ -34,7 +35,7 @@ export function metricsGuard(access: MetricsAccess) {
       'unauthorized',
       access.kind === 'token'
         ? 'Send Authorization: Bearer <metrics token> (ONEJOB_METRICS_TOKEN).'
-        : 'This API listens beyond loopback and has no ONEJOB_METRICS_TOKEN: /metrics is closed. Set one and scrape with Authorization: Bearer <it>.',
+        : 'Without ONEJOB_METRICS_TOKEN, /metrics answers callers on this machine only. Set one and scrape with Authorization: Bearer <it>.',
       {},
       { 'www-authenticate': 'Bearer' },
     );

@@ -11,9 +11,9 @@ export interface DiscardBounds {
 export const REFUSED_BODY_BOUNDS: DiscardBounds = { maxBytes: 64 * 1024 * 1024, maxMs: 30_000 };
 
 /**
- * Keeps the connection of a request refused for the size of its body open, reading the rest of
- * the body and throwing it away, so that a client still uploading it gets the 413 rather than a
- * reset. Fastify asks Node to close such a connection as soon as it has answered, and a socket
+ * Keeps the connection of a request refused before its body has all arrived (a 413 for its size,
+ * a 401 before it is read) open, reading the rest of the body and throwing it away, so that a
+ * client still uploading it gets the answer rather than a reset. Fastify asks Node to close such a connection as soon as it has answered, and a socket
  * closed with bytes still unread makes the kernel reset the connection: the upload fails, and
  * the answer can be lost before the client reads it (RFC 9112, section 9.6). Once the body has
  * ended the connection takes the next request. A client that sends more than the bounds allow

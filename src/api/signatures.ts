@@ -25,14 +25,11 @@ export function signCallback(
 export type SignatureCheck =
   { ok: true; signedAt: Date; digest: string } | { ok: false; reason: string };
 
-/** Checks a callback's signature and its age; the digest identifies it for replay detection. */
-export function verifyCallbackSignature(
-  secret: string,
-  body: Buffer,
+/** The timestamp and signature a header carries, or why it carries none. */
+function parseSignature(
   header: string | string[] | undefined,
-  options: { toleranceS?: number; now?: number } = {},
-): SignatureCheck {
-  if (typeof header !== 'string') return { ok: false, reason: `no ${SIGNATURE_HEADER} header` };
+): { timestamp: number; given: string } | { reason: string } {
+  if (typeof header !== 'string') return { reason: `no ${SIGNATURE_HEADER} header` };
   const parts = new Map(
     header.split(',').map((part) => {
       const cut = part.indexOf('=');
@@ -42,7 +39,26 @@ export function verifyCallbackSignature(
   const timestamp = Number(parts.get('t'));
   const given = parts.get('v1');
   if (!Number.isInteger(timestamp) || !given || !/^[0-9a-f]{64}$/.test(given))
-    return { ok: false, reason: 'the signature must look like t=<unix seconds>,v1=<hex>' };
+    return { reason: 'the signature must look like t=<unix seconds>,v1=<hex>' };
+  return { timestamp, given };
+}
+
+/** Why a signature header is wrong whatever the body, or undefined: read before the body. */
+export function unsignableProblem(header: string | string[] | undefined): string | undefined {
+  const parsed = parseSignature(header);
+  return 'reason' in parsed ? parsed.reason : undefined;
+}
+
+/** Checks a callback's signature and its age; the digest identifies it for replay detection. */
+export function verifyCallbackSignature(
+  secret: string,
+  body: Buffer,
+  header: string | string[] | undefined,
+  options: { toleranceS?: number; now?: number } = {},
+): SignatureCheck {
+  const parsed = parseSignature(header);
+  if ('reason' in parsed) return { ok: false, reason: parsed.reason };
+  const { timestamp, given } = parsed;
   const expected = Buffer.from(hmac(secret, timestamp, body));
   if (!timingSafeEqual(expected, Buffer.from(given)))
     return { ok: false, reason: 'the signature does not match' };

@@ -216,3 +216,53 @@ export function sendRaw(
     socket.write(bytes);
   });
 }
+
+/** What a client saw that sent its request a byte at a time. */
+export interface TrickledRequest {
+  /** Bytes handed to the socket before it closed (or the client gave up). */
+  written: number;
+  /** From the connection to the server closing it; undefined when the client gave up first. */
+  closedAfterMs?: number;
+  received: Buffer;
+}
+
+/**
+ * Sends `atOnce`, then `trickled` one byte every `intervalMs` (a slow or malicious client), and
+ * resolves when the connection closes — or, if it is still open after `giveUpAfterMs`, closes it
+ * itself and says so (closedAfterMs undefined).
+ */
+export function trickleRequest(
+  port: number,
+  atOnce: string,
+  trickled: string,
+  options: { intervalMs: number; giveUpAfterMs: number },
+): Promise<TrickledRequest> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = connect({ host: '127.0.0.1', port });
+    const received: Buffer[] = [];
+    let written = 0;
+    let gaveUp = false;
+    const ticker = setInterval(() => {
+      if (written >= trickled.length || socket.destroyed) return;
+      socket.write(trickled[written]!);
+      written += 1;
+    }, options.intervalMs);
+    const giveUp = setTimeout(() => {
+      gaveUp = true;
+      socket.destroy();
+    }, options.giveUpAfterMs);
+    socket.on('data', (data: Buffer) => received.push(data));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearInterval(ticker);
+      clearTimeout(giveUp);
+      resolve({
+        written,
+        ...(gaveUp ? {} : { closedAfterMs: Date.now() - started }),
+        received: Buffer.concat(received),
+      });
+    });
+    if (atOnce) socket.write(atOnce);
+  });
+}

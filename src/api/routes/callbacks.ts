@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { acceptProviderCallback } from '../../service/attempts';
@@ -5,7 +6,14 @@ import { bodyShapeProblem } from '../bodyShape';
 import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, callbackBodySchema, problemResponses } from '../openapi';
 import { sendNotFound, sendProblem } from '../problems';
-import { SIGNATURE_HEADER, verifyCallbackSignature } from '../signatures';
+import { SIGNATURE_HEADER, unsignableProblem, verifyCallbackSignature } from '../signatures';
+
+const refuseSignature = (reply: FastifyReply, reason: string): FastifyReply =>
+  sendProblem(
+    reply,
+    'bad-signature',
+    `${reason}. Sign as ${SIGNATURE_HEADER}: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<exact body>" with the provider secret>.`,
+  );
 
 export interface CallbackRoutesOptions {
   deps: Pick<ApiDeps, 'pool' | 'temporal' | 'logger' | 'providers' | 'callbackToleranceS'>;
@@ -38,6 +46,17 @@ export const callbackRoutes: FastifyPluginAsyncZod<CallbackRoutesOptions> = asyn
           ...problemResponses(401, 404, 409, ...BODY_ERRORS),
         },
       },
+      // What the headers alone condemn is refused before the body is read: an unsigned caller
+      // holds neither a socket nor a body's worth of memory. Other media types get their 415.
+      preParsing: async (request, reply) => {
+        if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) return;
+        const provider = request.params.provider;
+        const problem =
+          deps.providers.has(provider) && deps.providers.callbackSecret(provider)
+            ? unsignableProblem(request.headers[SIGNATURE_HEADER])
+            : `provider ${provider} takes no callbacks`;
+        if (problem) await refuseSignature(reply, problem);
+      },
     },
     async (request, reply) => {
       const provider = request.params.provider;
@@ -51,13 +70,7 @@ export const callbackRoutes: FastifyPluginAsyncZod<CallbackRoutesOptions> = asyn
             toleranceS: deps.callbackToleranceS,
           })
         : { ok: false as const, reason: `provider ${provider} takes no callbacks` };
-      if (!check.ok) {
-        return sendProblem(
-          reply,
-          'bad-signature',
-          `${check.reason}. Sign as ${SIGNATURE_HEADER}: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<exact body>" with the provider secret>.`,
-        );
-      }
+      if (!check.ok) return refuseSignature(reply, check.reason);
       let report: z.infer<typeof callbackBodySchema>;
       try {
         const json: unknown = JSON.parse(raw.toString('utf8'));
