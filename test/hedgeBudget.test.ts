@@ -1,7 +1,8 @@
 import { jobResource } from '../src/api/representation';
 import { findJob } from '../src/db/jobs';
 import type { JobCost } from '../src/domain/cost';
-import { createJob, readJob, untilJob, type JobView } from './support/jobs';
+import { OTHER_OWNER, OTHER_TOKEN, TEST_TOKEN } from './support/identities';
+import { freshKey, readJob, untilJob, type JobView } from './support/jobs';
 import { eventually } from './support/polling';
 import { chatProvider } from './support/providers';
 import { attemptRows } from './support/rows';
@@ -35,14 +36,24 @@ const stack = useTestStack({
 type Noted = JobView & { cost: JobCost };
 
 /** A hedged summary whose primary's answer is held at `gate`; returns once its call runs. */
-async function hedgedJobHeldAt(gate: string, primary: string): Promise<JobView> {
+async function hedgedJobHeldAt(
+  gate: string,
+  primary: string,
+  token = TEST_TOKEN,
+): Promise<JobView> {
   stack.simulator.inject({ route: 'chat', model: 'sim-steady', fault: { kind: 'hold', gate } });
-  const job = await createJob(stack, {
-    type: 'summarize',
-    input: { text: `Held at ${gate}. Then let go.` },
-    providers: [primary, 'fallback'],
-    mode: 'hedged',
+  const response = await stack.request('POST', '/v1/jobs', {
+    headers: { 'idempotency-key': freshKey('budget') },
+    body: {
+      type: 'summarize',
+      input: { text: `Held at ${gate}. Then let go.` },
+      providers: [primary, 'fallback'],
+      mode: 'hedged',
+    },
+    token,
   });
+  expect(response.status).toBe(201);
+  const job = (await response.json()) as JobView;
   await eventually(
     () => attemptRows(stack.pool, job.id),
     (rows) => rows[0]?.state === 'running',
@@ -133,4 +144,44 @@ test('a hedge expected to cost more than the per-job cap is not started: the job
   stack.simulator.openGate('budget-cap');
   const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
   expect(done.attempts.map((a) => a.provider)).toEqual(['third-primary']);
+});
+
+test('one owner’s spent hedging budget leaves another owner’s hedging on: each owner spends its own', async () => {
+  // The test owner's budget for `primary` is spent: by its own hedge here, unless a test before
+  // spent it already (then this job is itself paused, which is as good).
+  const spender = await hedgedJobHeldAt('owners-spender', 'primary');
+  await eventually(
+    () => readJob(stack, spender.id),
+    (j) => j.attempts.length === 2 || pauseNotes(j).length > 0,
+  );
+  stack.simulator.openGate('owners-spender');
+  await eventually(
+    async () => (await readJob(stack, spender.id)) as Noted,
+    (j) => j.status === 'succeeded' && j.cost.unknownCalls === 0,
+  );
+  const paused = await hedgedJobHeldAt('owners-paused', 'primary');
+  expect(await exclusiveFlags(paused.id)).toEqual([true]);
+  stack.simulator.openGate('owners-paused');
+
+  // Another owner, same providers: its hedge starts beside its held primary, with no note.
+  const other = await hedgedJobHeldAt('owners-other', 'primary', OTHER_TOKEN);
+  const readOther = async () =>
+    (await (
+      await stack.request('GET', `/v1/jobs/${other.id}`, { token: OTHER_TOKEN })
+    ).json()) as JobView;
+  const hedged = await eventually(readOther, (j) => j.attempts.length === 2);
+  expect(hedged.attempts.map((a) => a.provider)).toEqual(['primary', 'fallback']);
+  expect(await exclusiveFlags(other.id)).toEqual([false, false]);
+  expect(pauseNotes(hedged)).toEqual([]);
+  const { rows } = await stack.pool.query<{ owner_id: string }>(
+    'SELECT owner_id FROM jobs WHERE id = $1',
+    [other.id],
+  );
+  expect(rows[0]!.owner_id).toBe(OTHER_OWNER);
+  stack.simulator.openGate('owners-other');
+  await eventually(readOther, (j) => j.status === 'succeeded');
+  // The paused job's figures, for operators, are its owner's own.
+  expect((await operatorPauseNote(paused.id))?.service).toMatchObject({
+    owner: 'owner-a@example.com',
+  });
 });

@@ -3,9 +3,10 @@ import { formatMoney } from '../domain/cost';
 import type { ActivityDeps, HedgeBudget } from './types';
 
 /**
- * Why a hedged job runs exclusive: the note admission writes on the job. The budget is the
- * service's, measured over every owner's jobs, so its figures stay under `service`, which
- * operators see and owners never do (see ownerView in src/api/representation.ts).
+ * Why a hedged job runs exclusive: the note admission writes on the job. The budget holds per
+ * owner and primary provider, measured over that owner's jobs only; its figures stay under
+ * `service`, which operators see and owners never do (see ownerView in
+ * src/api/representation.ts), so an owner's note shows no figure at all.
  */
 export interface HedgingPaused extends Record<string, unknown> {
   event: 'hedging_paused';
@@ -28,12 +29,13 @@ const seconds = (ms: number): string => `${Math.round(ms / 1000)} s`;
 async function budgetVerdict(
   pool: ActivityDeps['pool'],
   budget: HedgeBudget,
+  ownerId: string,
   primary: string,
   hedge: string | undefined,
 ): Promise<HedgingPaused | undefined> {
   const window = `the last ${seconds(budget.windowMs)}`;
   if (budget.share !== undefined) {
-    const spend = await hedgeSpendInWindow(pool, primary, budget.windowMs);
+    const spend = await hedgeSpendInWindow(pool, ownerId, primary, budget.windowMs);
     const unknown = spend.reduce((sum, row) => sum + row.extraUnknown, 0);
     const priced = spend.filter(
       (row): row is typeof row & { currency: string } => row.currency !== null,
@@ -47,6 +49,7 @@ async function budgetVerdict(
         reason: BUDGET_SPENT,
         primary,
         service: {
+          owner: ownerId,
           reason: `${unknown} hedge call(s) of jobs with primary ${primary} over ${window} have no known cost, and no known hedge cost in one currency to estimate them by`,
           unknownHedgeCalls: unknown,
         },
@@ -60,6 +63,7 @@ async function budgetVerdict(
         reason: BUDGET_SPENT,
         primary,
         service: {
+          owner: ownerId,
           reason: `hedges of jobs with primary ${primary} cost ${formatMoney(extraCost, row.currency)} over ${window}${unknown > 0 ? ` (${unknown} of unknown cost counted at the mean)` : ''}, more than ${budget.share * 100} % of their primaries' ${formatMoney(row.primaryCost, row.currency)}`,
           currency: row.currency,
           primaryCost: row.primaryCost,
@@ -72,7 +76,8 @@ async function budgetVerdict(
     }
   }
   if (budget.maxExtraPerJob !== undefined && hedge) {
-    for (const { currency, mean, calls } of await meanHedgeCost(pool, hedge, budget.windowMs)) {
+    const means = await meanHedgeCost(pool, ownerId, hedge, budget.windowMs);
+    for (const { currency, mean, calls } of means) {
       if (mean <= budget.maxExtraPerJob) continue;
       return {
         event: 'hedging_paused',
@@ -80,6 +85,7 @@ async function budgetVerdict(
         primary,
         hedge,
         service: {
+          owner: ownerId,
           reason: `a hedge on ${hedge} cost ${formatMoney(mean, currency)} on average over ${window} (${calls} calls), more than the cap of ${formatMoney(budget.maxExtraPerJob, currency)} a job may spend on hedging`,
           currency,
           meanHedgeCost: mean,
@@ -92,7 +98,7 @@ async function budgetVerdict(
 }
 
 /**
- * Hedging's budget as admission asks it, per (primary, hedge provider). A verdict is reused for
+ * Hedging's budget as admission asks it, per (owner, primary, hedge provider). A verdict is reused for
  * `refreshMs`: the window's sums read every hedged call that ended in it, too much to read for
  * every job. Without a budget, hedging is never paused.
  */
@@ -102,13 +108,17 @@ export function hedgeBudgetGuard(deps: Pick<ActivityDeps, 'pool' | 'hedgeBudget'
     string,
     { until: number; verdict: Promise<HedgingPaused | undefined> }
   >();
-  return (primary: string, hedge: string | undefined): Promise<HedgingPaused | undefined> => {
+  return (
+    ownerId: string,
+    primary: string,
+    hedge: string | undefined,
+  ): Promise<HedgingPaused | undefined> => {
     if (!budget) return Promise.resolve(undefined);
-    const key = `${primary}\n${hedge ?? ''}`;
+    const key = `${ownerId}\n${primary}\n${hedge ?? ''}`;
     const now = Date.now();
     const cached = verdicts.get(key);
     if (cached && cached.until > now) return cached.verdict;
-    const verdict = budgetVerdict(deps.pool, budget, primary, hedge);
+    const verdict = budgetVerdict(deps.pool, budget, ownerId, primary, hedge);
     // A failed read is not kept: the next job asks again (unless a newer read replaced it).
     verdict.catch(() => {
       if (verdicts.get(key)?.verdict === verdict) verdicts.delete(key);

@@ -75,10 +75,32 @@ export const jobResourceSchema = z.object({
 
 export type JobResource = z.infer<typeof jobResourceSchema>;
 
+/** What a list item may carry besides the job's summary (`?include=`). */
+export const LIST_INCLUSIONS = ['input', 'result'] as const;
+export type ListInclusion = (typeof LIST_INCLUSIONS)[number];
+
+/** A job in a list: without its input and result unless the request asked for them. */
+export const jobListItemSchema = jobResourceSchema.extend({
+  input: jobResourceSchema.shape.input.optional(),
+  result: z.unknown().optional(),
+});
+
 export const jobPageSchema = z.object({
-  jobs: z.array(jobResourceSchema),
+  jobs: z.array(jobListItemSchema),
   nextCursor: z.string().nullable(),
 });
+
+export type JobListItem = z.infer<typeof jobListItemSchema>;
+
+/** The job as a list shows it: `include` names what it carries of its input and result. */
+export function jobListItem(job: JobRecord, include: ReadonlySet<ListInclusion>): JobListItem {
+  const { input, result, ...summary } = jobResource(job);
+  return {
+    ...summary,
+    ...(include.has('input') ? { input } : {}),
+    ...(include.has('result') ? { result } : {}),
+  };
+}
 
 /**
  * A job's note as its owner sees it: a note's `service` part holds what the service measured

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { JobResource } from '../api/representation';
+import type { JobListItem, JobResource, ListInclusion } from '../api/representation';
 import type { JobMode, JobStatus } from '../domain/job';
 
 /**
@@ -9,6 +9,8 @@ import type { JobMode, JobStatus } from '../domain/job';
  */
 
 export type Job = JobResource;
+/** A job as a list shows it: `input` and `result` only when the list was asked for them. */
+export type ListedJob = JobListItem;
 
 export interface Problem {
   type: string;
@@ -43,6 +45,11 @@ export interface OneJobClientOptions {
   initialBackoffMs?: number;
   /** Per-request timeout. Default 30 s. */
   timeoutMs?: number;
+  /**
+   * The longest `Retry-After` this client waits out before retrying. A longer one (an owner's
+   * create bucket that refills slowly) is given to the caller at once as the problem. Default 30 s.
+   */
+  maxRetryAfterMs?: number;
   fetch?: typeof fetch;
 }
 
@@ -114,16 +121,23 @@ export class OneJobClient {
     }
   }
 
+  /** A page of jobs; `include` adds their input or result (the page is then bounded in bytes). */
   async listJobs(
-    options: { status?: JobStatus; limit?: number; cursor?: string } = {},
-  ): Promise<{ jobs: Job[]; nextCursor: string | null }> {
+    options: {
+      status?: JobStatus;
+      limit?: number;
+      cursor?: string;
+      include?: ListInclusion[];
+    } = {},
+  ): Promise<{ jobs: ListedJob[]; nextCursor: string | null }> {
     const query = new URLSearchParams();
     if (options.status) query.set('status', options.status);
     if (options.limit) query.set('limit', String(options.limit));
     if (options.cursor) query.set('cursor', options.cursor);
+    if (options.include?.length) query.set('include', options.include.join(','));
     const suffix = query.size > 0 ? `?${query}` : '';
     const response = await this.send('GET', `/v1/jobs${suffix}`);
-    return (await response.json()) as { jobs: Job[]; nextCursor: string | null };
+    return (await response.json()) as { jobs: ListedJob[]; nextCursor: string | null };
   }
 
   /** Sends one request, retrying what may safely be retried; throws OneJobProblemError for a final problem. */
@@ -171,15 +185,14 @@ export class OneJobClient {
         retryable =
           isRetryableStatus(response.status) && response.headers.get('x-should-retry') !== 'false';
       }
-      if (!retryable || attempt >= maxRetries) {
+      const retryAfter = Number(response?.headers.get('retry-after'));
+      const askedWait = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 0;
+      const tooLong = askedWait > (this.options.maxRetryAfterMs ?? 30_000);
+      if (!retryable || attempt >= maxRetries || tooLong) {
         if (problem) throw new OneJobProblemError(problem, retryable);
         throw networkError;
       }
-      const retryAfter = Number(response?.headers.get('retry-after'));
-      const wait =
-        Number.isFinite(retryAfter) && retryAfter > 0
-          ? retryAfter * 1000
-          : backoff * (0.5 + Math.random());
+      const wait = askedWait > 0 ? askedWait : backoff * (0.5 + Math.random());
       await new Promise((resolve) => setTimeout(resolve, wait));
       backoff = Math.min(backoff * 2, 5_000);
     }

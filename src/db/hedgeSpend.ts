@@ -1,7 +1,7 @@
 import type { Queryable } from './pool';
 import { preparedStatement } from './statements';
 
-/** What hedged jobs with one primary spent over a window, in one currency. */
+/** What one owner's hedged jobs with one primary spent over a window, in one currency. */
 export interface HedgeSpend {
   /** Null for calls of unknown cost. */
   currency: string | null;
@@ -30,13 +30,17 @@ const HEDGE_SPEND = preparedStatement(
      JOIN attempts p ON p.job_id = a.job_id AND p.seq = 1
     WHERE a.call_outcome IS NOT NULL
       AND a.call_ended_at >= now() - make_interval(secs => $2::float8 / 1000)
-      AND p.provider = $1
+      AND p.provider = $1 AND j.owner_id = $3
     GROUP BY a.cost_currency`,
 );
 
-/** Per currency, what the calls of hedged jobs whose primary is `primary` cost lately. */
+/**
+ * Per currency, what the calls of the owner's hedged jobs whose primary is `primary` cost lately:
+ * each owner spends its own budget, so one owner's hedges never pause another's.
+ */
 export async function hedgeSpendInWindow(
   db: Queryable,
+  ownerId: string,
   primary: string,
   windowMs: number,
 ): Promise<HedgeSpend[]> {
@@ -46,7 +50,7 @@ export async function hedgeSpendInWindow(
     extra_cost: number;
     extra_known: number;
     extra_unknown: number;
-  }>(HEDGE_SPEND([primary, windowMs]));
+  }>(HEDGE_SPEND([primary, windowMs, ownerId]));
   return rows.map((row) => ({
     currency: row.currency,
     primaryCost: row.primary_cost,
@@ -63,18 +67,19 @@ const MEAN_HEDGE_COST = preparedStatement(
      JOIN jobs j ON j.id = a.job_id AND j.mode = 'hedged'
     WHERE a.call_outcome IS NOT NULL AND a.seq > 1
       AND a.call_ended_at >= now() - make_interval(secs => $2::float8 / 1000)
-      AND a.provider = $1 AND a.cost IS NOT NULL
+      AND a.provider = $1 AND a.cost IS NOT NULL AND j.owner_id = $3
     GROUP BY a.cost_currency`,
 );
 
-/** The mean known cost of a later call of a hedged job on `provider` lately, per currency. */
+/** The mean known cost of a later call of the owner's hedged jobs on `provider` lately, per currency. */
 export async function meanHedgeCost(
   db: Queryable,
+  ownerId: string,
   provider: string,
   windowMs: number,
 ): Promise<Array<{ currency: string; mean: number; calls: number }>> {
   const { rows } = await db.query<{ currency: string; mean: number; calls: number }>(
-    MEAN_HEDGE_COST([provider, windowMs]),
+    MEAN_HEDGE_COST([provider, windowMs, ownerId]),
   );
   return rows;
 }

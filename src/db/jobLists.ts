@@ -37,8 +37,20 @@ export async function findOpenJobs(
   return rows.map(toJob);
 }
 
+const PAGE_COLUMNS = jobColumnsOf('page');
+// A list item without its input and result (the default): they stay in the table, unread.
+const PAGE_COLUMNS_WITHOUT_BODIES = PAGE_COLUMNS.replace(
+  'page.input,',
+  `'{}'::jsonb AS input,`,
+).replace('page.result,', 'NULL::jsonb AS result,');
+if (
+  PAGE_COLUMNS_WITHOUT_BODIES.includes('page.input') ||
+  PAGE_COLUMNS_WITHOUT_BODIES.includes('page.result')
+)
+  throw new Error('the list page still selects input or result');
+
 // Not prepared either, for the same reason.
-const OWNED_PAGE_SQL = `SELECT ${jobColumnsOf('page')} FROM (
+const ownedPageSql = (columns: string): string => `SELECT ${columns} FROM (
      SELECT ${JOB_COLUMNS} FROM jobs j
       WHERE j.owner_id = $1
         AND ($2::bigint IS NULL
@@ -47,23 +59,59 @@ const OWNED_PAGE_SQL = `SELECT ${jobColumnsOf('page')} FROM (
    WHERE $4::text IS NULL OR page.status = $4::text
    ORDER BY page.created_at DESC, page.id DESC
    LIMIT $5`;
+const OWNED_PAGE_SQL = ownedPageSql(PAGE_COLUMNS);
+const OWNED_PAGE_WITHOUT_BODIES_SQL = ownedPageSql(PAGE_COLUMNS_WITHOUT_BODIES);
 
-/** One page of an owner's jobs, newest first, optionally of one status. */
+// With bodies and a byte bound, the page's rows stop once the bodies before them, as stored,
+// reach $6: pg_column_size reads a TOASTed value's size without reading the value, so a page of
+// large inputs is not fetched whole to send a few. `window_rows` counts the rows before that cut.
+const OWNED_PAGE_WITH_BOUNDED_BODIES_SQL = `SELECT ${jobColumnsOf('cut')}, cut.window_rows FROM (
+     SELECT capped.*, count(*) OVER () AS window_rows,
+            coalesce(sum(capped.body_bytes) OVER (ORDER BY capped.created_at DESC, capped.id DESC
+                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS bytes_before
+       FROM (SELECT page.*, pg_column_size(page.input) + coalesce(pg_column_size(page.result), 0)
+                    AS body_bytes
+               FROM (${OWNED_PAGE_SQL}) page) capped
+   ) cut
+   WHERE cut.bytes_before < $6
+   ORDER BY cut.created_at DESC, cut.id DESC`;
+
+/**
+ * One page of an owner's jobs, newest first, optionally of one status. Without `withBodies` the
+ * jobs' input is `{}` and their result null: not read at all. With `maxStoredBytes` the page
+ * ends early, after the job whose input and result (as PostgreSQL stores them, compressed)
+ * take the page's past that bound; it always holds one job, and `next` continues after it.
+ */
 export async function listOwnedJobs(
   db: Queryable,
   ownerId: string,
-  options: { status?: JobStatus; after?: JobPageCursor; limit: number },
+  options: {
+    status?: JobStatus;
+    after?: JobPageCursor;
+    limit: number;
+    withBodies?: boolean;
+    maxStoredBytes?: number;
+  },
 ): Promise<{ jobs: JobRecord[]; next?: JobPageCursor }> {
-  const { rows } = await db.query<JobRow>(OWNED_PAGE_SQL, [
+  const bounded = options.withBodies !== false && options.maxStoredBytes !== undefined;
+  const sql = bounded
+    ? OWNED_PAGE_WITH_BOUNDED_BODIES_SQL
+    : options.withBodies === false
+      ? OWNED_PAGE_WITHOUT_BODIES_SQL
+      : OWNED_PAGE_SQL;
+  const { rows } = await db.query<JobRow & { window_rows?: string }>(sql, [
     ownerId,
     options.after?.createdAtMicros ?? null,
     options.after?.id ?? null,
     options.status ?? null,
     options.limit + 1,
+    ...(bounded ? [options.maxStoredBytes] : []),
   ]);
   const jobs = rows.slice(0, options.limit).map(toJob);
   const last = jobs[jobs.length - 1];
-  return rows.length > options.limit && last
+  // Rows left out by the byte bound, or the one past the limit: either way, more follow.
+  const cut = rows[0]?.window_rows !== undefined && Number(rows[0].window_rows) > rows.length;
+  return (cut || rows.length > options.limit) && last
     ? { jobs, next: { createdAtMicros: last.createdAtMicros, id: last.id } }
     : { jobs };
 }

@@ -3,9 +3,10 @@ import { z } from 'zod';
 import { listAttempts, type AttemptRecord } from '../db/attempts';
 import type { JobEndings } from '../db/jobEndings';
 import { listOwnedJobs, type JobPageCursor } from '../db/jobLists';
-import { findJobByKey, findOwnedJob, insertJobOrFindExisting, type JobRecord } from '../db/jobs';
+import { findJobByKey, findOwnedJob, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
 import { isTerminalJobStatus, type JobMode, type JobStatus } from '../domain/job';
+import type { OwnerLimitSettings } from '../domain/ownerLimits';
 import { jobWorkflowId } from '../domain/workflowId';
 import type { ProviderRegistry } from '../providers/registry';
 import type { jobWorkflow } from '../workflows';
@@ -17,12 +18,15 @@ import {
   WorkflowStartRefusedError,
 } from './errors';
 import { intentFingerprint, validateIntent } from './intent';
+import { CreateRateLimitedError, insertJobWithinLimits, TooManyOpenJobsError } from './ownerLimits';
 
 export interface JobServiceDeps {
   pool: Pool;
   temporal: Client;
   taskQueue: string;
   providers: ProviderRegistry;
+  /** What each owner may create (rate, open jobs); undefined: no limits. */
+  ownerLimits?: OwnerLimitSettings;
 }
 
 export interface CreateJobRequest {
@@ -149,7 +153,7 @@ export async function createJob(
   if (replayed) return answerReplay(deps, replayed);
   const { input, plan, mode, fingerprint } = validateIntent(deps, request);
   if (stored) throw new IdempotencyKeyReuseError(stored);
-  const { job, created } = await insertJobOrFindExisting(deps.pool, {
+  const { job, created } = await insertJobWithinLimits(deps, {
     ownerId: request.ownerId,
     idempotencyKey: request.idempotencyKey,
     requestFingerprint: fingerprint,
@@ -157,6 +161,14 @@ export async function createJob(
     workflowId: jobWorkflowId(request.ownerId, request.idempotencyKey),
     workflowIdOfGeneration: (generation) =>
       jobWorkflowId(request.ownerId, request.idempotencyKey, generation),
+  }).catch(async (error: unknown) => {
+    // Refused as new, but a racing request under the same key may have made the job meanwhile:
+    // then this is a replay, and a replay is never refused for the owner's limits.
+    if (!(error instanceof CreateRateLimitedError || error instanceof TooManyOpenJobsError))
+      throw error;
+    const raced = await findJobByKey(deps.pool, request.ownerId, request.idempotencyKey);
+    if (!raced) throw error;
+    return { job: raced, created: false };
   });
   if (!created && job.requestFingerprint !== fingerprint) throw new IdempotencyKeyReuseError(job);
   if (created) await startJobWorkflow(deps, job);
@@ -269,7 +281,13 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 export async function listJobs(
   deps: Pick<JobServiceDeps, 'pool'>,
   ownerId: string,
-  options: { status?: JobStatus; after?: JobPageCursor; limit: number },
+  options: {
+    status?: JobStatus;
+    after?: JobPageCursor;
+    limit: number;
+    withBodies?: boolean;
+    maxStoredBytes?: number;
+  },
 ): Promise<{ jobs: JobRecord[]; next?: JobPageCursor }> {
   return listOwnedJobs(deps.pool, ownerId, options);
 }

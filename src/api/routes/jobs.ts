@@ -13,16 +13,27 @@ import { sendNotFound, sendProblem } from '../problems';
 import {
   decodeCursor,
   encodeCursor,
+  jobListItem,
   jobPageSchema,
   jobResource,
   jobResourceSchema,
+  LIST_INCLUSIONS,
+  type ListInclusion,
 } from '../representation';
 import type { WaitLimiter } from '../waitLimiter';
 
 export interface JobRoutesOptions {
   deps: Pick<
     ApiDeps,
-    'pool' | 'temporal' | 'taskQueue' | 'providers' | 'logger' | 'tokens' | 'waitPollMs'
+    | 'pool'
+    | 'temporal'
+    | 'taskQueue'
+    | 'providers'
+    | 'logger'
+    | 'tokens'
+    | 'waitPollMs'
+    | 'ownerLimits'
+    | 'listPageMaxBytes'
   >;
   metrics: Pick<Metrics, 'jobsCreated' | 'jobsReplayed'>;
   waits: WaitLimiter;
@@ -30,6 +41,10 @@ export interface JobRoutesOptions {
 }
 
 const MAX_WAIT_SECONDS = 60;
+const DEFAULT_LIST_PAGE_MAX_BYTES = 1_048_576;
+/** `{"jobs":[],"nextCursor":"…"}` around the items: generously, a cursor is under 100 bytes. */
+const PAGE_OVERHEAD_BYTES = 200;
+const INCLUDE_PATTERN = /^(input|result)(,(input|result))?$/;
 
 const createJobBody = z.strictObject({
   type: z.string().min(1).max(100).describe('Job type, e.g. "summarize".'),
@@ -79,7 +94,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
         response: {
           201: jobResourceSchema,
           200: jobResourceSchema,
-          ...problemResponses(401, 409, ...BODY_ERRORS),
+          ...problemResponses(401, 409, 429, ...BODY_ERRORS),
         },
       },
     },
@@ -170,6 +185,13 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
           status: z.enum(JOB_STATUSES).optional(),
           limit: z.coerce.number().int().min(1).max(100).default(20),
           cursor: z.string().max(200).optional().describe('nextCursor of the previous page'),
+          include: z
+            .string()
+            .regex(INCLUDE_PATTERN)
+            .optional()
+            .describe(
+              'input, result or input,result: list items carry these only when asked, and such a page stops before its byte bound (ONEJOB_LIST_PAGE_MAX_BYTES), with nextCursor where it stopped.',
+            ),
         }),
         response: { 200: jobPageSchema, ...problemResponses(401) },
       },
@@ -179,11 +201,38 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
       const after = cursor === undefined ? undefined : decodeCursor(cursor);
       if (cursor !== undefined && !after)
         return sendProblem(reply, 'invalid-cursor', 'Use nextCursor from a previous page.');
-      const page = await listJobs(deps, request.ownerId, { status, limit, after });
-      return {
-        jobs: page.jobs.map((job) => jobResource(job)),
-        nextCursor: page.next ? encodeCursor(page.next) : null,
-      };
+      const include = new Set(
+        (request.query.include?.split(',') ?? []).filter((name): name is ListInclusion =>
+          (LIST_INCLUSIONS as readonly string[]).includes(name),
+        ),
+      );
+      const listPageMaxBytes = deps.listPageMaxBytes ?? DEFAULT_LIST_PAGE_MAX_BYTES;
+      const page = await listJobs(deps, request.ownerId, {
+        status,
+        limit,
+        after,
+        withBodies: include.size > 0,
+        ...(include.size > 0 ? { maxStoredBytes: listPageMaxBytes } : {}),
+      });
+      const items = page.jobs.map((job) => jobListItem(job, include));
+      if (include.size === 0)
+        return { jobs: items, nextCursor: page.next ? encodeCursor(page.next) : null };
+      // Inputs and results may be large: the page stops before its byte bound (always holding
+      // one job, so that paging moves on), and the next page starts after its last job.
+      let bytes = PAGE_OVERHEAD_BYTES;
+      let kept = 0;
+      for (const item of items) {
+        const itemBytes = Buffer.byteLength(JSON.stringify(item)) + 1;
+        if (kept > 0 && bytes + itemBytes > listPageMaxBytes) break;
+        bytes += itemBytes;
+        kept += 1;
+      }
+      const last = page.jobs[kept - 1];
+      const next =
+        kept < items.length && last
+          ? { createdAtMicros: last.createdAtMicros, id: last.id }
+          : page.next;
+      return { jobs: items.slice(0, kept), nextCursor: next ? encodeCursor(next) : null };
     },
   );
 

@@ -1,0 +1,64 @@
+import { insertJobOrFindExisting, type JobRecord, type NewJob } from '../db/jobs';
+import { lockOwnerAndCountOpenJobs, takeCreateToken } from '../db/ownerLimits';
+import { inTransaction, type Pool, type Queryable } from '../db/pool';
+import { limitsOf, type OwnerLimits, type OwnerLimitSettings } from '../domain/ownerLimits';
+import { ServiceError } from './errors';
+
+/** The owner's create bucket is empty: no new job until it refills. */
+export class CreateRateLimitedError extends ServiceError {
+  constructor(
+    readonly retryAfterSeconds: number,
+    bucket: { perSecond: number; burst: number },
+  ) {
+    super(
+      'create-rate-limited',
+      `This owner may create ${bucket.perSecond} jobs per second (bursts of ${bucket.burst}); retry after ${retryAfterSeconds} s. Retries of jobs already created are still answered.`,
+      { retryAfterSeconds, createsPerSecond: bucket.perSecond, createBurst: bucket.burst },
+    );
+    this.name = 'CreateRateLimitedError';
+  }
+}
+
+/** The owner has as many jobs open as it may: a new one waits until one of them ends. */
+export class TooManyOpenJobsError extends ServiceError {
+  constructor(maxOpenJobs: number) {
+    super(
+      'too-many-open-jobs',
+      `This owner may have ${maxOpenJobs} jobs open (not yet ended) at once; create again once some have ended. Retries of jobs already created are still answered.`,
+      { maxOpenJobs },
+    );
+    this.name = 'TooManyOpenJobsError';
+  }
+}
+
+async function takeToken(db: Queryable, ownerId: string, limits: OwnerLimits): Promise<void> {
+  if (!limits.creates) return;
+  const take = await takeCreateToken(db, ownerId, limits.creates);
+  if (!take.taken) throw new CreateRateLimitedError(take.retryAfterSeconds, limits.creates);
+}
+
+/**
+ * Inserts a new job within its owner's limits (a token from the create bucket; room under the
+ * open-jobs limit), or finds the job a racing request made under the same key. Only a request
+ * that would make a new job is limited: the caller answers replays before this.
+ */
+export async function insertJobWithinLimits(
+  deps: { pool: Pool; ownerLimits?: OwnerLimitSettings },
+  job: NewJob,
+): Promise<{ job: JobRecord; created: boolean }> {
+  const limits = limitsOf(deps.ownerLimits, job.ownerId);
+  const { maxOpenJobs } = limits;
+  if (maxOpenJobs === undefined) {
+    await takeToken(deps.pool, job.ownerId, limits);
+    return insertJobOrFindExisting(deps.pool, job);
+  }
+  // Count and insert under the owner's lock, in one transaction: two replicas' creates cannot
+  // both see room for the last open job. The token is taken in it too, so a create refused for
+  // open jobs keeps its token.
+  return inTransaction(deps.pool, async (client) => {
+    const open = await lockOwnerAndCountOpenJobs(client, job.ownerId, maxOpenJobs);
+    if (open >= maxOpenJobs) throw new TooManyOpenJobsError(maxOpenJobs);
+    await takeToken(client, job.ownerId, limits);
+    return insertJobOrFindExisting(client, job);
+  });
+}

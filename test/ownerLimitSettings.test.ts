@@ -1,0 +1,46 @@
+import { apiConfig } from '../src/config';
+import { limitsOf, ownerLimitSettings } from '../src/domain/ownerLimits';
+
+/** How the owner-limit settings read: defaults, per-owner overrides, and refusals at start. */
+const base = { DATABASE_URL: 'postgres://x', ONEJOB_API_TOKENS: 'a:token-aaaaaaaa' };
+
+test('owner limits are off unless configured: the API reads no limit for any owner', () => {
+  const settings = apiConfig(base).ownerLimits;
+  expect(limitsOf(settings, 'anyone')).toEqual({});
+});
+
+test('an owner named in ONEJOB_OWNER_LIMITS gets its own limits; a field left out takes the default and null lifts it', () => {
+  const settings = ownerLimitSettings({
+    ONEJOB_OWNER_CREATES_PER_SECOND: '2.5',
+    ONEJOB_OWNER_MAX_OPEN_JOBS: '100',
+    ONEJOB_OWNER_LIMITS: JSON.stringify({
+      alice: { createsPerSecond: 5, createBurst: 20 },
+      batch: { createsPerSecond: null, maxOpenJobs: null },
+      small: { maxOpenJobs: 3 },
+    }),
+  });
+  expect(limitsOf(settings, 'someone')).toEqual({
+    creates: { perSecond: 2.5, burst: 3 },
+    maxOpenJobs: 100,
+  });
+  expect(limitsOf(settings, 'alice')).toEqual({
+    creates: { perSecond: 5, burst: 20 },
+    maxOpenJobs: 100,
+  });
+  expect(limitsOf(settings, 'batch')).toEqual({});
+  expect(limitsOf(settings, 'small')).toEqual({
+    creates: { perSecond: 2.5, burst: 3 },
+    maxOpenJobs: 3,
+  });
+});
+
+test.each([
+  [{ ONEJOB_OWNER_CREATES_PER_SECOND: '0' }, /ONEJOB_OWNER_CREATES_PER_SECOND/],
+  [{ ONEJOB_OWNER_CREATE_BURST: '5' }, /needs ONEJOB_OWNER_CREATES_PER_SECOND/],
+  [{ ONEJOB_OWNER_MAX_OPEN_JOBS: '1.5' }, /ONEJOB_OWNER_MAX_OPEN_JOBS/],
+  [{ ONEJOB_OWNER_LIMITS: '{"alice":{"createsPerSecnd":5}}' }, /ONEJOB_OWNER_LIMITS/],
+  [{ ONEJOB_OWNER_LIMITS: 'not json' }, /ONEJOB_OWNER_LIMITS/],
+  [{ ONEJOB_OWNER_LIMITS: '{"alice":{"createBurst":5}}' }, /createBurst needs a createsPerSecond/],
+])('a mistaken owner-limit setting %j stops the API at start', (env, message) => {
+  expect(() => apiConfig({ ...base, ...env })).toThrow(message);
+});
