@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { DEV_TOKEN } from '../src/api/auth';
 import { freePort } from '../src/dev/processes';
+import { DEV_TOKEN } from '../src/devSecrets';
 import { ROOT, TEST_OUTPUT } from './harness';
 import { processesMentioning, waitUntil } from './processScan';
 import { embeddedStackSettings, runDevStart, untilRunning } from './support/devStart';

@@ -13,37 +13,86 @@ import {
   HISTORY_SHARDS,
   pickClusterPorts,
 } from '../src/dev/temporalClusterConfig';
+import { refusePublishedDevSecrets } from '../src/devSecrets';
 import { MAX_WORKFLOW_ID_LENGTH } from '../src/domain/workflowId';
+import { providerConfigsFromEnv, simulatorProviders } from '../src/providers/registry';
 import { ROOT } from './harness';
 
 /**
  * Docker does not run here, so the compose file is checked against the code instead: every
- * variable a service needs is set, and hosts and ports agree with what the app reads.
+ * variable a service needs is set, hosts and ports agree with what the app reads, and what it
+ * publishes and requires makes a deployment fail closed.
  */
 interface Service {
   image?: string;
   entrypoint?: string[];
   volumes?: string[];
   build?: unknown;
+  profiles?: string[];
   command?: string[];
   environment?: Record<string, string | number>;
   ports?: string[];
-  depends_on?: Record<string, { condition: string }>;
+  depends_on?: Record<string, { condition: string; required?: boolean }>;
   healthcheck?: { test: string[] };
 }
 
-const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), {
-  merge: true,
-}) as {
+const COMPOSE_TEXT = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
+
+/**
+ * The file as compose reads it with the operator's variables `vars`: `${X}`, `${X:-default}`
+ * and `${X:?message}` in every string value are filled in (`$$` stays, as compose's escape).
+ * A required variable that is missing is listed in `refused`, as compose would refuse to start.
+ */
+function composeWith(vars: Record<string, string>): {
   services: Record<string, Service>;
+  refused: string[];
+} {
+  const refused = new Set<string>();
+  const fill = (value: unknown): unknown => {
+    if (typeof value === 'string')
+      return value.replace(
+        /(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}/g,
+        (_all, name: string, op: string | undefined, rest: string | undefined) => {
+          const given = vars[name];
+          const empty = given === undefined || (op?.startsWith(':') === true && given === '');
+          if (!empty) return given;
+          if (op?.endsWith('?')) {
+            refused.add(name);
+            return '';
+          }
+          return op?.endsWith('-') ? (rest ?? '') : '';
+        },
+      );
+    if (Array.isArray(value)) return value.map(fill);
+    if (value && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v)]));
+    return value;
+  };
+  const parsed = parse(COMPOSE_TEXT, { merge: true }) as { services: Record<string, Service> };
+  const services = fill(parsed.services) as Record<string, Service>;
+  return { services, refused: [...refused].sort() };
+}
+
+/** What an operator must give; long random values, none of them a published dev secret. */
+const OPERATOR_VARS: Record<string, string> = {
+  ONEJOB_API_TOKENS: 'alice:alice-token-0123456789abcdef',
+  ONEJOB_OPERATOR_TOKENS: 'ops:operator-token-0123456789abcdef',
+  ONEJOB_METRICS_TOKEN: 'metrics-token-0123456789abcdef',
+  POSTGRES_PASSWORD: 'superuser-password-0123456789',
+  ONEJOB_DB_PASSWORD: 'app-password-0123456789',
+  TEMPORAL_DB_PASSWORD: 'temporal-password-0123456789',
+  ONEJOB_PROVIDERS: JSON.stringify(simulatorProviders('http://payments.example')),
 };
-const services = compose.services;
-const env = (name: string): NodeJS.ProcessEnv =>
-  Object.fromEntries(
-    Object.entries(services[name]?.environment ?? {}).map(([k, v]) => [k, String(v)]),
+
+const services = composeWith(OPERATOR_VARS).services;
+const env = (name: string, from: Record<string, Service> = services): NodeJS.ProcessEnv =>
+  Object.fromEntries(Object.entries(from[name]?.environment ?? {}).map(([k, v]) => [k, String(v)]));
+const published = (from: Record<string, Service>): Array<[string, string]> =>
+  Object.entries(from).flatMap(([name, service]) =>
+    (service.ports ?? []).map((port): [string, string] => [name, port]),
   );
 
-test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, worker and simulator', () => {
+test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, worker, and the simulator on request', () => {
   expect(Object.keys(services).sort()).toEqual([
     'api-1',
     'api-2',
@@ -66,48 +115,147 @@ test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, wor
   for (const name of ['postgres', 'temporal', 'api-1', 'api-2', 'simulator']) {
     expect(services[name]?.healthcheck?.test.length).toBeGreaterThan(0);
   }
+  // The stand-in provider runs only when asked for, and nothing needs it to start.
+  expect(services.simulator?.profiles).toEqual(['simulator']);
+  expect(services.worker?.depends_on?.simulator?.required).toBe(false);
 });
 
-test('the API and the worker get every variable their config requires, and it parses', () => {
+describe('a deployment from docker-compose.yml fails closed', () => {
+  test('only the API (through nginx) and the Web UI are published, on 127.0.0.1 unless the operator says otherwise', () => {
+    expect(published(services)).toEqual([
+      ['temporal-ui', '127.0.0.1:8233:8080'],
+      ['nginx', '127.0.0.1:3000:3000'],
+    ]);
+    const chosen = composeWith({
+      ...OPERATOR_VARS,
+      ONEJOB_PUBLISH_ADDRESS: '0.0.0.0',
+      ONEJOB_PUBLISH_PORT: '80',
+    }).services;
+    expect(published(chosen)).toContainEqual(['nginx', '0.0.0.0:80:3000']);
+    // Never Temporal's frontend (no TLS, no authorizer), the worker's metrics or a replica.
+    for (const [, port] of published(chosen)) expect(port).not.toMatch(/:(7233|9464)$/);
+  });
+
+  test('the Web UI is read-only unless an operator turns write actions on', () => {
+    expect(env('temporal-ui').TEMPORAL_DISABLE_WRITE_ACTIONS).toBe('true');
+    const writable = composeWith({ ...OPERATOR_VARS, TEMPORAL_UI_DISABLE_WRITE_ACTIONS: 'false' });
+    expect(env('temporal-ui', writable.services).TEMPORAL_DISABLE_WRITE_ACTIONS).toBe('false');
+  });
+
+  test('every secret must be given: compose refuses to start without it, and none has a default', () => {
+    expect(composeWith({}).refused).toEqual([
+      'ONEJOB_API_TOKENS',
+      'ONEJOB_DB_PASSWORD',
+      'ONEJOB_METRICS_TOKEN',
+      'ONEJOB_OPERATOR_TOKENS',
+      'POSTGRES_PASSWORD',
+      'TEMPORAL_DB_PASSWORD',
+    ]);
+    expect(composeWith(OPERATOR_VARS).refused).toEqual([]);
+    // Every secret setting is `${VAR:?...}`, or empty unless given (the simulator's callback
+    // secret, only for --profile simulator); never a default value.
+    const raw = parse(COMPOSE_TEXT, { merge: true }) as { services: Record<string, Service> };
+    for (const [name, service] of Object.entries(raw.services)) {
+      for (const [key, value] of Object.entries(service.environment ?? {})) {
+        if (!/TOKEN|PASSWORD|PWD|SECRET/.test(key)) continue;
+        expect([name, key, String(value)]).toEqual([
+          name,
+          key,
+          expect.stringMatching(/^\$\{[A-Z0-9_]+(:\?[^}]+|:-)\}$/),
+        ]);
+      }
+    }
+    for (const secret of [
+      'onejob-dev-token',
+      'onejob-dev-operator-token',
+      'onejob-dev-metrics-token',
+    ])
+      expect(COMPOSE_TEXT).not.toContain(secret);
+  });
+
+  test('no shared superuser: the application and Temporal each connect as their own role', () => {
+    const superuser = String(services.postgres!.environment!.POSTGRES_USER);
+    for (const name of ['api-1', 'api-2', 'worker']) {
+      const url = new URL(env(name).DATABASE_URL!);
+      expect(url.username).toBe('onejob');
+      expect(url.password).toBe(OPERATOR_VARS.ONEJOB_DB_PASSWORD);
+    }
+    expect(services.temporal!.environment).toMatchObject({
+      POSTGRES_USER: 'temporal',
+      POSTGRES_PWD: OPERATOR_VARS.TEMPORAL_DB_PASSWORD,
+    });
+    expect(services['temporal-schema']!.environment).toMatchObject({
+      SQL_USER: 'temporal',
+      SQL_PASSWORD: OPERATOR_VARS.TEMPORAL_DB_PASSWORD,
+    });
+    expect(['onejob', 'temporal']).not.toContain(superuser);
+    // The roles are made once, by the script the official image runs at initialisation.
+    const init = services.postgres!.volumes!.find((v) =>
+      v.includes('/docker-entrypoint-initdb.d/'),
+    );
+    const script = readFileSync(path.join(ROOT, init!.split(':')[0]!), 'utf8');
+    expect(script).toMatch(/CREATE ROLE onejob LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE/);
+    expect(script).toMatch(/CREATE DATABASE onejob OWNER onejob/);
+    expect(script).toMatch(/CREATE ROLE temporal LOGIN NOSUPERUSER CREATEDB NOCREATEROLE/);
+    expect(script).not.toMatch(/SUPERUSER(?<!NOSUPERUSER)/);
+  });
+
+  test('images are pinned to supported versions: no untagged or latest image, Node on its LTS line', () => {
+    for (const [name, service] of Object.entries(services)) {
+      if (service.build) continue;
+      expect([name, service.image]).toEqual([name, expect.stringMatching(/^[^:]+:\d[\w.-]*$/)]);
+    }
+    const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    const bases = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+    expect(bases.length).toBeGreaterThan(0);
+    for (const base of bases) expect(base).toMatch(/^node:24-/);
+  });
+});
+
+test('the API and the worker get every variable their config requires, it parses, and they would start', () => {
   expect(() => serviceConfig(env('worker'))).not.toThrow();
-  expect(services.worker?.ports).toContain(
-    `${env('worker').ONEJOB_WORKER_METRICS_ADDRESS!.split(':')[1]}:9464`,
-  );
+  for (const name of ['worker', 'api-1']) {
+    const configs = providerConfigsFromEnv(env(name));
+    expect(() => refusePublishedDevSecrets(env(name), configs)).not.toThrow();
+  }
   const api = apiConfig(env('api-1'));
   expect(api.host).toBe('0.0.0.0');
+  expect(api.metricsToken).toBe(OPERATOR_VARS.ONEJOB_METRICS_TOKEN);
+  // Fair shares hold from the first start: every owner has a create bucket and an open-jobs cap.
+  expect(api.ownerLimits.defaults).toEqual({
+    creates: { perSecond: 20, burst: 100 },
+    maxOpenJobs: 5000,
+  });
   expect(env('api-2')).toEqual(env('api-1'));
   // nginx publishes the API and balances over both replicas, on the port they listen on.
   const lb = env('nginx');
   expect(lb.ONEJOB_API_UPSTREAMS).toBe(`server api-1:${api.port}; server api-2:${api.port};`);
-  expect(services.nginx?.ports).toContain(`${lb.ONEJOB_LB_LISTEN}:${lb.ONEJOB_LB_LISTEN}`);
+  expect(services.nginx?.ports?.[0]).toMatch(new RegExp(`:${lb.ONEJOB_LB_LISTEN}$`));
   expect(lb.ONEJOB_LB_BALANCE).toBe('hash $$http_idempotency_key consistent;');
+  // Without providers the services refuse to start; with the simulator named, they use it.
+  const unset = composeWith({ ...OPERATOR_VARS, ONEJOB_PROVIDERS: '' }).services;
+  expect(() => providerConfigsFromEnv(env('worker', unset))).toThrow(/ONEJOB_PROVIDERS is not set/);
+  const simulated = composeWith({
+    ...OPERATOR_VARS,
+    ONEJOB_PROVIDERS: '',
+    ONEJOB_SIMULATOR_URL: `http://simulator:${services.simulator!.environment!.SIMULATOR_PORT}`,
+  }).services;
+  expect(providerConfigsFromEnv(env('worker', simulated))[0]?.name).toBe('simulator');
 });
 
 test('hosts and ports agree across services', () => {
-  const postgres = services.postgres!.environment!;
   for (const name of ['api-1', 'api-2', 'worker']) {
     const url = new URL(env(name).DATABASE_URL!);
     expect(url.hostname).toBe('postgres');
-    expect(url.username).toBe(postgres.POSTGRES_USER);
-    expect(url.password).toBe(postgres.POSTGRES_PASSWORD);
-    expect(url.pathname).toBe(`/${postgres.POSTGRES_DB}`);
+    expect(url.pathname).toBe('/onejob');
     expect(env(name).TEMPORAL_ADDRESS).toBe('temporal:7233');
-    expect(env(name).ONEJOB_SIMULATOR_URL).toBe(
-      `http://simulator:${services.simulator!.environment!.SIMULATOR_PORT}`,
-    );
     expect(services[name]!.depends_on).toMatchObject({
       postgres: { condition: 'service_healthy' },
       temporal: { condition: 'service_healthy' },
     });
   }
   expect(services['temporal-ui']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
-  expect(services['temporal-ui']!.ports).toContain('8233:8080');
-  expect(services.temporal!.environment!.POSTGRES_USER).toBe(
-    services.postgres!.environment!.POSTGRES_USER,
-  );
-  expect(services.temporal!.environment!.POSTGRES_PWD).toBe(
-    services.postgres!.environment!.POSTGRES_PASSWORD,
-  );
+  expect(services.postgres!.healthcheck!.test.join(' ')).toContain('-d onejob');
 });
 
 describe('docker-compose.yml and cluster mode run the same production engine', () => {

@@ -3,22 +3,24 @@ import path from 'node:path';
 import { ROOT } from './harness';
 
 /**
- * A token opens one door only. The API process refuses to start when two owners share a token,
- * or when an owner's token is also an operator's, and says who, never what the token is.
+ * A service started from these settings fails closed. The API process refuses to start when two
+ * owners share a token, or when an owner's token is also an operator's, and says who, never what
+ * the token is. Outside the dev stack (`npm start`), the API and the worker refuse the published
+ * dev secrets and a missing provider list, each in one line naming the variable.
  */
-function startApi(
-  apiTokens: string,
-  operatorTokens?: string,
+function startService(
+  name: 'api' | 'worker',
+  env: NodeJS.ProcessEnv,
 ): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'bin', 'api.js')], {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'bin', `${name}.js`)], {
       env: {
         PATH: process.env.PATH,
-        // Never reached: the tokens are checked before anything connects.
+        // Never reached: the settings are checked before anything connects.
         DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
         TEMPORAL_ADDRESS: '127.0.0.1:1',
-        ONEJOB_API_TOKENS: apiTokens,
-        ...(operatorTokens === undefined ? {} : { ONEJOB_OPERATOR_TOKENS: operatorTokens }),
+        ONEJOB_WORKER_METRICS_ADDRESS: 'off',
+        ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -29,6 +31,14 @@ function startApi(
     child.on('close', (code) => resolve({ code, output }));
   });
 }
+
+/** The API with these tokens and the simulator named on purpose (so providers pass). */
+const startApi = (apiTokens: string, operatorTokens?: string) =>
+  startService('api', {
+    ONEJOB_API_TOKENS: apiTokens,
+    ONEJOB_SIMULATOR_URL: 'http://127.0.0.1:1',
+    ...(operatorTokens === undefined ? {} : { ONEJOB_OPERATOR_TOKENS: operatorTokens }),
+  });
 
 const SHARED = 'shared-secret-token-42';
 
@@ -72,5 +82,62 @@ test('distinct tokens pass the check (the process goes on to connect, and fails 
   );
   expect(code).toBe(1);
   expect(output).not.toMatch(/same token|share tokens/);
+  expect(output).toMatch(/onejob api: /);
+});
+
+const OWN_TOKENS = 'alice:alice-token-0001';
+const SIMULATOR_ON_PURPOSE = { ONEJOB_SIMULATOR_URL: 'http://127.0.0.1:1' };
+
+test.each([
+  ['api', { ONEJOB_API_TOKENS: OWN_TOKENS }],
+  ['worker', {}],
+  ['worker', { ONEJOB_PROVIDERS: '[]' }],
+] as const)(
+  'outside npm start, the %s refuses to start without providers, in one line (%j)',
+  async (name, env) => {
+    const { code, output } = await startService(name, env);
+    expect(code).toBe(1);
+    expect(output.trim().split('\n')).toEqual([
+      expect.stringMatching(/^onejob \w+: ONEJOB_PROVIDERS (is not set|is invalid)/),
+    ]);
+  },
+);
+
+test.each([
+  ['api', 'ONEJOB_API_TOKENS', { ONEJOB_API_TOKENS: 'dev:onejob-dev-token' }],
+  [
+    'api',
+    'ONEJOB_OPERATOR_TOKENS',
+    { ONEJOB_API_TOKENS: OWN_TOKENS, ONEJOB_OPERATOR_TOKENS: 'ops:onejob-dev-operator-token' },
+  ],
+  [
+    'api',
+    'ONEJOB_METRICS_TOKEN',
+    { ONEJOB_API_TOKENS: OWN_TOKENS, ONEJOB_METRICS_TOKEN: 'onejob-dev-metrics-token' },
+  ],
+  [
+    'worker',
+    'ONEJOB_SIMULATOR_CALLBACK_SECRET',
+    { ONEJOB_SIMULATOR_CALLBACK_SECRET: 'onejob-dev-callback-secret' },
+  ],
+] as const)(
+  'outside npm start, the %s refuses a published dev secret in %s, in one line naming it',
+  async (name, variable, env) => {
+    const { code, output } = await startService(name, { ...SIMULATOR_ON_PURPOSE, ...env });
+    expect(code).toBe(1);
+    expect(output.trim().split('\n')).toEqual([
+      `onejob ${name}: ${variable} holds one of onejob's published dev secrets, which only npm start may use; choose your own`,
+    ]);
+  },
+);
+
+test('the dev stack (npm start marks its processes) may use the published dev token and the default simulator', async () => {
+  const { code, output } = await startService('api', {
+    ONEJOB_DEV_STACK: '1',
+    ONEJOB_API_TOKENS: 'dev:onejob-dev-token',
+  });
+  // It passes every check and fails only where it connects.
+  expect(code).toBe(1);
+  expect(output).not.toMatch(/published dev secrets|ONEJOB_PROVIDERS/);
   expect(output).toMatch(/onejob api: /);
 });

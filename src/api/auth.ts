@@ -128,11 +128,3 @@ export function requireBearer(
     request.ownerId = holder;
   });
 }
-
-/** The dev stack's owner and token when ONEJOB_API_TOKENS is not set (never used otherwise). */
-export const DEV_OWNER = 'dev';
-export const DEV_TOKEN = 'onejob-dev-token';
-export const DEV_API_TOKENS = `${DEV_OWNER}:${DEV_TOKEN}`;
-/** The dev stack's operator when ONEJOB_OPERATOR_TOKENS is not set. */
-export const DEV_OPERATOR_TOKEN = 'onejob-dev-operator-token';
-export const DEV_OPERATOR_TOKENS = `ops:${DEV_OPERATOR_TOKEN}`;

@@ -5,6 +5,7 @@ import { sweeperConfig, workerConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { exitWithParent } from '../dev/processes';
+import { refusePublishedDevSecrets } from '../devSecrets';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { reconcileAttemptsOfEndedJobs, sweepJobs } from '../service/sweeper';
@@ -16,6 +17,8 @@ import { prebuiltWorkflowBundle } from '../workflowBundle';
 async function main(): Promise<void> {
   const logger = createLogger('onejob-worker');
   const config = workerConfig();
+  const providerConfigs = providerConfigsFromEnv();
+  refusePublishedDevSecrets(process.env, providerConfigs);
   // The Temporal SDK's own metrics (task latencies, slots, polls), for Prometheus to scrape.
   const metricsAddress = process.env.ONEJOB_WORKER_METRICS_ADDRESS ?? '127.0.0.1:9464';
   if (metricsAddress !== 'off') {
@@ -24,7 +27,7 @@ async function main(): Promise<void> {
     });
   }
   const sweep = sweeperConfig();
-  const providers = new ProviderRegistry(providerConfigsFromEnv());
+  const providers = new ProviderRegistry(providerConfigs);
   const pool = createPool(config.databaseUrl);
   await migrate(pool);
   const connection = await NativeConnection.connect(temporalConnectOptions(config.temporal));
