@@ -1,3 +1,5 @@
+import { DEFAULT_HTTP_BOUNDS, type HttpBounds } from './api/httpBounds';
+import { ownerLimitSettings } from './domain/ownerLimits';
 import { temporalConnectionSettings } from './temporalConnection';
 import { DEFAULT_TASK_QUEUE } from './workflows/definitions';
 
@@ -135,9 +137,63 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
     waitPollMs: positiveInteger(env, 'ONEJOB_WAIT_POLL_MS', 5_000),
     /** How old (in seconds) a signed provider callback may be. */
     callbackToleranceS: positiveInteger(env, 'ONEJOB_CALLBACK_TOLERANCE_S', 300),
-    /** Bearer token /metrics requires; without it /metrics is open on loopback, closed beyond. */
+    /** Bearer token /metrics requires of every caller; without it only loopback callers get it. */
     metricsToken: optionalToken(env, 'ONEJOB_METRICS_TOKEN'),
+    /** Send `x-onejob-instance` (host:pid) on every response: it names machines, so opt-in. */
+    instanceHeader: env.ONEJOB_INSTANCE_HEADER === 'true',
+    /** Timeouts and caps of the HTTP server (docs/configuration.md). */
+    httpBounds: httpBounds(env),
+    /** Per-owner create rate and open jobs (docs/configuration.md); unset, no limits. */
+    ownerLimits: ownerLimitSettings(env),
+    /** A `GET /v1/jobs` page that carries inputs or results stops before this many bytes. */
+    listPageMaxBytes: positiveInteger(env, 'ONEJOB_LIST_PAGE_MAX_BYTES', 1_048_576),
   };
+}
+
+/** The longest `?wait=` (MAX_WAIT_SECONDS in src/api/routes/jobs.ts): silent on the socket. */
+const LONGEST_WAIT_MS = 60_000;
+
+/** How long and how much any one client may hold of the API: every request ends. */
+function httpBounds(env: NodeJS.ProcessEnv): HttpBounds {
+  const d = DEFAULT_HTTP_BOUNDS;
+  const bounds = {
+    /** Receiving a whole request, headers and body, from its first byte (ms); then 408. */
+    requestTimeoutMs: positiveInteger(env, 'ONEJOB_REQUEST_TIMEOUT_MS', d.requestTimeoutMs),
+    /** Receiving a request's headers (ms); then 408. */
+    headersTimeoutMs: positiveInteger(env, 'ONEJOB_HEADERS_TIMEOUT_MS', d.headersTimeoutMs),
+    /** A connection on which nothing moves this long is closed (ms); a wait is silent. */
+    connectionTimeoutMs: positiveInteger(
+      env,
+      'ONEJOB_CONNECTION_TIMEOUT_MS',
+      d.connectionTimeoutMs,
+    ),
+    /** An idle keep-alive connection is closed after this long (ms). */
+    keepAliveTimeoutMs: positiveInteger(env, 'ONEJOB_KEEP_ALIVE_TIMEOUT_MS', d.keepAliveTimeoutMs),
+    /** Requests on one connection before the API closes it. */
+    maxRequestsPerSocket: positiveInteger(
+      env,
+      'ONEJOB_MAX_REQUESTS_PER_SOCKET',
+      d.maxRequestsPerSocket,
+    ),
+    /** Open connections at once; more are closed as they arrive. */
+    maxConnections: positiveInteger(env, 'ONEJOB_MAX_CONNECTIONS', d.maxConnections),
+    /** The rest of a refused body read and thrown away, at most: bytes, then ms from the refusal. */
+    refusedBodyMaxBytes: positiveInteger(
+      env,
+      'ONEJOB_REFUSED_BODY_MAX_BYTES',
+      d.refusedBodyMaxBytes,
+    ),
+    refusedBodyMaxMs: positiveInteger(env, 'ONEJOB_REFUSED_BODY_MAX_MS', d.refusedBodyMaxMs),
+  };
+  // Node refuses a headers timeout above the request timeout.
+  if (bounds.headersTimeoutMs > bounds.requestTimeoutMs)
+    throw new Error('ONEJOB_HEADERS_TIMEOUT_MS may not exceed ONEJOB_REQUEST_TIMEOUT_MS');
+  // A ?wait= sends nothing until it ends: a shorter idle cut would break every long wait.
+  if (bounds.connectionTimeoutMs <= LONGEST_WAIT_MS)
+    throw new Error(
+      `ONEJOB_CONNECTION_TIMEOUT_MS must exceed the longest ?wait= (${LONGEST_WAIT_MS} ms)`,
+    );
+  return bounds;
 }
 
 export function simulatorConfig(env: NodeJS.ProcessEnv = process.env) {

@@ -21,6 +21,7 @@ import { observedP95Ms } from '../db/providerStats';
 import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
 import { jobIdentityProblem } from '../domain/identity';
 import type { JobMode } from '../domain/job';
+import { intentShapeRefusal } from '../domain/jsonShape';
 import { jobWorkflowId, parseJobWorkflowId } from '../domain/workflowId';
 import { contractVersion, findJobType, type AnyJobTypeContract } from '../jobTypes';
 import { providerModel } from '../providers/provider';
@@ -113,6 +114,10 @@ export function admissionActivities(deps: AdmissionDeps) {
   async function writeJobRow(input: JobWorkflowInput & { workflowId: string }) {
     const intent = input.intent;
     if (!intent) return undefined;
+    // First, since validation walks the intent recursively (other clients than startJob may
+    // start this workflow, so the client's check is not enough).
+    const shapeRefusal = intentShapeRefusal(intent);
+    if (shapeRefusal) throw typedFailure(FAILURES.invalidJob, shapeRefusal);
     const identityProblem = jobIdentityProblem(input.ownerId, input.idempotencyKey);
     if (identityProblem) throw typedFailure(FAILURES.invalidJob, identityProblem);
     // A run started under another id than its (owner, key)'s would squat that id: another key's
@@ -256,7 +261,7 @@ export function admissionActivities(deps: AdmissionDeps) {
       return 'exclusive';
     const [primary, hedge] = plan;
     if (job.terminalStatus || attemptCount > 0 || !primary) return job.mode;
-    const paused = await hedgingPaused(primary.name, hedge?.name);
+    const paused = await hedgingPaused(job.ownerId, primary.name, hedge?.name);
     if (!paused) return job.mode;
     await addJobNote(pool, job.id, paused);
     logger.info({ jobId: job.id, ...paused }, 'hedging paused: its budget is spent');

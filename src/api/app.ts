@@ -10,13 +10,16 @@ import {
 import { hostname } from 'node:os';
 import type { OpenAPIV3 } from 'openapi-types';
 import { JobEndings } from '../db/jobEndings';
+import { MAX_JSON_BYTES } from '../domain/jsonShape';
 import { bodyShapeProblem } from './bodyShape';
 import type { ApiDeps } from './deps';
 import { clientErrorHandler, frameworkErrorHandler, setErrorHandlers } from './errorHandler';
+import { BOUNDS_CHECK_INTERVAL_MS, DEFAULT_HTTP_BOUNDS } from './httpBounds';
 import { createMetrics } from './metrics';
 import { amendOpenApiDocument } from './openapi';
 import { sendProblem } from './problems';
 import { answerProtocolRefusals } from './protocolRefusals';
+import { discardRefusedBody } from './refusedBodies';
 import { jobPageSchema, jobResourceSchema } from './representation';
 import { callbackRoutes } from './routes/callbacks';
 import { jobRoutes } from './routes/jobs';
@@ -26,14 +29,28 @@ import { WaitLimiter } from './waitLimiter';
 
 /** The HTTP API: its plugins, hooks and error handling; the routes live in ./routes. */
 export async function buildApi(deps: ApiDeps) {
+  const bounds = deps.httpBounds ?? DEFAULT_HTTP_BOUNDS;
   const app = Fastify({
     loggerInstance: deps.logger,
-    bodyLimit: deps.bodyLimit ?? 1024 * 1024,
+    bodyLimit: deps.bodyLimit ?? MAX_JSON_BYTES,
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
-    // answerProtocolRefusals checks Host itself, so that a request without one gets a problem.
-    http: { requireHostHeader: false },
+    // Every request ends: Fastify's defaults bound neither time nor connections.
+    requestTimeout: bounds.requestTimeoutMs,
+    connectionTimeout: bounds.connectionTimeoutMs,
+    keepAliveTimeout: bounds.keepAliveTimeoutMs,
+    maxRequestsPerSocket: bounds.maxRequestsPerSocket,
+    http: {
+      // answerProtocolRefusals checks Host itself, so that a request without one gets a problem.
+      requireHostHeader: false,
+      // Node compares these two when the server is made, before Fastify sets its own.
+      requestTimeout: bounds.requestTimeoutMs,
+      headersTimeout: bounds.headersTimeoutMs,
+      // Node's default (30 s) would let a slow client run that far past its timeout.
+      connectionsCheckingInterval: BOUNDS_CHECK_INTERVAL_MS,
+    },
   }).withTypeProvider<ZodTypeProvider>();
+  app.server.maxConnections = bounds.maxConnections;
   const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? 100);
   const metrics = createMetrics(deps.pool, { waitsInProgress: () => waits.total });
   // Bodies are JSON only: Fastify's built-in text/plain parser would let a plain-text body
@@ -76,14 +93,25 @@ export async function buildApi(deps: ApiDeps) {
   // A body the service could not walk or PostgreSQL could not store is the client's error.
   app.addHook('preValidation', async (request, reply) => {
     if (request.body === undefined || Buffer.isBuffer(request.body)) return;
-    const problem = bodyShapeProblem(request.body);
+    const problem = bodyShapeProblem(request.body, app.initialConfig.bodyLimit);
     if (problem) return sendProblem(reply, 'malformed-body', problem);
   });
 
-  // Which replica answered: useful behind a load balancer, and harmless.
-  const instance = `${hostname()}:${process.pid}`;
-  app.addHook('onSend', async (_request, reply) => {
-    reply.header('x-onejob-instance', instance);
+  // Which replica answered: useful behind a load balancer, but it names hosts, so opt-in.
+  if (deps.instanceHeader) {
+    const instance = `${hostname()}:${process.pid}`;
+    app.addHook('onSend', async (_request, reply) => {
+      reply.header('x-onejob-instance', instance);
+    });
+  }
+  // A refusal sent before its body has all arrived (401, 413, 415…): the rest is read only
+  // up to the bounds, never for ever (Node alone would drain it without limit).
+  app.addHook('onSend', async (request, reply) => {
+    if (reply.statusCode >= 400 && !request.raw.complete)
+      discardRefusedBody(request, reply, {
+        maxBytes: bounds.refusedBodyMaxBytes,
+        maxMs: bounds.refusedBodyMaxMs,
+      });
   });
 
   // Scrapes fold the metric deltas too; this keeps them few when nobody scrapes.
@@ -97,7 +125,7 @@ export async function buildApi(deps: ApiDeps) {
   const endings = await JobEndings.listen(deps.pool, deps.logger);
   app.addHook('onClose', async () => endings.close());
 
-  await app.register(metaRoutes, { metrics, access: deps.metricsAccess ?? { kind: 'open' } });
+  await app.register(metaRoutes, { metrics, access: deps.metricsAccess ?? { kind: 'loopback' } });
   await app.register(jobRoutes, { prefix: '/v1', deps, metrics, waits, endings });
   await app.register(operatorRoutes, { prefix: '/v1/operator', deps });
   await app.register(callbackRoutes, { prefix: '/v1/callbacks', deps });

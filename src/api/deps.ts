@@ -1,6 +1,7 @@
 import type { Logger } from '../logger';
 import type { JobServiceDeps } from '../service/jobs';
 import type { ApiTokens } from './auth';
+import type { HttpBounds } from './httpBounds';
 import type { MetricsAccess } from './metricsAccess';
 
 /** What the API is built from; each route plugin takes the part it uses. */
@@ -17,8 +18,14 @@ export interface ApiDeps extends JobServiceDeps {
   waitPollMs?: number;
   /** How old a signed provider callback may be, in seconds. Default 300. */
   callbackToleranceS?: number;
-  /** Who may read /metrics. Default: anyone. */
+  /** Who may read /metrics. Default: callers on loopback. */
   metricsAccess?: MetricsAccess;
+  /** A `GET /v1/jobs` page carrying inputs or results stops before this many bytes. 1 MiB. */
+  listPageMaxBytes?: number;
   /** How often the metric deltas are folded into their totals when nobody scrapes. 60 s. */
   metricsFoldIntervalMs?: number;
+  /** Send `x-onejob-instance` (host:pid) on every response. Default: no. */
+  instanceHeader?: boolean;
+  /** How long and how much one client may hold of the server. Default: DEFAULT_HTTP_BOUNDS. */
+  httpBounds?: HttpBounds;
 }

@@ -13,13 +13,28 @@ import type { Socket } from 'node:net';
 import { ServiceError } from '../service/errors';
 import type { Metrics } from './metrics';
 import { rawProblemResponse, sendNotFound, sendProblem } from './problems';
-import { discardRefusedBody } from './refusedBodies';
 import { isDependencyUnavailable } from './unavailable';
 
 /** Requests Node's parser refuses (a NUL or control character in a header) still get a problem. */
 export function clientErrorHandler(error: ConnectionError, socket: Socket): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
+    return;
+  }
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    // An answer already begun (a refusal whose body is still coming) must not be corrupted.
+    const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })
+      ._httpMessage?.headersSent;
+    if (answering) socket.destroy();
+    // Destroyed once written: a client still trickling bytes must not keep the socket.
+    else
+      socket.end(
+        rawProblemResponse(
+          'request-timeout',
+          'The request did not arrive in time: send its headers and body without pausing.',
+        ),
+        () => socket.destroy(),
+      );
     return;
   }
   socket.end(
@@ -82,16 +97,25 @@ export function setErrorHandlers<Logger extends FastifyBaseLogger>(
         const blocking = error.details.blockingAttempt as { state?: string } | undefined;
         headers['retry-after'] = blocking?.state === 'unknown' ? '60' : '5';
       }
+      if (type === 'create-rate-limited') {
+        headers['retry-after'] = String(error.details.retryAfterSeconds);
+      }
       if (type === 'workflow-start-refused') {
         // An operator has to act; say so loudly, and pace the client's retries.
         request.log.error(error.details, 'Temporal refused to start a job workflow');
-        headers['retry-after'] = '30';
+        // The engine's own words (namespaces, search attributes) are for operators, in the log.
+        return sendProblem(
+          reply,
+          type,
+          'The service is temporarily unavailable; the job is recorded and starts once it is back. Retry with the same Idempotency-Key.',
+          { jobId: error.details.jobId },
+          { 'retry-after': '30' },
+        );
       }
       return sendProblem(reply, type, error.message, error.details, headers);
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        discardRefusedBody(request, reply);
         return sendProblem(
           reply,
           'body-too-large',
@@ -119,7 +143,7 @@ export function setErrorHandlers<Logger extends FastifyBaseLogger>(
       return sendProblem(
         reply,
         'service-unavailable',
-        'PostgreSQL or Temporal cannot be reached right now; nothing was lost. Retry with the same Idempotency-Key.',
+        'The service is temporarily unavailable; nothing was lost. Retry with the same Idempotency-Key.',
         {},
         { 'retry-after': '5' },
       );

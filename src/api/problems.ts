@@ -9,6 +9,7 @@ export const PROBLEM_TYPES = {
   'validation-error': { status: 400, title: 'The request is not valid' },
   'malformed-request': { status: 400, title: 'The HTTP request is malformed' },
   'headers-too-large': { status: 431, title: 'The request headers are too large' },
+  'request-timeout': { status: 408, title: 'The request did not arrive in time' },
   'uri-too-long': { status: 414, title: 'A path segment of the URL is too long' },
   'expectation-failed': { status: 417, title: 'Only Expect: 100-continue is supported' },
   'invalid-cursor': { status: 400, title: 'The page cursor is not valid' },
@@ -46,6 +47,14 @@ export const PROBLEM_TYPES = {
   'too-many-waits': {
     status: 429,
     title: 'Too many requests waiting on jobs at once for this owner',
+  },
+  'create-rate-limited': {
+    status: 429,
+    title: 'This owner is creating jobs faster than it may; retry after Retry-After seconds',
+  },
+  'too-many-open-jobs': {
+    status: 429,
+    title: 'This owner has as many jobs open at once as it may',
   },
   'service-unavailable': {
     status: 503,

@@ -6,6 +6,7 @@ import { apiConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { exitWithParent } from '../dev/processes';
+import { refusePublishedDevSecrets } from '../devSecrets';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { temporalConnectOptions } from '../temporalConnection';
@@ -14,7 +15,9 @@ async function main(): Promise<void> {
   const logger = createLogger('onejob-api');
   const config = apiConfig();
   const { tokens, operatorTokens } = parseTokenSettings(config.apiTokens, config.operatorTokens);
-  const providers = new ProviderRegistry(providerConfigsFromEnv());
+  const providerConfigs = providerConfigsFromEnv();
+  refusePublishedDevSecrets(process.env, providerConfigs);
+  const providers = new ProviderRegistry(providerConfigs);
   const pool = createPool(config.databaseUrl);
   await migrate(pool);
   const connection = await Connection.connect(temporalConnectOptions(config.temporal));
@@ -30,7 +33,11 @@ async function main(): Promise<void> {
     maxWaitsPerOwner: config.maxWaitsPerOwner,
     waitPollMs: config.waitPollMs,
     callbackToleranceS: config.callbackToleranceS,
-    metricsAccess: metricsAccessFor(config.host, config.metricsToken),
+    metricsAccess: metricsAccessFor(config.metricsToken),
+    instanceHeader: config.instanceHeader,
+    httpBounds: config.httpBounds,
+    ownerLimits: config.ownerLimits,
+    listPageMaxBytes: config.listPageMaxBytes,
   });
   await app.listen({ host: config.host, port: config.port });
 

@@ -1,6 +1,4 @@
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { DEV_API_TOKENS, DEV_OPERATOR_TOKEN, DEV_OPERATOR_TOKENS, DEV_TOKEN } from '../api/auth';
 import { certificationPlan, certifyMany } from '../certification/certify';
 import { devStackConfig } from '../config';
 import {
@@ -11,8 +9,16 @@ import {
 } from '../databaseRecord';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
+import {
+  DEV_API_TOKENS,
+  DEV_CALLBACK_SECRET,
+  DEV_OPERATOR_TOKEN,
+  DEV_OPERATOR_TOKENS,
+  DEV_STACK_VARIABLE,
+  DEV_TOKEN,
+} from '../devSecrets';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
-import { stateFolder } from '../stateFolder';
+import { ensureStateFolder, stateFolder } from '../stateFolder';
 import { checkPorts, devStackPorts } from './portCheck';
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
 import { spawnNodeScript, waitForHttp, type GuardedProcess } from './processes';
@@ -93,7 +99,7 @@ async function startClusterEngine(
 async function main(): Promise<void> {
   const ports = devStackConfig();
   const stateDir = stateFolder();
-  mkdirSync(stateDir, { recursive: true });
+  ensureStateFolder(stateDir);
 
   const children: GuardedProcess[] = [];
   let temporalServer: DevServer | undefined;
@@ -160,7 +166,9 @@ async function main(): Promise<void> {
     if (!env.ONEJOB_API_TOKENS) env.ONEJOB_API_TOKENS = DEV_API_TOKENS;
     if (!env.ONEJOB_OPERATOR_TOKENS) env.ONEJOB_OPERATOR_TOKENS = DEV_OPERATOR_TOKENS;
     // The simulator signs nothing by itself; this secret lets you try the callback route by hand.
-    env.ONEJOB_SIMULATOR_CALLBACK_SECRET ??= 'onejob-dev-callback-secret';
+    env.ONEJOB_SIMULATOR_CALLBACK_SECRET ??= DEV_CALLBACK_SECRET;
+    // Only the processes started here may use the published secrets and the simulator by default.
+    env[DEV_STACK_VARIABLE] = '1';
     if (!env.ONEJOB_SIMULATOR_URL && !env.ONEJOB_PROVIDERS)
       env.ONEJOB_SIMULATOR_URL = `http://127.0.0.1:${ports.simulatorPort}`;
     env.SIMULATOR_PORT = String(ports.simulatorPort);

@@ -1,9 +1,17 @@
 import { z } from 'zod';
+import { startedByDevStack } from '../devSecrets';
 import type { ProviderKind } from '../domain/providerKind';
 import { AnthropicProvider } from './anthropic';
 import { HttpProvider } from './httpProvider';
 import { OpenAiCompatibleProvider } from './openaiCompatible';
-import type { Provider, ProviderConfig } from './provider';
+import type {
+  Provider,
+  ProviderConfig,
+  ProviderRequest,
+  ProviderResponse,
+  StatusLookup,
+} from './provider';
+import { SecretRedactor } from './redaction';
 
 const common = {
   name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'provider names are lowercase [a-z0-9._-]'),
@@ -19,6 +27,7 @@ const common = {
     .string()
     .regex(/^[A-Z_][A-Z0-9_]*$/)
     .optional(),
+  maxResponseBytes: z.number().int().min(1024).max(1_073_741_824).optional(),
 };
 
 const currency = z.string().regex(/^[A-Z]{3}$/, 'a currency is an ISO 4217 code, e.g. USD');
@@ -117,16 +126,46 @@ export function parseProviderConfigs(json: string, source = 'ONEJOB_PROVIDERS'):
   }
   const parsed = z.array(providerConfigSchema).min(1).safeParse(raw);
   if (!parsed.success) throw new Error(`${source} is invalid: ${z.prettifyError(parsed.error)}`);
+  const shared = sharedCallbackSecret(parsed.data, {});
+  if (shared) throw new Error(`${source} is invalid: ${shared}`);
   return parsed.data;
 }
 
 /**
+ * Why two providers' callbacks would not be told apart: they name the same secret variable, or
+ * their variables hold the same secret (a callback signed for one would pass as the other's).
+ * Names the providers and variables, never the secret.
+ */
+export function sharedCallbackSecret(
+  configs: readonly ProviderConfig[],
+  env: NodeJS.ProcessEnv,
+): string | undefined {
+  const withSecret = configs.filter((c) => c.callbackSecretEnv);
+  for (const [i, a] of withSecret.entries()) {
+    for (const b of withSecret.slice(i + 1)) {
+      if (a.callbackSecretEnv === b.callbackSecretEnv)
+        return `providers ${a.name} and ${b.name} name the same callback secret variable ${a.callbackSecretEnv}; each provider needs a secret of its own`;
+      const secretA = env[a.callbackSecretEnv!];
+      if (secretA && secretA === env[b.callbackSecretEnv!])
+        return `providers ${a.name} and ${b.name} have the same callback secret (${a.callbackSecretEnv} and ${b.callbackSecretEnv}); each provider needs a secret of its own`;
+    }
+  }
+  return undefined;
+}
+
+/**
  * Provider configuration: `ONEJOB_PROVIDERS` (a JSON array) when set, else the simulator at
- * `ONEJOB_SIMULATOR_URL`, which is what the offline stack and the tests talk to.
+ * `ONEJOB_SIMULATOR_URL` when that is set on purpose. With neither, only a process of the dev
+ * stack gets the simulator on its default address; anything else refuses to start, so that no
+ * deployment sends its jobs to whatever listens on 127.0.0.1:4010 and calls that a charge.
  */
 export function providerConfigsFromEnv(env: NodeJS.ProcessEnv = process.env): ProviderConfig[] {
   if (env.ONEJOB_PROVIDERS) return parseProviderConfigs(env.ONEJOB_PROVIDERS);
-  return simulatorProviders(env.ONEJOB_SIMULATOR_URL ?? DEFAULT_SIMULATOR_URL);
+  if (env.ONEJOB_SIMULATOR_URL) return simulatorProviders(env.ONEJOB_SIMULATOR_URL);
+  if (startedByDevStack(env)) return simulatorProviders(DEFAULT_SIMULATOR_URL);
+  throw new Error(
+    'ONEJOB_PROVIDERS is not set: name the providers to call (docs/providers.md), or set ONEJOB_SIMULATOR_URL to use the provider simulator on purpose',
+  );
 }
 
 function createProvider(config: ProviderConfig, apiKey: string | undefined): Provider {
@@ -140,6 +179,40 @@ function createProvider(config: ProviderConfig, apiKey: string | undefined): Pro
   }
 }
 
+/**
+ * A provider whose errors and status details never carry a configured secret or a credential,
+ * whoever reads them: the attempt's stored error, the logs, certification's verdicts.
+ */
+class RedactingProvider implements Provider {
+  constructor(
+    private readonly inner: Provider,
+    private readonly redactor: SecretRedactor,
+  ) {}
+
+  get config(): ProviderConfig {
+    return this.inner.config;
+  }
+
+  async call(request: ProviderRequest): Promise<ProviderResponse> {
+    try {
+      return await this.inner.call(request);
+    } catch (error) {
+      throw this.redactor.error(error);
+    }
+  }
+
+  get lookupStatus(): ((attemptId: string) => Promise<StatusLookup>) | undefined {
+    const lookup = this.inner.lookupStatus?.bind(this.inner);
+    if (!lookup) return undefined;
+    return async (attemptId) => {
+      const status = await lookup(attemptId);
+      return status.state === 'unknown'
+        ? { ...status, detail: this.redactor.text(status.detail) }
+        : status;
+    };
+  }
+}
+
 export class ProviderRegistry {
   private readonly providers = new Map<string, Provider>();
 
@@ -147,6 +220,12 @@ export class ProviderRegistry {
     configs: ProviderConfig[],
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
+    const shared = sharedCallbackSecret(configs, env);
+    if (shared) throw new Error(shared);
+    // Every secret a provider is configured with, masked wherever a provider's words are kept.
+    const redactor = new SecretRedactor(
+      configs.flatMap((c) => [c.apiKeyEnv, c.callbackSecretEnv].map((name) => name && env[name])),
+    );
     for (const config of configs) {
       if (this.providers.has(config.name))
         throw new Error(`provider ${config.name} is configured twice`);
@@ -155,7 +234,10 @@ export class ProviderRegistry {
         throw new Error(
           `provider ${config.name}: environment variable ${config.apiKeyEnv} is not set`,
         );
-      this.providers.set(config.name, createProvider(config, apiKey));
+      this.providers.set(
+        config.name,
+        new RedactingProvider(createProvider(config, apiKey), redactor),
+      );
     }
   }
 
