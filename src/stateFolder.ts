@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /** The checkout this file belongs to (src/ under ts-node and tests, dist/ when built). */
@@ -19,6 +19,11 @@ export function stateFolder(env: NodeJS.ProcessEnv = process.env): string {
  * be readable by everyone, and mkdir leaves an existing folder's mode as it is).
  */
 export function ensureStateFolder(dir: string): void {
+  // A shared folder such as /tmp (sticky, open to all) is not ours to close.
+  if (existsSync(dir) && (statSync(dir).mode & 0o1000) !== 0)
+    throw new Error(
+      `ONEJOB_STATE_DIR names a shared folder (${dir}); give onejob a folder of its own`,
+    );
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
 }

@@ -59,3 +59,9 @@ test.each([
   expect(withoutPassword(url)).toBe(shown);
   expect(withoutPassword(url)).not.toMatch(/secret|one|two/);
 });
+
+test('a shared folder such as /tmp (sticky, open to all) is refused as the state folder, and its mode is left alone', () => {
+  chmodSync(scratch, 0o1777);
+  expect(() => ensureStateFolder(scratch)).toThrow(/shared folder/);
+  expect(statSync(scratch).mode & 0o7777).toBe(0o1777);
+});

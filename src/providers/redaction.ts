@@ -2,6 +2,9 @@ import { ContractViolation, ProviderCallError } from './provider';
 
 export const REDACTED = '[redacted]';
 
+/** Shorter configured values are placeholders, not secrets (our own tokens need 8 too). */
+const MIN_SECRET_LENGTH = 8;
+
 /**
  * Credentials by their shape, whoever's they are: OpenAI (`sk-…`, `sk-proj-…`) and Anthropic
  * (`sk-ant-…`) keys, a token after its scheme (`Bearer …`, `Basic …`), and the value of a header
@@ -10,7 +13,8 @@ export const REDACTED = '[redacted]';
  */
 const SHAPES: Array<[RegExp, string]> = [
   [/\bsk-[A-Za-z0-9_*-]{6,}/g, REDACTED],
-  [/\b(Bearer)\s+[A-Za-z0-9._~+/=-]+/gi, `$1 ${REDACTED}`],
+  // Capitalised and long: "the bearer of the card" is prose, a token is not that short.
+  [/\b(Bearer)\s+[A-Za-z0-9._~+/=-]{16,}/g, `$1 ${REDACTED}`],
   // Capitalised only: "basic usage" is prose, "Basic dXNl…" a credential.
   [/\b(Basic)\s+[A-Za-z0-9+/]{8,}=*/g, `$1 ${REDACTED}`],
   [
@@ -37,27 +41,33 @@ export class SecretRedactor {
   private readonly secrets: string[];
 
   constructor(secrets: Iterable<string | undefined>) {
-    this.secrets = [...new Set([...secrets].filter((s): s is string => !!s))].sort(
-      (a, b) => b.length - a.length,
-    );
+    // A placeholder key of a local server (`EMPTY`, `none`) is no secret, and masking every
+    // occurrence of such a word would garble the evidence kept beside it.
+    this.secrets = [
+      ...new Set([...secrets].filter((s): s is string => !!s && s.length >= MIN_SECRET_LENGTH)),
+    ].sort((a, b) => b.length - a.length);
+  }
+
+  /** The configured secrets only: for a model's raw output, kept as evidence, not prose to scan. */
+  exact(text: string): string {
+    return this.secrets.reduce((t, secret) => t.split(secret).join(REDACTED), text);
   }
 
   text(text: string): string {
-    const masked = this.secrets.reduce((t, secret) => t.split(secret).join(REDACTED), text);
-    return redactSecretShapes(masked);
+    return redactSecretShapes(this.exact(text));
   }
 
-  /** Every string in a JSON-like value, masked. */
-  deep<T>(value: T): T {
-    if (typeof value === 'string') return this.text(value) as T;
-    if (Array.isArray(value)) return value.map((item: unknown) => this.deep(item)) as T;
+  /** Every string in a JSON-like value, masked by `mask`. */
+  deep<T>(value: T, mask: (text: string) => string = (text) => this.text(text)): T {
+    if (typeof value === 'string') return mask(value) as T;
+    if (Array.isArray(value)) return value.map((item: unknown) => this.deep(item, mask)) as T;
     if (
       typeof value === 'object' &&
       value !== null &&
       Object.getPrototypeOf(value) === Object.prototype
     )
       return Object.fromEntries(
-        Object.entries(value).map(([key, item]) => [key, this.deep(item)]),
+        Object.entries(value).map(([key, item]) => [key, this.deep(item, mask)]),
       ) as T;
     return value;
   }
@@ -75,11 +85,21 @@ export class SecretRedactor {
     if (error instanceof ContractViolation)
       return new ContractViolation(
         this.text(error.message),
-        this.deep(error.rawOutput),
+        this.deep(error.rawOutput, (text) => this.exact(text)),
         error.kind,
         error.usage,
       );
-    if (error instanceof Error) error.message = this.text(error.message);
+    if (error instanceof Error) {
+      // Kept as it is (callers tell a cancellation by its class), with every text a logger
+      // prints masked: the message, the stack that repeats it, and its cause.
+      error.message = this.text(error.message);
+      if (error.stack) error.stack = this.text(error.stack);
+      // One level down only: a cause may lead back to its error.
+      if (error.cause instanceof Error && error.cause !== error) {
+        error.cause.message = this.text(error.cause.message);
+        if (error.cause.stack) error.cause.stack = this.text(error.cause.stack);
+      }
+    }
     return error;
   }
 }

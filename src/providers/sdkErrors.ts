@@ -62,7 +62,8 @@ export function classifySdkError(error: unknown, sdk: SdkErrorClasses): Provider
   // The SDK read a 2xx body through our capped fetch and it went past the cap (an error
   // status's body is read leniently by the SDK, so that status decides below).
   const tooLarge = responseTooLarge(error);
-  if (tooLarge && !(error instanceof sdk.APIError)) {
+  const success = tooLarge !== undefined && tooLarge.status >= 200 && tooLarge.status < 300;
+  if (tooLarge && success && !(error instanceof sdk.APIError)) {
     return new ProviderCallError(
       `provider answered HTTP ${tooLarge.status}, but ${tooLarge.message}`,
       'ambiguous',

@@ -48,17 +48,16 @@ export async function insertJobWithinLimits(
 ): Promise<{ job: JobRecord; created: boolean }> {
   const limits = limitsOf(deps.ownerLimits, job.ownerId);
   const { maxOpenJobs } = limits;
-  if (maxOpenJobs === undefined) {
-    await takeToken(deps.pool, job.ownerId, limits);
-    return insertJobOrFindExisting(deps.pool, job);
-  }
+  // The token first, on its own: a create over the rate is refused without holding a connection
+  // in a transaction or queueing on the owner's lock, so a flood from one owner cannot take the
+  // pool from the others. (A create then refused for open jobs has spent its token.)
+  await takeToken(deps.pool, job.ownerId, limits);
+  if (maxOpenJobs === undefined) return insertJobOrFindExisting(deps.pool, job);
   // Count and insert under the owner's lock, in one transaction: two replicas' creates cannot
-  // both see room for the last open job. The token is taken in it too, so a create refused for
-  // open jobs keeps its token.
+  // both see room for the last open job.
   return inTransaction(deps.pool, async (client) => {
     const open = await lockOwnerAndCountOpenJobs(client, job.ownerId, maxOpenJobs);
     if (open >= maxOpenJobs) throw new TooManyOpenJobsError(maxOpenJobs);
-    await takeToken(client, job.ownerId, limits);
     return insertJobOrFindExisting(client, job);
   });
 }
