@@ -28,8 +28,9 @@ export const PLANTED_BUGS = {
   /** A call that ended without an answer counts as failed even where it may have charged. */
   'unknown-as-failed': {
     file: 'activities/providerCall.js',
-    from: "const failed = failure.certainty === 'definite' || !sideEffects;",
-    to: 'const failed = true;',
+    // Outside the certainty table's own row for an answer over the cap.
+    from: ": failure.certainty === 'definite' || !sideEffects;",
+    to: ': true;',
     migration: undefined,
     caughtBy: BOTH,
   },
