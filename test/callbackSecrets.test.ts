@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import type { ProviderConfig } from '../src/providers/provider';
 import { parseProviderConfigs, ProviderRegistry } from '../src/providers/registry';
-import { ROOT } from './harness';
 import { payProvider } from './support/providers';
+import { startServiceUntilExit } from './support/serviceProcesses';
 
 /**
  * Each provider's callback secret is its own: a callback signed with one provider's secret
@@ -57,26 +55,8 @@ describe('the configuration is refused', () => {
   });
 });
 
-function startApi(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'bin', 'api.js')], {
-      env: {
-        PATH: process.env.PATH,
-        // Never reached: the providers are checked before anything connects.
-        DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
-        TEMPORAL_ADDRESS: '127.0.0.1:1',
-        ONEJOB_API_TOKENS: 'alice:alice-token-0001',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, output }));
-  });
-}
+const startApi = (env: Record<string, string>) =>
+  startServiceUntilExit('api', { ONEJOB_API_TOKENS: 'alice:alice-token-0001', ...env });
 
 test.each([
   [

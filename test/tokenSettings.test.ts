@@ -1,6 +1,4 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { ROOT } from './harness';
+import { startServiceUntilExit } from './support/serviceProcesses';
 
 /**
  * A service started from these settings fails closed. The API process refuses to start when two
@@ -8,33 +6,10 @@ import { ROOT } from './harness';
  * the token is. Outside the dev stack (`npm start`), the API and the worker refuse the published
  * dev secrets and a missing provider list, each in one line naming the variable.
  */
-function startService(
-  name: 'api' | 'worker',
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'bin', `${name}.js`)], {
-      env: {
-        PATH: process.env.PATH,
-        // Never reached: the settings are checked before anything connects.
-        DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
-        TEMPORAL_ADDRESS: '127.0.0.1:1',
-        ONEJOB_WORKER_METRICS_ADDRESS: 'off',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, output }));
-  });
-}
 
 /** The API with these tokens and the simulator named on purpose (so providers pass). */
 const startApi = (apiTokens: string, operatorTokens?: string) =>
-  startService('api', {
+  startServiceUntilExit('api', {
     ONEJOB_API_TOKENS: apiTokens,
     ONEJOB_SIMULATOR_URL: 'http://127.0.0.1:1',
     ...(operatorTokens === undefined ? {} : { ONEJOB_OPERATOR_TOKENS: operatorTokens }),
@@ -95,7 +70,7 @@ test.each([
 ] as const)(
   'outside npm start, the %s refuses to start without providers, in one line (%j)',
   async (name, env) => {
-    const { code, output } = await startService(name, env);
+    const { code, output } = await startServiceUntilExit(name, env);
     expect(code).toBe(1);
     expect(output.trim().split('\n')).toEqual([
       expect.stringMatching(/^onejob \w+: ONEJOB_PROVIDERS (is not set|is invalid)/),
@@ -123,7 +98,7 @@ test.each([
 ] as const)(
   'outside npm start, the %s refuses a published dev secret in %s, in one line naming it',
   async (name, variable, env) => {
-    const { code, output } = await startService(name, { ...SIMULATOR_ON_PURPOSE, ...env });
+    const { code, output } = await startServiceUntilExit(name, { ...SIMULATOR_ON_PURPOSE, ...env });
     expect(code).toBe(1);
     expect(output.trim().split('\n')).toEqual([
       `onejob ${name}: ${variable} holds one of onejob's published dev secrets, which only npm start may use; choose your own`,
@@ -132,7 +107,7 @@ test.each([
 );
 
 test('the dev stack (npm start marks its processes) may use the published dev token and the default simulator', async () => {
-  const { code, output } = await startService('api', {
+  const { code, output } = await startServiceUntilExit('api', {
     ONEJOB_DEV_STACK: '1',
     ONEJOB_API_TOKENS: 'dev:onejob-dev-token',
   });

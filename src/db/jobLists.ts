@@ -76,6 +76,15 @@ const OWNED_PAGE_WITH_BOUNDED_BODIES_SQL = `SELECT ${jobColumnsOf('cut')}, cut.w
    WHERE cut.bytes_before < $6
    ORDER BY cut.created_at DESC, cut.id DESC`;
 
+/** Which page of an owner's jobs: see listOwnedJobs. */
+export interface OwnedPageOptions {
+  status?: JobStatus;
+  after?: JobPageCursor;
+  limit: number;
+  withBodies?: boolean;
+  maxStoredBytes?: number;
+}
+
 /**
  * One page of an owner's jobs, newest first, optionally of one status. Without `withBodies` the
  * jobs' input is `{}` and their result null: not read at all. With `maxStoredBytes` the page
@@ -85,13 +94,7 @@ const OWNED_PAGE_WITH_BOUNDED_BODIES_SQL = `SELECT ${jobColumnsOf('cut')}, cut.w
 export async function listOwnedJobs(
   db: Queryable,
   ownerId: string,
-  options: {
-    status?: JobStatus;
-    after?: JobPageCursor;
-    limit: number;
-    withBodies?: boolean;
-    maxStoredBytes?: number;
-  },
+  options: OwnedPageOptions,
 ): Promise<{ jobs: JobRecord[]; next?: JobPageCursor }> {
   const bounded = options.withBodies !== false && options.maxStoredBytes !== undefined;
   const sql = bounded

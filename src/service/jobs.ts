@@ -2,10 +2,10 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { z } from 'zod';
 import { listAttempts, type AttemptRecord } from '../db/attempts';
 import type { JobEndings } from '../db/jobEndings';
-import { listOwnedJobs, type JobPageCursor } from '../db/jobLists';
+import { listOwnedJobs, type JobPageCursor, type OwnedPageOptions } from '../db/jobLists';
 import { findJobByKey, findOwnedJob, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
-import { isTerminalJobStatus, type JobMode, type JobStatus } from '../domain/job';
+import { isTerminalJobStatus, type JobMode } from '../domain/job';
 import type { OwnerLimitSettings } from '../domain/ownerLimits';
 import { jobWorkflowId } from '../domain/workflowId';
 import type { ProviderRegistry } from '../providers/registry';
@@ -281,13 +281,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 export async function listJobs(
   deps: Pick<JobServiceDeps, 'pool'>,
   ownerId: string,
-  options: {
-    status?: JobStatus;
-    after?: JobPageCursor;
-    limit: number;
-    withBodies?: boolean;
-    maxStoredBytes?: number;
-  },
+  options: OwnedPageOptions,
 ): Promise<{ jobs: JobRecord[]; next?: JobPageCursor }> {
   return listOwnedJobs(deps.pool, ownerId, options);
 }

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { spawnNodeScript, type GuardedProcess } from '../../src/dev/processes';
 import { ROOT } from '../harness';
@@ -50,4 +51,32 @@ export function serviceProcesses(serviceEnv: NodeJS.ProcessEnv, build = path.joi
       return child;
     },
   };
+}
+
+/**
+ * Starts dist/bin/<name>.js with only `env` (and PATH) and waits for it to exit: for settings a
+ * service must refuse before it connects anywhere. The database and Temporal addresses given are
+ * never reached by a refusal; a service that passes every check fails there instead.
+ */
+export function startServiceUntilExit(
+  name: 'api' | 'worker',
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'bin', `${name}.js`)], {
+      env: {
+        PATH: process.env.PATH,
+        DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+        TEMPORAL_ADDRESS: '127.0.0.1:1',
+        ONEJOB_WORKER_METRICS_ADDRESS: 'off',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output }));
+  });
 }
