@@ -1,4 +1,9 @@
-import { DEFAULT_HTTP_BOUNDS, type HttpBounds } from './api/httpBounds';
+import {
+  DEFAULT_HTTP_BOUNDS,
+  DEFAULT_LIST_PAGE_MAX_BYTES,
+  MAX_WAIT_SECONDS,
+  type HttpBounds,
+} from './api/httpBounds';
 import { ownerLimitSettings } from './domain/ownerLimits';
 import { temporalConnectionSettings } from './temporalConnection';
 import { DEFAULT_TASK_QUEUE } from './workflows/definitions';
@@ -146,12 +151,13 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
     /** Per-owner create rate and open jobs (docs/configuration.md); unset, no limits. */
     ownerLimits: ownerLimitSettings(env),
     /** A `GET /v1/jobs` page that carries inputs or results stops before this many bytes. */
-    listPageMaxBytes: positiveInteger(env, 'ONEJOB_LIST_PAGE_MAX_BYTES', 1_048_576),
+    listPageMaxBytes: positiveInteger(
+      env,
+      'ONEJOB_LIST_PAGE_MAX_BYTES',
+      DEFAULT_LIST_PAGE_MAX_BYTES,
+    ),
   };
 }
-
-/** The longest `?wait=` (MAX_WAIT_SECONDS in src/api/routes/jobs.ts): silent on the socket. */
-const LONGEST_WAIT_MS = 60_000;
 
 /** How long and how much any one client may hold of the API: every request ends. */
 function httpBounds(env: NodeJS.ProcessEnv): HttpBounds {
@@ -189,9 +195,9 @@ function httpBounds(env: NodeJS.ProcessEnv): HttpBounds {
   if (bounds.headersTimeoutMs > bounds.requestTimeoutMs)
     throw new Error('ONEJOB_HEADERS_TIMEOUT_MS may not exceed ONEJOB_REQUEST_TIMEOUT_MS');
   // A ?wait= sends nothing until it ends: a shorter idle cut would break every long wait.
-  if (bounds.connectionTimeoutMs <= LONGEST_WAIT_MS)
+  if (bounds.connectionTimeoutMs <= MAX_WAIT_SECONDS * 1000)
     throw new Error(
-      `ONEJOB_CONNECTION_TIMEOUT_MS must exceed the longest ?wait= (${LONGEST_WAIT_MS} ms)`,
+      `ONEJOB_CONNECTION_TIMEOUT_MS must exceed the longest ?wait= (${MAX_WAIT_SECONDS * 1000} ms)`,
     );
   return bounds;
 }

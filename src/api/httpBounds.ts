@@ -1,3 +1,9 @@
+/** The longest `GET /v1/jobs/:id?wait=`, which sends nothing on its socket until it ends. */
+export const MAX_WAIT_SECONDS = 60;
+
+/** A `GET /v1/jobs` page that carries inputs or results stops before this many bytes. */
+export const DEFAULT_LIST_PAGE_MAX_BYTES = 1_048_576;
+
 /** How long and how much one client may hold of the API server (see apiConfig for each). */
 export interface HttpBounds {
   requestTimeoutMs: number;

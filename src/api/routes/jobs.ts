@@ -7,6 +7,7 @@ import { requestAttempt } from '../../service/attempts';
 import { createJob, getJob, listJobs } from '../../service/jobs';
 import { authHeaders, requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
+import { DEFAULT_LIST_PAGE_MAX_BYTES, MAX_WAIT_SECONDS } from '../httpBounds';
 import type { Metrics } from '../metrics';
 import { BODY_ERRORS, problemResponses } from '../openapi';
 import { sendNotFound, sendProblem } from '../problems';
@@ -39,9 +40,6 @@ export interface JobRoutesOptions {
   waits: WaitLimiter;
   endings: JobEndings;
 }
-
-const MAX_WAIT_SECONDS = 60;
-const DEFAULT_LIST_PAGE_MAX_BYTES = 1_048_576;
 /** `{"jobs":[],"nextCursor":"…"}` around the items: generously, a cursor is under 100 bytes. */
 const PAGE_OVERHEAD_BYTES = 200;
 const INCLUDE_PATTERN = /^(input|result)(,(input|result))?$/;
