@@ -1,3 +1,5 @@
+import { tokenPairs } from './domain/identity';
+
 /**
  * The secrets `npm start` fills in when none are given. They are published (README, this file),
  * so they are good for the dev stack on loopback and for nothing else: outside the dev
@@ -19,6 +21,10 @@ const PUBLISHED = new Set([
   OLD_DEV_METRICS_TOKEN,
 ]);
 
+/** The token of each `name:token` pair of a token setting. */
+const tokensOf = (spec: string | undefined): string[] =>
+  tokenPairs(spec ?? '').map((pair) => pair.token);
+
 /**
  * Set to `1` by the dev supervisor (`npm start`) for the processes it starts, and by the tests.
  * It allows the published secrets and the simulator's providers by default; nothing else.
@@ -27,15 +33,6 @@ export const DEV_STACK_VARIABLE = 'ONEJOB_DEV_STACK';
 
 export function startedByDevStack(env: NodeJS.ProcessEnv): boolean {
   return env[DEV_STACK_VARIABLE] === '1';
-}
-
-/** The token part of each `name:token` pair (the text after the last colon). */
-function tokensOf(pairs: string): string[] {
-  return pairs
-    .split(',')
-    .map((pair) => pair.trim())
-    .filter(Boolean)
-    .map((pair) => pair.slice(pair.lastIndexOf(':') + 1));
 }
 
 /**
@@ -51,8 +48,8 @@ export function refusePublishedDevSecrets(
     p.callbackSecretEnv ? [p.callbackSecretEnv] : [],
   );
   const settings: Array<[string, string[]]> = [
-    ['ONEJOB_API_TOKENS', tokensOf(env.ONEJOB_API_TOKENS ?? '')],
-    ['ONEJOB_OPERATOR_TOKENS', tokensOf(env.ONEJOB_OPERATOR_TOKENS ?? '')],
+    ['ONEJOB_API_TOKENS', tokensOf(env.ONEJOB_API_TOKENS)],
+    ['ONEJOB_OPERATOR_TOKENS', tokensOf(env.ONEJOB_OPERATOR_TOKENS)],
     ['ONEJOB_METRICS_TOKEN', [env.ONEJOB_METRICS_TOKEN ?? '']],
     ...secretVariables.map((name): [string, string[]] => [name, [env[name] ?? '']]),
   ];

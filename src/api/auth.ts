@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { isValidOwnerId, OWNER_ID_RULE } from '../domain/identity';
+import { isValidOwnerId, OWNER_ID_RULE, tokenPairs } from '../domain/identity';
 import { sendProblem } from './problems';
 
 declare module 'fastify' {
@@ -15,20 +15,11 @@ declare module 'fastify' {
 export class ApiTokens {
   private readonly owners: Array<{ digest: Buffer; ownerId: string }> = [];
 
-  /**
-   * `ONEJOB_API_TOKENS`: comma-separated `owner:token` pairs. The token is what follows the last
-   * colon, so owners may contain colons (`org:team:token`); tokens may not.
-   */
+  /** `ONEJOB_API_TOKENS`: comma-separated `owner:token` pairs (see tokenPairs). */
   static parse(spec: string, variable = 'ONEJOB_API_TOKENS'): ApiTokens {
     const tokens = new ApiTokens();
-    for (const pair of spec
-      .split(',')
-      .map((part) => part.trim())
-      .filter(Boolean)) {
-      const cut = pair.lastIndexOf(':');
-      const ownerId = pair.slice(0, cut);
-      const token = pair.slice(cut + 1);
-      if (cut <= 0 || !isValidOwnerId(ownerId)) {
+    for (const { name: ownerId, token } of tokenPairs(spec)) {
+      if (!isValidOwnerId(ownerId)) {
         throw new Error(
           `${variable}: each entry must be owner:token with an owner of ${OWNER_ID_RULE}`,
         );

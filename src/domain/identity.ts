@@ -27,3 +27,19 @@ export function jobIdentityProblem(ownerId: unknown, idempotencyKey: unknown): s
     return `the idempotency key must be ${IDEMPOTENCY_KEY_RULE}`;
   return undefined;
 }
+
+/**
+ * The `name:token` pairs of a token setting (`ONEJOB_API_TOKENS`, `ONEJOB_OPERATOR_TOKENS`),
+ * comma-separated. The token is what follows the last colon, so names may contain colons
+ * (`org:team:token`) and tokens may not; `name` is empty when a pair has no colon.
+ */
+export function tokenPairs(spec: string): Array<{ name: string; token: string }> {
+  return spec
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((pair) => {
+      const cut = pair.lastIndexOf(':');
+      return { name: cut <= 0 ? '' : pair.slice(0, cut), token: pair.slice(cut + 1) };
+    });
+}
