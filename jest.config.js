@@ -1,6 +1,6 @@
 /**
- * `npm test` runs the suite twice (src/dev/runTests.ts): every test on the dev server, then the
- * engine-sensitive ones on the production engine (ONEJOB_TEMPORAL_ENGINE=cluster: the Temporal
+ * `npm test` runs the suite in two lanes at once (src/dev/runTests.ts): every test on the dev
+ * server, and the engine-sensitive ones on the production engine (ONEJOB_TEMPORAL_ENGINE=cluster: the Temporal
  * server on PostgreSQL). These are the tests whose outcome depends on what the engine accepts
  * and how it behaves: ids and their limits, update-with-start, child workflows, visibility and
  * search attributes, histories, crashes and restarts.
@@ -23,6 +23,16 @@ const ENGINE_SENSITIVE = [
   'workflowStartRefusal',
 ];
 
+const { existsSync } = require('node:fs');
+const path = require('node:path');
+
+// A renamed or deleted file must not drop out of the production engine's run unnoticed.
+for (const name of ENGINE_SENSITIVE) {
+  const file = path.join(__dirname, 'test', `${name}.test.ts`);
+  if (!existsSync(file))
+    throw new Error(`jest.config.js lists ${name} as engine-sensitive, but ${file} does not exist`);
+}
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
@@ -35,5 +45,6 @@ module.exports = {
   globalSetup: '<rootDir>/test/globalSetup.ts',
   globalTeardown: '<rootDir>/test/globalTeardown.ts',
   setupFilesAfterEnv: ['<rootDir>/test/setupEachFile.ts'],
+  testSequencer: '<rootDir>/test/slowFirstSequencer.js',
   testTimeout: 120_000,
 };

@@ -1,5 +1,5 @@
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CHROMIUM, NGINX, obtainDebianProgram } from '../src/dev/debianPackages';
 import { resolveDatabase, type ResolvedDatabase } from '../src/dev/postgres';
@@ -10,6 +10,7 @@ import { obtainTemporalClusterBinaries } from '../src/dev/temporalClusterBinarie
 import { pickClusterPorts } from '../src/dev/temporalClusterConfig';
 import { temporalEngineKind } from '../src/dev/temporalEngine';
 import { startTemporalDevServerOnFreePorts, type DevServer } from '../src/dev/temporalServer';
+import { WORKFLOW_BUNDLE_PATH } from '../src/workflowBundle';
 import { dropStaleTestDatabases, publishHarness, ROOT, TEST_OUTPUT } from './harness';
 import { uniqueName } from './support/database';
 
@@ -44,10 +45,7 @@ export default async function globalSetup(): Promise<void> {
   const clusterBinaries = await obtainTemporalClusterBinaries(log, {
     withUi: engine === 'cluster',
   });
-  const bundle = bundleWorkflowCode({
-    workflowsPath: path.join(ROOT, 'src', 'workflows'),
-    logger: new DefaultLogger('WARN'),
-  });
+  const bundle = workflowBundle(log);
   bundle.catch(() => undefined);
   const database = await resolveDatabase({ stateDir: path.join(TEST_OUTPUT, 'state'), log });
   globalThis.onejobTestServers.database = database;
@@ -76,8 +74,7 @@ export default async function globalSetup(): Promise<void> {
   }
   globalThis.onejobTestServers.temporal = temporal;
   const { chromiumPath, nginxPath } = await programs;
-  const workflowBundlePath = path.join(TEST_OUTPUT, 'workflow-bundle.js');
-  writeFileSync(workflowBundlePath, (await bundle).code);
+  const workflowBundlePath = await bundle;
 
   publishHarness({
     temporalEngine: engine,
@@ -93,4 +90,36 @@ export default async function globalSetup(): Promise<void> {
   log(
     `temporal ${engine} engine at ${temporal.address}, PostgreSQL ${database.source}, ready in ${Date.now() - started} ms`,
   );
+}
+
+/** The newest modification time of any file under `dir`. */
+function newestChange(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile())
+      newest = Math.max(newest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * The workflow bundle for in-process workers: the one `npm run build` made (npm test builds
+ * first), unless src changed after it (jest run by hand); then webpack bundles src here.
+ */
+async function workflowBundle(log: (line: string) => void): Promise<string> {
+  let built = 0;
+  try {
+    built = statSync(WORKFLOW_BUNDLE_PATH).mtimeMs;
+  } catch {
+    // not built
+  }
+  if (built > newestChange(path.join(ROOT, 'src'))) return WORKFLOW_BUNDLE_PATH;
+  log('the built workflow bundle is missing or older than src: bundling src/workflows');
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.join(ROOT, 'src', 'workflows'),
+    logger: new DefaultLogger('WARN'),
+  });
+  const file = path.join(TEST_OUTPUT, `workflow-bundle-${process.pid}.js`);
+  writeFileSync(file, code);
+  return file;
 }
