@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { migrate } from '../../src/db/migrate';
+import { loadMigrations, migrate } from '../../src/db/migrate';
 import { createPool, type Pool } from '../../src/db/pool';
 import { withDatabase } from '../../src/dev/postgres';
 import { harness } from '../harness';
@@ -10,9 +10,52 @@ export function uniqueName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
 }
 
+/** Any lock id of ours, for the template's creation only. */
+const TEMPLATE_LOCK_ID = 7_031_031;
+let template: Promise<string> | undefined;
+
 /**
- * A fresh database with every migration applied (those of `migrationsDir` when given); dropped
- * by the returned function.
+ * A database with this checkout's migrations applied, named after their content and kept on the
+ * server: test databases are copied from it (about 60 ms) rather than migrated one by one
+ * (about 400 ms each, and a suite makes about eighty). Made once, under a lock, by whichever test
+ * process needs it first, and published by a rename, so a half-made template is never copied.
+ */
+function migratedTemplate(adminDatabaseUrl: string): Promise<string> {
+  template ??= (async () => {
+    const migrations = await loadMigrations();
+    const digest = createHash('sha256');
+    for (const migration of migrations) digest.update(`${migration.name}\0${migration.sql}\0`);
+    const name = `onejob_template_${digest.digest('hex').slice(0, 16)}`;
+    const admin = new pg.Client({ connectionString: adminDatabaseUrl });
+    await admin.connect();
+    try {
+      await admin.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK_ID]);
+      const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+      if (exists.rowCount === 0) {
+        const making = `${name}_making`;
+        await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(making)} WITH (FORCE)`);
+        await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(making)}`);
+        const pool = createPool(withDatabase(adminDatabaseUrl, making));
+        try {
+          await migrate(pool);
+        } finally {
+          await pool.end();
+        }
+        await admin.query(
+          `ALTER DATABASE ${pg.escapeIdentifier(making)} RENAME TO ${pg.escapeIdentifier(name)}`,
+        );
+      }
+    } finally {
+      await admin.end();
+    }
+    return name;
+  })();
+  return template;
+}
+
+/**
+ * A fresh database with every migration applied (those of `migrationsDir` when given, migrated
+ * here; otherwise a copy of the migrated template); dropped by the returned function.
  */
 export async function createTestDatabase(migrationsDir?: string): Promise<{
   url: string;
@@ -21,12 +64,16 @@ export async function createTestDatabase(migrationsDir?: string): Promise<{
 }> {
   const { adminDatabaseUrl } = harness();
   const name = uniqueName('onejob_test');
+  const source = migrationsDir === undefined ? await migratedTemplate(adminDatabaseUrl) : undefined;
   const admin = new pg.Client({ connectionString: adminDatabaseUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+  await admin.query(
+    `CREATE DATABASE ${pg.escapeIdentifier(name)}${source ? ` TEMPLATE ${pg.escapeIdentifier(source)}` : ''}`,
+  );
   await admin.end();
   const url = withDatabase(adminDatabaseUrl, name);
   const pool = createPool(url);
+  // A copy of the template is migrated already; this only checks it (and a migrationsDir applies).
   await migrate(pool, migrationsDir);
   return {
     url,
