@@ -18,6 +18,7 @@ import {
   TRICK_OWNERS,
 } from './support/identities';
 import { chargeBody, createJob, freshKey, readJob, untilJob } from './support/jobs';
+import { byLength } from './support/lengths';
 import { type RawAnswer, sendRaw } from './support/rawHttp';
 import { useTestStack } from './support/stack';
 
@@ -28,11 +29,14 @@ import { useTestStack } from './support/stack';
  * service still answers afterwards. Node's own refusals of unparseable requests count as
  * answers only when they are problem+json too (src/api/errorHandler.ts makes them so).
  *
- * ONEJOB_FUZZ_SEED replays a run; ONEJOB_FUZZ_REQUESTS sets how many requests it sends.
+ * ONEJOB_FUZZ_SEED replays a run; ONEJOB_FUZZ_REQUESTS sets how many requests it sends (by
+ * default 3,000 in `npm test`, where every run draws a new seed, and 20,000 in `npm run test:long`).
  */
 const stack = useTestStack();
 
-const REQUESTS = Number(process.env.ONEJOB_FUZZ_REQUESTS ?? 10_000);
+const REQUESTS = Number(
+  process.env.ONEJOB_FUZZ_REQUESTS ?? byLength({ short: 3_000, long: 20_000 }),
+);
 const SEED = Number(process.env.ONEJOB_FUZZ_SEED ?? Date.now() % 2 ** 31);
 /** Requests sent at once, per property run. */
 const BATCH = 10;
