@@ -28,7 +28,7 @@ export const blockedScenario: Scenario = {
   name: 'blocked',
   async run({ env, smoke, log }) {
     const count = smoke ? 20 : 1_000;
-    const holdMs = smoke ? 10_000 : Number(process.env.BENCH_BLOCKED_MINUTES ?? 10) * 60_000;
+    const holdMs = smoke ? 3_000 : Number(process.env.BENCH_BLOCKED_MINUTES ?? 10) * 60_000;
     const body = JSON.stringify({
       type: 'charge',
       input: { amountCents: 1_250, currency: 'EUR', account: 'acct-bench' },

@@ -22,7 +22,7 @@ export const createScenario: Scenario = {
     const comparisons: Comparison[] = [];
     const latencyCurves: LatencyCurve[] = [];
     const details: Record<string, unknown> = {};
-    const seconds = smoke ? 2 : 5;
+    const seconds = smoke ? 1 : 5;
     for (const clients of smoke ? [1, 16] : [1, 16, 64]) {
       const prefix = `create-${clients}`;
       const ours: HttpTarget = {

@@ -28,7 +28,7 @@ interface Side {
 export const endToEndScenario: Scenario = {
   name: 'end to end',
   async run({ env, smoke, log }) {
-    const turnSeconds = smoke ? 4 : 30;
+    const turnSeconds = smoke ? 2 : 30;
     const body = summarizeBody();
     const fresh = (): Side => ({
       latency: new Latencies(),

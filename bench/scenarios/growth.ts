@@ -14,8 +14,8 @@ export const growthScenario: Scenario = {
   name: 'growth',
   async run({ env, smoke, log }) {
     const { pool, apiUrl } = env.stack;
-    const sizes = smoke ? [1_000, 10_000] : [1_000, 100_000, 1_000_000];
-    const seconds = smoke ? 2 : 5;
+    const sizes = smoke ? [1_000, 4_000] : [1_000, 100_000, 1_000_000];
+    const seconds = smoke ? 1 : 5;
     const body = summarizeBody();
     const at: Record<number, Record<string, HttpMeasurement>> = {};
     const bytesPerJob: Record<string, number> = {};

@@ -55,7 +55,7 @@ export const replayScenario: Scenario = {
       key: pick(baselineKeys),
     };
     const measured = { ours: newMeasurement(), baseline: newMeasurement() };
-    const seconds = smoke ? 2 : 5;
+    const seconds = smoke ? 1 : 5;
     await interleaved(smoke ? 1 : 3, [
       { run: () => hammer(ours, CLIENTS, seconds, measured.ours, env.cpu) },
       { run: () => hammer(baseline, CLIENTS, seconds, measured.baseline, env.cpu) },
