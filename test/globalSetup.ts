@@ -10,7 +10,6 @@ import { obtainTemporalClusterBinaries } from '../src/dev/temporalClusterBinarie
 import { pickClusterPorts } from '../src/dev/temporalClusterConfig';
 import { temporalEngineKind } from '../src/dev/temporalEngine';
 import { startTemporalDevServerOnFreePorts, type DevServer } from '../src/dev/temporalServer';
-import { WORKFLOW_BUNDLE_PATH } from '../src/workflowBundle';
 import { dropStaleTestDatabases, publishHarness, ROOT, TEST_OUTPUT } from './harness';
 import { uniqueName } from './support/database';
 
@@ -107,13 +106,15 @@ function newestChange(dir: string): number {
  * first), unless src changed after it (jest run by hand); then webpack bundles src here.
  */
 async function workflowBundle(log: (line: string) => void): Promise<string> {
+  // Where src/workflowBundle.ts puts it, seen from dist (this file runs from test/, under ts-jest).
+  const builtBundle = path.join(ROOT, 'dist', 'workflow-bundle.js');
   let built = 0;
   try {
-    built = statSync(WORKFLOW_BUNDLE_PATH).mtimeMs;
+    built = statSync(builtBundle).mtimeMs;
   } catch {
     // not built
   }
-  if (built > newestChange(path.join(ROOT, 'src'))) return WORKFLOW_BUNDLE_PATH;
+  if (built > newestChange(path.join(ROOT, 'src'))) return builtBundle;
   log('the built workflow bundle is missing or older than src: bundling src/workflows');
   const { code } = await bundleWorkflowCode({
     workflowsPath: path.join(ROOT, 'src', 'workflows'),
