@@ -1,5 +1,5 @@
 import { signCallback } from '../src/api/signatures';
-import type { ProviderConfig } from '../src/providers/provider';
+import { notFoundGraceMs, type ProviderConfig } from '../src/providers/provider';
 import { inRolledBackTransaction } from './support/database';
 import { CALLBACK_SECRET, OPERATOR_TOKEN } from './support/identities';
 import { eventually } from './support/polling';
@@ -124,14 +124,49 @@ test('when the provider’s status says the attempt was never processed, it fail
   stack.simulator.inject({ route: 'charge', fault: { kind: 'drop_before' } });
   const job = await charge(['pay', 'pay-backup']);
   const done = await untilStatus(job.id, 'succeeded');
+  const firstId = `${job.id}:1`;
   const [first, second] = await attemptRows(stack.pool, job.id);
   expect(first).toMatchObject({ provider: 'pay', state: 'failed' });
   expect(second).toMatchObject({ provider: 'pay-backup', state: 'succeeded' });
-  // The fallback was created only after the first attempt was settled as failed.
-  expect(second!.created_at.getTime()).toBeGreaterThanOrEqual(first!.finished_at!.getTime());
   expect(done.completedBy).toBe(`${job.id}:2`);
+
+  // Attempt 1's charge met the dropped connection: a call that ended without an answer.
+  const seen = stack.simulator.requests().filter((r) => r.idempotencyKey === firstId);
+  expect(seen.filter((r) => r.route === 'charge').map((r) => r.fault)).toEqual(['drop_before']);
+  // It failed on the status lookup's word ("never processed"), not on the dropped connection's.
+  const {
+    rows: [row],
+  } = await stack.pool.query<{
+    error: { code: string };
+    call_ended_at: Date;
+    first_not_found_at: Date;
+    finished_at: Date;
+  }>('SELECT error, call_ended_at, first_not_found_at, finished_at FROM attempts WHERE id = $1', [
+    firstId,
+  ]);
+  expect(row?.error).toMatchObject({ code: 'never_processed' });
+  // The provider was asked after the call had ended, at least twice, and "no record" was
+  // believed only the provider's grace after it was first noted (PostgreSQL's clock alone).
+  const callEnded = row!.call_ended_at.getTime();
+  const lookups = seen.filter((r) => r.route === 'charge-status').map((r) => Date.parse(r.at));
+  expect(lookups.length).toBeGreaterThanOrEqual(2);
+  for (const at of lookups) expect(at).toBeGreaterThanOrEqual(callEnded);
+  expect(row!.first_not_found_at.getTime()).toBeGreaterThanOrEqual(callEnded);
+  expect(row!.finished_at.getTime() - row!.first_not_found_at.getTime()).toBeGreaterThanOrEqual(
+    notFoundGraceMs(stack.registry.get('pay').config),
+  );
+
+  // The fallback was created only after the first attempt was settled as failed, and its charge
+  // left after the last status lookup of attempt 1.
+  expect(second!.created_at.getTime()).toBeGreaterThanOrEqual(first!.finished_at!.getTime());
+  const fallbackSent = stack.simulator
+    .requests()
+    .filter((r) => r.route === 'charge' && r.idempotencyKey === `${job.id}:2`)
+    .map((r) => Date.parse(r.at));
+  expect(fallbackSent).toHaveLength(1);
+  expect(fallbackSent[0]).toBeGreaterThanOrEqual(Math.max(...lookups));
   expect(providerSaw(stack, job.id)).toEqual({
-    requests: [`${job.id}:1`, `${job.id}:2`],
+    requests: [firstId, `${job.id}:2`],
     effects: [`${job.id}:2`],
   });
 });
