@@ -1,8 +1,9 @@
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import path from 'node:path';
 import { harness } from './harness';
+import { callSnapshot, inFlight, untilRequestReceived } from './support/callInFlight';
 import { TEST_OWNER } from './support/identities';
-import { untilJob } from './support/jobs';
+import { readJob, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { providerSaw } from './support/providerLedger';
 import { chatProvider, payProvider } from './support/providers';
@@ -21,7 +22,8 @@ beforeAll(async () => {
   stack = await startTestStack({
     providers: (url) => [
       chatProvider(url, 'simulator', 'sim-steady', { timeoutMs: 10_000 }),
-      payProvider(url, 'simulator-pay', { timeoutMs: 10_000 }),
+      // Room for a parent to end while its child's charge is held at the provider.
+      payProvider(url, 'simulator-pay', { timeoutMs: 30_000, lateResultTimeoutMs: 60_000 }),
     ],
   });
   const bundle = await bundleWorkflowCode({
@@ -72,22 +74,35 @@ test('a job started twice from another workflow is one job, and the parent gets 
 });
 
 test('a parent that ends while its child job is charging does not kill the job: it completes with one charge', async () => {
-  stack.simulator.inject({ route: 'charge', fault: { kind: 'delay', ms: 1_500 } });
-  const parent = await startOrder('fireAndForgetOrder', {
+  // The provider works on the charge and answers only when the gate opens: after the parent ended.
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'parent-ended' } });
+  const parent = await startOrder('orderEndedWhenTold', {
     key: 'child-charge-1',
     charge: { amountCents: 700, currency: 'EUR', account: 'acct-child' },
   });
-  await parent.result();
-  expect(await untilWorkflowClosed(stack, parent.workflowId)).toBe('COMPLETED');
   const jobId = await eventually(
     () => jobOfKey('child-charge-1'),
     (id) => id !== undefined,
   );
+  const attemptId = `${jobId}:1`;
+  // Charging: the attempt is running, the provider has the request and has not answered.
+  expect(await untilRequestReceived(stack, attemptId)).toEqual(inFlight(attemptId));
+
+  await parent.signal('endOrder');
+  await parent.result();
+  expect(await untilWorkflowClosed(stack, parent.workflowId)).toBe('COMPLETED');
+  // The parent ended while the charge was in flight, and its job workflow runs on.
+  expect(await callSnapshot(stack, attemptId)).toEqual(inFlight(attemptId));
+  const { workflowId } = await readJob(stack, jobId!);
+  const child = await stack.temporal.workflow.getHandle(workflowId).describe();
+  expect(child.status.name).toBe('RUNNING');
+
+  stack.simulator.openGate('parent-ended');
   const done = await untilJob(stack, jobId!, (j) => j.status === 'succeeded');
-  expect(done.completedBy).toBe(`${jobId}:1`);
+  expect(done.completedBy).toBe(attemptId);
   expect(providerSaw(stack, jobId!)).toEqual({
-    requests: [`${jobId}:1`],
-    effects: [`${jobId}:1`],
+    requests: [attemptId],
+    effects: [attemptId],
   });
 });
 

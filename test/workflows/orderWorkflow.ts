@@ -81,3 +81,14 @@ export async function cancellableOrder(order: Order) {
     return { result: null, cancelled: true };
   }
 }
+
+export const endOrderSignal = defineSignal('endOrder');
+
+/** Starts the job and ends when told (say, while the job is charging): the job goes on alone. */
+export async function orderEndedWhenTold(order: Order) {
+  let ended = false;
+  setHandler(endOrderSignal, () => void (ended = true));
+  const job = await startJobChild(order);
+  await condition(() => ended);
+  return { jobWorkflowId: job.workflowId };
+}
