@@ -70,6 +70,11 @@ test('a SIGKILL of the Temporal server mid-run loses nothing: every job ends wit
   });
   expect(whileDown.status).toBe(503);
   expect(await whileDown.json()).toMatchObject({ type: '/problems/service-unavailable' });
+  const kept = await stack.pool.query<{ id: string }>(
+    'SELECT id FROM jobs WHERE idempotency_key = $1',
+    [key],
+  );
+  expect(kept.rows).toHaveLength(1);
 
   await temporal.start();
 
@@ -79,8 +84,11 @@ test('a SIGKILL of the Temporal server mid-run loses nothing: every job ends wit
     (response) => response.status !== 503,
     60_000,
   );
-  expect([200, 201]).toContain(retried.status);
+  // The row was kept: the retry is the replay of that job (200), not a new one (201).
+  expect(retried.status).toBe(200);
+  expect(retried.headers.get('idempotent-replayed')).toBe('true');
   const lateCreated = (await retried.json()) as JobView;
+  expect(lateCreated.id).toBe(kept.rows[0]!.id);
 
   // The unknown charge's answer comes now; the job settles on it.
   stack.simulator.openGate('unknown');
