@@ -4,10 +4,11 @@ import {
   createAttempt,
   AttemptInFlightError,
   beginProviderCall,
+  findAttempt,
   settleAttemptWithoutResult,
 } from '../src/db/attempts';
 import { recordAttemptResult } from '../src/db/compareAndSwap';
-import { finishJobWithoutResult, insertJobOrFindExisting } from '../src/db/jobs';
+import { findJob, finishJobWithoutResult, insertJobOrFindExisting } from '../src/db/jobs';
 import { migrate, loadMigrations } from '../src/db/migrate';
 import { createPool, inTransaction, type Pool } from '../src/db/pool';
 import { OBSERVED_P95_SQL } from '../src/db/providerStats';
@@ -16,6 +17,7 @@ import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { harness } from './harness';
 import { createTestDatabase, inRolledBackTransaction } from './support/database';
+import { waitingOrSettled } from './support/lockWaits';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 beforeAll(async () => {
@@ -334,7 +336,35 @@ test('a call never begins for a job that has ended: the attempt is cancelled in 
     error: { code: 'job_not_open' },
   });
 
-  // The other order: the call begins first (holding the job row), then the cancel commits.
+  // A start that comes while a cancel holds the job row, not yet committed, waits for it and
+  // then refuses: it never reads the job as open from before the cancel.
+  const cancelling = await newJob(db.pool);
+  const waiting = await createAttempt(db.pool, {
+    jobId: cancelling.id,
+    seq: 1,
+    provider: 'p1',
+    exclusive: true,
+  });
+  const cancel = await db.pool.connect();
+  try {
+    await cancel.query('BEGIN');
+    await finishJobWithoutResult(cancel, cancelling.id, 'cancelled', { code: 'cancelled' });
+    const start = beginProviderCall(db.pool, waiting.id);
+    expect(await waitingOrSettled(db.pool, 'WITH job AS', start)).toBe('waiting');
+    await cancel.query('COMMIT');
+    expect(await start).toMatchObject({
+      state: 'cancelled',
+      startedAt: null,
+      error: { code: 'job_not_open' },
+    });
+  } finally {
+    await cancel.query('ROLLBACK').catch(() => undefined);
+    cancel.release();
+  }
+
+  // The other order: the start holds the job row (its statement in a transaction not yet
+  // committed) when the cancel comes. The cancel waits for it; the call has begun, and its
+  // result, should it come, loses the compare-and-swap.
   const other = await newJob(db.pool);
   const second = await createAttempt(db.pool, {
     jobId: other.id,
@@ -342,10 +372,25 @@ test('a call never begins for a job that has ended: the attempt is cancelled in 
     provider: 'p1',
     exclusive: true,
   });
-  const began = await beginProviderCall(db.pool, second.id);
-  expect(began.state).toBe('running');
-  await finishJobWithoutResult(db.pool, other.id, 'cancelled', { code: 'cancelled' });
-  // The running call's result, should it come, loses the compare-and-swap.
+  const start = await db.pool.connect();
+  try {
+    await start.query('BEGIN');
+    expect((await beginProviderCall(start, second.id)).state).toBe('running');
+    const cancelled = finishJobWithoutResult(db.pool, other.id, 'cancelled', {
+      code: 'cancelled',
+    });
+    expect(await waitingOrSettled(db.pool, 'UPDATE jobs SET terminal_status', cancelled)).toBe(
+      'waiting',
+    );
+    // While it waits, the job is still open.
+    expect((await findJob(db.pool, other.id))?.terminalStatus).toBeNull();
+    await start.query('COMMIT');
+    expect(await cancelled).toMatchObject({ terminalStatus: 'cancelled' });
+  } finally {
+    await start.query('ROLLBACK').catch(() => undefined);
+    start.release();
+  }
+  expect(await findAttempt(db.pool, second.id)).toMatchObject({ state: 'running' });
   expect(
     await recordAttemptResult(db.pool, { attemptId: second.id, result: { summary: 'late' } }),
   ).toMatchObject({ outcome: 'lost', winnerAttemptId: null });
