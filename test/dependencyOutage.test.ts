@@ -1,6 +1,7 @@
-import { OPERATOR_TOKEN } from './support/identities';
+import { signCallback } from '../src/api/signatures';
+import { CALLBACK_SECRET, OPERATOR_TOKEN } from './support/identities';
 import { createJob, freshKey, untilJob } from './support/jobs';
-import { chatProvider } from './support/providers';
+import { chatProvider, payProvider } from './support/providers';
 import { startTestStack, type TestStack } from './support/stack';
 import { startTcpProxy, type TcpProxy } from './tcpProxy';
 
@@ -13,7 +14,11 @@ let proxy: TcpProxy;
 beforeAll(async () => {
   proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
   stack = await startTestStack({
-    providers: (url) => [chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 })],
+    providers: (url) => [
+      chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 }),
+      // A provider that reports by signed callback: its callbacks reach the database.
+      payProvider(url, 'pay', { callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET' }),
+    ],
     // The API reaches PostgreSQL through the proxy; the worker directly.
     apiDatabaseUrl: (databaseUrl) => {
       const url = new URL(databaseUrl);
@@ -38,26 +43,63 @@ test('with the database down every route answers 503 problem+json with Retry-Aft
 
   await proxy.cut();
   const key = freshKey('during-outage');
-  const answers = await Promise.all([
-    stack.request('POST', '/v1/jobs', { headers: { 'idempotency-key': key }, body }),
-    stack.request('GET', `/v1/jobs/${job.id}`),
-    stack.request('GET', '/v1/jobs'),
-    stack.request('POST', `/v1/jobs/${job.id}/attempts`, { body: {} }),
-    stack.request('POST', `/v1/operator/jobs/${job.id}/cancel`, {
-      body: { reason: 'x' },
-      token: OPERATOR_TOKEN,
+  const report = JSON.stringify({ attemptId: `${job.id}:1`, status: 'failed', error: 'no' });
+  const operatorPost = (path: string, body: unknown) =>
+    stack.request('POST', `/v1/operator${path}`, { body, token: OPERATOR_TOKEN });
+  const asked: Record<string, Promise<Response>> = {
+    'POST /v1/jobs': stack.request('POST', '/v1/jobs', {
+      headers: { 'idempotency-key': key },
+      body,
     }),
-    stack.request('POST', `/v1/operator/attempts/${job.id}:1/resolve`, {
-      body: { outcome: 'failed', reason: 'x' },
-      token: OPERATOR_TOKEN,
+    'GET /v1/jobs/{id}': stack.request('GET', `/v1/jobs/${job.id}`),
+    'GET /v1/jobs': stack.request('GET', '/v1/jobs'),
+    'POST /v1/jobs/{id}/attempts': stack.request('POST', `/v1/jobs/${job.id}/attempts`, {
+      body: {},
     }),
-  ]);
-  for (const answer of answers) {
-    expect(answer.status).toBe(503);
-    expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(await answer.json()).toMatchObject({ type: '/problems/service-unavailable' });
-  }
+    'POST /v1/operator/jobs/{id}/cancel': operatorPost(`/jobs/${job.id}/cancel`, { reason: 'x' }),
+    'POST /v1/operator/attempts/{attemptId}/resolve': operatorPost(
+      `/attempts/${job.id}:1/resolve`,
+      { outcome: 'failed', reason: 'x' },
+    ),
+    'POST /v1/operator/jobs/{id}/release-key': operatorPost(`/jobs/${job.id}/release-key`, {
+      reason: 'x',
+    }),
+    // Signed, so it gets past the signature check to the database.
+    'POST /v1/callbacks/{provider}': fetch(`${stack.apiUrl}/v1/callbacks/pay`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'onejob-signature': signCallback(CALLBACK_SECRET, report),
+      },
+      body: report,
+    }),
+  };
+  const answers = Object.fromEntries(
+    await Promise.all(
+      Object.entries(asked).map(async ([route, answer]) => {
+        const response = await answer;
+        const problem = (await response.json()) as { type?: string };
+        return [
+          route,
+          {
+            status: response.status,
+            problemJson: /^application\/problem\+json/.test(
+              response.headers.get('content-type') ?? '',
+            ),
+            retryAfterSeconds: /^\d+$/.test(response.headers.get('retry-after') ?? ''),
+            type: problem.type,
+          },
+        ] as const;
+      }),
+    ),
+  );
+  const outage = {
+    status: 503,
+    problemJson: true,
+    retryAfterSeconds: true,
+    type: '/problems/service-unavailable',
+  };
+  expect(answers).toEqual(Object.fromEntries(Object.keys(asked).map((route) => [route, outage])));
 
   await proxy.restore();
   // The create that met the outage never happened; its retry with the same key makes the job.

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { signCallback } from '../src/api/signatures';
 import { ROOT, TEST_OUTPUT } from './harness';
 import { CALLBACK_SECRET, OPERATOR_TOKEN } from './support/identities';
-import { createJob, freshKey, untilJob } from './support/jobs';
+import { chargeBody, createJob, freshKey, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { attemptRows } from './support/rows';
 import { useTestStack } from './support/stack';
@@ -18,7 +18,8 @@ import { startTcpProxy } from './tcpProxy';
  * route, success and problem alike, has a status the document lists for that route, a
  * content type it lists for that status, and a body its schema accepts.
  */
-const stack = useTestStack();
+// No hedge while the test works on a hedged job: its attempts are the ones the test asks for.
+const stack = useTestStack({ hedgeDelayMs: 600_000 });
 
 interface MediaType {
   schema?: object;
@@ -52,7 +53,13 @@ interface Exchange {
   base?: string;
 }
 /** Every answer the test saw, by route: each must fit the document. */
-const seen: Array<{ exchange: Exchange; status: number; contentType: string; body: string }> = [];
+const seen: Array<{
+  exchange: Exchange;
+  status: number;
+  contentType: string;
+  retryAfter: string | null;
+  body: string;
+}> = [];
 
 async function send(exchange: Exchange): Promise<{ status: number; body: string }> {
   const response = await fetch(`${exchange.base ?? stack.apiUrl}${exchange.path}`, {
@@ -65,6 +72,7 @@ async function send(exchange: Exchange): Promise<{ status: number; body: string 
     exchange,
     status: response.status,
     contentType: response.headers.get('content-type') ?? '',
+    retryAfter: response.headers.get('retry-after'),
     body,
   });
   return { status: response.status, body };
@@ -228,16 +236,25 @@ test('every route answers as the document says, successes and problems alike', a
   await expectStatus(again(job.id, jsonOf(asOwner), '{"provider":5}'), 400);
   await expectStatus(again(job.id, jsonOf({})), 401);
 
-  // Operators: cancel a running job (200), then again (409); unknown ids (404); no token (401).
-  stack.simulator.inject({ route: 'chat', fault: { kind: 'hang' } });
+  // Try again on a hedged job whose call hangs: 202, a second attempt beside the first.
+  stack.simulator.inject({ route: 'chat', times: 2, fault: { kind: 'hang' } });
   const hanging = await createJob(stack, {
     type: 'summarize',
     input: { text: 'Hangs until cancelled.' },
+    providers: ['simulator', 'simulator-backup'],
+    mode: 'hedged',
   });
   await eventually(
     () => attemptRows(stack.pool, hanging.id),
     (rows) => rows[0]?.state === 'running',
   );
+  await expectStatus(again(hanging.id, jsonOf(asOwner), '{"provider":"simulator"}'), 202);
+  await eventually(
+    () => attemptRows(stack.pool, hanging.id),
+    (rows) => rows.length === 2 && rows.every((row) => row.state === 'running'),
+  );
+
+  // Operators: cancel a running job (200), then again (409); unknown ids (404); no token (401).
   const cancel = (id: string, headers: Record<string, string>, body = '{"reason":"openapi"}') =>
     send({
       method: 'POST',
@@ -281,12 +298,25 @@ test('every route answers as the document says, successes and problems alike', a
       body,
     });
   const failed = '{"outcome":"failed","reason":"openapi"}';
+  // Resolve an unknown attempt: 200. The charge's provider answered 2xx "pending", filed under
+  // an id of its own: the attempt stays unknown until an operator says what became of it.
+  stack.simulator.inject({
+    route: 'charge',
+    fault: { kind: 'files_under_own_id', answer: 'pending' },
+  });
+  const pending = await createJob(stack, chargeBody(['simulator-pay']));
+  await eventually(
+    () => attemptRows(stack.pool, pending.id),
+    (rows) => rows[0]?.state === 'unknown',
+  );
+  await expectStatus(resolve(`${pending.id}:1`, jsonOf(asOperator), failed), 200);
   await expectStatus(resolve(`${job.id}:1`, jsonOf(asOperator), failed), 409);
   await expectStatus(resolve('nothing:1', jsonOf(asOperator), failed), 404);
   await expectStatus(resolve('nothing:1', jsonOf(asOperator), '{"outcome":"maybe"}'), 400);
   await expectStatus(resolve('nothing:1', jsonOf({}), failed), 401);
 
-  // Provider callbacks: signed (404 for an attempt that is not there, 400 for a bad body), unsigned (401), not JSON (415).
+  // Provider callbacks: signed (200 for an attempt of the provider, 404 for one that is not
+  // there, 400 for a bad body), unsigned (401), not JSON (415).
   const callback = (headers: Record<string, string>, body: string) =>
     send({
       method: 'POST',
@@ -300,6 +330,13 @@ test('every route answers as the document says, successes and problems alike', a
     'content-type': 'application/json',
     'onejob-signature': signCallback(CALLBACK_SECRET, body),
   });
+  // A signed report on an attempt of that provider is taken: 200, with the attempt as it is.
+  const reported = JSON.stringify({
+    attemptId: `${pending.id}:1`,
+    status: 'failed',
+    error: 'declined',
+  });
+  await expectStatus(callback(signed(reported), reported), 200);
   await expectStatus(callback(signed(report), report), 404);
   await expectStatus(callback(signed('{"status":"maybe"}'), '{"status":"maybe"}'), 400);
   await expectStatus(callback({ 'content-type': 'application/json' }, report), 401);
@@ -316,11 +353,20 @@ test('every route answers as the document says, successes and problems alike', a
   expect({ surprises, misfits: misfits() }).toEqual({ surprises: [], misfits: [] });
   // Every route of the document was heard from.
   const heard = new Set(seen.map(({ exchange }) => `${exchange.method} ${exchange.route}`));
-  const documented = Object.entries(document.paths).flatMap(([route, methods]) =>
-    Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
-  );
-  expect(documented.filter((route) => !heard.has(route))).toEqual([]);
+  expect(documentedRoutes().filter((route) => !heard.has(route))).toEqual([]);
 });
+
+/** Every route of the document, as `METHOD /path`, sorted. */
+function documentedRoutes(): string[] {
+  return Object.entries(document.paths)
+    .flatMap(([route, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
+    )
+    .sort();
+}
+
+/** Routes that answer without PostgreSQL: they have no 503 of an outage to show. */
+const DATABASE_FREE = ['GET /healthz', 'GET /problems/{type}'];
 
 test('with PostgreSQL unreachable, the 503 of every route that reads it is documented too', async () => {
   const proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
@@ -342,6 +388,8 @@ test('with PostgreSQL unreachable, the 503 of every route that reads it is docum
         body: summary,
       },
       { method: 'GET', route: '/v1/jobs', path: '/v1/jobs', headers: asOwner },
+      // Its gauges count jobs and attempts in the database.
+      { method: 'GET', route: '/metrics', path: '/metrics' },
       { method: 'GET', route: '/v1/jobs/{id}', path: `/v1/jobs/${id}`, headers: asOwner },
       {
         method: 'POST',
@@ -359,6 +407,20 @@ test('with PostgreSQL unreachable, the 503 of every route that reads it is docum
       },
       {
         method: 'POST',
+        route: '/v1/operator/attempts/{attemptId}/resolve',
+        path: `/v1/operator/attempts/${id}:1/resolve`,
+        headers: jsonOf(asOperator),
+        body: '{"outcome":"failed","reason":"down"}',
+      },
+      {
+        method: 'POST',
+        route: '/v1/operator/jobs/{id}/release-key',
+        path: `/v1/operator/jobs/${id}/release-key`,
+        headers: jsonOf(asOperator),
+        body: '{"reason":"down"}',
+      },
+      {
+        method: 'POST',
         route: '/v1/callbacks/{provider}',
         path: '/v1/callbacks/simulator-pay',
         headers: {
@@ -369,10 +431,15 @@ test('with PostgreSQL unreachable, the 503 of every route that reads it is docum
       },
     ];
     for (const exchange of exchanges) await expectStatus(send({ ...exchange, base: api.url }), 503);
-    expect({ surprises, misfits: misfits(seen.slice(from)) }).toEqual({
-      surprises: [],
-      misfits: [],
-    });
+    const during = seen.slice(from);
+    expect({ surprises, misfits: misfits(during) }).toEqual({ surprises: [], misfits: [] });
+    // Every documented route that needs the database was asked, and each said when to come back.
+    const asked = during.map(({ exchange }) => `${exchange.method} ${exchange.route}`);
+    expect(asked.sort()).toEqual(documentedRoutes().filter((r) => !DATABASE_FREE.includes(r)));
+    for (const answer of during) {
+      expect(answer.retryAfter).toMatch(/^\d+$/);
+      expect(JSON.parse(answer.body)).toMatchObject({ type: '/problems/service-unavailable' });
+    }
   } finally {
     await api.stop();
     await proxy.close();
