@@ -1,6 +1,9 @@
+import { Random } from '../src/chaos/random';
 import { jobWorkflowId } from '../src/domain/workflowId';
+import { holdTransaction } from './support/barriers';
 import { OPERATOR, TEST_OWNER } from './support/identities';
 import { createJob, freshKey, operator, readJob, untilJob, type JobView } from './support/jobs';
+import { waitingOrSettled } from './support/lockWaits';
 import { eventually } from './support/polling';
 import { attemptRows } from './support/rows';
 import { useTestStack } from './support/stack';
@@ -122,23 +125,194 @@ test('PostgreSQL itself refuses to release the key of a job that has not ended, 
   await untilJob(stack, job.id, (j) => j.status === 'succeeded');
 });
 
-test('two first creates racing after a release make one new job, in every interleaving', async () => {
-  const key = freshKey('release-race');
-  const first = await createJob(stack, summary('Raced after release.'), key);
-  await untilJob(stack, first.id, (j) => j.status === 'succeeded');
-  expect((await release(first.id)).status).toBe(200);
-  const answers = await Promise.all(
-    Array.from({ length: 8 }, () => post(key, summary('Raced after release.'))),
-  );
-  const statuses = answers.map((answer) => answer.status).sort();
-  expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
-  const ids = new Set(
-    await Promise.all(answers.map(async (a) => ((await a.json()) as Released).id)),
-  );
-  expect(ids.size).toBe(1);
-  const { rows } = await stack.pool.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM jobs WHERE owner_id = $1 AND idempotency_key = $2',
-    [TEST_OWNER, key],
-  );
-  expect(rows[0]!.n).toBe(2);
-});
+/** One create of a round: what it answered, and when it was sent and answered. */
+interface Timed {
+  status: number;
+  job: Released;
+  sentAt: number;
+  answeredAt: number;
+}
+
+async function timedCreate(key: string): Promise<Timed> {
+  const sentAt = performance.now();
+  const answer = await post(key, summary('Raced around its release.'));
+  const job = (await answer.json()) as Released;
+  return { status: answer.status, job, sentAt, answeredAt: performance.now() };
+}
+
+/** What a schedule did: the creates it made and the moments its release was sent and answered. */
+interface RoundRun {
+  creates: Timed[];
+  release: { sentAt: number; answeredAt: number };
+}
+
+async function timedRelease(id: string): Promise<RoundRun['release']> {
+  const sentAt = performance.now();
+  const answer = await release(id);
+  expect(answer.status).toBe(200);
+  return { sentAt, answeredAt: performance.now() };
+}
+
+/** `count` creates of the same intent under `key`, sent at once. */
+function createsOf(key: string, count: number): Array<Promise<Timed>> {
+  return Array.from({ length: count }, () => timedCreate(key));
+}
+
+const CREATES = 6;
+
+/**
+ * A barrier just before a create inserts a key's next generation: while the test holds the
+ * advisory lock, the INSERT of any job of a generation above 1 waits in a trigger, before it
+ * has written anything. Only this file's database has it, and only for one round.
+ */
+async function holdNextGenerationInserts() {
+  const LOCK = 9_313_001;
+  await stack.pool.query(`
+    CREATE FUNCTION test_hold_next_generation() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN PERFORM pg_advisory_xact_lock_shared(${LOCK}); RETURN NEW; END $$;
+    CREATE TRIGGER test_hold_next_generation BEFORE INSERT ON jobs FOR EACH ROW
+      WHEN (NEW.key_generation > 1) EXECUTE FUNCTION test_hold_next_generation();`);
+  const holder = await stack.pool.connect();
+  await holder.query('SELECT pg_advisory_lock($1)', [LOCK]);
+  let held = true;
+  const letGo = async () => {
+    if (!held) return;
+    held = false;
+    await holder.query('SELECT pg_advisory_unlock($1)', [LOCK]);
+    holder.release();
+  };
+  return {
+    letGo,
+    async remove(): Promise<void> {
+      await letGo();
+      await stack.pool.query(`DROP TRIGGER test_hold_next_generation ON jobs;
+        DROP FUNCTION test_hold_next_generation();`);
+    },
+  };
+}
+
+/** How a round's release and creates meet; each returns what happened, in order of time. */
+const schedules: Array<[name: string, run: (key: string, ended: JobView) => Promise<RoundRun>]> = [
+  [
+    'the release commits, then the creates come at once',
+    async (key, ended) => {
+      const released = await timedRelease(ended.id);
+      return { release: released, creates: await Promise.all(createsOf(key, CREATES)) };
+    },
+  ],
+  [
+    'the release commits, then every create is held just before it inserts the new generation, and all go on together',
+    async (key, ended) => {
+      const barrier = await holdNextGenerationInserts();
+      try {
+        const released = await timedRelease(ended.id);
+        const creates = Promise.all(createsOf(key, CREATES));
+        // All of them found no live job and chose to insert generation 2: none has yet.
+        expect(await waitingOrSettled(stack.pool, 'WITH previous AS', creates, CREATES)).toBe(
+          'waiting',
+        );
+        await barrier.letGo();
+        return { release: released, creates: await creates };
+      } finally {
+        await barrier.remove();
+      }
+    },
+  ],
+  [
+    'creates come while the release waits for the job row, and more once it has committed',
+    async (key, ended) => {
+      const barrier = await holdTransaction(
+        stack,
+        `SELECT 1 FROM jobs WHERE id = '${ended.id}' FOR UPDATE`,
+      );
+      let held = true;
+      let releasing: Promise<RoundRun['release']> | undefined;
+      try {
+        releasing = timedRelease(ended.id);
+        expect(await waitingOrSettled(stack.pool, 'UPDATE jobs', releasing)).toBe('waiting');
+        const before = await Promise.all(createsOf(key, CREATES / 2));
+        // The key is not released until the release commits: they replay the ended job.
+        expect(before.map((c) => [c.status, c.job.id])).toEqual(before.map(() => [200, ended.id]));
+        held = false;
+        await barrier.release();
+        const released = await releasing;
+        const after = await Promise.all(createsOf(key, CREATES / 2));
+        return { release: released, creates: [...before, ...after] };
+      } finally {
+        if (held) await barrier.release();
+        await releasing?.catch(() => undefined);
+      }
+    },
+  ],
+  // The release sent first, among the creates, and last, each send after a seeded gap: the
+  // same schedule on every run.
+  ...[0, 2, 4, CREATES].map(
+    (releaseAt, round): [string, (key: string, ended: JobView) => Promise<RoundRun>] => [
+      `the release is sent after ${releaseAt} of ${CREATES} creates, each sent after a gap of 0–15 ms (seed ${round + 1})`,
+      async (key, ended) => {
+        const random = new Random(round + 1);
+        const creates: Array<Promise<Timed>> = [];
+        let released: Promise<RoundRun['release']> | undefined;
+        for (let slot = 0; slot <= CREATES; slot++) {
+          await new Promise((resolve) => setTimeout(resolve, random.int(0, 15)));
+          if (slot === releaseAt) released = timedRelease(ended.id);
+          else creates.push(timedCreate(key));
+        }
+        return { release: await released!, creates: await Promise.all(creates) };
+      },
+    ],
+  ),
+];
+
+test.each(schedules)(
+  'creates racing an operator’s release of their key get the ended job before it and one new job after it, never two; interleaving: %s',
+  async (_name, schedule) => {
+    const key = freshKey('release-race');
+    const ended = await createJob(stack, summary('Raced around its release.'), key);
+    await untilJob(stack, ended.id, (j) => j.status === 'succeeded');
+
+    const { release: released, creates } = await schedule(key, ended);
+    // Every create is answered with the ended job or with the one new job: never a refusal,
+    // never a second new job.
+    expect(creates.filter((c) => ![200, 201].includes(c.status))).toEqual([]);
+    const newer = new Set(creates.filter((c) => c.job.id !== ended.id).map((c) => c.job.id));
+    expect(newer.size).toBeLessThanOrEqual(1);
+    // The create that made it answered 201, and only that one.
+    expect(creates.filter((c) => c.status === 201).map((c) => c.job.id)).toEqual([...newer]);
+    for (const create of creates.filter((c) => c.job.id !== ended.id))
+      expect(create.job).toMatchObject({ keyGeneration: 2, supersedes: ended.id });
+    // Answered before the release was asked for: the ended job. Asked after it was released:
+    // the new job. Between them, either.
+    for (const create of creates) {
+      if (create.answeredAt < released.sentAt) expect(create.job.id).toBe(ended.id);
+      if (create.sentAt > released.answeredAt) expect(create.job.id).not.toBe(ended.id);
+    }
+
+    // Once the dust settles, the key names one new job, linked both ways, and nothing else.
+    const last = await post(key, summary('Raced around its release.'));
+    const current = (await last.json()) as Released;
+    expect(last.status).toBe(newer.size === 0 ? 201 : 200);
+    if (newer.size > 0) expect(newer).toEqual(new Set([current.id]));
+    const { rows } = await stack.pool.query(
+      `SELECT id, key_generation, key_release IS NOT NULL AS released, supersedes, superseded_by
+         FROM jobs WHERE owner_id = $1 AND idempotency_key = $2 ORDER BY key_generation`,
+      [TEST_OWNER, key],
+    );
+    expect(rows).toEqual([
+      {
+        id: ended.id,
+        key_generation: 1,
+        released: true,
+        supersedes: null,
+        superseded_by: current.id,
+      },
+      {
+        id: current.id,
+        key_generation: 2,
+        released: false,
+        supersedes: ended.id,
+        superseded_by: null,
+      },
+    ]);
+  },
+);
