@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { obtainSpin } from '../modelCheck/spin';
 import { CHROMIUM, NGINX, obtainDebianProgram } from './debianPackages';
-import { resolveDatabase, type ResolvedDatabase } from './postgres';
+import { resolveDatabase, startEmbeddedPostgres, type ResolvedDatabase } from './postgres';
 import { obtainTemporalCli } from './temporalCli';
 import { obtainTemporalClusterBinaries } from './temporalClusterBinaries';
 import {
@@ -20,8 +20,10 @@ import {
  * runs the exploring tests (campaign, model-based runs, fuzzer) at full length on the dev server.
  *
  * What both lanes need is obtained once, first: the Temporal programs (a Go build on a fresh
- * machine), Debian's programs (apt holds one lock) and PostgreSQL (one embedded server for both
- * lanes when the machine has none). At the end every test file's time is printed, slowest
+ * machine), Debian's programs (apt holds one lock) and PostgreSQL. The production engine's lane
+ * gets an embedded PostgreSQL server of its own: the Temporal server keeps about forty
+ * connections open, and beside the dev lane's two files (a campaign among them) one server's
+ * default hundred runs out. At the end every test file's time is printed, slowest
  * first, so a slowdown shows in every CI log.
  */
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -185,10 +187,28 @@ async function main(): Promise<void> {
       .join(' and ')}`,
   );
 
+  const clusterDatabase =
+    lanes.length > 1
+      ? await startEmbeddedPostgres(
+          path.join(ROOT, 'test-output', 'state', 'cluster-postgres'),
+          log,
+        )
+      : undefined;
   let codes: number[];
   try {
-    codes = await Promise.all(lanes.map((lane) => runLane(lane, laneArgs, env)));
+    codes = await Promise.all(
+      lanes.map((lane) =>
+        runLane(
+          lane,
+          laneArgs,
+          lane.engine === 'cluster' && clusterDatabase
+            ? { ...env, DATABASE_URL: clusterDatabase.url }
+            : env,
+        ),
+      ),
+    );
   } finally {
+    await clusterDatabase?.process.stop();
     await database.stop();
   }
   printFileTimes(lanes);
