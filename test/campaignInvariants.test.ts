@@ -1,4 +1,10 @@
-import { settledAfterCallOver, type AttemptRow } from '../src/chaos/invariants';
+import {
+  believableAt,
+  chargeKeysSentTwice,
+  settledAfterCallOver,
+  type AttemptRow,
+} from '../src/chaos/invariants';
+import { operatorsMayActAt } from '../src/chaos/settle';
 
 /**
  * The fault campaign's own checks, on rows made up to sit on either side of their edges. Two
@@ -45,4 +51,49 @@ test('an attempt failed as never processed passes invariant 5 only once its call
   expect(settledAfterCallOver(gone(14_999, null, 'never_processed'), windows)).toBe(false);
   // A call whose end was written after the attempt was settled: believed too early.
   expect(settledAfterCallOver(gone(15_000, 16_000, 'never_processed'), windows)).toBe(false);
+});
+
+test('operators come to a side-effect-free unknown attempt only once the service had its time to settle it', () => {
+  const serviceTimeMs = 20_000;
+  const started = { started_at: at(0), call_ended_at: null };
+  // No end recorded: its start, the late-result window and the grace; then the service's time.
+  expect(believableAt(started, windows.chat)).toBe(at(15_000).getTime());
+  expect(operatorsMayActAt(believableAt(started, windows.chat), 0, serviceTimeMs)).toBe(
+    at(35_000).getTime(),
+  );
+  // Its end recorded: the grace after it.
+  expect(believableAt({ ...started, call_ended_at: at(2_000) }, windows.chat)).toBe(
+    at(7_000).getTime(),
+  );
+  // Never started, or believable long before the settle step began (a restart may have just
+  // ended with the traffic): the service's time counts from the settle step's start.
+  expect(believableAt({ started_at: null, call_ended_at: null }, windows.chat)).toBe(-Infinity);
+  expect(operatorsMayActAt(-Infinity, at(60_000).getTime(), serviceTimeMs)).toBe(
+    at(80_000).getTime(),
+  );
+});
+
+test('invariant 4 counts every charge request under a provider key, executed or not, and no status lookup', () => {
+  const charge = (key: string) => ({ route: 'charge', idempotencyKey: key });
+  const lookup = (key: string) => ({ route: 'charge-status', idempotencyKey: key });
+  // Sent once each, whatever came of it, and looked up as often as anyone likes: no resend.
+  expect(chargeKeysSentTwice([charge('j:1'), charge('j:2'), lookup('j:1'), lookup('j:1')])).toEqual(
+    new Map(),
+  );
+  // The same attempt sent again: seen whether the provider answered it from its ledger or never
+  // did the work at all (a dropped first request).
+  expect(
+    chargeKeysSentTwice([
+      charge('j:1'),
+      charge('k:1'),
+      charge('j:1'),
+      charge('k:1'),
+      charge('k:1'),
+    ]),
+  ).toEqual(
+    new Map([
+      ['j:1', 2],
+      ['k:1', 3],
+    ]),
+  );
 });

@@ -2,19 +2,27 @@ import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { TEST_OUTPUT } from './harness';
 import { runChaos } from './support/chaos';
+import { byLength } from './support/lengths';
 
 /**
- * The fault campaign of CI: a fixed seed, a few minutes of random concurrent traffic with provider
- * faults, while a worker and an API replica are killed and Temporal and PostgreSQL restarted.
+ * The fault campaign of CI: a fixed seed, random concurrent traffic with provider faults, while
+ * a worker and an API replica are killed and Temporal and PostgreSQL restarted. Traffic lasts
+ * at least until each kind of process fault has struck once (the campaign's own rule). Short, a
+ * fixed number of operations (as many on a busy machine as on an idle one), the faults 8 s
+ * apart; long (`npm run test:long`), 2.5 minutes, the faults 20 s and more apart.
  */
 const SEED = 20261130;
+const TRAFFIC = byLength({
+  short: ['--ops', '600', '--fault-every', '8'],
+  long: ['--minutes', '2.5', '--fault-every', '20'],
+});
 
 test(
   'a fixed-seed campaign with worker kills (one right after an admission), an API kill, a Temporal restart, a PostgreSQL restart and key releases breaks no invariant',
   async () => {
     const dir = mkdtempSync(path.join(TEST_OUTPUT, 'chaos-'));
     const { code, output, report } = await runChaos(
-      ['--seed', String(SEED), '--minutes', '2.5', '--fault-every', '20', '--dir', dir],
+      ['--seed', String(SEED), ...TRAFFIC, '--dir', dir],
       path.join(dir, 'report.json'),
     );
     expect(output).toMatch(new RegExp(`^chaos: seed ${SEED}$`, 'm'));

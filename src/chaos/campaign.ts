@@ -1,5 +1,12 @@
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkflowBundle,
+} from '@temporalio/worker';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -169,6 +176,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   const root = new Random(options.seed);
   journal.write({ event: 'start', seed: options.seed, options: { ...options, log: undefined } });
 
+  // Bundled while the stack starts: webpack takes seconds.
+  const parentBundle = bundleParentWorkflow();
+  parentBundle.catch(() => undefined);
   const stack = await startChaosStack({
     dir: path.join(options.dir, 'stack'),
     buildDir: options.buildDir,
@@ -184,7 +194,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   // The database restarts under the campaign too: a dropped idle connection is not our failure.
   db.on('error', () => undefined);
   await announceAttemptOne(db);
-  const parents = await startParentWorker(stack);
+  const parents = await startParentWorker(stack, await parentBundle);
   const actors: Actors = {
     client: new ChaosClient(stack, journal, world),
     journal,
@@ -262,8 +272,16 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     // Quiescence: no more injected provider faults; operators settle what stays unknown.
     for (const url of stack.simulatorUrls)
       await fetch(`${url}/_simulator/faults`, { method: 'DELETE' });
+    const callWindows = Object.fromEntries(
+      stack.providers.map((config) => [
+        config.name,
+        { lateResultMs: lateResultTimeoutMs(config), graceMs: notFoundGraceMs(config) },
+      ]),
+    );
     const settled = await settleEverything(actors, db, root.fork(20_000), {
       timeoutMs: options.settleTimeoutMs ?? 180_000,
+      callWindows,
+      sweepIntervalMs: stack.sweepIntervalMs,
       log: options.log,
     });
     const checked = await checkInvariants({
@@ -273,12 +291,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       world,
       simulatorUrls: stack.simulatorUrls,
       paymentProviders: PAYMENT_PROVIDERS,
-      callWindows: Object.fromEntries(
-        stack.providers.map((config) => [
-          config.name,
-          { lateResultMs: lateResultTimeoutMs(config), graceMs: notFoundGraceMs(config) },
-        ]),
-      ),
+      callWindows,
+      leftToOperators: settled.leftToOperators,
       unexpectedExits: stack.unexpectedExits(),
     });
     const statuses: Record<string, number> = {};
@@ -326,11 +340,22 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** The campaign's parent workflow, bundled for its worker. */
+async function bundleParentWorkflow(): Promise<WorkflowBundle> {
+  return bundleWorkflowCode({
+    workflowsPath: require.resolve('./parentWorkflow'),
+    logger: new DefaultLogger('WARN'),
+  });
+}
+
 /**
  * A worker for the campaign's parent workflow, as a service that starts jobs as children runs
  * one on its own task queue.
  */
-async function startParentWorker(stack: ChaosStack): Promise<{
+async function startParentWorker(
+  stack: ChaosStack,
+  workflowBundle: WorkflowBundle,
+): Promise<{
   start: (record: KeyRecord) => Promise<{ workflowId: string }>;
   stop(): Promise<void>;
 }> {
@@ -341,7 +366,7 @@ async function startParentWorker(stack: ChaosStack): Promise<{
     connection,
     namespace: stack.namespace,
     taskQueue,
-    workflowsPath: require.resolve('./parentWorkflow'),
+    workflowBundle,
   });
   const running = worker.run();
   const client = new Client({

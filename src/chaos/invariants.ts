@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { canonicalJson } from '../domain/canonicalJson';
 import type { Journal } from './journal';
-import { ledgerOf, type LedgerEntryView } from './operations';
+import { ledgerOf, requestsOf, type LedgerEntryView, type LoggedRequest } from './operations';
 import type { World } from './world';
 
 /** The promises the campaign checks, numbered as docs/testing-failure.md lists them. */
@@ -72,11 +72,25 @@ export interface CallWindow {
 }
 
 /**
- * Whether an attempt was settled only once its call could no longer answer, by the reconciler's
- * own rule: the call's recorded end, or, with none recorded (its worker died, or PostgreSQL was
- * down when the end was to be written), its start plus the late-result window; then the grace.
- * A side-effect-free attempt failed as `call_gone`, and any attempt failed as `never_processed`,
- * must have been.
+ * When, by the reconciler's own rule, an attempt's call can no longer answer and a "gone" or a
+ * "no record" about it is believed: the call's recorded end, or, with none recorded (its worker
+ * died, or PostgreSQL was down when the end was to be written), its start plus the late-result
+ * window; then the grace. A call that never started has nothing to wait for (-Infinity).
+ */
+export function believableAt(
+  attempt: Pick<AttemptRow, 'started_at' | 'call_ended_at'>,
+  window: CallWindow,
+): number {
+  if (!attempt.started_at) return -Infinity;
+  const callOver =
+    attempt.call_ended_at?.getTime() ?? attempt.started_at.getTime() + window.lateResultMs;
+  return callOver + window.graceMs;
+}
+
+/**
+ * Whether an attempt was settled only once its call could no longer answer (see believableAt).
+ * A side-effect-free attempt failed as `call_gone`, and any attempt failed as
+ * `never_processed`, must have been.
  */
 export function settledAfterCallOver(
   attempt: AttemptRow,
@@ -84,9 +98,33 @@ export function settledAfterCallOver(
 ): boolean {
   const window = windows[attempt.provider];
   if (!window || !attempt.started_at || !attempt.finished_at) return false;
-  const callOver =
-    attempt.call_ended_at?.getTime() ?? attempt.started_at.getTime() + window.lateResultMs;
-  return attempt.finished_at.getTime() >= callOver + window.graceMs;
+  return attempt.finished_at.getTime() >= believableAt(attempt, window);
+}
+
+/**
+ * A side-effect-free attempt still `unknown` when the settle step's operators came to it, after
+ * the service had its time to settle it (settle.ts): the service must settle such an attempt
+ * itself once its call is over, but its job waited on an operator instead.
+ */
+export interface LeftToOperator {
+  id: string;
+  jobId: string;
+  provider: string;
+  /** How long it had been believably over then (see believableAt; from the settle's start at the earliest). */
+  pastBelievableMs: number;
+}
+
+/**
+ * Provider keys that reached a payment provider's charge route more than once, with how many
+ * times. Every request counts, executed, replayed or faulted: each attempt's call is sent once
+ * (providerCall.ts), and status lookups are a route of their own.
+ */
+export function chargeKeysSentTwice(requests: LoggedRequest[]): Map<string, number> {
+  const sent = new Map<string, number>();
+  for (const request of requests)
+    if (request.route === 'charge')
+      sent.set(request.idempotencyKey, (sent.get(request.idempotencyKey) ?? 0) + 1);
+  return new Map([...sent].filter(([, times]) => times > 1));
 }
 
 export interface CheckInputs {
@@ -97,8 +135,10 @@ export interface CheckInputs {
   simulatorUrls: string[];
   /** Names of providers with side effects. */
   paymentProviders: string[];
-  /** Every provider's call window, by name (see callGoneInTime). */
+  /** Every provider's call window, by name (see believableAt). */
   callWindows: Record<string, CallWindow>;
+  /** Side-effect-free attempts the settle step found still unknown past their time. */
+  leftToOperators: LeftToOperator[];
   /** Service processes that died without being killed by the campaign. */
   unexpectedExits: Array<{
     service: string;
@@ -260,14 +300,13 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
     const jobId = entry.idempotencyKey.split(':')[0]!;
     for (let i = 0; i < entry.executions; i++)
       chargesByJob.set(jobId, [...(chargesByJob.get(jobId) ?? []), entry.idempotencyKey]);
-    // One attempt, one request: a second request under its key is a resend nobody recorded.
-    if (entry.requests > 1)
-      violate(
-        4,
-        `provider key ${entry.idempotencyKey} received ${entry.requests} charge requests`,
-        [jobId],
-      );
   }
+  // One attempt, one request: a second request under its key is a resend nobody recorded. The
+  // provider absorbs it (one execution per key), so it is counted in the request log, which
+  // also holds requests under keys never executed (refused, dropped, hung).
+  for (const url of inputs.simulatorUrls)
+    for (const [key, times] of chargeKeysSentTwice(await requestsOf(url)))
+      violate(4, `provider key ${key} received ${times} charge requests`, [key.split(':')[0]!]);
   for (const job of jobs) {
     if (job.job_type !== 'charge') continue;
     const charges = chargesByJob.get(job.id) ?? [];
@@ -327,6 +366,9 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
   }
 
   // 5. No clock turns an unknown attempt into a failure.
+  const charged = new Set(
+    ledgers.filter((e) => e.route === 'charge' && e.executions > 0).map((e) => e.idempotencyKey),
+  );
   for (const attempt of attempts) {
     if (attempt.state !== 'failed') continue;
     const code = attempt.error?.code ?? '';
@@ -337,7 +379,7 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
     const callEnded = attempt.error?.settledBecause !== undefined && attempt.call_ended_at !== null;
     let reason: string | undefined;
     if (sideEffects && !definite && !settledByEvidence)
-      reason = `failed (${code}) although its charge may have happened and nothing settled it`;
+      reason = `failed (${code}) although its charge may have happened and nothing settled it${charged.has(attempt.id) ? "; the provider's ledger shows the charge" : ''}`;
     else if (
       wasUnknown &&
       !settledByEvidence &&
@@ -354,13 +396,22 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
     if (reason) violate(5, `attempt ${attempt.id} ${reason}`, [attempt.id]);
   }
 
-  // 6. Terminal or waiting on an operator; rows and workflows agree.
+  // 6. Terminal or waiting on an operator; rows and workflows agree. Only an attempt that may
+  //    have had an effect waits on an operator: the service settles a side-effect-free one
+  //    itself once its call is over.
   let workflowsChecked = 0;
+  for (const left of inputs.leftToOperators)
+    violate(
+      6,
+      `job ${left.jobId} waited on an operator: attempt ${left.id} on ${left.provider} (no side effects) was still unknown at least ${(left.pastBelievableMs / 1000).toFixed(1)} s after its call could no longer answer`,
+      [left.jobId, left.id],
+    );
   for (const job of jobs) {
-    const waitingOnOperator = (attemptsOf.get(job.id) ?? []).some((a) => a.state === 'unknown');
+    const unknown = (attemptsOf.get(job.id) ?? []).filter((a) => a.state === 'unknown');
+    const waitingOnOperator = unknown.some((a) => inputs.paymentProviders.includes(a.provider));
     if (!job.terminal_status && !waitingOnOperator)
       violate(6, `job ${job.id} is neither terminal nor waiting on an operator`, [job.id]);
-    if (job.terminal_status && waitingOnOperator)
+    if (job.terminal_status && unknown.length > 0)
       violate(
         6,
         `job ${job.id} is ${job.terminal_status} with an attempt still unknown after operators settled what they could`,

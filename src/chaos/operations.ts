@@ -63,6 +63,14 @@ function freshKey(random: Random, label: string): string {
   return `chaos-${random.seed.toString(36)}-${label}-${keyCounter}-${random.int(0, 1e9).toString(36)}`;
 }
 
+/**
+ * A hedged summary's primary, and the model that serves it: not the exclusive summaries'
+ * primary. The hedge delay is the primary's p95 over its succeeded calls, and a slow primary
+ * queued for a hedged job that an exclusive job's call meets instead succeeds slowly: on a
+ * shared primary those soon push the hedge delay past the slow primaries, and races stop.
+ */
+const HEDGED_PRIMARY = { provider: 'simulator-backup', model: 'sim-backup' } as const;
+
 /** A new intent: a summary (exclusive or hedged) or a charge (always exclusive). */
 function newIntent(random: Random, paymentProviders: string[]): Intent {
   const roll = random.next();
@@ -77,7 +85,7 @@ function newIntent(random: Random, paymentProviders: string[]): Intent {
     return {
       type: 'summarize',
       input: { text: `Ticket ${random.int(1, 1e6)}: the customer asks for a refund.` },
-      providers: ['simulator', 'simulator-backup'],
+      providers: [HEDGED_PRIMARY.provider, 'simulator'],
       mode: 'hedged',
     };
   const providers = random.shuffle(paymentProviders);
@@ -221,30 +229,39 @@ export async function ledgerOf(simulatorUrl: string): Promise<LedgerEntryView[]>
   return ((await response.json()) as { entries: LedgerEntryView[] }).entries;
 }
 
-/** How long after a call ended an operator trusts "no record" at the provider. */
-export const OPERATOR_PATIENCE_MS = 30_000;
+/** One request as a simulator logged it: the fields the campaign counts. */
+export interface LoggedRequest {
+  route: string;
+  idempotencyKey: string;
+}
 
-/** Settles an unknown attempt as an operator would, with the provider's ledger as the truth. */
+/** Every request a simulator received, in arrival order (`GET /_simulator/requests`). */
+export async function requestsOf(simulatorUrl: string): Promise<LoggedRequest[]> {
+  const response = await fetch(`${simulatorUrl}/_simulator/requests`);
+  return ((await response.json()) as { requests: LoggedRequest[] }).requests;
+}
+
+/**
+ * Settles an unknown attempt as an operator would, with the provider's ledger as the truth: the
+ * status the resolve was answered with, or undefined when the operator could not act yet.
+ */
 export async function settleUnknown(
   actors: Actors,
   op: number,
   kind: string,
   attempt: { id: string; provider: string },
   random: Random,
-  /** How long ago the attempt's call ended, when the operator can see it. */
-  callEndedAgoMs?: number,
-): Promise<boolean> {
+  /** Whether the service had its chance to settle it itself (settle.ts); not during traffic. */
+  serviceHadItsChance = false,
+): Promise<number | undefined> {
   let body: Record<string, unknown>;
   if (actors.paymentProviders.includes(attempt.provider)) {
     const truth = await chargeRecord(actors, attempt.provider, attempt.id);
-    if (truth.state === 'busy') return false;
-    // No record yet proves nothing while the request may still land: a careful operator says
-    // "failed" only about a call that ended well before (the service's own lookups wait too).
-    if (
-      truth.state === 'none' &&
-      (callEndedAgoMs === undefined || callEndedAgoMs < OPERATOR_PATIENCE_MS)
-    )
-      return false;
+    if (truth.state === 'busy') return undefined;
+    // No record yet proves nothing while the request may still land, or register when first
+    // looked up: a careful operator says "failed" only once the service's own lookups had
+    // their chance.
+    if (truth.state === 'none' && !serviceHadItsChance) return undefined;
     body =
       truth.state === 'charged'
         ? {
@@ -262,7 +279,7 @@ export async function settleUnknown(
           result: { summary: 'Settled by an operator from the provider console.' },
         };
   }
-  await actors.client.send(
+  const answer = await actors.client.send(
     op,
     kind,
     'POST',
@@ -273,7 +290,7 @@ export async function settleUnknown(
       body,
     },
   );
-  return true;
+  return answer.status;
 }
 
 /** Queues a fault at a simulator for the next call that matches it. */
@@ -311,14 +328,15 @@ export async function runOperation(
         newIntent(random, actors.paymentProviders),
       );
       journal.operation(op, kind, { owner, key: record.key, intent: record.intent });
-      // Mostly a slow primary for a hedged job: past its attempt timeout, so the hedge runs and
-      // wins even on a busy machine, and the primary's answer comes back late (within its late
-      // window) to lose the compare-and-swap. The delay may reach another job's call: fine too.
+      // Mostly a slow primary for a hedged job: well past its attempt timeout, so the hedge runs
+      // and wins even on a busy machine (where each workflow step takes a second or more), and
+      // the primary's answer comes back late (within its late-result window, see stack.ts) to
+      // lose the compare-and-swap. The delay may reach another job's call: fine too.
       if (record.intent.mode === 'hedged' && random.chance(0.8))
         await queueFault(actors, op, 0, {
           route: 'chat',
-          model: 'sim-steady',
-          fault: { kind: 'delay', ms: random.int(4_000, 8_000) },
+          model: HEDGED_PRIMARY.model,
+          fault: { kind: 'delay', ms: random.int(6_000, 11_000) },
         });
       await client.create(op, kind, record, { token, via: anyVia(random) });
       return;

@@ -1,4 +1,5 @@
-import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** The checkout: src/chaos and dist/chaos both sit two levels below it. */
@@ -86,8 +87,6 @@ export function buildWithPlantedBug(bug: PlantedBug, dir: string): string {
   mkdirSync(dir, { recursive: true });
   const dist = path.join(dir, 'dist');
   cpSync(path.join(ROOT, 'dist'), dist, { recursive: true });
-  // Its workers bundle the planted code themselves; the checkout's bundle has none of it.
-  rmSync(path.join(dist, 'workflow-bundle.js'), { force: true });
   cpSync(path.join(ROOT, 'migrations'), path.join(dir, 'migrations'), { recursive: true });
   cpSync(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
@@ -100,5 +99,30 @@ export function buildWithPlantedBug(bug: PlantedBug, dir: string): string {
   writeFileSync(file, source.split(plant.from).join(plant.to));
   if (plant.migration)
     writeFileSync(path.join(dir, 'migrations', '9999_planted_bug.sql'), `${plant.migration}\n`);
+  // Workers load the prebuilt workflow bundle (src/workflowBundle.ts): the checkout's serves
+  // when the planted file is not in it; else the copy's is bundled once, here, rather than by
+  // every worker at every start.
+  if (bundleHolds(dist, plant.file)) bundleWorkflows(dist);
   return dist;
+}
+
+/**
+ * Whether the prebuilt bundle in `dist` (webpack's, whose module ids name their files) holds
+ * `file`. A missing bundle, or one whose ids cannot be read, counts as holding it: rebundled.
+ */
+function bundleHolds(dist: string, file: string): boolean {
+  const bundle = path.join(dist, 'workflow-bundle.js');
+  if (!existsSync(bundle)) return true;
+  const code = readFileSync(bundle, 'utf8');
+  const listed = (name: string): boolean => code.includes(`dist/${name}"`);
+  return !listed('workflows/jobWorkflow.js') || listed(file);
+}
+
+/** The copy's own `npm run build` bundling step, run on its planted workflow code. */
+function bundleWorkflows(dist: string): void {
+  const run = spawnSync(process.execPath, [path.join(dist, 'dev', 'bundleWorkflows.js')], {
+    encoding: 'utf8',
+  });
+  if (run.status !== 0)
+    throw new Error(`bundling the planted workflow code failed:\n${run.stderr}${run.stdout}`);
 }

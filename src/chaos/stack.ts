@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { certificationPlan, certifyMany } from '../certification/certify';
+import { certificationPlan, certifyMany, type CertificationReport } from '../certification/certify';
+import { sweeperConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { NGINX, obtainDebianProgram } from '../dev/debianPackages';
@@ -44,6 +45,40 @@ export interface ChaosStackOptions {
   providerTimeoutMs?: number;
 }
 
+/** Certifies every provider, as `npm start` does, again after a failure (see CERTIFICATION_TRIES). */
+async function certifyProviders(
+  databaseUrl: string,
+  providers: ProviderConfig[],
+  env: NodeJS.ProcessEnv,
+  log: (line: string) => void,
+): Promise<void> {
+  const db = createPool(databaseUrl, { max: 1 });
+  const registry = new ProviderRegistry(
+    providers.map((provider) => ({ ...provider, timeoutMs: CERTIFICATION_TIMEOUT_MS })),
+    env,
+  );
+  try {
+    for (let tries = 1; ; tries++) {
+      const reports = await certifyMany({ db, providers: certificationPlan(registry) });
+      const failed = reports.filter((report) => !report.passed);
+      if (failed.length === 0)
+        return log(`certified ${reports.map((r) => `${r.provider}/${r.jobType}`).join(', ')}`);
+      const why = failed.map((r) => `${r.provider}/${r.jobType} (${failureOf(r)})`).join(', ');
+      if (tries >= CERTIFICATION_TRIES) throw new Error(`certification failed: ${why}`);
+      log(`certification failed: ${why}; certifying again`);
+    }
+  } finally {
+    await db.end();
+  }
+}
+
+/** Why a certification failed: its first failed case, or its output-cap probe. */
+function failureOf(report: CertificationReport): string {
+  return (
+    report.cases.find((c) => !c.passed)?.reason ?? report.outputCap?.detail ?? 'no case failed'
+  );
+}
+
 /** A service that died without being told to (not one of our kills): a finding in itself. */
 export interface ServiceExit {
   service: string;
@@ -72,6 +107,8 @@ export interface ChaosStack {
   callbackSecrets: Record<string, string>;
   /** The provider configs the services run with (ONEJOB_PROVIDERS). */
   providers: ProviderConfig[];
+  /** How often each worker's sweeper runs (ONEJOB_SWEEP_INTERVAL_MS). */
+  sweepIntervalMs: number;
   /** Which process faults this stack can take (external Temporal/PostgreSQL cannot be restarted). */
   can: {
     killWorker: boolean;
@@ -101,6 +138,27 @@ const SIMULATOR_SCRIPT = path.join(CHECKOUT, 'dist', 'bin', 'simulator.js');
 const OUTPUT_KEPT = 1_000_000;
 /** How long a restarted service may take to come up (its dependencies may be down a while). */
 const SERVICE_START_TIMEOUT_MS = 180_000;
+/**
+ * Every provider's late-result window: longer than the slowest answer the campaign draws (a
+ * slow primary's 11 s, see operations.ts), so late answers still land and race, yet half the
+ * default (10 × the 3 s timeout), so that calls cut off, and what waits for them, end sooner.
+ */
+const LATE_RESULT_MS = 15_000;
+/** Every provider's grace before "no record" is believed: the simulator registers at once. */
+const NOT_FOUND_GRACE_MS = 3_000;
+/**
+ * Certification is set-up, not under test, and a busy machine slows it: a call may take longer
+ * than the campaign's timeout (a verdict does not depend on it), and a kept-alive connection may
+ * be reused just as the simulator closes it (its client's timer fired late). So its calls wait
+ * longer, and a failed certification is run again, a few times.
+ */
+const CERTIFICATION_TIMEOUT_MS = 30_000;
+const CERTIFICATION_TRIES = 3;
+/**
+ * How often each worker's sweeper reconciles the unknown attempts of ended jobs (and heals open
+ * jobs nobody runs): 5 s instead of a minute, so that quiescence comes sooner.
+ */
+const SWEEP_INTERVAL_MS = 5_000;
 
 /** Compiled: the dist this module lives in; run from source (tsx): the checkout's dist. */
 function defaultBuildDir(): string {
@@ -375,7 +433,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     const timeoutMs = options.providerTimeoutMs ?? 3_000;
     const [sim0, sim1] = simulatorUrls as [string, string];
     // The standard simulator providers on [0], a second payment API on [1] with a callback
-    // secret of its own, all with the short timeout.
+    // secret of its own, all with the short timeout and windows.
     const secondPay: ProviderConfig = {
       name: 'simulator-pay-2',
       kind: 'http',
@@ -386,7 +444,12 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       callbackSecretEnv: 'ONEJOB_CHAOS_PAY_2_CALLBACK_SECRET',
     };
     const providers: ProviderConfig[] = [...simulatorProviders(sim0), secondPay].map(
-      (provider) => ({ ...provider, timeoutMs }),
+      (provider) => ({
+        ...provider,
+        timeoutMs,
+        lateResultTimeoutMs: Math.max(LATE_RESULT_MS, 4 * timeoutMs),
+        notFoundGraceMs: NOT_FOUND_GRACE_MS,
+      }),
     );
 
     const owners: Record<string, string> = Object.fromEntries(
@@ -413,6 +476,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       ONEJOB_CHAOS_PAY_2_CALLBACK_SECRET: callbackSecrets['simulator-pay-2'],
       HOST: '127.0.0.1',
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      ONEJOB_SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS),
       ...options.serviceEnv,
     };
 
@@ -434,20 +498,10 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     // Failover needs certified providers, as npm start certifies the simulator's. Certifying
     // sends real requests (charges too), so the simulators start again afterwards: the ledgers
     // the campaign reads hold only what the service did.
-    const certifying = createPool(databaseUrl, { max: 1 });
-    try {
-      const registry = new ProviderRegistry(providers, serviceEnv);
-      const reports = await certifyMany({ db: certifying, providers: certificationPlan(registry) });
-      const failed = reports.filter((report) => !report.passed);
-      if (failed.length > 0)
-        throw new Error(
-          `certification failed: ${failed.map((r) => `${r.provider}/${r.jobType}`).join(', ')}`,
-        );
-      log(`certified ${reports.map((r) => `${r.provider}/${r.jobType}`).join(', ')}`);
-    } finally {
-      await certifying.end();
-    }
-    for (const simulator of simulators) await killSlot(simulator);
+    const certified = (async () => {
+      await certifyProviders(databaseUrl, providers, serviceEnv, log);
+      for (const simulator of simulators) await killSlot(simulator);
+    })();
 
     const apiPorts = [await freePort(), await freePort()];
     const workers = [0, 1].map((index): Slot => ({
@@ -471,8 +525,8 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       faults: new Serial(),
     }));
     slots.push(...workers, ...apis);
-    await Promise.all(workers.map(startSlot));
-    await Promise.all(apis.map(startSlot));
+    // Workers and API replicas need no provider before traffic: they start while certifying.
+    await Promise.all([certified, ...[...workers, ...apis].map(startSlot)]);
 
     const nginxPath = await obtainDebianProgram(NGINX, log);
     nginx = await startNginx({
@@ -506,6 +560,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       operatorToken,
       callbackSecrets,
       providers,
+      sweepIntervalMs: sweeperConfig(serviceEnv).intervalMs,
       can: {
         killWorker: true,
         killApi: true,

@@ -8,6 +8,8 @@ import { ROOT } from '../harness';
 export async function runChaos(
   args: string[],
   reportFile: string,
+  /** Extra environment (DATABASE_URL, TEMPORAL_ADDRESS: servers it uses instead of its own). */
+  env: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number | null; output: string; report: CampaignReport | undefined }> {
   let output = '';
   const child = spawn(
@@ -15,6 +17,7 @@ export async function runChaos(
     [path.join(ROOT, 'dist', 'chaos', 'main.js'), ...args, '--report', reportFile],
     {
       cwd: ROOT,
+      env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
