@@ -29,7 +29,9 @@
  *   -DADMISSION_TWICE         admission writes attempt 1 itself, and may run again (its worker
  *                             died before the workflow task completed)
  * and -DNO_OPERATOR, -DNO_RESOLVE (the operator cancels and releases, but resolves nothing),
- * -DNO_CALLBACK, to keep a run within its memory.
+ * -DNO_CALLBACK, to keep a run within its memory. -DCONSEQUENCES_ONLY compiles out the asserts
+ * at the steps (STEP_ASSERT, beside the guards they back), leaving the Invariants monitor and
+ * SPIN's end-state check: each planted mistake must be caught by what it leads to as well.
  * Attempts are numbered by slot: generation g's attempt s (1..NP) is slot (g - 1) * MAXA + s,
  * so slots 4..6 are generation 2's.
  *
@@ -57,7 +59,8 @@
  *
  * Every step names the code that implements it: FILE function.
  *
- * Planted mistakes (each must produce a counterexample; test/protocolModel.test.ts checks):
+ * Planted mistakes (each must produce a counterexample, through the mistake's own lines, with
+ * and without CONSEQUENCES_ONLY; test/protocolModel.test.ts checks):
  *   -DBUG_NO_VERSION_CHECK     the compare-and-swap forgets `version = $2`
  *   -DBUG_UNKNOWN_AS_FAILED    an ambiguous failure of a call counts as failed, side effects or not
  *   -DBUG_NOT_FOUND_ONCE       one "no record" from a status lookup is believed, call over or not
@@ -82,6 +85,15 @@
  *                              sent, never settled, its key never releasable (ADMISSION_TWICE)
  */
 
+/* An assert at the step it checks, beside the guard it backs. -DCONSEQUENCES_ONLY compiles them
+   out, so that a planted mistake must be caught by what it leads to: the Invariants monitor's
+   properties, SPIN's end-state check, or the claim (test/protocolModel.test.ts). */
+#ifdef CONSEQUENCES_ONLY
+#define STEP_ASSERT(c) skip
+#else
+#define STEP_ASSERT(c) assert(c)
+#endif
+
 #ifndef NP
 #define NP 3                 /* providers in the plan = attempts per job at most (1..3) */
 #endif
@@ -103,6 +115,9 @@
 
 #if defined(QUIRKY_PROVIDERS) || defined(CONTRADICTORY_CALLBACK)
 #define EVIDENCE_OF_WORK     /* attempts keep success_answered_at (migration 0010) */
+#endif
+#if defined(RELEASE) || defined(ADMISSION_TWICE)
+#define WORKFLOW_END_SEEN    /* a ghost marks each workflow's end */
 #endif
 
 /* attempt states (src/domain/job.ts ATTEMPT_STATES); NONE = no row */
@@ -187,8 +202,10 @@ bool waitsOnOperator[GENS + 1]; /* generation g's workflow waits in reconcile fo
 byte firstTerminal[GENS + 1]; /* the first terminal status and result ever written */
 byte firstResult[GENS + 1];
 bool tried[SLOTS + 1];         /* the workflow ran this attempt's provider call */
-#ifdef RELEASE
+#ifdef WORKFLOW_END_SEEN
 bool wfDone[GENS + 1];       /* generation g's workflow has ended */
+#endif
+#ifdef RELEASE
 bool callDone[SLOTS + 1];      /* this attempt's provider-call activity has ended */
 bool releaseBlind;           /* generation 1's key was released while some of its work was not
                                 on record, or some of its work came after the release */
@@ -223,6 +240,12 @@ bool gen1Final;              /* at the release, nothing of generation 1 could st
   :: else -> skip \
   fi
 
+#ifdef BUG_NO_VERSION_CHECK
+#define CAS_GUARD(a)  (completedBy[JOB_OF(a)] == 0)
+#else
+#define CAS_GUARD(a)  (version[JOB_OF(a)] == readVersion[a] && completedBy[JOB_OF(a)] == 0)
+#endif
+
 /*
  * src/db/compareAndSwap.ts recordAttemptResultIn: the only writer of a job's result.
  *   UPDATE jobs SET result, completed_by, terminal_status = 'succeeded', version = version + 1
@@ -231,12 +254,6 @@ bool gen1Final;              /* at the release, nothing of generation 1 could st
  * `cancelled` one keeps its state). Repeating it reports the earlier outcome. The trigger
  * jobs_guard_outcome is left out: the properties must hold on the statement alone.
  */
-#ifdef BUG_NO_VERSION_CHECK
-#define CAS_GUARD(a)  (completedBy[JOB_OF(a)] == 0)
-#else
-#define CAS_GUARD(a)  (version[JOB_OF(a)] == readVersion[a] && completedBy[JOB_OF(a)] == 0)
-#endif
-
 inline recordResult(a) {
   atomic {
     if
@@ -245,7 +262,7 @@ inline recordResult(a) {
        if
        :: astate[a] != FAILED && astate[a] != CANCELLED && CAS_GUARD(a) ->
           /* property: a recorded outcome never changes (nothing is written over a terminal job) */
-          assert(terminal[JOB_OF(a)] == OPEN);
+          STEP_ASSERT(terminal[JOB_OF(a)] == OPEN);
           terminal[JOB_OF(a)] = J_SUCCEEDED; completedBy[JOB_OF(a)] = a; result[JOB_OF(a)] = a;
           version[JOB_OF(a)]++;
           astate[a] = SUCCEEDED;
@@ -259,7 +276,7 @@ inline recordResult(a) {
        fi
     fi;
     /* property: every result either won or is logged as a loss (a race_events row) */
-    assert((astate[a] == SUCCEEDED && completedBy[JOB_OF(a)] == a) || raced[a])
+    STEP_ASSERT((astate[a] == SUCCEEDED && completedBy[JOB_OF(a)] == a) || raced[a])
   }
 }
 
@@ -403,6 +420,13 @@ inline applyReport(k) {
 /* the activity reports back to the workflow (its locals are reset: the process is done) */
 #define REPLY d_step { replied[a] = true; CALL_DONE(a); ANSWER = 0; began = false }
 
+/* What an ambiguous end of a call may have done (BUG_UNKNOWN_AS_FAILED: nothing, ever) */
+#ifdef BUG_UNKNOWN_AS_FAILED
+#define MAY_HAVE_TAKEN_EFFECT false
+#else
+#define MAY_HAVE_TAKEN_EFFECT sideEffects
+#endif
+
 /*
  * src/activities/providerCall.ts callProvider: one call, never retried. It keeps running after
  * the workflow stopped waiting for it (the attempt timed out, the job was cancelled, a hedge
@@ -430,7 +454,7 @@ proctype ProviderCall(byte a) {
         files_under_own_id, register_after_status_lookup) */
      atomic {
        /* property: no fallback runs after a side effect (no earlier attempt did the work) */
-       assert(!sideEffects || !ANY_DID(BASE(JOB_OF(a))));
+       STEP_ASSERT(!sideEffects || !ANY_DID(BASE(JOB_OF(a))));
        if
        :: MAY_WORK(a) -> did[a] = true; KEY_RECORD(a); ANSWER = A_OK
        :: MAY_IDLE(a) -> ANSWER = A_DEFINITE
@@ -493,15 +517,12 @@ proctype ProviderCall(byte a) {
         if
         :: ANSWER == A_DEFINITE -> settleWithoutResult(a, FAILED)
         :: ANSWER == A_DROP ->
-#ifdef BUG_UNKNOWN_AS_FAILED
-           settleWithoutResult(a, FAILED)
-#else
-           /* ambiguous: failed only when nothing has side effects (the call has ended) */
+           /* src/activities/providerCall.ts callProvider: ambiguous, so failed only when nothing
+              has side effects (the call has ended) */
            if
-           :: sideEffects -> settleWithoutResult(a, UNKNOWN)
-           :: else -> settleWithoutResult(a, FAILED)
+           :: !MAY_HAVE_TAKEN_EFFECT -> settleWithoutResult(a, FAILED)
+           :: else -> settleWithoutResult(a, UNKNOWN)
            fi
-#endif
         :: ANSWER == A_BROKEN -> settleWithoutResult(a, FAILED)   /* and no side effects */
         fi;
         REPLY   /* src/activities/providerCall.ts callProvider returns */
@@ -550,7 +571,13 @@ proctype ProviderCall(byte a) {
 
 /* "no record": counted once the call is over; believed when said twice (the grace apart) */
 #ifdef BUG_NOT_FOUND_ONCE
-#define NOT_FOUND(u) settleWithoutResult(u, FAILED)
+#define NOT_FOUND(u) \
+  atomic { \
+    if \
+    :: IN_FLIGHT(u) && CHECK_ALLOWS_FAILED(u) -> astate[u] = FAILED \
+    :: else -> skip \
+    fi \
+  }
 #else
 #define NOT_FOUND(u) \
   atomic { \
@@ -572,7 +599,7 @@ proctype ProviderCall(byte a) {
  * it needs an operator, else it settles the attempt once the call is over. A record settles it
  * through recordResult; a record that breaks the contract needs an operator. "No record" after
  * a 2xx proves nothing (src/domain/certainty.ts failureVerdict): it needs an operator. Without a
- * 2xx it is believed only after the call is over, and only when said twice (noteNotFound,
+ * 2xx it is believed only after the call is over, and only when said twice (noteNoRecord,
  * migration 0006). `needsOperator` is set when only an operator can settle it.
  */
 inline lookupStatus(u, needsOperator) {
@@ -601,8 +628,8 @@ inline lookupStatus(u, needsOperator) {
         needsOperator = true
      :: !HELD_WITH_2XX(u) && !record && SAW_2XX(u) -> /* src/domain/certainty.ts failureVerdict */
         needsOperator = true
-     :: !HELD_WITH_2XX(u) && !record && !SAW_2XX(u) -> /* src/db/attempts.ts noteNotFound */
-        NOT_FOUND(u)
+     :: !HELD_WITH_2XX(u) && !record && !SAW_2XX(u) -> /* src/domain/certainty.ts failureVerdict */
+        NOT_FOUND(u)   /* src/db/attempts.ts noteNoRecord */
      fi
   fi
 }
@@ -661,10 +688,10 @@ inline createAttempt(a) {
     :: astate[a] == NONE && terminal[g] != OPEN -> skip  /* jobNotOpen */
     :: astate[a] == NONE && terminal[g] == OPEN && OTHER_IN_FLIGHT(a) ->
        /* property: the loop never asks for an attempt the in-flight index refuses */
-       assert(false)
+       STEP_ASSERT(false)
     :: astate[a] == NONE && terminal[g] == OPEN && !OTHER_IN_FLIGHT(a) ->
        /* property: no new exclusive attempt while another is starting, running or unknown */
-       assert(hedged || !ANOTHER_IN_FLIGHT(a));
+       STEP_ASSERT(hedged || !ANOTHER_IN_FLIGHT(a));
        astate[a] = STARTING; readVersion[a] = version[g]
     fi
   }
@@ -720,7 +747,7 @@ inline admitJob() {
   atomic {
     if
     :: KEEPS_FIRST_ATTEMPT -> skip
-    :: else -> abandonAttempt(SLOT(1))
+    :: !KEEPS_FIRST_ATTEMPT -> abandonAttempt(SLOT(1))
     fi
   };
   /* src/activities/admission.ts startFirstAttempt → src/db/attempts.ts createAttempt */
@@ -829,13 +856,8 @@ proctype JobWorkflow(byte g) {
   WATCH(3)
   :: running == 0 -> break
   od;
-#ifdef RELEASE
-  wfDone[g] = true;
-#endif
-#ifdef ADMISSION_TWICE
-  /* nothing would ever send or settle it, and it would keep the key from being released */
-  /* property: when its workflow ends, no attempt of its job is left starting */
-  assert(astate[SLOT(1)] != STARTING && astate[SLOT(2)] != STARTING && astate[SLOT(3)] != STARTING)
+#ifdef WORKFLOW_END_SEEN
+  wfDone[g] = true;   /* ghost: read by the Invariants monitor and the later create */
 #endif
 }
 
@@ -854,7 +876,7 @@ proctype Client(byte intent) {
     :: else -> skip
     fi;
     /* property: at most one job per (owner, key) */
-    assert(jobsForKey == 1);
+    STEP_ASSERT(jobsForKey == 1);
     if
     :: jobIntent != intent ->
        skip   /* 409: the key was used with another intent (IdempotencyKeyReuseError) */
@@ -1001,7 +1023,8 @@ end:
      finishJob(jobsForKey, J_CANCELLED)
 #ifdef RELEASE
   :: atomic {
-       /* src/service/keyRelease.ts releaseKey → src/db/jobs.ts releaseJobKey */
+       /* src/db/jobs.ts releaseJobKey (from src/service/keyRelease.ts releaseKey): only when
+          nothing of the job may still take effect */
        !released && terminal[1] != OPEN && RELEASE_ALLOWED ->
        released = true;
        releaseBlind = !GEN1_KNOWN;
@@ -1115,6 +1138,15 @@ init {
 #define FAILED_IDLE(a) (astate[a] != FAILED || !did[a])
 #define STABLE(j) \
   (firstTerminal[j] == OPEN || (terminal[j] == firstTerminal[j] && result[j] == firstResult[j]))
+/* Nothing would ever send or settle an attempt left `starting`, and it would keep the key from
+   being released: checked where admission runs twice (the only runs whose admission writes). */
+#ifdef ADMISSION_TWICE
+#define NOTHING_STARTING(j) \
+  (!wfDone[j] || (astate[BASE(j) + 1] != STARTING && astate[BASE(j) + 2] != STARTING \
+                  && astate[BASE(j) + 3] != STARTING))
+#else
+#define NOTHING_STARTING(j) true
+#endif
 #define TRIED_ALL(j) \
   (terminal[j] != J_FAILED || (tried[BASE(j) + 1] && (NP < 2 || tried[BASE(j) + 2]) \
                                && (NP < 3 || tried[BASE(j) + 3])))
@@ -1129,6 +1161,7 @@ init {
 #define OUTCOME_STABLE       (STABLE(1) && STABLE(2))
 #define FAILS_ONLY_AFTER_TRYING (TRIED_ALL(1) && TRIED_ALL(2))
 #define RELEASE_HIDES_NOTHING (!ANY_DID(MAXA) || !releaseBlind)
+#define ENDS_WITH_NOTHING_STARTING (NOTHING_STARTING(1) && NOTHING_STARTING(2))
 #else
 #define AT_MOST_ONE_JOB      (jobsForKey <= 1)
 #define AT_MOST_ONE_WINNER   ONE_WINNER(1)
@@ -1138,6 +1171,7 @@ init {
 #define OUTCOME_STABLE       STABLE(1)
 #define FAILS_ONLY_AFTER_TRYING TRIED_ALL(1)
 #define RELEASE_HIDES_NOTHING true
+#define ENDS_WITH_NOTHING_STARTING NOTHING_STARTING(1)
 #endif
 
 /*
@@ -1148,7 +1182,8 @@ active proctype Invariants() {
 end:
   atomic {
     !(AT_MOST_ONE_JOB && AT_MOST_ONE_WINNER && NO_DOUBLE_EFFECT && FAILED_MEANS_NOTHING_DONE
-      && OUTCOME_STABLE && FAILS_ONLY_AFTER_TRYING && RELEASE_HIDES_NOTHING) ->
+      && OUTCOME_STABLE && FAILS_ONLY_AFTER_TRYING && RELEASE_HIDES_NOTHING
+      && ENDS_WITH_NOTHING_STARTING) ->
     /* property: at most one job per (owner, key) and generation, and one live (unreleased) job */
     assert(AT_MOST_ONE_JOB);
     /* property: at most one winner, and it is the job's recorded result */
@@ -1164,7 +1199,9 @@ end:
     /* when generation 2 does the work, each attempt of generation 1 that did the work was on
        record at the release (succeeded, or lost as a race), and none of its work came after */
     /* property: a key release never hides or overlaps an effect */
-    assert(RELEASE_HIDES_NOTHING)
+    assert(RELEASE_HIDES_NOTHING);
+    /* property: when its workflow ends, no attempt of its job is left starting */
+    assert(ENDS_WITH_NOTHING_STARTING)
   }
 }
 

@@ -1,11 +1,12 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { MODEL_RUNS, PLANTED_MODEL_BUGS } from './runs';
+import { consequencesOnly, MODEL_RUNS, PLANTED_MODEL_BUGS } from './runs';
 import { obtainSpin, verifyModel, type ModelResult } from './spin';
 
 /**
  * `npm run verify:model`: model/onejob.pml checked by SPIN, every run exhaustive within its
  * bounds; a table of states explored and the verdict; exit 1 on any violation, with the
- * counterexample step by step. `--bug NAME` checks the model with a planted mistake instead.
+ * counterexample step by step. `--bug NAME` checks the model with a planted mistake instead
+ * (`--consequences-only`: with the asserts at the steps compiled out).
  */
 function table(results: ModelResult[]): string {
   const rows = results.map((r) => [
@@ -37,12 +38,17 @@ async function main(): Promise<void> {
         return v;
       },
     )
+    .option(
+      '--consequences-only',
+      'with --bug: the asserts at the steps compiled out, so what the mistake leads to must catch it',
+    )
     .option('--only <text>', 'only the runs whose name contains this text')
     .parse();
-  const options = program.opts<{ bug?: string; only?: string }>();
+  const options = program.opts<{ bug?: string; only?: string; consequencesOnly?: boolean }>();
   const tools = await obtainSpin((line) => console.log(line));
-  const runs = options.bug
-    ? [PLANTED_MODEL_BUGS[options.bug]!]
+  const planted = options.bug ? PLANTED_MODEL_BUGS[options.bug]! : undefined;
+  const runs = planted
+    ? [options.consequencesOnly ? consequencesOnly(planted) : planted]
     : MODEL_RUNS.filter((run) => !options.only || run.name.includes(options.only));
   if (runs.length === 0) throw new Error(`no run's name contains "${options.only}"`);
 

@@ -82,33 +82,146 @@ export const MODEL_RUNS: ModelRun[] = [
 ];
 
 /**
- * Mistakes planted in the model (`-DBUG_…`): each must produce a counterexample, which shows
- * that the properties and the bounds can catch it.
+ * The short runs `npm test` makes (ONEJOB_TEST_LENGTH=long, and `npm run verify:model`, make the
+ * runs above): every property, each job kind, both checks and every optional part of the model,
+ * each run exhaustive, within smaller bounds: at most 2 providers a job, and the operator or the
+ * callback left out where they would multiply the states. What they do not prove, the runs above
+ * do: a 3-provider plan, and the optional parts each with the whole environment.
  */
-export const PLANTED_MODEL_BUGS: Record<string, ModelRun & { breaks: string }> = {
+const SHORT_RUNS: ModelRun[] = [
+  {
+    name: 'charge, 2 providers, no operator resolve',
+    defines: { JOB: 1, NP: 2, NO_RESOLVE: true },
+    check: 'safety',
+  },
+  {
+    name: 'summary, 2 providers, no operator',
+    defines: { JOB: 2, NP: 2, NO_OPERATOR: true },
+    check: 'safety',
+  },
+  {
+    name: 'hedged, 2 providers, no operator or callback',
+    defines: { JOB: 3, NP: 2, NO_OPERATOR: true, NO_CALLBACK: true },
+    check: 'safety',
+  },
+  {
+    name: 'charge, 1 provider, quirky providers, contradictory callback, admission twice',
+    defines: EVERY_NEW_CASE_ONE_PROVIDER,
+    check: 'safety',
+  },
+  {
+    name: 'charge, 2 providers, quirky providers, contradictory callback, no operator',
+    defines: {
+      JOB: 1,
+      NP: 2,
+      QUIRKY_PROVIDERS: true,
+      CONTRADICTORY_CALLBACK: true,
+      NO_OPERATOR: true,
+    },
+    check: 'safety',
+  },
+  {
+    name: 'charge, key release, 1 provider a generation, no operator resolve or callback',
+    defines: { JOB: 1, NP: 1, RELEASE: true, NO_RESOLVE: true, NO_CALLBACK: true },
+    check: 'safety',
+  },
+  {
+    name: 'charge settles, 2 providers, no operator or callback',
+    defines: { JOB: 1, NP: 2, NO_OPERATOR: true, NO_CALLBACK: true },
+    check: 'liveness',
+  },
+  {
+    name: 'hedged settles, 2 providers, no operator or callback',
+    defines: { JOB: 3, NP: 2, NO_OPERATOR: true, NO_CALLBACK: true },
+    check: 'liveness',
+  },
+  {
+    name: 'charge settles, 1 provider, quirky providers, contradictory callback, admission twice',
+    defines: EVERY_NEW_CASE_ONE_PROVIDER,
+    check: 'liveness',
+  },
+];
+/**
+ * Their searches are small: compiled quickly, they cost less in all (measured), but for the
+ * hedged liveness search, which takes longest and is faster optimised.
+ */
+export const SHORT_MODEL_RUNS: ModelRun[] = SHORT_RUNS.map((run) =>
+  run.check === 'liveness' && run.defines.JOB === 3 ? run : { ...run, quickCompile: true },
+);
+
+/** The optional parts of the model, each a define (model/onejob.pml's header). */
+const OPTIONAL_PARTS = ['QUIRKY_PROVIDERS', 'CONTRADICTORY_CALLBACK', 'ADMISSION_TWICE', 'RELEASE'];
+
+/**
+ * What a run has of the model: its job kind and check, each optional part, a fallback (a second
+ * provider), and the operator's resolve and cancel and the callback unless it leaves them out.
+ */
+export function partsOf(run: ModelRun): string[] {
+  const { defines } = run;
+  return [
+    `job kind ${String(defines.JOB)}`,
+    `${run.check} of job kind ${String(defines.JOB)}`,
+    ...OPTIONAL_PARTS.filter((part) => defines[part]),
+    ...(Number(defines.NP) >= 2 ? ['a fallback provider'] : []),
+    ...(!defines.NO_OPERATOR && !defines.NO_RESOLVE ? ['operator resolves'] : []),
+    ...(!defines.NO_OPERATOR ? ['operator cancels'] : []),
+    ...(!defines.NO_CALLBACK ? ['callback'] : []),
+  ];
+}
+
+/** A planted mistake: the run that must catch it, and what its counterexample must show. */
+export interface PlantedModelBug extends ModelRun {
+  /** The property the first counterexample breaks, word for word (an assert at a step, or a consequence). */
+  breaks: string;
+  /**
+   * The consequence that catches it with the asserts at the steps compiled out
+   * (CONSEQUENCES_ONLY): a property of the Invariants monitor, word for word.
+   */
+  consequence: string;
+  /** The code whose rule the mistake removes: the counterexample's step through the mistake names it. */
+  code: string;
+}
+
+const FAILED_DID_NOTHING =
+  'a failed attempt of a job with side effects did nothing (never failed by a clock)';
+
+/**
+ * Mistakes planted in the model (`-DBUG_…`): each must produce a counterexample, which shows
+ * that the properties and the bounds can catch it. Each is compiled quickly: the search ends at
+ * its first counterexample.
+ */
+const PLANTED: Record<string, PlantedModelBug> = {
   BUG_NO_VERSION_CHECK: {
     name: 'compare-and-swap without its version check',
     defines: { JOB: 2, NP: 2, BUG_NO_VERSION_CHECK: true },
     check: 'safety',
-    breaks: 'a recorded outcome never changes',
+    breaks: 'a recorded outcome never changes (nothing is written over a terminal job)',
+    consequence: 'a recorded outcome never changes',
+    code: 'src/db/compareAndSwap.ts recordAttemptResultIn',
   },
   BUG_UNKNOWN_AS_FAILED: {
     name: 'an ambiguous failure taken for a failure',
     defines: { JOB: 1, NP: 2, BUG_UNKNOWN_AS_FAILED: true },
     check: 'safety',
-    breaks: 'a failed attempt of a job with side effects did nothing',
+    breaks: FAILED_DID_NOTHING,
+    consequence: FAILED_DID_NOTHING,
+    code: 'src/activities/providerCall.ts callProvider',
   },
   BUG_NOT_FOUND_ONCE: {
     name: 'one "no record" believed while the call could still land',
     defines: { JOB: 1, NP: 2, BUG_NOT_FOUND_ONCE: true },
     check: 'safety',
-    breaks: 'a failed attempt of a job with side effects did nothing',
+    breaks: FAILED_DID_NOTHING,
+    consequence: FAILED_DID_NOTHING,
+    code: 'src/db/attempts.ts noteNoRecord',
   },
   BUG_NO_IN_FLIGHT_GUARD: {
     name: 'an exclusive attempt started past an unknown one',
     defines: { JOB: 1, NP: 2, BUG_NO_IN_FLIGHT_GUARD: true },
     check: 'safety',
     breaks: 'no new exclusive attempt while another is starting, running or unknown',
+    consequence: 'a job with side effects has them at most once (no double charge)',
+    code: 'src/workflows/jobWorkflow.ts runExclusive',
   },
   BUG_NOT_FOUND_OUTRANKS_2XX: {
     name: '"no record" twice believed after the provider answered a 2xx',
@@ -121,7 +234,9 @@ export const PLANTED_MODEL_BUGS: Record<string, ModelRun & { breaks: string }> =
       BUG_NOT_FOUND_OUTRANKS_2XX: true,
     },
     check: 'safety',
-    breaks: 'a failed attempt of a job with side effects did nothing',
+    breaks: FAILED_DID_NOTHING,
+    consequence: FAILED_DID_NOTHING,
+    code: 'src/domain/certainty.ts failureVerdict',
   },
   BUG_FAILED_CALLBACK_AT_ONCE: {
     name: 'a signed "failed" callback believed while its call is still out',
@@ -133,13 +248,17 @@ export const PLANTED_MODEL_BUGS: Record<string, ModelRun & { breaks: string }> =
       BUG_FAILED_CALLBACK_AT_ONCE: true,
     },
     check: 'safety',
-    breaks: 'a failed attempt of a job with side effects did nothing',
+    breaks: FAILED_DID_NOTHING,
+    consequence: FAILED_DID_NOTHING,
+    code: 'src/db/attempts.ts reportAttemptFailure',
   },
   BUG_RELEASE_WHILE_UNKNOWN: {
     name: 'a key released while an attempt of its job may still take effect',
     defines: { JOB: 1, NP: 1, RELEASE: true, NO_CALLBACK: true, BUG_RELEASE_WHILE_UNKNOWN: true },
     check: 'safety',
     breaks: 'a key release never hides or overlaps an effect',
+    consequence: 'a key release never hides or overlaps an effect',
+    code: 'src/db/jobs.ts releaseJobKey',
   },
   BUG_CALL_END_APART: {
     name: 'a 2xx outside the contract written apart from its call’s end',
@@ -151,18 +270,41 @@ export const PLANTED_MODEL_BUGS: Record<string, ModelRun & { breaks: string }> =
       BUG_CALL_END_APART: true,
     },
     check: 'safety',
-    breaks: 'a failed attempt of a job with side effects did nothing',
+    breaks: FAILED_DID_NOTHING,
+    consequence: FAILED_DID_NOTHING,
+    code: 'src/db/attempts.ts endCallWithoutResult',
   },
   BUG_ADMISSION_SKIPS_ENDED_JOB: {
     name: 'admission run again on a cancelled job leaves its attempt 1 starting',
     defines: { JOB: 1, NP: 1, ADMISSION_TWICE: true, BUG_ADMISSION_SKIPS_ENDED_JOB: true },
     check: 'safety',
     breaks: 'when its workflow ends, no attempt of its job is left starting',
+    consequence: 'when its workflow ends, no attempt of its job is left starting',
+    code: 'src/activities/admission.ts adoptAttempts',
   },
   BUG_ADMISSION_FAILS_ITS_OWN_ATTEMPT: {
     name: 'admission run again fails its own attempt 1 as an orphan',
     defines: { JOB: 1, NP: 1, ADMISSION_TWICE: true, BUG_ADMISSION_FAILS_ITS_OWN_ATTEMPT: true },
     check: 'safety',
-    breaks: 'a job fails only after each provider of its plan was really tried',
+    breaks: 'a job fails only after each provider of its plan was really tried (its call run)',
+    consequence: 'a job fails only after each provider of its plan was really tried (its call run)',
+    code: 'src/activities/admission.ts adoptAttempts',
   },
 };
+
+export const PLANTED_MODEL_BUGS: Record<string, PlantedModelBug> = Object.fromEntries(
+  Object.entries(PLANTED).map(([bug, run]) => [bug, { ...run, quickCompile: true }]),
+);
+
+/**
+ * The same planted mistake with the asserts at the steps compiled out (`-DCONSEQUENCES_ONLY`):
+ * what the mistake leads to (the Invariants monitor, SPIN's end-state check) must catch it,
+ * not only the assert beside the guard it removes.
+ */
+export function consequencesOnly(bug: PlantedModelBug): PlantedModelBug {
+  return {
+    ...bug,
+    name: `${bug.name}, asserts at the steps off`,
+    defines: { ...bug.defines, CONSEQUENCES_ONLY: true },
+  };
+}

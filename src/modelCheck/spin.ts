@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { obtainDebianProgram, type DebianProgram } from '../dev/debianPackages';
-import { readableTrail, violatedProperty } from './trail';
+import { parseTrail, readableTrail, violatedProperty, type Trail } from './trail';
 
 /** The checkout: src/modelCheck and dist/modelCheck both sit two levels below it. */
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -31,6 +31,12 @@ export interface ModelRun {
    * Liveness: the `settles` claim under weak fairness.
    */
   check: 'safety' | 'liveness';
+  /**
+   * Compile the verifier without optimisation: for a search that ends at its first
+   * counterexample (a planted mistake), compiling is most of the cost; an exhaustive search
+   * is faster optimised.
+   */
+  quickCompile?: true;
 }
 
 export interface ModelResult {
@@ -45,6 +51,8 @@ export interface ModelResult {
   counterexample?: string;
   /** What SPIN said was violated. */
   violation?: string;
+  /** The counterexample's steps, each with the code it names. */
+  trail?: Trail;
 }
 
 /** Memory the verifier may take, in MB: it stops with "out of memory" rather than swap. */
@@ -107,7 +115,7 @@ export async function verifyModel(
     const compiled = await execute(
       tools.cc,
       [
-        '-O2',
+        run.quickCompile ? '-O0' : '-O2',
         '-w',
         '-DCOLLAPSE',
         `-DMEMLIM=${MEMORY_LIMIT_MB}`,
@@ -152,11 +160,78 @@ export async function verifyModel(
         );
         const source = readFileSync(model, 'utf8');
         result.violation = violatedProperty(said, replay.output, source);
-        result.counterexample = readableTrail(replay.output, source);
+        result.trail = parseTrail(replay.output, source);
+        result.counterexample = readableTrail(result.trail);
       }
     }
     return result;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Runs the searches `lanes` at a time, in the order given (each search is one process on one
+ * core; put the longest first so the lanes end together).
+ */
+export async function verifyAll(
+  runs: ModelRun[],
+  tools: { spin: string; cc: string },
+  lanes = 2,
+): Promise<Map<ModelRun, ModelResult>> {
+  const results = new Map<ModelRun, ModelResult>();
+  const queue = [...runs];
+  const lane = async (): Promise<void> => {
+    for (let run = queue.shift(); run; run = queue.shift())
+      results.set(run, await verifyModel(run, tools));
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+  return results;
+}
+
+/** The model as the C preprocessor leaves it for `defines` (as SPIN reads it), by line. */
+async function preprocessed(
+  defines: ModelRun['defines'],
+  cc: string,
+  modelFile: string,
+): Promise<Map<number, string>> {
+  const { code, output } = await execute(
+    cc,
+    ['-E', '-x', 'c', ...defineFlags(defines), modelFile],
+    path.dirname(modelFile),
+  );
+  if (code !== 0) throw new Error(`preprocessing the model failed:\n${output}`);
+  const lines = new Map<number, string>();
+  let line = 0;
+  let inModel = false;
+  for (const text of output.split('\n')) {
+    const marker = /^# (\d+) "([^"]*)"/.exec(text);
+    if (marker) {
+      line = Number(marker[1]);
+      inModel = path.resolve(marker[2]!) === path.resolve(modelFile);
+      continue;
+    }
+    if (inModel && text.trim() !== '') lines.set(line, text.trim());
+    line += 1;
+  }
+  return lines;
+}
+
+/**
+ * The model lines a define changes in a run: where the text SPIN reads differs with it and
+ * without it (a planted mistake's own lines, and every line that uses a macro it redefines).
+ */
+export async function linesChangedBy(
+  define: string,
+  run: ModelRun,
+  tools: { cc: string },
+  modelFile = MODEL_FILE,
+): Promise<number[]> {
+  const without = Object.fromEntries(
+    Object.entries(run.defines).filter(([name]) => name !== define),
+  );
+  const before = await preprocessed(without, tools.cc, modelFile);
+  const after = await preprocessed({ ...without, [define]: true }, tools.cc, modelFile);
+  const lines = new Set([...before.keys(), ...after.keys()]);
+  return [...lines].filter((line) => before.get(line) !== after.get(line)).sort((a, b) => a - b);
 }

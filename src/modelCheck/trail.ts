@@ -4,20 +4,34 @@
  * onejob that implements that step (the nearest `src/…` reference above it in the model).
  */
 
-interface Step {
+/** One step of one process in a counterexample, with the code that implements it. */
+export interface TrailStep {
   step: number;
   process: string;
+  /** The model line SPIN names for the step. */
   line: number;
   actions: string[];
   changes: Map<string, string>;
+  /** `src/FILE.ts function` (or `src/FILE.ts METHOD /path`), when the model names one. */
+  code?: string;
+}
+
+/** A counterexample as steps, and SPIN's last words about it (the assert, the cycle). */
+export interface Trail {
+  steps: TrailStep[];
+  ending: string[];
 }
 
 /** What SPIN prints for steps that decide nothing: a branch taken, a bare `skip`. */
 const NOISE = new Set(['(1)', 'else', 'skip', 'break', '.(goto)', 'goto :b0', 'goto :b1']);
 
+/** A code reference: a `src/….ts` file, then a function or an HTTP route when one follows. */
+const REFERENCE =
+  /(src\/[\w/.-]+\.ts)(?:\s+((?:GET|POST|PUT|PATCH|DELETE)(?: \/:?[\w.-]+)(?:\/:?[\w.-]+)*|[A-Za-z_]\w*))?/;
+
 /** A `src/….ts` file named on one model line, with the function after it when there is one. */
 function referenceOn(text: string | undefined): string | undefined {
-  const found = /(src\/[\w/.-]+\.ts)(?:\s+([A-Za-z_][\w]*))?/.exec(text ?? '');
+  const found = REFERENCE.exec(text ?? '');
   if (!found) return undefined;
   return found[2] ? `${found[1]} ${found[2]}` : found[1];
 }
@@ -39,11 +53,25 @@ function codeReference(modelLines: string[], line: number): string | undefined {
   return undefined;
 }
 
-export function readableTrail(replay: string, model: string): string {
+/** Every code reference the model makes, with its line: each must name code that exists. */
+export function codeReferences(
+  model: string,
+): Array<{ line: number; file: string; name?: string }> {
+  return model.split('\n').flatMap((text, index) =>
+    [...text.matchAll(new RegExp(REFERENCE, 'g'))].map((found) => ({
+      line: index + 1,
+      file: found[1]!,
+      ...(found[2] ? { name: found[2] } : {}),
+    })),
+  );
+}
+
+/** SPIN's replay as steps: one per step of one process, values it changed, its code. */
+export function parseTrail(replay: string, model: string): Trail {
   const modelLines = model.split('\n');
-  const steps: Step[] = [];
-  let current: Step | undefined;
-  let ending: string[] = [];
+  const steps: TrailStep[] = [];
+  let current: TrailStep | undefined;
+  const ending: string[] = [];
   const known = new Map<string, string>();
   for (const raw of replay.split('\n')) {
     const move =
@@ -56,7 +84,15 @@ export function readableTrail(replay: string, model: string): string {
       const step = Number(stepText);
       const line = Number(lineText);
       if (!current || current.step !== step || current.process !== process) {
-        current = { step, process, line, actions: [], changes: new Map() };
+        const code = codeReference(modelLines, line);
+        current = {
+          step,
+          process,
+          line,
+          actions: [],
+          changes: new Map(),
+          ...(code ? { code } : {}),
+        };
         steps.push(current);
       }
       if (action && !NOISE.has(action)) current.actions.push(action);
@@ -78,28 +114,30 @@ export function readableTrail(replay: string, model: string): string {
     )
       ending.push(raw.trim());
   }
-  ending = [...new Set(ending)];
+  return { steps: steps.filter((s) => s.actions.length > 0), ending: [...new Set(ending)] };
+}
 
-  const shown = steps.filter((s) => s.actions.length > 0);
+/** The counterexample as a reader follows it: a numbered line per step, what it changed. */
+export function readableTrail(trail: Trail): string {
   const lastReference = new Map<string, string | undefined>();
-  const out: string[] = [`counterexample: ${shown.length} steps`];
+  const out: string[] = [`counterexample: ${trail.steps.length} steps`];
   let number = 0;
-  for (const step of shown) {
+  for (const step of trail.steps) {
     number += 1;
-    const reference = codeReference(modelLines, step.line);
     const changed = [...step.changes.entries()]
       .filter(([name]) => !name.startsWith('queue'))
       .map(([name, v]) => `${name}=${v}`);
     const where = `onejob.pml:${step.line}`;
+    // The code is named where it changes, so a run of steps in one function reads as one.
     const code =
-      reference && lastReference.get(step.process) !== reference ? `   ⟵ ${reference}` : '';
-    lastReference.set(step.process, reference);
+      step.code && lastReference.get(step.process) !== step.code ? `   ⟵ ${step.code}` : '';
+    lastReference.set(step.process, step.code);
     out.push(
       `${String(number).padStart(4)}. ${step.process.padEnd(16)} ${where.padEnd(15)} ${step.actions.join('; ')}${code}`,
     );
     if (changed.length > 0) out.push(`${' '.repeat(39)}→ ${changed.join(', ')}`);
   }
-  if (ending.length > 0) out.push(...ending.map((line) => `  ${line}`));
+  if (trail.ending.length > 0) out.push(...trail.ending.map((line) => `  ${line}`));
   return out.join('\n');
 }
 

@@ -152,6 +152,59 @@ function queueFaults(real: RealRun, started: Started[]): void {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// How a run fails
+
+/** What the real system did that the model says it never may. */
+export type DivergenceKind =
+  /** An HTTP answer (status, problem type, or the state a settle answered) the model forbids. */
+  | 'answer'
+  /** A duplicate create answered with another job, or without saying it was a replay. */
+  | 'replay'
+  /** An attempt the model does not have (one more than it started). */
+  | 'extra-attempt'
+  /** An attempt ran on another provider than the model's. */
+  | 'provider'
+  /** An attempt is in a state that can never become the model's (states only move forward). */
+  | 'attempt-state'
+  /** The job ended otherwise than the model says (a terminal status never changes). */
+  | 'job-ended'
+  /** Another attempt won than the model's. */
+  | 'winner';
+
+/** A divergence, with both pictures of the job when it is about the job. */
+export interface Divergence {
+  kind: DivergenceKind;
+  /** The attempt it is about, with its state or status as seen and as the model has it. */
+  seq?: number;
+  seen?: string;
+  expected?: string;
+  real?: JobPicture;
+  model?: JobPicture;
+}
+
+/**
+ * Why a run failed: `divergence`, the system did what the model forbids (a finding);
+ * `ceiling`, it did not reach the model's picture in time (nothing it showed was wrong yet);
+ * `infrastructure`, anything else (a request that failed, a process that did not start).
+ */
+export type RunFailureKind = 'divergence' | 'ceiling' | 'infrastructure';
+
+export class RunFailure extends Error {
+  constructor(
+    readonly kind: RunFailureKind,
+    message: string,
+    readonly divergence?: Divergence,
+  ) {
+    super(message);
+    this.name = `RunFailure(${kind})`;
+  }
+}
+
+function diverged(divergence: Divergence, message: string): RunFailure {
+  return new RunFailure('divergence', message, divergence);
+}
+
 /** Fails unless the answer is one the model allows. */
 function expectAnswer(
   what: string,
@@ -160,11 +213,15 @@ function expectAnswer(
   problem: string | undefined,
 ): void {
   if (status !== allowed.status)
-    throw new Error(
+    throw diverged(
+      { kind: 'answer', seen: String(status), expected: String(allowed.status) },
       `${what}: HTTP ${status} (${problem ?? 'no problem'}), model says ${allowed.status}`,
     );
   if (allowed.problems && !allowed.problems.includes(problem ?? ''))
-    throw new Error(`${what}: problem ${problem}, model allows ${allowed.problems.join(' | ')}`);
+    throw diverged(
+      { kind: 'answer', seen: problem, expected: allowed.problems.join(' | ') },
+      `${what}: problem ${problem}, model allows ${allowed.problems.join(' | ')}`,
+    );
 }
 
 const seqOf = (attemptId: string | null): number | null =>
@@ -184,22 +241,53 @@ function observed(job: JobView): JobPicture {
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled'];
 
-/** Why `seen` can never become `expected` (states only move forward), or nothing. */
-function divergence(seen: JobPicture, expected: JobPicture): string | undefined {
-  if (TERMINAL.includes(seen.status) && seen.status !== expected.status)
-    return `the job ended ${seen.status}, the model says ${expected.status}`;
-  if (seen.completedBy !== null && seen.completedBy !== expected.completedBy)
-    return `attempt ${seen.completedBy} won, the model says ${expected.completedBy ?? 'none'}`;
-  if (seen.attempts.length > expected.attempts.length)
-    return `${seen.attempts.length} attempts, the model says ${expected.attempts.length}`;
-  for (const attempt of seen.attempts) {
+/**
+ * Why `seen` can never become `expected` (states only move forward), or nothing. Attempts
+ * first, in order: an attempt settled wrongly is the cause, a job ended or a fallback started
+ * because of it the consequence.
+ */
+function divergence(
+  seen: JobPicture,
+  expected: JobPicture,
+): { divergence: Divergence; message: string } | undefined {
+  const found = (d: Omit<Divergence, 'real' | 'model'>, message: string) => ({
+    divergence: { ...d, real: seen, model: expected },
+    message,
+  });
+  for (const attempt of [...seen.attempts].sort((a, b) => a.seq - b.seq)) {
     const want = expected.attempts.find((a) => a.seq === attempt.seq);
-    if (!want) return `attempt ${attempt.seq} should not exist`;
+    const { seq, state } = attempt;
+    if (!want)
+      return found(
+        { kind: 'extra-attempt', seq, seen: state },
+        `attempt ${seq} should not exist: the model has ${expected.attempts.length}`,
+      );
     if (want.provider !== attempt.provider)
-      return `attempt ${attempt.seq} ran on ${attempt.provider}, the model says ${want.provider}`;
-    if (!canBecome(attempt.state, want.state))
-      return `attempt ${attempt.seq} is ${attempt.state}, the model says ${want.state}`;
+      return found(
+        { kind: 'provider', seq, seen: attempt.provider, expected: want.provider },
+        `attempt ${seq} ran on ${attempt.provider}, the model says ${want.provider}`,
+      );
+    if (!canBecome(state, want.state))
+      return found(
+        { kind: 'attempt-state', seq, seen: state, expected: want.state },
+        `attempt ${seq} is ${state}, the model says ${want.state}`,
+      );
   }
+  if (TERMINAL.includes(seen.status) && seen.status !== expected.status)
+    return found(
+      { kind: 'job-ended', seen: seen.status, expected: expected.status },
+      `the job ended ${seen.status}, the model says ${expected.status}`,
+    );
+  if (seen.completedBy !== null && seen.completedBy !== expected.completedBy)
+    return found(
+      {
+        kind: 'winner',
+        seq: seen.completedBy,
+        seen: String(seen.completedBy),
+        expected: String(expected.completedBy ?? 'none'),
+      },
+      `attempt ${seen.completedBy} won, the model says ${expected.completedBy ?? 'none'}`,
+    );
   return undefined;
 }
 
@@ -228,15 +316,17 @@ async function untilSettled(real: RealRun, model: ModelState): Promise<JobView> 
     const seen = observed(job);
     const wrong = divergence(seen, expected);
     if (wrong)
-      throw new Error(
-        `${wrong}\n  real:  ${JSON.stringify(seen)}\n  model: ${JSON.stringify(expected)}`,
+      throw diverged(
+        wrong.divergence,
+        `${wrong.message}\n  real:  ${JSON.stringify(seen)}\n  model: ${JSON.stringify(expected)}`,
       );
     if (same(seen, expected)) {
       const arrived = new Set(real.stack.simulator.requests().map((r) => r.idempotencyKey));
       if (held.every((id) => arrived.has(id))) return job;
     }
     if (Date.now() > deadline)
-      throw new Error(
+      throw new RunFailure(
+        'ceiling',
         `the job did not reach the model's picture within ${SETTLE_CEILING_MS} ms\n  real:  ${JSON.stringify(seen)}\n  model: ${JSON.stringify(expected)}`,
       );
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -246,23 +336,37 @@ async function untilSettled(real: RealRun, model: ModelState): Promise<JobView> 
 /** How many steps of each kind ran (over every run of the file), for the test to report. */
 export const stepCounts = new Map<string, number>();
 
-/** Applies a prediction: queue its faults, act, check the answer, adopt the state, settle. */
+/**
+ * A step as the model sees it before it runs: its name for the log, its kind (the command and
+ * the answer the model predicts, or what the provider does) and the prediction.
+ */
+export interface PlannedStep {
+  name: string;
+  kind: string;
+  prediction: Prediction;
+}
+
+function planned(name: string, kind: string, prediction: Prediction): PlannedStep {
+  const status = prediction.answer.status;
+  return { name, kind: status ? `${kind} ${status}` : kind, prediction };
+}
+
+/** Applies a planned step: queue its faults, act, check the answer, adopt the state, settle. */
 async function step(
   model: ModelBox,
   real: RealRun,
-  name: string,
-  prediction: Prediction,
+  { name, kind, prediction }: PlannedStep,
   act: () => Promise<{ status: number; problem?: string; body?: Record<string, unknown> }>,
 ): Promise<void> {
   real.log.push(`${name}  [before: ${describeModel(model.state)}]`);
   queueFaults(real, prediction.started);
   const answer = await act();
   expectAnswer(name, prediction.answer, answer.status, answer.problem);
-  const counted = `${name.split('(')[0]!.trim()}${answer.status ? ` ${answer.status}` : ''}`;
-  stepCounts.set(counted, (stepCounts.get(counted) ?? 0) + 1);
+  stepCounts.set(kind, (stepCounts.get(kind) ?? 0) + 1);
   const states = prediction.answer.states;
   if (states && !states.includes(answer.body?.state as AttemptState))
-    throw new Error(
+    throw diverged(
+      { kind: 'answer', seen: String(answer.body?.state), expected: states.join(' | ') },
       `${name}: settled as ${String(answer.body?.state)}, model says ${states.join(' | ')}`,
     );
   model.state = prediction.next;
@@ -296,7 +400,10 @@ async function send(
 // ---------------------------------------------------------------------------------------------
 // The commands
 
-type Command = fc.AsyncCommand<ModelBox, RealRun>;
+/** A command of the model-based test: it can say, from the model alone, what it will do. */
+export interface Command extends fc.AsyncCommand<ModelBox, RealRun> {
+  plan(state: ModelState): PlannedStep;
+}
 
 export class CreateCommand implements Command {
   constructor(
@@ -304,9 +411,11 @@ export class CreateCommand implements Command {
     readonly fates: Fate[],
   ) {}
   check = (m: Readonly<ModelBox>): boolean => m.state.job === null;
+  plan = (state: ModelState): PlannedStep =>
+    planned(this.toString(), 'create', create(state, this.intent, this.fates));
   async run(m: ModelBox, r: RealRun): Promise<void> {
     const body = bodyOf(this.intent, r.runId);
-    await step(m, r, this.toString(), create(m.state, this.intent, this.fates), async () => {
+    await step(m, r, this.plan(m.state), async () => {
       const answer = await send(r, 'POST', '/v1/jobs', {
         headers: { 'idempotency-key': r.key },
         body,
@@ -322,9 +431,12 @@ export class CreateCommand implements Command {
 
 export class DuplicateCommand implements Command {
   check = (m: Readonly<ModelBox>): boolean => m.state.job !== null;
+  plan = (state: ModelState): PlannedStep =>
+    planned(this.toString(), 'duplicate create', duplicate(state));
   async run(m: ModelBox, r: RealRun): Promise<void> {
-    const prediction = duplicate(m.state);
-    await step(m, r, this.toString(), prediction, async () => {
+    const duplicateStep = this.plan(m.state);
+    const { prediction } = duplicateStep;
+    await step(m, r, duplicateStep, async () => {
       // The same intent written otherwise: keys in another order, other whitespace.
       const reordered = JSON.stringify(
         Object.fromEntries(Object.entries(r.body!).reverse()),
@@ -337,12 +449,16 @@ export class DuplicateCommand implements Command {
       });
       if (answer.status === 200) {
         if (answer.body?.id !== r.jobId)
-          throw new Error(`duplicate: job ${String(answer.body?.id)}, not ${r.jobId}`);
+          throw diverged(
+            { kind: 'replay', seen: String(answer.body?.id), expected: r.jobId ?? undefined },
+            `duplicate: job ${String(answer.body?.id)}, not ${r.jobId}`,
+          );
         if (answer.response.headers.get('idempotent-replayed') !== 'true')
-          throw new Error('duplicate: no Idempotent-Replayed: true');
+          throw diverged({ kind: 'replay' }, 'duplicate: no Idempotent-Replayed: true');
         const status = picture(prediction.next.job!).status;
         if (answer.body?.status !== status)
-          throw new Error(
+          throw diverged(
+            { kind: 'replay', seen: String(answer.body?.status), expected: status },
             `duplicate: job shown ${String(answer.body?.status)}, model says ${status}`,
           );
       }
@@ -355,8 +471,10 @@ export class DuplicateCommand implements Command {
 export class MismatchCommand implements Command {
   constructor(readonly variant: number) {}
   check = (m: Readonly<ModelBox>): boolean => m.state.job !== null;
+  plan = (state: ModelState): PlannedStep =>
+    planned(this.toString(), 'mismatched create', mismatch(state));
   async run(m: ModelBox, r: RealRun): Promise<void> {
-    await step(m, r, this.toString(), mismatch(m.state), () =>
+    await step(m, r, this.plan(m.state), () =>
       send(r, 'POST', '/v1/jobs', {
         headers: { 'idempotency-key': r.key },
         body: bodyOf(m.state.job!.intent, r.runId, this.variant),
@@ -373,8 +491,10 @@ export class TryAgainCommand implements Command {
   ) {}
   check = (m: Readonly<ModelBox>): boolean =>
     m.state.job !== null && m.state.job.attempts.length < 8;
+  plan = (state: ModelState): PlannedStep =>
+    planned(this.toString(), 'try again', tryAgain(state, this.target, this.fates));
   async run(m: ModelBox, r: RealRun): Promise<void> {
-    await step(m, r, this.toString(), tryAgain(m.state, this.target, this.fates), () =>
+    await step(m, r, this.plan(m.state), () =>
       send(r, 'POST', `/v1/jobs/${r.jobId}/attempts`, {
         body: this.target === 'next' ? {} : { provider: this.target },
       }),
@@ -390,19 +510,24 @@ export class RespondCommand implements Command {
     readonly fates: Fate[],
   ) {}
   check = (m: Readonly<ModelBox>): boolean => heldAttempts(m.state).length > 0;
-  async run(m: ModelBox, r: RealRun): Promise<void> {
-    const held = heldAttempts(m.state);
-    const attempt = held[this.pick % held.length]!;
-    await step(
-      m,
-      r,
+  private attempt(state: ModelState) {
+    const held = heldAttempts(state);
+    return held[this.pick % held.length]!;
+  }
+  plan = (state: ModelState): PlannedStep => {
+    const attempt = this.attempt(state);
+    return planned(
       `${this.toString()} → attempt ${attempt.seq} (${attempt.fate})`,
-      respond(m.state, attempt.seq, this.fates),
-      async () => {
-        r.stack.simulator.openGate(`${r.runId}:${attempt.seq}`);
-        return { status: 0 };
-      },
+      `provider responds: ${attempt.fate}`,
+      respond(state, attempt.seq, this.fates),
     );
+  };
+  async run(m: ModelBox, r: RealRun): Promise<void> {
+    const attempt = this.attempt(m.state);
+    await step(m, r, this.plan(m.state), async () => {
+      r.stack.simulator.openGate(`${r.runId}:${attempt.seq}`);
+      return { status: 0 };
+    });
   }
   toString = (): string => `provider responds(#${this.pick}, fates=[${this.fates.join(',')}])`;
 }
@@ -425,9 +550,20 @@ export class SettleCommand implements Command {
       : all.sort((a, b) => a.seq - b.seq);
   }
   check = (m: Readonly<ModelBox>): boolean => this.candidates(m.state).length > 0;
+  private attempt(state: ModelState) {
+    const candidates = this.candidates(state);
+    return candidates[this.pick % candidates.length]!;
+  }
+  plan = (state: ModelState): PlannedStep => {
+    const attempt = this.attempt(state);
+    return planned(
+      `${this.toString()} → attempt ${attempt.seq}`,
+      this.by === 'operator' ? 'operator resolves' : 'signed callback',
+      settle(state, attempt.seq, this.outcome, this.by, this.fates),
+    );
+  };
   async run(m: ModelBox, r: RealRun): Promise<void> {
-    const candidates = this.candidates(m.state);
-    const attempt = candidates[this.pick % candidates.length]!;
+    const attempt = this.attempt(m.state);
     const attemptId = `${r.jobId}:${attempt.seq}`;
     const job = m.state.job!;
     const result =
@@ -441,46 +577,40 @@ export class SettleCommand implements Command {
             idempotencyKey: attemptId,
           }
         : { summary: 'One job per intent.' };
-    await step(
-      m,
-      r,
-      `${this.toString()} → attempt ${attempt.seq}`,
-      settle(m.state, attempt.seq, this.outcome, this.by, this.fates),
-      async () => {
-        if (this.by === 'operator')
-          return send(r, 'POST', `/v1/operator/attempts/${attemptId}/resolve`, {
-            token: OPERATOR_TOKEN,
-            body:
-              this.outcome === 'failed'
-                ? { outcome: 'failed', reason: 'model-based test' }
-                : { outcome: 'succeeded', reason: 'model-based test', result },
-          });
-        const body = JSON.stringify(
-          this.outcome === 'failed'
-            ? { attemptId, status: 'failed', error: 'declined' }
-            : { attemptId, status: 'succeeded', output: result },
-        );
-        const response = await fetch(`${r.stack.apiUrl}/v1/callbacks/${attempt.provider}`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'onejob-signature': signCallback(
-              CALLBACK_SECRETS[attempt.provider] ?? CALLBACK_SECRET,
-              body,
-            ),
-          },
-          body,
+    await step(m, r, this.plan(m.state), async () => {
+      if (this.by === 'operator')
+        return send(r, 'POST', `/v1/operator/attempts/${attemptId}/resolve`, {
+          token: OPERATOR_TOKEN,
+          body:
+            this.outcome === 'failed'
+              ? { outcome: 'failed', reason: 'model-based test' }
+              : { outcome: 'succeeded', reason: 'model-based test', result },
         });
-        const text = await response.text();
-        const parsed = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
-        return {
-          status: response.status,
-          problem:
-            typeof parsed.type === 'string' ? parsed.type.replace(/^\/problems\//, '') : undefined,
-          body: parsed,
-        };
-      },
-    );
+      const body = JSON.stringify(
+        this.outcome === 'failed'
+          ? { attemptId, status: 'failed', error: 'declined' }
+          : { attemptId, status: 'succeeded', output: result },
+      );
+      const response = await fetch(`${r.stack.apiUrl}/v1/callbacks/${attempt.provider}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'onejob-signature': signCallback(
+            CALLBACK_SECRETS[attempt.provider] ?? CALLBACK_SECRET,
+            body,
+          ),
+        },
+        body,
+      });
+      const text = await response.text();
+      const parsed = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+      return {
+        status: response.status,
+        problem:
+          typeof parsed.type === 'string' ? parsed.type.replace(/^\/problems\//, '') : undefined,
+        body: parsed,
+      };
+    });
   }
   toString = (): string =>
     `${this.by === 'operator' ? 'operator resolves' : 'signed callback'}(#${this.pick}, ${this.outcome}, fates=[${this.fates.join(',')}])`;
@@ -488,8 +618,10 @@ export class SettleCommand implements Command {
 
 export class CancelCommand implements Command {
   check = (m: Readonly<ModelBox>): boolean => m.state.job !== null;
+  plan = (state: ModelState): PlannedStep =>
+    planned(this.toString(), 'operator cancels', cancel(state));
   async run(m: ModelBox, r: RealRun): Promise<void> {
-    await step(m, r, this.toString(), cancel(m.state), () =>
+    await step(m, r, this.plan(m.state), () =>
       send(r, 'POST', `/v1/operator/jobs/${r.jobId}/cancel`, {
         token: OPERATOR_TOKEN,
         body: { reason: 'model-based test' },
@@ -511,8 +643,10 @@ export class KillWorkerCommand implements Command {
   check = (m: Readonly<ModelBox>): boolean =>
     this.roll === 0 &&
     heldAttempts(m.state).some((a) => a.state === 'running' || a.state === 'unknown');
+  plan = (state: ModelState): PlannedStep =>
+    planned(this.toString(), 'worker killed and restarted', killWorker(state, this.fates));
   async run(m: ModelBox, r: RealRun): Promise<void> {
-    await step(m, r, this.toString(), killWorker(m.state, this.fates), async () => {
+    await step(m, r, this.plan(m.state), async () => {
       await r.stack.killWorker('SIGKILL');
       await r.stack.restartWorker();
       return { status: 0 };
@@ -580,17 +714,79 @@ export interface ScenarioOptions {
 export const scenarioArb = (options: ScenarioOptions) =>
   fc.tuple(createArb, fc.commands(commandArbs, { maxCommands: options.maxCommands }));
 
+// ---------------------------------------------------------------------------------------------
+// Every kind of step
+
+/**
+ * The kinds of step the model-based test must make (over all its runs): each command with each
+ * answer it can get, and each thing a provider may do when let go.
+ */
+export const STEP_KINDS: readonly string[] = [
+  'create 201',
+  'duplicate create 200',
+  'mismatched create 409',
+  'try again 202',
+  'try again 400',
+  'try again 409',
+  ...FATES.map((fate) => `provider responds: ${fate}`),
+  'operator resolves 200',
+  'operator resolves 409',
+  'signed callback 200',
+  'operator cancels 200',
+  'operator cancels 409',
+  'worker killed and restarted',
+];
+
+/** The kinds of step a scenario makes, known from the model alone (as fast-check runs it). */
+export function stepKindsOf(first: CreateCommand, commands: readonly Command[]): string[] {
+  const model: ModelBox = { state: initialModel() };
+  const kinds: string[] = [];
+  for (const command of [first, ...commands]) {
+    if (!command.check(model)) continue;
+    const { kind, prediction } = command.plan(model.state);
+    kinds.push(kind);
+    model.state = prediction.next;
+  }
+  return kinds;
+}
+
+/**
+ * Scenarios, drawn from the same commands with `seed`, that between them make each of `kinds`
+ * (those the model can reach within `options`): the first drawn that makes one still missing.
+ */
+export function scenariosMaking(
+  kinds: readonly string[],
+  seed: number,
+  options: ScenarioOptions,
+): Array<[CreateCommand, Command[]]> {
+  const missing = new Set(kinds);
+  const chosen: Array<[CreateCommand, Command[]]> = [];
+  const drawn = fc.sample(
+    fc.tuple(createArb, fc.array(fc.oneof(...commandArbs), { maxLength: options.maxCommands })),
+    { seed, numRuns: 5_000 },
+  );
+  for (const [first, commands] of drawn) {
+    if (missing.size === 0) break;
+    const makes = stepKindsOf(first, commands).filter((kind) => missing.has(kind));
+    if (makes.length === 0) continue;
+    chosen.push([first, commands]);
+    for (const kind of makes) missing.delete(kind);
+  }
+  return chosen;
+}
+
 let runCounter = 0;
 
 /**
  * Runs one scenario against the stack: fresh key, the model from scratch, every command checked;
  * afterwards every held request is let go and an open job cancelled, so the next run starts
- * clean. A failure carries the run's step log.
+ * clean. A failure is a RunFailure (an error that is not one of ours counts as infrastructure),
+ * and carries the run's step log.
  */
 export async function runScenario(
   stack: TestStack,
   first: CreateCommand,
-  commands: Iterable<Command>,
+  commands: Iterable<fc.AsyncCommand<ModelBox, RealRun>>,
 ): Promise<void> {
   const runId = `mbt-${Date.now().toString(36)}-${++runCounter}`;
   stack.simulator.clearFaults();
@@ -601,10 +797,9 @@ export async function runScenario(
       [first, ...commands],
     );
   } catch (error) {
-    const message = (error as Error).message;
-    throw new Error(
-      `${message}\n  job ${real.jobId ?? '(none)'}; steps run:\n    ${real.log.join('\n    ')}`,
-    );
+    const failure = error instanceof RunFailure ? error : undefined;
+    const message = `${(error as Error).message}\n  job ${real.jobId ?? '(none)'}; steps run:\n    ${real.log.join('\n    ')}`;
+    throw new RunFailure(failure?.kind ?? 'infrastructure', message, failure?.divergence);
   } finally {
     await cleanUp(real);
   }
