@@ -1,5 +1,6 @@
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
+import pg from 'pg';
 import type { CampaignReport } from '../src/chaos/campaign';
 import { buildWithPlantedBug, type PlantedBug } from '../src/chaos/plantedBugs';
 import { harness, TEST_OUTPUT } from './harness';
@@ -18,7 +19,7 @@ const SEED = 7001;
 const ARGS = [
   '--seed',
   String(SEED),
-  ...byLength({ short: ['--ops', '250'], long: ['--minutes', '1.5'] }),
+  ...byLength({ short: ['--ops', '350'], long: ['--minutes', '1.5'] }),
   '--fault-every',
   '0',
 ];
@@ -65,11 +66,29 @@ interface Run {
 async function campaign(label: string, bug?: PlantedBug): Promise<Run> {
   const dir = mkdtempSync(path.join(TEST_OUTPUT, `chaos-${label}-`));
   const build = bug && buildWithPlantedBug(bug, path.join(dir, 'build'));
-  return runChaos(
+  const run = await runChaos(
     [...ARGS, ...(build ? ['--build', build] : []), '--dir', dir],
     path.join(dir, 'report.json'),
     { DATABASE_URL: harness().adminDatabaseUrl },
   );
+  await dropCampaignDatabase(run.output);
+  return run;
+}
+
+/**
+ * Drops the database the campaign made on the test run's server, as a campaign's own server is
+ * removed with its data; the report, the journal and every log stay in the run's folder.
+ */
+async function dropCampaignDatabase(output: string): Promise<void> {
+  const name = /database (onejob_chaos_[0-9a-z_]+),/.exec(output)?.[1];
+  if (!name) return;
+  const admin = new pg.Client({ connectionString: harness().adminDatabaseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
 }
 
 /** Runs each piece of work, at most `n` at a time, in order; one promise per piece. */
