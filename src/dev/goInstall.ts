@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -55,6 +55,12 @@ export interface GoInstall {
   what: string;
   /** `package@version` arguments of `go install` (all from one module and version). */
   packages: string[];
+  /**
+   * `module@version` whose dependency graph the packages are built in, instead of their own
+   * module's: with the graph of a program already built, the packages they share come from
+   * Go's build cache rather than being compiled again with slightly different dependencies.
+   */
+  inGraphOf?: string;
   ldflags?: string;
   /** Built binary name (the package's last path element) → its name in `cacheDir`. */
   binaries: Record<string, string>;
@@ -78,11 +84,11 @@ export async function goInstall(spec: GoInstall, log: (line: string) => void): P
     20_000,
   );
   try {
+    const build = await buildCommand(go, spec, buildDir);
     await new Promise<void>((resolve, reject) => {
-      const args = ['install', '-trimpath'];
-      if (spec.ldflags) args.push('-ldflags', spec.ldflags);
       // Guarded like every child of ours: if we die or are stopped, the build stops too.
-      const { child } = spawnGuarded(go, [...args, ...spec.packages], {
+      const { child } = spawnGuarded(go, build.args, {
+        cwd: build.cwd,
         env: { ...process.env, GOBIN: buildDir, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -107,7 +113,7 @@ export async function goInstall(spec: GoInstall, log: (line: string) => void): P
         if (code === 0) return resolve();
         reject(
           new Error(
-            `go install ${spec.packages.join(' ')} failed (exit ${code}). ` +
+            `${build.describe} failed (exit ${code}). ` +
               `Check that the Go module proxy is reachable (GOPROXY=${process.env.GOPROXY ?? 'default'}), ` +
               `or ${spec.alternative}. Last output:\n${tail.join('\n')}`,
           ),
@@ -124,9 +130,46 @@ export async function goInstall(spec: GoInstall, log: (line: string) => void): P
   }
 }
 
+/**
+ * `go install pkg@version…` in no module; or, with `inGraphOf`, `go build` inside a throwaway
+ * module (in `buildDir`) whose requirements are that module's own.
+ */
+async function buildCommand(
+  go: string,
+  spec: GoInstall,
+  buildDir: string,
+): Promise<{ args: string[]; cwd?: string; describe: string }> {
+  const flags = ['-trimpath', ...(spec.ldflags ? ['-ldflags', spec.ldflags] : [])];
+  if (!spec.inGraphOf)
+    return {
+      args: ['install', ...flags, ...spec.packages],
+      describe: `go install ${spec.packages.join(' ')}`,
+    };
+  const graphDir = await goModuleDir(spec.inGraphOf, go);
+  const moduleDir = path.join(buildDir, 'module');
+  await mkdir(moduleDir);
+  const goMod = await readFile(path.join(graphDir, 'go.mod'), 'utf8');
+  await writeFile(
+    path.join(moduleDir, 'go.mod'),
+    goMod.replace(/^module .*$/m, 'module onejob.local/temporalbuild'),
+  );
+  await writeFile(
+    path.join(moduleDir, 'go.sum'),
+    await readFile(path.join(graphDir, 'go.sum'), 'utf8').catch(() => ''),
+  );
+  const packages = spec.packages.map((pkg) => pkg.replace(/@[^@]*$/, ''));
+  return {
+    args: ['build', ...flags, '-o', `${buildDir}${path.sep}`, ...packages],
+    cwd: moduleDir,
+    describe: `go build ${packages.join(' ')} (with the requirements of ${spec.inGraphOf})`,
+  };
+}
+
 /** Where `go mod download` put a module's source (its schemas and sample configs live there). */
-export async function goModuleDir(moduleAtVersion: string): Promise<string> {
-  const go = requireGo(moduleAtVersion, 'provide the files another way');
+export async function goModuleDir(
+  moduleAtVersion: string,
+  go = requireGo(moduleAtVersion, 'provide the files another way'),
+): Promise<string> {
   const { stdout } = await promisify(execFile)(go, ['mod', 'download', '-json', moduleAtVersion], {
     env: { ...process.env, GOFLAGS: '-mod=mod' },
     maxBuffer: 1 << 20,

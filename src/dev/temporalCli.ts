@@ -5,6 +5,8 @@ import { findOnPath, goInstall, isExecutable, onejobCacheDir } from './goInstall
 /** The newest temporalio/cli release that `go install pkg@version` can build (later ones use `replace`). */
 export const TEMPORAL_CLI_VERSION = '1.5.1';
 const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
+/** The CLI's module at that release: the server's programs are built with its requirements. */
+export const TEMPORAL_CLI_MODULE_VERSION = `github.com/temporalio/cli@v${TEMPORAL_CLI_VERSION}`;
 
 export type TemporalCliSource = 'TEMPORAL_CLI_PATH' | 'PATH' | 'cache' | 'built';
 

@@ -2,12 +2,15 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { goInstall, goModuleDir, isExecutable, onejobCacheDir } from './goInstall';
+import { TEMPORAL_CLI_MODULE_VERSION } from './temporalCli';
 
 /**
  * The production engine's programs, pinned: the Temporal server and its SQL schema tool (one
  * module, one version; the same server the CLI embeds and docker-compose.yml runs), and the Web
  * UI server (the version the CLI embeds). Found through explicit paths first, else the per-user
- * cache, else built once from the Go module proxy.
+ * cache, else built once from the Go module proxy, with the dependencies the CLI's module
+ * requires: the server the CLI embeds, and most of its packages come from Go's build cache
+ * after the CLI's build (measured: the server 235 s alone, about 90 s after the CLI).
  */
 export const TEMPORAL_SERVER_VERSION = '1.29.1';
 export const TEMPORAL_UI_SERVER_VERSION = '2.42.1';
@@ -77,6 +80,7 @@ async function obtainServerParts(
           `${SERVER_MODULE}/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}`,
         ],
         ldflags: '-s -w',
+        inGraphOf: TEMPORAL_CLI_MODULE_VERSION,
         binaries: { server: 'temporal-server', sql: 'temporal-sql-tool' },
         cacheDir,
         alternative: SERVER_ALTERNATIVE,
@@ -118,6 +122,7 @@ async function obtainUiServer(log: (line: string) => void): Promise<string | und
         what: `the Temporal Web UI server v${TEMPORAL_UI_SERVER_VERSION}`,
         packages: [`${UI_SERVER_MODULE}/cmd/server@v${TEMPORAL_UI_SERVER_VERSION}`],
         ldflags: '-s -w',
+        inGraphOf: TEMPORAL_CLI_MODULE_VERSION,
         binaries: { server: 'temporal-ui-server' },
         cacheDir: uiServerCacheDir(),
         alternative: 'set TEMPORAL_UI_SERVER_PATH, or use the temporal CLI instead of the Web UI',
