@@ -1,6 +1,6 @@
 import { Random } from '../src/chaos/random';
 import { jobWorkflowId } from '../src/domain/workflowId';
-import { holdTransaction } from './support/barriers';
+import { holdRowsInTrigger, holdTransaction } from './support/barriers';
 import { OPERATOR, TEST_OWNER } from './support/identities';
 import { createJob, freshKey, operator, readJob, untilJob, type JobView } from './support/jobs';
 import { waitingOrSettled } from './support/lockWaits';
@@ -161,35 +161,11 @@ function createsOf(key: string, count: number): Array<Promise<Timed>> {
 const CREATES = 6;
 
 /**
- * A barrier just before a create inserts a key's next generation: while the test holds the
- * advisory lock, the INSERT of any job of a generation above 1 waits in a trigger, before it
- * has written anything. Only this file's database has it, and only for one round.
+ * A barrier just before a create inserts a key's next generation: the INSERT of any job of a
+ * generation above 1 waits in a trigger, before it has written anything, until `letGo()`.
  */
-async function holdNextGenerationInserts() {
-  const LOCK = 9_313_001;
-  await stack.pool.query(`
-    CREATE FUNCTION test_hold_next_generation() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN PERFORM pg_advisory_xact_lock_shared(${LOCK}); RETURN NEW; END $$;
-    CREATE TRIGGER test_hold_next_generation BEFORE INSERT ON jobs FOR EACH ROW
-      WHEN (NEW.key_generation > 1) EXECUTE FUNCTION test_hold_next_generation();`);
-  const holder = await stack.pool.connect();
-  await holder.query('SELECT pg_advisory_lock($1)', [LOCK]);
-  let held = true;
-  const letGo = async () => {
-    if (!held) return;
-    held = false;
-    await holder.query('SELECT pg_advisory_unlock($1)', [LOCK]);
-    holder.release();
-  };
-  return {
-    letGo,
-    async remove(): Promise<void> {
-      await letGo();
-      await stack.pool.query(`DROP TRIGGER test_hold_next_generation ON jobs;
-        DROP FUNCTION test_hold_next_generation();`);
-    },
-  };
-}
+const holdNextGenerationInserts = () =>
+  holdRowsInTrigger(stack, 'test_hold_next_generation', 'INSERT ON jobs', 'NEW.key_generation > 1');
 
 /** How a round's release and creates meet; each returns what happened, in order of time. */
 const schedules: Array<[name: string, run: (key: string, ended: JobView) => Promise<RoundRun>]> = [

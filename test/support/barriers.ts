@@ -78,3 +78,54 @@ export function holdStatement(name: string, when: (values: readonly unknown[]) =
     },
   };
 }
+
+/**
+ * A barrier inside one of the system's statements: a row trigger, `BEFORE <event>` (`INSERT ON
+ * jobs`, say) and only where `when` holds, waits for an advisory lock the test holds. The
+ * statement has started and written nothing when it stops there; it goes on once `letGo()`
+ * frees the lock. Only the calling test's database gets the trigger, until `remove()`.
+ */
+export async function holdRowsInTrigger(
+  stack: TestStack,
+  name: string,
+  event: `${'INSERT' | 'UPDATE'} ON ${string}`,
+  when = 'true',
+) {
+  const key = `hashtext('${name}')`;
+  await stack.pool.query(`
+    CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN PERFORM pg_advisory_xact_lock_shared(${key}); RETURN NEW; END $$;
+    CREATE TRIGGER ${name} BEFORE ${event} FOR EACH ROW WHEN (${when})
+      EXECUTE FUNCTION ${name}();`);
+  const holder = await stack.pool.connect();
+  await holder.query(`SELECT pg_advisory_lock(${key})`);
+  const waiting = `SELECT pid FROM pg_stat_activity
+     WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`;
+  let held = true;
+  const letGo = async (): Promise<void> => {
+    if (!held) return;
+    held = false;
+    await holder.query(`SELECT pg_advisory_unlock(${key})`);
+    holder.release();
+  };
+  return {
+    /** Waits until a statement is stopped at the barrier. */
+    blocked: (timeoutMs = 20_000) =>
+      eventually(
+        async () => (await stack.pool.query(waiting)).rowCount ?? 0,
+        (n) => n > 0,
+        timeoutMs,
+      ),
+    letGo,
+    /** Ends the statements stopped at the barrier (a killed process's, whose client is gone). */
+    async terminateWaiters(): Promise<void> {
+      await stack.pool.query(`SELECT pg_terminate_backend(pid) FROM (${waiting}) stranded`);
+    },
+    /** Lets go (if not yet) and takes the trigger away. */
+    async remove(): Promise<void> {
+      await letGo();
+      await stack.pool.query(`DROP TRIGGER ${name} ON ${event.replace(/^\w+ ON /, '')};
+        DROP FUNCTION ${name}();`);
+    },
+  };
+}
