@@ -1,6 +1,7 @@
+import { temporal } from '@temporalio/proto';
 import { finishJobWithoutResult } from '../src/db/jobs';
 import type { ProviderConfig } from '../src/providers/provider';
-import { holdTransaction } from './support/barriers';
+import { holdRowsInTrigger } from './support/barriers';
 import { callSnapshot, inFlight, untilRequestReceived } from './support/callInFlight';
 import { chargeBody, createJob, freshKey, operator, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
@@ -124,38 +125,15 @@ test('when the kill lands after the request left, the charge in flight is the on
 
 /**
  * A barrier in the database exactly between "the attempt row exists" and "the request leaves":
- * a trigger makes the worker's `starting → running` update wait on an advisory lock the test
- * holds. Only this file's database has it, and only for the one test.
+ * the worker's `starting → running` update waits in a trigger.
  */
-async function barrierBeforeTheCallLeaves() {
-  const LOCK = 42_4242;
-  await stack.pool.query(`
-    CREATE FUNCTION test_hold_call_start() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN PERFORM pg_advisory_xact_lock_shared(${LOCK}); RETURN NEW; END $$;
-    CREATE TRIGGER test_hold_call_start BEFORE UPDATE ON attempts FOR EACH ROW
-      WHEN (OLD.state = 'starting' AND NEW.state = 'running') EXECUTE FUNCTION test_hold_call_start();`);
-  const holder = await stack.pool.connect();
-  await holder.query('SELECT pg_advisory_lock($1)', [LOCK]);
-  const waiting = `SELECT pid FROM pg_stat_activity
-     WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`;
-  return {
-    /** Waits until a worker's call is stopped at the barrier. */
-    blocked: () =>
-      eventually(
-        async () => (await stack.pool.query(waiting)).rowCount ?? 0,
-        (n) => n > 0,
-        20_000,
-      ),
-    /** Ends the dead worker's stranded statement (its client is gone), then lifts the barrier. */
-    async abandon(): Promise<void> {
-      await stack.pool.query(`SELECT pg_terminate_backend(pid) FROM (${waiting}) stranded`);
-      await holder.query('SELECT pg_advisory_unlock($1)', [LOCK]);
-      holder.release();
-      await stack.pool.query(`DROP TRIGGER test_hold_call_start ON attempts;
-        DROP FUNCTION test_hold_call_start();`);
-    },
-  };
-}
+const barrierBeforeTheCallLeaves = () =>
+  holdRowsInTrigger(
+    stack,
+    'test_hold_call_start',
+    'UPDATE ON attempts',
+    "OLD.state = 'starting' AND NEW.state = 'running'",
+  );
 
 test('when the kill lands before the request left, attempt 1 sent nothing and the fallback charges exactly once', async () => {
   const barrier = await barrierBeforeTheCallLeaves();
@@ -166,7 +144,9 @@ test('when the kill lands before the request left, attempt 1 sent nothing and th
     expect((await attemptRows(stack.pool, job.id)).map((a) => a.state)).toEqual(['starting']);
     await stack.killWorker('SIGKILL');
   } finally {
-    await barrier.abandon();
+    // The dead worker's statement stays stopped (its client is gone): end it, then lift.
+    await barrier.terminateWaiters();
+    await barrier.remove();
   }
   await stack.restartWorker();
 
@@ -186,27 +166,23 @@ test('when the kill lands before the request left, attempt 1 sent nothing and th
 /**
  * A charge job whose admission wrote attempt 1 while its worker was killed, before its workflow
  * task completed: attempt 1 is `starting`, nothing was sent, and no worker runs until the test
- * restarts one. The barrier: while the test holds an advisory lock, attempt 1's INSERT waits in
- * a trigger, so the kill lands after admission sent it; the row commits once the lock is let go.
+ * restarts one. The barrier: attempt 1's INSERT waits in a trigger, so the kill lands after
+ * admission sent it; the row commits once the barrier is removed.
  */
 async function admissionKilledAfterWritingAttemptOne(prefix: string) {
-  const BARRIER = 7_401_001;
-  await stack.pool.query(`
-    CREATE FUNCTION test_attempt_insert_barrier() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN PERFORM pg_advisory_xact_lock_shared(${BARRIER}); RETURN NEW; END $$;
-    CREATE TRIGGER test_attempt_insert_barrier BEFORE INSERT ON attempts
-      FOR EACH ROW EXECUTE FUNCTION test_attempt_insert_barrier();`);
-  const barrier = await holdTransaction(stack, `SELECT pg_advisory_xact_lock(${BARRIER})`);
+  const barrier = await holdRowsInTrigger(
+    stack,
+    'test_attempt_insert_barrier',
+    'INSERT ON attempts',
+  );
   let created: ReturnType<typeof createJob> | undefined;
   try {
     created = createJob(stack, chargeBody(['pay']), freshKey(prefix));
     created.catch(() => undefined);
-    await barrier.blocked('INSERT INTO attempts');
+    await barrier.blocked();
     await stack.killWorker('SIGKILL');
   } finally {
-    await barrier.release();
-    await stack.pool.query(`DROP TRIGGER test_attempt_insert_barrier ON attempts;
-                            DROP FUNCTION test_attempt_insert_barrier();`);
+    await barrier.remove();
   }
   const job = await created;
   // The dead worker's INSERT commits: attempt 1 is written, and nothing was sent.
@@ -259,3 +235,80 @@ test('admission that runs again after an operator cancelled the job meanwhile le
   });
   expect(released.status).toBe(200);
 }, 90_000);
+
+/**
+ * Plays a worker whose workflow tasks fail: polls this stack's task queue and fails each task it
+ * gets, until `count` of them were the given workflow's (another job's task it fails too: its
+ * workflow retries it once a worker is back).
+ */
+async function failWorkflowTasksOf(workflowId: string, count: number): Promise<void> {
+  const { workflowService, options, connection } = stack.temporal;
+  const identity = 'a test playing a worker whose workflow tasks fail';
+  for (let failed = 0; failed < count;) {
+    // A long poll: the server answers within a minute, with a task or empty.
+    const task = await connection.withDeadline(Date.now() + 90_000, () =>
+      workflowService.pollWorkflowTaskQueue({
+        namespace: options.namespace,
+        taskQueue: {
+          name: stack.taskQueue,
+          kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL,
+        },
+        identity,
+      }),
+    );
+    if (!task.taskToken?.length) continue;
+    await workflowService.respondWorkflowTaskFailed({
+      namespace: options.namespace,
+      taskToken: task.taskToken,
+      identity,
+      cause:
+        temporal.api.enums.v1.WorkflowTaskFailedCause
+          .WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE,
+      failure: { message: 'failed on purpose by a test' },
+    });
+    if (task.workflowExecution?.workflowId === workflowId) failed += 1;
+  }
+}
+
+test("while a job's workflow task keeps failing, an operator's cancel is answered 503 with Retry-After and changes nothing; once a worker completes the task, the same cancel is let in", async () => {
+  stack.simulator.inject({ route: 'chat', fault: { kind: 'stall_after_headers' } });
+  const job = await createJob(stack, {
+    type: 'summarize',
+    input: { text: 'Its worker is lost, and its workflow task fails twice.' },
+    providers: ['chat-patient'],
+  });
+  await eventually(
+    async () => requestsFor(stack, job.id, 'chat'),
+    (requests) => requests.length === 1,
+  );
+  await stack.killWorker('SIGKILL');
+  try {
+    // A signal gives the workflow a task; it fails twice, and Temporal turns updates away.
+    await stack.temporal.workflow.getHandle(job.workflowId).signal('testWakeUp');
+    await failWorkflowTasksOf(job.workflowId, 2);
+
+    const refused = await operator(stack, 'POST', `/jobs/${job.id}/cancel`, {
+      reason: 'the customer withdrew the order',
+    });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(((await refused.json()) as { type: string }).type).toMatch(/service-unavailable$/);
+    // Nothing happened: the job is open and its workflow never saw the cancel.
+    const row = await stack.pool.query<{ terminal_status: string | null }>(
+      'SELECT terminal_status FROM jobs WHERE id = $1',
+      [job.id],
+    );
+    expect(row.rows[0]?.terminal_status).toBeNull();
+  } finally {
+    await stack.restartWorker();
+  }
+
+  // The worker completes the retried task; the same cancel now reaches the workflow.
+  const again = await operator(stack, 'POST', `/jobs/${job.id}/cancel`, {
+    reason: 'the customer withdrew the order',
+  });
+  expect(again.status).toBe(200);
+  const ended = await untilJob(stack, job.id, (j) => j.status === 'cancelled', 30_000);
+  expect(ended.status).toBe('cancelled');
+}, 120_000);

@@ -1,5 +1,5 @@
 import { isGrpcServiceError } from '@temporalio/client';
-import { causeChain } from '../service/errors';
+import { causeChain, isWorkflowTaskFailing } from '../service/errors';
 
 // Network errors on the way to a dependency: it is down or unreachable, not our request wrong.
 const NETWORK_CODES = new Set([
@@ -16,10 +16,13 @@ const NETWORK_CODES = new Set([
 const GRPC_NOT_NOW = new Set([14, 4, 8]);
 
 /**
- * Whether an error means that PostgreSQL or Temporal cannot be reached or cannot serve now
+ * Whether an error means that PostgreSQL or Temporal cannot be reached or cannot serve now (or,
+ * for one job, while its workflow's task keeps failing)
  * (answered with 503 and Retry-After, never as if the job did not exist).
  */
 export function isDependencyUnavailable(error: unknown): boolean {
+  // Temporal turns updates away while a workflow's task keeps failing (a starved worker).
+  if (isWorkflowTaskFailing(error)) return true;
   for (const current of causeChain(error)) {
     const { code, message } = current as { code?: unknown; message?: unknown };
     if (typeof code === 'string') {

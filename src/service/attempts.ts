@@ -25,7 +25,7 @@ import {
   type ResolveAttemptResult,
 } from '../workflows/definitions';
 import { NOT_ADMITTED } from '../workflows/policy';
-import { ServiceError } from './errors';
+import { isWorkflowTaskFailing, ServiceError } from './errors';
 import { attemptOutcome, attemptSummary, nudgeWorkflow, recordResult } from './results';
 
 export interface AttemptServiceDeps {
@@ -105,19 +105,38 @@ export async function requestAttempt(
   return updateJobWorkflow(deps, job, requestAttemptUpdate, { provider });
 }
 
-/** Sends an update to the job's workflow; a refusal comes back as the rule it broke. */
+/**
+ * How long an update waits for a workflow whose task keeps failing (Temporal turns updates away
+ * then): one workflow task timeout, time for a live worker to complete the task it retries.
+ */
+const FAILING_TASK_PATIENCE_MS = 10_000;
+
+/**
+ * Sends an update to the job's workflow; a refusal comes back as the rule it broke. An update
+ * Temporal turned away unseen, while the workflow's task fails, is sent again until it is let
+ * in or the patience runs out (then the caller gets 503 and Retry-After: nothing happened).
+ */
 async function updateJobWorkflow<Ret, Arg>(
   deps: AttemptServiceDeps,
   job: JobRecord,
   update: UpdateDefinition<Ret, [Arg]>,
   arg: Arg,
 ): Promise<Ret> {
-  try {
-    return await deps.temporal.workflow
-      .getHandle(job.workflowId)
-      .executeUpdate(update, { args: [arg] });
-  } catch (error) {
-    throw asServiceError(error, job);
+  const giveUpAt = Date.now() + FAILING_TASK_PATIENCE_MS;
+  for (let pause = 250; ; pause = Math.min(pause * 2, 2_000)) {
+    try {
+      return await deps.temporal.workflow
+        .getHandle(job.workflowId)
+        .executeUpdate(update, { args: [arg] });
+    } catch (error) {
+      if (!isWorkflowTaskFailing(error) || Date.now() + pause > giveUpAt)
+        throw asServiceError(error, job);
+      deps.logger.warn(
+        { jobId: job.id, workflowId: job.workflowId, update: update.name },
+        "the job's workflow task is failing; sending the update again",
+      );
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
   }
 }
 

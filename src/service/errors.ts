@@ -38,6 +38,23 @@ export function* causeChain(error: unknown, depth = 5): Generator<unknown> {
   }
 }
 
+/**
+ * Temporal turned an update away, unseen by the workflow, because the workflow's task has
+ * failed or timed out again and again (a starved or crashed worker): FAILED_PRECONDITION with
+ * the server's "Workflow Task in failed state". Nothing was admitted; the same update succeeds
+ * once a worker completes the task.
+ */
+export function isWorkflowTaskFailing(error: unknown): boolean {
+  for (const current of causeChain(error))
+    if (
+      isGrpcServiceError(current) &&
+      current.code === 9 &&
+      /workflow task in failed state/i.test(current.details)
+    )
+      return true;
+  return false;
+}
+
 /** The engine's reason when an error is Temporal refusing the request; else undefined. */
 export function temporalRefusalReason(error: unknown): string | undefined {
   for (const current of causeChain(error)) {
