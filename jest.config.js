@@ -1,7 +1,7 @@
 /**
- * `npm test` runs the suite in two lanes at once (src/dev/runTests.ts): every test on the dev
- * server, and the engine-sensitive ones on the production engine (ONEJOB_TEMPORAL_ENGINE=cluster: the Temporal
- * server on PostgreSQL). These are the tests whose outcome depends on what the engine accepts
+ * `npm test` (src/dev/runTests.ts) runs every test on the dev server, then the engine-sensitive
+ * ones on the production engine (ONEJOB_TEMPORAL_ENGINE=cluster: the Temporal server on
+ * PostgreSQL). These are the tests whose outcome depends on what the engine accepts
  * and how it behaves: ids and their limits, update-with-start, child workflows, visibility and
  * search attributes, histories, crashes and restarts.
  */

@@ -14,17 +14,23 @@ import {
 
 /**
  * `npm test`: the whole suite on the dev server, then the engine-sensitive tests (listed in
- * jest.config.js) on the production engine, the Temporal server on PostgreSQL (at the same time
- * with ONEJOB_TEST_LANES=together; ONEJOB_TEST_WORKERS=2 runs two dev-server files at once). Arguments go to both jest runs (`npm test -- test/hedging.test.ts`);
- * ONEJOB_TEMPORAL_ENGINE=dev or =cluster runs one engine only. `npm run test:long` (`--long`)
- * runs the exploring tests (campaign, model-based runs, fuzzer) at full length on the dev server.
+ * jest.config.js) on the production engine, the Temporal server on PostgreSQL. Arguments go to
+ * every jest run (`npm test -- test/hedging.test.ts`); ONEJOB_TEMPORAL_ENGINE=dev or =cluster
+ * runs one engine only. `npm run test:long` (`--long`) runs the exploring tests (campaign,
+ * model-based runs, SPIN, fuzzer) at full length on the dev server.
  *
- * What both lanes need is obtained once, first: the Temporal programs (a Go build on a fresh
- * machine), Debian's programs (apt holds one lock) and PostgreSQL. The production engine's lane
+ * The dev server's files run in two parts, one after the other: the heavy ones (they start many
+ * processes or keep a core busy, and time their own traffic) one at a time, then the rest two
+ * at a time (ONEJOB_TEST_WORKERS), since those mostly wait on servers. The production engine's
+ * part follows (ONEJOB_TEST_CLUSTER_WORKERS at a time); ONEJOB_TEST_LANES=together starts every
+ * part at once, for machines with more than two cores.
+ *
+ * What the parts need is obtained once, first: the Temporal programs (a Go build on a fresh
+ * machine), Debian's programs (apt holds one lock) and PostgreSQL. The production engine's part
  * gets an embedded PostgreSQL server of its own: the Temporal server keeps about forty
- * connections open, and beside the dev lane's two files (a campaign among them) one server's
- * default hundred runs out. At the end every test file's time is printed, slowest
- * first, so a slowdown shows in every CI log.
+ * connections open, and beside the dev server's files one server's default hundred can run
+ * out. At the end every test file's time is printed, slowest first, so a slowdown shows in
+ * every CI log.
  */
 const ROOT = path.resolve(__dirname, '..', '..');
 const JEST = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
@@ -39,37 +45,41 @@ const EXPLORING_TESTS = [
   'test/httpFuzz.test.ts',
   'test/protocolModel.test.ts',
 ];
+/**
+ * The files that must have the machine to themselves: the exploring ones (campaigns start
+ * whole stacks, SPIN keeps a core busy) and the benchmark smoke, which measures.
+ */
+const HEAVY_TESTS = [...EXPLORING_TESTS, 'test/benchmarkSmoke.test.ts'];
 
-interface Lane {
+/** One jest run: an engine, which of its files, how many at once. */
+interface Part {
+  name: string;
   engine: TemporalEngineKind;
-  /** Test files run at once in this lane (jest workers). */
+  /** Test files at once (jest workers). */
   workers: number;
+  /** Jest arguments that choose the files (besides the caller's). */
+  select: string[];
 }
 
 function log(line: string): void {
   console.log(`[npm test] ${line}`);
 }
 
-/**
- * Test files at once on the dev server (ONEJOB_TEST_WORKERS, default 1); the production engine's
- * lane runs one at a time.
- */
-function devWorkers(): number {
-  const raw = process.env.ONEJOB_TEST_WORKERS;
-  if (raw === undefined || raw === '') return 1;
-  const workers = Number(raw);
-  if (!Number.isInteger(workers) || workers < 1)
-    throw new Error(`ONEJOB_TEST_WORKERS must be a whole number ≥ 1, not ${JSON.stringify(raw)}`);
-  return workers;
+function wholeNumber(variable: string, fallback: number): number {
+  const raw = process.env[variable];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`${variable} must be a whole number ≥ 1, not ${JSON.stringify(raw)}`);
+  return value;
 }
 
 /**
- * Whether the two lanes run at the same time (ONEJOB_TEST_LANES=together). Not by default: on
- * two cores, the lanes together (three fault campaigns at once in one, the production engine in
- * the other) starved the services of the time-sensitive tests (an API not healthy in time,
- * provider calls past their 1 s timeout), so by default the production engine's lane follows.
+ * Whether the parts run at the same time (ONEJOB_TEST_LANES=together). Not by default: on two
+ * cores, the campaigns beside the production engine starved the services of the time-sensitive
+ * tests (an API not healthy in time, provider calls past their 1 s timeout).
  */
-function lanesTogether(): boolean {
+function partsTogether(): boolean {
   const raw = process.env.ONEJOB_TEST_LANES;
   if (raw === undefined || raw === '' || raw === 'one-after-another') return false;
   if (raw === 'together') return true;
@@ -78,13 +88,20 @@ function lanesTogether(): boolean {
   );
 }
 
-/** Everything both lanes need, once, before either starts. */
+/** Everything the parts need, once, before any starts. */
 async function obtainPrerequisites(): Promise<ResolvedDatabase> {
   const started = Date.now();
-  await obtainTemporalCli(log);
-  await obtainTemporalClusterBinaries(log, { withUi: true });
-  for (const program of [CHROMIUM, NGINX]) await obtainDebianProgram(program, log);
-  await obtainSpin(log);
+  // Go's builds keep the cores busy while apt mostly downloads: the two go side by side.
+  const temporal = (async () => {
+    await obtainTemporalCli(log);
+    await obtainTemporalClusterBinaries(log, { withUi: true });
+  })();
+  const debian = (async () => {
+    // One after the other: apt holds one lock.
+    for (const program of [CHROMIUM, NGINX]) await obtainDebianProgram(program, log);
+    await obtainSpin(log);
+  })();
+  await Promise.all([temporal, debian]);
   const database = await resolveDatabase({
     stateDir: path.join(ROOT, 'test-output', 'state'),
     log,
@@ -93,25 +110,65 @@ async function obtainPrerequisites(): Promise<ResolvedDatabase> {
   return database;
 }
 
-/** Runs one lane's jest; its lines are prefixed with the engine, since two lanes share stdout. */
-function runLane(lane: Lane, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const prefix = lane.engine === 'dev' ? '[dev] ' : '[cluster] ';
+/**
+ * The jest runs for these engines. A caller's file filter, or `--long`, runs each engine's
+ * chosen files in one part.
+ */
+function planParts(engines: TemporalEngineKind[], filtered: boolean, long: boolean): Part[] {
+  const parts: Part[] = [];
+  for (const engine of engines) {
+    if (engine === 'cluster')
+      parts.push({
+        name: 'cluster',
+        engine,
+        workers: wholeNumber('ONEJOB_TEST_CLUSTER_WORKERS', 1),
+        select: [],
+      });
+    else if (filtered || long)
+      parts.push({
+        name: 'dev',
+        engine,
+        workers: 1,
+        select: long && !filtered ? EXPLORING_TESTS : [],
+      });
+    else {
+      parts.push({ name: 'dev-heavy', engine, workers: 1, select: HEAVY_TESTS });
+      parts.push({
+        name: 'dev',
+        engine,
+        workers: wholeNumber('ONEJOB_TEST_WORKERS', 2),
+        select: ['--testPathIgnorePatterns', ...HEAVY_TESTS.map(fileEnd), '/node_modules/'],
+      });
+    }
+  }
+  return parts;
+}
+
+/** A pattern that matches exactly this test file's path. */
+function fileEnd(file: string): string {
+  return `/${file.replace(/\./g, '\\.')}$`;
+}
+
+/** Runs one part's jest; its lines are prefixed with its name, since parts can share stdout. */
+function runPart(part: Part, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const prefix = `[${part.name}] `;
   const filtered = args.some((arg) => !arg.startsWith('-'));
   const jestArgs = [
     JEST,
-    lane.workers > 1 ? `--maxWorkers=${lane.workers}` : '--runInBand',
+    part.workers > 1 ? `--maxWorkers=${part.workers}` : '--runInBand',
     '--json',
-    `--outputFile=${resultsFile(lane.engine)}`,
-    // Only a file filter may leave the production engine's list empty; otherwise an empty run
-    // fails (jest.config.js also refuses a listed file that does not exist).
+    `--outputFile=${resultsFile(part)}`,
+    // Only a file filter may leave a part with no file; otherwise an empty part fails
+    // (jest.config.js also refuses a listed file that does not exist).
     ...(filtered ? ['--passWithNoTests'] : []),
     ...args,
+    ...part.select,
   ];
   return new Promise((resolve) => {
     const child = spawn(process.execPath, jestArgs, {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...env, [TEMPORAL_ENGINE_VARIABLE]: lane.engine },
+      env: { ...env, [TEMPORAL_ENGINE_VARIABLE]: part.engine },
     });
     prefixLines(child.stdout, process.stdout, prefix);
     prefixLines(child.stderr, process.stderr, prefix);
@@ -131,8 +188,8 @@ function prefixLines(from: NodeJS.ReadableStream, to: NodeJS.WritableStream, pre
   });
 }
 
-function resultsFile(engine: TemporalEngineKind): string {
-  return path.join(RESULTS_DIR, `jest-${engine}.json`);
+function resultsFile(part: Part): string {
+  return path.join(RESULTS_DIR, `jest-${part.name}.json`);
 }
 
 interface JestResults {
@@ -147,19 +204,19 @@ interface JestResults {
   }>;
 }
 
-/** Every file's time on each engine, slowest first. */
-function printFileTimes(lanes: Lane[]): void {
-  const rows: Array<{ engine: string; file: string; seconds: number; status: string }> = [];
-  for (const lane of lanes) {
-    const file = resultsFile(lane.engine);
+/** Every file's time in each part, slowest first. */
+function printFileTimes(parts: Part[]): void {
+  const rows: Array<{ part: string; file: string; seconds: number; status: string }> = [];
+  for (const part of parts) {
+    const file = resultsFile(part);
     if (!existsSync(file)) {
-      console.log(`\nno results from the ${lane.engine} lane (${file})`);
+      console.log(`\nno results from ${part.name} (${file})`);
       continue;
     }
     const results = JSON.parse(readFileSync(file, 'utf8')) as JestResults;
     for (const result of results.testResults)
       rows.push({
-        engine: lane.engine,
+        part: part.name,
         file: path.relative(ROOT, result.name),
         seconds: (result.endTime - result.startTime) / 1000,
         status: result.status,
@@ -167,10 +224,10 @@ function printFileTimes(lanes: Lane[]): void {
   }
   rows.sort((a, b) => b.seconds - a.seconds);
   console.log('\n== time per test file, slowest first');
-  console.log('   seconds  engine   status  file');
+  console.log('   seconds  part       status  file');
   for (const row of rows)
     console.log(
-      `${row.seconds.toFixed(1).padStart(10)}  ${row.engine.padEnd(7)}  ${row.status.padEnd(6)}  ${row.file}`,
+      `${row.seconds.toFixed(1).padStart(10)}  ${row.part.padEnd(9)}  ${row.status.padEnd(6)}  ${row.file}`,
     );
   const total = rows.reduce((sum, row) => sum + row.seconds, 0);
   console.log(`${total.toFixed(1).padStart(10)}  (sum over ${rows.length} files)`);
@@ -180,62 +237,62 @@ async function main(): Promise<void> {
   const started = Date.now();
   const long = process.argv.includes('--long');
   const args = process.argv.slice(2).filter((arg) => arg !== '--long');
+  const filtered = args.some((arg) => !arg.startsWith('-'));
   const engines: TemporalEngineKind[] = process.env[TEMPORAL_ENGINE_VARIABLE]
     ? [temporalEngineKind()]
     : long
       ? ['dev']
       : ['dev', 'cluster'];
-  const lanes: Lane[] = engines.map((engine) => ({
-    engine,
-    workers: engine === 'dev' ? devWorkers() : 1,
-  }));
+  const parts = planParts(engines, filtered, long);
   rmSync(RESULTS_DIR, { recursive: true, force: true });
   mkdirSync(RESULTS_DIR, { recursive: true });
 
   const database = await obtainPrerequisites();
   const env: NodeJS.ProcessEnv = { ...process.env };
-  // Both lanes share one embedded server rather than each starting its own in one folder.
+  // The parts share one embedded server rather than each starting its own in one folder.
   if (database.source === 'embedded') env.DATABASE_URL = database.adminUrl;
   if (long) env[LENGTH_VARIABLE] = 'long';
-  const laneArgs =
-    long && args.every((arg) => arg.startsWith('-')) ? [...args, ...EXPLORING_TESTS] : args;
+  const together = partsTogether();
   log(
-    `${long ? 'full-length exploring tests' : 'the suite'} on ${lanes
-      .map((lane) => `${lane.engine} (${lane.workers} at once)`)
-      .join(' and ')}`,
+    `${long ? 'full-length exploring tests' : 'the suite'}, ${together ? 'all at once' : 'one part after another'}: ${parts
+      .map((part) => `${part.name} (${part.workers} at once)`)
+      .join(', ')}`,
   );
 
   const clusterDatabase =
-    lanes.length > 1
+    engines.length > 1
       ? await startEmbeddedPostgres(
           path.join(ROOT, 'test-output', 'state', 'cluster-postgres'),
           log,
         )
       : undefined;
-  let codes: number[];
+  const codes = new Map<Part, number>();
   try {
-    const run = (lane: Lane): Promise<number> =>
-      runLane(
-        lane,
-        laneArgs,
-        lane.engine === 'cluster' && clusterDatabase
+    const run = async (part: Part): Promise<void> => {
+      const partStarted = Date.now();
+      const code = await runPart(
+        part,
+        args,
+        part.engine === 'cluster' && clusterDatabase
           ? { ...env, DATABASE_URL: clusterDatabase.url }
           : env,
       );
-    if (lanesTogether()) codes = await Promise.all(lanes.map(run));
-    else {
-      codes = [];
-      for (const lane of lanes) codes.push(await run(lane));
-    }
+      codes.set(part, code);
+      log(
+        `${part.name} ${code === 0 ? 'passed' : 'FAILED'} in ${((Date.now() - partStarted) / 1000).toFixed(0)} s`,
+      );
+    };
+    if (together) await Promise.all(parts.map(run));
+    else for (const part of parts) await run(part);
   } finally {
     await clusterDatabase?.process.stop();
     await database.stop();
   }
-  printFileTimes(lanes);
-  const failed = lanes.filter((_, index) => codes[index] !== 0).map((lane) => lane.engine);
+  printFileTimes(parts);
+  const failed = parts.filter((part) => codes.get(part) !== 0).map((part) => part.name);
   console.log(`\n== npm test took ${((Date.now() - started) / 1000).toFixed(0)} s`);
   if (failed.length > 0) {
-    console.error(`tests failed on: ${failed.join(', ')}`);
+    console.error(`tests failed in: ${failed.join(', ')}`);
     process.exit(1);
   }
 }
