@@ -17,7 +17,9 @@ const BOTH: Catchers = ['campaign', 'model-based'];
 export const PLANTED_BUGS = {
   /**
    * The compare-and-swap forgets its guard (`version` and `completed_by IS NULL`), and the
-   * trigger that would still refuse a second outcome is dropped: a late result overwrites.
+   * trigger that would still refuse a second outcome is dropped: a late result overwrites a
+   * succeeded job's winner. (A cancelled or failed job's ending stays: the jobs table's CHECK
+   * that only a succeeded job has a winner refuses that write, and the caller sees a 500.)
    */
   'cas-without-guard': {
     file: 'db/compareAndSwap.js',
