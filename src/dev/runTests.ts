@@ -19,11 +19,11 @@ import {
  * runs one engine only. `npm run test:long` (`--long`) runs the exploring tests (campaign,
  * model-based runs, SPIN, fuzzer) at full length on the dev server.
  *
- * The dev server's files run in two parts, one after the other: the heavy ones (they start many
- * processes or keep a core busy, and time their own traffic) one at a time, then the rest two
- * at a time (ONEJOB_TEST_WORKERS), since those mostly wait on servers. The production engine's
- * part follows (ONEJOB_TEST_CLUSTER_WORKERS at a time); ONEJOB_TEST_LANES=together starts every
- * part at once, for machines with more than two cores.
+ * The dev server's files run in two parts: the heavy ones (they start many processes or keep a
+ * core busy, and time their own traffic) one at a time and alone, then the rest two at a time
+ * (ONEJOB_TEST_WORKERS), since those mostly wait on servers, beside the production engine's
+ * part (ONEJOB_TEST_CLUSTER_WORKERS at a time). ONEJOB_TEST_LANES says how parts share the
+ * machine (see laneSharing).
  *
  * What the parts need is obtained once, first: the Temporal programs (a Go build on a fresh
  * machine), Debian's programs (apt holds one lock) and PostgreSQL. The production engine's part
@@ -75,17 +75,28 @@ function wholeNumber(variable: string, fallback: number): number {
 }
 
 /**
- * Whether the parts run at the same time (ONEJOB_TEST_LANES=together). Not by default: on two
- * cores, the campaigns beside the production engine starved the services of the time-sensitive
- * tests (an API not healthy in time, provider calls past their 1 s timeout).
+ * How the parts share the machine (ONEJOB_TEST_LANES): `heavy-alone` (the default) runs the
+ * heavy part by itself, then the dev server's other files beside the production engine's;
+ * `one-after-another` runs each part alone; `together` starts them all at once, for machines
+ * with more than two cores (on two, the campaigns beside the production engine starved the
+ * time-sensitive tests: an API not healthy in time, provider calls past their 1 s timeout).
  */
-function partsTogether(): boolean {
+function laneSharing(): 'heavy-alone' | 'one-after-another' | 'together' {
   const raw = process.env.ONEJOB_TEST_LANES;
-  if (raw === undefined || raw === '' || raw === 'one-after-another') return false;
-  if (raw === 'together') return true;
+  if (raw === undefined || raw === '') return 'heavy-alone';
+  if (raw === 'heavy-alone' || raw === 'one-after-another' || raw === 'together') return raw;
   throw new Error(
-    `ONEJOB_TEST_LANES must be together or one-after-another, not ${JSON.stringify(raw)}`,
+    `ONEJOB_TEST_LANES must be heavy-alone, one-after-another or together, not ${JSON.stringify(raw)}`,
   );
+}
+
+/** The parts grouped into steps: the parts of a step run at once, the steps one after another. */
+function steps(parts: Part[], sharing: ReturnType<typeof laneSharing>): Part[][] {
+  if (sharing === 'together') return [parts];
+  if (sharing === 'one-after-another') return parts.map((part) => [part]);
+  const heavy = parts.filter((part) => part.name === 'dev-heavy');
+  const rest = parts.filter((part) => part.name !== 'dev-heavy');
+  return [heavy, rest].filter((step) => step.length > 0);
 }
 
 /** Everything the parts need, once, before any starts. */
@@ -252,11 +263,11 @@ async function main(): Promise<void> {
   // The parts share one embedded server rather than each starting its own in one folder.
   if (database.source === 'embedded') env.DATABASE_URL = database.adminUrl;
   if (long) env[LENGTH_VARIABLE] = 'long';
-  const together = partsTogether();
+  const plan = steps(parts, laneSharing());
   log(
-    `${long ? 'full-length exploring tests' : 'the suite'}, ${together ? 'all at once' : 'one part after another'}: ${parts
-      .map((part) => `${part.name} (${part.workers} at once)`)
-      .join(', ')}`,
+    `${long ? 'full-length exploring tests' : 'the suite'}: ${plan
+      .map((step) => step.map((part) => `${part.name} (${part.workers} at once)`).join(' beside '))
+      .join(', then ')}`,
   );
 
   const clusterDatabase =
@@ -282,8 +293,7 @@ async function main(): Promise<void> {
         `${part.name} ${code === 0 ? 'passed' : 'FAILED'} in ${((Date.now() - partStarted) / 1000).toFixed(0)} s`,
       );
     };
-    if (together) await Promise.all(parts.map(run));
-    else for (const part of parts) await run(part);
+    for (const step of plan) await Promise.all(step.map(run));
   } finally {
     await clusterDatabase?.process.stop();
     await database.stop();
