@@ -21,9 +21,9 @@ import {
  *
  * The dev server's files run in two parts: the heavy ones (they start many processes or keep a
  * core busy, and time their own traffic) one at a time and alone, then the rest two at a time
- * (ONEJOB_TEST_WORKERS), since those mostly wait on servers, beside the production engine's
- * part (ONEJOB_TEST_CLUSTER_WORKERS at a time). ONEJOB_TEST_LANES says how parts share the
- * machine (see laneSharing).
+ * (ONEJOB_TEST_WORKERS), since those mostly wait on servers, then the production engine's part
+ * (ONEJOB_TEST_CLUSTER_WORKERS at a time). ONEJOB_TEST_LANES says how parts share the machine
+ * (see laneSharing).
  *
  * What the parts need is obtained once, first: the Temporal programs (a Go build on a fresh
  * machine), Debian's programs (apt holds one lock) and PostgreSQL. The production engine's part
@@ -75,15 +75,16 @@ function wholeNumber(variable: string, fallback: number): number {
 }
 
 /**
- * How the parts share the machine (ONEJOB_TEST_LANES): `heavy-alone` (the default) runs the
- * heavy part by itself, then the dev server's other files beside the production engine's;
- * `one-after-another` runs each part alone; `together` starts them all at once, for machines
- * with more than two cores (on two, the campaigns beside the production engine starved the
- * time-sensitive tests: an API not healthy in time, provider calls past their 1 s timeout).
+ * How the parts share the machine (ONEJOB_TEST_LANES): `one-after-another` (the default) runs
+ * each part alone; `heavy-alone` runs the heavy part alone, then the dev server's other files
+ * beside the production engine's; `together` starts them all at once. The last two are for
+ * machines with more than two cores: on two, the production engine's hedging test failed
+ * beside the light files (a provider call past its 1 s timeout), and the campaigns beside the
+ * production engine starved the time-sensitive tests.
  */
 function laneSharing(): 'heavy-alone' | 'one-after-another' | 'together' {
   const raw = process.env.ONEJOB_TEST_LANES;
-  if (raw === undefined || raw === '') return 'heavy-alone';
+  if (raw === undefined || raw === '') return 'one-after-another';
   if (raw === 'heavy-alone' || raw === 'one-after-another' || raw === 'together') return raw;
   throw new Error(
     `ONEJOB_TEST_LANES must be heavy-alone, one-after-another or together, not ${JSON.stringify(raw)}`,
