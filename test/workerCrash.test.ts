@@ -40,16 +40,24 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-test('a worker asked to stop while a provider call stalls gives the call its forced shutdown time (1 s), then exits at once, while the call still stalls', async () => {
+/** A summary job whose one provider call has received headers and then nothing, in flight. */
+async function stalledChatCall(text: string) {
   stack.simulator.inject({ route: 'chat', fault: { kind: 'stall_after_headers' } });
   const job = await createJob(stack, {
     type: 'summarize',
-    input: { text: 'The provider sends headers, then nothing. The worker must still stop.' },
+    input: { text },
     providers: ['chat-patient'],
   });
   await eventually(
     async () => requestsFor(stack, job.id, 'chat'),
     (requests) => requests.length === 1,
+  );
+  return job;
+}
+
+test('a worker asked to stop while a provider call stalls gives the call its forced shutdown time (1 s), then exits at once, while the call still stalls', async () => {
+  const job = await stalledChatCall(
+    'The provider sends headers, then nothing. The worker must still stop.',
   );
   // The call could hold the worker for two minutes (its late-result window). The worker waits
   // its forced shutdown time, then closes its connections and exits: 1.08 s measured here. The
@@ -271,16 +279,7 @@ async function failWorkflowTasksOf(workflowId: string, count: number): Promise<v
 }
 
 test("while a job's workflow task keeps failing, an operator's cancel is answered 503 with Retry-After and changes nothing; once a worker completes the task, the same cancel is let in", async () => {
-  stack.simulator.inject({ route: 'chat', fault: { kind: 'stall_after_headers' } });
-  const job = await createJob(stack, {
-    type: 'summarize',
-    input: { text: 'Its worker is lost, and its workflow task fails twice.' },
-    providers: ['chat-patient'],
-  });
-  await eventually(
-    async () => requestsFor(stack, job.id, 'chat'),
-    (requests) => requests.length === 1,
-  );
+  const job = await stalledChatCall('Its worker is lost, and its workflow task fails twice.');
   await stack.killWorker('SIGKILL');
   try {
     // A signal gives the workflow a task; it fails twice, and Temporal turns updates away.
