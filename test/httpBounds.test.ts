@@ -252,6 +252,22 @@ test('a client still sending a body over the limit gets its 413, and the connect
   expect(more).toEqual([]);
 });
 
+test('a client that asked to close the connection, still sending a body over the limit, gets its 413 and a clean close: the server goes on reading after it (no reset)', async () => {
+  // The server closes after this answer, as asked. Closing at once, with the rest of the body
+  // unread, makes the kernel reset the connection, and a reset can destroy the 413 before the
+  // client reads it (RFC 9112, section 9.6). Here the answer and the server's FIN come first
+  // and the server goes on reading: the client stops sending when it sees the FIN (Node's
+  // sockets do), and its upload ends without a reset or a broken pipe.
+  const port = Number(new URL(stack.apiUrl).port);
+  const head = oversizedCreate(32 * MiB).replace('\r\n\r\n', '\r\nconnection: close\r\n\r\n');
+  const seen = await streamRequest(port, head, 32 * MiB);
+  expect(seen.error).toBeUndefined();
+  const [refused, ...more] = answersIn(seen.received);
+  expect(refused?.status).toBe(413);
+  expect(refused?.headers.connection).toBe('close');
+  expect(more).toEqual([]);
+});
+
 test('a body over the limit is read and thrown away only up to a bound: a client that keeps sending is cut off', async () => {
   const port = Number(new URL(stack.apiUrl).port);
   const seen = await streamRequest(port, oversizedCreate(1024 * MiB), 1024 * MiB);

@@ -15,6 +15,7 @@ import { bodyShapeProblem } from './bodyShape';
 import type { ApiDeps } from './deps';
 import { clientErrorHandler, frameworkErrorHandler, setErrorHandlers } from './errorHandler';
 import { BOUNDS_CHECK_INTERVAL_MS, DEFAULT_HTTP_BOUNDS } from './httpBounds';
+import { lingerBeforeClosing } from './lingeringClose';
 import { createMetrics } from './metrics';
 import { amendOpenApiDocument } from './openapi';
 import { sendProblem } from './problems';
@@ -51,6 +52,10 @@ export async function buildApi(deps: ApiDeps) {
     },
   }).withTypeProvider<ZodTypeProvider>();
   app.server.maxConnections = bounds.maxConnections;
+  lingerBeforeClosing(app.server, {
+    maxBytes: bounds.refusedBodyMaxBytes,
+    maxMs: bounds.refusedBodyMaxMs,
+  });
   const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? 100);
   const metrics = createMetrics(deps.pool, { waitsInProgress: () => waits.total });
   // Bodies are JSON only: Fastify's built-in text/plain parser would let a plain-text body

@@ -26,7 +26,9 @@ export function discardRefusedBody(
 ): void {
   const body = request.raw;
   if (body.complete) return;
-  reply.removeHeader('connection');
+  // Fastify asks to close; the connection stays open unless the client asked to close it
+  // (then the close lingers, lingeringClose.ts, and the answer says so).
+  if (reply.raw.shouldKeepAlive) reply.removeHeader('connection');
   const socket = body.socket;
   const cutOff = () => socket.destroy();
   const timer = setTimeout(cutOff, bounds.maxMs).unref();
