@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { obtainSpin } from '../modelCheck/spin';
 import { CHROMIUM, NGINX, obtainDebianProgram } from './debianPackages';
+import { describeCpu, sampleCpu } from './machineCpu';
 import { resolveDatabase, startEmbeddedPostgres, type ResolvedDatabase } from './postgres';
 import { obtainTemporalCli } from './temporalCli';
 import { obtainTemporalClusterBinaries } from './temporalClusterBinaries';
@@ -279,9 +280,11 @@ async function main(): Promise<void> {
         )
       : undefined;
   const codes = new Map<Part, number>();
+  const testsStarted = sampleCpu();
   try {
     const run = async (part: Part): Promise<void> => {
       const partStarted = Date.now();
+      const cpuBefore = sampleCpu();
       const code = await runPart(
         part,
         args,
@@ -290,8 +293,9 @@ async function main(): Promise<void> {
           : env,
       );
       codes.set(part, code);
+      const cpu = describeCpu(cpuBefore, sampleCpu());
       log(
-        `${part.name} ${code === 0 ? 'passed' : 'FAILED'} in ${((Date.now() - partStarted) / 1000).toFixed(0)} s`,
+        `${part.name} ${code === 0 ? 'passed' : 'FAILED'} in ${((Date.now() - partStarted) / 1000).toFixed(0)} s${cpu ? ` (the machine: ${cpu})` : ''}`,
       );
     };
     for (const step of plan) await Promise.all(step.map(run));
@@ -301,7 +305,9 @@ async function main(): Promise<void> {
   }
   printFileTimes(parts);
   const failed = parts.filter((part) => codes.get(part) !== 0).map((part) => part.name);
+  const cpu = describeCpu(testsStarted, sampleCpu());
   console.log(`\n== npm test took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  if (cpu) console.log(`   its parts: ${cpu}`);
   if (failed.length > 0) {
     console.error(`tests failed in: ${failed.join(', ')}`);
     process.exit(1);
