@@ -1,34 +1,40 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { DiscardBounds } from './refusedBodies';
 
 /**
- * Makes every close of an API connection a lingering one (RFC 9112, section 9.6). Node closes a
- * connection right after its last answer (the client asked to close, or Node decided to), even
- * while the client is still sending a body: the kernel then answers the unread bytes with a
- * reset, and a reset can destroy the answer before the client has read it. Here the answer and
- * our FIN go out as before, but the connection stays open for reading until the client ends its
- * side, so nothing unread is left behind; a client that keeps sending is cut off after the
- * bounds' time (bytes of a refused body are bounded where it is refused, refusedBodies.ts).
+ * Makes the close of an API connection whose request has not all arrived a lingering one (RFC
+ * 9112, section 9.6). Node closes a connection right after its last answer (the client asked to
+ * close, or Node decided to), even while the client is still sending a body: the kernel then
+ * answers the unread bytes with a reset, and a reset can destroy the answer before the client
+ * has read it. Here the answer and our FIN go out as before, but the connection stays open for
+ * reading until the client ends its side, so nothing unread is left behind; a client that keeps
+ * sending is cut off after the bounds' time (bytes of a refused body are bounded where it is
+ * refused, refusedBodies.ts). A connection whose request has all arrived closes as before.
  */
 export function lingerBeforeClosing(server: Server, bounds: DiscardBounds): void {
+  const lastRequest = new WeakMap<Socket, IncomingMessage>();
+  // Before Fastify's listener: an answer it sends at once must find its request here.
+  server.prependListener('request', (request: IncomingMessage) =>
+    lastRequest.set(request.socket, request),
+  );
   server.on('connection', (socket: Socket) => {
+    const closeAtOnce = socket.destroySoon.bind(socket);
     // Node's HTTP server calls destroySoon once the connection's last answer is finished.
-    socket.destroySoon = () => lingeringClose(socket, bounds);
+    socket.destroySoon = () => {
+      if (lastRequest.get(socket)?.complete === false) lingeringClose(socket, bounds, closeAtOnce);
+      else closeAtOnce();
+    };
   });
 }
 
-function lingeringClose(socket: Socket, bounds: DiscardBounds): void {
+/** `closeAtOnce` is Node's own close: the FIN after what is written, then the socket freed. */
+function lingeringClose(socket: Socket, bounds: DiscardBounds, closeAtOnce: () => void): void {
   socket.end();
-  if (socket.readableEnded || socket.destroyed) {
-    // Nothing more can arrive: close as soon as the answer is out, as Node would.
-    if (socket.writableFinished) socket.destroy();
-    else socket.once('finish', () => socket.destroy());
-    return;
-  }
+  // Once the client has ended its side, nothing is left unread.
+  if (socket.readableEnded) return closeAtOnce();
   const timer = setTimeout(() => socket.destroy(), bounds.maxMs).unref();
   socket.once('close', () => clearTimeout(timer));
-  // Once the client has ended its side, nothing is left unread.
-  socket.once('end', () => socket.destroy());
+  socket.once('end', closeAtOnce);
   socket.resume();
 }
