@@ -3,7 +3,7 @@ import type { Fault, FaultQueue, SimulatorRoute } from './faults';
 import { sendJson } from './http';
 import { ledgerKey, type Ledger, type LedgerRequest } from './ledger';
 import { modelProfile } from './models';
-import { providerError } from './protocols';
+import { providerError, rateLimited } from './protocols';
 
 /**
  * How a simulated provider behaves towards one request: the fault it meets (injected, or its
@@ -156,6 +156,7 @@ export class Behaviour {
           fault.status,
           fault.message ?? 'simulated failure before any effect',
         );
+      if (fault?.kind === 'rate_limited') return rateLimited(res, route, fault.retryAfterSeconds);
       if (fault?.kind === 'overloaded')
         return route === 'messages'
           ? providerError(res, route, 529, 'Overloaded')

@@ -63,7 +63,14 @@ export type Fault =
   /** Chat only: the model declines (OpenAI's `refusal`, Anthropic's `stop_reason: "refusal"`). */
   | { kind: 'refuses' }
   /** Too busy to take the request, before any work: Anthropic's 529 `overloaded_error`, else 503. */
-  | { kind: 'overloaded' };
+  | { kind: 'overloaded' }
+  /**
+   * Over the rate limit, before any work: `429` as the real API sends it (OpenAI's
+   * `rate_limit_exceeded` with `x-ratelimit-*`, Anthropic's `rate_limit_error` with
+   * `anthropic-ratelimit-*`), with `Retry-After` in seconds when `retryAfterSeconds` is given
+   * (and OpenAI's `retry-after-ms` beside it).
+   */
+  | { kind: 'rate_limited'; retryAfterSeconds?: number };
 
 /** `charge-status` is the status lookup by key (`GET /v1/charges/by-key/:key`). */
 export type SimulatorRoute = 'chat' | 'messages' | 'charge' | 'charge-status';
@@ -76,14 +83,23 @@ export interface FaultRule {
   keyPrefix?: string;
   /** How many matching requests it applies to; default 1. */
   times?: number;
+  /**
+   * Instead of a count: every matching request for this long from now ("answer 503 for the next
+   * 20 s"), an outage that heals by itself.
+   */
+  forMs?: number;
   fault: Fault;
 }
 
 export class FaultQueue {
-  private readonly rules: Array<FaultRule & { remaining: number }> = [];
+  private readonly rules: Array<FaultRule & { remaining: number; until?: number }> = [];
 
   add(rule: FaultRule): void {
-    this.rules.push({ ...rule, remaining: rule.times ?? 1 });
+    this.rules.push({
+      ...rule,
+      remaining: rule.times ?? 1,
+      ...(rule.forMs === undefined ? {} : { until: Date.now() + rule.forMs }),
+    });
   }
 
   clear(): void {
@@ -95,6 +111,10 @@ export class FaultQueue {
     route: SimulatorRoute,
     request: { model?: string; idempotencyKey: string },
   ): Fault | undefined {
+    // Outages that have healed are gone.
+    const now = Date.now();
+    for (let i = this.rules.length - 1; i >= 0; i--)
+      if ((this.rules[i]!.until ?? Infinity) <= now) this.rules.splice(i, 1);
     const index = this.rules.findIndex(
       (rule) =>
         rule.route === route &&
@@ -103,6 +123,7 @@ export class FaultQueue {
     );
     const rule = this.rules[index];
     if (!rule) return undefined;
+    if (rule.until !== undefined) return rule.fault;
     rule.remaining -= 1;
     if (rule.remaining <= 0) this.rules.splice(index, 1);
     return rule.fault;

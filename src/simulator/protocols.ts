@@ -48,8 +48,9 @@ export function providerError(
   message: string,
   detail: ErrorDetail = {},
   requestId = `req_${Math.random().toString(36).slice(2, 14)}`,
+  extraHeaders: Record<string, string> = {},
 ): void {
-  const headers = { 'x-should-retry': String(shouldRetry(status)) };
+  const headers = { 'x-should-retry': String(shouldRetry(status)), ...extraHeaders };
   if (route === 'messages') {
     sendJson(
       res,
@@ -71,5 +72,59 @@ export function providerError(
       },
     },
     { ...headers, 'x-request-id': requestId },
+  );
+}
+
+/**
+ * A `429` before any work, with the headers the real API sends beside it: `Retry-After` (and
+ * OpenAI's `retry-after-ms`) when a wait is given, and the rate-limit counters at zero.
+ */
+export function rateLimited(
+  res: ServerResponse,
+  route: SimulatorRoute,
+  retryAfterSeconds: number | undefined,
+): void {
+  const after: Record<string, string> =
+    retryAfterSeconds === undefined
+      ? {}
+      : route === 'messages' || route === 'charge' || route === 'charge-status'
+        ? { 'retry-after': String(retryAfterSeconds) }
+        : {
+            'retry-after': String(retryAfterSeconds),
+            'retry-after-ms': String(Math.round(retryAfterSeconds * 1000)),
+          };
+  const resetSeconds = retryAfterSeconds ?? 1;
+  if (route === 'messages') {
+    providerError(
+      res,
+      route,
+      429,
+      'Number of requests has exceeded your rate limit.',
+      {},
+      undefined,
+      {
+        ...after,
+        'anthropic-ratelimit-requests-limit': '50',
+        'anthropic-ratelimit-requests-remaining': '0',
+        'anthropic-ratelimit-requests-reset': new Date(
+          Date.now() + resetSeconds * 1000,
+        ).toISOString(),
+      },
+    );
+    return;
+  }
+  providerError(
+    res,
+    route,
+    429,
+    'Rate limit reached for requests. Please try again later.',
+    { type: 'requests', code: 'rate_limit_exceeded' },
+    undefined,
+    {
+      ...after,
+      'x-ratelimit-limit-requests': '60',
+      'x-ratelimit-remaining-requests': '0',
+      'x-ratelimit-reset-requests': `${resetSeconds}s`,
+    },
   );
 }
