@@ -1,5 +1,12 @@
 import { FAILURES } from '../src/domain/failures';
 import type { AttemptState } from '../src/domain/job';
+import {
+  DEFAULT_RETRY,
+  parseRetryAfter,
+  retryDelayMs,
+  retrySettings,
+  retryVerdict,
+} from '../src/domain/retries';
 import type { AttemptSummary, JobPlan, PlannedProvider } from '../src/workflows/definitions';
 import {
   anotherAttemptPossible,
@@ -11,6 +18,7 @@ import {
   reconcileWaitMs,
   resolutionRefusal,
   resumePosition,
+  retryAfterFailure,
   settledMeanwhileRefusal,
   shouldContinueAsNew,
   type JobView,
@@ -250,5 +258,124 @@ test('a job that ran out of providers fails with every failure, and says when un
     type: '/problems/no-certified-provider',
     attempts: failures,
     skipped,
+  });
+});
+
+describe('retries on the same provider', () => {
+  const retrying = { maxAttempts: 3, initialDelayMs: 500, maxDelayMs: 30_000 };
+  const retryPlan = (extra: Partial<JobPlan> = {}): JobPlan => {
+    const providers = [provider('a', { retry: retrying }), provider('b', { retry: retrying })];
+    return plan({ providers, compatible: providers, maxAttempts: 8, ...extra });
+  };
+  const half = (): number => 0.5;
+
+  test.each([
+    ['429', { code: 'http_429', httpStatus: 429 }],
+    ['503', { code: 'http_503', httpStatus: 503 }],
+    ['Anthropic’s 529', { code: 'http_529', httpStatus: 529 }],
+    ['408', { code: 'http_408', httpStatus: 408 }],
+    ['500 (failed only without side effects)', { code: 'http_500', httpStatus: 500 }],
+    ['502', { code: 'http_502', httpStatus: 502 }],
+    ['504', { code: 'http_504', httpStatus: 504 }],
+    ['unreachable (refused, DNS)', { code: 'unreachable' }],
+    ['a dropped connection (failed only without side effects)', { code: 'connection' }],
+  ])('the retry table retries %s', (_name, failure) => {
+    expect(retryVerdict(failure).retry).toBe(true);
+  });
+
+  test.each([
+    ['400', { code: 'http_400', httpStatus: 400 }],
+    ['401', { code: 'http_401', httpStatus: 401 }],
+    ['403', { code: 'http_403', httpStatus: 403 }],
+    ['404', { code: 'http_404', httpStatus: 404 }],
+    ['422', { code: 'http_422', httpStatus: 422 }],
+    ['a contract violation', { code: 'contract_violation' }],
+    ['a truncated answer', { code: 'output_truncated' }],
+    ['an answer over the cap', { code: 'response_too_large' }],
+    ['"never processed" from a status lookup', { code: 'never_processed' }],
+    ['an operator’s verdict', { code: 'operator' }],
+    [
+      'a 503 whose provider said x-should-retry: false',
+      { code: 'http_503', httpStatus: 503, provider: { shouldRetry: false } },
+    ],
+  ])('the retry table never retries %s', (_name, failure) => {
+    expect(retryVerdict(failure).retry).toBe(false);
+  });
+
+  test('Retry-After is read as seconds, as an HTTP date, and as OpenAI’s retry-after-ms', () => {
+    const headers = (values: Record<string, string>) => ({
+      get: (name: string) => values[name] ?? null,
+    });
+    const now = Date.parse('2026-12-02T10:00:00Z');
+    expect(parseRetryAfter(headers({ 'retry-after': '2' }), now)).toBe(2_000);
+    expect(parseRetryAfter(headers({ 'retry-after': '0.5' }), now)).toBe(500);
+    expect(parseRetryAfter(headers({ 'retry-after': 'Wed, 02 Dec 2026 10:00:07 GMT' }), now)).toBe(
+      7_000,
+    );
+    expect(parseRetryAfter(headers({ 'retry-after': 'Wed, 02 Dec 2026 09:00:00 GMT' }), now)).toBe(
+      0,
+    );
+    expect(parseRetryAfter(headers({ 'retry-after-ms': '1250', 'retry-after': '2' }), now)).toBe(
+      1_250,
+    );
+    expect(parseRetryAfter(headers({ 'retry-after': 'soon' }), now)).toBeUndefined();
+    expect(parseRetryAfter(headers({}), now)).toBeUndefined();
+  });
+
+  test('the wait is Retry-After capped at the longest wait, else full jitter under a doubling bound', () => {
+    const failure = { code: 'http_429', provider: { retryAfterMs: 2_000 } };
+    expect(retryDelayMs(retrying, failure, 2, half)).toBe(2_000);
+    expect(
+      retryDelayMs(retrying, { code: 'http_429', provider: { retryAfterMs: 90_000 } }, 2, half),
+    ).toBe(30_000);
+    // Without Retry-After: up to 500 ms before try 2, 1 s before try 3, never past 30 s.
+    expect(retryDelayMs(retrying, { code: 'http_503' }, 2, () => 0.999)).toBeLessThan(500);
+    expect(retryDelayMs(retrying, { code: 'http_503' }, 3, () => 0.999)).toBeLessThan(1_000);
+    expect(retryDelayMs(retrying, { code: 'http_503' }, 3, () => 0.999)).toBeGreaterThan(500);
+    expect(retryDelayMs(retrying, { code: 'http_503' }, 20, () => 0.999)).toBeLessThan(30_000);
+    expect(retryDelayMs(retrying, { code: 'http_503' }, 2, () => 0)).toBeGreaterThanOrEqual(1);
+  });
+
+  test('a provider’s settings: defaults fill in, and false opts out', () => {
+    expect(retrySettings(undefined)).toEqual(DEFAULT_RETRY);
+    expect(retrySettings({ maxAttempts: 5 })).toEqual({ ...DEFAULT_RETRY, maxAttempts: 5 });
+    expect(retrySettings(false)).toBe(false);
+  });
+
+  test('a failed attempt whose failure may heal is retried on its provider, with words for the job', () => {
+    const attempts = [attempt(1, 'failed')];
+    const failure = { code: 'http_429', httpStatus: 429, provider: { retryAfterMs: 2_000 } };
+    expect(retryAfterFailure(retryPlan(), attempts, attempts[0]!, failure, half)).toMatchObject({
+      provider: { name: 'a' },
+      delayMs: 2_000,
+      nextTry: 2,
+      description: 'retrying a in 2 s (429, Retry-After 2)',
+    });
+  });
+
+  test('retries end at the provider’s tries in a row, then the plan moves on and the next provider gets its own', () => {
+    const failure = { code: 'http_503', httpStatus: 503 };
+    const three = [attempt(1, 'failed'), attempt(2, 'failed'), attempt(3, 'failed')];
+    expect(retryAfterFailure(retryPlan(), three, three[2]!, failure, half)).toBeUndefined();
+    const moved = [...three, attempt(4, 'failed', 'b')];
+    expect(retryAfterFailure(retryPlan(), moved, moved[3]!, failure, half)).toMatchObject({
+      provider: { name: 'b' },
+      nextTry: 2,
+    });
+  });
+
+  test('no retry past the job’s attempt cap, for a hedged job, without settings, or for an attempt not failed', () => {
+    const failure = { code: 'http_429', httpStatus: 429 };
+    const one = [attempt(1, 'failed')];
+    expect(retryAfterFailure(retryPlan({ maxAttempts: 1 }), one, one[0]!, failure, half)).toBe(
+      undefined,
+    );
+    expect(retryAfterFailure(retryPlan({ mode: 'hedged' }), one, one[0]!, failure, half)).toBe(
+      undefined,
+    );
+    // Plans admitted before retries existed (and `retry: false`) carry no settings.
+    expect(retryAfterFailure(plan(), one, one[0]!, failure, half)).toBeUndefined();
+    const unknown = [attempt(1, 'unknown')];
+    expect(retryAfterFailure(retryPlan(), unknown, unknown[0]!, failure, half)).toBeUndefined();
   });
 });

@@ -22,6 +22,7 @@ import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
 import { jobIdentityProblem } from '../domain/identity';
 import type { JobMode } from '../domain/job';
 import { intentShapeRefusal } from '../domain/jsonShape';
+import { retrySettings } from '../domain/retries';
 import { jobWorkflowId, parseJobWorkflowId } from '../domain/workflowId';
 import { contractVersion, findJobType, type AnyJobTypeContract } from '../jobTypes';
 import { providerModel } from '../providers/provider';
@@ -77,11 +78,13 @@ export function admissionActivities(deps: AdmissionDeps) {
 
   const planned = (name: string, uncertified?: string): PlannedProvider => {
     const { config } = providers.get(name);
+    const retry = retrySettings(config.retry);
     return {
       name,
       timeoutMs: config.timeoutMs,
       heartbeatTimeoutMs: Math.min(config.timeoutMs, 10_000),
       sideEffects: config.sideEffects,
+      ...(retry ? { retry } : {}),
       ...(uncertified ? { uncertified } : {}),
     };
   };

@@ -11,7 +11,7 @@ import {
   settleAttemptWithoutResult,
   type AttemptRecord,
 } from '../db/attempts';
-import { findJob } from '../db/jobs';
+import { addJobNote, findJob } from '../db/jobs';
 import { failureVerdict, type FailureEvidence } from '../domain/certainty';
 import { FAILURES } from '../domain/failures';
 import { checkOutput, findJobType } from '../jobTypes';
@@ -45,6 +45,11 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
   ): Promise<ReconcileOutcome> => ({ ...(await attemptOutcome(pool, attempt)), detail, ...extra });
 
   return {
+    /** Notes on the job what its workflow is about to do (a retry's wait): once, however often run. */
+    async noteOnJob(input: { jobId: string; note: Record<string, unknown> }): Promise<void> {
+      await addJobNote(pool, input.jobId, input.note);
+    },
+
     /** Creates attempt `seq` in state `starting`; refuses with a typed failure when it may not. */
     async startAttempt(input: {
       jobId: string;

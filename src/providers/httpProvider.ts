@@ -14,6 +14,7 @@ import {
   type ProviderResponse,
   type StatusLookup,
 } from './provider';
+import { retryHints } from './retryHints';
 
 /** Sorts a failed fetch into "nothing was sent" (definite) or "it may have been" (ambiguous). */
 export function classifyFetchFailure(error: unknown): ProviderCallError {
@@ -85,11 +86,13 @@ export class HttpProvider implements Provider {
       body = undefined;
     }
     if (!response.ok) {
+      const hints = retryHints(response.headers);
       throw new ProviderCallError(
         `provider answered HTTP ${response.status}`,
         isAmbiguousStatus(response.status) ? 'ambiguous' : 'definite',
         `http_${response.status}`,
         response.status,
+        Object.keys(hints).length > 0 ? hints : undefined,
       );
     }
     const cost = this.config.cost && reportedCost(this.config.cost, body);

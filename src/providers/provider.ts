@@ -1,4 +1,5 @@
 import type { Money, TokenUsage } from '../domain/cost';
+import type { RetrySettings } from '../domain/retries';
 import type { AnyJobTypeContract } from '../jobTypes';
 
 export type { Money, TokenUsage };
@@ -31,6 +32,11 @@ interface CommonProviderConfig {
    * past it (`response_too_large`). Default DEFAULT_MAX_RESPONSE_BYTES.
    */
   maxResponseBytes?: number;
+  /**
+   * How failed attempts are retried on this provider before the plan moves on (the retry table,
+   * domain/retries.ts); `false` never retries here. Default DEFAULT_RETRY: 3 tries, 500 ms, 30 s.
+   */
+  retry?: Partial<RetrySettings> | false;
 }
 
 /** How much of a provider's answer is read when its config names no cap: 10 MiB. */
@@ -226,6 +232,8 @@ export interface ProviderErrorDetail {
   param?: string;
   /** The provider's `x-should-retry` header: its own word on whether trying again may help. */
   shouldRetry?: boolean;
+  /** How long the provider asked us to wait (`Retry-After`, `retry-after-ms`), from its answer. */
+  retryAfterMs?: number;
 }
 
 export interface Provider {

@@ -28,6 +28,24 @@ const common = {
     .regex(/^[A-Z_][A-Z0-9_]*$/)
     .optional(),
   maxResponseBytes: z.number().int().min(1024).max(1_073_741_824).optional(),
+  retry: z
+    .union([
+      z.literal(false),
+      z
+        .strictObject({
+          maxAttempts: z.number().int().min(1).max(100).optional(),
+          initialDelayMs: z.number().int().min(1).max(3_600_000).optional(),
+          maxDelayMs: z.number().int().min(1).max(3_600_000).optional(),
+        })
+        .refine(
+          (retry) =>
+            retry.initialDelayMs === undefined ||
+            retry.maxDelayMs === undefined ||
+            retry.initialDelayMs <= retry.maxDelayMs,
+          'retry.initialDelayMs may not exceed retry.maxDelayMs',
+        ),
+    ])
+    .optional(),
 };
 
 const currency = z.string().regex(/^[A-Z]{3}$/, 'a currency is an ISO 4217 code, e.g. USD');

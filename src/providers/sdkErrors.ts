@@ -8,6 +8,7 @@ import {
   type ProviderErrorDetail,
 } from './provider';
 import { redactSecretShapes } from './redaction';
+import { retryHints } from './retryHints';
 
 /** The error classes both official SDKs (OpenAI's and Anthropic's) share in shape. */
 export interface SdkErrorClasses {
@@ -38,14 +39,15 @@ export function providerSaid(error: { error?: unknown; headers?: unknown }): {
   const body = isObject(error.error) ? error.error : undefined;
   const inner = isObject(body?.error) ? body.error : body;
   const headers = error.headers as { get?: (name: string) => string | null } | undefined;
-  const retryHeader = typeof headers?.get === 'function' ? headers.get('x-should-retry') : null;
   const detail: ProviderErrorDetail = {
     ...(text(inner?.type) ? { type: text(inner?.type) } : {}),
     ...(text(inner?.code) ? { code: text(inner?.code) } : {}),
     ...(text(inner?.param) ? { param: text(inner?.param) } : {}),
-    ...(retryHeader === 'true' || retryHeader === 'false'
-      ? { shouldRetry: retryHeader === 'true' }
-      : {}),
+    ...retryHints(
+      typeof headers?.get === 'function'
+        ? { get: (name) => headers.get?.(name) ?? null }
+        : undefined,
+    ),
   };
   // A provider that echoes part of a wrong key must not get it into our records or logs (the
   // registry masks the configured keys themselves too).

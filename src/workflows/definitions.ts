@@ -6,6 +6,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Money } from '../domain/cost';
 import type { AttemptState, JobMode, JobStatus, TerminalJobStatus } from '../domain/job';
+import type { RetrySettings } from '../domain/retries';
 
 export const DEFAULT_TASK_QUEUE = 'onejob';
 export const JOB_WORKFLOW_TYPE = 'jobWorkflow';
@@ -25,6 +26,11 @@ export interface PlannedProvider {
   sideEffects: boolean;
   /** Set when the provider may not run this job now: not certified for the contract in force. */
   uncertified?: string;
+  /**
+   * How its failed attempts are retried on it (the retry table, domain/retries.ts). Absent: never
+   * (`retry: false`, and plans admitted before retries existed, whose histories must replay).
+   */
+  retry?: RetrySettings;
 }
 
 /** Everything the workflow needs to run a job, read once at admission and carried across runs. */

@@ -14,6 +14,7 @@ import { markdownText } from '../domain/displayText';
 import { FAILURES } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type AttemptState, type TerminalJobStatus } from '../domain/job';
 import { intentShapeRefusal } from '../domain/jsonShape';
+import type { FailedCall } from '../domain/retries';
 import { providerCall, settle } from './activityStubs';
 import type {
   AttemptSummary,
@@ -33,7 +34,9 @@ import {
   nextReconcileDelayMs,
   reconcileWaitMs,
   resumePosition,
+  retryAfterFailure,
   shouldContinueAsNew,
+  type PlannedRetry,
 } from './policy';
 import { TEMPORAL_CANCEL, abandonment, failureOf, refuse } from './refusals';
 
@@ -186,17 +189,65 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     }
   }
 
+  /** Runs one attempt of an exclusive job; says how it is retried if its call's failure may heal. */
+  async function runThenJudge(
+    admitted: JobPlan,
+    next: { provider: PlannedProvider; request?: AttemptRequest; created?: AttemptSummary },
+  ): Promise<PlannedRetry | undefined> {
+    await job.track(runAttempt(admitted, next.provider, next.request, next.created));
+    const last = job.attempts.at(-1);
+    if (!last || job.terminal) return undefined;
+    // What its call reported of the failure, as the attempt's record has it.
+    const failure = [...job.failures].reverse().find((f) => f.attemptId === last.attemptId);
+    return retryAfterFailure(admitted, job.attempts, last, failure as FailedCall, Math.random);
+  }
+
+  /**
+   * The wait before a retry: a durable timer (a worker restart neither loses nor shortens it),
+   * shown on the job. A user's request meanwhile is served at once, instead of the retry.
+   */
+  async function waitToRetry(admitted: JobPlan, retry: PlannedRetry): Promise<boolean> {
+    const retryAt = new Date(Date.now() + retry.delayMs).toISOString();
+    job.show('running', retry.description);
+    await job.db.noteOnJob({
+      jobId: admitted.jobId,
+      note: {
+        event: 'retry_scheduled',
+        provider: retry.provider.name,
+        afterAttempt: job.attempts.at(-1)?.attemptId,
+        nextTry: retry.nextTry,
+        delayMs: retry.delayMs,
+        retryAt,
+        reason: retry.description,
+      },
+    });
+    await condition(
+      () => job.terminal !== null || job.pendingRequest() !== undefined,
+      retry.delayMs,
+      { summary: retry.description },
+    );
+    return !job.terminal && job.pendingRequest() === undefined;
+  }
+
   async function runExclusive(admitted: JobPlan): Promise<void> {
     // One attempt at a time; an unknown one blocks everything after it until it settles.
+    let retry: PlannedRetry | undefined;
     while (!job.terminal) {
       const blocked = job.attempts.find((a) => a.state === 'unknown');
       if (blocked) {
         await reconcile(admitted, blocked);
         continue;
       }
+      const waited = retry;
+      retry = undefined;
+      if (waited && (await waitToRetry(admitted, waited))) {
+        retry = await runThenJudge(admitted, { provider: waited.provider });
+        continue;
+      }
+      if (job.terminal) break;
       const next = job.nextProvider(admitted);
       if (!next) break;
-      await job.track(runAttempt(admitted, next.provider, next.request, next.created));
+      retry = await runThenJudge(admitted, next);
     }
   }
 

@@ -6,6 +6,13 @@
  */
 import { FAILURES, type FailureType } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type TerminalJobStatus } from '../domain/job';
+import {
+  describeFailure,
+  formatSeconds,
+  retryDelayMs,
+  retryVerdict,
+  type FailedCall,
+} from '../domain/retries';
 import type {
   AttemptSummary,
   JobPlan,
@@ -174,6 +181,47 @@ export function anotherAttemptPossible(
   requestWaiting: boolean,
 ): boolean {
   return (nextInPlan < plan.providers.length || requestWaiting) && attemptsMade < plan.maxAttempts;
+}
+
+/** A retry on the same provider, decided after its attempt failed: the wait, and why in words. */
+export interface PlannedRetry {
+  provider: PlannedProvider;
+  delayMs: number;
+  /** The try on this provider it will be (2 for the first retry). */
+  nextTry: number;
+  /** `retrying pay in 2 s (429, Retry-After 2)`: what the job's details say while it waits. */
+  description: string;
+}
+
+/**
+ * Whether the attempt that just failed is tried again on its provider: the retry table says its
+ * failure may heal, the provider has retries and some left, and the job has attempts left.
+ * Exclusive jobs only: a hedged job's answer to a failure is its next provider, at once (a retry
+ * beside the hedges it already started would multiply them).
+ */
+export function retryAfterFailure(
+  plan: JobPlan,
+  attempts: readonly AttemptSummary[],
+  failed: AttemptSummary,
+  failure: FailedCall | undefined,
+  random: () => number,
+): PlannedRetry | undefined {
+  if (plan.mode !== 'exclusive' || failed.state !== 'failed' || !failure) return undefined;
+  const provider = plan.compatible.find((p) => p.name === failed.provider);
+  const settings = provider?.retry;
+  if (!provider || !settings || provider.uncertified) return undefined;
+  if (attempts.length >= plan.maxAttempts) return undefined;
+  let tries = 0;
+  for (let i = attempts.length - 1; i >= 0 && attempts[i]!.provider === provider.name; i--)
+    tries += 1;
+  if (tries >= settings.maxAttempts || !retryVerdict(failure).retry) return undefined;
+  const delayMs = retryDelayMs(settings, failure, tries + 1, random);
+  return {
+    provider,
+    delayMs,
+    nextTry: tries + 1,
+    description: `retrying ${provider.name} in ${formatSeconds(delayMs)} s (${describeFailure(failure)})`,
+  };
 }
 
 /** Where a new run of a job goes on in its plan: after the last provider earlier runs used. */

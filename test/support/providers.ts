@@ -5,6 +5,11 @@ import type {
   ProviderConfig,
 } from '../../src/providers/provider';
 
+/*
+ * Retries on the same provider are off unless a test turns them on (`retry: {…}`): the tests of
+ * fallbacks, certainty and races pin what one failed call leads to; providerRetries pins retries.
+ */
+
 /** A payment-like provider on the simulator, with its status lookup unless told otherwise. */
 export function payProvider(
   url: string,
@@ -19,6 +24,7 @@ export function payProvider(
     timeoutMs: 1_000,
     lateResultTimeoutMs: 20_000,
     sideEffects: true,
+    retry: false,
     ...options,
   };
 }
@@ -38,6 +44,7 @@ export function chatProvider(
     timeoutMs: 1_000,
     lateResultTimeoutMs: 20_000,
     sideEffects: false,
+    retry: false,
     ...options,
   };
 }
@@ -57,6 +64,7 @@ export function anthropicProvider(
     timeoutMs: 1_000,
     lateResultTimeoutMs: 3_000,
     sideEffects: false,
+    retry: false,
     ...options,
   };
 }

@@ -5,7 +5,11 @@ import type { Pool } from '../../src/db/pool';
 import { freePort, type GuardedProcess } from '../../src/dev/processes';
 import { createLogger } from '../../src/logger';
 import type { ProviderConfig } from '../../src/providers/provider';
-import { ProviderRegistry, providerConfigsFromEnv } from '../../src/providers/registry';
+import {
+  ProviderRegistry,
+  providerConfigsFromEnv,
+  simulatorProviders,
+} from '../../src/providers/registry';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server';
 import { temporalConnectionSettings, temporalConnectOptions } from '../../src/temporalConnection';
 import { harness } from '../harness';
@@ -129,9 +133,14 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     TEMPORAL_NAMESPACE: options.namespace ?? 'default',
     ONEJOB_TASK_QUEUE: taskQueue,
     ONEJOB_SIMULATOR_URL: simulator.url,
-    ...(options.providers
-      ? { ONEJOB_PROVIDERS: JSON.stringify(options.providers(simulator.url)) }
-      : {}),
+    // The simulator's standard providers by default; either way without retries on the same
+    // provider unless the test's configs turn them on (see support/providers.ts).
+    ONEJOB_PROVIDERS: JSON.stringify(
+      (options.providers ?? simulatorProviders)(simulator.url).map((config) => ({
+        retry: false,
+        ...config,
+      })),
+    ),
     ONEJOB_OPERATOR_TOKENS: `${OPERATOR}:${OPERATOR_TOKEN}`,
     ONEJOB_SIMULATOR_CALLBACK_SECRET: CALLBACK_SECRET,
     ONEJOB_HEDGE_DELAY_MS: String(options.hedgeDelayMs ?? 2_000),
