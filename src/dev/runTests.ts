@@ -213,13 +213,42 @@ interface JestResults {
     status: string;
     startTime: number;
     endTime: number;
-    assertionResults: Array<{ status: string }>;
+    /** Set when the file itself failed (a hook, a syntax error). */
+    message?: string;
+    assertionResults: Array<{ status: string; fullName: string; failureMessages: string[] }>;
   }>;
 }
 
-/** Every file's time in each part, slowest first. */
+/** A failure's first lines: enough to see what broke when only the end of the output is kept. */
+const firstLines = (text: string, count = 12): string =>
+  text
+    .split('\n')
+    .slice(0, count)
+    .map((line) => `      ${line}`)
+    .join('\n');
+
+/**
+ * Every failed test again, at the very end with its first lines: CI keeps only the output's
+ * tail, and a failure printed mid-run among hundreds of lines may be cut from it.
+ */
+function printFailures(part: string, results: JestResults): void {
+  for (const file of results.testResults) {
+    if (file.status !== 'failed') continue;
+    const name = path.relative(ROOT, file.name);
+    const failed = file.assertionResults.filter((a) => a.status === 'failed');
+    if (failed.length === 0 && file.message)
+      console.log(`\n== failed in ${part}: ${name}\n${firstLines(file.message, 20)}`);
+    for (const test of failed)
+      console.log(
+        `\n== failed in ${part}: ${name} › ${test.fullName}\n${firstLines(test.failureMessages.join('\n'))}`,
+      );
+  }
+}
+
+/** Every file's time in each part, slowest first; then every failed test's first lines. */
 function printFileTimes(parts: Part[]): void {
   const rows: Array<{ part: string; file: string; seconds: number; status: string }> = [];
+  const failures: Array<() => void> = [];
   for (const part of parts) {
     const file = resultsFile(part);
     if (!existsSync(file)) {
@@ -227,6 +256,7 @@ function printFileTimes(parts: Part[]): void {
       continue;
     }
     const results = JSON.parse(readFileSync(file, 'utf8')) as JestResults;
+    failures.push(() => printFailures(part.name, results));
     for (const result of results.testResults)
       rows.push({
         part: part.name,
@@ -244,6 +274,7 @@ function printFileTimes(parts: Part[]): void {
     );
   const total = rows.reduce((sum, row) => sum + row.seconds, 0);
   console.log(`${total.toFixed(1).padStart(10)}  (sum over ${rows.length} files)`);
+  for (const print of failures) print();
 }
 
 async function main(): Promise<void> {
