@@ -302,7 +302,7 @@ test('a signed provider callback settles an unknown attempt; a bad signature is 
     body,
   });
   expect(signed.status).toBe(200);
-  const done = await untilStatus(job.id, 'succeeded', 10_000);
+  const done = await untilStatus(job.id, 'succeeded');
   expect(done.result).toEqual(charged);
 });
 
@@ -334,7 +334,6 @@ test('a result arriving after an operator cancelled the job is discarded and log
   const lost = await eventually(
     () => attemptRows(stack.pool, job.id),
     (rows) => rows[0]?.state === 'lost',
-    15_000,
   );
   expect(lost).toHaveLength(1);
   const { rows } = await stack.pool.query(
