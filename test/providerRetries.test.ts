@@ -1,4 +1,5 @@
 import type { ProviderConfig } from '../src/providers/provider';
+import { runCli } from './support/cli';
 import { chargeBody, createJob, operator, readJob, untilJob, type JobView } from './support/jobs';
 import { eventually } from './support/polling';
 import { effectsFor, requestsFor } from './support/providerLedger';
@@ -173,7 +174,7 @@ test('a hung charge is never retried: it is unknown and blocks, and once an oper
   expect(effectsFor(stack, job.id).map((e) => e.idempotencyKey)).toEqual([`${job.id}:2`]);
 });
 
-test('the wait before a retry is shown on the job and survives a worker restart, neither lost nor shortened', async () => {
+test('the wait before a retry is shown on the job (status query, GET, CLI) and survives a worker restart, neither lost nor shortened', async () => {
   stack.simulator.inject({
     route: 'chat',
     model: 'sim-steady',
@@ -204,4 +205,7 @@ test('the wait before a retry is shown on the job and survives a worker restart,
   expect(second!.created_at.getTime() - first!.finished_at!.getTime()).toBeGreaterThanOrEqual(
     4_000,
   );
+  // The CLI shows the same note.
+  const shown = await runCli(stack, ['jobs', 'show', job.id]);
+  expect(shown.stdout).toContain('retry_scheduled: retrying chat in 4 s (429, Retry-After 4)');
 });

@@ -18,6 +18,15 @@ import { chooseDatabase, explainConnectionFailure } from './database';
 import { renderTable } from './table';
 import { terminalJson } from './terminal';
 
+/** A job's note in one line: what happened, why, and until when for a wait. */
+function noteText(note: unknown): string {
+  const fields = (typeof note === 'object' && note !== null ? note : {}) as Record<string, unknown>;
+  const event = typeof fields.event === 'string' ? fields.event : 'note';
+  const reason = typeof fields.reason === 'string' ? `: ${fields.reason}` : '';
+  const until = typeof fields.retryAt === 'string' ? ` (until ${fields.retryAt})` : '';
+  return `  ${event}${reason}${until}`;
+}
+
 /** One database pool per command run, closed when it ends; for commands that need no Temporal. */
 export async function withPool<T>(work: (pool: Pool) => Promise<T>): Promise<T> {
   const choice = chooseDatabase();
@@ -142,6 +151,8 @@ export function addOperatorCommands(program: Command): void {
             ...(races.length > 0
               ? ['', `lost races: ${races.map((r) => r.losingAttemptId).join(', ')}`]
               : []),
+            // What the workflow noted on its way: skipped providers, retries and their waits.
+            ...(job.notes.length > 0 ? ['', 'notes:', ...job.notes.map(noteText)] : []),
           ].join('\n'),
         );
       });
