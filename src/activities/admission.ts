@@ -2,6 +2,7 @@ import {
   AttemptInFlightError,
   createAttempt,
   JobNotOpenError,
+  ProviderUnavailableError,
   listAttempts,
   settleAbandonedAttempt,
   type AttemptRecord,
@@ -25,7 +26,7 @@ import { intentShapeRefusal } from '../domain/jsonShape';
 import { retrySettings } from '../domain/retries';
 import { jobWorkflowId, parseJobWorkflowId } from '../domain/workflowId';
 import { contractVersion, findJobType, type AnyJobTypeContract } from '../jobTypes';
-import { providerModel } from '../providers/provider';
+import { breakerCoolOffMs, providerModel } from '../providers/provider';
 import { ServiceError } from '../service/errors';
 import { validateIntent } from '../service/intent';
 import { attemptSummary } from '../service/results';
@@ -240,10 +241,15 @@ export function admissionActivities(deps: AdmissionDeps) {
         seq: 1,
         provider,
         exclusive: mode === 'exclusive',
+        coolOffMs: breakerCoolOffMs(providers.get(provider).config),
       });
       return attemptSummary(attempt);
     } catch (error) {
-      if (error instanceof JobNotOpenError || error instanceof AttemptInFlightError)
+      if (
+        error instanceof JobNotOpenError ||
+        error instanceof AttemptInFlightError ||
+        error instanceof ProviderUnavailableError
+      )
         return undefined;
       throw error;
     }

@@ -5,17 +5,18 @@ import {
   findAttempt,
   forgetNoRecord,
   JobNotOpenError,
+  ProviderUnavailableError,
   noteNoRecord,
   reportAttemptFailure,
   settleAbandonedAttempt,
   settleAttemptWithoutResult,
   type AttemptRecord,
 } from '../db/attempts';
-import { addJobNote, findJob } from '../db/jobs';
+import { addCountedJobNote, addJobNote, findJob } from '../db/jobs';
 import { failureVerdict, type FailureEvidence } from '../domain/certainty';
 import { FAILURES } from '../domain/failures';
 import { checkOutput, findJobType } from '../jobTypes';
-import { lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
+import { breakerCoolOffMs, lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
 import { attemptOutcome, recordResult } from '../service/results';
 import type { AttemptOutcome, ReconcileOutcome } from '../workflows/definitions';
 import { typedFailure } from './failures';
@@ -45,9 +46,21 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
   ): Promise<ReconcileOutcome> => ({ ...(await attemptOutcome(pool, attempt)), detail, ...extra });
 
   return {
-    /** Notes on the job what its workflow is about to do (a retry's wait): once, however often run. */
+    /**
+     * Notes on the job what its workflow is about to do (a retry's wait): once, however often
+     * run; a retry is also counted for onejob_provider_retries_total{provider, cause}.
+     */
     async noteOnJob(input: { jobId: string; note: Record<string, unknown> }): Promise<void> {
-      await addJobNote(pool, input.jobId, input.note);
+      const { note } = input;
+      if (note.event === 'retry_scheduled')
+        await addCountedJobNote(
+          pool,
+          input.jobId,
+          note,
+          'provider_retries',
+          `${String(note.provider)}|${String(note.cause)}`,
+        );
+      else await addJobNote(pool, input.jobId, note);
     },
 
     /** Creates attempt `seq` in state `starting`; refuses with a typed failure when it may not. */
@@ -58,9 +71,31 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
       exclusive: boolean;
     }): Promise<{ id: string; state: AttemptRecord['state'] }> {
       try {
-        const attempt = await createAttempt(pool, input);
+        const attempt = await createAttempt(pool, {
+          ...input,
+          ...(providers.has(input.provider)
+            ? { coolOffMs: breakerCoolOffMs(providers.get(input.provider).config) }
+            : {}),
+        });
         return { id: attempt.id, state: attempt.state };
       } catch (error) {
+        if (error instanceof ProviderUnavailableError) {
+          const { provider, until, reason } = error.unavailability;
+          // The job says why its plan passed the provider by (once per reason and time).
+          await addCountedJobNote(
+            pool,
+            input.jobId,
+            { event: 'provider_skipped', provider, reason, until: until.toISOString() },
+            'provider_skips',
+            `${provider}|${error.unavailability.cause}`,
+          );
+          throw typedFailure(FAILURES.providerUnavailable, error.message, {
+            provider,
+            reason,
+            until: until.toISOString(),
+            retryAfterSeconds: Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000)),
+          });
+        }
         if (error instanceof JobNotOpenError)
           throw typedFailure(FAILURES.jobNotOpen, error.message, {
             terminalStatus: error.terminalStatus,

@@ -11,6 +11,7 @@ import {
   ProviderCallError,
   VIOLATION_CODES,
 } from '../providers/provider';
+import { noteCallEnd } from '../service/providerHealth';
 import { attemptOutcome, nudgeWorkflow, recordResult } from '../service/results';
 import type { AttemptOutcome } from '../workflows/definitions';
 import type { ActivityDeps } from './types';
@@ -215,6 +216,24 @@ export function providerCallActivities(
           );
         }
       }
+      // The provider's health for every worker: advisory, so a failure to note it is logged,
+      // never taken for the call's own (its end is already recorded).
+      await noteCallEnd(pool, logger, provider.config, {
+        attempt,
+        state: outcome.state,
+        ...(failure
+          ? {
+              failure: {
+                code: failure.code,
+                ...(failure.detail?.retryAfterMs === undefined
+                  ? {}
+                  : { retryAfterMs: failure.detail.retryAfterMs }),
+              },
+            }
+          : {}),
+      }).catch((error: unknown) =>
+        log.error({ err: error }, 'could not note the provider call in its health'),
+      );
       if (isLate() || context.cancellationSignal.aborted)
         await nudgeWorkflow(temporal, logger, job.workflowId, attempt.id);
       return outcome;

@@ -97,6 +97,10 @@ export function setErrorHandlers<Logger extends FastifyBaseLogger>(
         const blocking = error.details.blockingAttempt as { state?: string } | undefined;
         headers['retry-after'] = blocking?.state === 'unknown' ? '60' : '5';
       }
+      if (type === 'provider-unavailable') {
+        // The provider's cooldown or breaker decides; a few seconds paces a client that asks again.
+        headers['retry-after'] = '5';
+      }
       if (type === 'create-rate-limited') {
         headers['retry-after'] = String(error.details.retryAfterSeconds);
       }

@@ -44,6 +44,10 @@ export const PROBLEM_TYPES = {
     title: 'The provider is not certified for the contract in force',
   },
   'attempt-limit-reached': { status: 409, title: 'The job has had as many attempts as it may' },
+  'provider-unavailable': {
+    status: 409,
+    title: 'The provider takes no new attempt now: it cools down or its circuit breaker is open',
+  },
   'too-many-waits': {
     status: 429,
     title: 'Too many requests waiting on jobs at once for this owner',

@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { certificationPlan, certifyMany, type CertificationReport } from '../certification/certify';
 import { migrate } from '../db/migrate';
+import { listProviderHealth, recentProviderActivity } from '../db/providerHealth';
 import { terminalText } from '../domain/displayText';
 import { findJobType, jobTypeNames } from '../jobTypes';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
@@ -71,8 +72,66 @@ export function buildCli(): Command {
         if (reports.some((r) => !r.passed)) process.exitCode = 2;
       });
     });
+  providers
+    .command('status')
+    .description(
+      'Each provider’s circuit breaker, cooldown, and its failed calls and retries in the last 5 minutes',
+    )
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      // The configured providers when this shell has their settings; the database's otherwise.
+      let configured: string[] = [];
+      try {
+        configured = providerConfigsFromEnv().map((config) => config.name);
+      } catch {
+        configured = [];
+      }
+      await withPool(async (pool) => {
+        const health = await listProviderHealth(pool);
+        const activity = await recentProviderActivity(pool, RECENT_WINDOW_MS);
+        const names = [
+          ...new Set([...configured, ...health.map((h) => h.provider), ...activity.keys()]),
+        ].sort();
+        const now = Date.now();
+        const statuses = names.map((provider) => {
+          const row = health.find((h) => h.provider === provider);
+          const cooling = row?.cooldownUntil && row.cooldownUntil.getTime() > now;
+          return {
+            provider,
+            breaker: row?.breaker ?? 'closed',
+            openedAt: row?.openedAt?.toISOString() ?? null,
+            reason: row?.breaker === 'closed' ? null : (row?.reason ?? null),
+            probeAttemptId: row?.probeAttemptId ?? null,
+            cooldownUntil: cooling ? row.cooldownUntil!.toISOString() : null,
+            recentFailures: activity.get(provider)?.failures ?? 0,
+            recentRetries: activity.get(provider)?.retries ?? 0,
+          };
+        });
+        if (options.json) {
+          console.log(terminalJson(statuses));
+          return;
+        }
+        console.log(
+          renderTable(
+            ['provider', 'breaker', 'since', 'cooldown until', 'failures 5m', 'retries 5m', 'why'],
+            statuses.map((s) => [
+              s.provider,
+              s.breaker,
+              s.breaker === 'closed' ? '-' : (s.openedAt ?? '-'),
+              s.cooldownUntil ?? '-',
+              String(s.recentFailures),
+              String(s.recentRetries),
+              s.breaker === 'half_open' ? `probe ${s.probeAttemptId ?? '?'}` : (s.reason ?? ''),
+            ]),
+          ),
+        );
+      });
+    });
   return program;
 }
+
+/** What `providers status` counts as recent. */
+const RECENT_WINDOW_MS = 5 * 60_000;
 
 if (require.main === module) {
   buildCli()

@@ -1,6 +1,8 @@
+import { DEFAULT_BREAKER } from '../domain/breaker';
 import { recordableCost, type CallOutcome, type Money, type TokenUsage } from '../domain/cost';
 import { attemptId, type AttemptState, type TerminalJobStatus } from '../domain/job';
 import { inTransaction, type Pool, type Queryable } from './pool';
+import { claimProbe, providerUnavailability, type Unavailability } from './providerHealth';
 import { preparedStatement } from './statements';
 
 export interface AttemptRecord {
@@ -32,6 +34,8 @@ export interface AttemptRecord {
   usage: TokenUsage | null;
   /** What the call cost; null when unknown (no usage, or no price). */
   cost: Money | null;
+  /** The one attempt a half-open circuit breaker let through: its end closes or re-opens it. */
+  breakerProbe: boolean;
 }
 
 /** The ledger line written with a call's end. */
@@ -66,6 +70,7 @@ interface AttemptRow {
   /** numeric: text, so that no digit is lost on the way. */
   cost: string | null;
   cost_currency: string | null;
+  breaker_probe: boolean;
 }
 
 /** The columns AttemptRow reads, named (see preparedStatement for why never `*`). */
@@ -93,6 +98,7 @@ const ATTEMPT_COLUMNS: ReadonlyArray<keyof AttemptRow> = [
   'output_tokens',
   'cost',
   'cost_currency',
+  'breaker_probe',
 ];
 const COLUMNS = ATTEMPT_COLUMNS.join(', ');
 const COLUMNS_OF_A = ATTEMPT_COLUMNS.map((column) => `a.${column}`).join(', ');
@@ -122,6 +128,7 @@ function toAttempt(row: AttemptRow): AttemptRecord {
       row.cost === null || row.cost_currency === null
         ? null
         : { amount: Number(row.cost), currency: row.cost_currency },
+    breakerProbe: row.breaker_probe,
   };
 }
 
@@ -334,8 +341,11 @@ function isUniqueViolation(error: unknown, constraint: string): boolean {
 
 const CREATE_ATTEMPT = preparedStatement(
   'attempts.create',
-  `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version)
-   SELECT $1, j.id, $3, $4, $5, j.version FROM jobs j WHERE j.id = $2 AND j.terminal_status IS NULL
+  `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version, breaker_probe)
+   SELECT $1, j.id, $3, $4, $5, j.version, $6 FROM jobs j WHERE j.id = $2 AND j.terminal_status IS NULL
+      -- No new attempt to a provider cooling down or whose breaker is not closed, but the probe.
+      AND ($6 OR NOT EXISTS (SELECT 1 FROM provider_health h
+                              WHERE h.provider = $4 AND (h.cooldown_until > now() OR h.breaker <> 'closed')))
    ON CONFLICT (job_id, seq) DO NOTHING
    RETURNING ${COLUMNS}`,
 );
@@ -345,29 +355,55 @@ const EXCLUSIVE_IN_FLIGHT = preparedStatement(
     WHERE job_id = $1 AND exclusive AND state IN ('starting', 'running', 'unknown')`,
 );
 
+/** No new attempt may go to the provider now: it cools down, or its breaker is not closed. */
+export class ProviderUnavailableError extends Error {
+  constructor(readonly unavailability: Unavailability) {
+    super(
+      `provider ${unavailability.provider} takes no new attempt until ${unavailability.until.toISOString()}: ${unavailability.reason}`,
+    );
+    this.name = 'ProviderUnavailableError';
+  }
+}
+
 /**
  * Creates attempt `seq` of a job in state `starting`, recording the job version it read.
- * Idempotent: the same (job, seq) returns the row created before.
+ * Idempotent: the same (job, seq) returns the row created before. Refused with
+ * ProviderUnavailableError while the provider cools down or its breaker is open, except for the
+ * one probe a breaker whose cool-off (`coolOffMs`) is over lets through.
  */
 export async function createAttempt(
   db: Queryable,
-  input: { jobId: string; seq: number; provider: string; exclusive: boolean },
+  input: { jobId: string; seq: number; provider: string; exclusive: boolean; coolOffMs?: number },
 ): Promise<AttemptRecord> {
   const id = attemptId(input.jobId, input.seq);
-  try {
-    const { rows } = await db.query<AttemptRow>(
-      CREATE_ATTEMPT([id, input.jobId, input.seq, input.provider, input.exclusive]),
-    );
-    if (rows[0]) return toAttempt(rows[0]);
-  } catch (error) {
-    if (isUniqueViolation(error, 'attempts_one_in_flight_per_job')) {
-      const { rows } = await db.query<AttemptRow>(EXCLUSIVE_IN_FLIGHT([input.jobId]));
-      throw new AttemptInFlightError(input.jobId, rows[0] && toAttempt(rows[0]));
+  const insert = async (probe: boolean): Promise<AttemptRecord | undefined> => {
+    try {
+      const { rows } = await db.query<AttemptRow>(
+        CREATE_ATTEMPT([id, input.jobId, input.seq, input.provider, input.exclusive, probe]),
+      );
+      return rows[0] && toAttempt(rows[0]);
+    } catch (error) {
+      if (isUniqueViolation(error, 'attempts_one_in_flight_per_job')) {
+        const { rows } = await db.query<AttemptRow>(EXCLUSIVE_IN_FLIGHT([input.jobId]));
+        throw new AttemptInFlightError(input.jobId, rows[0] && toAttempt(rows[0]));
+      }
+      throw error;
     }
-    throw error;
-  }
+  };
+  const created = await insert(false);
+  if (created) return created;
   const existing = await findAttempt(db, id);
-  if (!existing) throw await jobNotOpen(db, input.jobId);
+  if (!existing) {
+    const coolOffMs = input.coolOffMs ?? DEFAULT_BREAKER.coolOffMs;
+    const unavailable = await providerUnavailability(db, input.provider, coolOffMs);
+    const notOpen = await jobNotOpen(db, input.jobId);
+    if (!unavailable || notOpen.terminalStatus) throw notOpen;
+    if (await claimProbe(db, input.provider, id, coolOffMs)) {
+      const probe = await insert(true);
+      if (probe) return probe;
+    }
+    throw new ProviderUnavailableError(unavailable);
+  }
   if (existing.provider !== input.provider || existing.exclusive !== input.exclusive) {
     throw new Error(
       `attempt ${id} exists for provider ${existing.provider}, not ${input.provider}`,

@@ -402,6 +402,29 @@ export async function addJobNote(
   await db.query(ADD_JOB_NOTE([jobId, JSON.stringify(note)]));
 }
 
+const ADD_COUNTED_NOTE = preparedStatement(
+  'jobs.add-counted-note',
+  `WITH noted AS (
+     UPDATE jobs SET notes = notes || jsonb_build_array($2::jsonb)
+      WHERE id = $1 AND NOT notes @> jsonb_build_array($2::jsonb)
+      RETURNING id)
+   INSERT INTO metric_deltas SELECT $3, $4, 1 FROM noted`,
+);
+
+/**
+ * Appends a note once, as addJobNote, and counts it in the metric totals (`metric`, `label`) in
+ * the same statement: a note written again (an activity's retry) is neither added nor counted.
+ */
+export async function addCountedJobNote(
+  db: Queryable,
+  jobId: string,
+  note: Record<string, unknown>,
+  metric: string,
+  label: string,
+): Promise<void> {
+  await db.query(ADD_COUNTED_NOTE([jobId, JSON.stringify(note), metric, label]));
+}
+
 const ADD_NOTE_IF_OPEN = preparedStatement(
   'jobs.add-note-if-open',
   `UPDATE jobs SET notes = notes || jsonb_build_array($2::jsonb)

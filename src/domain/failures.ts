@@ -20,6 +20,8 @@ export const FAILURES = {
   databaseRefused: 'DatabaseRefused',
   /** The job's plan names a provider this worker does not have: no retry of admission helps. */
   providerMissing: 'ProviderMissing',
+  /** The provider takes no new attempt now: it cools down (Retry-After) or its breaker is open. */
+  providerUnavailable: 'ProviderUnavailable',
   /**
    * An operator released the key, and this workflow is not its next generation's: the message
    * names the generation (and workflow id) the key's next job runs as.
@@ -54,6 +56,7 @@ export const NON_RETRYABLE_DB_FAILURES: readonly FailureType[] = [
   FAILURES.databaseRefused,
   FAILURES.attemptNotResolvable,
   FAILURES.providerMissing,
+  FAILURES.providerUnavailable,
   FAILURES.keyReleased,
 ];
 

@@ -47,10 +47,14 @@ export function retrySettings(
   return { ...DEFAULT_RETRY, ...configured };
 }
 
-/** Failures retried whatever the provider does: it refused the request before any work. */
-const REFUSED_BEFORE_WORK = new Set(['http_429', 'unreachable']);
-/** Failures of overload or of the connection: retried once the certainty table said `failed`. */
-const TRANSIENT = new Set([
+/**
+ * Failures that say the provider is unwell rather than the request wrong: retried here, and
+ * counted by the circuit breaker (breaker.ts). `429` and `unreachable` are refused before any
+ * work; the rest are overload or the connection, retried once the certainty table said `failed`.
+ */
+export const HEALING_FAILURE_CODES: readonly string[] = [
+  'http_429',
+  'unreachable',
   'http_408',
   'http_500',
   'http_502',
@@ -60,7 +64,8 @@ const TRANSIENT = new Set([
   'connection',
   'timeout',
   'unreadable',
-]);
+];
+const HEALING = new Set(HEALING_FAILURE_CODES);
 
 /** What a failed attempt's record says of its call (the attempt's `error`). */
 export interface FailedCall {
@@ -76,15 +81,20 @@ export function retryVerdict(failure: FailedCall): RetryVerdict {
   const code = typeof failure.code === 'string' ? failure.code : 'unknown';
   if (failure.provider?.shouldRetry === false)
     return { retry: false, reason: 'the provider said x-should-retry: false' };
-  if (REFUSED_BEFORE_WORK.has(code) || TRANSIENT.has(code))
+  if (HEALING.has(code))
     return { retry: true, reason: describeFailure(failure) };
   return { retry: false, reason: `${describeFailure(failure)} is not retried` };
 }
 
+/** `429` or `unreachable`: the failure in one word. */
+export function failureCause(failure: FailedCall): string {
+  if (typeof failure.httpStatus === 'number') return String(failure.httpStatus);
+  return typeof failure.code === 'string' ? failure.code : 'failure';
+}
+
 /** `429, Retry-After 2` or `unreachable`: the failure as the job's details name it. */
 export function describeFailure(failure: FailedCall): string {
-  const status = typeof failure.httpStatus === 'number' ? String(failure.httpStatus) : undefined;
-  const name = status ?? (typeof failure.code === 'string' ? failure.code : 'failure');
+  const name = failureCause(failure);
   const after = retryAfterOf(failure);
   return after === undefined ? name : `${name}, Retry-After ${formatSeconds(after)}`;
 }

@@ -1,3 +1,4 @@
+import { breakerSettings, DEFAULT_BREAKER, type BreakerSettings } from '../domain/breaker';
 import type { Money, TokenUsage } from '../domain/cost';
 import type { RetrySettings } from '../domain/retries';
 import type { AnyJobTypeContract } from '../jobTypes';
@@ -37,6 +38,12 @@ interface CommonProviderConfig {
    * domain/retries.ts); `false` never retries here. Default DEFAULT_RETRY: 3 tries, 500 ms, 30 s.
    */
   retry?: Partial<RetrySettings> | false;
+  /**
+   * Its circuit breaker (domain/breaker.ts), shared by every worker; `false` turns it off.
+   * Default DEFAULT_BREAKER: open after 5 failures in a row or half of 20 calls in 60 s, probe
+   * after 30 s.
+   */
+  breaker?: Partial<BreakerSettings> | false;
 }
 
 /** How much of a provider's answer is read when its config names no cap: 10 MiB. */
@@ -136,6 +143,12 @@ export function lateResultTimeoutMs(config: ProviderConfig): number {
 
 export function maxResponseBytes(config: ProviderConfig): number {
   return config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+}
+
+/** How long the provider's open breaker waits before it lets a probe through. */
+export function breakerCoolOffMs(config: ProviderConfig): number {
+  const settings = breakerSettings(config.breaker);
+  return settings ? settings.coolOffMs : DEFAULT_BREAKER.coolOffMs;
 }
 
 export function notFoundGraceMs(config: ProviderConfig): number {

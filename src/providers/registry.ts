@@ -46,6 +46,18 @@ const common = {
         ),
     ])
     .optional(),
+  breaker: z
+    .union([
+      z.literal(false),
+      z.strictObject({
+        consecutiveFailures: z.number().int().min(1).max(1_000).optional(),
+        failureRate: z.number().gt(0).max(1).optional(),
+        minimumCalls: z.number().int().min(1).max(1_000_000).optional(),
+        windowMs: z.number().int().min(1_000).max(86_400_000).optional(),
+        coolOffMs: z.number().int().min(100).max(86_400_000).optional(),
+      }),
+    ])
+    .optional(),
 };
 
 const currency = z.string().regex(/^[A-Z]{3}$/, 'a currency is an ISO 4217 code, e.g. USD');

@@ -42,6 +42,7 @@ const PROBLEM_BY_FAILURE: Record<string, ProblemType> = {
   [FAILURES.providerNotCertified]: 'provider-not-certified',
   [FAILURES.attemptLimitReached]: 'attempt-limit-reached',
   [FAILURES.hedgingNotAllowed]: 'hedging-not-allowed',
+  [FAILURES.providerUnavailable]: 'provider-unavailable',
   [FAILURES.invalidResult]: 'invalid-input',
 };
 

@@ -88,6 +88,8 @@ export interface CarriedJobState {
   nudged: string[];
   /** Since when each blocking attempt has been unknown. */
   unknownSince: Record<string, string>;
+  /** Providers passed by while they took no new attempt: until when, and why. */
+  deferred?: Record<string, { until: string; reason: string }>;
   /** How many runs came before this one. */
   runs: number;
   /** What the job was shown waiting on, so the next run shows the same from its first moment. */

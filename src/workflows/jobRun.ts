@@ -63,6 +63,11 @@ export class JobRun {
   readonly runningCalls = new Map<string, CancellationScope>();
   /** Every attempt being run right now, so that a cancel can wait for each to settle its row. */
   readonly runningAttempts = new Set<Promise<unknown>>();
+  /**
+   * Providers the plan passed by because they took no new attempt (a cooldown, an open breaker),
+   * with until when and why: once nothing else is left, the job waits for the earliest.
+   */
+  readonly deferred: Map<string, { until: string; reason: string }>;
   /** What each ended call cost, as far as this run has heard: shown to operators. */
   readonly costs = new Map<string, Money>();
   /** Attempt 1 when admission wrote its row: the loop launches it before anything else. */
@@ -94,6 +99,16 @@ export class JobRun {
     this.nextInPlan = carried?.nextInPlan ?? 0;
     this.failures = carried?.failures ?? [];
     this.unknownSince = carried?.unknownSince ?? {};
+    this.deferred = new Map(Object.entries(carried?.deferred ?? {}));
+  }
+
+  /** The deferred provider that takes attempts again first. */
+  earliestDeferred(): { provider: string; until: string; reason: string } | undefined {
+    let earliest: { provider: string; until: string; reason: string } | undefined;
+    for (const [provider, { until, reason }] of this.deferred)
+      if (!earliest || Date.parse(until) < Date.parse(earliest.until))
+        earliest = { provider, until, reason };
+    return earliest;
   }
 
   pendingRequest(): AttemptRequest | undefined {
@@ -181,6 +196,7 @@ export class JobRun {
         this.attempts.some((a) => a.attemptId === id && IN_FLIGHT_ATTEMPT_STATES.includes(a.state)),
       ),
       unknownSince: this.unknownSince,
+      ...(this.deferred.size > 0 ? { deferred: Object.fromEntries(this.deferred) } : {}),
       runs: this.status.run,
       waitingOn: this.status.waitingOn,
       needsOperator: this.status.needsOperator,

@@ -128,6 +128,17 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
           });
     } catch (error) {
       const failure = failureOf(error);
+      if (failure?.type === FAILURES.providerUnavailable) {
+        // Cooling down or its breaker is open: nothing was written; the plan passes it by.
+        const details = failure.details?.[0] as { until: string; reason: string } | undefined;
+        job.deferred.set(provider.name, {
+          until: details?.until ?? new Date(Date.now() + 1_000).toISOString(),
+          reason: details?.reason ?? failure.message,
+        });
+        if (request)
+          request.refused = { type: FAILURES.providerUnavailable, message: failure.message };
+        return;
+      }
       if (failure?.type === FAILURES.jobNotOpen) {
         // The job was settled meanwhile (a cancel, a winner this workflow had not heard of).
         const details = failure.details?.[0] as
@@ -150,6 +161,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       state: created.state,
     };
     job.attempts.push(summary);
+    job.deferred.delete(provider.name);
     if (request) {
       request.created = summary;
       job.requests.splice(job.requests.indexOf(request), 1);
@@ -194,9 +206,11 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     admitted: JobPlan,
     next: { provider: PlannedProvider; request?: AttemptRequest; created?: AttemptSummary },
   ): Promise<PlannedRetry | undefined> {
+    const before = job.attempts.length;
     await job.track(runAttempt(admitted, next.provider, next.request, next.created));
     const last = job.attempts.at(-1);
-    if (!last || job.terminal) return undefined;
+    // No attempt was made (the provider took none now): nothing to judge.
+    if (!last || job.terminal || job.attempts.length === before) return undefined;
     // What its call reported of the failure, as the attempt's record has it.
     const failure = [...job.failures].reverse().find((f) => f.attemptId === last.attemptId);
     return retryAfterFailure(admitted, job.attempts, last, failure as FailedCall, Math.random);
@@ -218,6 +232,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
         nextTry: retry.nextTry,
         delayMs: retry.delayMs,
         retryAt,
+        cause: retry.cause,
         reason: retry.description,
       },
     });
@@ -227,6 +242,31 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       { summary: retry.description },
     );
     return !job.terminal && job.pendingRequest() === undefined;
+  }
+
+  /**
+   * Nothing else is left, but a provider the plan passed by (cooling down, breaker open) takes
+   * attempts again later: wait for the earliest on a durable timer, then it is next. Never fail a
+   * job because of it; the job's attempt cap still bounds what it tries.
+   */
+  async function waitForDeferred(admitted: JobPlan): Promise<PlannedProvider | undefined> {
+    const deferred = job.earliestDeferred();
+    if (!deferred || job.attempts.length >= admitted.maxAttempts) return undefined;
+    const provider = admitted.compatible.find((p) => p.name === deferred.provider);
+    if (!provider) return undefined;
+    await continueAsNewIfLarge(admitted);
+    const waitMs = Math.max(100, Date.parse(deferred.until) - Date.now());
+    job.show(
+      job.attempts.length > 0 ? 'running' : 'pending',
+      `waiting for ${provider.name} until ${deferred.until}: ${deferred.reason}`,
+    );
+    await condition(
+      () => job.terminal !== null || job.pendingRequest() !== undefined,
+      waitMs,
+      { summary: `waiting for ${provider.name}` },
+    );
+    job.deferred.delete(provider.name);
+    return job.terminal || job.pendingRequest() ? undefined : provider;
   }
 
   async function runExclusive(admitted: JobPlan): Promise<void> {
@@ -246,8 +286,14 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       }
       if (job.terminal) break;
       const next = job.nextProvider(admitted);
-      if (!next) break;
-      retry = await runThenJudge(admitted, next);
+      if (next) {
+        retry = await runThenJudge(admitted, next);
+        continue;
+      }
+      if (job.deferred.size === 0) break;
+      const later = await waitForDeferred(admitted);
+      if (later) retry = await runThenJudge(admitted, { provider: later });
+      else if (!job.terminal && !job.pendingRequest()) break;
     }
   }
 
@@ -284,8 +330,15 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
           continue;
         }
         if (job.pendingRequest()) continue;
-        // Nothing running and nobody left to ask: wait out the unknown ones, or fail.
+        // Nothing running and nobody left to ask: wait out the unknown ones, or for a provider
+        // the plan passed by, or fail.
         const unknown = job.attempts.find((a) => a.state === 'unknown');
+        if (!unknown && job.deferred.size > 0) {
+          const later = await waitForDeferred(admitted);
+          if (later) launch({ provider: later });
+          else if (!job.terminal && !job.pendingRequest()) break;
+          continue;
+        }
         if (!unknown) break;
         await reconcile(admitted, unknown);
         continue;

@@ -8,6 +8,7 @@ import { FAILURES, type FailureType } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type TerminalJobStatus } from '../domain/job';
 import {
   describeFailure,
+  failureCause,
   formatSeconds,
   retryDelayMs,
   retryVerdict,
@@ -191,6 +192,8 @@ export interface PlannedRetry {
   nextTry: number;
   /** `retrying pay in 2 s (429, Retry-After 2)`: what the job's details say while it waits. */
   description: string;
+  /** The failure retried, as the retries counter labels it: `429`, `unreachable`. */
+  cause: string;
 }
 
 /**
@@ -220,6 +223,7 @@ export function retryAfterFailure(
     provider,
     delayMs,
     nextTry: tries + 1,
+    cause: failureCause(failure),
     description: `retrying ${provider.name} in ${formatSeconds(delayMs)} s (${describeFailure(failure)})`,
   };
 }

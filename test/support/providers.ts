@@ -6,8 +6,10 @@ import type {
 } from '../../src/providers/provider';
 
 /*
- * Retries on the same provider are off unless a test turns them on (`retry: {…}`): the tests of
- * fallbacks, certainty and races pin what one failed call leads to; providerRetries pins retries.
+ * Retries on the same provider and the circuit breaker are off unless a test turns them on
+ * (`retry: {…}`, `breaker: {…}`): the tests of fallbacks, certainty and races pin what one failed
+ * call leads to, and provoke many failures on one provider; providerRetries and providerHealth
+ * pin retries, cooldowns and the breaker.
  */
 
 /** A payment-like provider on the simulator, with its status lookup unless told otherwise. */
@@ -25,6 +27,7 @@ export function payProvider(
     lateResultTimeoutMs: 20_000,
     sideEffects: true,
     retry: false,
+    breaker: false,
     ...options,
   };
 }
@@ -45,6 +48,7 @@ export function chatProvider(
     lateResultTimeoutMs: 20_000,
     sideEffects: false,
     retry: false,
+    breaker: false,
     ...options,
   };
 }
@@ -65,6 +69,7 @@ export function anthropicProvider(
     lateResultTimeoutMs: 3_000,
     sideEffects: false,
     retry: false,
+    breaker: false,
     ...options,
   };
 }

@@ -134,10 +134,11 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     ONEJOB_TASK_QUEUE: taskQueue,
     ONEJOB_SIMULATOR_URL: simulator.url,
     // The simulator's standard providers by default; either way without retries on the same
-    // provider unless the test's configs turn them on (see support/providers.ts).
+    // provider or a breaker unless the test's configs turn them on (see support/providers.ts).
     ONEJOB_PROVIDERS: JSON.stringify(
       (options.providers ?? simulatorProviders)(simulator.url).map((config) => ({
         retry: false,
+        breaker: false,
         ...config,
       })),
     ),
