@@ -1,5 +1,6 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Queryable } from '../db/pool';
+import { listProviderHealth } from '../db/providerHealth';
 
 /** Read at every scrape: both walk the partial index of in-flight attempts, never whole tables. */
 export const ATTEMPTS_IN_FLIGHT_SQL = `
@@ -28,6 +29,9 @@ function shared<T>(read: () => Promise<T>): () => Promise<T> {
       reading = undefined;
     }));
 }
+
+/** The breaker gauge's values. */
+const BREAKER_GAUGE = { closed: 0, half_open: 1, open: 2 } as const;
 
 /**
  * The service's Prometheus metrics. Counters count what this API process saw. Gauges are read
@@ -172,6 +176,46 @@ export function createMetrics(db: Queryable, options: { waitsInProgress: () => n
     ['provider', 'kind'],
     'attempt_tokens',
   );
+
+  ledgerCounter(
+    'onejob_provider_retries_total',
+    'Retries on the same provider, by provider and the failure retried (429, 503, unreachable, …) (from the database)',
+    ['provider', 'cause'],
+    'provider_retries',
+  );
+  ledgerCounter(
+    'onejob_provider_skips_total',
+    'Times a plan passed a provider by, by provider and reason: cooldown, breaker_open, breaker_half_open (from the database)',
+    ['provider', 'reason'],
+    'provider_skips',
+  );
+  new Gauge({
+    name: 'onejob_provider_breaker_state',
+    help: 'Each provider’s circuit breaker: 0 closed, 1 half-open, 2 open (from the database; providers never unwell are absent)',
+    labelNames: ['provider'],
+    registers: [registry],
+    async collect() {
+      const rows = await listProviderHealth(db);
+      this.reset();
+      for (const row of rows) this.set({ provider: row.provider }, BREAKER_GAUGE[row.breaker]);
+    },
+  });
+  new Gauge({
+    name: 'onejob_provider_cooldown_seconds',
+    help: 'How long each provider still cools down (its Retry-After), 0 when it does not (from the database)',
+    labelNames: ['provider'],
+    registers: [registry],
+    async collect() {
+      const rows = await listProviderHealth(db);
+      const now = Date.now();
+      this.reset();
+      for (const row of rows)
+        this.set(
+          { provider: row.provider },
+          Math.max(0, ((row.cooldownUntil?.getTime() ?? now) - now) / 1000),
+        );
+    },
+  });
 
   return { registry, jobsCreated, jobsReplayed, conflicts, fold };
 }
