@@ -99,9 +99,7 @@ test('a 429 with Retry-After cools the provider down for every job on every work
   const aloneDone = await untilJob(stack, alone.id, succeeded);
   expect(tried(aloneDone)).toEqual([['chat-cool', 'succeeded']]);
   const [attempt] = await attemptRows(stack.pool, alone.id);
-  expect(attempt!.created_at.getTime()).toBeGreaterThanOrEqual(
-    cooling!.cooldown_until!.getTime(),
-  );
+  expect(attempt!.created_at.getTime()).toBeGreaterThanOrEqual(cooling!.cooldown_until!.getTime());
   await second.stop();
 });
 

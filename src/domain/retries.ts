@@ -81,8 +81,7 @@ export function retryVerdict(failure: FailedCall): RetryVerdict {
   const code = typeof failure.code === 'string' ? failure.code : 'unknown';
   if (failure.provider?.shouldRetry === false)
     return { retry: false, reason: 'the provider said x-should-retry: false' };
-  if (HEALING.has(code))
-    return { retry: true, reason: describeFailure(failure) };
+  if (HEALING.has(code)) return { retry: true, reason: describeFailure(failure) };
   return { retry: false, reason: `${describeFailure(failure)} is not retried` };
 }
 

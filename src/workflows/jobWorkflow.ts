@@ -260,11 +260,9 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       job.attempts.length > 0 ? 'running' : 'pending',
       `waiting for ${provider.name} until ${deferred.until}: ${deferred.reason}`,
     );
-    await condition(
-      () => job.terminal !== null || job.pendingRequest() !== undefined,
-      waitMs,
-      { summary: `waiting for ${provider.name}` },
-    );
+    await condition(() => job.terminal !== null || job.pendingRequest() !== undefined, waitMs, {
+      summary: `waiting for ${provider.name}`,
+    });
     job.deferred.delete(provider.name);
     return job.terminal || job.pendingRequest() ? undefined : provider;
   }
