@@ -127,6 +127,24 @@ test('a definite 400 is not retried: the same request would fail the same way, s
   expect(done.notes.filter((n) => n.event === 'retry_scheduled')).toEqual([]);
 });
 
+test('a failure the provider says not to retry (x-should-retry: false) is not retried: the plan moves on', async () => {
+  stack.simulator.inject({
+    route: 'chat',
+    model: 'sim-steady',
+    fault: { kind: 'fail_before', status: 503, headers: { 'x-should-retry': 'false' } },
+  });
+  const job = await createJob(stack, summarize(['chat', 'chat-backup']));
+  const done = await untilJob(stack, job.id, succeeded);
+  expect(tried(done)).toEqual([
+    ['chat', 'failed'],
+    ['chat-backup', 'succeeded'],
+  ]);
+  expect(done.attempts[0]?.error).toMatchObject({
+    code: 'http_503',
+    provider: { shouldRetry: false },
+  });
+});
+
 test('a provider with retry: false is never retried: a 429 on a single-provider plan fails the job', async () => {
   stack.simulator.inject({ route: 'chat', model: 'sim-steady', fault: { kind: 'rate_limited' } });
   const job = await createJob(stack, summarize(['chat-once']));

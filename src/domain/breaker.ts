@@ -18,7 +18,7 @@ export interface BreakerSettings {
 export const DEFAULT_BREAKER: BreakerSettings = {
   consecutiveFailures: 5,
   failureRate: 0.5,
-  minimumCalls: 20,
+  minimumCalls: 100,
   windowMs: 60_000,
   coolOffMs: 30_000,
 };

@@ -40,7 +40,7 @@ interface CommonProviderConfig {
   retry?: Partial<RetrySettings> | false;
   /**
    * Its circuit breaker (domain/breaker.ts), shared by every worker; `false` turns it off.
-   * Default DEFAULT_BREAKER: open after 5 failures in a row or half of 20 calls in 60 s, probe
+   * Default DEFAULT_BREAKER: open after 5 failures in a row or half of 100 calls in 60 s, probe
    * after 30 s.
    */
   breaker?: Partial<BreakerSettings> | false;

@@ -155,6 +155,9 @@ export class Behaviour {
           route,
           fault.status,
           fault.message ?? 'simulated failure before any effect',
+          {},
+          undefined,
+          fault.headers,
         );
       if (fault?.kind === 'rate_limited') return rateLimited(res, route, fault.retryAfterSeconds);
       if (fault?.kind === 'overloaded')

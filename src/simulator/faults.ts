@@ -17,8 +17,11 @@ export type Fault =
   | { kind: 'hold'; gate: string; then?: Fault }
   /** Never answer (until the server shuts down); no side effect. */
   | { kind: 'hang' }
-  /** Answer with an error status before doing anything, in the provider's words or in `message`. */
-  | { kind: 'fail_before'; status: number; message?: string }
+  /**
+   * Answer with an error status before doing anything, in the provider's words or in `message`,
+   * with `headers` besides the API's own (a `retry-after`, an `x-should-retry: false`).
+   */
+  | { kind: 'fail_before'; status: number; message?: string; headers?: Record<string, string> }
   /** Do the side effect, then answer with an error status. */
   | { kind: 'fail_after'; status: number }
   /** Drop the connection before doing anything. */
