@@ -222,7 +222,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
    */
   async function waitToRetry(admitted: JobPlan, retry: PlannedRetry): Promise<boolean> {
     const retryAt = new Date(Date.now() + retry.delayMs).toISOString();
-    job.show('running', retry.description);
+    // The note is written before the status says "retrying", so whoever sees one finds the other.
     await job.db.noteOnJob({
       jobId: admitted.jobId,
       note: {
@@ -236,6 +236,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
         reason: retry.description,
       },
     });
+    job.show('running', retry.description);
     await condition(
       () => job.terminal !== null || job.pendingRequest() !== undefined,
       retry.delayMs,
