@@ -14,6 +14,7 @@ import { Command } from 'commander';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { badDayScenario } from './scenarios/badDay';
 import { blockedScenario } from './scenarios/blocked';
 import { createScenario } from './scenarios/create';
 import { endToEndScenario } from './scenarios/endToEnd';
@@ -32,6 +33,7 @@ const SCENARIOS: Scenario[] = [
   replayScenario,
   endToEndScenario,
   hedgingScenario,
+  badDayScenario,
   blockedScenario,
 ];
 const NAMES = SCENARIOS.map((scenario) => scenario.name.replace(/ /g, '-'));

@@ -41,6 +41,9 @@ function benchProviders(simulatorUrl: string): ProviderConfig[] {
     ...simulatorProviders(simulatorUrl),
     chat('tail-a', 'sim-heavytail', 30_000),
     chat('tail-b', 'sim-heavytail', 30_000),
+    // The bad-day row: the product's default retries and circuit breaker (`{}`: every default).
+    { ...chat('day-primary', 'sim-steady', 30_000), retry: {}, breaker: {} },
+    { ...chat('day-backup', 'sim-backup', 30_000), retry: {}, breaker: {} },
     {
       name: 'pay-never-answers',
       kind: 'http',
@@ -164,7 +167,8 @@ export async function startBenchEnvironment(
       ONEJOB_MAX_CONCURRENT_PROVIDER_CALLS: '1500',
     },
   });
-  for (const provider of ['tail-a', 'tail-b']) await stack.certify(provider, 'summarize');
+  for (const provider of ['tail-a', 'tail-b', 'day-backup'])
+    await stack.certify(provider, 'summarize');
   const baseline = await startBaseline(stack, temporalAddress);
   const cpu = new CpuMeter({
     'Temporal server': () => (temporalPid === undefined ? [] : withDescendants(temporalPid)),
