@@ -364,6 +364,22 @@ describe('retries on the same provider', () => {
     });
   });
 
+  test('a retry never takes the room a fallback needs: with a cap of 2 the second provider gets the second attempt', () => {
+    const failure = { code: 'http_429', httpStatus: 429 };
+    const one = [attempt(1, 'failed')];
+    expect(retryAfterFailure(retryPlan({ maxAttempts: 2 }), one, one[0]!, failure, half)).toBe(
+      undefined,
+    );
+    expect(
+      retryAfterFailure(retryPlan({ maxAttempts: 3 }), one, one[0]!, failure, half),
+    ).toMatchObject({ provider: { name: 'a' }, nextTry: 2 });
+    // Once every provider of the plan was tried, the room left is the retries'.
+    const both = [attempt(1, 'failed'), attempt(2, 'failed', 'b')];
+    expect(
+      retryAfterFailure(retryPlan({ maxAttempts: 3 }), both, both[1]!, failure, half),
+    ).toMatchObject({ provider: { name: 'b' }, nextTry: 2 });
+  });
+
   test('no retry past the job’s attempt cap, for a hedged job, without settings, or for an attempt not failed', () => {
     const failure = { code: 'http_429', httpStatus: 429 };
     const one = [attempt(1, 'failed')];

@@ -198,7 +198,8 @@ export interface PlannedRetry {
 
 /**
  * Whether the attempt that just failed is tried again on its provider: the retry table says its
- * failure may heal, the provider has retries and some left, and the job has attempts left.
+ * failure may heal, the provider has retries and some left, and the job has attempts left beyond
+ * one for each provider of the plan not yet tried (a fallback is never starved by retries).
  * Exclusive jobs only: a hedged job's answer to a failure is its next provider, at once (a retry
  * beside the hedges it already started would multiply them).
  */
@@ -213,7 +214,9 @@ export function retryAfterFailure(
   const provider = plan.compatible.find((p) => p.name === failed.provider);
   const settings = provider?.retry;
   if (!provider || !settings || provider.uncertified) return undefined;
-  if (attempts.length >= plan.maxAttempts) return undefined;
+  // A retry never takes the room the plan's untried providers need for their first attempt.
+  const untried = plan.providers.filter((p) => !attempts.some((a) => a.provider === p.name));
+  if (attempts.length + 1 + untried.length > plan.maxAttempts) return undefined;
   let tries = 0;
   for (let i = attempts.length - 1; i >= 0 && attempts[i]!.provider === provider.name; i--)
     tries += 1;
