@@ -13,7 +13,9 @@
  * the plan and so at most 3 attempts per job, 1 worker crash, 1 API crash, 1 operator resolve and
  * 1 operator cancel, 1 provider callback, 1 "try again"; with RELEASE, 1 release and 1 create
  * after it. The mode (exclusive or hedged) and whether the job has side effects are chosen at
- * the start; hedged jobs have none (the API refuses hedging with side effects).
+ * the start; hedged jobs have none (the API refuses hedging with side effects). With RETRIES or
+ * BREAKER an attempt and the plan's provider it calls are numbered apart (a provider may get
+ * several attempts, or none for a while), and CAP (at most 3) is the job's attempt cap.
  *
  * Parts that only some runs pay for, each a define:
  *   -DQUIRKY_PROVIDERS        a provider's record under our key is independent of its work: it
@@ -28,6 +30,17 @@
  *                             reconciling unknown attempts of ended jobs
  *   -DADMISSION_TWICE         admission writes attempt 1 itself, and may run again (its worker
  *                             died before the workflow task completed)
+ *   -DRETRIES                 same-provider retries: an exclusive job's attempt whose own call
+ *                             failed in a way that may heal (refused before any work: 429, 503;
+ *                             free of side effects, a dropped connection; a call never sent
+ *                             whose activity timed out) is tried again on the same provider as a
+ *                             new attempt, while the cap leaves one attempt for each provider
+ *                             not yet tried; and a provider may refuse the request itself (a
+ *                             400), which it then refuses whenever it is sent
+ *   -DBREAKER                 a provider's circuit breaker (or a cooldown), opened and closed by
+ *                             other jobs' calls at any moment: creating an attempt on an open
+ *                             provider is refused, the plan passes it by and comes back to it
+ *                             on a durable timer when nothing else is left (exclusive jobs)
  * and -DNO_OPERATOR, -DNO_RESOLVE (the operator cancels and releases, but resolves nothing),
  * -DNO_CALLBACK, to keep a run within its memory. -DCONSEQUENCES_ONLY compiles out the asserts
  * at the steps (STEP_ASSERT, beside the guards they back), leaving the Invariants monitor and
@@ -83,6 +96,14 @@
  *   -DBUG_ADMISSION_SKIPS_ENDED_JOB  admission run again on a job cancelled meanwhile takes
  *                              over nothing, so its attempt 1 stays `starting` for ever: never
  *                              sent, never settled, its key never releasable (ADMISSION_TWICE)
+ *   -DBUG_RETRY_AFTER_AMBIGUOUS  the retry table read before the certainty table: a dropped
+ *                              connection (a failure that may heal) is retried on the same
+ *                              provider, its attempt failed to make way, side effects or not
+ *                              (RETRIES)
+ *   -DBUG_RETRY_REJECTED       a definite 400 taken for a failure that may heal: the same request
+ *                              is sent again to the provider that refused it (RETRIES)
+ *   -DBUG_SKIPPED_AS_TRIED     a provider the plan passed by for its open breaker counts as
+ *                              tried: the job fails while it waits out its cool-off (BREAKER)
  */
 
 /* An assert at the step it checks, beside the guard it backs. -DCONSEQUENCES_ONLY compiles them
@@ -98,6 +119,12 @@
 #define NP 3                 /* providers in the plan = attempts per job at most (1..3) */
 #endif
 #define MAXA 3               /* room for one job's attempts in the arrays below */
+#ifndef CAP
+#define CAP MAXA             /* RETRIES: the job's attempt cap (ONEJOB_MAX_ATTEMPTS_PER_JOB) */
+#endif
+#if CAP > MAXA || CAP < NP
+#error "the cap is between the plan's providers and MAXA"
+#endif
 
 #ifdef RELEASE
 #define GENS 2               /* the key's jobs: generation 1, and the one after its release */
@@ -118,6 +145,15 @@
 #endif
 #if defined(RELEASE) || defined(ADMISSION_TWICE)
 #define WORKFLOW_END_SEEN    /* a ghost marks each workflow's end */
+#endif
+#if defined(RETRIES) || defined(BREAKER)
+#define PLAN_APART           /* attempts and the plan's providers are numbered apart */
+#if defined(RELEASE) || defined(ADMISSION_TWICE)
+#error "RETRIES and BREAKER are modelled with one generation and admission once"
+#endif
+#endif
+#if defined(BREAKER) && (!defined(JOB) || JOB == 3)
+#error "BREAKER is modelled for exclusive jobs (JOB 1 or 2)"
 #endif
 
 /* attempt states (src/domain/job.ts ATTEMPT_STATES); NONE = no row */
@@ -142,6 +178,8 @@
 #define A_DROP      3        /* connection dropped; the work may or may not have been done */
 #define A_BROKEN    4        /* did the work, answered a 2xx outside the contract */
 #define A_LOST      5        /* our worker died mid-call: no answer ever reaches us */
+#define A_REJECTED  6        /* (RETRIES) refused the request itself (a 400): nothing done, and
+                                the same request is refused the same way whenever it is sent */
 
 /* a provider's signed "failed" report about one attempt */
 #define R_TRUE         1     /* it did nothing for that attempt, and will not */
@@ -189,6 +227,19 @@ bool keyWhenAsked[SLOTS + 1];  /* it did the work, and registers our key at the 
 byte ans[SLOTS + 1];           /* its answer to the call, once chosen (0: not yet) */
 #endif
 
+#ifdef PLAN_APART
+byte provOf[SLOTS + 1];        /* attempts.provider: the plan's provider an attempt called */
+#endif
+#ifdef RETRIES
+bool healing[SLOTS + 1];       /* attempts.error: its own call failed in a way that may heal */
+bool refuses[MAXA + 1];        /* a provider refused this request itself (a 400) */
+bool futile;                   /* ghost: a request was sent again to a provider that refused it */
+#endif
+#ifdef BREAKER
+bool open[MAXA + 1];           /* provider_health: its breaker is open (or it cools down) */
+byte breakerOpens = 1;         /* budget */
+#endif
+
 /* ---- Temporal ---- */
 bool workflowStarted[GENS + 1]; /* one workflow id per (owner, key, generation) */
 bool replied[SLOTS + 1];       /* the provider-call activity reported back to the workflow */
@@ -201,7 +252,8 @@ byte createsLeft = 3;        /* creates not yet sent */
 bool waitsOnOperator[GENS + 1]; /* generation g's workflow waits in reconcile for an operator */
 byte firstTerminal[GENS + 1]; /* the first terminal status and result ever written */
 byte firstResult[GENS + 1];
-bool tried[SLOTS + 1];         /* the workflow ran this attempt's provider call */
+bool tried[SLOTS + 1];         /* the workflow ran this attempt's provider call (PLAN_APART:
+                                  a call to this provider of the plan) */
 #ifdef WORKFLOW_END_SEEN
 bool wfDone[GENS + 1];       /* generation g's workflow has ended */
 #endif
@@ -420,6 +472,20 @@ inline applyReport(k) {
 /* the activity reports back to the workflow (its locals are reset: the process is done) */
 #define REPLY d_step { replied[a] = true; CALL_DONE(a); ANSWER = 0; began = false }
 
+/* The provider an attempt called, whether it refuses the request, and the failure's record */
+#ifdef PLAN_APART
+#define PROV_OF(a)    provOf[a]
+#else
+#define PROV_OF(a)    a
+#endif
+#ifdef RETRIES
+#define REFUSES(a)    refuses[provOf[a]]
+#define MAY_HEAL(a)   healing[a] = true
+#else
+#define REFUSES(a)    false
+#define MAY_HEAL(a)   skip
+#endif
+
 /* What an ambiguous end of a call may have done (BUG_UNKNOWN_AS_FAILED: nothing, ever) */
 #ifdef BUG_UNKNOWN_AS_FAILED
 #define MAY_HAVE_TAKEN_EFFECT false
@@ -455,6 +521,14 @@ proctype ProviderCall(byte a) {
      atomic {
        /* property: no fallback runs after a side effect (no earlier attempt did the work) */
        STEP_ASSERT(!sideEffects || !ANY_DID(BASE(JOB_OF(a))));
+#ifdef RETRIES
+       /* property: a request is never sent again to a provider that refused it (no retry of a 400) */
+       STEP_ASSERT(!REFUSES(a));
+       futile = futile || REFUSES(a);
+       if
+       :: REFUSES(a) -> ANSWER = A_REJECTED   /* the same request, refused the same way */
+       :: else ->
+#endif
        if
        :: MAY_WORK(a) -> did[a] = true; KEY_RECORD(a); ANSWER = A_OK
        :: MAY_IDLE(a) -> ANSWER = A_DEFINITE
@@ -471,7 +545,15 @@ proctype ProviderCall(byte a) {
        :: MAY_WORK(a) -> did[a] = true; keyWhenAsked[a] = true; ANSWER = A_BROKEN
 #endif
        :: workerCrashes > 0 && MAY_IDLE(a) -> workerCrashes--; ANSWER = A_LOST
-       fi;
+#ifdef RETRIES
+       /* refuses the request itself (400, 422): nothing done, and it would refuse it again */
+       :: MAY_IDLE(a) -> refuses[provOf[a]] = true; ANSWER = A_REJECTED
+#endif
+       fi
+#ifdef RETRIES
+       fi
+#endif
+       ;
        NOTE_WORK_AFTER_RELEASE(a)
      };
      /* src/activities/providerCall.ts callProvider: the worker died mid-call, so no answer
@@ -512,18 +594,37 @@ proctype ProviderCall(byte a) {
         REPLY   /* src/activities/providerCall.ts callProvider returns */
 #endif
      /* src/db/attempts.ts markCallEnded: from now on the original request cannot land */
-     :: ANSWER == A_DEFINITE || ANSWER == A_DROP || (ANSWER == A_BROKEN && !sideEffects) ->
+     :: (ANSWER == A_DEFINITE || ANSWER == A_DROP || ANSWER == A_REJECTED
+         || (ANSWER == A_BROKEN && !sideEffects)) ->
         callEnded[a] = true;
         if
-        :: ANSWER == A_DEFINITE -> settleWithoutResult(a, FAILED)
+        :: ANSWER == A_DEFINITE ->
+           /* src/domain/retries.ts retryVerdict: refused before any work (429, 503): may heal */
+           atomic { MAY_HEAL(a); settleWithoutResult(a, FAILED) }
         :: ANSWER == A_DROP ->
            /* src/activities/providerCall.ts callProvider: ambiguous, so failed only when nothing
-              has side effects (the call has ended) */
+              has side effects (the call has ended); then a dropped connection may heal */
            if
-           :: !MAY_HAVE_TAKEN_EFFECT -> settleWithoutResult(a, FAILED)
+           :: !MAY_HAVE_TAKEN_EFFECT -> atomic { MAY_HEAL(a); settleWithoutResult(a, FAILED) }
+#ifdef BUG_RETRY_AFTER_AMBIGUOUS
+           /* src/workflows/policy.ts retryAfterFailure: the connection dropped, which may heal,
+              so the attempt is failed to make way for its retry, side effects or not */
+           :: else -> atomic { MAY_HEAL(a); settleWithoutResult(a, FAILED) }
+#else
            :: else -> settleWithoutResult(a, UNKNOWN)
+#endif
            fi
         :: ANSWER == A_BROKEN -> settleWithoutResult(a, FAILED)   /* and no side effects */
+#ifdef RETRIES
+        :: ANSWER == A_REJECTED ->
+#ifdef BUG_RETRY_REJECTED
+           /* src/domain/retries.ts retryVerdict: a 400 taken for a failure that may heal */
+           atomic { MAY_HEAL(a); settleWithoutResult(a, FAILED) }
+#else
+           /* src/domain/retries.ts retryVerdict: the same request would fail the same way */
+           settleWithoutResult(a, FAILED)
+#endif
+#endif
         fi;
         REPLY   /* src/activities/providerCall.ts callProvider returns */
      fi
@@ -681,39 +782,73 @@ end_waitsOnOperator:
 #define OTHER_IN_FLIGHT(a) (!hedged && ANOTHER_IN_FLIGHT(a))
 #endif
 
-inline createAttempt(a) {
+/* BREAKER: the INSERT refuses a provider whose breaker is open or which cools down (NOT EXISTS
+ * in provider_health, in the same statement): ProviderUnavailableError, no row, no number. */
+#ifdef BREAKER
+#define UNAVAILABLE(p)   open[p]
+#define PASSED_BY(b)     passedBy = b
+#else
+#define UNAVAILABLE(p)   false
+#define PASSED_BY(b)     skip
+#endif
+#ifdef PLAN_APART
+#define SET_PROV(a, p)   provOf[a] = p
+#else
+#define SET_PROV(a, p)   skip
+#endif
+
+inline createAttempt(a, p) {
   atomic {
     if
     :: astate[a] != NONE -> skip                      /* the same (job, seq) again: that row */
     :: astate[a] == NONE && terminal[g] != OPEN -> skip  /* jobNotOpen */
-    :: astate[a] == NONE && terminal[g] == OPEN && OTHER_IN_FLIGHT(a) ->
+    :: astate[a] == NONE && terminal[g] == OPEN && UNAVAILABLE(p) -> PASSED_BY(true)
+    :: astate[a] == NONE && terminal[g] == OPEN && !UNAVAILABLE(p) && OTHER_IN_FLIGHT(a) ->
        /* property: the loop never asks for an attempt the in-flight index refuses */
        STEP_ASSERT(false)
-    :: astate[a] == NONE && terminal[g] == OPEN && !OTHER_IN_FLIGHT(a) ->
+    :: astate[a] == NONE && terminal[g] == OPEN && !UNAVAILABLE(p) && !OTHER_IN_FLIGHT(a) ->
        /* property: no new exclusive attempt while another is starting, running or unknown */
        STEP_ASSERT(hedged || !ANOTHER_IN_FLIGHT(a));
-       astate[a] = STARTING; readVersion[a] = version[g]
+       astate[a] = STARTING; readVersion[a] = version[g]; SET_PROV(a, p); PASSED_BY(false)
     fi
   }
 }
 
-inline launch() {
-  createAttempt(SLOT(next));
-  AGAIN_AFTER_CRASH(createAttempt(SLOT(next)));
+/* src/workflows/jobWorkflow.ts runAttempt: the provider-call activity, and where the loop
+ * stands after it: a provider passed by is deferred (job.deferred), not tried */
+#ifdef BREAKER
+#define WAS_PASSED_BY  passedBy
+#define DEFER(p)       deferred[p] = true; passedBy = false
+#else
+#define WAS_PASSED_BY  false
+#define DEFER(p)       skip
+#endif
+inline launchOn(p) {
+  createAttempt(SLOT(next), p);
+  AGAIN_AFTER_CRASH(createAttempt(SLOT(next), p));
   if
   :: atomic {
-       /* src/workflows/jobWorkflow.ts runAttempt: the provider-call activity */
        astate[SLOT(next)] == STARTING ->
-       waiting[next] = true; running++; tried[SLOT(next)] = true;
+       waiting[next] = true; running++; tried[SLOT(p)] = true;
        run ProviderCall(SLOT(next));
        next++
      }
   :: atomic {
        /* the job ended first, or admission settled it (job.end) */
-       astate[SLOT(next)] != STARTING -> next++
+       astate[SLOT(next)] != STARTING && !WAS_PASSED_BY -> next++
      }
+  :: atomic { astate[SLOT(next)] != STARTING && WAS_PASSED_BY -> DEFER(p) }
   fi
 }
+
+/* The plan's next provider: the attempt's own number, or (PLAN_APART) a place of its own */
+#ifdef PLAN_APART
+#define PLAN_LEFT  (prov <= NP)
+inline launch() { launchOn(prov); prov++ }
+#else
+#define PLAN_LEFT  (next <= NP)
+inline launch() { launchOn(next) }
+#endif
 
 /*
  * src/activities/admission.ts admitJob, with startFirstAttempt: it reads the job row, marks it
@@ -752,7 +887,7 @@ inline admitJob() {
   };
   /* src/activities/admission.ts startFirstAttempt → src/db/attempts.ts createAttempt */
   if
-  :: !ended && astate[SLOT(1)] == NONE -> createAttempt(SLOT(1))
+  :: !ended && astate[SLOT(1)] == NONE -> createAttempt(SLOT(1), 1)
   :: else -> skip
   fi
 }
@@ -770,10 +905,52 @@ inline admitJob() {
 /* One call the workflow waits for: its report, or the activity's timeout (start-to-close or
  * heartbeat; a timer, so it may fire at any moment before the report). */
 #define WATCH(s) \
-  :: atomic { waiting[s] && replied[SLOT(s)] -> waiting[s] = false; running-- } \
-  :: atomic { waiting[s] && !replied[SLOT(s)] -> abandonAttempt(SLOT(s)) }; \
+  :: atomic { waiting[s] && replied[SLOT(s)] -> waiting[s] = false; running--; JUDGE(s) } \
+  :: atomic { waiting[s] && !replied[SLOT(s)] -> NEVER_SENT_HEALS(SLOT(s)); abandonAttempt(SLOT(s)) }; \
      AGAIN_AFTER_CRASH(abandonAttempt(SLOT(s))); \
-     d_step { waiting[s] = false; running-- }
+     d_step { waiting[s] = false; running--; JUDGE(s) }
+
+/*
+ * src/workflows/jobWorkflow.ts runThenJudge → src/workflows/policy.ts retryAfterFailure: once an
+ * exclusive job's attempt is back, it is retried on its provider when it is `failed` and its
+ * own call's failure may heal (src/domain/retries.ts retryVerdict), and the job's cap leaves one
+ * attempt for each provider of the plan not yet tried (deferred ones included). A provider's
+ * tries in a row are at most the cap here (at most 3, the default retry.maxAttempts). A call never
+ * sent whose activity timed out was `starting`: abandoned, it is `failed` (timeout, may heal).
+ */
+#ifdef RETRIES
+#ifdef BREAKER
+#define DEFERRED_COUNT (deferred[1] + deferred[2] + deferred[3])
+#else
+#define DEFERRED_COUNT 0
+#endif
+#define ROOM_FOR_RETRY ((next - 1) + 1 + (NP + 1 - prov) + DEFERRED_COUNT <= CAP)
+#define JUDGE(s) \
+  if \
+  :: !hedged && terminal[g] == OPEN && astate[SLOT(s)] == FAILED && healing[SLOT(s)] \
+     && ROOM_FOR_RETRY -> \
+     retryOf = provOf[SLOT(s)] \
+  :: else -> skip \
+  fi
+#define NEVER_SENT_HEALS(a) \
+  if \
+  :: astate[a] == STARTING && terminal[JOB_OF(a)] == OPEN -> healing[a] = true \
+  :: else -> skip \
+  fi
+#else
+#define JUDGE(s) skip
+#define NEVER_SENT_HEALS(a) skip
+#endif
+
+#ifdef RETRIES
+#define NO_RETRY_DUE (retryOf == 0)
+#else
+#define NO_RETRY_DUE true
+#endif
+#ifdef BREAKER
+#define DEFERRED_LEFT (deferred[1] || deferred[2] || deferred[3])
+#define FIRST_DEFERRED (deferred[1] -> 1 : (deferred[2] -> 2 : 3))
+#endif
 
 /* The workflow of generation g's job. */
 proctype JobWorkflow(byte g) {
@@ -785,6 +962,17 @@ proctype JobWorkflow(byte g) {
   bool waiting[MAXA + 1];      /* by provider */
   byte u;                      /* an unknown attempt */
   bool over, record, bad;      /* what the last status lookup saw */
+#ifdef PLAN_APART
+  byte prov = 1;               /* the plan's next provider */
+#endif
+#ifdef RETRIES
+  byte retryOf;                /* the provider a retry is due on (PlannedRetry), 0 if none */
+#endif
+#ifdef BREAKER
+  bool passedBy;               /* the last createAttempt was refused: the provider is unavailable */
+  bool deferred[MAXA + 1];     /* providers the plan passed by (job.deferred) */
+  byte later;                  /* the one it comes back to */
+#endif
 #ifdef ADMISSION_TWICE
   bool ended;                  /* the job row admission read had ended */
 
@@ -825,8 +1013,32 @@ proctype JobWorkflow(byte g) {
   :: atomic { terminal[g] == OPEN && !hedged && running == 0 -> u = BLOCKING_UNKNOWN };
      if
      :: u != 0 -> reconcile(u)
-     :: u == 0 && next <= NP -> launch()
-     :: u == 0 && next > NP ->
+#ifdef RETRIES
+     /* src/workflows/jobWorkflow.ts waitToRetry: a durable timer, then the same provider */
+     :: u == 0 && retryOf != 0 -> launchOn(retryOf); retryOf = 0
+     :: u == 0 && retryOf == 0 && PLAN_LEFT -> launch()
+#else
+     :: u == 0 && PLAN_LEFT -> launch()
+#endif
+#ifdef BREAKER
+     /* src/workflows/jobWorkflow.ts waitForDeferred: nothing else is left, so a provider the
+        plan passed by is tried again once its timer fires (and passed by again if still open) */
+#ifdef BUG_SKIPPED_AS_TRIED
+     :: u == 0 && NO_RETRY_DUE && !PLAN_LEFT && false ->
+#else
+     :: u == 0 && NO_RETRY_DUE && !PLAN_LEFT && DEFERRED_LEFT ->
+#endif
+        atomic { later = FIRST_DEFERRED; deferred[later] = false };
+        launchOn(later); later = 0
+#ifdef BUG_SKIPPED_AS_TRIED
+     /* src/workflows/jobWorkflow.ts waitForDeferred: the providers passed by are forgotten */
+     :: u == 0 && NO_RETRY_DUE && !PLAN_LEFT ->
+#else
+     :: u == 0 && NO_RETRY_DUE && !PLAN_LEFT && !DEFERRED_LEFT ->
+#endif
+#else
+     :: u == 0 && NO_RETRY_DUE && !PLAN_LEFT ->
+#endif
         /* src/workflows/jobWorkflow.ts runJob: every provider failed */
         finishJob(g, J_FAILED); AGAIN_AFTER_CRASH(finishJob(g, J_FAILED))
      fi
@@ -836,12 +1048,12 @@ proctype JobWorkflow(byte g) {
      tryAgain = false
   /* src/workflows/jobWorkflow.ts runHedged: after a delay of silence (a timer) or on a
      user's request, the next one starts too; the first compare-and-swap wins */
-  :: terminal[g] == OPEN && hedged && running == 0 && next <= NP -> launch()
-  :: terminal[g] == OPEN && hedged && running > 0 && next <= NP -> launch()
-  :: terminal[g] == OPEN && hedged && tryAgain && next <= NP -> tryAgain = false; launch()
-  :: terminal[g] == OPEN && hedged && tryAgain && next > NP ->
+  :: terminal[g] == OPEN && hedged && running == 0 && PLAN_LEFT -> launch()
+  :: terminal[g] == OPEN && hedged && running > 0 && PLAN_LEFT -> launch()
+  :: terminal[g] == OPEN && hedged && tryAgain && PLAN_LEFT -> tryAgain = false; launch()
+  :: terminal[g] == OPEN && hedged && tryAgain && !PLAN_LEFT ->
      tryAgain = false      /* refused: the plan is spent */
-  :: atomic { terminal[g] == OPEN && hedged && running == 0 && next > NP -> u = ANY_UNKNOWN };
+  :: atomic { terminal[g] == OPEN && hedged && running == 0 && !PLAN_LEFT -> u = ANY_UNKNOWN };
      if
      :: u != 0 -> reconcile(u)
      :: else -> finishJob(g, J_FAILED); AGAIN_AFTER_CRASH(finishJob(g, J_FAILED))
@@ -1091,6 +1303,24 @@ end:
   }
 }
 
+#ifdef BREAKER
+/*
+ * src/service/providerHealth.ts noteCallEnd: other jobs' calls, on any worker, open a provider's
+ * breaker (or a 429 with Retry-After cools it down) at any moment; after its cool-off a probe
+ * closes it. Only creating an attempt reads it (src/db/attempts.ts createAttempt): status
+ * lookups, callbacks, late answers and operators never do.
+ */
+active proctype Breaker() {
+end:
+  do
+  :: atomic { breakerOpens > 0 -> breakerOpens--; open[1] = true }
+  :: atomic { NP >= 2 && breakerOpens > 0 -> breakerOpens--; open[2] = true }
+  :: atomic { open[1] -> open[1] = false }
+  :: atomic { open[2] -> open[2] = false }
+  od
+}
+#endif
+
 /* src/api/routes/jobs.ts POST /v1/jobs/:id/attempts: a user asks for another attempt. In
  * exclusive mode it changes nothing the loop would not do (refused while an attempt is in
  * flight, else served by the next attempt), so only hedged jobs get one. */
@@ -1174,6 +1404,12 @@ init {
 #define ENDS_WITH_NOTHING_STARTING NOTHING_STARTING(1)
 #endif
 
+#ifdef RETRIES
+#define NO_FUTILE_CALL (!futile)
+#else
+#define NO_FUTILE_CALL true
+#endif
+
 /*
  * Invariants of every reachable state: the monitor can step in at any moment, so SPIN tries it
  * in every state. Each assert's comment names the property a counterexample breaks.
@@ -1183,7 +1419,7 @@ end:
   atomic {
     !(AT_MOST_ONE_JOB && AT_MOST_ONE_WINNER && NO_DOUBLE_EFFECT && FAILED_MEANS_NOTHING_DONE
       && OUTCOME_STABLE && FAILS_ONLY_AFTER_TRYING && RELEASE_HIDES_NOTHING
-      && ENDS_WITH_NOTHING_STARTING) ->
+      && ENDS_WITH_NOTHING_STARTING && NO_FUTILE_CALL) ->
     /* property: at most one job per (owner, key) and generation, and one live (unreleased) job */
     assert(AT_MOST_ONE_JOB);
     /* property: at most one winner, and it is the job's recorded result */
@@ -1201,7 +1437,9 @@ end:
     /* property: a key release never hides or overlaps an effect */
     assert(RELEASE_HIDES_NOTHING);
     /* property: when its workflow ends, no attempt of its job is left starting */
-    assert(ENDS_WITH_NOTHING_STARTING)
+    assert(ENDS_WITH_NOTHING_STARTING);
+    /* property: a provider that refused a request (a 400) is never sent it again */
+    assert(NO_FUTILE_CALL)
   }
 }
 

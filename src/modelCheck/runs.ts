@@ -10,9 +10,12 @@ import type { ModelRun } from './spin';
  * only they pay for (model/onejob.pml's header lists them): providers whose record under our
  * key is independent of their work (QUIRKY_PROVIDERS), a signed "failed" callback a success
  * answer may contradict (CONTRADICTORY_CALLBACK), an admission that runs again
- * (ADMISSION_TWICE), and a key released after its job ended, whose next create makes
- * generation 2 (RELEASE); with one or two providers a job, and NO_RESOLVE (the operator cancels
- * and releases but resolves nothing) where two providers would otherwise outgrow the budget.
+ * (ADMISSION_TWICE), a key released after its job ended, whose next create makes
+ * generation 2 (RELEASE), same-provider retries and providers that refuse a request for good
+ * (RETRIES), and a circuit breaker other jobs open and close (BREAKER); with one or two
+ * providers a job, and NO_RESOLVE (the operator cancels and releases but resolves nothing) where
+ * two providers would otherwise outgrow the budget. CAP is the job's attempt cap (3 unless
+ * said): a retry is made only while it leaves room for the plan's untried providers.
  */
 /** A charge on one provider with every case the model learned last, but key releases. */
 const EVERY_NEW_CASE_ONE_PROVIDER = {
@@ -79,6 +82,26 @@ export const MODEL_RUNS: ModelRun[] = [
     defines: EVERY_NEW_CASE_ONE_PROVIDER,
     check: 'liveness',
   },
+  {
+    name: 'charge, 1 provider, retries',
+    defines: { JOB: 1, NP: 1, RETRIES: true },
+    check: 'safety',
+  },
+  {
+    name: 'summary, 2 providers, retries, no operator or callback',
+    defines: { JOB: 2, NP: 2, RETRIES: true, NO_OPERATOR: true, NO_CALLBACK: true },
+    check: 'safety',
+  },
+  {
+    name: 'charge, 2 providers, retries and a breaker, no operator or callback',
+    defines: { JOB: 1, NP: 2, RETRIES: true, BREAKER: true, NO_OPERATOR: true, NO_CALLBACK: true },
+    check: 'safety',
+  },
+  {
+    name: 'charge settles, 1 provider, retries and a breaker, no operator or callback',
+    defines: { JOB: 1, NP: 1, RETRIES: true, BREAKER: true, NO_OPERATOR: true, NO_CALLBACK: true },
+    check: 'liveness',
+  },
 ];
 
 /**
@@ -140,6 +163,29 @@ const SHORT_RUNS: ModelRun[] = [
     defines: EVERY_NEW_CASE_ONE_PROVIDER,
     check: 'liveness',
   },
+  {
+    name: 'charge, 1 provider, retries, cap 2',
+    defines: { JOB: 1, NP: 1, CAP: 2, RETRIES: true },
+    check: 'safety',
+  },
+  {
+    name: 'summary, 1 provider, retries and a breaker, cap 2, no operator',
+    defines: { JOB: 2, NP: 1, CAP: 2, RETRIES: true, BREAKER: true, NO_OPERATOR: true },
+    check: 'safety',
+  },
+  {
+    name: 'charge settles, 1 provider, retries and a breaker, cap 2, no operator or callback',
+    defines: {
+      JOB: 1,
+      NP: 1,
+      CAP: 2,
+      RETRIES: true,
+      BREAKER: true,
+      NO_OPERATOR: true,
+      NO_CALLBACK: true,
+    },
+    check: 'liveness',
+  },
 ];
 /**
  * Their searches are small: compiled quickly, they cost less in all (measured), but for the
@@ -150,7 +196,14 @@ export const SHORT_MODEL_RUNS: ModelRun[] = SHORT_RUNS.map((run) =>
 );
 
 /** The optional parts of the model, each a define (model/onejob.pml's header). */
-const OPTIONAL_PARTS = ['QUIRKY_PROVIDERS', 'CONTRADICTORY_CALLBACK', 'ADMISSION_TWICE', 'RELEASE'];
+const OPTIONAL_PARTS = [
+  'QUIRKY_PROVIDERS',
+  'CONTRADICTORY_CALLBACK',
+  'ADMISSION_TWICE',
+  'RELEASE',
+  'RETRIES',
+  'BREAKER',
+];
 
 /**
  * What a run has of the model: its job kind and check, each optional part, a fallback (a second
@@ -289,6 +342,38 @@ const PLANTED: Record<string, PlantedModelBug> = {
     breaks: 'a job fails only after each provider of its plan was really tried (its call run)',
     consequence: 'a job fails only after each provider of its plan was really tried (its call run)',
     code: 'src/activities/admission.ts adoptAttempts',
+  },
+  BUG_RETRY_AFTER_AMBIGUOUS: {
+    name: 'a retry after an ambiguous side effect',
+    defines: { JOB: 1, NP: 1, CAP: 2, RETRIES: true, BUG_RETRY_AFTER_AMBIGUOUS: true },
+    check: 'safety',
+    breaks: FAILED_DID_NOTHING,
+    consequence: FAILED_DID_NOTHING,
+    code: 'src/workflows/policy.ts retryAfterFailure',
+  },
+  BUG_RETRY_REJECTED: {
+    name: 'a retry of a definite 400',
+    defines: { JOB: 2, NP: 1, CAP: 2, RETRIES: true, BUG_RETRY_REJECTED: true },
+    check: 'safety',
+    breaks: 'a request is never sent again to a provider that refused it (no retry of a 400)',
+    consequence: 'a provider that refused a request (a 400) is never sent it again',
+    code: 'src/domain/retries.ts retryVerdict',
+  },
+  BUG_SKIPPED_AS_TRIED: {
+    name: 'a provider passed by for its open breaker counted as tried',
+    defines: {
+      JOB: 1,
+      NP: 2,
+      CAP: 2,
+      BREAKER: true,
+      NO_OPERATOR: true,
+      NO_CALLBACK: true,
+      BUG_SKIPPED_AS_TRIED: true,
+    },
+    check: 'safety',
+    breaks: 'a job fails only after each provider of its plan was really tried (its call run)',
+    consequence: 'a job fails only after each provider of its plan was really tried (its call run)',
+    code: 'src/workflows/jobWorkflow.ts waitForDeferred',
   },
 };
 
