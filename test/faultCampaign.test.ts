@@ -18,7 +18,7 @@ const TRAFFIC = byLength({
 });
 
 test(
-  'a fixed-seed campaign with worker kills (one right after an admission), an API kill, a Temporal restart, a PostgreSQL restart and key releases breaks no invariant',
+  'a fixed-seed campaign with worker kills (one right after an admission), an API kill, a Temporal restart, a PostgreSQL restart, key releases, rate-limit storms and provider outages breaks no invariant',
   async () => {
     const dir = mkdtempSync(path.join(TEST_OUTPUT, 'chaos-'));
     const { code, output, report } = await runChaos(
@@ -47,6 +47,10 @@ test(
     // The traffic really ran, with provider faults, and jobs ended.
     expect(report.requests).toBeGreaterThan(500);
     expect(Object.values(report.providerFaults).reduce((a, b) => a + b, 0)).toBeGreaterThan(20);
+    // Providers had bad spells too: a rate-limit storm and an outage at least (about a dozen and
+    // half a dozen are drawn), which the jobs they hit had to get through by retries and fallbacks.
+    expect(report.providerFaults.rate_limit_storm).toBeGreaterThan(0);
+    expect(report.providerFaults.provider_outage).toBeGreaterThan(0);
     expect(report.jobsByState.succeeded).toBeGreaterThan(50);
     expect(report.violations.map((v) => `[${v.invariant}] ${v.message}`)).toEqual([]);
     expect(code).toBe(0);

@@ -10,6 +10,7 @@ import {
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { retrySettings } from '../domain/retries';
 import { lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
 import { ChaosClient } from './client';
 import { checkInvariants, isClientTimeout, type Violation } from './invariants';
@@ -292,6 +293,15 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       simulatorUrls: stack.simulatorUrls,
       paymentProviders: PAYMENT_PROVIDERS,
       callWindows,
+      retryRules: {
+        triesInARow: Object.fromEntries(
+          stack.providers.map((config) => {
+            const retry = retrySettings(config.retry);
+            return [config.name, retry && retry.maxAttempts];
+          }),
+        ),
+        maxAttemptsPerJob: stack.maxAttemptsPerJob,
+      },
       leftToOperators: settled.leftToOperators,
       unexpectedExits: stack.unexpectedExits(),
     });

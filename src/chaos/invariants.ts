@@ -1,11 +1,12 @@
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { canonicalJson } from '../domain/canonicalJson';
-import type { Journal } from './journal';
+import { HEALING_FAILURE_CODES } from '../domain/retries';
+import type { FaultWindow, Journal } from './journal';
 import { ledgerOf, requestsOf, type LedgerEntryView, type LoggedRequest } from './operations';
 import type { World } from './world';
 
-/** The promises the campaign checks, numbered as docs/testing-failure.md lists them. */
+/** The promises the campaign checks, numbered as docs/fault-campaign.md lists them. */
 export const INVARIANTS: Record<number, string> = {
   1: 'one live job per (owner, key), one workflow id per job, across both entry points; a key makes another job only after an operator released it',
   2: 'at most one winner per job; a recorded result never changes',
@@ -15,6 +16,7 @@ export const INVARIANTS: Record<number, string> = {
   6: 'every job is terminal or waits on an operator; job rows and workflows agree',
   7: 'a reused key with another intent is a 409 that leaves its job untouched; a replay returns the original job',
   8: 'no 5xx or dropped connection outside process-fault windows; every request a client retried ended in exactly one job',
+  9: 'a job fails only when no retry and no healthy fallback was left',
 };
 
 export interface Violation {
@@ -24,16 +26,21 @@ export interface Violation {
   needles: string[];
 }
 
-interface JobRow {
+export interface JobRow {
   id: string;
   owner_id: string;
   idempotency_key: string;
   workflow_id: string;
   job_type: string;
   input: unknown;
+  /** The providers asked for, primary first. */
+  provider_plan: string[];
+  mode: string;
   terminal_status: string | null;
   completed_by: string | null;
   result: unknown;
+  /** What the service noted on the job: providers skipped, retries scheduled, hedging paused. */
+  notes: unknown[];
   key_generation: number;
   key_release: { at: string } | null;
 }
@@ -41,9 +48,18 @@ interface JobRow {
 export interface AttemptRow {
   id: string;
   job_id: string;
+  seq: number;
   provider: string;
   state: string;
-  error: { code?: string; certainty?: string; settledBecause?: string } | null;
+  error: {
+    code?: string;
+    certainty?: string;
+    settledBecause?: string;
+    /** What the provider said of the failure (its `x-should-retry` among it), when it answered. */
+    provider?: unknown;
+    /** Set when the attempt was `unknown` before this settled it: not its call's own verdict. */
+    earlier?: unknown;
+  } | null;
   started_at: Date | null;
   call_ended_at: Date | null;
   finished_at: Date | null;
@@ -127,6 +143,111 @@ export function chargeKeysSentTwice(requests: LoggedRequest[]): Map<string, numb
   return new Map([...sent].filter(([, times]) => times > 1));
 }
 
+/**
+ * Every charge a provider's ledger shows, by the job it was for (a provider key is
+ * `<job id>:<attempt seq>`): one entry per execution. A retry on the same provider sends a new
+ * key, and a call refused before any work (a 429, an outage's 503) is logged but never executed,
+ * so a job charged once has one entry however often it was refused.
+ */
+export function chargesByJob(ledger: LedgerEntryView[]): Map<string, string[]> {
+  const charges = new Map<string, string[]>();
+  for (const entry of ledger) {
+    if (entry.route !== 'charge') continue;
+    const jobId = entry.idempotencyKey.split(':')[0]!;
+    for (let i = 0; i < entry.executions; i++)
+      charges.set(jobId, [...(charges.get(jobId) ?? []), entry.idempotencyKey]);
+  }
+  return charges;
+}
+
+/** What invariant 9 needs of the service's configuration: as the campaign's stack set it. */
+export interface RetryRules {
+  /** Each provider's tries in a row (its `retry.maxAttempts`), or false when it never retries. */
+  triesInARow: Record<string, number | false>;
+  /** The job's attempt cap (ONEJOB_MAX_ATTEMPTS_PER_JOB). */
+  maxAttemptsPerJob: number;
+}
+
+const HEALING = new Set(HEALING_FAILURE_CODES);
+
+type Note = { event?: unknown; provider?: unknown; afterAttempt?: unknown; until?: unknown };
+const notesOf = (job: Pick<JobRow, 'notes'>): Note[] =>
+  job.notes.filter((note): note is Note => typeof note === 'object' && note !== null);
+
+/**
+ * How the job ran: a hedged job whose hedging budget was spent runs exclusive, and says so in a
+ * note (admission decides it once).
+ */
+function modeRun(job: Pick<JobRow, 'mode' | 'notes'>): string {
+  const paused = notesOf(job).some((note) => note.event === 'hedging_paused');
+  return job.mode === 'hedged' && paused ? 'exclusive' : job.mode;
+}
+
+/** The provider told us not to try again (`x-should-retry: false`). */
+function providerSaidNo(error: AttemptRow['error']): boolean {
+  const said = error?.provider;
+  return typeof said === 'object' && said !== null && 'shouldRetry' in said
+    ? said.shouldRetry === false
+    : false;
+}
+
+/**
+ * Why a failed job broke invariant 9, or undefined when it did not. A job fails only when
+ * nothing was left that could have saved it, as the service promises (docs/attempts.md, "Retry,
+ * then fall back"), and only exclusive jobs retry (a hedged job's answer to a failure is its next
+ * provider, at once):
+ *
+ * (a) its last attempt failed by its own call with a failure the retry table retries (a healing
+ *     code: `429`, `503`, a dropped connection…, the provider not saying `x-should-retry: false`),
+ *     its provider had tries in a row left, and the cap had room for the retry beside one attempt
+ *     for each provider of the plan not yet tried; yet no retry was scheduled after it. A retry
+ *     that was scheduled and then gave way to the user's "try again" is the user's choice.
+ *     Failures settled later (a status lookup's "never processed", a callback, an operator, an
+ *     attempt that was `unknown` first) are never retried, and their codes say so.
+ * (b) a provider of its plan was never tried, though the cap had room, and the service never noted
+ *     that it passed it by (`provider_skipped`: not certified, cooling down, its breaker open).
+ *
+ * `attempts` are the job's, ordered by `seq`.
+ */
+export function failedWithHelpLeft(
+  job: Pick<JobRow, 'id' | 'terminal_status' | 'mode' | 'provider_plan' | 'notes'>,
+  attempts: AttemptRow[],
+  rules: RetryRules,
+): string | undefined {
+  if (job.terminal_status !== 'failed' || modeRun(job) !== 'exclusive') return undefined;
+  const notes = notesOf(job);
+  const skipped = new Set(
+    notes.filter((n) => n.event === 'provider_skipped').map((n) => String(n.provider)),
+  );
+  // Left out of the plan at admission (not certified): noted without a time to wait for.
+  const notCertified = new Set(
+    notes
+      .filter((n) => n.event === 'provider_skipped' && n.until === undefined)
+      .map((n) => String(n.provider)),
+  );
+  const plan = job.provider_plan.filter((name) => !notCertified.has(name));
+  const untried = plan.filter((name) => !attempts.some((a) => a.provider === name));
+  const made = attempts.length;
+  const forgotten = untried.filter((name) => !skipped.has(name));
+  if (forgotten.length > 0 && made < rules.maxAttemptsPerJob)
+    return `failed after ${made} of at most ${rules.maxAttemptsPerJob} attempts, and ${forgotten.join(', ')} of its plan was never tried nor noted as passed by`;
+
+  const last = attempts.at(-1);
+  if (!last || last.state !== 'failed' || notCertified.has(last.provider)) return undefined;
+  const code = last.error?.code ?? '';
+  if (!HEALING.has(code) || last.error?.earlier !== undefined || providerSaidNo(last.error))
+    return undefined;
+  const most = rules.triesInARow[last.provider];
+  if (most === undefined || most === false) return undefined;
+  let tries = 0;
+  for (let i = attempts.length - 1; i >= 0 && attempts[i]!.provider === last.provider; i--)
+    tries += 1;
+  if (tries >= most || made + 1 + untried.length > rules.maxAttemptsPerJob) return undefined;
+  const scheduled = notes.some((n) => n.event === 'retry_scheduled' && n.afterAttempt === last.id);
+  if (scheduled) return undefined;
+  return `failed after attempt ${last.seq} on ${last.provider} failed (${code}), its try ${tries} of ${most} in a row there, with ${made} of at most ${rules.maxAttemptsPerJob} attempts made: a retry was left, and none was scheduled`;
+}
+
 export interface CheckInputs {
   db: pg.Pool;
   temporal: Client;
@@ -137,6 +258,8 @@ export interface CheckInputs {
   paymentProviders: string[];
   /** Every provider's call window, by name (see believableAt). */
   callWindows: Record<string, CallWindow>;
+  /** The retry settings and the attempt cap the services run with (invariant 9). */
+  retryRules: RetryRules;
   /** Side-effect-free attempts the settle step found still unknown past their time. */
   leftToOperators: LeftToOperator[];
   /** Service processes that died without being killed by the campaign. */
@@ -148,7 +271,29 @@ export interface CheckInputs {
   }>;
 }
 
-/** Reads everything from the database, the providers' ledgers and Temporal, and checks 1–8. */
+/**
+ * The storms and outages that struck a provider while one of these attempts was on it (its call
+ * from start to end, campaign time from `campaignStart`): what a violation of invariant 9 shows.
+ */
+export function windowsMeeting(
+  attempts: AttemptRow[],
+  windows: FaultWindow[],
+  campaignStart: number,
+): FaultWindow[] {
+  return windows.filter((window) =>
+    attempts.some((attempt) => {
+      if (!attempt.started_at || attempt.provider !== window.provider) return false;
+      const from = attempt.started_at.getTime() - campaignStart;
+      const to = (attempt.call_ended_at ?? attempt.finished_at ?? attempt.started_at).getTime();
+      return from <= window.to && to - campaignStart >= window.from;
+    }),
+  );
+}
+
+const describeWindow = (window: FaultWindow): string =>
+  `${window.id} on ${window.provider} (${(window.from / 1000).toFixed(1)}–${(window.to / 1000).toFixed(1)} s)`;
+
+/** Reads everything from the database, the providers' ledgers and Temporal, and checks 1–9. */
 export async function checkInvariants(inputs: CheckInputs): Promise<{
   violations: Violation[];
   jobsByState: Record<string, number>;
@@ -294,13 +439,7 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
   //    provider key, and none under a generation released as uncharged.
   const ledgers: LedgerEntryView[] = [];
   for (const url of inputs.simulatorUrls) ledgers.push(...(await ledgerOf(url)));
-  const chargesByJob = new Map<string, string[]>();
-  for (const entry of ledgers) {
-    if (entry.route !== 'charge') continue;
-    const jobId = entry.idempotencyKey.split(':')[0]!;
-    for (let i = 0; i < entry.executions; i++)
-      chargesByJob.set(jobId, [...(chargesByJob.get(jobId) ?? []), entry.idempotencyKey]);
-  }
+  const chargesOfJob = chargesByJob(ledgers);
   // One attempt, one request: a second request under its key is a resend nobody recorded. The
   // provider absorbs it (one execution per key), so it is counted in the request log, which
   // also holds requests under keys never executed (refused, dropped, hung).
@@ -309,7 +448,7 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
       violate(4, `provider key ${key} received ${times} charge requests`, [key.split(':')[0]!]);
   for (const job of jobs) {
     if (job.job_type !== 'charge') continue;
-    const charges = chargesByJob.get(job.id) ?? [];
+    const charges = chargesOfJob.get(job.id) ?? [];
     if (charges.length > 1)
       violate(4, `job ${job.id} was charged ${charges.length} times: ${charges.join(', ')}`, [
         job.id,
@@ -356,7 +495,7 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
             other.idempotency_key === job.idempotency_key &&
             other.key_generation > job.key_generation,
         )
-        .flatMap((other) => chargesByJob.get(other.id) ?? []);
+        .flatMap((other) => chargesOfJob.get(other.id) ?? []);
       violate(
         4,
         `generation ${job.key_generation} of key ${job.idempotency_key} (job ${job.id}) was released with no charge recorded, and was charged under ${charges.join(', ')}${later.length > 0 ? `: the intent was charged again by a later generation under ${later.join(', ')}` : ''}`,
@@ -453,6 +592,19 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
       `${exit.service} exited on its own (code ${exit.code}, signal ${exit.signal}) at ${exit.at}`,
       [],
     );
+
+  // 9. A job fails only when no retry and no healthy fallback was left.
+  for (const job of jobs) {
+    const jobAttempts = attemptsOf.get(job.id) ?? [];
+    const why = failedWithHelpLeft(job, jobAttempts, inputs.retryRules);
+    if (!why) continue;
+    const met = windowsMeeting(jobAttempts, journal.faultWindows, journal.started);
+    violate(
+      9,
+      `job ${job.id} ${why}${met.length > 0 ? `; storms and outages it met: ${met.map(describeWindow).join(', ')}` : ''}`,
+      [job.id, ...met.map((window) => window.id)],
+    );
+  }
 
   return { violations, jobsByState, raceEvents: races.length, workflowsChecked };
 }

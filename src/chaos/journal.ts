@@ -39,6 +39,17 @@ export interface ProcessFault {
   error?: string;
 }
 
+/** A provider answering every call with one failure for a while: a storm or an outage. */
+export interface FaultWindow {
+  /** `rate_limit_storm#41`: its kind and the operation that started it. */
+  id: string;
+  kind: string;
+  provider: string;
+  /** Milliseconds since the campaign started, as `Exchange.at`. */
+  from: number;
+  to: number;
+}
+
 /**
  * The campaign's log: every operation, exchange, fault and process fault, in order, written as
  * JSON lines to a file as it goes (so a run that dies still leaves its trail), and kept in memory
@@ -49,6 +60,7 @@ export class Journal {
   readonly exchanges: Exchange[] = [];
   readonly processFaults: ProcessFault[] = [];
   readonly providerFaults = new Map<string, number>();
+  readonly faultWindows: FaultWindow[] = [];
   readonly operations = new Map<string, number>();
 
   constructor(readonly file: string) {
@@ -78,6 +90,12 @@ export class Journal {
     this.write({ event: 'provider-fault', kind, ...detail });
   }
 
+  /** A storm or an outage: counted with the provider faults, and its window kept. */
+  faultWindow(window: FaultWindow, detail: Record<string, unknown>): void {
+    this.faultWindows.push(window);
+    this.providerFault(window.kind, { ...detail, window });
+  }
+
   processFault(fault: ProcessFault): ProcessFault {
     this.processFaults.push(fault);
     this.write({ event: 'process-fault', ...fault });
@@ -88,14 +106,22 @@ export class Journal {
     this.write({ event: 'process-back', ...fault });
   }
 
-  /** Every line of the log that mentions one of these strings (a job id, a key), in order. */
+  /**
+   * Every exchange that mentions one of these strings (a job id, a key), and every fault window
+   * a needle names by its id, in the order they began.
+   */
   linesAbout(needles: string[], limit = 40): Array<Record<string, unknown>> {
-    const lines: Array<Record<string, unknown>> = [];
-    for (const exchange of this.exchanges) {
-      const text = JSON.stringify(exchange);
-      if (needles.some((needle) => needle && text.includes(needle)))
-        lines.push(exchange as unknown as Record<string, unknown>);
-    }
-    return lines.slice(-limit);
+    const mentioned = (entry: object): boolean => {
+      const text = JSON.stringify(entry);
+      return needles.some((needle) => needle && text.includes(needle));
+    };
+    const lines: Array<{ at: number; line: Record<string, unknown> }> = [];
+    for (const exchange of this.exchanges)
+      if (mentioned(exchange)) lines.push({ at: exchange.at, line: { ...exchange } });
+    for (const window of this.faultWindows)
+      if (needles.includes(window.id))
+        lines.push({ at: window.from, line: { event: 'provider-fault-window', ...window } });
+    lines.sort((a, b) => a.at - b.at);
+    return lines.slice(-limit).map(({ line }) => line);
   }
 }

@@ -25,6 +25,8 @@ export const OPERATION_WEIGHTS = {
   status: 10,
   list: 2,
   provider_fault: 14,
+  rate_limit_storm: 2,
+  provider_outage: 2,
 } as const;
 
 export type OperationKind = keyof typeof OPERATION_WEIGHTS;
@@ -51,6 +53,13 @@ export interface Actors {
 
 const CHAT_MODELS = ['sim-steady', 'sim-backup'] as const;
 
+/** The chat providers of the first simulator, and the model each serves there. */
+const CHAT_PROVIDERS: Record<string, (typeof CHAT_MODELS)[number]> = {
+  simulator: 'sim-steady',
+  'simulator-backup': 'sim-backup',
+};
+const chatProviders = (): string[] => Object.keys(CHAT_PROVIDERS);
+
 /** The simulator that serves a payment provider's charges. */
 export function simulatorOf(actors: Actors, provider: string): string {
   const index = actors.paymentProviders.indexOf(provider);
@@ -71,14 +80,18 @@ function freshKey(random: Random, label: string): string {
  */
 const HEDGED_PRIMARY = { provider: 'simulator-backup', model: 'sim-backup' } as const;
 
-/** A new intent: a summary (exclusive or hedged) or a charge (always exclusive). */
+/**
+ * A new intent: a summary (exclusive or hedged) or a charge (always exclusive). Some exclusive
+ * summaries have a single provider: with no fallback, only a retry on that provider saves them
+ * from a storm or an outage (invariant 9).
+ */
 function newIntent(random: Random, paymentProviders: string[]): Intent {
   const roll = random.next();
   if (roll < 0.35)
     return {
       type: 'summarize',
       input: { text: `Order ${random.int(1, 1e6)} shipped in ${random.int(1, 9)} boxes.` },
-      providers: ['simulator', 'simulator-backup'],
+      providers: roll < 0.28 ? ['simulator', 'simulator-backup'] : [random.pick(chatProviders())],
       mode: 'exclusive',
     };
   if (roll < 0.6)
@@ -174,6 +187,43 @@ async function keyToRelease(
   const record = createdRecord(actors, random);
   const jobId = record && World.latestJob(record);
   return record && jobId ? { record, jobId, open: false } : undefined;
+}
+
+/** The kinds of operation that make a provider sick for a while, not for one call. */
+export type ProviderTroubleKind = 'rate_limit_storm' | 'provider_outage';
+
+/**
+ * How long a storm or an outage lasts: long enough that a provider's retries may run out and its
+ * breaker open, short enough that the jobs waiting for it end soon after traffic does.
+ */
+const TROUBLE_MS = { min: 2_000, max: 8_000 } as const;
+
+/**
+ * A provider that answers every call with the same failure for a few seconds: a rate-limit storm
+ * (`429`, with a `Retry-After` of 1–3 s half the time) or an outage (`503`). The provider is a
+ * chat model's route on the first simulator, or a payment provider's charge route on the
+ * simulator that serves it.
+ */
+export function drawProviderTrouble(
+  random: Random,
+  kind: ProviderTroubleKind,
+  paymentProviders: string[],
+): { provider: string; simulator: number; rule: FaultRule } {
+  const provider = random.pick([...chatProviders(), ...paymentProviders]);
+  const forMs = random.int(TROUBLE_MS.min, TROUBLE_MS.max);
+  const fault: Fault =
+    kind === 'provider_outage'
+      ? { kind: 'fail_before', status: 503, message: 'simulated outage' }
+      : random.chance(0.5)
+        ? { kind: 'rate_limited', retryAfterSeconds: random.int(1, 3) }
+        : { kind: 'rate_limited' };
+  const model = CHAT_PROVIDERS[provider];
+  if (model) return { provider, simulator: 0, rule: { route: 'chat', model, forMs, fault } };
+  return {
+    provider,
+    simulator: Math.max(0, paymentProviders.indexOf(provider)),
+    rule: { route: 'charge', forMs, fault },
+  };
 }
 
 /** A provider fault for the next matching call. */
@@ -348,6 +398,29 @@ async function queueFault(
   rule: FaultRule,
 ): Promise<void> {
   actors.journal.providerFault(rule.fault.kind, { op, route: rule.route, simulator, rule });
+  await fetch(`${actors.simulatorUrls[simulator]}/_simulator/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(rule),
+  });
+}
+
+/**
+ * Starts a storm or an outage at a simulator. The journal keeps its window (which provider, from
+ * when to when), so that a violation about a job it hit can show it.
+ */
+async function openFaultWindow(
+  actors: Actors,
+  op: number,
+  kind: ProviderTroubleKind,
+  trouble: ReturnType<typeof drawProviderTrouble>,
+): Promise<void> {
+  const { provider, simulator, rule } = trouble;
+  const from = actors.journal.now();
+  actors.journal.faultWindow(
+    { id: `${kind}#${op}`, kind, provider, from, to: from + (rule.forMs ?? 0) },
+    { op, route: rule.route, simulator, rule },
+  );
   await fetch(`${actors.simulatorUrls[simulator]}/_simulator/faults`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -673,6 +746,12 @@ export async function runOperation(
     case 'provider_fault': {
       const { rule, simulator } = drawProviderFault(random, actors.simulatorUrls.length);
       await queueFault(actors, op, simulator, rule);
+      return;
+    }
+    case 'rate_limit_storm':
+    case 'provider_outage': {
+      const trouble = drawProviderTrouble(random, kind, actors.paymentProviders);
+      await openFaultWindow(actors, op, kind, trouble);
       return;
     }
   }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { certificationPlan, certifyMany, type CertificationReport } from '../certification/certify';
-import { sweeperConfig } from '../config';
+import { sweeperConfig, workerConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { NGINX, obtainDebianProgram } from '../dev/debianPackages';
@@ -109,6 +109,8 @@ export interface ChaosStack {
   providers: ProviderConfig[];
   /** How often each worker's sweeper runs (ONEJOB_SWEEP_INTERVAL_MS). */
   sweepIntervalMs: number;
+  /** The most attempts a job may have (ONEJOB_MAX_ATTEMPTS_PER_JOB). */
+  maxAttemptsPerJob: number;
   /** Which process faults this stack can take (external Temporal/PostgreSQL cannot be restarted). */
   can: {
     killWorker: boolean;
@@ -154,6 +156,13 @@ const NOT_FOUND_GRACE_MS = 3_000;
  */
 const CERTIFICATION_TIMEOUT_MS = 30_000;
 const CERTIFICATION_TRIES = 3;
+/**
+ * How long an open breaker keeps every new attempt from its provider before a probe: 5 s instead
+ * of 30. The campaign's storms and outages last 2–8 s, and a job with nothing else left waits
+ * for the provider on a durable timer; with the default, jobs caught at the end of traffic would
+ * keep the settling waiting half a minute for a provider that was well again long before.
+ */
+const BREAKER_COOL_OFF_MS = 5_000;
 /**
  * How often each worker's sweeper reconciles the unknown attempts of ended jobs (and heals open
  * jobs nobody runs): 5 s instead of a minute, so that quiescence comes sooner.
@@ -449,6 +458,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
         timeoutMs,
         lateResultTimeoutMs: Math.max(LATE_RESULT_MS, 4 * timeoutMs),
         notFoundGraceMs: NOT_FOUND_GRACE_MS,
+        breaker: { coolOffMs: BREAKER_COOL_OFF_MS },
       }),
     );
 
@@ -561,6 +571,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       callbackSecrets,
       providers,
       sweepIntervalMs: sweeperConfig(serviceEnv).intervalMs,
+      maxAttemptsPerJob: workerConfig(serviceEnv).maxAttemptsPerJob,
       can: {
         killWorker: true,
         killApi: true,
