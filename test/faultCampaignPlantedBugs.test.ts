@@ -50,6 +50,13 @@ const CASES: Array<[PlantedBug, number, RegExp]> = [
   ],
   // A key released while its charge was unknown: the charge lands after the release.
   ['release-while-unknown', 4, /released while attempt .* could still take effect/],
+  // Retries switched off: a job whose last provider met a storm or an outage fails at its first
+  // refusal, with tries left on that provider.
+  [
+    'retries-off',
+    9,
+    /failed \(\w+\), its try \d of 3 in a row there.*a retry was left, and none was scheduled/,
+  ],
 ];
 
 interface Run {

@@ -75,6 +75,19 @@ export const PLANTED_BUGS = {
     // The model-based test never releases a key.
     caughtBy: ['campaign'],
   },
+  /**
+   * Retries switched off: an exclusive job's failed attempt is never tried again on its provider,
+   * whatever its failure; the plan moves on at once, and a job whose last provider meets a storm
+   * or an outage fails though a retry was left.
+   */
+  'retries-off': {
+    file: 'workflows/policy.js',
+    from: "if (plan.mode !== 'exclusive' || failed.state !== 'failed' || !failure)",
+    to: 'if (plan.mode !== undefined)',
+    migration: undefined,
+    // The model-based test's providers run without retries (test/support/stack.ts).
+    caughtBy: ['campaign'],
+  },
 } as const;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;
