@@ -23,7 +23,10 @@ const providers = (url: string): ProviderConfig[] => [
 ];
 const stack = useTestStack({
   providers,
-  certify: [['chat-backup', 'summarize']],
+  certify: [
+    ['chat-backup', 'summarize'],
+    ['claude', 'summarize'],
+  ],
 });
 afterEach(() => stack.simulator.clearFaults());
 
@@ -128,6 +131,26 @@ test('the breaker opens after failures in a row, new jobs skip the provider, a p
     }),
   );
   expect(requestsFor(stack, skipping.id, 'messages')).toEqual([]);
+  // A user's explicit "try again" on it is refused as such, and sends nothing.
+  stack.simulator.inject({ route: 'chat', model: 'sim-backup', times: 1, fault: { kind: 'hang' } });
+  const hedged = await createJob(stack, {
+    ...summarize(['chat-backup', 'chat-cool']),
+    mode: 'hedged',
+  });
+  await untilJob(stack, hedged.id, (j) => j.attempts[0]?.state === 'running');
+  const refused = await stack.request('POST', `/v1/jobs/${hedged.id}/attempts`, {
+    body: { provider: 'claude' },
+  });
+  expect(refused.status).toBe(409);
+  expect(await refused.json()).toMatchObject({ type: '/problems/provider-unavailable' });
+  expect(refused.headers.get('retry-after')).toBe('5');
+  expect(requestsFor(stack, hedged.id, 'messages')).toEqual([]);
+  // The opening was logged once, by the call that made it: not again for each job that skips.
+  const openings = () =>
+    stack
+      .serviceLogs()
+      .filter((line) => line.event === 'provider_breaker_opened' && line.provider === 'claude');
+  expect(openings()).toHaveLength(1);
   const status = await runCli(stack, ['providers', 'status', '--json']);
   expect(JSON.parse(status.stdout)).toContainEqual(
     expect.objectContaining({ provider: 'claude', breaker: 'open', recentFailures: 3 }),
