@@ -1,7 +1,14 @@
 import type { ProviderConfig } from '../src/providers/provider';
 import { runCli } from './support/cli';
 import { TEST_TOKEN } from './support/identities';
-import { createJob, untilJob, type JobView } from './support/jobs';
+import {
+  createJob,
+  succeeded,
+  summarizeBody,
+  triedOf,
+  untilJob,
+  type JobView,
+} from './support/jobs';
 import { eventually } from './support/polling';
 import { requestsFor } from './support/providerLedger';
 import { anthropicProvider, chatProvider } from './support/providers';
@@ -29,14 +36,6 @@ const stack = useTestStack({
   ],
 });
 afterEach(() => stack.simulator.clearFaults());
-
-const summarize = (plan: string[]) => ({
-  type: 'summarize',
-  input: { text: 'The first sentence is the summary. The second one is not needed.' },
-  providers: plan,
-});
-const tried = (job: JobView) => job.attempts.map((a) => [a.provider, a.state]);
-const succeeded = (job: JobView) => job.status === 'succeeded';
 
 interface HealthRow {
   breaker: string;
@@ -68,8 +67,8 @@ test('a 429 with Retry-After cools the provider down for every job on every work
     model: 'sim-steady',
     fault: { kind: 'rate_limited', retryAfterSeconds: 8 },
   });
-  const first = await createJob(stack, summarize(['chat-cool', 'chat-backup']));
-  expect(tried(await untilJob(stack, first.id, succeeded))).toEqual([
+  const first = await createJob(stack, summarizeBody(['chat-cool', 'chat-backup']));
+  expect(triedOf(await untilJob(stack, first.id, succeeded))).toEqual([
     ['chat-cool', 'failed'],
     ['chat-backup', 'succeeded'],
   ]);
@@ -86,21 +85,21 @@ test('a 429 with Retry-After cools the provider down for every job on every work
       'content-type': 'application/json',
       'idempotency-key': `cooled-${Date.now()}`,
     },
-    body: JSON.stringify(summarize(['chat-cool', 'chat-backup'])),
+    body: JSON.stringify(summarizeBody(['chat-cool', 'chat-backup'])),
   });
   expect(created.status).toBe(201);
   const passed = (await created.json()) as JobView;
   const passedDone = await untilJob(stack, passed.id, succeeded);
-  expect(tried(passedDone)).toEqual([['chat-backup', 'succeeded']]);
+  expect(triedOf(passedDone)).toEqual([['chat-backup', 'succeeded']]);
   expect(passedDone.notes).toContainEqual(
     expect.objectContaining({ event: 'provider_skipped', provider: 'chat-cool' }),
   );
   expect(requestsFor(stack, passed.id, 'chat').map((r) => r.model)).toEqual(['sim-backup']);
 
   // A job with no other provider waits for the cooldown on a timer, then runs: it never fails.
-  const alone = await createJob(stack, summarize(['chat-cool']));
+  const alone = await createJob(stack, summarizeBody(['chat-cool']));
   const aloneDone = await untilJob(stack, alone.id, succeeded);
-  expect(tried(aloneDone)).toEqual([['chat-cool', 'succeeded']]);
+  expect(triedOf(aloneDone)).toEqual([['chat-cool', 'succeeded']]);
   const [attempt] = await attemptRows(stack.pool, alone.id);
   expect(attempt!.created_at.getTime()).toBeGreaterThanOrEqual(cooling!.cooldown_until!.getTime());
   await second.stop();
@@ -110,8 +109,8 @@ test('the breaker opens after failures in a row, new jobs skip the provider, a p
   stack.simulator.inject({ route: 'messages', forMs: 600_000, fault: { kind: 'overloaded' } });
   // Three failures in a row (529, each job falls back): the third opens the breaker.
   for (let i = 0; i < 3; i++) {
-    const job = await createJob(stack, summarize(['claude', 'chat-backup']));
-    expect(tried(await untilJob(stack, job.id, succeeded))).toEqual([
+    const job = await createJob(stack, summarizeBody(['claude', 'chat-backup']));
+    expect(triedOf(await untilJob(stack, job.id, succeeded))).toEqual([
       ['claude', 'failed'],
       ['chat-backup', 'succeeded'],
     ]);
@@ -120,9 +119,9 @@ test('the breaker opens after failures in a row, new jobs skip the provider, a p
   expect(opened).toMatchObject({ breaker: 'open', reason: '3 failures in a row' });
 
   // Open: a new job skips it, with a note saying why; nothing is sent to it.
-  const skipping = await createJob(stack, summarize(['claude', 'chat-backup']));
+  const skipping = await createJob(stack, summarizeBody(['claude', 'chat-backup']));
   const skipped = await untilJob(stack, skipping.id, succeeded);
-  expect(tried(skipped)).toEqual([['chat-backup', 'succeeded']]);
+  expect(triedOf(skipped)).toEqual([['chat-backup', 'succeeded']]);
   expect(skipped.notes).toContainEqual(
     expect.objectContaining({
       event: 'provider_skipped',
@@ -134,7 +133,7 @@ test('the breaker opens after failures in a row, new jobs skip the provider, a p
   // A user's explicit "try again" on it is refused as such, and sends nothing.
   stack.simulator.inject({ route: 'chat', model: 'sim-backup', times: 1, fault: { kind: 'hang' } });
   const hedged = await createJob(stack, {
-    ...summarize(['chat-backup', 'chat-cool']),
+    ...summarizeBody(['chat-backup', 'chat-cool']),
     mode: 'hedged',
   });
   await untilJob(stack, hedged.id, (j) => j.attempts[0]?.state === 'running');
@@ -161,8 +160,8 @@ test('the breaker opens after failures in a row, new jobs skip the provider, a p
     () => health('claude'),
     (row) => row?.cooled_off === true,
   );
-  const failedProbe = await createJob(stack, summarize(['claude', 'chat-backup']));
-  expect(tried(await untilJob(stack, failedProbe.id, succeeded))).toEqual([
+  const failedProbe = await createJob(stack, summarizeBody(['claude', 'chat-backup']));
+  expect(triedOf(await untilJob(stack, failedProbe.id, succeeded))).toEqual([
     ['claude', 'failed'],
     ['chat-backup', 'succeeded'],
   ]);
@@ -176,8 +175,8 @@ test('the breaker opens after failures in a row, new jobs skip the provider, a p
     () => health('claude'),
     (row) => row?.cooled_off === true,
   );
-  const probe = await createJob(stack, summarize(['claude', 'chat-backup']));
-  expect(tried(await untilJob(stack, probe.id, succeeded))).toEqual([['claude', 'succeeded']]);
+  const probe = await createJob(stack, summarizeBody(['claude', 'chat-backup']));
+  expect(triedOf(await untilJob(stack, probe.id, succeeded))).toEqual([['claude', 'succeeded']]);
   expect((await health('claude'))?.breaker).toBe('closed');
   const closed = await runCli(stack, ['providers', 'status', '--json']);
   expect(JSON.parse(closed.stdout)).toContainEqual(

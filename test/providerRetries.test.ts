@@ -1,6 +1,15 @@
 import type { ProviderConfig } from '../src/providers/provider';
 import { runCli } from './support/cli';
-import { chargeBody, createJob, operator, readJob, untilJob, type JobView } from './support/jobs';
+import {
+  chargeBody,
+  createJob,
+  operator,
+  readJob,
+  succeeded,
+  summarizeBody,
+  triedOf,
+  untilJob,
+} from './support/jobs';
 import { eventually } from './support/polling';
 import { effectsFor, requestsFor } from './support/providerLedger';
 import { chatProvider, payProvider } from './support/providers';
@@ -31,24 +40,16 @@ const stack = useTestStack({
 });
 afterEach(() => stack.simulator.clearFaults());
 
-const summarize = (plan: string[]) => ({
-  type: 'summarize',
-  input: { text: 'The first sentence is the summary. The second one is not needed.' },
-  providers: plan,
-});
-const tried = (job: JobView) => job.attempts.map((a) => [a.provider, a.state]);
-const succeeded = (job: JobView) => job.status === 'succeeded';
-
 test('a single-provider plan survives a 429: the retry is a new attempt on the same provider, sent no sooner than Retry-After after the first ended', async () => {
   stack.simulator.inject({
     route: 'chat',
     model: 'sim-steady',
     fault: { kind: 'rate_limited', retryAfterSeconds: 1 },
   });
-  const job = await createJob(stack, summarize(['chat']));
+  const job = await createJob(stack, summarizeBody(['chat']));
   const done = await untilJob(stack, job.id, succeeded);
 
-  expect(tried(done)).toEqual([
+  expect(triedOf(done)).toEqual([
     ['chat', 'failed'],
     ['chat', 'succeeded'],
   ]);
@@ -85,9 +86,9 @@ test('two 503s, then success: three attempts on the same provider, the third win
     times: 2,
     fault: { kind: 'fail_before', status: 503 },
   });
-  const job = await createJob(stack, summarize(['chat', 'chat-backup']));
+  const job = await createJob(stack, summarizeBody(['chat', 'chat-backup']));
   const done = await untilJob(stack, job.id, succeeded);
-  expect(tried(done)).toEqual([
+  expect(triedOf(done)).toEqual([
     ['chat', 'failed'],
     ['chat', 'failed'],
     ['chat', 'succeeded'],
@@ -102,9 +103,9 @@ test('once a provider’s retries are spent the plan falls back, and the fallbac
     times: 3,
     fault: { kind: 'overloaded' },
   });
-  const job = await createJob(stack, summarize(['chat', 'chat-backup']));
+  const job = await createJob(stack, summarizeBody(['chat', 'chat-backup']));
   const done = await untilJob(stack, job.id, succeeded);
-  expect(tried(done)).toEqual([
+  expect(triedOf(done)).toEqual([
     ['chat', 'failed'],
     ['chat', 'failed'],
     ['chat', 'failed'],
@@ -118,9 +119,9 @@ test('a definite 400 is not retried: the same request would fail the same way, s
     model: 'sim-steady',
     fault: { kind: 'fail_before', status: 400 },
   });
-  const job = await createJob(stack, summarize(['chat', 'chat-backup']));
+  const job = await createJob(stack, summarizeBody(['chat', 'chat-backup']));
   const done = await untilJob(stack, job.id, succeeded);
-  expect(tried(done)).toEqual([
+  expect(triedOf(done)).toEqual([
     ['chat', 'failed'],
     ['chat-backup', 'succeeded'],
   ]);
@@ -133,9 +134,9 @@ test('a failure the provider says not to retry (x-should-retry: false) is not re
     model: 'sim-steady',
     fault: { kind: 'fail_before', status: 503, headers: { 'x-should-retry': 'false' } },
   });
-  const job = await createJob(stack, summarize(['chat', 'chat-backup']));
+  const job = await createJob(stack, summarizeBody(['chat', 'chat-backup']));
   const done = await untilJob(stack, job.id, succeeded);
-  expect(tried(done)).toEqual([
+  expect(triedOf(done)).toEqual([
     ['chat', 'failed'],
     ['chat-backup', 'succeeded'],
   ]);
@@ -147,16 +148,16 @@ test('a failure the provider says not to retry (x-should-retry: false) is not re
 
 test('a provider with retry: false is never retried: a 429 on a single-provider plan fails the job', async () => {
   stack.simulator.inject({ route: 'chat', model: 'sim-steady', fault: { kind: 'rate_limited' } });
-  const job = await createJob(stack, summarize(['chat-once']));
+  const job = await createJob(stack, summarizeBody(['chat-once']));
   const done = await untilJob(stack, job.id, (j) => j.status === 'failed');
-  expect(tried(done)).toEqual([['chat-once', 'failed']]);
+  expect(triedOf(done)).toEqual([['chat-once', 'failed']]);
 });
 
 test('a charge refused with 429 before any work is retried on the same payment provider and charged once', async () => {
   stack.simulator.inject({ route: 'charge', fault: { kind: 'rate_limited' } });
   const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
   const done = await untilJob(stack, job.id, succeeded);
-  expect(tried(done)).toEqual([
+  expect(triedOf(done)).toEqual([
     ['pay', 'failed'],
     ['pay', 'succeeded'],
   ]);
@@ -185,7 +186,7 @@ test('a hung charge is never retried: it is unknown and blocks, and once an oper
   expect(resolved.status).toBe(200);
   const done = await untilJob(stack, job.id, succeeded);
   // An operator's verdict is not the call's own failure: no retry on pay, the fallback runs.
-  expect(tried(done)).toEqual([
+  expect(triedOf(done)).toEqual([
     ['pay', 'failed'],
     ['pay-backup', 'succeeded'],
   ]);
@@ -198,7 +199,7 @@ test('the wait before a retry is shown on the job (status query, GET, CLI) and s
     model: 'sim-steady',
     fault: { kind: 'rate_limited', retryAfterSeconds: 4 },
   });
-  const job = await createJob(stack, summarize(['chat']));
+  const job = await createJob(stack, summarizeBody(['chat']));
   // The workflow is waiting on its timer: the job's details say what for.
   const waiting = await eventually(
     () => workflowStatus(stack, job.workflowId),
@@ -215,7 +216,7 @@ test('the wait before a retry is shown on the job (status query, GET, CLI) and s
   await stack.killWorker('SIGKILL');
   await stack.restartWorker();
   const done = await untilJob(stack, job.id, succeeded);
-  expect(tried(done)).toEqual([
+  expect(triedOf(done)).toEqual([
     ['chat', 'failed'],
     ['chat', 'succeeded'],
   ]);

@@ -66,6 +66,20 @@ export function chargeBody(providers: string[], account = freshKey('acct')) {
   };
 }
 
+/** A summary body over a plan of providers. */
+export function summarizeBody(providers: string[]) {
+  return {
+    type: 'summarize',
+    input: { text: 'The first sentence is the summary. The second one is not needed.' },
+    providers,
+  };
+}
+
+/** Each attempt as [provider, state], in order: what the plan did. */
+export const triedOf = (job: JobView): string[][] => job.attempts.map((a) => [a.provider, a.state]);
+
+export const succeeded = (job: JobView): boolean => job.status === 'succeeded';
+
 /** Operator routes with the operator's token. */
 export function operator(stack: TestStack, method: string, path: string, body: unknown) {
   return stack.request(method, `/v1/operator${path}`, { body, token: OPERATOR_TOKEN });
