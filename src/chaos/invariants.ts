@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { canonicalJson } from '../domain/canonicalJson';
-import { HEALING_FAILURE_CODES } from '../domain/retries';
+import { consecutiveTries, retryFitsCap, retryVerdict, type FailedCall } from '../domain/retries';
 import type { FaultWindow, Journal } from './journal';
 import { ledgerOf, requestsOf, type LedgerEntryView, type LoggedRequest } from './operations';
 import type { World } from './world';
@@ -154,8 +154,9 @@ export function chargesByJob(ledger: LedgerEntryView[]): Map<string, string[]> {
   for (const entry of ledger) {
     if (entry.route !== 'charge') continue;
     const jobId = entry.idempotencyKey.split(':')[0]!;
-    for (let i = 0; i < entry.executions; i++)
-      charges.set(jobId, [...(charges.get(jobId) ?? []), entry.idempotencyKey]);
+    const keys = charges.get(jobId) ?? [];
+    for (let i = 0; i < entry.executions; i++) keys.push(entry.idempotencyKey);
+    if (keys.length > 0) charges.set(jobId, keys);
   }
   return charges;
 }
@@ -168,8 +169,6 @@ export interface RetryRules {
   maxAttemptsPerJob: number;
 }
 
-const HEALING = new Set(HEALING_FAILURE_CODES);
-
 type Note = { event?: unknown; provider?: unknown; afterAttempt?: unknown; until?: unknown };
 const notesOf = (job: Pick<JobRow, 'notes'>): Note[] =>
   job.notes.filter((note): note is Note => typeof note === 'object' && note !== null);
@@ -181,14 +180,6 @@ const notesOf = (job: Pick<JobRow, 'notes'>): Note[] =>
 function modeRun(job: Pick<JobRow, 'mode' | 'notes'>): string {
   const paused = notesOf(job).some((note) => note.event === 'hedging_paused');
   return job.mode === 'hedged' && paused ? 'exclusive' : job.mode;
-}
-
-/** The provider told us not to try again (`x-should-retry: false`). */
-function providerSaidNo(error: AttemptRow['error']): boolean {
-  const said = error?.provider;
-  return typeof said === 'object' && said !== null && 'shouldRetry' in said
-    ? said.shouldRetry === false
-    : false;
 }
 
 /**
@@ -235,14 +226,18 @@ export function failedWithHelpLeft(
   const last = attempts.at(-1);
   if (!last || last.state !== 'failed' || notCertified.has(last.provider)) return undefined;
   const code = last.error?.code ?? '';
-  if (!HEALING.has(code) || last.error?.earlier !== undefined || providerSaidNo(last.error))
+  // The service's own retry table decides which failures are retried (x-should-retry included).
+  if (
+    !last.error ||
+    last.error.earlier !== undefined ||
+    !retryVerdict(last.error as FailedCall).retry
+  )
     return undefined;
   const most = rules.triesInARow[last.provider];
   if (most === undefined || most === false) return undefined;
-  let tries = 0;
-  for (let i = attempts.length - 1; i >= 0 && attempts[i]!.provider === last.provider; i--)
-    tries += 1;
-  if (tries >= most || made + 1 + untried.length > rules.maxAttemptsPerJob) return undefined;
+  const tries = consecutiveTries(attempts, last.provider);
+  if (tries >= most || !retryFitsCap(made, untried.length, rules.maxAttemptsPerJob))
+    return undefined;
   const scheduled = notes.some((n) => n.event === 'retry_scheduled' && n.afterAttempt === last.id);
   if (scheduled) return undefined;
   return `failed after attempt ${last.seq} on ${last.provider} failed (${code}), its try ${tries} of ${most} in a row there, with ${made} of at most ${rules.maxAttemptsPerJob} attempts made: a retry was left, and none was scheduled`;

@@ -85,6 +85,24 @@ export function retryVerdict(failure: FailedCall): RetryVerdict {
   return { retry: false, reason: `${describeFailure(failure)} is not retried` };
 }
 
+/** How many of the latest attempts, counting back from the last, went to `provider` in a row. */
+export function consecutiveTries(
+  attempts: readonly { provider: string }[],
+  provider: string,
+): number {
+  let tries = 0;
+  for (let i = attempts.length - 1; i >= 0 && attempts[i]!.provider === provider; i--) tries += 1;
+  return tries;
+}
+
+/**
+ * Whether the job's attempt cap has room for one more retry beside one attempt for each provider
+ * of the plan not yet tried: retries never starve a fallback.
+ */
+export function retryFitsCap(attemptsMade: number, untriedProviders: number, cap: number): boolean {
+  return attemptsMade + 1 + untriedProviders <= cap;
+}
+
 /** `429` or `unreachable`: the failure in one word. */
 export function failureCause(failure: FailedCall): string {
   if (typeof failure.httpStatus === 'number') return String(failure.httpStatus);

@@ -7,10 +7,12 @@
 import { FAILURES, type FailureType } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type TerminalJobStatus } from '../domain/job';
 import {
+  consecutiveTries,
   describeFailure,
   failureCause,
   formatSeconds,
   retryDelayMs,
+  retryFitsCap,
   retryVerdict,
   type FailedCall,
 } from '../domain/retries';
@@ -214,12 +216,9 @@ export function retryAfterFailure(
   const provider = plan.compatible.find((p) => p.name === failed.provider);
   const settings = provider?.retry;
   if (!provider || !settings || provider.uncertified) return undefined;
-  // A retry never takes the room the plan's untried providers need for their first attempt.
   const untried = plan.providers.filter((p) => !attempts.some((a) => a.provider === p.name));
-  if (attempts.length + 1 + untried.length > plan.maxAttempts) return undefined;
-  let tries = 0;
-  for (let i = attempts.length - 1; i >= 0 && attempts[i]!.provider === provider.name; i--)
-    tries += 1;
+  if (!retryFitsCap(attempts.length, untried.length, plan.maxAttempts)) return undefined;
+  const tries = consecutiveTries(attempts, provider.name);
   if (tries >= settings.maxAttempts || !retryVerdict(failure).retry) return undefined;
   const delayMs = retryDelayMs(settings, failure, tries + 1, random);
   return {
