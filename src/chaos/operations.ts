@@ -58,7 +58,7 @@ const CHAT_PROVIDERS: Record<string, (typeof CHAT_MODELS)[number]> = {
   simulator: 'sim-steady',
   'simulator-backup': 'sim-backup',
 };
-const chatProviders = (): string[] => Object.keys(CHAT_PROVIDERS);
+const CHAT_PROVIDER_NAMES = Object.keys(CHAT_PROVIDERS);
 
 /** The simulator that serves a payment provider's charges. */
 export function simulatorOf(actors: Actors, provider: string): string {
@@ -91,7 +91,8 @@ function newIntent(random: Random, paymentProviders: string[]): Intent {
     return {
       type: 'summarize',
       input: { text: `Order ${random.int(1, 1e6)} shipped in ${random.int(1, 9)} boxes.` },
-      providers: roll < 0.28 ? ['simulator', 'simulator-backup'] : [random.pick(chatProviders())],
+      providers:
+        roll < 0.28 ? ['simulator', 'simulator-backup'] : [random.pick(CHAT_PROVIDER_NAMES)],
       mode: 'exclusive',
     };
   if (roll < 0.6)
@@ -209,7 +210,7 @@ export function drawProviderTrouble(
   kind: ProviderTroubleKind,
   paymentProviders: string[],
 ): { provider: string; simulator: number; rule: FaultRule } {
-  const provider = random.pick([...chatProviders(), ...paymentProviders]);
+  const provider = random.pick([...CHAT_PROVIDER_NAMES, ...paymentProviders]);
   const forMs = random.int(TROUBLE_MS.min, TROUBLE_MS.max);
   const fault: Fault =
     kind === 'provider_outage'
@@ -398,6 +399,11 @@ async function queueFault(
   rule: FaultRule,
 ): Promise<void> {
   actors.journal.providerFault(rule.fault.kind, { op, route: rule.route, simulator, rule });
+  await postFault(actors, simulator, rule);
+}
+
+/** Hands a fault rule to a simulator (`POST /_simulator/faults`). */
+async function postFault(actors: Actors, simulator: number, rule: FaultRule): Promise<void> {
   await fetch(`${actors.simulatorUrls[simulator]}/_simulator/faults`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -421,11 +427,7 @@ async function openFaultWindow(
     { id: `${kind}#${op}`, kind, provider, from, to: from + (rule.forMs ?? 0) },
     { op, route: rule.route, simulator, rule },
   );
-  await fetch(`${actors.simulatorUrls[simulator]}/_simulator/faults`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(rule),
-  });
+  await postFault(actors, simulator, rule);
 }
 
 /** Runs one operation of the given kind; what it saw goes into the journal and the world. */
