@@ -1,18 +1,33 @@
-# One image for the API, the worker and the provider simulator; the command picks which.
+# The service's image (the API and the worker; the command picks which) and, as its own target,
+# the provider simulator that `docker compose --profile simulator` runs. Only the product
+# (dist/src) is in the service's image: the tools are built beside it and left behind.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY tools ./tools
 RUN npm run build && npm prune --omit=dev
 
-FROM node:24-bookworm-slim
+# A test double at the providers' network boundary, never part of a deployment of onejob.
+FROM node:24-bookworm-slim AS simulator
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-COPY migrations ./migrations
 USER node
-CMD ["node", "dist/bin/api.js"]
+CMD ["node", "dist/tools/simulator/main.js"]
+
+# The default target: the service.
+FROM node:24-bookworm-slim AS service
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist/src ./dist/src
+COPY package.json ./
+COPY migrations ./migrations
+COPY fixtures ./fixtures
+USER node
+CMD ["node", "dist/src/bin/api.js"]

@@ -57,7 +57,7 @@ export default tseslint.config(
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: only the SDK and our pure modules.
-    files: ['src/workflows/**/*.ts', 'src/chaos/parentWorkflow.ts'],
+    files: ['src/workflows/**/*.ts', 'tools/chaos/parentWorkflow.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -83,7 +83,7 @@ export default tseslint.config(
               message: 'Not allowed in workflow code.',
             },
             {
-              group: ['../db/*', '../api/*', '../providers/*', '../service/*', '../dev/*'],
+              group: ['../db/*', '../api/*', '../providers/*', '../service/*'],
               message: 'Workflows import only domain/ and their definitions.',
             },
             {

@@ -1,5 +1,5 @@
 /**
- * `npm test` (src/dev/runTests.ts) runs every test on the dev server, then the engine-sensitive
+ * `npm test` (tools/stack/runTests.ts) runs every test on the dev server, then the engine-sensitive
  * ones on the production engine (ONEJOB_TEMPORAL_ENGINE=cluster: the Temporal server on
  * PostgreSQL). These are the tests whose outcome depends on what the engine accepts
  * and how it behaves: ids and their limits, update-with-start, child workflows, visibility and

@@ -5,7 +5,7 @@ import {
   type HttpBounds,
 } from './api/httpBounds';
 import { ownerLimitSettings } from './domain/ownerLimits';
-import { temporalConnectionSettings } from './temporalConnection';
+import { temporalConnectionSettings } from './temporal/connection';
 import { DEFAULT_TASK_QUEUE } from './workflows/definitions';
 
 function required(env: NodeJS.ProcessEnv, name: string): string {

@@ -8,8 +8,8 @@ import {
   type AttemptRow,
   type JobRow,
   type RetryRules,
-} from '../src/chaos/invariants';
-import { operatorsMayActAt } from '../src/chaos/settle';
+} from '../tools/chaos/invariants';
+import { operatorsMayActAt } from '../tools/chaos/settle';
 
 /**
  * The fault campaign's own checks, on rows made up to sit on either side of their edges. Two

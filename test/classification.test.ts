@@ -11,8 +11,8 @@ import {
   type ProviderConfig,
 } from '../src/providers/provider';
 import { ProviderRegistry } from '../src/providers/registry';
-import type { Fault } from '../src/simulator/faults';
-import { startSimulator, type SimulatorServer } from '../src/simulator/server';
+import type { Fault } from '../tools/simulator/faults';
+import { startSimulator, type SimulatorServer } from '../tools/simulator/server';
 import { anthropicProvider, chatProvider, payProvider } from './support/providers';
 
 /**

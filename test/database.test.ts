@@ -12,9 +12,9 @@ import { findJob, finishJobWithoutResult, insertJobOrFindExisting } from '../src
 import { migrate, loadMigrations } from '../src/db/migrate';
 import { createPool, inTransaction, type Pool } from '../src/db/pool';
 import { OBSERVED_P95_SQL } from '../src/db/providerStats';
-import { withDatabase } from '../src/dev/postgres';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
+import { withDatabase } from '../tools/stack/postgres';
 import { harness } from './harness';
 import { createTestDatabase, inRolledBackTransaction } from './support/database';
 import { waitingOrSettled } from './support/lockWaits';

@@ -1,8 +1,12 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { databaseRecordFile, withoutPassword, writeDatabaseRecord } from '../src/databaseRecord';
-import { ensureStateFolder } from '../src/stateFolder';
+import {
+  databaseRecordFile,
+  withoutPassword,
+  writeDatabaseRecord,
+} from '../src/cli/databaseRecord';
+import { ensureStateFolder } from '../src/cli/stateFolder';
 
 /** npm start's state folder and database record hold secrets: only their owner may read them. */
 let scratch: string;

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../src/dev/processes';
-import { DEV_TOKEN } from '../src/devSecrets';
+import { DEV_TOKEN } from '../src/domain/publishedSecrets';
+import { freePort } from '../tools/stack/processes';
 import { ROOT, TEST_OUTPUT } from './harness';
 import { processesMentioning, waitUntil } from './processScan';
 import { embeddedStackSettings, runDevStart, untilRunning } from './support/devStart';
@@ -22,9 +22,13 @@ function cli(
   const full: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', ...env };
   delete full.DATABASE_URL;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'main.js'), ...args], {
-      env: full,
-    });
+    const child = spawn(
+      process.execPath,
+      [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...args],
+      {
+        env: full,
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -2,20 +2,20 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { apiConfig, serviceConfig } from '../src/config';
-import { SCHEMA_SCRIPT } from '../src/dev/temporalCluster';
+import { refusePublishedDevSecrets } from '../src/domain/publishedSecrets';
+import { MAX_WORKFLOW_ID_LENGTH } from '../src/domain/workflowId';
+import { providerConfigsFromEnv, simulatorProviders } from '../src/providers/registry';
+import { SCHEMA_SCRIPT } from '../tools/stack/temporalCluster';
 import {
   TEMPORAL_SERVER_VERSION,
   TEMPORAL_UI_SERVER_VERSION,
-} from '../src/dev/temporalClusterBinaries';
+} from '../tools/stack/temporalClusterBinaries';
 import {
   clusterServerConfig,
   DYNAMIC_CONFIG,
   HISTORY_SHARDS,
   pickClusterPorts,
-} from '../src/dev/temporalClusterConfig';
-import { refusePublishedDevSecrets } from '../src/devSecrets';
-import { MAX_WORKFLOW_ID_LENGTH } from '../src/domain/workflowId';
-import { providerConfigsFromEnv, simulatorProviders } from '../src/providers/registry';
+} from '../tools/stack/temporalClusterConfig';
 import { ROOT } from './harness';
 
 /**
@@ -109,9 +109,12 @@ test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, wor
     DB: 'postgres12',
     POSTGRES_SEEDS: 'postgres',
   });
-  for (const name of ['api-1', 'api-2', 'worker', 'simulator']) {
-    expect(services[name]?.command?.[1]).toBe(`dist/bin/${name.replace(/-\d$/, '')}.js`);
+  for (const name of ['api-1', 'api-2', 'worker']) {
+    expect(services[name]?.command?.[1]).toBe(`dist/src/bin/${name.replace(/-\d$/, '')}.js`);
   }
+  // The stand-in provider is a tool: its own image target, never the service's image.
+  expect(services.simulator?.command?.[1]).toBe('dist/tools/simulator/main.js');
+  expect(services.simulator?.build).toEqual({ context: '.', target: 'simulator' });
   for (const name of ['postgres', 'temporal', 'api-1', 'api-2', 'simulator']) {
     expect(services[name]?.healthcheck?.test.length).toBeGreaterThan(0);
   }

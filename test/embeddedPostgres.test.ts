@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { resolveDatabase, startEmbeddedPostgres } from '../src/dev/postgres';
+import { resolveDatabase, startEmbeddedPostgres } from '../tools/stack/postgres';
 import { TEST_OUTPUT } from './harness';
 import { processesMentioning, waitUntil } from './processScan';
 

@@ -1,8 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import type { CampaignReport } from '../src/chaos/campaign';
-import { buildWithPlantedBug, type PlantedBug } from '../src/chaos/plantedBugs';
+import type { CampaignReport } from '../tools/chaos/campaign';
+import { buildWithPlantedBug, type PlantedBug } from '../tools/chaos/plantedBugs';
 import { harness, TEST_OUTPUT } from './harness';
 import { runChaos } from './support/chaos';
 import { byLength } from './support/lengths';

@@ -1,15 +1,15 @@
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CHROMIUM, NGINX, obtainDebianProgram } from '../src/dev/debianPackages';
-import { resolveDatabase, type ResolvedDatabase } from '../src/dev/postgres';
-import { freePort } from '../src/dev/processes';
-import { obtainTemporalCli } from '../src/dev/temporalCli';
-import { startTemporalCluster } from '../src/dev/temporalCluster';
-import { obtainTemporalClusterBinaries } from '../src/dev/temporalClusterBinaries';
-import { pickClusterPorts } from '../src/dev/temporalClusterConfig';
-import { temporalEngineKind } from '../src/dev/temporalEngine';
-import { startTemporalDevServerOnFreePorts, type DevServer } from '../src/dev/temporalServer';
+import { CHROMIUM, NGINX, obtainDebianProgram } from '../tools/stack/debianPackages';
+import { resolveDatabase, type ResolvedDatabase } from '../tools/stack/postgres';
+import { freePort } from '../tools/stack/processes';
+import { obtainTemporalCli } from '../tools/stack/temporalCli';
+import { startTemporalCluster } from '../tools/stack/temporalCluster';
+import { obtainTemporalClusterBinaries } from '../tools/stack/temporalClusterBinaries';
+import { pickClusterPorts } from '../tools/stack/temporalClusterConfig';
+import { temporalEngineKind } from '../tools/stack/temporalEngine';
+import { startTemporalDevServerOnFreePorts, type DevServer } from '../tools/stack/temporalServer';
 import { dropStaleTestDatabases, publishHarness, ROOT, TEST_OUTPUT } from './harness';
 import { uniqueName } from './support/database';
 
@@ -106,8 +106,8 @@ function newestChange(dir: string): number {
  * first), unless src changed after it (jest run by hand); then webpack bundles src here.
  */
 async function workflowBundle(log: (line: string) => void): Promise<string> {
-  // Where src/workflowBundle.ts puts it, seen from dist (this file runs from test/, under ts-jest).
-  const builtBundle = path.join(ROOT, 'dist', 'workflow-bundle.js');
+  // Where src/temporal/workflowBundle.ts puts it, seen from dist (this file runs from test/, under ts-jest).
+  const builtBundle = path.join(ROOT, 'dist', 'src', 'temporal', 'workflow-bundle.js');
   let built = 0;
   try {
     built = statSync(builtBundle).mtimeMs;

@@ -20,7 +20,7 @@ function fakeGo(script: string): string {
 function runGoInstall(goDir: string) {
   const cacheDir = path.join(goDir, 'cache');
   const program = `
-    require(${JSON.stringify(path.join(ROOT, 'dist', 'dev', 'goInstall.js'))})
+    require(${JSON.stringify(path.join(ROOT, 'dist', 'tools', 'stack', 'goInstall.js'))})
       .goInstall({ what: 'a test program', packages: ['example.com/x@v1.0.0'], binaries: { x: 'x' },
                    cacheDir: ${JSON.stringify(cacheDir)}, alternative: 'do without' }, () => {})
       .then(() => console.log('built'), (error) => { console.log(error.message); process.exit(3); });`;

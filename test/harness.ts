@@ -1,7 +1,7 @@
 import path from 'node:path';
 import pg from 'pg';
-import type { TemporalClusterBinaries } from '../src/dev/temporalClusterBinaries';
-import type { TemporalEngineKind } from '../src/dev/temporalEngine';
+import type { TemporalClusterBinaries } from '../tools/stack/temporalClusterBinaries';
+import type { TemporalEngineKind } from '../tools/stack/temporalEngine';
 
 /** What global setup hands to every test file (through the environment). */
 export interface HarnessInfo {

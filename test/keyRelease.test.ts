@@ -1,5 +1,5 @@
-import { Random } from '../src/chaos/random';
 import { jobWorkflowId } from '../src/domain/workflowId';
+import { Random } from '../tools/chaos/random';
 import { holdRowsInTrigger, holdTransaction } from './support/barriers';
 import { OPERATOR, TEST_OWNER } from './support/identities';
 import { createJob, freshKey, operator, readJob, untilJob, type JobView } from './support/jobs';

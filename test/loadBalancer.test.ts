@@ -1,8 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
-import { startNginx, type LoadBalancer } from '../src/dev/nginx';
-import { freePort } from '../src/dev/processes';
 import { jobWorkflowId } from '../src/domain/workflowId';
+import { startNginx, type LoadBalancer } from '../tools/stack/nginx';
+import { freePort } from '../tools/stack/processes';
 import { harness, TEST_OUTPUT } from './harness';
 import { TEST_OWNER, TEST_TOKEN } from './support/identities';
 import { providerSaw } from './support/providerLedger';

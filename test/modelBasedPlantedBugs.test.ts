@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
-import { buildWithPlantedBug, PLANTED_BUGS, type PlantedBug } from '../src/chaos/plantedBugs';
+import { buildWithPlantedBug, PLANTED_BUGS, type PlantedBug } from '../tools/chaos/plantedBugs';
 import { TEST_OUTPUT } from './harness';
 import {
   MODEL_CERTIFICATIONS,
@@ -14,7 +14,7 @@ import {
 import { startTestStack } from './support/stack';
 
 /**
- * The model-based test can find what it looks for: each planted bug (src/chaos/plantedBugs.ts)
+ * The model-based test can find what it looks for: each planted bug (tools/chaos/plantedBugs.ts)
  * goes into a throwaway copy of the compiled service, the stack runs that copy's API and worker
  * processes on a database migrated with the copy's migrations, and the same property as
  * test/modelBased.test.ts must fail, with the seed that replays it, by the divergence the bug

@@ -3,7 +3,7 @@ import { signCallback } from '../src/api/signatures';
 import { createLogger } from '../src/logger';
 import type { ProviderConfig } from '../src/providers/provider';
 import { reconcileAttemptsOfEndedJobs } from '../src/service/sweeper';
-import type { Fault } from '../src/simulator/faults';
+import type { Fault } from '../tools/simulator/faults';
 import { holdStatement } from './support/barriers';
 import { CALLBACK_SECRET } from './support/identities';
 import { chargeBody, createJob, operator, readJob, untilJob, type JobView } from './support/jobs';

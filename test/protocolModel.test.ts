@@ -7,7 +7,7 @@ import {
   PLANTED_MODEL_BUGS,
   SHORT_MODEL_RUNS,
   type PlantedModelBug,
-} from '../src/modelCheck/runs';
+} from '../tools/modelCheck/runs';
 import {
   linesChangedBy,
   MODEL_FILE,
@@ -15,8 +15,8 @@ import {
   verifyAll,
   type ModelResult,
   type ModelRun,
-} from '../src/modelCheck/spin';
-import { codeReferences } from '../src/modelCheck/trail';
+} from '../tools/modelCheck/spin';
+import { codeReferences } from '../tools/modelCheck/trail';
 import { ROOT } from './harness';
 import { byLength } from './support/lengths';
 

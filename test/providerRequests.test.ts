@@ -10,7 +10,7 @@ import {
 } from '../src/providers/provider';
 import { ProviderRegistry } from '../src/providers/registry';
 import { providerSaid } from '../src/providers/sdkErrors';
-import { startSimulator, type SimulatorServer } from '../src/simulator/server';
+import { startSimulator, type SimulatorServer } from '../tools/simulator/server';
 import { anthropicProvider, chatProvider, payProvider } from './support/providers';
 
 /**

@@ -4,7 +4,7 @@ const Sequencer = require('@jest/test-sequencer').default;
  * With two test files at once, a run ends when its longest file does: the files that take
  * minutes start first, so the short ones fill the other worker around them. After them, jest's
  * own order (failed first, then by size). Measured on two cores, slowest first: the heavy files
- * (a part of their own, src/dev/runTests.ts), then the rest.
+ * (a part of their own, tools/stack/runTests.ts), then the rest.
  */
 const SLOW_FIRST = [
   'faultCampaignPlantedBugs',

@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { obtainTemporalCli, TEMPORAL_CLI_VERSION } from '../src/dev/temporalCli';
+import { obtainTemporalCli, TEMPORAL_CLI_VERSION } from '../tools/stack/temporalCli';
 import { TEST_OUTPUT } from './harness';
 
 const saved = { ...process.env };

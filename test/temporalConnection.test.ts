@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { temporalConnectionSettings, temporalConnectOptions } from '../src/temporalConnection';
+import { temporalConnectionSettings, temporalConnectOptions } from '../src/temporal/connection';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'onejob-tls-'));
 const file = (name: string, content: string): string => {

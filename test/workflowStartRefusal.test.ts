@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { WorkflowStartRefusedError } from '../src/service/errors';
 import { createJob } from '../src/service/jobs';
-import { ensureSearchAttributes } from '../src/temporalSetup';
+import { ensureSearchAttributes } from '../src/temporal/searchAttributes';
 import { harness } from './harness';
 import { uniqueName } from './support/database';
 import { TEST_OWNER } from './support/identities';

@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { z } from 'zod';
-import { exitWithParent } from '../../src/dev/processes';
+import { exitWithParent } from '../../src/bin/parentLink';
 import { bareJobWorkflow, emptyWorkflow } from './workflows';
 
 const env = (name: string): string => {

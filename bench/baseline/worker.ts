@@ -1,7 +1,7 @@
 /** The baseline's worker, its own process as ours is: the empty and the bare job workflows. */
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import pg from 'pg';
-import { exitWithParent } from '../../src/dev/processes';
+import { exitWithParent } from '../../src/bin/parentLink';
 import { baselineActivities } from './activities';
 
 async function main(): Promise<void> {

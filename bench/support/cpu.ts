@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { childPids } from '../../src/dev/processes';
+import { childPids } from '../../tools/stack/processes';
 
 /** Linux's clock ticks per second for /proc/<pid>/stat times (USER_HZ, 100 on every Linux here). */
 const TICKS_PER_SECOND = 100;

@@ -1,15 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { resolveDatabase } from '../../src/dev/postgres';
-import { freePort, spawnNodeScript, type GuardedProcess } from '../../src/dev/processes';
-import { obtainTemporalCli } from '../../src/dev/temporalCli';
-import { startTemporalDevServerOnFreePorts } from '../../src/dev/temporalServer';
 import type { ProviderConfig } from '../../src/providers/provider';
 import { simulatorProviders } from '../../src/providers/registry';
 import { publishHarness, type HarnessInfo } from '../../test/harness';
 import { uniqueName } from '../../test/support/database';
 import { TEST_TOKEN } from '../../test/support/identities';
 import { startTestStack, type TestStack } from '../../test/support/stack';
+import { resolveDatabase } from '../../tools/stack/postgres';
+import { freePort, spawnNodeScript, type GuardedProcess } from '../../tools/stack/processes';
+import { obtainTemporalCli } from '../../tools/stack/temporalCli';
+import { startTemporalDevServerOnFreePorts } from '../../tools/stack/temporalServer';
 import { createBaselineTables } from '../baseline/schema';
 import { CpuMeter, processesNamed, withDescendants } from './cpu';
 

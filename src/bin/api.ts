@@ -5,11 +5,11 @@ import { metricsAccessFor } from '../api/metricsAccess';
 import { apiConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
-import { exitWithParent } from '../dev/processes';
-import { refusePublishedDevSecrets } from '../devSecrets';
+import { refusePublishedDevSecrets } from '../domain/publishedSecrets';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
-import { temporalConnectOptions } from '../temporalConnection';
+import { temporalConnectOptions } from '../temporal/connection';
+import { exitWithParent } from './parentLink';
 
 async function main(): Promise<void> {
   const logger = createLogger('onejob-api');

@@ -4,15 +4,15 @@ import { attemptActivities } from '../activities/attempts';
 import { sweeperConfig, workerConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
-import { exitWithParent } from '../dev/processes';
-import { refusePublishedDevSecrets } from '../devSecrets';
+import { refusePublishedDevSecrets } from '../domain/publishedSecrets';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { reconcileAttemptsOfEndedJobs, sweepJobs } from '../service/sweeper';
-import { temporalConnectOptions } from '../temporalConnection';
-import { ensureSearchAttributes } from '../temporalSetup';
+import { temporalConnectOptions } from '../temporal/connection';
+import { ensureSearchAttributes } from '../temporal/searchAttributes';
+import { prebuiltWorkflowBundle } from '../temporal/workflowBundle';
 import { createJobWorkers, workerSettings } from '../worker';
-import { prebuiltWorkflowBundle } from '../workflowBundle';
+import { exitWithParent } from './parentLink';
 
 async function main(): Promise<void> {
   const logger = createLogger('onejob-worker');

@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { saveCertification } from '../db/certifications';
 import type { Queryable } from '../db/pool';
+import { PACKAGE_ROOT } from '../domain/packageRoot';
 import {
   checkOutput,
   contractVersion,
@@ -20,7 +21,7 @@ import {
 } from '../providers/provider';
 
 /** Golden cases live in `fixtures/golden/<job type>.json`: realistic inputs, committed. */
-export const GOLDEN_DIR = path.resolve(__dirname, '..', '..', 'fixtures', 'golden');
+export const GOLDEN_DIR = path.join(PACKAGE_ROOT, 'fixtures', 'golden');
 
 export interface GoldenCase {
   name: string;

@@ -1,5 +1,5 @@
-import { databaseRecordFile, readDatabaseRecord, withoutPassword } from '../databaseRecord';
-import { stateFolder } from '../stateFolder';
+import { databaseRecordFile, readDatabaseRecord, withoutPassword } from './databaseRecord';
+import { stateFolder } from './stateFolder';
 
 /**
  * Which database the CLI talks to: DATABASE_URL; else the one the running `npm start` recorded

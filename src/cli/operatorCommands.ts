@@ -13,7 +13,7 @@ import { JOB_STATUSES, type JobStatus } from '../domain/job';
 import { createLogger, type Logger } from '../logger';
 import { cancelJob, resolveAttempt } from '../service/attempts';
 import { releaseKey } from '../service/keyRelease';
-import { temporalConnectionSettings, temporalConnectOptions } from '../temporalConnection';
+import { temporalConnectionSettings, temporalConnectOptions } from '../temporal/connection';
 import { chooseDatabase, explainConnectionFailure } from './database';
 import { renderTable } from './table';
 import { terminalJson } from './terminal';

@@ -1,9 +1,10 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { PACKAGE_ROOT } from '../domain/packageRoot';
 import type { Pool } from './pool';
 
 /** Migrations live next to the package root: `migrations/NNNN_name.sql`, applied in order. */
-export const MIGRATIONS_DIR = path.resolve(__dirname, '..', '..', 'migrations');
+export const MIGRATIONS_DIR = path.join(PACKAGE_ROOT, 'migrations');
 
 // Any fixed 64-bit number; every process that migrates takes the same lock.
 const MIGRATION_LOCK_ID = 0x6f6e656a6f62; // "onejob"

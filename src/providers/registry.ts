@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { startedByDevStack } from '../devSecrets';
 import type { ProviderKind } from '../domain/providerKind';
+import { startedByDevStack } from '../domain/publishedSecrets';
 import { AnthropicProvider } from './anthropic';
 import { HttpProvider } from './httpProvider';
 import { OpenAiCompatibleProvider } from './openaiCompatible';

@@ -1,4 +1,4 @@
-import type { SimulatorRoute } from '../../src/simulator/faults';
+import type { SimulatorRoute } from '../../tools/simulator/faults';
 import { eventually } from './polling';
 import { providerSaw } from './providerLedger';
 import type { TestStack } from './stack';

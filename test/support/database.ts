@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { loadMigrations, migrate } from '../../src/db/migrate';
 import { createPool, type Pool } from '../../src/db/pool';
-import { withDatabase } from '../../src/dev/postgres';
+import { withDatabase } from '../../tools/stack/postgres';
 import { harness } from '../harness';
 
 /** A name no other test file uses (databases, task queues). */

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { freePort } from '../../src/dev/processes';
+import { freePort } from '../../tools/stack/processes';
 import { harness, ROOT } from '../harness';
 import { waitUntil } from '../processScan';
 
-/** `npm start` (dist/dev/start.js) as a terminal runs it, with its output collected. */
+/** `npm start` (dist/tools/stack/start.js) as a terminal runs it, with its output collected. */
 export interface StartedStack {
   process: ChildProcess;
   output: () => string;
@@ -21,7 +21,7 @@ export function runDevStart(env: NodeJS.ProcessEnv): StartedStack {
   delete full.ONEJOB_API_TOKENS;
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete full[name];
   // Its own process group, like a terminal's foreground job, so Ctrl-C can reach every member.
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'dev', 'start.js')], {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'tools', 'stack', 'start.js')], {
     env: full,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { signCallback } from '../../src/api/signatures';
 import type { AttemptState } from '../../src/domain/job';
-import type { Fault } from '../../src/simulator/faults';
+import type { Fault } from '../../tools/simulator/faults';
 import { CALLBACK_SECRET, OPERATOR_TOKEN } from './identities';
 import type { JobView } from './jobs';
 import {

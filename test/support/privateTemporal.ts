@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../../src/dev/processes';
-import { startTemporalCluster, type ClusterOptions } from '../../src/dev/temporalCluster';
-import { pickClusterPorts } from '../../src/dev/temporalClusterConfig';
-import { startTemporalDevServer, type DevServer } from '../../src/dev/temporalServer';
+import { freePort } from '../../tools/stack/processes';
+import { startTemporalCluster, type ClusterOptions } from '../../tools/stack/temporalCluster';
+import { pickClusterPorts } from '../../tools/stack/temporalClusterConfig';
+import { startTemporalDevServer, type DevServer } from '../../tools/stack/temporalServer';
 import { dropClusterDatabases, harness, TEST_OUTPUT } from '../harness';
 import { uniqueName } from './database';
 

@@ -1,4 +1,4 @@
-import type { SimulatorRoute } from '../../src/simulator/faults';
+import type { SimulatorRoute } from '../../tools/simulator/faults';
 import type { TestStack } from './stack';
 
 /** Requests of a job's attempts that reached the simulator on a route (every one, faults too). */

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { spawnNodeScript, type GuardedProcess } from '../../src/dev/processes';
+import { spawnNodeScript, type GuardedProcess } from '../../tools/stack/processes';
 import { ROOT } from '../harness';
 
 /** Waits until `url` answers OK while the process lives; fails with what the processes wrote. */
@@ -22,11 +22,14 @@ export async function waitForHealthy(
 }
 
 /**
- * The stack's services as their own processes (dist/bin/api.js, dist/bin/worker.js), as they run
+ * The stack's services as their own processes (dist/src/bin/api.js, dist/src/bin/worker.js), as they run
  * in production, all with one environment and all writing into one output. `build` is the
  * compiled service to run (a dist-like folder); default: this checkout's dist.
  */
-export function serviceProcesses(serviceEnv: NodeJS.ProcessEnv, build = path.join(ROOT, 'dist')) {
+export function serviceProcesses(
+  serviceEnv: NodeJS.ProcessEnv,
+  build = path.join(ROOT, 'dist', 'src'),
+) {
   let output = '';
   const spawnService = (name: 'api' | 'worker', env: NodeJS.ProcessEnv = {}): GuardedProcess => {
     const child = spawnNodeScript(path.join(build, 'bin', `${name}.js`), [], {
@@ -54,7 +57,7 @@ export function serviceProcesses(serviceEnv: NodeJS.ProcessEnv, build = path.joi
 }
 
 /**
- * Starts dist/bin/<name>.js with only `env` (and PATH) and waits for it to exit: for settings a
+ * Starts dist/src/bin/<name>.js with only `env` (and PATH) and waits for it to exit: for settings a
  * service must refuse before it connects anywhere. The database and Temporal addresses given are
  * never reached by a refusal; a service that passes every check fails there instead.
  */
@@ -63,7 +66,7 @@ export function startServiceUntilExit(
   env: NodeJS.ProcessEnv,
 ): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'bin', `${name}.js`)], {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'bin', `${name}.js`)], {
       env: {
         PATH: process.env.PATH,
         DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',

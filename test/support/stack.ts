@@ -2,7 +2,6 @@ import { Client, Connection } from '@temporalio/client';
 import path from 'node:path';
 import { certifyProvider, type CertificationReport } from '../../src/certification/certify';
 import type { Pool } from '../../src/db/pool';
-import { freePort, type GuardedProcess } from '../../src/dev/processes';
 import { createLogger } from '../../src/logger';
 import type { ProviderConfig } from '../../src/providers/provider';
 import {
@@ -10,8 +9,9 @@ import {
   providerConfigsFromEnv,
   simulatorProviders,
 } from '../../src/providers/registry';
-import { startSimulator, type SimulatorServer } from '../../src/simulator/server';
-import { temporalConnectionSettings, temporalConnectOptions } from '../../src/temporalConnection';
+import { temporalConnectionSettings, temporalConnectOptions } from '../../src/temporal/connection';
+import { startSimulator, type SimulatorServer } from '../../tools/simulator/server';
+import { freePort, type GuardedProcess } from '../../tools/stack/processes';
 import { harness } from '../harness';
 import { createTestDatabase, uniqueName } from './database';
 import {
@@ -39,7 +39,7 @@ export interface TestStack {
   temporal: Client;
   taskQueue: string;
   simulator: SimulatorServer;
-  /** The API as its own process (dist/bin/api.js), as it runs in production. */
+  /** The API as its own process (dist/src/bin/api.js), as it runs in production. */
   api: GuardedProcess;
   apiOutput(): string;
   /** Every JSON log line the stack's worker and API wrote, parsed: what an operator would read. */
@@ -75,7 +75,7 @@ export interface TestStack {
  * simulator. The worker runs in the test process unless `workerProcess` asks for its own.
  */
 export interface TestStackOptions {
-  /** Run the worker as its own process (dist/bin/worker.js), e.g. to kill it. */
+  /** Run the worker as its own process (dist/src/bin/worker.js), e.g. to kill it. */
   workerProcess?: boolean;
   /** Provider configs, given the simulator's URL; default: the simulator's standard providers. */
   providers?: (simulatorUrl: string) => ProviderConfig[];
@@ -91,7 +91,7 @@ export interface TestStackOptions {
   temporalAddress?: string;
   /**
    * The compiled service to run instead of this checkout's dist: a dist-like folder (such as a
-   * copy with a planted bug, see src/chaos/plantedBugs.ts) whose sibling `migrations` folder is
+   * copy with a planted bug, see tools/chaos/plantedBugs.ts) whose sibling `migrations` folder is
    * applied to the stack's database. Needs `workerProcess`: an in-process worker would run this
    * checkout's code.
    */

@@ -4,7 +4,7 @@ import { workerConfig } from '../../src/config';
 import type { Pool } from '../../src/db/pool';
 import type { Logger } from '../../src/logger';
 import type { ProviderRegistry } from '../../src/providers/registry';
-import { temporalConnectionSettings, temporalConnectOptions } from '../../src/temporalConnection';
+import { temporalConnectionSettings, temporalConnectOptions } from '../../src/temporal/connection';
 import { createJobWorkers, workerSettings } from '../../src/worker';
 import { harness } from '../harness';
 

@@ -10,8 +10,8 @@ import {
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { retrySettings } from '../domain/retries';
-import { lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
+import { retrySettings } from '../../src/domain/retries';
+import { lateResultTimeoutMs, notFoundGraceMs } from '../../src/providers/provider';
 import { ChaosClient } from './client';
 import { checkInvariants, isClientTimeout, type Violation } from './invariants';
 import { Journal, type ProcessFault } from './journal';

@@ -1,7 +1,12 @@
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
-import { canonicalJson } from '../domain/canonicalJson';
-import { consecutiveTries, retryFitsCap, retryVerdict, type FailedCall } from '../domain/retries';
+import { canonicalJson } from '../../src/domain/canonicalJson';
+import {
+  consecutiveTries,
+  retryFitsCap,
+  retryVerdict,
+  type FailedCall,
+} from '../../src/domain/retries';
 import type { FaultWindow, Journal } from './journal';
 import { ledgerOf, requestsOf, type LedgerEntryView, type LoggedRequest } from './operations';
 import type { World } from './world';

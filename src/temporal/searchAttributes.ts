@@ -2,7 +2,7 @@ import type { Connection } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { NativeConnection } from '@temporalio/worker';
-import { JOB_SEARCH_ATTRIBUTES } from './workflows/definitions';
+import { JOB_SEARCH_ATTRIBUTES } from '../workflows/definitions';
 
 const INDEXED_VALUE_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
   [SearchAttributeType.KEYWORD]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
 import { obtainSpin } from '../modelCheck/spin';
 import { CHROMIUM, NGINX, obtainDebianProgram } from './debianPackages';
 import { describeCpu, sampleCpu } from './machineCpu';
@@ -33,7 +34,7 @@ import {
  * out. At the end every test file's time is printed, slowest first, so a slowdown shows in
  * every CI log.
  */
-const ROOT = path.resolve(__dirname, '..', '..');
+const ROOT = PACKAGE_ROOT;
 const JEST = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
 const RESULTS_DIR = path.join(ROOT, 'test-output', 'results');
 const LENGTH_VARIABLE = 'ONEJOB_TEST_LENGTH';

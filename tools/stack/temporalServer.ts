@@ -1,7 +1,7 @@
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
 import { openSync, closeSync, readFileSync } from 'node:fs';
-import { JOB_SEARCH_ATTRIBUTES } from '../workflows/definitions';
+import { JOB_SEARCH_ATTRIBUTES } from '../../src/workflows/definitions';
 import { freePort, spawnGuarded, sleep, type GuardedProcess } from './processes';
 
 const SEARCH_ATTRIBUTE_TYPE_NAMES: Record<string, string> = {

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
-import { signCallback, SIGNATURE_HEADER } from '../api/signatures';
-import { startJob } from '../client/temporal';
+import { signCallback, SIGNATURE_HEADER } from '../../src/api/signatures';
+import { startJob } from '../../src/client/temporal';
 import type { Fault, FaultRule } from '../simulator/faults';
 import { asJob, type ChaosClient, type Via } from './client';
 import type { Journal } from './journal';

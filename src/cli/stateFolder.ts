@@ -1,8 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-
-/** The checkout this file belongs to (src/ under ts-node and tests, dist/ when built). */
-const CHECKOUT = path.resolve(__dirname, '..');
+import { PACKAGE_ROOT } from '../domain/packageRoot';
 
 /**
  * `npm start`'s state folder (Temporal's SQLite file, embedded PostgreSQL's data, the record
@@ -10,7 +8,7 @@ const CHECKOUT = path.resolve(__dirname, '..');
  * in the same place.
  */
 export function stateFolder(env: NodeJS.ProcessEnv = process.env): string {
-  return path.resolve(env.ONEJOB_STATE_DIR || path.join(CHECKOUT, '.onejob'));
+  return path.resolve(env.ONEJOB_STATE_DIR || path.join(PACKAGE_ROOT, '.onejob'));
 }
 
 /**

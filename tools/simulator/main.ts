@@ -1,6 +1,6 @@
-import { simulatorConfig } from '../config';
-import { exitWithParent } from '../dev/processes';
-import { startSimulator } from '../simulator/server';
+import { exitWithParent } from '../../src/bin/parentLink';
+import { simulatorConfig } from '../../src/config';
+import { startSimulator } from './server';
 
 async function main(): Promise<void> {
   const config = simulatorConfig();

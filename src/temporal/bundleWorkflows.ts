@@ -2,7 +2,7 @@
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { WORKFLOW_BUNDLE_PATH } from '../workflowBundle';
+import { WORKFLOW_BUNDLE_PATH } from './workflowBundle';
 
 async function main(): Promise<void> {
   const { code } = await bundleWorkflowCode({

@@ -1,4 +1,4 @@
-import { tokenPairs } from './domain/identity';
+import { tokenPairs } from './identity';
 
 /**
  * The secrets `npm start` fills in when none are given. They are published (README, this file),

@@ -1,4 +1,4 @@
-import type { devStackConfig } from '../config';
+import type { devStackConfig } from '../../src/config';
 import { portHolder } from './portHolder';
 import { isPortFree } from './processes';
 

@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { obtainDebianProgram, type DebianProgram } from '../dev/debianPackages';
+import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
+import { obtainDebianProgram, type DebianProgram } from '../stack/debianPackages';
 import { parseTrail, readableTrail, violatedProperty, type Trail } from './trail';
 
-/** The checkout: src/modelCheck and dist/modelCheck both sit two levels below it. */
-const ROOT = path.resolve(__dirname, '..', '..');
+const ROOT = PACKAGE_ROOT;
 export const MODEL_FILE = path.join(ROOT, 'model', 'onejob.pml');
 
 export const SPIN: DebianProgram = {

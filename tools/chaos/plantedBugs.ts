@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
 
-/** The checkout: src/chaos and dist/chaos both sit two levels below it. */
-const ROOT = path.resolve(__dirname, '..', '..');
+const ROOT = PACKAGE_ROOT;
 
 /**
  * Mistakes the fault campaign and the model-based test must catch, each planted in a throwaway
@@ -94,7 +94,7 @@ export type PlantedBug = keyof typeof PLANTED_BUGS;
 
 /**
  * Copies the compiled service (dist) and its migrations into `dir`, plants `bug`, and returns
- * the copy's dist folder for `--build`. Fails if the code to change is not found, so a
+ * the copy's compiled product (its dist/src) for `--build`. Fails if the code to change is not found, so a
  * refactoring cannot silently turn the planted bug into no bug at all.
  */
 export function buildWithPlantedBug(bug: PlantedBug, dir: string): string {
@@ -105,7 +105,8 @@ export function buildWithPlantedBug(bug: PlantedBug, dir: string): string {
   cpSync(path.join(ROOT, 'migrations'), path.join(dir, 'migrations'), { recursive: true });
   cpSync(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
-  const file = path.join(dist, plant.file);
+  const product = path.join(dist, 'src');
+  const file = path.join(product, plant.file);
   const source = readFileSync(file, 'utf8');
   if (!source.includes(plant.from))
     throw new Error(
@@ -114,28 +115,28 @@ export function buildWithPlantedBug(bug: PlantedBug, dir: string): string {
   writeFileSync(file, source.split(plant.from).join(plant.to));
   if (plant.migration)
     writeFileSync(path.join(dir, 'migrations', '9999_planted_bug.sql'), `${plant.migration}\n`);
-  // Workers load the prebuilt workflow bundle (src/workflowBundle.ts): the checkout's serves
+  // Workers load the prebuilt workflow bundle (src/temporal/workflowBundle.ts): the checkout's serves
   // when the planted file is not in it; else the copy's is bundled once, here, rather than by
   // every worker at every start.
-  if (bundleHolds(dist, plant.file)) bundleWorkflows(dist);
-  return dist;
+  if (bundleHolds(product, plant.file)) bundleWorkflows(product);
+  return product;
 }
 
 /**
- * Whether the prebuilt bundle in `dist` (webpack's, whose module ids name their files) holds
+ * Whether the prebuilt bundle in `product` (webpack's, whose module ids name their files) holds
  * `file`. A missing bundle, or one whose ids cannot be read, counts as holding it: rebundled.
  */
-function bundleHolds(dist: string, file: string): boolean {
-  const bundle = path.join(dist, 'workflow-bundle.js');
+function bundleHolds(product: string, file: string): boolean {
+  const bundle = path.join(product, 'temporal', 'workflow-bundle.js');
   if (!existsSync(bundle)) return true;
   const code = readFileSync(bundle, 'utf8');
-  const listed = (name: string): boolean => code.includes(`dist/${name}"`);
+  const listed = (name: string): boolean => code.includes(`src/${name}"`);
   return !listed('workflows/jobWorkflow.js') || listed(file);
 }
 
 /** The copy's own `npm run build` bundling step, run on its planted workflow code. */
-function bundleWorkflows(dist: string): void {
-  const run = spawnSync(process.execPath, [path.join(dist, 'dev', 'bundleWorkflows.js')], {
+function bundleWorkflows(product: string): void {
+  const run = spawnSync(process.execPath, [path.join(product, 'temporal', 'bundleWorkflows.js')], {
     encoding: 'utf8',
   });
   if (run.status !== 0)

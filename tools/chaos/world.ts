@@ -1,4 +1,4 @@
-import { canonicalJson } from '../domain/canonicalJson';
+import { canonicalJson } from '../../src/domain/canonicalJson';
 import type { Journal } from './journal';
 
 /** A job as the API shows it: the fields the campaign reads. */

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import pg from 'pg';
+import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
 import { reachableDataDir, reachableEmbeddedPostgres } from './postgresUserAccess';
 import { spawnNodeScript, freePort, type GuardedProcess } from './processes';
 
@@ -69,9 +70,9 @@ export async function ensureDatabase(adminUrl: string, database: string): Promis
 }
 
 /** The compiled entry that runs embedded PostgreSQL in its own process (see embeddedPostgres.ts). */
-const EMBEDDED_ENTRY = path.resolve(__dirname, '..', '..', 'dist', 'dev', 'embeddedPostgres.js');
+const EMBEDDED_ENTRY = path.join(PACKAGE_ROOT, 'dist', 'tools', 'stack', 'embeddedPostgres.js');
 
-const PROJECT_MODULES = path.resolve(__dirname, '..', '..', 'node_modules');
+const PROJECT_MODULES = path.join(PACKAGE_ROOT, 'node_modules');
 
 /**
  * Starts embedded PostgreSQL (data persisted for `dataDir`) in a child process of its own. As

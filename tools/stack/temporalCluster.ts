@@ -4,7 +4,8 @@ import { execFile } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ensureSearchAttributes } from '../temporalSetup';
+import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
+import { ensureSearchAttributes } from '../../src/temporal/searchAttributes';
 import { spawnGuarded, waitForHttp, type GuardedProcess } from './processes';
 import type { TemporalClusterBinaries } from './temporalClusterBinaries';
 import {
@@ -26,7 +27,7 @@ import { logTail, waitForTemporal, type DevServer } from './temporalServer';
  * registered, and the Web UI server beside it.
  */
 
-const REPO_ROOT = path.resolve(__dirname, '..', '..');
+const REPO_ROOT = PACKAGE_ROOT;
 /** Shared with docker-compose.yml: the same schema steps. */
 export const SCHEMA_SCRIPT = path.join(REPO_ROOT, 'deploy', 'temporal', 'setup-postgres-schema.sh');
 const RETENTION_MS = 3 * 24 * 3600 * 1000;

@@ -1,13 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { certificationPlan, certifyMany, type CertificationReport } from '../certification/certify';
-import { sweeperConfig, workerConfig } from '../config';
-import { migrate } from '../db/migrate';
-import { createPool } from '../db/pool';
-import { NGINX, obtainDebianProgram } from '../dev/debianPackages';
-import { startNginx, type LoadBalancer } from '../dev/nginx';
-import { ensureDatabase, probePostgres, startEmbeddedPostgres } from '../dev/postgres';
+import {
+  certificationPlan,
+  certifyMany,
+  type CertificationReport,
+} from '../../src/certification/certify';
+import { sweeperConfig, workerConfig } from '../../src/config';
+import { migrate } from '../../src/db/migrate';
+import { createPool } from '../../src/db/pool';
+import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
+import type { ProviderConfig } from '../../src/providers/provider';
+import { ProviderRegistry, simulatorProviders } from '../../src/providers/registry';
+import { NGINX, obtainDebianProgram } from '../stack/debianPackages';
+import { startNginx, type LoadBalancer } from '../stack/nginx';
+import { ensureDatabase, probePostgres, startEmbeddedPostgres } from '../stack/postgres';
 import {
   childPids,
   freePort,
@@ -16,11 +23,9 @@ import {
   spawnNodeScript,
   waitForHttp,
   type GuardedProcess,
-} from '../dev/processes';
-import { obtainTemporalCli } from '../dev/temporalCli';
-import { startTemporalDevServer, type DevServer } from '../dev/temporalServer';
-import type { ProviderConfig } from '../providers/provider';
-import { ProviderRegistry, simulatorProviders } from '../providers/registry';
+} from '../stack/processes';
+import { obtainTemporalCli } from '../stack/temporalCli';
+import { startTemporalDevServer, type DevServer } from '../stack/temporalServer';
 
 /**
  * The real stack a chaos campaign attacks: PostgreSQL, the Temporal dev server, two workers and
@@ -133,10 +138,9 @@ export interface ChaosStack {
   stop(): Promise<void>;
 }
 
-/** This checkout's root, from src/chaos or dist/chaos alike. */
-const CHECKOUT = path.resolve(__dirname, '..', '..');
+const CHECKOUT = PACKAGE_ROOT;
 /** The simulators are stand-ins, not the service under test: always this checkout's build. */
-const SIMULATOR_SCRIPT = path.join(CHECKOUT, 'dist', 'bin', 'simulator.js');
+const SIMULATOR_SCRIPT = path.join(CHECKOUT, 'dist', 'tools', 'simulator', 'main.js');
 const OUTPUT_KEPT = 1_000_000;
 /** How long a restarted service may take to come up (its dependencies may be down a while). */
 const SERVICE_START_TIMEOUT_MS = 180_000;
@@ -169,10 +173,15 @@ const BREAKER_COOL_OFF_MS = 5_000;
  */
 const SWEEP_INTERVAL_MS = 5_000;
 
-/** Compiled: the dist this module lives in; run from source (tsx): the checkout's dist. */
+/**
+ * The compiled product (dist/src): compiled, the one beside this module's dist/tools; run from
+ * source (tsx), the checkout's.
+ */
 function defaultBuildDir(): string {
-  const beside = path.resolve(__dirname, '..');
-  return existsSync(path.join(beside, 'bin', 'api.js')) ? beside : path.join(CHECKOUT, 'dist');
+  const beside = path.resolve(__dirname, '..', '..', 'src');
+  return existsSync(path.join(beside, 'bin', 'api.js'))
+    ? beside
+    : path.join(CHECKOUT, 'dist', 'src');
 }
 
 const token = (label: string): string => `${label}-${randomBytes(12).toString('hex')}`;

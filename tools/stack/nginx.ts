@@ -1,11 +1,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
 import { isPortFree, sleep, spawnGuarded, type GuardedProcess } from './processes';
 
-export const NGINX_TEMPLATE = path.resolve(
-  __dirname,
-  '..',
-  '..',
+export const NGINX_TEMPLATE = path.join(
+  PACKAGE_ROOT,
   'deploy',
   'nginx',
   'templates',

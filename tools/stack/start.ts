@@ -1,14 +1,16 @@
 import path from 'node:path';
-import { certificationPlan, certifyMany } from '../certification/certify';
-import { devStackConfig } from '../config';
+import { certificationPlan, certifyMany } from '../../src/certification/certify';
 import {
   databaseRecordFile,
   removeDatabaseRecord,
   withoutPassword,
   writeDatabaseRecord,
-} from '../databaseRecord';
-import { migrate } from '../db/migrate';
-import { createPool } from '../db/pool';
+} from '../../src/cli/databaseRecord';
+import { ensureStateFolder, stateFolder } from '../../src/cli/stateFolder';
+import { devStackConfig } from '../../src/config';
+import { migrate } from '../../src/db/migrate';
+import { createPool } from '../../src/db/pool';
+import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
 import {
   DEV_API_TOKENS,
   DEV_CALLBACK_SECRET,
@@ -16,9 +18,8 @@ import {
   DEV_OPERATOR_TOKENS,
   DEV_STACK_VARIABLE,
   DEV_TOKEN,
-} from '../devSecrets';
-import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
-import { ensureStateFolder, stateFolder } from '../stateFolder';
+} from '../../src/domain/publishedSecrets';
+import { ProviderRegistry, providerConfigsFromEnv } from '../../src/providers/registry';
 import { checkPorts, devStackPorts } from './portCheck';
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
 import { spawnNodeScript, waitForHttp, type GuardedProcess } from './processes';
@@ -35,6 +36,12 @@ import { startTemporalDevServer, type DevServer } from './temporalServer';
  * State survives restarts in the state folder; Ctrl-C stops every process it started.
  */
 const log = (line: string): void => console.log(`[onejob] ${line}`);
+/** The compiled programs npm start runs: the product's two services and the tools' simulator. */
+const SCRIPTS = {
+  simulator: path.join(PACKAGE_ROOT, 'dist', 'tools', 'simulator', 'main.js'),
+  worker: path.join(PACKAGE_ROOT, 'dist', 'src', 'bin', 'worker.js'),
+  api: path.join(PACKAGE_ROOT, 'dist', 'src', 'bin', 'api.js'),
+};
 
 /** Waits for a child's `{ [key]: true }` IPC message. */
 async function waitForMessage(
@@ -174,8 +181,8 @@ async function main(): Promise<void> {
     env.SIMULATOR_PORT = String(ports.simulatorPort);
     env.PORT = String(ports.apiPort);
 
-    const start = (name: string): GuardedProcess => {
-      const child = spawnNodeScript(path.join(__dirname, '..', 'bin', `${name}.js`), [], { env });
+    const start = (name: 'simulator' | 'worker' | 'api'): GuardedProcess => {
+      const child = spawnNodeScript(SCRIPTS[name], [], { env });
       children.push(child);
       void child.exited.then((code) => {
         if (!stopping) {

@@ -5,8 +5,8 @@
  * the two.
  */
 import { ParentClosePolicy, startChild } from '@temporalio/workflow';
-import { jobWorkflowId } from '../domain/workflowId';
-import type { JobWorkflowInput, JobWorkflowResult } from '../workflows/definitions';
+import { jobWorkflowId } from '../../src/domain/workflowId';
+import type { JobWorkflowInput, JobWorkflowResult } from '../../src/workflows/definitions';
 
 export interface ChildJobOrder {
   owner: string;
