@@ -5,6 +5,12 @@ import tseslint from 'typescript-eslint';
 
 const sourceExtensions = ['.ts', '.js', '.mjs', '.cjs'];
 
+/** What no file of src/ may import (the workflow sandbox's rule repeats it, as rules replace). */
+const PRODUCT_ONLY = {
+  group: ['**/tools/**', '**/test/**', '**/bench/**'],
+  message: 'src/ is the product: it imports nothing from tools/, test/ or bench/.',
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.onejob/', 'test-output/', 'coverage/', 'bench/output/'] },
   eslint.configs.recommended,
@@ -56,6 +62,13 @@ export default tseslint.config(
     },
   },
   {
+    // src/ is the product: it never reaches into the tools, the tests or the benchmark.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [PRODUCT_ONLY] }],
+    },
+  },
+  {
     // Workflow code runs in Temporal's deterministic sandbox: only the SDK and our pure modules.
     files: ['src/workflows/**/*.ts', 'tools/chaos/parentWorkflow.ts'],
     rules: {
@@ -82,6 +95,7 @@ export default tseslint.config(
               ],
               message: 'Not allowed in workflow code.',
             },
+            PRODUCT_ONLY,
             {
               group: ['../db/*', '../api/*', '../providers/*', '../service/*'],
               message: 'Workflows import only domain/ and their definitions.',

@@ -1,33 +1,12 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './harness';
+import { importsOf, sourceFiles } from './support/sourceImports';
 
 /**
  * ESLint's import-x/no-cycle skips `import type`, so this also follows type-only imports: no
  * module of src/ may lead back to itself through any import, erased at run time or not.
  */
 const SRC = path.join(ROOT, 'src');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const full = path.join(dir, name);
-    if (statSync(full).isDirectory()) return sourceFiles(full);
-    return full.endsWith('.ts') ? [full] : [];
-  });
-}
-
-/** The src/ files a module imports, by relative specifiers (`from './x'`, `import('./x')`). */
-function importsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
-  const specifiers = [...text.matchAll(/(?:from\s+|import\s*\(\s*)'(\.{1,2}\/[^']+)'/g)].map(
-    (m) => m[1]!,
-  );
-  return specifiers.flatMap((specifier) => {
-    const base = path.resolve(path.dirname(file), specifier);
-    const found = [`${base}.ts`, path.join(base, 'index.ts')].find((f) => existsSync(f));
-    return found ? [found] : [];
-  });
-}
 
 test('no module in src/ imports itself back through any chain of imports, type-only ones included', () => {
   const graph = new Map(sourceFiles(SRC).map((file) => [file, importsOf(file)]));
