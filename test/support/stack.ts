@@ -90,9 +90,9 @@ export interface TestStackOptions {
   /** A Temporal server of the test's own instead of the run's shared one. */
   temporalAddress?: string;
   /**
-   * The compiled service to run instead of this checkout's dist: a dist-like folder (such as a
-   * copy with a planted bug, see tools/chaos/plantedBugs.ts) whose sibling `migrations` folder is
-   * applied to the stack's database. Needs `workerProcess`: an in-process worker would run this
+   * The compiled product to run instead of this checkout's dist/src: a folder like it (such as
+   * a copy with a planted bug, see tools/chaos/plantedBugs.ts) in a copy of the package, whose
+   * `migrations` folder (two levels up, beside its dist) is applied to the stack's database. Needs `workerProcess`: an in-process worker would run this
    * checkout's code.
    */
   build?: string;
@@ -116,7 +116,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   if (options.build !== undefined && !options.workerProcess)
     throw new Error('a stack that runs another build needs workerProcess: true');
   const database = await createTestDatabase(
-    options.build === undefined ? undefined : path.join(options.build, '..', 'migrations'),
+    options.build === undefined ? undefined : path.join(options.build, '..', '..', 'migrations'),
   );
   const taskQueue = uniqueName('onejob-test');
   const simulator = await startSimulator();
