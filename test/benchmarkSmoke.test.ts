@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { harness, ROOT, TEST_OUTPUT } from './harness';
+import { harness, ROOT, TEST_OUTPUT } from './support/harness';
 
 /**
  * `npm run bench -- --smoke` still works: every row runs briefly against this run's Temporal and

@@ -15,8 +15,8 @@ import { OBSERVED_P95_SQL } from '../src/db/providerStats';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { withDatabase } from '../tools/stack/postgres';
-import { harness } from './harness';
 import { createTestDatabase, inRolledBackTransaction } from './support/database';
+import { harness } from './support/harness';
 import { waitingOrSettled } from './support/lockWaits';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;

@@ -3,7 +3,7 @@ import { CALLBACK_SECRET, OPERATOR_TOKEN } from './support/identities';
 import { createJob, freshKey, untilJob } from './support/jobs';
 import { chatProvider, payProvider } from './support/providers';
 import { startTestStack, type TestStack } from './support/stack';
-import { startTcpProxy, type TcpProxy } from './tcpProxy';
+import { startTcpProxy, type TcpProxy } from './support/tcpProxy';
 
 /**
  * When PostgreSQL cannot be reached, the API says so (503 problem+json with Retry-After) and

@@ -5,10 +5,10 @@ import pg from 'pg';
 import { DEV_TOKEN } from '../src/domain/publishedSecrets';
 import { ensureDatabase, withDatabase } from '../tools/stack/postgres';
 import { freePort } from '../tools/stack/processes';
-import { harness, TEST_OUTPUT } from './harness';
-import { processesMentioning, waitUntil } from './processScan';
 import { runDevStart, untilRunning, type StartedStack } from './support/devStart';
+import { harness, TEST_OUTPUT } from './support/harness';
 import { eventually } from './support/polling';
+import { processesMentioning, waitUntil } from './support/processScan';
 
 /**
  * `npm start` for real: the supervisor, a Temporal dev server with its Web UI, PostgreSQL,

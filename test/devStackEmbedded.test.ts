@@ -3,9 +3,9 @@ import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEV_TOKEN } from '../src/domain/publishedSecrets';
 import { freePort } from '../tools/stack/processes';
-import { ROOT, TEST_OUTPUT } from './harness';
-import { processesMentioning, waitUntil } from './processScan';
 import { embeddedStackSettings, runDevStart, untilRunning } from './support/devStart';
+import { ROOT, TEST_OUTPUT } from './support/harness';
+import { processesMentioning, waitUntil } from './support/processScan';
 
 /**
  * A newcomer's first hour: `npm start` with no DATABASE_URL and nothing on the local

@@ -1,9 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
-import { TEST_OUTPUT } from './harness';
-import { processesMentioning, waitUntil } from './processScan';
 import { embeddedStackSettings, runDevStart } from './support/devStart';
+import { TEST_OUTPUT } from './support/harness';
+import { processesMentioning, waitUntil } from './support/processScan';
 
 /** `npm start` checks all its ports first, and says who holds a busy one and what moves it. */
 async function hold(port: number): Promise<Server> {

@@ -16,7 +16,7 @@ import {
   HISTORY_SHARDS,
   pickClusterPorts,
 } from '../tools/stack/temporalClusterConfig';
-import { ROOT } from './harness';
+import { ROOT } from './support/harness';
 
 /**
  * Docker does not run here, so the compose file is checked against the code instead: every

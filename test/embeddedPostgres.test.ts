@@ -2,8 +2,8 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { resolveDatabase, startEmbeddedPostgres } from '../tools/stack/postgres';
-import { TEST_OUTPUT } from './harness';
-import { processesMentioning, waitUntil } from './processScan';
+import { TEST_OUTPUT } from './support/harness';
+import { processesMentioning, waitUntil } from './support/processScan';
 
 async function query(url: string, sql: string): Promise<unknown[]> {
   const client = new pg.Client({ connectionString: url });

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
-import { TEST_OUTPUT } from './harness';
 import { runChaos } from './support/chaos';
+import { TEST_OUTPUT } from './support/harness';
 import { byLength } from './support/lengths';
 
 /**

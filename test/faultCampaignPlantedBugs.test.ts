@@ -3,8 +3,8 @@ import path from 'node:path';
 import pg from 'pg';
 import type { CampaignReport } from '../tools/chaos/campaign';
 import { buildWithPlantedBug, type PlantedBug } from '../tools/chaos/plantedBugs';
-import { harness, TEST_OUTPUT } from './harness';
 import { runChaos } from './support/chaos';
+import { harness, TEST_OUTPUT } from './support/harness';
 import { byLength } from './support/lengths';
 
 /**

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, TEST_OUTPUT } from './harness';
-import { waitUntil } from './processScan';
+import { ROOT, TEST_OUTPUT } from './support/harness';
+import { waitUntil } from './support/processScan';
 
 /**
  * `go install` runs under the guardian like every child of ours: it dies with whoever started

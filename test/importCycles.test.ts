@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ROOT } from './harness';
+import { ROOT } from './support/harness';
 import { importsOf, sourceFiles } from './support/sourceImports';
 
 /**

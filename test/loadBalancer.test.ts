@@ -3,7 +3,7 @@ import path from 'node:path';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { startNginx, type LoadBalancer } from '../tools/stack/nginx';
 import { freePort } from '../tools/stack/processes';
-import { harness, TEST_OUTPUT } from './harness';
+import { harness, TEST_OUTPUT } from './support/harness';
 import { TEST_OWNER, TEST_TOKEN } from './support/identities';
 import { providerSaw } from './support/providerLedger';
 import { startTestStack, type TestStack } from './support/stack';

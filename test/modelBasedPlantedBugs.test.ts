@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { buildWithPlantedBug, PLANTED_BUGS, type PlantedBug } from '../tools/chaos/plantedBugs';
-import { TEST_OUTPUT } from './harness';
+import { TEST_OUTPUT } from './support/harness';
 import {
   MODEL_CERTIFICATIONS,
   MODEL_STACK,

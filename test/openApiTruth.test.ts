@@ -5,13 +5,13 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { signCallback } from '../src/api/signatures';
-import { ROOT, TEST_OUTPUT } from './harness';
+import { ROOT, TEST_OUTPUT } from './support/harness';
 import { CALLBACK_SECRET, OPERATOR_TOKEN } from './support/identities';
 import { chargeBody, createJob, freshKey, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { attemptRows } from './support/rows';
 import { useTestStack } from './support/stack';
-import { startTcpProxy } from './tcpProxy';
+import { startTcpProxy } from './support/tcpProxy';
 
 /**
  * The OpenAPI document tells the truth: it is valid OpenAPI, and every real answer of every

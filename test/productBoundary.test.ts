@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT } from './harness';
+import { ROOT } from './support/harness';
 import { importsOf, sourceFiles } from './support/sourceImports';
 
 /**

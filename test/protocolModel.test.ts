@@ -17,7 +17,7 @@ import {
   type ModelRun,
 } from '../tools/modelCheck/spin';
 import { codeReferences } from '../tools/modelCheck/trail';
-import { ROOT } from './harness';
+import { ROOT } from './support/harness';
 import { byLength } from './support/lengths';
 
 /**

@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { obtainTemporalCli, TEMPORAL_CLI_VERSION } from '../tools/stack/temporalCli';
-import { TEST_OUTPUT } from './harness';
+import { TEST_OUTPUT } from './support/harness';
 
 const saved = { ...process.env };
 afterEach(() => {

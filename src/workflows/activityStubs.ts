@@ -36,7 +36,7 @@ export const db = proxyActivities<JobActivities>({
  * The other steps stay activity tasks: they run beside hedge timers, provider calls and update
  * handlers, and a local activity outlasting its workflow task there would hold all of those
  * (with SDK 1.24 a hedge launched meanwhile even broke replay: "Missing associated machine for
- * LocalActivity", seen in test/hedging.test.ts with the attempts table locked).
+ * LocalActivity", seen in test/engines/hedging.test.ts with the attempts table locked).
  */
 const local = proxyLocalActivities<Pick<JobActivities, 'admitJob'>>({
   startToCloseTimeout: '30 seconds',

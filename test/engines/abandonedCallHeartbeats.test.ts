@@ -1,8 +1,8 @@
-import { chargeBody, createJob, untilJob } from './support/jobs';
-import { eventually } from './support/polling';
-import { startPrivateTemporal, type PrivateTemporal } from './support/privateTemporal';
-import { payProvider } from './support/providers';
-import { startTestStack, type TestStack } from './support/stack';
+import { chargeBody, createJob, untilJob } from '../support/jobs';
+import { eventually } from '../support/polling';
+import { startPrivateTemporal, type PrivateTemporal } from '../support/privateTemporal';
+import { payProvider } from '../support/providers';
+import { startTestStack, type TestStack } from '../support/stack';
 
 /**
  * A provider call that outlives its attempt timeout keeps listening for the late answer (up to

@@ -1,13 +1,13 @@
-import { signCallback } from '../src/api/signatures';
-import { notFoundGraceMs, type ProviderConfig } from '../src/providers/provider';
-import { inRolledBackTransaction } from './support/database';
-import { CALLBACK_SECRET, OPERATOR_TOKEN } from './support/identities';
-import { eventually } from './support/polling';
-import { providerSaw } from './support/providerLedger';
-import { chatProvider, payProvider } from './support/providers';
-import { attemptRows, rowsOfJob } from './support/rows';
-import { startTestStack, type TestStack } from './support/stack';
-import { workflowStatus } from './support/temporal';
+import { signCallback } from '../../src/api/signatures';
+import { notFoundGraceMs, type ProviderConfig } from '../../src/providers/provider';
+import { inRolledBackTransaction } from '../support/database';
+import { CALLBACK_SECRET, OPERATOR_TOKEN } from '../support/identities';
+import { eventually } from '../support/polling';
+import { providerSaw } from '../support/providerLedger';
+import { chatProvider, payProvider } from '../support/providers';
+import { attemptRows, rowsOfJob } from '../support/rows';
+import { startTestStack, type TestStack } from '../support/stack';
+import { workflowStatus } from '../support/temporal';
 
 /**
  * Exclusive attempts of a job with a side effect (a charge): a timeout is unknown and blocks;

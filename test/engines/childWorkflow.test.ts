@@ -1,15 +1,15 @@
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import path from 'node:path';
-import { harness } from './harness';
-import { callSnapshot, inFlight, untilRequestReceived } from './support/callInFlight';
-import { TEST_OWNER } from './support/identities';
-import { readJob, untilJob } from './support/jobs';
-import { eventually } from './support/polling';
-import { providerSaw } from './support/providerLedger';
-import { chatProvider, payProvider } from './support/providers';
-import { startTestStack, type TestStack } from './support/stack';
-import { untilWorkflowClosed } from './support/temporal';
-import type { Order } from './workflows/orderWorkflow';
+import { callSnapshot, inFlight, untilRequestReceived } from '../support/callInFlight';
+import { harness } from '../support/harness';
+import { TEST_OWNER } from '../support/identities';
+import { readJob, untilJob } from '../support/jobs';
+import { eventually } from '../support/polling';
+import { providerSaw } from '../support/providerLedger';
+import { chatProvider, payProvider } from '../support/providers';
+import { startTestStack, type TestStack } from '../support/stack';
+import { untilWorkflowClosed } from '../support/temporal';
+import type { Order } from '../workflows/orderWorkflow';
 
 /** A service's own workflow starts a job as its child (test/workflows/orderWorkflow.ts). */
 let stack: TestStack;
@@ -27,7 +27,7 @@ beforeAll(async () => {
     ],
   });
   const bundle = await bundleWorkflowCode({
-    workflowsPath: path.join(__dirname, 'workflows', 'orderWorkflow.ts'),
+    workflowsPath: path.join(__dirname, '..', 'workflows', 'orderWorkflow.ts'),
     logger: new DefaultLogger('WARN'),
   });
   connection = await NativeConnection.connect({ address: harness().temporalAddress });

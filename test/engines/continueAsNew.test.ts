@@ -1,10 +1,10 @@
-import type { JobWorkflowResult } from '../src/workflows/definitions';
-import { chargeBody, createJob, operator, readJob, untilJob } from './support/jobs';
-import { eventually } from './support/polling';
-import { effectsFor } from './support/providerLedger';
-import { payProvider } from './support/providers';
-import { useTestStack } from './support/stack';
-import { workflowStatus } from './support/temporal';
+import type { JobWorkflowResult } from '../../src/workflows/definitions';
+import { chargeBody, createJob, operator, readJob, untilJob } from '../support/jobs';
+import { eventually } from '../support/polling';
+import { effectsFor } from '../support/providerLedger';
+import { payProvider } from '../support/providers';
+import { useTestStack } from '../support/stack';
+import { workflowStatus } from '../support/temporal';
 
 /**
  * A job may wait in `unknown` for months. Its workflow continues-as-new long before its history

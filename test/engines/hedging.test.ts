@@ -1,13 +1,13 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import pg from 'pg';
-import { attemptId } from '../src/domain/job';
-import { jobWorkflowId } from '../src/domain/workflowId';
-import { TEST_OWNER } from './support/identities';
-import { eventually } from './support/polling';
-import { providerSaw } from './support/providerLedger';
-import { chatProvider } from './support/providers';
-import { attemptRows } from './support/rows';
-import { startTestStack, type TestStack } from './support/stack';
+import { attemptId } from '../../src/domain/job';
+import { jobWorkflowId } from '../../src/domain/workflowId';
+import { TEST_OWNER } from '../support/identities';
+import { eventually } from '../support/polling';
+import { providerSaw } from '../support/providerLedger';
+import { chatProvider } from '../support/providers';
+import { attemptRows } from '../support/rows';
+import { startTestStack, type TestStack } from '../support/stack';
 
 /**
  * Hedged mode, for side-effect-free jobs: after a delay of silence the fallback starts too;

@@ -1,9 +1,9 @@
 import { connect } from 'node:net';
-import { insertJobOrFindExisting } from '../src/db/jobs';
-import { requestFingerprint } from '../src/domain/fingerprint';
-import { jobWorkflowId, MAX_WORKFLOW_ID_LENGTH } from '../src/domain/workflowId';
-import { simulatorProviders } from '../src/providers/registry';
-import { sweepJobs } from '../src/service/sweeper';
+import { insertJobOrFindExisting } from '../../src/db/jobs';
+import { requestFingerprint } from '../../src/domain/fingerprint';
+import { jobWorkflowId, MAX_WORKFLOW_ID_LENGTH } from '../../src/domain/workflowId';
+import { simulatorProviders } from '../../src/providers/registry';
+import { sweepJobs } from '../../src/service/sweeper';
 import {
   LONGEST_OWNER_TOKEN,
   OTHER_OWNER,
@@ -11,11 +11,11 @@ import {
   TEST_OWNER,
   TEST_TOKEN,
   TRICK_OWNERS,
-} from './support/identities';
-import { untilJob } from './support/jobs';
-import { providerSaw } from './support/providerLedger';
-import { startTestStack, type TestStack } from './support/stack';
-import { runsOfWorkflow, untilWorkflowClosed } from './support/temporal';
+} from '../support/identities';
+import { untilJob } from '../support/jobs';
+import { providerSaw } from '../support/providerLedger';
+import { startTestStack, type TestStack } from '../support/stack';
+import { runsOfWorkflow, untilWorkflowClosed } from '../support/temporal';
 
 interface JobBody {
   id: string;

@@ -3,9 +3,9 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LOCAL_ADMISSION } from '../src/workflows/activityStubs';
-import { harness } from './harness';
-import { CURRENT_ONLY_SCENARIOS, factsOf, pathProblems, SCENARIO_NAMES } from './replay/paths';
+import { LOCAL_ADMISSION } from '../../src/workflows/activityStubs';
+import { CURRENT_ONLY_SCENARIOS, factsOf, pathProblems, SCENARIO_NAMES } from '../replay/paths';
+import { harness } from '../support/harness';
 
 /**
  * Every recorded history must replay against the current workflow code: a change that would
@@ -18,7 +18,7 @@ import { CURRENT_ONLY_SCENARIOS, factsOf, pathProblems, SCENARIO_NAMES } from '.
  *   admission was an activity task of its own.
  * Jobs that began in an older generation may still be running.
  */
-const HISTORIES_DIR = path.join(__dirname, 'replay', 'histories');
+const HISTORIES_DIR = path.join(__dirname, '..', 'replay', 'histories');
 const GENERATIONS = {
   current: HISTORIES_DIR,
   'local-admission': path.join(HISTORIES_DIR, 'local-admission'),
@@ -116,7 +116,7 @@ test.each(cases)(
 
 test('a deliberately non-deterministic change is caught by replay', async () => {
   const changed = await bundleWorkflowCode({
-    workflowsPath: path.join(__dirname, 'replay', 'changedWorkflow.ts'),
+    workflowsPath: path.join(__dirname, '..', 'replay', 'changedWorkflow.ts'),
     logger: new DefaultLogger('WARN'),
   });
   const happy = histories.find((h) => h.name === 'happy-path')!;

@@ -1,9 +1,9 @@
-import { OTHER_OWNER, OTHER_TOKEN } from './support/identities';
-import { freshKey, type JobView } from './support/jobs';
-import { eventually } from './support/polling';
-import { chatProvider } from './support/providers';
-import { useTestStack } from './support/stack';
-import { untilWorkflowClosed } from './support/temporal';
+import { OTHER_OWNER, OTHER_TOKEN } from '../support/identities';
+import { freshKey, type JobView } from '../support/jobs';
+import { eventually } from '../support/polling';
+import { chatProvider } from '../support/providers';
+import { useTestStack } from '../support/stack';
+import { untilWorkflowClosed } from '../support/temporal';
 
 /** What the Temporal Web UI filters on: every job workflow's JobOwner, JobType, JobStatus and AttemptCount. */
 const stack = useTestStack({

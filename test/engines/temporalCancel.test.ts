@@ -1,17 +1,17 @@
 import { spawn } from 'node:child_process';
-import { finishJobWithoutResult } from '../src/db/jobs';
-import { jobWorkflowId } from '../src/domain/workflowId';
-import { sweepJobs } from '../src/service/sweeper';
-import { harness } from './harness';
-import { holdTransaction } from './support/barriers';
-import { TEST_OWNER } from './support/identities';
-import { chargeBody, createJob, freshKey, operator, readJob, untilJob } from './support/jobs';
-import { eventually } from './support/polling';
-import { effectsFor } from './support/providerLedger';
-import { chatProvider, payProvider } from './support/providers';
-import { insertSummaryJob } from './support/rows';
-import { useTestStack } from './support/stack';
-import { untilWorkflowClosed } from './support/temporal';
+import { finishJobWithoutResult } from '../../src/db/jobs';
+import { jobWorkflowId } from '../../src/domain/workflowId';
+import { sweepJobs } from '../../src/service/sweeper';
+import { holdTransaction } from '../support/barriers';
+import { harness } from '../support/harness';
+import { TEST_OWNER } from '../support/identities';
+import { chargeBody, createJob, freshKey, operator, readJob, untilJob } from '../support/jobs';
+import { eventually } from '../support/polling';
+import { effectsFor } from '../support/providerLedger';
+import { chatProvider, payProvider } from '../support/providers';
+import { insertSummaryJob } from '../support/rows';
+import { useTestStack } from '../support/stack';
+import { untilWorkflowClosed } from '../support/temporal';
 
 /**
  * Operators also act on jobs through Temporal itself (the Web UI, the `temporal` CLI). A cancel

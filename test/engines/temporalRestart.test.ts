@@ -1,10 +1,10 @@
-import { chargeBody, createJob, freshKey, untilJob, type JobView } from './support/jobs';
-import { eventually } from './support/polling';
-import { startPrivateTemporal, type PrivateTemporal } from './support/privateTemporal';
-import { providerSaw } from './support/providerLedger';
-import { chatProvider, payProvider } from './support/providers';
-import { startTestStack, type TestStack } from './support/stack';
-import { runsOfWorkflow } from './support/temporal';
+import { chargeBody, createJob, freshKey, untilJob, type JobView } from '../support/jobs';
+import { eventually } from '../support/polling';
+import { startPrivateTemporal, type PrivateTemporal } from '../support/privateTemporal';
+import { providerSaw } from '../support/providerLedger';
+import { chatProvider, payProvider } from '../support/providers';
+import { startTestStack, type TestStack } from '../support/stack';
+import { runsOfWorkflow } from '../support/temporal';
 
 /**
  * The Temporal server killed (SIGKILL) while jobs run: one blocked in `unknown`, one with a

@@ -1,25 +1,25 @@
 import pg from 'pg';
-import { attemptActivities } from '../src/activities/attempts';
+import { attemptActivities } from '../../src/activities/attempts';
 import {
   beginProviderCall,
   createAttempt,
   findAttempt,
   settleAbandonedAttempt,
   settleAttemptWithoutResult,
-} from '../src/db/attempts';
-import { insertJobOrFindExisting } from '../src/db/jobs';
-import { requestFingerprint } from '../src/domain/fingerprint';
-import { jobWorkflowId } from '../src/domain/workflowId';
-import { createLogger } from '../src/logger';
-import { ProviderRegistry } from '../src/providers/registry';
-import { TEST_OWNER } from './support/identities';
-import { chargeBody, createJob, freshKey, operator, untilJob } from './support/jobs';
-import { eventually } from './support/polling';
-import { effectsFor, providerSaw, requestsFor } from './support/providerLedger';
-import { payProvider } from './support/providers';
-import { attemptRows } from './support/rows';
-import { startTestStack, type TestStack } from './support/stack';
-import { untilWorkflowClosed, workflowStatus } from './support/temporal';
+} from '../../src/db/attempts';
+import { insertJobOrFindExisting } from '../../src/db/jobs';
+import { requestFingerprint } from '../../src/domain/fingerprint';
+import { jobWorkflowId } from '../../src/domain/workflowId';
+import { createLogger } from '../../src/logger';
+import { ProviderRegistry } from '../../src/providers/registry';
+import { TEST_OWNER } from '../support/identities';
+import { chargeBody, createJob, freshKey, operator, untilJob } from '../support/jobs';
+import { eventually } from '../support/polling';
+import { effectsFor, providerSaw, requestsFor } from '../support/providerLedger';
+import { payProvider } from '../support/providers';
+import { attemptRows } from '../support/rows';
+import { startTestStack, type TestStack } from '../support/stack';
+import { untilWorkflowClosed, workflowStatus } from '../support/temporal';
 
 /**
  * How an `unknown` charge is settled, and how it is not: never by a clock, and when its late

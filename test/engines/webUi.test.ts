@@ -1,11 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import type { ProviderConfig } from '../src/providers/provider';
-import { harness, TEST_OUTPUT } from './harness';
-import { eventually } from './support/polling';
-import { chatProvider } from './support/providers';
-import { startTestStack, type TestStack } from './support/stack';
+import type { ProviderConfig } from '../../src/providers/provider';
+import { harness, TEST_OUTPUT } from '../support/harness';
+import { eventually } from '../support/polling';
+import { chatProvider } from '../support/providers';
+import { startTestStack, type TestStack } from '../support/stack';
 
 /**
  * An operator finds a stuck job in the real Temporal Web UI, driven in Debian's Chromium:

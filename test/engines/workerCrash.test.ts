@@ -1,15 +1,15 @@
 import { temporal } from '@temporalio/proto';
-import { finishJobWithoutResult } from '../src/db/jobs';
-import type { ProviderConfig } from '../src/providers/provider';
-import { holdRowsInTrigger } from './support/barriers';
-import { callSnapshot, inFlight, untilRequestReceived } from './support/callInFlight';
-import { chargeBody, createJob, freshKey, operator, untilJob } from './support/jobs';
-import { eventually } from './support/polling';
-import { providerSaw, requestsFor } from './support/providerLedger';
-import { chatProvider, payProvider } from './support/providers';
-import { attemptRows } from './support/rows';
-import { startTestStack, type TestStack } from './support/stack';
-import { untilWorkflowClosed } from './support/temporal';
+import { finishJobWithoutResult } from '../../src/db/jobs';
+import type { ProviderConfig } from '../../src/providers/provider';
+import { holdRowsInTrigger } from '../support/barriers';
+import { callSnapshot, inFlight, untilRequestReceived } from '../support/callInFlight';
+import { chargeBody, createJob, freshKey, operator, untilJob } from '../support/jobs';
+import { eventually } from '../support/polling';
+import { providerSaw, requestsFor } from '../support/providerLedger';
+import { chatProvider, payProvider } from '../support/providers';
+import { attemptRows } from '../support/rows';
+import { startTestStack, type TestStack } from '../support/stack';
+import { untilWorkflowClosed } from '../support/temporal';
 
 /**
  * A worker killed in the middle of a charge. Wherever the kill lands, the job ends with one

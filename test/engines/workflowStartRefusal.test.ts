@@ -1,13 +1,13 @@
 import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { WorkflowStartRefusedError } from '../src/service/errors';
-import { createJob } from '../src/service/jobs';
-import { ensureSearchAttributes } from '../src/temporal/searchAttributes';
-import { harness } from './harness';
-import { uniqueName } from './support/database';
-import { TEST_OWNER } from './support/identities';
-import { eventually } from './support/polling';
-import { startTestStack, type TestStack } from './support/stack';
+import { WorkflowStartRefusedError } from '../../src/service/errors';
+import { createJob } from '../../src/service/jobs';
+import { ensureSearchAttributes } from '../../src/temporal/searchAttributes';
+import { uniqueName } from '../support/database';
+import { harness } from '../support/harness';
+import { TEST_OWNER } from '../support/identities';
+import { eventually } from '../support/polling';
+import { startTestStack, type TestStack } from '../support/stack';
 
 // A namespace without our search attributes: Temporal refuses every start of a job workflow
 // there (INVALID_ARGUMENT), as a misconfigured production namespace would.

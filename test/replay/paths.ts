@@ -1,7 +1,7 @@
 /**
  * What each recorded scenario must show in its history: the path its name says it took. The
  * recorder refuses to save a history that took another path (a fault that missed, a race that
- * went the other way), and test/replay.test.ts checks the committed histories the same way.
+ * went the other way), and test/engines/replay.test.ts checks the committed histories the same way.
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';

@@ -5,7 +5,7 @@
  * the real stack (Temporal dev server, PostgreSQL, worker, API, simulator), is checked to have
  * taken the path its name says (test/replay/paths.ts; otherwise nothing is saved and the
  * recording fails), and its workflow history is saved to test/replay/histories/<scenario>.json.
- * Commit the result; test/replay.test.ts replays every file against the current workflow code.
+ * Commit the result; test/engines/replay.test.ts replays every file against the current workflow code.
  * Histories recorded by older code are worth keeping: re-record only what you mean to replace.
  */
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
@@ -14,9 +14,9 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startJob } from '../../src/client';
 import type { ProviderConfig } from '../../src/providers/provider';
-import globalSetup from '../globalSetup';
-import globalTeardown from '../globalTeardown';
 import { holdTransaction } from '../support/barriers';
+import globalSetup from '../support/globalSetup';
+import globalTeardown from '../support/globalTeardown';
 import { OPERATOR_TOKEN } from '../support/identities';
 import { eventually } from '../support/polling';
 import { chatProvider, payProvider } from '../support/providers';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CampaignReport } from '../../tools/chaos/campaign';
-import { ROOT } from '../harness';
+import { ROOT } from './harness';
 
 /** `npm run chaos` as a person runs it: the compiled campaign in its own process. */
 export async function runChaos(

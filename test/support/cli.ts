@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { harness, ROOT } from '../harness';
+import { harness, ROOT } from './harness';
 import type { TestStack } from './stack';
 
 /** Runs the `onejob` CLI (dist/src/cli/main.js) against a stack's database and Temporal. */

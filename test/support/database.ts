@@ -3,7 +3,7 @@ import pg from 'pg';
 import { loadMigrations, migrate } from '../../src/db/migrate';
 import { createPool, type Pool } from '../../src/db/pool';
 import { withDatabase } from '../../tools/stack/postgres';
-import { harness } from '../harness';
+import { harness } from './harness';
 
 /** A name no other test file uses (databases, task queues). */
 export function uniqueName(prefix: string): string {

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../../tools/stack/processes';
-import { harness, ROOT } from '../harness';
-import { waitUntil } from '../processScan';
+import { harness, ROOT } from './harness';
+import { waitUntil } from './processScan';
 
 /** `npm start` (dist/tools/stack/start.js) as a terminal runs it, with its output collected. */
 export interface StartedStack {

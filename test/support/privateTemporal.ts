@@ -5,8 +5,8 @@ import { freePort } from '../../tools/stack/processes';
 import { startTemporalCluster, type ClusterOptions } from '../../tools/stack/temporalCluster';
 import { pickClusterPorts } from '../../tools/stack/temporalClusterConfig';
 import { startTemporalDevServer, type DevServer } from '../../tools/stack/temporalServer';
-import { dropClusterDatabases, harness, TEST_OUTPUT } from '../harness';
 import { uniqueName } from './database';
+import { dropClusterDatabases, harness, TEST_OUTPUT } from './harness';
 
 /**
  * A Temporal engine of one test's own, of the kind this run tests (the dev server with its state

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { spawnNodeScript, type GuardedProcess } from '../../tools/stack/processes';
-import { ROOT } from '../harness';
+import { ROOT } from './harness';
 
 /** Waits until `url` answers OK while the process lives; fails with what the processes wrote. */
 export async function waitForHealthy(

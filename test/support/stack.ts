@@ -12,8 +12,8 @@ import {
 import { temporalConnectionSettings, temporalConnectOptions } from '../../src/temporal/connection';
 import { startSimulator, type SimulatorServer } from '../../tools/simulator/server';
 import { freePort, type GuardedProcess } from '../../tools/stack/processes';
-import { harness } from '../harness';
 import { createTestDatabase, uniqueName } from './database';
+import { harness } from './harness';
 import {
   CALLBACK_SECRET,
   LONGEST_OWNER,
@@ -104,7 +104,7 @@ const liveSimulators = new Set<SimulatorServer>();
 /**
  * Drops every fault a test queued and did not use up, on every stack of the file, so that a
  * one-shot fault never meets the next test's request. Registered for every file by
- * test/setupEachFile.ts.
+ * test/support/setupEachFile.ts.
  */
 export function clearUnusedFaults(): void {
   for (const simulator of liveSimulators) simulator.clearFaults();

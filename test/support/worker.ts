@@ -6,7 +6,7 @@ import type { Logger } from '../../src/logger';
 import type { ProviderRegistry } from '../../src/providers/registry';
 import { temporalConnectionSettings, temporalConnectOptions } from '../../src/temporal/connection';
 import { createJobWorkers, workerSettings } from '../../src/worker';
-import { harness } from '../harness';
+import { harness } from './harness';
 
 // Keep the SDK's own logging to warnings so test output stays readable.
 let runtimeInstalled = false;

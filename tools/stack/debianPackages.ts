@@ -16,6 +16,12 @@ export const CHROMIUM: DebianProgram = {
   packages: ['chromium'],
   overrideEnv: 'CHROMIUM_PATH',
 };
+/** The schema snapshot's dump (test/schemaSnapshot.test.ts): the client of Debian's PostgreSQL. */
+export const PG_DUMP: DebianProgram = {
+  path: '/usr/bin/pg_dump',
+  packages: ['postgresql-client'],
+  overrideEnv: 'PG_DUMP_PATH',
+};
 export const NGINX: DebianProgram = {
   path: '/usr/sbin/nginx',
   packages: ['nginx-light', 'nginx'],

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
 import { obtainSpin } from '../modelCheck/spin';
-import { CHROMIUM, NGINX, obtainDebianProgram } from './debianPackages';
+import { CHROMIUM, NGINX, obtainDebianProgram, PG_DUMP } from './debianPackages';
 import { describeCpu, sampleCpu } from './machineCpu';
 import { resolveDatabase, startEmbeddedPostgres, type ResolvedDatabase } from './postgres';
 import { obtainTemporalCli } from './temporalCli';
@@ -15,9 +15,9 @@ import {
 } from './temporalEngine';
 
 /**
- * `npm test`: the whole suite on the dev server, then the engine-sensitive tests (listed in
- * jest.config.js) on the production engine, the Temporal server on PostgreSQL. Arguments go to
- * every jest run (`npm test -- test/hedging.test.ts`); ONEJOB_TEMPORAL_ENGINE=dev or =cluster
+ * `npm test`: the whole suite on the dev server, then the engine-sensitive tests (those in
+ * test/engines/) on the production engine, the Temporal server on PostgreSQL. Arguments go to
+ * every jest run (`npm test -- test/engines/hedging.test.ts`); ONEJOB_TEMPORAL_ENGINE=dev or =cluster
  * runs one engine only. `npm run test:long` (`--long`) runs the exploring tests (campaign,
  * model-based runs, SPIN, fuzzer) at full length on the dev server.
  *
@@ -112,7 +112,7 @@ async function obtainPrerequisites(): Promise<ResolvedDatabase> {
   })();
   const debian = (async () => {
     // One after the other: apt holds one lock.
-    for (const program of [CHROMIUM, NGINX]) await obtainDebianProgram(program, log);
+    for (const program of [CHROMIUM, NGINX, PG_DUMP]) await obtainDebianProgram(program, log);
     await obtainSpin(log);
   })();
   await Promise.all([temporal, debian]);
@@ -172,8 +172,7 @@ function runPart(part: Part, args: string[], env: NodeJS.ProcessEnv): Promise<nu
     part.workers > 1 ? `--maxWorkers=${part.workers}` : '--runInBand',
     '--json',
     `--outputFile=${resultsFile(part)}`,
-    // Only a file filter may leave a part with no file; otherwise an empty part fails
-    // (jest.config.js also refuses a listed file that does not exist).
+    // Only a file filter may leave a part with no file; otherwise an empty part fails.
     ...(filtered ? ['--passWithNoTests'] : []),
     ...args,
     ...part.select,

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import pg from 'pg';
-import type { TemporalClusterBinaries } from '../tools/stack/temporalClusterBinaries';
-import type { TemporalEngineKind } from '../tools/stack/temporalEngine';
+import type { TemporalClusterBinaries } from '../../tools/stack/temporalClusterBinaries';
+import type { TemporalEngineKind } from '../../tools/stack/temporalEngine';
 
 /** What global setup hands to every test file (through the environment). */
 export interface HarnessInfo {
@@ -18,9 +18,11 @@ export interface HarnessInfo {
   /** Debian's Chromium (the Web UI test) and nginx (the load-balancer test). */
   chromiumPath: string;
   nginxPath: string;
+  /** pg_dump, for the schema snapshot. */
+  pgDumpPath: string;
 }
 
-export const ROOT = path.resolve(__dirname, '..');
+export const ROOT = path.resolve(__dirname, '..', '..');
 export const TEST_OUTPUT = path.join(ROOT, 'test-output');
 const ENV_KEY = 'ONEJOB_TEST_HARNESS';
 

@@ -1,17 +1,20 @@
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CHROMIUM, NGINX, obtainDebianProgram } from '../tools/stack/debianPackages';
-import { resolveDatabase, type ResolvedDatabase } from '../tools/stack/postgres';
-import { freePort } from '../tools/stack/processes';
-import { obtainTemporalCli } from '../tools/stack/temporalCli';
-import { startTemporalCluster } from '../tools/stack/temporalCluster';
-import { obtainTemporalClusterBinaries } from '../tools/stack/temporalClusterBinaries';
-import { pickClusterPorts } from '../tools/stack/temporalClusterConfig';
-import { temporalEngineKind } from '../tools/stack/temporalEngine';
-import { startTemporalDevServerOnFreePorts, type DevServer } from '../tools/stack/temporalServer';
+import { CHROMIUM, NGINX, obtainDebianProgram, PG_DUMP } from '../../tools/stack/debianPackages';
+import { resolveDatabase, type ResolvedDatabase } from '../../tools/stack/postgres';
+import { freePort } from '../../tools/stack/processes';
+import { obtainTemporalCli } from '../../tools/stack/temporalCli';
+import { startTemporalCluster } from '../../tools/stack/temporalCluster';
+import { obtainTemporalClusterBinaries } from '../../tools/stack/temporalClusterBinaries';
+import { pickClusterPorts } from '../../tools/stack/temporalClusterConfig';
+import { temporalEngineKind } from '../../tools/stack/temporalEngine';
+import {
+  startTemporalDevServerOnFreePorts,
+  type DevServer,
+} from '../../tools/stack/temporalServer';
+import { uniqueName } from './database';
 import { dropStaleTestDatabases, publishHarness, ROOT, TEST_OUTPUT } from './harness';
-import { uniqueName } from './support/database';
 
 declare global {
   // Handles for global teardown, which runs in the same process.
@@ -37,6 +40,7 @@ export default async function globalSetup(): Promise<void> {
   const programs = (async () => ({
     chromiumPath: await obtainDebianProgram(CHROMIUM, log),
     nginxPath: await obtainDebianProgram(NGINX, log),
+    pgDumpPath: await obtainDebianProgram(PG_DUMP, log),
   }))();
   programs.catch(() => undefined);
   const cli = await obtainTemporalCli(log);
@@ -72,7 +76,7 @@ export default async function globalSetup(): Promise<void> {
     });
   }
   globalThis.onejobTestServers.temporal = temporal;
-  const { chromiumPath, nginxPath } = await programs;
+  const { chromiumPath, nginxPath, pgDumpPath } = await programs;
   const workflowBundlePath = await bundle;
 
   publishHarness({
@@ -85,6 +89,7 @@ export default async function globalSetup(): Promise<void> {
     workflowBundlePath,
     chromiumPath,
     nginxPath,
+    pgDumpPath,
   });
   log(
     `temporal ${engine} engine at ${temporal.address}, PostgreSQL ${database.source}, ready in ${Date.now() - started} ms`,

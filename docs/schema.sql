@@ -1,0 +1,688 @@
+-- onejob's schema with every migration applied: pg_dump --schema-only --no-owner
+-- --no-privileges, without the lines that name the dump's versions or its session key.
+-- Written by `npm run schema:dump`; test/schemaSnapshot.test.ts keeps it true.
+--
+-- PostgreSQL database dump
+--
+
+SET statement_timeout = 0;
+SET lock_timeout = 0;
+SET idle_in_transaction_session_timeout = 0;
+SET client_encoding = 'UTF8';
+SET standard_conforming_strings = on;
+SELECT pg_catalog.set_config('search_path', '', false);
+SET check_function_bodies = false;
+SET xmloption = content;
+SET client_min_messages = warning;
+SET row_security = off;
+
+SET default_tablespace = '';
+
+SET default_table_access_method = heap;
+
+--
+-- Name: attempts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.attempts (
+    id text NOT NULL,
+    job_id uuid NOT NULL,
+    seq integer NOT NULL,
+    provider text NOT NULL,
+    state text DEFAULT 'starting'::text NOT NULL,
+    exclusive boolean NOT NULL,
+    read_version bigint NOT NULL,
+    error jsonb,
+    started_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    raw_output jsonb,
+    call_ended_at timestamp with time zone,
+    first_not_found_at timestamp with time zone,
+    call_outcome text,
+    input_tokens bigint,
+    cached_input_tokens bigint,
+    output_tokens bigint,
+    cost numeric,
+    cost_currency text,
+    success_answered_at timestamp with time zone,
+    call_deadline_at timestamp with time zone,
+    reported_failure jsonb,
+    cost_unknown_reason text,
+    breaker_probe boolean DEFAULT false NOT NULL,
+    CONSTRAINT attempts_cached_input_tokens_check CHECK ((cached_input_tokens >= 0)),
+    CONSTRAINT attempts_cached_within_input CHECK ((cached_input_tokens <= input_tokens)),
+    CONSTRAINT attempts_call_deadline_after_start CHECK (((call_deadline_at IS NULL) OR ((started_at IS NOT NULL) AND (call_deadline_at >= started_at)))),
+    CONSTRAINT attempts_call_ends_after_start CHECK (((call_ended_at IS NULL) OR (started_at IS NOT NULL))),
+    CONSTRAINT attempts_call_outcome_check CHECK ((call_outcome = ANY (ARRAY['won'::text, 'lost'::text, 'rejected'::text, 'failed'::text]))),
+    CONSTRAINT attempts_check CHECK ((id = (((job_id)::text || ':'::text) || (seq)::text))),
+    CONSTRAINT attempts_check1 CHECK (((state = ANY (ARRAY['starting'::text, 'running'::text, 'unknown'::text])) = (finished_at IS NULL))),
+    CONSTRAINT attempts_cost_check CHECK ((cost >= (0)::numeric)),
+    CONSTRAINT attempts_cost_currency_check CHECK ((cost_currency ~ '^[A-Z]{3}$'::text)),
+    CONSTRAINT attempts_cost_has_currency CHECK (((cost IS NULL) = (cost_currency IS NULL))),
+    CONSTRAINT attempts_input_tokens_check CHECK ((input_tokens >= 0)),
+    CONSTRAINT attempts_output_tokens_check CHECK ((output_tokens >= 0)),
+    CONSTRAINT attempts_seq_check CHECK ((seq >= 1)),
+    CONSTRAINT attempts_state_check CHECK ((state = ANY (ARRAY['starting'::text, 'running'::text, 'succeeded'::text, 'lost'::text, 'failed'::text, 'unknown'::text, 'cancelled'::text]))),
+    CONSTRAINT attempts_success_answer_after_start CHECK (((success_answered_at IS NULL) OR (started_at IS NOT NULL))),
+    CONSTRAINT attempts_success_answer_is_not_failed_by_machine CHECK (((success_answered_at IS NULL) OR (state <> ALL (ARRAY['failed'::text, 'cancelled'::text])) OR ((error ->> 'code'::text) = 'operator'::text))),
+    CONSTRAINT attempts_usage_with_call_end CHECK ((((call_outcome IS NULL) OR (call_ended_at IS NOT NULL)) AND ((call_outcome IS NOT NULL) OR ((input_tokens IS NULL) AND (cached_input_tokens IS NULL) AND (output_tokens IS NULL) AND (cost IS NULL)))))
+);
+
+--
+-- Name: attempt_may_take_effect(public.attempts); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.attempt_may_take_effect(a public.attempts) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT a.state IN ('starting', 'running', 'unknown')
+      OR (a.started_at IS NOT NULL AND a.call_ended_at IS NULL
+          AND coalesce(a.call_deadline_at, 'infinity') > now())
+$$;
+
+--
+-- Name: attempts_guard_transition(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.attempts_guard_transition() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF NEW.id <> OLD.id OR NEW.job_id <> OLD.job_id OR NEW.seq <> OLD.seq
+     OR NEW.provider <> OLD.provider OR NEW.exclusive <> OLD.exclusive
+     OR NEW.read_version <> OLD.read_version THEN
+    RAISE EXCEPTION 'attempt % identity is immutable', OLD.id USING ERRCODE = 'check_violation';
+  END IF;
+  IF NEW.state = OLD.state THEN
+    RETURN NEW;
+  END IF;
+  IF NOT (
+       (OLD.state = 'starting' AND NEW.state IN ('running', 'failed', 'unknown', 'cancelled'))
+    OR (OLD.state = 'running'  AND NEW.state IN ('succeeded', 'lost', 'failed', 'unknown', 'cancelled'))
+    OR (OLD.state = 'unknown'  AND NEW.state IN ('succeeded', 'lost', 'failed', 'cancelled'))
+  ) THEN
+    RAISE EXCEPTION 'attempt % cannot move from % to %', OLD.id, OLD.state, NEW.state
+      USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NEW;
+END $$;
+
+--
+-- Name: jobs_guard_outcome(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.jobs_guard_outcome() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF NEW.owner_id <> OLD.owner_id OR NEW.idempotency_key <> OLD.idempotency_key
+     OR NEW.request_fingerprint <> OLD.request_fingerprint OR NEW.workflow_id <> OLD.workflow_id
+     OR NEW.job_type <> OLD.job_type OR NEW.input <> OLD.input
+     OR NEW.provider_plan <> OLD.provider_plan OR NEW.mode <> OLD.mode THEN
+    RAISE EXCEPTION 'job % intent is immutable', OLD.id USING ERRCODE = 'check_violation';
+  END IF;
+  IF OLD.terminal_status IS NOT NULL AND (
+       NEW.terminal_status IS DISTINCT FROM OLD.terminal_status
+    OR NEW.completed_by IS DISTINCT FROM OLD.completed_by
+    OR NEW.result IS DISTINCT FROM OLD.result
+    OR NEW.failure IS DISTINCT FROM OLD.failure) THEN
+    RAISE EXCEPTION 'job % is % and its outcome is final', OLD.id, OLD.terminal_status
+      USING ERRCODE = 'check_violation';
+  END IF;
+  IF NEW.version < OLD.version THEN
+    RAISE EXCEPTION 'job % version cannot go back', OLD.id USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NEW;
+END $$;
+
+--
+-- Name: jobs_refuse_release_while_attempts_open(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.jobs_refuse_release_while_attempts_open() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  open_attempt text;
+BEGIN
+  SELECT a.id INTO open_attempt FROM attempts a
+   WHERE a.job_id = NEW.id AND attempt_may_take_effect(a)
+   ORDER BY a.seq LIMIT 1;
+  IF open_attempt IS NOT NULL THEN
+    RAISE EXCEPTION 'jobs_release_only_when_settled: job % cannot release its key, attempt % may still take effect', NEW.id, open_attempt
+      USING ERRCODE = 'check_violation', CONSTRAINT = 'jobs_release_only_when_settled';
+  END IF;
+  RETURN NEW;
+END $$;
+
+--
+-- Name: metric_deltas_of_attempts(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.metric_deltas_of_attempts() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    INSERT INTO metric_deltas VALUES ('attempts', OLD.state, -1);
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') THEN
+    INSERT INTO metric_deltas VALUES ('attempts', NEW.state, 1);
+  END IF;
+  RETURN NULL;
+END $$;
+
+--
+-- Name: metric_deltas_of_call_ends(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.metric_deltas_of_call_ends() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  by_outcome text := NEW.provider || '|' || NEW.call_outcome;
+BEGIN
+  IF NEW.cost IS NOT NULL THEN
+    INSERT INTO metric_deltas
+      VALUES ('attempt_cost_nanos', by_outcome || '|' || NEW.cost_currency,
+              round(NEW.cost * 1e9)::bigint);
+  ELSE
+    INSERT INTO metric_deltas VALUES ('attempt_calls_unpriced', by_outcome, 1);
+  END IF;
+  IF NEW.input_tokens IS NOT NULL THEN
+    INSERT INTO metric_deltas VALUES ('attempt_tokens', NEW.provider || '|input', NEW.input_tokens);
+  END IF;
+  IF NEW.cached_input_tokens IS NOT NULL THEN
+    INSERT INTO metric_deltas
+      VALUES ('attempt_tokens', NEW.provider || '|cached_input', NEW.cached_input_tokens);
+  END IF;
+  IF NEW.output_tokens IS NOT NULL THEN
+    INSERT INTO metric_deltas VALUES ('attempt_tokens', NEW.provider || '|output', NEW.output_tokens);
+  END IF;
+  RETURN NULL;
+END $$;
+
+--
+-- Name: metric_deltas_of_race_events(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.metric_deltas_of_race_events() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  INSERT INTO metric_deltas VALUES ('race_events', '', CASE TG_OP WHEN 'INSERT' THEN 1 ELSE -1 END);
+  RETURN NULL;
+END $$;
+
+--
+-- Name: notify_job_ended(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.notify_job_ended() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  PERFORM pg_notify('onejob_job_ended', NEW.id::text);
+  RETURN NULL;
+END
+$$;
+
+--
+-- Name: certifications; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.certifications (
+    provider text NOT NULL,
+    model text NOT NULL,
+    job_type text NOT NULL,
+    contract_version text NOT NULL,
+    passed boolean NOT NULL,
+    report jsonb NOT NULL,
+    certified_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT certifications_contract_version_check CHECK ((contract_version ~ '^[0-9a-f]{16}$'::text))
+);
+
+--
+-- Name: jobs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.jobs (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    owner_id text NOT NULL,
+    idempotency_key text NOT NULL,
+    request_fingerprint text NOT NULL,
+    job_type text NOT NULL,
+    input jsonb NOT NULL,
+    provider_plan text[] NOT NULL,
+    mode text DEFAULT 'exclusive'::text NOT NULL,
+    workflow_id text NOT NULL,
+    version bigint DEFAULT 0 NOT NULL,
+    completed_by text,
+    result jsonb,
+    terminal_status text,
+    failure jsonb,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    admitted_at timestamp with time zone,
+    notes jsonb DEFAULT '[]'::jsonb NOT NULL,
+    key_generation integer DEFAULT 1 NOT NULL,
+    key_release jsonb,
+    supersedes uuid,
+    superseded_by uuid,
+    CONSTRAINT jobs_check CHECK (((completed_by IS NULL) = (result IS NULL))),
+    CONSTRAINT jobs_check1 CHECK (((completed_by IS NOT NULL) = (NOT (terminal_status IS DISTINCT FROM 'succeeded'::text)))),
+    CONSTRAINT jobs_check2 CHECK (((terminal_status IS NULL) = (finished_at IS NULL))),
+    CONSTRAINT jobs_check3 CHECK (((failure IS NULL) OR (terminal_status = ANY (ARRAY['failed'::text, 'cancelled'::text])))),
+    CONSTRAINT jobs_generation_supersedes CHECK (((key_generation = 1) = (supersedes IS NULL))),
+    CONSTRAINT jobs_idempotency_key_check CHECK ((idempotency_key ~ '^[\x20-\x7e]{1,255}$'::text)),
+    CONSTRAINT jobs_key_generation_check CHECK ((key_generation >= 1)),
+    CONSTRAINT jobs_mode_check CHECK ((mode = ANY (ARRAY['exclusive'::text, 'hedged'::text]))),
+    CONSTRAINT jobs_notes_check CHECK ((jsonb_typeof(notes) = 'array'::text)),
+    CONSTRAINT jobs_owner_id_check CHECK ((owner_id ~ '^[\x20-\x7e]{1,64}$'::text)),
+    CONSTRAINT jobs_provider_plan_check CHECK ((cardinality(provider_plan) >= 1)),
+    CONSTRAINT jobs_release_is_recorded CHECK (((key_release IS NULL) OR ((key_release ? 'operator'::text) AND (key_release ? 'reason'::text) AND (key_release ? 'at'::text)))),
+    CONSTRAINT jobs_release_only_when_ended CHECK (((key_release IS NULL) OR (terminal_status IS NOT NULL))),
+    CONSTRAINT jobs_request_fingerprint_check CHECK ((request_fingerprint ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT jobs_superseded_only_when_released CHECK (((superseded_by IS NULL) OR (key_release IS NOT NULL))),
+    CONSTRAINT jobs_terminal_status_check CHECK ((terminal_status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'cancelled'::text]))),
+    CONSTRAINT jobs_version_check CHECK ((version >= 0))
+);
+
+--
+-- Name: metric_deltas; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.metric_deltas (
+    metric text NOT NULL,
+    label text NOT NULL,
+    delta bigint NOT NULL
+);
+
+--
+-- Name: metric_totals; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.metric_totals (
+    metric text NOT NULL,
+    label text NOT NULL,
+    n bigint NOT NULL
+);
+
+--
+-- Name: onejob_migrations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.onejob_migrations (
+    id integer NOT NULL,
+    name text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: owner_create_buckets; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.owner_create_buckets (
+    owner_id text NOT NULL,
+    tokens double precision NOT NULL,
+    refilled_at timestamp with time zone NOT NULL,
+    CONSTRAINT owner_create_buckets_tokens_check CHECK ((tokens >= (0)::double precision))
+);
+
+--
+-- Name: provider_callbacks; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.provider_callbacks (
+    provider text NOT NULL,
+    digest text NOT NULL,
+    attempt_id text NOT NULL,
+    signed_at timestamp with time zone NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    outcome jsonb NOT NULL,
+    CONSTRAINT provider_callbacks_digest_check CHECK ((digest ~ '^[0-9a-f]{64}$'::text))
+);
+
+--
+-- Name: provider_health; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.provider_health (
+    provider text NOT NULL,
+    cooldown_until timestamp with time zone,
+    breaker text DEFAULT 'closed'::text NOT NULL,
+    opened_at timestamp with time zone,
+    reason text,
+    probe_attempt_id text,
+    probe_started_at timestamp with time zone,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT provider_health_breaker_check CHECK ((breaker = ANY (ARRAY['closed'::text, 'open'::text, 'half_open'::text]))),
+    CONSTRAINT provider_health_check CHECK (((breaker = 'closed'::text) OR (opened_at IS NOT NULL))),
+    CONSTRAINT provider_health_check1 CHECK (((breaker = 'half_open'::text) = ((probe_attempt_id IS NOT NULL) AND (probe_started_at IS NOT NULL))))
+);
+
+--
+-- Name: race_events; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.race_events (
+    id bigint NOT NULL,
+    job_id uuid NOT NULL,
+    losing_attempt_id text NOT NULL,
+    winning_attempt_id text,
+    expected_version bigint NOT NULL,
+    observed_version bigint NOT NULL,
+    occurred_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT race_events_check CHECK (((winning_attempt_id IS NULL) OR (winning_attempt_id <> losing_attempt_id)))
+);
+
+--
+-- Name: race_events_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.race_events_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: race_events_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.race_events_id_seq OWNED BY public.race_events.id;
+
+--
+-- Name: race_events id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.race_events ALTER COLUMN id SET DEFAULT nextval('public.race_events_id_seq'::regclass);
+
+--
+-- Name: attempts attempts_job_id_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.attempts
+    ADD CONSTRAINT attempts_job_id_id_key UNIQUE (job_id, id);
+
+--
+-- Name: attempts attempts_job_id_seq_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.attempts
+    ADD CONSTRAINT attempts_job_id_seq_key UNIQUE (job_id, seq);
+
+--
+-- Name: attempts attempts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.attempts
+    ADD CONSTRAINT attempts_pkey PRIMARY KEY (id);
+
+--
+-- Name: certifications certifications_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.certifications
+    ADD CONSTRAINT certifications_pkey PRIMARY KEY (provider, model, job_type, contract_version);
+
+--
+-- Name: jobs jobs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.jobs
+    ADD CONSTRAINT jobs_pkey PRIMARY KEY (id);
+
+--
+-- Name: jobs jobs_superseded_by_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.jobs
+    ADD CONSTRAINT jobs_superseded_by_key UNIQUE (superseded_by);
+
+--
+-- Name: jobs jobs_supersedes_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.jobs
+    ADD CONSTRAINT jobs_supersedes_key UNIQUE (supersedes);
+
+--
+-- Name: jobs jobs_workflow_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.jobs
+    ADD CONSTRAINT jobs_workflow_id_key UNIQUE (workflow_id);
+
+--
+-- Name: metric_totals metric_totals_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.metric_totals
+    ADD CONSTRAINT metric_totals_pkey PRIMARY KEY (metric, label);
+
+--
+-- Name: onejob_migrations onejob_migrations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.onejob_migrations
+    ADD CONSTRAINT onejob_migrations_pkey PRIMARY KEY (id);
+
+--
+-- Name: owner_create_buckets owner_create_buckets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.owner_create_buckets
+    ADD CONSTRAINT owner_create_buckets_pkey PRIMARY KEY (owner_id);
+
+--
+-- Name: provider_callbacks provider_callbacks_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.provider_callbacks
+    ADD CONSTRAINT provider_callbacks_pkey PRIMARY KEY (provider, digest);
+
+--
+-- Name: provider_health provider_health_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.provider_health
+    ADD CONSTRAINT provider_health_pkey PRIMARY KEY (provider);
+
+--
+-- Name: race_events race_events_losing_attempt_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.race_events
+    ADD CONSTRAINT race_events_losing_attempt_id_key UNIQUE (losing_attempt_id);
+
+--
+-- Name: race_events race_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.race_events
+    ADD CONSTRAINT race_events_pkey PRIMARY KEY (id);
+
+--
+-- Name: attempts_call_ends_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX attempts_call_ends_idx ON public.attempts USING btree (call_ended_at) WHERE (call_outcome IS NOT NULL);
+
+--
+-- Name: attempts_in_flight_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX attempts_in_flight_idx ON public.attempts USING btree (state, job_id) WHERE (state = ANY (ARRAY['starting'::text, 'running'::text, 'unknown'::text]));
+
+--
+-- Name: attempts_one_in_flight_per_job; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX attempts_one_in_flight_per_job ON public.attempts USING btree (job_id) WHERE (exclusive AND (state = ANY (ARRAY['starting'::text, 'running'::text, 'unknown'::text])));
+
+--
+-- Name: attempts_provider_call_ends_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX attempts_provider_call_ends_idx ON public.attempts USING btree (provider, call_ended_at DESC) WHERE (call_ended_at IS NOT NULL);
+
+--
+-- Name: attempts_recent_successes_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX attempts_recent_successes_idx ON public.attempts USING btree (provider, finished_at DESC) WHERE ((state = 'succeeded'::text) AND (started_at IS NOT NULL));
+
+--
+-- Name: jobs_awaiting_admission_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX jobs_awaiting_admission_idx ON public.jobs USING btree (created_at) WHERE ((admitted_at IS NULL) AND (terminal_status IS NULL));
+
+--
+-- Name: jobs_key_generation_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX jobs_key_generation_idx ON public.jobs USING btree (owner_id, idempotency_key, key_generation);
+
+--
+-- Name: jobs_live_key_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX jobs_live_key_idx ON public.jobs USING btree (owner_id, idempotency_key) WHERE (key_release IS NULL);
+
+--
+-- Name: jobs_open_by_owner_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX jobs_open_by_owner_idx ON public.jobs USING btree (owner_id) WHERE (terminal_status IS NULL);
+
+--
+-- Name: jobs_open_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX jobs_open_idx ON public.jobs USING btree (created_at, id) WHERE (terminal_status IS NULL);
+
+--
+-- Name: jobs_owner_page_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX jobs_owner_page_idx ON public.jobs USING btree (owner_id, created_at DESC, id DESC);
+
+--
+-- Name: race_events_job_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX race_events_job_idx ON public.race_events USING btree (job_id, occurred_at);
+
+--
+-- Name: attempts attempts_count_call_ends; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempts_count_call_ends AFTER UPDATE OF call_outcome ON public.attempts FOR EACH ROW WHEN (((old.call_outcome IS NULL) AND (new.call_outcome IS NOT NULL))) EXECUTE FUNCTION public.metric_deltas_of_call_ends();
+
+--
+-- Name: attempts attempts_count_rows; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempts_count_rows AFTER INSERT OR DELETE ON public.attempts FOR EACH ROW EXECUTE FUNCTION public.metric_deltas_of_attempts();
+
+--
+-- Name: attempts attempts_count_state_changes; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempts_count_state_changes AFTER UPDATE OF state ON public.attempts FOR EACH ROW WHEN ((old.state IS DISTINCT FROM new.state)) EXECUTE FUNCTION public.metric_deltas_of_attempts();
+
+--
+-- Name: attempts attempts_guard_transition; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempts_guard_transition BEFORE UPDATE ON public.attempts FOR EACH ROW EXECUTE FUNCTION public.attempts_guard_transition();
+
+--
+-- Name: jobs jobs_guard_outcome; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER jobs_guard_outcome BEFORE UPDATE ON public.jobs FOR EACH ROW EXECUTE FUNCTION public.jobs_guard_outcome();
+
+--
+-- Name: jobs jobs_notify_ended; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER jobs_notify_ended AFTER UPDATE OF terminal_status ON public.jobs FOR EACH ROW WHEN (((old.terminal_status IS NULL) AND (new.terminal_status IS NOT NULL))) EXECUTE FUNCTION public.notify_job_ended();
+
+--
+-- Name: jobs jobs_release_only_when_settled; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER jobs_release_only_when_settled BEFORE UPDATE OF key_release ON public.jobs FOR EACH ROW WHEN (((old.key_release IS NULL) AND (new.key_release IS NOT NULL))) EXECUTE FUNCTION public.jobs_refuse_release_while_attempts_open();
+
+--
+-- Name: race_events race_events_count_rows; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER race_events_count_rows AFTER INSERT OR DELETE ON public.race_events FOR EACH ROW EXECUTE FUNCTION public.metric_deltas_of_race_events();
+
+--
+-- Name: attempts attempts_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.attempts
+    ADD CONSTRAINT attempts_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.jobs(id) ON DELETE CASCADE;
+
+--
+-- Name: jobs jobs_completed_by_attempt_of_job; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.jobs
+    ADD CONSTRAINT jobs_completed_by_attempt_of_job FOREIGN KEY (id, completed_by) REFERENCES public.attempts(job_id, id) DEFERRABLE INITIALLY DEFERRED;
+
+--
+-- Name: jobs jobs_superseded_by_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.jobs
+    ADD CONSTRAINT jobs_superseded_by_fkey FOREIGN KEY (superseded_by) REFERENCES public.jobs(id);
+
+--
+-- Name: jobs jobs_supersedes_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.jobs
+    ADD CONSTRAINT jobs_supersedes_fkey FOREIGN KEY (supersedes) REFERENCES public.jobs(id);
+
+--
+-- Name: provider_callbacks provider_callbacks_attempt_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.provider_callbacks
+    ADD CONSTRAINT provider_callbacks_attempt_id_fkey FOREIGN KEY (attempt_id) REFERENCES public.attempts(id) ON DELETE CASCADE;
+
+--
+-- Name: race_events race_events_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.race_events
+    ADD CONSTRAINT race_events_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.jobs(id) ON DELETE CASCADE;
+
+--
+-- Name: race_events race_events_job_id_losing_attempt_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.race_events
+    ADD CONSTRAINT race_events_job_id_losing_attempt_id_fkey FOREIGN KEY (job_id, losing_attempt_id) REFERENCES public.attempts(job_id, id);
+
+--
+-- Name: race_events race_events_job_id_winning_attempt_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.race_events
+    ADD CONSTRAINT race_events_job_id_winning_attempt_id_fkey FOREIGN KEY (job_id, winning_attempt_id) REFERENCES public.attempts(job_id, id);
+
+--
+-- PostgreSQL database dump complete
+--
