@@ -1,9 +1,5 @@
-import {
-  DEFAULT_HTTP_BOUNDS,
-  DEFAULT_LIST_PAGE_MAX_BYTES,
-  MAX_WAIT_SECONDS,
-  type HttpBounds,
-} from './api/httpBounds';
+import { MAX_WAIT_SECONDS, type HttpBounds } from './api/httpBounds';
+import { DEFAULTS } from './domain/defaults';
 import { ownerLimitSettings } from './domain/ownerLimits';
 import { temporalConnectionSettings } from './temporal/connection';
 import { DEFAULT_TASK_QUEUE } from './workflows/definitions';
@@ -75,7 +71,7 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
     temporal: temporalConnectionSettings(env),
     taskQueue: env.ONEJOB_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     /** Hedged jobs: the delay before the fallback starts while the primary's p95 is not known. */
-    hedgeDelayMs: milliseconds(env, 'ONEJOB_HEDGE_DELAY_MS', 2_000),
+    hedgeDelayMs: milliseconds(env, 'ONEJOB_HEDGE_DELAY_MS', DEFAULTS.hedgeDelayMs),
     /** Require certification of a job's primary provider too (failover always requires it). */
     requireCertifiedPrimary: env.ONEJOB_REQUIRE_CERTIFIED_PRIMARY === 'true',
   };
@@ -86,15 +82,35 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     ...serviceConfig(env),
     /** Attempts per job at most: plan, fallbacks and users' "try again" together. */
-    maxAttemptsPerJob: positiveInteger(env, 'ONEJOB_MAX_ATTEMPTS_PER_JOB', 16),
+    maxAttemptsPerJob: positiveInteger(
+      env,
+      'ONEJOB_MAX_ATTEMPTS_PER_JOB',
+      DEFAULTS.maxAttemptsPerJob,
+    ),
     /** A job workflow continues-as-new once its history has this many events. */
-    historyEventLimit: positiveInteger(env, 'ONEJOB_HISTORY_EVENT_LIMIT', 10_000),
+    historyEventLimit: positiveInteger(
+      env,
+      'ONEJOB_HISTORY_EVENT_LIMIT',
+      DEFAULTS.historyEventLimit,
+    ),
     /** The longest wait between two looks at an unknown attempt. */
-    reconcileMaxDelayMs: milliseconds(env, 'ONEJOB_RECONCILE_MAX_DELAY_MS', 600_000),
+    reconcileMaxDelayMs: milliseconds(
+      env,
+      'ONEJOB_RECONCILE_MAX_DELAY_MS',
+      DEFAULTS.reconcileMaxDelayMs,
+    ),
     /** The wait after the first look at an unknown attempt (it doubles from there). */
-    reconcileFirstDelayMs: milliseconds(env, 'ONEJOB_RECONCILE_FIRST_DELAY_MS', 1_000),
+    reconcileFirstDelayMs: milliseconds(
+      env,
+      'ONEJOB_RECONCILE_FIRST_DELAY_MS',
+      DEFAULTS.reconcileFirstDelayMs,
+    ),
     /** Provider calls one worker process runs at once (their own task queue and slots). */
-    maxConcurrentProviderCalls: positiveInteger(env, 'ONEJOB_MAX_CONCURRENT_PROVIDER_CALLS', 500),
+    maxConcurrentProviderCalls: positiveInteger(
+      env,
+      'ONEJOB_MAX_CONCURRENT_PROVIDER_CALLS',
+      DEFAULTS.maxConcurrentProviderCalls,
+    ),
     /**
      * Workflow runs a worker keeps in memory between their tasks; the others are replayed when
      * they next run. Unset, the SDK sizes the cache from the heap. Each cached run cost about
@@ -106,7 +122,11 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
       ? positiveInteger(env, 'ONEJOB_MAX_CACHED_WORKFLOWS', 1)
       : undefined,
     /** After a shutdown request, how long running provider calls may go on. */
-    shutdownForceTimeMs: milliseconds(env, 'ONEJOB_SHUTDOWN_FORCE_TIME_MS', 30_000),
+    shutdownForceTimeMs: milliseconds(
+      env,
+      'ONEJOB_SHUTDOWN_FORCE_TIME_MS',
+      DEFAULTS.shutdownForceTimeMs,
+    ),
     hedgeBudget: hedgeBudget(env),
   };
 }
@@ -123,8 +143,8 @@ function hedgeBudget(env: NodeJS.ProcessEnv) {
   return {
     ...(share === undefined ? {} : { share }),
     ...(maxExtraPerJob === undefined ? {} : { maxExtraPerJob }),
-    windowMs: positiveInteger(env, 'ONEJOB_HEDGE_BUDGET_WINDOW_MS', 3_600_000),
-    refreshMs: milliseconds(env, 'ONEJOB_HEDGE_BUDGET_REFRESH_MS', 5_000),
+    windowMs: positiveInteger(env, 'ONEJOB_HEDGE_BUDGET_WINDOW_MS', DEFAULTS.hedgeBudgetWindowMs),
+    refreshMs: milliseconds(env, 'ONEJOB_HEDGE_BUDGET_REFRESH_MS', DEFAULTS.hedgeBudgetRefreshMs),
   };
 }
 
@@ -137,11 +157,15 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
     /** Operator tokens (`name:token` pairs); without them the operator routes refuse everyone. */
     operatorTokens: env.ONEJOB_OPERATOR_TOKENS || undefined,
     /** `GET /v1/jobs/:id?wait=` requests one owner may hold open at once on one API process. */
-    maxWaitsPerOwner: positiveInteger(env, 'ONEJOB_MAX_WAITS_PER_OWNER', 100),
+    maxWaitsPerOwner: positiveInteger(env, 'ONEJOB_MAX_WAITS_PER_OWNER', DEFAULTS.maxWaitsPerOwner),
     /** Between a `?wait=` request's looks at its job while job endings are heard (ms). */
-    waitPollMs: positiveInteger(env, 'ONEJOB_WAIT_POLL_MS', 5_000),
+    waitPollMs: positiveInteger(env, 'ONEJOB_WAIT_POLL_MS', DEFAULTS.waitPollMs),
     /** How old (in seconds) a signed provider callback may be. */
-    callbackToleranceS: positiveInteger(env, 'ONEJOB_CALLBACK_TOLERANCE_S', 300),
+    callbackToleranceS: positiveInteger(
+      env,
+      'ONEJOB_CALLBACK_TOLERANCE_S',
+      DEFAULTS.callbackToleranceS,
+    ),
     /** Bearer token /metrics requires of every caller; without it only loopback callers get it. */
     metricsToken: optionalToken(env, 'ONEJOB_METRICS_TOKEN'),
     /** Send `x-onejob-instance` (host:pid) on every response: it names machines, so opt-in. */
@@ -151,17 +175,13 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
     /** Per-owner create rate and open jobs (docs/configuration.md); unset, no limits. */
     ownerLimits: ownerLimitSettings(env),
     /** A `GET /v1/jobs` page that carries inputs or results stops before this many bytes. */
-    listPageMaxBytes: positiveInteger(
-      env,
-      'ONEJOB_LIST_PAGE_MAX_BYTES',
-      DEFAULT_LIST_PAGE_MAX_BYTES,
-    ),
+    listPageMaxBytes: positiveInteger(env, 'ONEJOB_LIST_PAGE_MAX_BYTES', DEFAULTS.listPageMaxBytes),
   };
 }
 
 /** How long and how much any one client may hold of the API: every request ends. */
 function httpBounds(env: NodeJS.ProcessEnv): HttpBounds {
-  const d = DEFAULT_HTTP_BOUNDS;
+  const d = DEFAULTS.httpBounds;
   const bounds = {
     /** Receiving a whole request, headers and body, from its first byte (ms); then 408. */
     requestTimeoutMs: positiveInteger(env, 'ONEJOB_REQUEST_TIMEOUT_MS', d.requestTimeoutMs),
@@ -221,8 +241,8 @@ export function devStackConfig(env: NodeJS.ProcessEnv = process.env) {
 
 export function sweeperConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
-    intervalMs: milliseconds(env, 'ONEJOB_SWEEP_INTERVAL_MS', 60_000),
+    intervalMs: milliseconds(env, 'ONEJOB_SWEEP_INTERVAL_MS', DEFAULTS.sweepIntervalMs),
     /** A job younger than this is left to the API request that is starting its workflow. */
-    graceMs: milliseconds(env, 'ONEJOB_SWEEP_GRACE_MS', 30_000),
+    graceMs: milliseconds(env, 'ONEJOB_SWEEP_GRACE_MS', DEFAULTS.sweepGraceMs),
   };
 }

@@ -1,6 +1,7 @@
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { createJobActivities, createProviderCallActivities, type ActivityDeps } from './activities';
 import type { workerConfig } from './config';
+import { DEFAULTS } from './domain/defaults';
 import { providerCallTaskQueue } from './workflows/definitions';
 
 export interface JobWorkerOptions extends ActivityDeps {
@@ -42,9 +43,6 @@ export interface JobWorkers {
   shutdown(): void;
 }
 
-export const DEFAULT_MAX_CONCURRENT_PROVIDER_CALLS = 500;
-export const DEFAULT_SHUTDOWN_FORCE_TIME_MS = 30_000;
-
 /**
  * The job workflow and its bookkeeping activities on the job task queue, and the provider
  * calls on a task queue of their own with their own slots: calls that hang (up to their
@@ -52,7 +50,7 @@ export const DEFAULT_SHUTDOWN_FORCE_TIME_MS = 30_000;
  */
 export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWorkers> {
   const deps: ActivityDeps = options;
-  const shutdownForceTime = options.shutdownForceTimeMs ?? DEFAULT_SHUTDOWN_FORCE_TIME_MS;
+  const shutdownForceTime = options.shutdownForceTimeMs ?? DEFAULTS.shutdownForceTimeMs;
   const jobs = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -70,7 +68,7 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
     taskQueue: providerCallTaskQueue(options.taskQueue),
     activities: createProviderCallActivities(deps),
     maxConcurrentActivityTaskExecutions:
-      options.maxConcurrentProviderCalls ?? DEFAULT_MAX_CONCURRENT_PROVIDER_CALLS,
+      options.maxConcurrentProviderCalls ?? DEFAULTS.maxConcurrentProviderCalls,
     shutdownForceTime,
   });
   const shutdown = (): void => {

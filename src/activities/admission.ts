@@ -19,6 +19,7 @@ import {
   type JobRecord,
 } from '../db/jobs';
 import { observedP95Ms } from '../db/providerStats';
+import { DEFAULTS } from '../domain/defaults';
 import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
 import { jobIdentityProblem } from '../domain/identity';
 import type { JobMode } from '../domain/job';
@@ -39,15 +40,7 @@ import type {
 } from '../workflows/definitions';
 import { typedFailure } from './failures';
 import { hedgeBudgetGuard } from './hedgeBudget';
-import {
-  DEFAULT_HISTORY_EVENT_LIMIT,
-  DEFAULT_MAX_ATTEMPTS_PER_JOB,
-  DEFAULT_RECONCILE_FIRST_DELAY_MS,
-  DEFAULT_RECONCILE_MAX_DELAY_MS,
-  type ActivityDeps,
-  type JobPlan,
-  type PlannedProvider,
-} from './types';
+import { type ActivityDeps, type JobPlan, type PlannedProvider } from './types';
 
 type AdmissionDeps = Pick<
   ActivityDeps,
@@ -383,14 +376,14 @@ export function admissionActivities(deps: AdmissionDeps) {
         providers: plan,
         skipped,
         compatible: compatibleNames.map((name) => planned(name, reasonFor(name))),
-        hedgeDelayMs: p95 ?? deps.defaultHedgeDelayMs ?? 2_000,
+        hedgeDelayMs: p95 ?? deps.defaultHedgeDelayMs ?? DEFAULTS.hedgeDelayMs,
         terminalStatus: job.terminalStatus,
         completedBy: job.completedBy,
         attempts,
-        maxAttempts: deps.maxAttemptsPerJob ?? DEFAULT_MAX_ATTEMPTS_PER_JOB,
-        historyEventLimit: deps.historyEventLimit ?? DEFAULT_HISTORY_EVENT_LIMIT,
-        reconcileMaxDelayMs: deps.reconcileMaxDelayMs ?? DEFAULT_RECONCILE_MAX_DELAY_MS,
-        reconcileFirstDelayMs: deps.reconcileFirstDelayMs ?? DEFAULT_RECONCILE_FIRST_DELAY_MS,
+        maxAttempts: deps.maxAttemptsPerJob ?? DEFAULTS.maxAttemptsPerJob,
+        historyEventLimit: deps.historyEventLimit ?? DEFAULTS.historyEventLimit,
+        reconcileMaxDelayMs: deps.reconcileMaxDelayMs ?? DEFAULTS.reconcileMaxDelayMs,
+        reconcileFirstDelayMs: deps.reconcileFirstDelayMs ?? DEFAULTS.reconcileFirstDelayMs,
       };
       const first = plan[0];
       if (reusable && input.startFirstAttempt) return { ...admitted, firstAttempt: reusable };

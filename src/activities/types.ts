@@ -36,8 +36,3 @@ export interface HedgeBudget {
   /** How long one look at the window's spend is reused (it reads every hedged call in it). */
   refreshMs: number;
 }
-
-export const DEFAULT_MAX_ATTEMPTS_PER_JOB = 16;
-export const DEFAULT_HISTORY_EVENT_LIMIT = 10_000;
-export const DEFAULT_RECONCILE_MAX_DELAY_MS = 600_000;
-export const DEFAULT_RECONCILE_FIRST_DELAY_MS = 1_000;

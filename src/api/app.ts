@@ -10,11 +10,12 @@ import {
 import { hostname } from 'node:os';
 import type { OpenAPIV3 } from 'openapi-types';
 import { JobEndings } from '../db/jobEndings';
+import { DEFAULTS } from '../domain/defaults';
 import { MAX_JSON_BYTES } from '../domain/jsonShape';
 import { bodyShapeProblem } from './bodyShape';
 import type { ApiDeps } from './deps';
 import { clientErrorHandler, frameworkErrorHandler, setErrorHandlers } from './errorHandler';
-import { BOUNDS_CHECK_INTERVAL_MS, DEFAULT_HTTP_BOUNDS } from './httpBounds';
+import { BOUNDS_CHECK_INTERVAL_MS } from './httpBounds';
 import { lingerBeforeClosing } from './lingeringClose';
 import { createMetrics } from './metrics';
 import { amendOpenApiDocument } from './openapi';
@@ -30,7 +31,7 @@ import { WaitLimiter } from './waitLimiter';
 
 /** The HTTP API: its plugins, hooks and error handling; the routes live in ./routes. */
 export async function buildApi(deps: ApiDeps) {
-  const bounds = deps.httpBounds ?? DEFAULT_HTTP_BOUNDS;
+  const bounds = deps.httpBounds ?? DEFAULTS.httpBounds;
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: deps.bodyLimit ?? MAX_JSON_BYTES,
@@ -56,7 +57,7 @@ export async function buildApi(deps: ApiDeps) {
     maxBytes: bounds.refusedBodyMaxBytes,
     maxMs: bounds.refusedBodyMaxMs,
   });
-  const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? 100);
+  const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? DEFAULTS.maxWaitsPerOwner);
   const metrics = createMetrics(deps.pool, { waitsInProgress: () => waits.total });
   // Bodies are JSON only: Fastify's built-in text/plain parser would let a plain-text body
   // through to the schema (a 400 that should be a 415).
@@ -124,7 +125,7 @@ export async function buildApi(deps: ApiDeps) {
     metrics.fold().catch((error: unknown) => {
       app.log.warn({ err: error }, 'folding the metric counts failed; the next fold retries');
     });
-  }, deps.metricsFoldIntervalMs ?? 60_000);
+  }, deps.metricsFoldIntervalMs ?? DEFAULTS.metricsFoldIntervalMs);
   folding.unref();
   app.addHook('onClose', async () => clearInterval(folding));
   const endings = await JobEndings.listen(deps.pool, deps.logger);

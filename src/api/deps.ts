@@ -12,20 +12,20 @@ export interface ApiDeps extends JobServiceDeps {
   logger: Logger;
   /** Largest accepted request body in bytes. */
   bodyLimit?: number;
-  /** `?wait=` requests one owner may hold open at once on this process. Default 100. */
+  /** `?wait=` requests one owner may hold open at once on this process. Default: DEFAULTS. */
   maxWaitsPerOwner?: number;
-  /** Between a `?wait=` request's looks at its job while job endings are heard. Default 5 s. */
+  /** Between a `?wait=` request's looks at its job while job endings are heard. Default: DEFAULTS. */
   waitPollMs?: number;
-  /** How old a signed provider callback may be, in seconds. Default 300. */
+  /** How old a signed provider callback may be, in seconds. Default: DEFAULTS. */
   callbackToleranceS?: number;
   /** Who may read /metrics. Default: callers on loopback. */
   metricsAccess?: MetricsAccess;
-  /** A `GET /v1/jobs` page carrying inputs or results stops before this many bytes. 1 MiB. */
+  /** A `GET /v1/jobs` page carrying inputs or results stops before this many bytes. Default: DEFAULTS. */
   listPageMaxBytes?: number;
-  /** How often the metric deltas are folded into their totals when nobody scrapes. 60 s. */
+  /** How often the metric deltas are folded into their totals when nobody scrapes. Default: DEFAULTS. */
   metricsFoldIntervalMs?: number;
   /** Send `x-onejob-instance` (host:pid) on every response. Default: no. */
   instanceHeader?: boolean;
-  /** How long and how much one client may hold of the server. Default: DEFAULT_HTTP_BOUNDS. */
+  /** How long and how much one client may hold of the server. Default: DEFAULTS. */
   httpBounds?: HttpBounds;
 }

@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { DEFAULTS } from '../domain/defaults';
 
 /**
  * Provider callbacks are signed as `onejob-signature: t=<unix seconds>,v1=<hex>`, where the hex
@@ -7,7 +8,6 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
  * cannot be replayed once it is older than the tolerance.
  */
 export const SIGNATURE_HEADER = 'onejob-signature';
-export const DEFAULT_SIGNATURE_TOLERANCE_S = 300;
 
 function hmac(secret: string, timestamp: number, body: Buffer | string): string {
   return createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
@@ -63,7 +63,7 @@ export function verifyCallbackSignature(
   if (!timingSafeEqual(expected, Buffer.from(given)))
     return { ok: false, reason: 'the signature does not match' };
   const nowS = Math.floor((options.now ?? Date.now()) / 1000);
-  const tolerance = options.toleranceS ?? DEFAULT_SIGNATURE_TOLERANCE_S;
+  const tolerance = options.toleranceS ?? DEFAULTS.callbackToleranceS;
   if (Math.abs(nowS - timestamp) > tolerance)
     return {
       ok: false,

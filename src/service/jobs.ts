@@ -5,6 +5,7 @@ import type { JobEndings } from '../db/jobEndings';
 import { listOwnedJobs, type JobPageCursor, type OwnedPageOptions } from '../db/jobLists';
 import { findJobByKey, findOwnedJob, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
+import { DEFAULTS } from '../domain/defaults';
 import { isTerminalJobStatus, type JobMode } from '../domain/job';
 import type { OwnerLimitSettings } from '../domain/ownerLimits';
 import { jobWorkflowId } from '../domain/workflowId';
@@ -214,15 +215,13 @@ async function startJobWorkflow(deps: JobServiceDeps, job: JobRecord): Promise<v
 /** How a wait looks at its job: the first looks come fast (most jobs end quickly). */
 const FIRST_POLL_MS = 50;
 const LONGEST_POLL_MS = 1_000;
-/** Between looks while job endings are heard: only a safety net then. */
-export const DEFAULT_WAIT_POLL_MS = 5_000;
 
 export interface WaitOptions {
   waitMs?: number;
   signal?: AbortSignal;
   /** Job endings as PostgreSQL announces them: the wait wakes at once instead of at its next look. */
   endings?: Pick<JobEndings, 'listening' | 'watch'>;
-  /** Between looks at the row while `endings` is listening. Default DEFAULT_WAIT_POLL_MS. */
+  /** Between looks at the row while `endings` is listening. Default DEFAULTS.waitPollMs. */
   pollMs?: number;
 }
 
@@ -254,7 +253,7 @@ export async function getJob(
       }
       // Heard endings wake the wait, so it looks rarely; without them it polls, backing off.
       const pollMs = options.endings?.listening
-        ? (options.pollMs ?? DEFAULT_WAIT_POLL_MS)
+        ? (options.pollMs ?? DEFAULTS.waitPollMs)
         : backoffMs;
       const sleepMs = Math.min(pollMs, Math.max(0, deadline - Date.now()));
       await (ending ? ending.sleep(sleepMs, signal) : sleep(sleepMs, signal));

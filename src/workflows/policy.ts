@@ -239,8 +239,15 @@ export function resumePosition(
   return used.lastIndexOf(true) + 1;
 }
 
-/** Plans admitted before the first delay was configurable looked again after one second. */
-export const firstReconcileDelayMs = (plan: JobPlan): number => plan.reconcileFirstDelayMs ?? 1_000;
+/**
+ * The first delay of plans admitted before it was configurable (their histories hold no
+ * value): one second, then and for ever, whatever DEFAULTS says now, or their replays would
+ * wait differently from their runs.
+ */
+const FIRST_RECONCILE_DELAY_OF_OLD_PLANS_MS = 1_000;
+
+export const firstReconcileDelayMs = (plan: JobPlan): number =>
+  plan.reconcileFirstDelayMs ?? FIRST_RECONCILE_DELAY_OF_OLD_PLANS_MS;
 
 /** The wait before the next look: the backoff, sooner if the activity asked, never below 100 ms. */
 export const reconcileWaitMs = (delayMs: number, recheckInMs?: number): number =>

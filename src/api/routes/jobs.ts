@@ -1,13 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { JobEndings } from '../../db/jobEndings';
+import { DEFAULTS } from '../../domain/defaults';
 import { IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from '../../domain/identity';
 import { JOB_MODES, JOB_STATUSES } from '../../domain/job';
 import { requestAttempt } from '../../service/attempts';
 import { createJob, getJob, listJobs } from '../../service/jobs';
 import { authHeaders, requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
-import { DEFAULT_LIST_PAGE_MAX_BYTES, MAX_WAIT_SECONDS } from '../httpBounds';
+import { MAX_WAIT_SECONDS } from '../httpBounds';
 import type { Metrics } from '../metrics';
 import { BODY_ERRORS, problemResponses } from '../openapi';
 import { sendNotFound, sendProblem } from '../problems';
@@ -204,7 +205,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
           (LIST_INCLUSIONS as readonly string[]).includes(name),
         ),
       );
-      const listPageMaxBytes = deps.listPageMaxBytes ?? DEFAULT_LIST_PAGE_MAX_BYTES;
+      const listPageMaxBytes = deps.listPageMaxBytes ?? DEFAULTS.listPageMaxBytes;
       const page = await listJobs(deps, request.ownerId, {
         status,
         limit,

@@ -1,0 +1,51 @@
+/**
+ * Every setting's default, written once. config.ts reads the environment with these as its
+ * fallbacks, and a worker or an API built in process (by a test or the benchmark) without a
+ * value falls back to the same one, so both run alike. docs/configuration.md names the
+ * variables.
+ */
+export const DEFAULTS = {
+  /** Hedged jobs: the delay before the fallback starts while the primary's p95 is not known. */
+  hedgeDelayMs: 2_000,
+  /** Attempts per job at most: plan, fallbacks and users' "try again" together. */
+  maxAttemptsPerJob: 16,
+  /** A job workflow continues-as-new once its history has this many events. */
+  historyEventLimit: 10_000,
+  /** The wait after the first look at an unknown attempt (it doubles from there). */
+  reconcileFirstDelayMs: 1_000,
+  /** The longest wait between two looks at an unknown attempt. */
+  reconcileMaxDelayMs: 600_000,
+  /** Provider calls one worker process runs at once (their own task queue and slots). */
+  maxConcurrentProviderCalls: 500,
+  /** After a shutdown request, how long running provider calls may go on. */
+  shutdownForceTimeMs: 30_000,
+  /** The window over which hedging's spend is measured against its budget. */
+  hedgeBudgetWindowMs: 3_600_000,
+  /** How long one look at that window's spend is reused. */
+  hedgeBudgetRefreshMs: 5_000,
+  /** `?wait=` requests one owner may hold open at once on one API process. */
+  maxWaitsPerOwner: 100,
+  /** Between a `?wait=` request's looks at its job while job endings are heard. */
+  waitPollMs: 5_000,
+  /** How old (in seconds) a signed provider callback may be. */
+  callbackToleranceS: 300,
+  /** A `GET /v1/jobs` page that carries inputs or results stops before this many bytes. */
+  listPageMaxBytes: 1_048_576,
+  /** How often the API folds its metric deltas when nobody scrapes. */
+  metricsFoldIntervalMs: 60_000,
+  /** How long and how much one client may hold of the API server (apiConfig says each). */
+  httpBounds: {
+    requestTimeoutMs: 90_000,
+    headersTimeoutMs: 10_000,
+    connectionTimeoutMs: 120_000,
+    keepAliveTimeoutMs: 72_000,
+    maxRequestsPerSocket: 1_000,
+    maxConnections: 4_096,
+    refusedBodyMaxBytes: 64 * 1024 * 1024,
+    refusedBodyMaxMs: 30_000,
+  },
+  /** How often each worker's sweeper runs. */
+  sweepIntervalMs: 60_000,
+  /** A job younger than this is left to the API request that is starting its workflow. */
+  sweepGraceMs: 30_000,
+} as const;
