@@ -18,7 +18,7 @@ import {
   type PlannedProvider,
   type ReconcileOutcome,
 } from '../src/workflows/definitions';
-import { harness } from './harness';
+import { harness } from './support/harness';
 import { eventually } from './support/polling';
 import { quietTemporalRuntime } from './support/worker';
 
@@ -49,6 +49,11 @@ interface FakeJob {
   /** What each look at an unknown attempt finds, in order; then it stays unknown. */
   lookups: AttemptState[];
   failure?: Record<string, unknown>;
+  /**
+   * Providers whose next attempt row is refused as unavailable (a cooldown, an open breaker)
+   * once the gate opens; once only.
+   */
+  refusals: Record<string, { opened: Promise<void>; untilMs: number }>;
 }
 
 const jobs = new Map<string, FakeJob>();
@@ -84,6 +89,23 @@ const jobActivities: Partial<JobActivities> = {
   },
   async startAttempt({ jobId, seq, provider }) {
     const job = jobs.get(jobId)!;
+    const refusal = job.refusals[provider];
+    if (refusal) {
+      delete job.refusals[provider];
+      await refusal.opened;
+      throw ApplicationFailure.create({
+        type: FAILURES.providerUnavailable,
+        message: `provider ${provider} takes no new attempt for now`,
+        details: [{ until: new Date(Date.now() + refusal.untilMs).toISOString(), reason: 'test' }],
+        nonRetryable: true,
+      });
+    }
+    // As the attempts table: one row per (job, number), and a number is never a second row.
+    const taken = job.attempts.find((a) => a.id === `${jobId}:${seq}`);
+    if (taken)
+      throw ApplicationFailure.nonRetryable(
+        `attempt ${taken.id} exists for provider ${taken.provider}, not ${provider}`,
+      );
     const attempt: FakeAttempt = { id: `${jobId}:${seq}`, provider, state: 'starting' };
     job.attempts.push(attempt);
     return { id: attempt.id, state: attempt.state };
@@ -180,6 +202,7 @@ async function startJob(
   plan: Partial<JobPlan>,
   scripts: Record<string, Script> = {},
   lookups: AttemptState[] = [],
+  refusals: FakeJob['refusals'] = {},
 ) {
   const jobId = randomUUID();
   const providers = plan.providers ?? [provider('a'), provider('b')];
@@ -206,6 +229,7 @@ async function startJob(
     winner: null,
     scripts,
     lookups,
+    refusals,
   });
   const input: JobWorkflowInput = {
     jobId,
@@ -298,6 +322,30 @@ test('in hedged mode the next provider starts after the hedge delay of silence, 
     async () => job.attempts[0]!.state,
     (state) => state === 'lost',
   );
+});
+
+test('an attempt number taken by a hedge is never taken again when the row it raced with is refused (a breaker opened meanwhile)', async () => {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  // The primary's row waits while the hedge starts, then is refused; the hedge's call fails.
+  const { jobId, handle, job } = await startJob(
+    { mode: 'hedged', hedgeDelayMs: 50 },
+    { b: { kind: 'fail' } },
+    [],
+    { a: { opened, untilMs: 200 } },
+  );
+  await eventually(
+    async () => job.attempts.map((a) => [a.provider, a.state]),
+    (attempts) => JSON.stringify(attempts) === JSON.stringify([['b', 'failed']]),
+  );
+  open();
+  // Once its cooldown passes the primary gets an attempt of its own: number 3, not the hedge's 2.
+  const result = await handle.result();
+  expect(job.attempts.map((a) => [a.id.split(':')[1], a.provider, a.state])).toEqual([
+    ['2', 'b', 'failed'],
+    ['3', 'a', 'succeeded'],
+  ]);
+  expect(result).toMatchObject({ status: 'succeeded', completedBy: `${jobId}:3` });
 });
 
 test('a hedged job refuses a user’s request for a provider with side effects, typed', async () => {

@@ -75,6 +75,8 @@ export class JobRun {
   /** How this run reaches the database (local activities, unless it began before they did). */
   readonly db: ReturnType<typeof databaseSteps>;
   private shown: { status: JobStatus; count: number } | undefined;
+  /** Numbers taken for attempts whose rows are still being written (not yet in `attempts`). */
+  private readonly numbersBeingWritten = new Set<number>();
 
   constructor(readonly input: JobWorkflowInput) {
     // Asked first, before any command: replay of an older history then takes its old path.
@@ -100,6 +102,28 @@ export class JobRun {
     this.failures = carried?.failures ?? [];
     this.unknownSince = carried?.unknownSince ?? {};
     this.deferred = new Map(Object.entries(carried?.deferred ?? {}));
+  }
+
+  /**
+   * Takes the next attempt number: one above every attempt of the job and every number taken
+   * for a row still being written. A hedge launched while a row is written gets the next one,
+   * and a number stays taken once a row has it, even when a row written before it was refused
+   * (its number then stays unused: a count of attempts would hand out the number twice).
+   */
+  takeAttemptNumber(): number {
+    const seq = Math.max(0, ...this.attempts.map((a) => a.seq), ...this.numbersBeingWritten) + 1;
+    this.numbersBeingWritten.add(seq);
+    return seq;
+  }
+
+  /** The row of a taken number was written, or refused: it is no longer being written. */
+  attemptNumberSettled(seq: number): void {
+    this.numbersBeingWritten.delete(seq);
+  }
+
+  /** Attempts made and being made: what the job's cap counts. */
+  attemptsTaken(): number {
+    return this.attempts.length + this.numbersBeingWritten.size;
   }
 
   /** The deferred provider that takes attempts again first. */

@@ -101,9 +101,6 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     }
   }
 
-  /** Attempts whose row is being written: their numbers are taken, not yet in job.attempts. */
-  let attemptsBeingWritten = 0;
-
   /** One attempt: its row, its single provider call, and what the call came to. */
   async function runAttempt(
     admitted: JobPlan,
@@ -114,8 +111,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   ): Promise<void> {
     // The number is taken now, before the row is written: a hedge launched while this row is
     // still being written (a slow database) must not take the same number.
-    const seq = job.attempts.length + attemptsBeingWritten + 1;
-    attemptsBeingWritten += 1;
+    const seq = job.takeAttemptNumber();
     let created: { id: string; state: AttemptState };
     try {
       created = written
@@ -152,7 +148,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       }
       throw error;
     } finally {
-      attemptsBeingWritten -= 1;
+      job.attemptNumberSettled(seq);
     }
     const summary: AttemptSummary = {
       attemptId: created.id,
@@ -318,7 +314,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       if (broken) throw broken;
       const nextExists = anotherAttemptPossible(
         admitted,
-        job.attempts.length + attemptsBeingWritten,
+        job.attemptsTaken(),
         job.nextInPlan,
         job.pendingRequest() !== undefined,
       );
