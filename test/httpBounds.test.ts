@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net';
-import { PROBLEM_TYPES } from '../src/api/problems';
+import { PROBLEM_TYPES } from '../src/domain/problems';
 import { TEST_TOKEN } from './support/identities';
 import { createJob, type JobView, untilJob } from './support/jobs';
 import { eventually } from './support/polling';

@@ -20,7 +20,7 @@ import {
 } from '../db/jobs';
 import { observedP95Ms } from '../db/providerStats';
 import { DEFAULTS } from '../domain/defaults';
-import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
+import { FAILURES, KEY_REUSE_MESSAGE, typedFailure } from '../domain/failures';
 import { jobIdentityProblem } from '../domain/identity';
 import type { JobMode } from '../domain/job';
 import { intentShapeRefusal } from '../domain/jsonShape';
@@ -38,7 +38,6 @@ import type {
   KeyJobs,
   KeyJobsInput,
 } from '../workflows/definitions';
-import { typedFailure } from './failures';
 import { hedgeBudgetGuard } from './hedgeBudget';
 import { type ActivityDeps, type JobPlan, type PlannedProvider } from './types';
 

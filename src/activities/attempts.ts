@@ -14,12 +14,11 @@ import {
 } from '../db/attempts';
 import { addCountedJobNote, addJobNote, findJob } from '../db/jobs';
 import { failureVerdict, type FailureEvidence } from '../domain/certainty';
-import { FAILURES } from '../domain/failures';
+import { FAILURES, typedFailure } from '../domain/failures';
 import { checkOutput, findJobType } from '../jobTypes';
 import { breakerCoolOffMs, lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
 import { attemptOutcome, recordResult } from '../service/results';
 import type { AttemptOutcome, ReconcileOutcome } from '../workflows/definitions';
-import { typedFailure } from './failures';
 import type { ActivityDeps } from './types';
 
 /** A call without side effects that can no longer be running and never answered. */

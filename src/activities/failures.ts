@@ -1,19 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
-import { FAILURES, type FailureType } from '../domain/failures';
-
-/** A failure the workflow acts on at once; a retry could not change it. */
-export function typedFailure(
-  type: FailureType,
-  message: string,
-  details?: unknown,
-): ApplicationFailure {
-  return ApplicationFailure.create({
-    type,
-    message,
-    details: details === undefined ? undefined : [details],
-    nonRetryable: true,
-  });
-}
+import { FAILURES, typedFailure } from '../domain/failures';
 
 /**
  * PostgreSQL refusals that no retry can heal: a data exception (class 22) or an integrity

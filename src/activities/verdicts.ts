@@ -1,11 +1,10 @@
 import { findAttempt, settleAttemptWithoutResult } from '../db/attempts';
 import { finishJobWithoutResult, findJob } from '../db/jobs';
-import { FAILURES } from '../domain/failures';
+import { FAILURES, typedFailure } from '../domain/failures';
 import { checkJobResult } from '../jobTypes';
 import { attemptOutcome, attemptSummary, recordResult } from '../service/results';
 import type { AttemptOutcome, JobEnding } from '../workflows/definitions';
 import { settledMeanwhileRefusal } from '../workflows/policy';
-import { typedFailure } from './failures';
 import type { ActivityDeps } from './types';
 
 /** What operators decide, and how a job ends without a result. */

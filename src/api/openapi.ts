@@ -1,6 +1,7 @@
 import type { OpenAPIV3 } from 'openapi-types';
 import { z } from 'zod';
-import { PROBLEM_TYPES, problemSchema } from './problems';
+import { PROBLEM_TYPES } from '../domain/problems';
+import { problemSchema } from './problems';
 import { SIGNATURE_HEADER } from './signatures';
 import { storableJson, storableText } from './storable';
 

@@ -1,7 +1,6 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, type UpdateDefinition } from '@temporalio/common';
 import { z } from 'zod';
-import type { ProblemType } from '../api/problems';
 import {
   findAttempt,
   listAttempts,
@@ -12,7 +11,7 @@ import {
 import { findCallbackReceipt, saveCallbackReceipt } from '../db/callbacks';
 import { findJob, findOwnedJob, finishJobWithoutResult, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
-import { FAILURES } from '../domain/failures';
+import { FAILURES, problemOfFailure } from '../domain/failures';
 import { checkJobResult } from '../jobTypes';
 import type { Logger } from '../logger';
 import {
@@ -33,18 +32,6 @@ export interface AttemptServiceDeps {
   temporal: Client;
   logger: Logger;
 }
-
-const PROBLEM_BY_FAILURE: Record<string, ProblemType> = {
-  [FAILURES.attemptInFlight]: 'attempt-in-flight',
-  [FAILURES.jobTerminal]: 'job-terminal',
-  [FAILURES.attemptNotResolvable]: 'attempt-not-resolvable',
-  [FAILURES.unknownProvider]: 'incompatible-provider',
-  [FAILURES.providerNotCertified]: 'provider-not-certified',
-  [FAILURES.attemptLimitReached]: 'attempt-limit-reached',
-  [FAILURES.hedgingNotAllowed]: 'hedging-not-allowed',
-  [FAILURES.providerUnavailable]: 'provider-unavailable',
-  [FAILURES.invalidResult]: 'invalid-input',
-};
 
 const isUuid = (value: string): boolean => z.uuid().safeParse(value).success;
 
@@ -68,7 +55,7 @@ function causedByCancellation(error: Error): boolean {
 function asServiceError(error: unknown, job: JobRecord): unknown {
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
     const cause = error.cause;
-    const problem = (cause.type && PROBLEM_BY_FAILURE[cause.type]) || 'internal';
+    const problem = problemOfFailure(cause.type);
     const details = (cause.details?.[0] ?? undefined) as Record<string, unknown> | undefined;
     // An in-flight refusal names the attempt that blocks; other refusals carry their facts.
     const extensions =

@@ -1,8 +1,8 @@
 import { isGrpcServiceError } from '@temporalio/client';
 import { NamespaceNotFoundError } from '@temporalio/common';
-import type { ProblemType } from '../api/problems';
 import type { JobRecord } from '../db/jobs';
 import { KEY_REUSE_MESSAGE } from '../domain/failures';
+import type { ProblemType } from '../domain/problems';
 
 /** Rules broken by a request, each with the stable problem type the API reports. */
 export class ServiceError extends Error {
@@ -16,11 +16,9 @@ export class ServiceError extends Error {
   }
 }
 
-export class IdempotencyKeyReuseError extends ServiceError {
-  constructor(readonly existing: JobRecord) {
-    super('idempotency-key-reuse', KEY_REUSE_MESSAGE, { jobId: existing.id });
-    this.name = 'IdempotencyKeyReuseError';
-  }
+/** The same (owner, key) was already used for a different intent: the existing job stands. */
+export function keyReusedFor(existing: JobRecord): ServiceError {
+  return new ServiceError('idempotency-key-reuse', KEY_REUSE_MESSAGE, { jobId: existing.id });
 }
 
 /**

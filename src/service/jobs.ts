@@ -13,11 +13,7 @@ import type { ProviderRegistry } from '../providers/registry';
 import type { jobWorkflow } from '../workflows';
 import type { JobWorkflowInput } from '../workflows/definitions';
 import { jobWorkflowStartOptions } from '../workflows/startOptions';
-import {
-  IdempotencyKeyReuseError,
-  temporalRefusalReason,
-  WorkflowStartRefusedError,
-} from './errors';
+import { keyReusedFor, temporalRefusalReason, WorkflowStartRefusedError } from './errors';
 import { intentFingerprint, validateIntent } from './intent';
 import { CreateRateLimitedError, insertJobWithinLimits, TooManyOpenJobsError } from './ownerLimits';
 
@@ -153,7 +149,7 @@ export async function createJob(
     stored && stored.requestFingerprint === replayFingerprint(request) ? stored : undefined;
   if (replayed) return answerReplay(deps, replayed);
   const { input, plan, mode, fingerprint } = validateIntent(deps, request);
-  if (stored) throw new IdempotencyKeyReuseError(stored);
+  if (stored) throw keyReusedFor(stored);
   const { job, created } = await insertJobWithinLimits(deps, {
     ownerId: request.ownerId,
     idempotencyKey: request.idempotencyKey,
@@ -171,7 +167,7 @@ export async function createJob(
     if (!raced) throw error;
     return { job: raced, created: false };
   });
-  if (!created && job.requestFingerprint !== fingerprint) throw new IdempotencyKeyReuseError(job);
+  if (!created && job.requestFingerprint !== fingerprint) throw keyReusedFor(job);
   if (created) await startJobWorkflow(deps, job);
   else await answerReplay(deps, job);
   return { job, created };

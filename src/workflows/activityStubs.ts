@@ -10,7 +10,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { JobActivities, ProviderCallActivities } from '../activities';
-import { NON_RETRYABLE_DB_FAILURES } from '../domain/failures';
+import { FINAL_FAILURES } from '../domain/failures';
 import { providerCallTaskQueue, type PlannedProvider } from './definitions';
 
 // Database activities are idempotent by construction, so they may retry freely, except when
@@ -18,7 +18,7 @@ import { providerCallTaskQueue, type PlannedProvider } from './definitions';
 const dbRetry = {
   initialInterval: '500 milliseconds',
   maximumInterval: '10 seconds',
-  nonRetryableErrorTypes: [...NON_RETRYABLE_DB_FAILURES],
+  nonRetryableErrorTypes: [...FINAL_FAILURES],
 };
 
 /** Every database step as an activity task of its own (runs that began before the patch). */

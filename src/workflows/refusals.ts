@@ -5,6 +5,7 @@ import {
   TimeoutFailure,
   isCancellation,
 } from '@temporalio/workflow';
+import { typedFailure, type FailureType } from '../domain/failures';
 import type { Refusal } from './policy';
 
 export const TEMPORAL_CANCEL = {
@@ -29,14 +30,12 @@ export function abandonment(error: unknown): Record<string, unknown> {
   };
 }
 
-/** A typed, final refusal: what a caller of an update (or the workflow's parent) sees. */
-export function refuse(type: string, message: string, details?: unknown): never {
-  throw ApplicationFailure.create({
-    type,
-    message,
-    details: details === undefined ? undefined : [details],
-    nonRetryable: true,
-  });
+/**
+ * A typed, final refusal: what a caller of an update (or the workflow's parent) sees. `type`
+ * may be one read back from an activity's failure, passed on as it came.
+ */
+export function refuse(type: FailureType | string, message: string, details?: unknown): never {
+  throw typedFailure(type as FailureType, message, details);
 }
 
 /** The typed failure behind an activity failure, if it is one of ours. */

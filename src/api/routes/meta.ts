@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { isProblemType, PROBLEM_TYPES } from '../../domain/problems';
 import type { Metrics } from '../metrics';
 import { type MetricsAccess, metricsGuard } from '../metricsAccess';
 import { problemResponses } from '../openapi';
-import { isProblemType, PROBLEM_TYPES, problemTypeUri, sendNotFound } from '../problems';
+import { problemTypeUri, sendNotFound } from '../problems';
 
 /** What the service says about itself: liveness, Prometheus metrics, the problem types. */
 export const metaRoutes: FastifyPluginAsyncZod<{

@@ -1,0 +1,81 @@
+/**
+ * Every problem type the API can answer with (RFC 9457): its HTTP status and its title. The
+ * API renders them (api/problems.ts), the service layer raises them (ServiceError), and each
+ * typed failure of the workflow names the one it is answered with (failures.ts).
+ */
+export const PROBLEM_TYPES = {
+  unauthorized: { status: 401, title: 'Missing or invalid API token' },
+  'not-found': { status: 404, title: 'Not found' },
+  'validation-error': { status: 400, title: 'The request is not valid' },
+  'malformed-request': { status: 400, title: 'The HTTP request is malformed' },
+  'headers-too-large': { status: 431, title: 'The request headers are too large' },
+  'request-timeout': { status: 408, title: 'The request did not arrive in time' },
+  'uri-too-long': { status: 414, title: 'A path segment of the URL is too long' },
+  'expectation-failed': { status: 417, title: 'Only Expect: 100-continue is supported' },
+  'invalid-cursor': { status: 400, title: 'The page cursor is not valid' },
+  'malformed-body': { status: 400, title: 'The request body is not valid JSON' },
+  'unsupported-media-type': { status: 415, title: 'Send application/json' },
+  'body-too-large': { status: 413, title: 'The request body is too large' },
+  'idempotency-key-missing': { status: 400, title: 'The Idempotency-Key header is required' },
+  'idempotency-key-invalid': { status: 400, title: 'The Idempotency-Key header is malformed' },
+  'idempotency-key-reuse': {
+    status: 409,
+    title: 'Idempotency-Key already used for a different request',
+  },
+  'unknown-job-type': { status: 400, title: 'Unknown job type' },
+  'invalid-input': { status: 400, title: 'The job input is not valid' },
+  'unknown-provider': { status: 400, title: 'Unknown provider' },
+  'incompatible-provider': { status: 400, title: 'The provider cannot run this job type' },
+  'attempt-in-flight': { status: 409, title: 'An attempt of this job is still in flight' },
+  'job-terminal': { status: 409, title: 'The job has already ended' },
+  'job-not-ended': { status: 409, title: 'Only the key of a job that has ended can be released' },
+  'key-already-released': { status: 409, title: 'The key of this job was released already' },
+  'attempt-may-take-effect': {
+    status: 409,
+    title: 'An attempt of this job may still take effect, so its key cannot be released',
+  },
+  'no-certified-provider': {
+    status: 422,
+    title: 'No provider certified for this contract is left to fail over to',
+  },
+  'attempt-not-resolvable': { status: 409, title: 'Only an unknown attempt can be resolved' },
+  'provider-not-certified': {
+    status: 409,
+    title: 'The provider is not certified for the contract in force',
+  },
+  'attempt-limit-reached': { status: 409, title: 'The job has had as many attempts as it may' },
+  'provider-unavailable': {
+    status: 409,
+    title: 'The provider takes no new attempt now: it cools down or its circuit breaker is open',
+  },
+  'too-many-waits': {
+    status: 429,
+    title: 'Too many requests waiting on jobs at once for this owner',
+  },
+  'create-rate-limited': {
+    status: 429,
+    title: 'This owner is creating jobs faster than it may; retry after Retry-After seconds',
+  },
+  'too-many-open-jobs': {
+    status: 429,
+    title: 'This owner has as many jobs open at once as it may',
+  },
+  'service-unavailable': {
+    status: 503,
+    title: 'A service onejob depends on (PostgreSQL or Temporal) is unavailable',
+  },
+  'workflow-start-refused': {
+    status: 503,
+    title: 'The workflow engine refused to start the job',
+  },
+  forbidden: { status: 403, title: 'Operator token required' },
+  'bad-signature': { status: 401, title: 'The callback signature does not match' },
+  'hedging-not-allowed': { status: 400, title: 'Hedged mode is not allowed for this job' },
+  internal: { status: 500, title: 'Internal error' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemType = keyof typeof PROBLEM_TYPES;
+
+export function isProblemType(value: string): value is ProblemType {
+  return Object.hasOwn(PROBLEM_TYPES, value);
+}
