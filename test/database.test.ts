@@ -1,5 +1,4 @@
 import pg from 'pg';
-import { ATTEMPTS_IN_FLIGHT_SQL, JOBS_UNKNOWN_SQL } from '../src/api/metrics';
 import {
   createAttempt,
   AttemptInFlightError,
@@ -9,6 +8,7 @@ import {
 } from '../src/db/attempts';
 import { recordAttemptResult } from '../src/db/compareAndSwap';
 import { findJob, finishJobWithoutResult, insertJobOrFindExisting } from '../src/db/jobs';
+import { ATTEMPTS_IN_FLIGHT_SQL, JOBS_UNKNOWN_SQL } from '../src/db/metricCounts';
 import { migrate, loadMigrations } from '../src/db/migrate';
 import { createPool, inTransaction, type Pool } from '../src/db/pool';
 import { OBSERVED_P95_SQL } from '../src/db/providerStats';

@@ -1,25 +1,12 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import {
+  attemptsInFlight,
+  foldMetricDeltas,
+  jobsWithUnknownAttempts,
+  metricTotals,
+} from '../db/metricCounts';
 import type { Queryable } from '../db/pool';
 import { listProviderHealth } from '../db/providerHealth';
-
-/** Read at every scrape: both walk the partial index of in-flight attempts, never whole tables. */
-export const ATTEMPTS_IN_FLIGHT_SQL = `
-  SELECT state, count(*)::int AS n FROM attempts
-   WHERE state IN ('starting', 'running', 'unknown') GROUP BY state`;
-export const JOBS_UNKNOWN_SQL = `
-  SELECT count(DISTINCT job_id)::int AS n FROM attempts WHERE state = 'unknown'`;
-
-/**
- * Folds the deltas the triggers of migration 0005 append into metric_totals. The totals rows are
- * locked in one order (ORDER BY), so replicas folding at the same time queue instead of
- * deadlocking; a delta one of them already folded is skipped by the other.
- */
-export const FOLD_METRIC_DELTAS_SQL = `
-  WITH drained AS (DELETE FROM metric_deltas RETURNING metric, label, delta)
-  INSERT INTO metric_totals AS total (metric, label, n)
-  SELECT metric, label, sum(delta) FROM drained GROUP BY metric, label ORDER BY metric, label
-  ON CONFLICT (metric, label) DO UPDATE SET n = total.n + EXCLUDED.n`;
-export const METRIC_TOTALS_SQL = 'SELECT metric, label, n FROM metric_totals';
 
 /** A read that callers arriving while it runs share, instead of each starting their own. */
 function shared<T>(read: () => Promise<T>): () => Promise<T> {
@@ -70,15 +57,10 @@ export function createMetrics(db: Queryable, options: { waitsInProgress: () => n
   });
 
   /** Folds what changed since the last fold into the totals. */
-  const fold = async (): Promise<void> => {
-    await db.query(FOLD_METRIC_DELTAS_SQL);
-  };
+  const fold = (): Promise<void> => foldMetricDeltas(db);
   const totals = shared(async () => {
     await fold();
-    const { rows } = await db.query<{ metric: string; label: string; n: number }>(
-      METRIC_TOTALS_SQL,
-    );
-    return rows;
+    return metricTotals(db);
   });
 
   new Gauge({
@@ -98,7 +80,7 @@ export function createMetrics(db: Queryable, options: { waitsInProgress: () => n
     labelNames: ['state'],
     registers: [registry],
     async collect() {
-      const { rows } = await db.query<{ state: string; n: number }>(ATTEMPTS_IN_FLIGHT_SQL);
+      const rows = await attemptsInFlight(db);
       this.reset();
       for (const state of ['starting', 'running', 'unknown'])
         this.set({ state }, rows.find((row) => row.state === state)?.n ?? 0);
@@ -111,8 +93,7 @@ export function createMetrics(db: Queryable, options: { waitsInProgress: () => n
     help: 'Jobs with an unknown attempt, open or ended (from the database)',
     registers: [registry],
     async collect() {
-      const { rows } = await db.query<{ n: number }>(JOBS_UNKNOWN_SQL);
-      this.set(rows[0]?.n ?? 0);
+      this.set(await jobsWithUnknownAttempts(db));
     },
   });
   new Gauge({
