@@ -140,6 +140,7 @@ export function providerCallActivities(
         // nothing that could have had an effect, an ended call that brought no answer is over.
         const oversized =
           failure.code === RESPONSE_TOO_LARGE ? oversizedAnswerVerdict(sideEffects) : undefined;
+        // planted-bug site (tools/chaos/plantedBugs.ts): unknown-as-failed
         const failed = oversized
           ? oversized.settle === 'failed'
           : failure.certainty === 'definite' || !sideEffects;

@@ -49,6 +49,7 @@ const SWAP_IN_RESULT = preparedStatement(
   `UPDATE jobs
       SET result = $3, completed_by = $4, terminal_status = 'succeeded',
           version = version + 1, finished_at = now(), updated_at = now()
+    -- planted-bug site (tools/chaos/plantedBugs.ts): cas-without-guard
     WHERE id = $1 AND version = $2 AND completed_by IS NULL
     RETURNING version`,
 );

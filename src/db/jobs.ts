@@ -463,6 +463,7 @@ const RELEASE_KEY = preparedStatement(
                                                          'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
           updated_at = now()
     WHERE id = $1 AND terminal_status IS NOT NULL AND key_release IS NULL
+      -- planted-bug site (tools/chaos/plantedBugs.ts): release-while-unknown
       AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = jobs.id AND attempt_may_take_effect(a))
     RETURNING id`,
 );

@@ -46,6 +46,7 @@ export function failureVerdict(
   evidence: FailureEvidence,
   attempt: AttemptEvidence,
 ): FailureVerdict {
+  // planted-bug site (tools/chaos/plantedBugs.ts): not-found-outranks-2xx
   if (attempt.sideEffects && attempt.successAnswered)
     return { settle: 'unknown', needsOperator: true, detail: NEEDS_OPERATOR[evidence] };
   return { settle: 'failed' };

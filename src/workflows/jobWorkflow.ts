@@ -269,6 +269,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     let retry: PlannedRetry | undefined;
     while (!job.terminal) {
       const blocked = job.attempts.find((a) => a.state === 'unknown');
+      // planted-bug site (tools/chaos/plantedBugs.ts): exclusive-ignores-unknown
       if (blocked) {
         await reconcile(admitted, blocked);
         continue;

@@ -212,6 +212,7 @@ export function retryAfterFailure(
   failure: FailedCall | undefined,
   random: () => number,
 ): PlannedRetry | undefined {
+  // planted-bug site (tools/chaos/plantedBugs.ts): retries-off
   if (plan.mode !== 'exclusive' || failed.state !== 'failed' || !failure) return undefined;
   const provider = plan.compatible.find((p) => p.name === failed.provider);
   const settings = provider?.retry;

@@ -8,8 +8,14 @@ const ROOT = PACKAGE_ROOT;
 /**
  * Mistakes the fault campaign and the model-based test must catch, each planted in a throwaway
  * copy of the compiled service (never in the service itself): a file of the copy is edited,
- * and a migration may be added.
+ * and a migration may be added. The product marks each site with a comment that compilation
+ * keeps, `planted-bug site (tools/chaos/plantedBugs.ts): <name>`; `from` is looked for right
+ * after it, whatever its indentation or line breaks, so reformatting a product file moves
+ * nothing here.
  */
+export const PLANT_MARKER = 'planted-bug site (tools/chaos/plantedBugs.ts): ';
+/** How far past its marker a plant's code may start. */
+const SITE_REACH = 400;
 /** Which of the machines must catch a planted bug: the fault campaign, the model-based test. */
 type Catchers = ReadonlyArray<'campaign' | 'model-based'>;
 const BOTH: Catchers = ['campaign', 'model-based'];
@@ -44,8 +50,8 @@ export const PLANTED_BUGS = {
    */
   'exclusive-ignores-unknown': {
     file: 'workflows/jobWorkflow.js',
-    from: 'if (blocked) {\n                await reconcile(admitted, blocked);',
-    to: 'if (blocked && !blocked) {\n                await reconcile(admitted, blocked);',
+    from: 'if (blocked)',
+    to: 'if (blocked && !blocked)',
     migration: 'DROP INDEX attempts_one_in_flight_per_job;',
     caughtBy: BOTH,
   },
@@ -107,12 +113,7 @@ export function buildWithPlantedBug(bug: PlantedBug, dir: string): string {
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
   const product = path.join(dist, 'src');
   const file = path.join(product, plant.file);
-  const source = readFileSync(file, 'utf8');
-  if (!source.includes(plant.from))
-    throw new Error(
-      `cannot plant ${bug}: ${plant.file} no longer contains ${JSON.stringify(plant.from)}`,
-    );
-  writeFileSync(file, source.split(plant.from).join(plant.to));
+  writeFileSync(file, plantAtSite(bug, readFileSync(file, 'utf8')));
   if (plant.migration)
     writeFileSync(path.join(dir, 'migrations', '9999_planted_bug.sql'), `${plant.migration}\n`);
   // Workers load the prebuilt workflow bundle (src/temporal/workflowBundle.ts): the checkout's serves
@@ -120,6 +121,33 @@ export function buildWithPlantedBug(bug: PlantedBug, dir: string): string {
   // every worker at every start.
   if (bundleHolds(product, plant.file)) bundleWorkflows(product);
   return product;
+}
+
+/**
+ * `source` with `bug` planted: `from` replaced by `to` at the first place after the bug's marker
+ * (within SITE_REACH characters), whitespace matching any whitespace. Throws when the marker is
+ * missing or not alone, or `from` is not found after it, so a refactoring cannot silently turn
+ * the planted bug into no bug at all.
+ */
+export function plantAtSite(bug: PlantedBug, source: string): string {
+  const { file, from, to } = PLANTED_BUGS[bug];
+  const marker = `${PLANT_MARKER}${bug}\n`;
+  const at = source.indexOf(marker);
+  if (at === -1 || source.indexOf(marker, at + 1) !== -1)
+    throw new Error(`cannot plant ${bug}: ${file} must mark its site once with "${marker.trim()}"`);
+  const start = at + marker.length;
+  const escaped = from
+    .trim()
+    .split(/\s+/)
+    .map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('\\s+');
+  const found = new RegExp(escaped).exec(source.slice(start, start + SITE_REACH));
+  if (!found)
+    throw new Error(
+      `cannot plant ${bug}: ${JSON.stringify(from)} is not right after its site in ${file}`,
+    );
+  const index = start + found.index;
+  return `${source.slice(0, index)}${to}${source.slice(index + found[0].length)}`;
 }
 
 /**
