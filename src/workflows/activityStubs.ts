@@ -75,6 +75,6 @@ export function providerCall(provider: PlannedProvider, seq: number) {
   }).callProvider;
 }
 
-/** Settlement must happen even while the workflow is being cancelled. */
-export const settle = <T>(step: () => Promise<T>): Promise<T> =>
+/** A database step that must run to its end even while the workflow is being cancelled. */
+export const nonCancellable = <T>(step: () => Promise<T>): Promise<T> =>
   CancellationScope.nonCancellable(step);

@@ -1,7 +1,7 @@
 import { condition, isCancellation, setHandler } from '@temporalio/workflow';
 import { markdownText } from '../domain/displayText';
 import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
-import { settle } from './activityStubs';
+import { nonCancellable } from './activityStubs';
 import {
   admissionQuery,
   admitUpdate,
@@ -52,17 +52,17 @@ export function installHandlers(run: JobRun): void {
       },
     },
   );
-  setHandler(attemptSettledSignal, ({ attemptId }) => void run.nudged.add(attemptId));
+  setHandler(attemptSettledSignal, ({ attemptId }) => run.nudge(attemptId));
 
   setHandler(
     requestAttemptUpdate,
     async (request) => {
       const entry: AttemptRequest = { provider: request.provider, claimed: false };
-      run.requests.push(entry);
+      run.ask(entry);
       await condition(
         () => entry.created !== undefined || entry.refused !== undefined || run.terminal !== null,
       );
-      if (run.requests.includes(entry)) run.requests.splice(run.requests.indexOf(entry), 1);
+      run.withdraw(entry);
       if (entry.refused) refuse(entry.refused.type, entry.refused.message);
       if (!entry.created)
         refuse(FAILURES.jobTerminal, `job ${run.jobId} ended before the attempt could start`);
@@ -77,7 +77,7 @@ export function installHandlers(run: JobRun): void {
               plan: run.plan,
               terminal: run.terminal,
               attempts: run.attempts,
-              requestWaiting: run.requests.some((r) => !r.created && !r.refused),
+              requestWaiting: run.requestWaiting(),
             },
             request,
           ),
@@ -104,7 +104,7 @@ export function installHandlers(run: JobRun): void {
         refuse(failure?.type ?? FAILURES.resolveFailed, failure?.message ?? 'resolution failed');
       }
       run.apply(summary, outcome);
-      run.nudged.add(resolution.attemptId);
+      run.nudge(resolution.attemptId);
       return { attemptId: resolution.attemptId, state: summary.state };
     },
     {
@@ -116,7 +116,9 @@ export function installHandlers(run: JobRun): void {
     cancelJobUpdate,
     async (cancellation) => {
       run.end(
-        await settle(() => run.db.cancelJob({ jobId: run.admittedJobId(), ...cancellation })),
+        await nonCancellable(() =>
+          run.db.cancelJob({ jobId: run.admittedJobId(), ...cancellation }),
+        ),
       );
       // Stop waiting for running calls; whatever they still bring back loses the CAS.
       for (const scope of run.runningCalls.values()) scope.cancel();

@@ -21,7 +21,7 @@ import {
   type JobWorkflowStatus,
   type PlannedProvider,
 } from './definitions';
-import { chooseNextAttempt, NOT_ADMITTED } from './policy';
+import { chooseNextAttempt, NOT_ADMITTED, resumePosition } from './policy';
 import { refuse } from './refusals';
 
 /** The status and attempt count the run's start (or continue-as-new) already set, if both. */
@@ -47,31 +47,30 @@ export interface AttemptRequest {
  */
 export class JobRun {
   readonly status: JobWorkflowStatus;
-  readonly attempts: AttemptSummary[];
+  private readonly attemptList: AttemptSummary[];
   /** Set once admitted (or carried); handlers that run earlier see it undefined and refuse. */
-  plan: JobPlan | undefined;
-  jobId: string | null;
-  terminal: TerminalJobStatus | null = null;
-  winner: string | null = null;
-  admissionError: { type: string; message: string } | undefined;
+  private admittedPlan: JobPlan | undefined;
+  private admittedId: string | null;
+  private ending: { status: TerminalJobStatus; winner: string | null } | null = null;
+  private admissionRefusal: { type: string; message: string } | undefined;
   /** Attempts someone asked the workflow to look at again (late result, callback, operator). */
-  readonly nudged: Set<string>;
-  readonly requests: AttemptRequest[] = [];
-  nextInPlan: number;
+  private readonly nudgedIds: Set<string>;
+  private readonly requestList: AttemptRequest[] = [];
+  private planPosition: number;
   readonly failures: Array<Record<string, unknown>>;
-  readonly unknownSince: Record<string, string>;
-  readonly runningCalls = new Map<string, CancellationScope>();
+  private readonly unknownSinceById: Record<string, string>;
+  private readonly runningCallScopes = new Map<string, CancellationScope>();
   /** Every attempt being run right now, so that a cancel can wait for each to settle its row. */
   readonly runningAttempts = new Set<Promise<unknown>>();
   /**
    * Providers the plan passed by because they took no new attempt (a cooldown, an open breaker),
    * with until when and why: once nothing else is left, the job waits for the earliest.
    */
-  readonly deferred: Map<string, { until: string; reason: string }>;
+  private readonly deferrals: Map<string, { until: string; reason: string }>;
   /** What each ended call cost, as far as this run has heard: shown to operators. */
   readonly costs = new Map<string, Money>();
   /** Attempt 1 when admission wrote its row: the loop launches it before anything else. */
-  admittedFirstAttempt: AttemptSummary | undefined;
+  private admittedFirstAttempt: AttemptSummary | undefined;
   /** How this run reaches the database (local activities, unless it began before they did). */
   readonly db: ReturnType<typeof databaseSteps>;
   private shown: { status: JobStatus; count: number } | undefined;
@@ -94,14 +93,124 @@ export class JobRun {
       needsOperator: false,
       run: (carried?.runs ?? 0) + 1,
     };
-    this.attempts = this.status.attempts;
-    this.plan = carried?.plan;
-    this.jobId = carried?.plan.jobId ?? input.jobId ?? null;
-    this.nudged = new Set<string>(carried?.nudged ?? []);
-    this.nextInPlan = carried?.nextInPlan ?? 0;
+    this.attemptList = this.status.attempts;
+    this.admittedPlan = carried?.plan;
+    this.admittedId = carried?.plan.jobId ?? input.jobId ?? null;
+    this.nudgedIds = new Set<string>(carried?.nudged ?? []);
+    this.planPosition = carried?.nextInPlan ?? 0;
     this.failures = carried?.failures ?? [];
-    this.unknownSince = carried?.unknownSince ?? {};
-    this.deferred = new Map(Object.entries(carried?.deferred ?? {}));
+    this.unknownSinceById = carried?.unknownSince ?? {};
+    this.deferrals = new Map(Object.entries(carried?.deferred ?? {}));
+  }
+
+  // What the run knows, for reading; each change goes through a method below.
+  get attempts(): readonly AttemptSummary[] {
+    return this.attemptList;
+  }
+  get plan(): JobPlan | undefined {
+    return this.admittedPlan;
+  }
+  get jobId(): string | null {
+    return this.admittedId;
+  }
+  get terminal(): TerminalJobStatus | null {
+    return this.ending?.status ?? null;
+  }
+  get winner(): string | null {
+    return this.ending?.winner ?? null;
+  }
+  get admissionError(): { type: string; message: string } | undefined {
+    return this.admissionRefusal;
+  }
+  get nudged(): ReadonlySet<string> {
+    return this.nudgedIds;
+  }
+  get nextInPlan(): number {
+    return this.planPosition;
+  }
+  get deferred(): ReadonlyMap<string, { until: string; reason: string }> {
+    return this.deferrals;
+  }
+  get runningCalls(): ReadonlyMap<string, CancellationScope> {
+    return this.runningCallScopes;
+  }
+
+  /** Admission wrote attempt 1's row: the loop launches it before anything else. */
+  firstAttemptWritten(first: AttemptSummary | undefined): void {
+    this.admittedFirstAttempt = first;
+  }
+
+  /** Admission refused the job: a waiting admission update is told why. */
+  admissionFailed(refusal: { type: string; message: string }): void {
+    this.admissionRefusal = refusal;
+  }
+
+  /** The plan this run follows, once admitted. */
+  admit(plan: JobPlan): void {
+    this.admittedPlan = plan;
+    this.admittedId = plan.jobId;
+    this.status.jobId = plan.jobId;
+  }
+
+  /** A new run of a job whose earlier run ended goes on after the attempts that run made. */
+  resumeAfter(earlier: readonly AttemptSummary[], plan: JobPlan): void {
+    this.attemptList.push(...earlier);
+    this.planPosition = resumePosition(plan.providers, this.attemptList);
+  }
+
+  /** An attempt's row is written (a user's request for it is fulfilled): it runs now. */
+  attemptWritten(summary: AttemptSummary, request?: AttemptRequest): void {
+    this.attemptList.push(summary);
+    this.deferrals.delete(summary.provider);
+    if (request) {
+      request.created = summary;
+      this.withdraw(request);
+    }
+  }
+
+  /** The provider took no new attempt: the plan passes it by until `until`. */
+  defer(provider: string, deferral: { until: string; reason: string }): void {
+    this.deferrals.set(provider, deferral);
+  }
+
+  /** The wait for a deferred provider is over: the plan may ask it again. */
+  deferralOver(provider: string): void {
+    this.deferrals.delete(provider);
+  }
+
+  /** Someone asked the workflow to look at an attempt again. */
+  nudge(attemptId: string): void {
+    this.nudgedIds.add(attemptId);
+  }
+
+  /** The workflow is looking at a nudged attempt: the nudge is served. */
+  nudgeServed(attemptId: string): void {
+    this.nudgedIds.delete(attemptId);
+  }
+
+  /** A user's "try again", waiting to be claimed by the loop. */
+  ask(request: AttemptRequest): void {
+    this.requestList.push(request);
+  }
+
+  /** A request that was served, refused or abandoned leaves the queue. */
+  withdraw(request: AttemptRequest): void {
+    const at = this.requestList.indexOf(request);
+    if (at !== -1) this.requestList.splice(at, 1);
+  }
+
+  /** A provider call is running in `scope` (cancelled when the job ends or is cancelled). */
+  callStarted(attemptId: string, scope: CancellationScope): void {
+    this.runningCallScopes.set(attemptId, scope);
+  }
+
+  callEnded(attemptId: string): void {
+    this.runningCallScopes.delete(attemptId);
+  }
+
+  /** When the attempt was first seen unknown (kept across runs for operators). */
+  unknownSince(attemptId: string): string {
+    return (this.unknownSinceById[attemptId] ??= new Date().toISOString());
   }
 
   /**
@@ -135,8 +244,13 @@ export class JobRun {
     return earliest;
   }
 
+  /** A user's request is queued and neither served nor refused yet. */
+  requestWaiting(): boolean {
+    return this.requestList.some((r) => !r.created && !r.refused);
+  }
+
   pendingRequest(): AttemptRequest | undefined {
-    return this.requests.find((r) => !r.claimed);
+    return this.requestList.find((r) => !r.claimed);
   }
 
   /**
@@ -163,9 +277,8 @@ export class JobRun {
 
   /** The job has ended as the database says; the first ending heard of stands. */
   end(ending: JobEnding | { status: TerminalJobStatus | null; completedBy: string | null }): void {
-    if (!ending.status || this.terminal) return;
-    this.terminal = ending.status;
-    this.winner = ending.completedBy;
+    if (!ending.status || this.ending) return;
+    this.ending = { status: ending.status, winner: ending.completedBy };
   }
 
   /** An activity reported where an attempt (and maybe its job) stands now. */
@@ -195,12 +308,12 @@ export class JobRun {
     // Admission wrote attempt 1 for the plan's first provider: that is the first attempt, and a
     // request that came before it is served by the next one, as if it had come a moment later.
     if (first && first.provider === admitted.providers[0]?.name && this.attempts.length === 0) {
-      this.nextInPlan = 1;
+      this.planPosition = 1;
       return { provider: admitted.providers[0], created: first };
     }
     const request = this.pendingRequest();
-    const next = chooseNextAttempt(admitted, this.attempts.length, this.nextInPlan, request);
-    this.nextInPlan = next.nextInPlan;
+    const next = chooseNextAttempt(admitted, this.attempts.length, this.planPosition, request);
+    this.planPosition = next.nextInPlan;
     if (request) {
       request.claimed = true;
       if (next.refusal)
@@ -213,14 +326,14 @@ export class JobRun {
   snapshot(admitted: JobPlan): CarriedJobState {
     return {
       plan: admitted,
-      attempts: this.attempts,
-      nextInPlan: this.nextInPlan,
+      attempts: this.attemptList,
+      nextInPlan: this.planPosition,
       failures: this.failures,
       nudged: [...this.nudged].filter((id) =>
         this.attempts.some((a) => a.attemptId === id && IN_FLIGHT_ATTEMPT_STATES.includes(a.state)),
       ),
-      unknownSince: this.unknownSince,
-      ...(this.deferred.size > 0 ? { deferred: Object.fromEntries(this.deferred) } : {}),
+      unknownSince: this.unknownSinceById,
+      ...(this.deferrals.size > 0 ? { deferred: Object.fromEntries(this.deferrals) } : {}),
       runs: this.status.run,
       waitingOn: this.status.waitingOn,
       needsOperator: this.status.needsOperator,

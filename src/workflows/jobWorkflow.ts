@@ -15,7 +15,7 @@ import { FAILURES } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type AttemptState, type TerminalJobStatus } from '../domain/job';
 import { intentShapeRefusal } from '../domain/jsonShape';
 import type { FailedCall } from '../domain/retries';
-import { providerCall, settle } from './activityStubs';
+import { nonCancellable, providerCall } from './activityStubs';
 import type {
   AttemptSummary,
   JobPlan,
@@ -33,7 +33,6 @@ import {
   firstReconcileDelayMs,
   nextReconcileDelayMs,
   reconcileWaitMs,
-  resumePosition,
   retryAfterFailure,
   shouldContinueAsNew,
   type PlannedRetry,
@@ -71,16 +70,15 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
 
   /** Waits, with backoff, until an unknown attempt settles (late result, status lookup, operator). */
   async function reconcile(admitted: JobPlan, summary: AttemptSummary): Promise<void> {
-    job.unknownSince[summary.attemptId] ??= new Date().toISOString();
+    const since = job.unknownSince(summary.attemptId);
     let delayMs = firstReconcileDelayMs(admitted);
     while (summary.state === 'unknown' && !job.terminal) {
       const found: ReconcileOutcome = await job.db.reconcileAttempt({
         attemptId: summary.attemptId,
       });
-      job.nudged.delete(summary.attemptId);
+      job.nudgeServed(summary.attemptId);
       job.apply(summary, found);
       if (summary.state !== 'unknown' || job.terminal) return;
-      const since = job.unknownSince[summary.attemptId]!;
       job.show(
         'unknown',
         blockedDescription(summary, since, found.detail),
@@ -127,7 +125,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       if (failure?.type === FAILURES.providerUnavailable) {
         // Cooling down or its breaker is open: nothing was written; the plan passes it by.
         const details = failure.details?.[0] as { until: string; reason: string } | undefined;
-        job.deferred.set(provider.name, {
+        job.defer(provider.name, {
           until: details?.until ?? new Date(Date.now() + 1_000).toISOString(),
           reason: details?.reason ?? failure.message,
         });
@@ -156,16 +154,11 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       provider: provider.name,
       state: created.state,
     };
-    job.attempts.push(summary);
-    job.deferred.delete(provider.name);
-    if (request) {
-      request.created = summary;
-      job.requests.splice(job.requests.indexOf(request), 1);
-    }
+    job.attemptWritten(summary, request);
     job.show('running', `attempt ${seq} on ${provider.name} is running`);
 
     const scope = new CancellationScope();
-    job.runningCalls.set(summary.attemptId, scope);
+    job.callStarted(summary.attemptId, scope);
     try {
       job.apply(
         summary,
@@ -176,19 +169,19 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       const abandoned = abandonment(error);
       job.apply(
         summary,
-        await settle(() =>
+        await nonCancellable(() =>
           job.db.abandonAttempt({ attemptId: summary.attemptId, error: abandoned }),
         ),
       );
     } finally {
-      job.runningCalls.delete(summary.attemptId);
+      job.callEnded(summary.attemptId);
     }
   }
 
   /** Looks at attempts someone nudged about (a callback, a late answer) while calls still run. */
   async function lookAtNudged(): Promise<void> {
     for (const attemptId of [...job.nudged]) {
-      job.nudged.delete(attemptId);
+      job.nudgeServed(attemptId);
       const summary = job.attempts.find((a) => a.attemptId === attemptId);
       if (!summary || !IN_FLIGHT_ATTEMPT_STATES.includes(summary.state)) continue;
       const found = await job.db.reconcileAttempt({ attemptId });
@@ -260,7 +253,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     await condition(() => job.terminal !== null || job.pendingRequest() !== undefined, waitMs, {
       summary: `waiting for ${provider.name}`,
     });
-    job.deferred.delete(provider.name);
+    job.deferralOver(provider.name);
     return job.terminal || job.pendingRequest() ? undefined : provider;
   }
 
@@ -371,7 +364,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       const shapeRefusal = input.intent && intentShapeRefusal(input.intent);
       if (shapeRefusal && patched(INTENT_SHAPE_CHECK)) refuse(FAILURES.invalidJob, shapeRefusal);
       // Not cancellable: once it has begun, the rows it writes must be known to this workflow.
-      const { firstAttempt, ...plan } = await settle(() =>
+      const { firstAttempt, ...plan } = await nonCancellable(() =>
         job.db.admitJob({
           ...input,
           workflowId: workflowInfo().workflowId,
@@ -380,15 +373,15 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       );
       // What admission returned decides, so a history recorded before admission wrote attempt 1
       // (no firstAttempt in its result) replays along its own path, through startAttempt.
-      job.admittedFirstAttempt = firstAttempt;
+      job.firstAttemptWritten(firstAttempt);
       return plan;
     } catch (error) {
       // Tell a waiting admission update why, then fail: this workflow must not run this job.
       const failure = failureOf(error);
-      job.admissionError = {
+      job.admissionFailed({
         type: failure?.type ?? FAILURES.admissionFailed,
         message: failure?.message ?? (error as Error)?.message ?? 'admission failed',
-      };
+      });
       await condition(allHandlersFinished);
       // A local activity's failure reaches the workflow unwrapped; callers of a Temporal-native
       // start see the same chain either way: the workflow failed, because admitJob failed, with
@@ -415,8 +408,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     }
     if (!carried && admitted.attempts.length > 0) {
       // A new run of a job whose earlier run ended: go on after the attempts it made.
-      job.attempts.push(...admitted.attempts);
-      job.nextInPlan = resumePosition(admitted.providers, job.attempts);
+      job.resumeAfter(admitted.attempts, admitted);
     }
     const blocked = job.attempts.find((a) => a.state === 'unknown');
     job.show(
@@ -431,7 +423,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
 
     if (!job.terminal) {
       job.end(
-        await settle(() =>
+        await nonCancellable(() =>
           job.db.failJob({
             jobId: admitted.jobId,
             failure: exhaustedFailure(admitted, job.failures),
@@ -447,15 +439,13 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   }
 
   const admitted = await admit();
-  job.plan = admitted;
-  job.jobId = admitted.jobId;
-  job.status.jobId = admitted.jobId;
+  job.admit(admitted);
   try {
     return await runJob(admitted);
   } catch (error) {
     if (!isCancellation(error)) throw error;
     // Cancelled through Temporal: an operator's cancel. The job row must end with the workflow.
-    return await settle(async () => {
+    return await nonCancellable(async () => {
       for (const scope of job.runningCalls.values()) scope.cancel();
       await Promise.allSettled([...job.runningAttempts]);
       if (!job.terminal)
