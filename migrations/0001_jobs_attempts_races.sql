@@ -1,4 +1,4 @@
--- Jobs, attempts and lost races (DESIGN §3). The database refuses what must never happen;
+-- Jobs, attempts and lost races (docs/architecture.md, "The data model"). The database refuses what must never happen;
 -- the application code is not trusted to remember.
 
 CREATE TABLE jobs (

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PACKAGE_ROOT } from '../domain/packageRoot';
 import type { Pool } from './pool';
 
-/** Migrations live next to the package root: `migrations/NNNN_name.sql`, applied in order. */
+/** Migrations live next to the package root: `migrations/<number>_<name>.sql`, applied in order. */
 export const MIGRATIONS_DIR = path.join(PACKAGE_ROOT, 'migrations');
 
 // Any fixed 64-bit number; every process that migrates takes the same lock.

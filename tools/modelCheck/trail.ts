@@ -12,7 +12,7 @@ export interface TrailStep {
   line: number;
   actions: string[];
   changes: Map<string, string>;
-  /** `src/FILE.ts function` (or `src/FILE.ts METHOD /path`), when the model names one. */
+  /** `src/<file>.ts <function>` (or `src/<file>.ts <METHOD> <path>`), when the model names one. */
   code?: string;
 }
 
