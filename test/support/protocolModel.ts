@@ -438,8 +438,10 @@ export function settle(
       started: [],
     };
   }
-  if (outcome === 'failed' && by === 'callback' && attempt.held) {
-    // Its call may still answer success: the report is held, and the attempt stays unknown.
+  if (outcome === 'failed' && by === 'callback' && (attempt.held || attempt.orphaned)) {
+    // Its call may still answer success: the report is held, and the attempt stays unknown. A
+    // call whose worker was killed counts as out, even once the provider let it go: nobody heard
+    // its end, so only its late-result window (minutes) ends it for the service.
     attempt.reportedFailure = true;
     return { answer: { status: 200, states: [attempt.state] }, next, started: [] };
   }
