@@ -10,7 +10,8 @@ function required(env: NodeJS.ProcessEnv, name: string): string {
   return value;
 }
 
-function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+/** A port number from `name`, or `fallback` when it is unset; a one-line error otherwise. */
+export function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
@@ -152,7 +153,7 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     ...serviceConfig(env),
     host: env.HOST ?? '127.0.0.1',
-    port: port(env, 'PORT', 3000),
+    port: port(env, 'PORT', DEFAULTS.apiPort),
     apiTokens: required(env, 'ONEJOB_API_TOKENS'),
     /** Operator tokens (`name:token` pairs); without them the operator routes refuse everyone. */
     operatorTokens: env.ONEJOB_OPERATOR_TOKENS || undefined,
@@ -220,23 +221,6 @@ function httpBounds(env: NodeJS.ProcessEnv): HttpBounds {
       `ONEJOB_CONNECTION_TIMEOUT_MS must exceed the longest ?wait= (${MAX_WAIT_SECONDS * 1000} ms)`,
     );
   return bounds;
-}
-
-export function simulatorConfig(env: NodeJS.ProcessEnv = process.env) {
-  return { host: env.SIMULATOR_HOST ?? '127.0.0.1', port: port(env, 'SIMULATOR_PORT', 4010) };
-}
-
-/** Ports of the dev stack started by `npm start`. */
-export function devStackConfig(env: NodeJS.ProcessEnv = process.env) {
-  return {
-    apiPort: port(env, 'PORT', 3000),
-    temporalPort: port(env, 'TEMPORAL_PORT', 7233),
-    temporalUiPort: port(env, 'TEMPORAL_UI_PORT', 8233),
-    simulatorPort: port(env, 'SIMULATOR_PORT', 4010),
-    /** Where the worker serves the Temporal SDK's metrics (`host:port`). */
-    workerMetricsAddress: env.ONEJOB_WORKER_METRICS_ADDRESS || '127.0.0.1:9464',
-    databaseName: env.ONEJOB_DATABASE_NAME ?? 'onejob',
-  };
 }
 
 export function sweeperConfig(env: NodeJS.ProcessEnv = process.env) {

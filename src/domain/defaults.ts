@@ -5,6 +5,12 @@
  * variables.
  */
 export const DEFAULTS = {
+  /** The API's port (PORT). */
+  apiPort: 3000,
+  /** The Temporal frontend's port on 127.0.0.1 when TEMPORAL_ADDRESS is unset. */
+  temporalPort: 7233,
+  /** The provider simulator's port (SIMULATOR_PORT), where ONEJOB_SIMULATOR_URL points by default. */
+  simulatorPort: 4010,
   /** Hedged jobs: the delay before the fallback starts while the primary's p95 is not known. */
   hedgeDelayMs: 2_000,
   /** Attempts per job at most: plan, fallbacks and users' "try again" together. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULTS } from '../domain/defaults';
 import type { ProviderKind } from '../domain/providerKind';
 import { startedByDevStack } from '../domain/publishedSecrets';
 import { AnthropicProvider } from './anthropic';
@@ -109,7 +110,7 @@ const providerConfigSchema = z.discriminatedUnion('kind', [
   }),
 ]);
 
-export const DEFAULT_SIMULATOR_URL = 'http://127.0.0.1:4010';
+export const DEFAULT_SIMULATOR_URL = `http://127.0.0.1:${DEFAULTS.simulatorPort}`;
 
 /** The simulator's providers: two chat models (a primary and a fallback) and the payment API. */
 export function simulatorProviders(simulatorUrl: string): ProviderConfig[] {

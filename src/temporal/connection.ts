@@ -1,5 +1,6 @@
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 import { readFileSync } from 'node:fs';
+import { DEFAULTS } from '../domain/defaults';
 
 /**
  * How every process of ours reaches Temporal, from the environment variables the temporal CLI
@@ -35,7 +36,7 @@ function readPem(env: NodeJS.ProcessEnv, name: string): Buffer | undefined {
 export function temporalConnectionSettings(
   env: NodeJS.ProcessEnv = process.env,
 ): TemporalConnectionSettings {
-  const address = env.TEMPORAL_ADDRESS || '127.0.0.1:7233';
+  const address = env.TEMPORAL_ADDRESS || `127.0.0.1:${DEFAULTS.temporalPort}`;
   const namespace = env.TEMPORAL_NAMESPACE || 'default';
   const apiKey = env.TEMPORAL_API_KEY || undefined;
   const crt = readPem(env, 'TEMPORAL_TLS_CLIENT_CERT_PATH');

@@ -1,6 +1,15 @@
 import { exitWithParent } from '../../src/bin/parentLink';
-import { simulatorConfig } from '../../src/config';
+import { port } from '../../src/config';
+import { DEFAULTS } from '../../src/domain/defaults';
 import { startSimulator } from './server';
+
+/** Where the simulator listens: SIMULATOR_HOST and SIMULATOR_PORT. */
+function simulatorConfig(env: NodeJS.ProcessEnv = process.env) {
+  return {
+    host: env.SIMULATOR_HOST ?? '127.0.0.1',
+    port: port(env, 'SIMULATOR_PORT', DEFAULTS.simulatorPort),
+  };
+}
 
 async function main(): Promise<void> {
   const config = simulatorConfig();

@@ -1,6 +1,20 @@
-import type { devStackConfig } from '../../src/config';
+import { port } from '../../src/config';
+import { DEFAULTS } from '../../src/domain/defaults';
 import { portHolder } from './portHolder';
 import { isPortFree } from './processes';
+
+/** Ports of the dev stack started by `npm start`, and the names of its database. */
+export function devStackConfig(env: NodeJS.ProcessEnv = process.env) {
+  return {
+    apiPort: port(env, 'PORT', DEFAULTS.apiPort),
+    temporalPort: port(env, 'TEMPORAL_PORT', DEFAULTS.temporalPort),
+    temporalUiPort: port(env, 'TEMPORAL_UI_PORT', 8233),
+    simulatorPort: port(env, 'SIMULATOR_PORT', DEFAULTS.simulatorPort),
+    /** Where the worker serves the Temporal SDK's metrics (`host:port`). */
+    workerMetricsAddress: env.ONEJOB_WORKER_METRICS_ADDRESS || '127.0.0.1:9464',
+    databaseName: env.ONEJOB_DATABASE_NAME ?? 'onejob',
+  };
+}
 
 /** A port `npm start` will listen on, and the variable that moves it. */
 export interface PlannedPort {

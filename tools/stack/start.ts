@@ -7,7 +7,6 @@ import {
   writeDatabaseRecord,
 } from '../../src/cli/databaseRecord';
 import { ensureStateFolder, stateFolder } from '../../src/cli/stateFolder';
-import { devStackConfig } from '../../src/config';
 import { migrate } from '../../src/db/migrate';
 import { createPool } from '../../src/db/pool';
 import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
@@ -20,7 +19,7 @@ import {
   DEV_TOKEN,
 } from '../../src/domain/publishedSecrets';
 import { ProviderRegistry, providerConfigsFromEnv } from '../../src/providers/registry';
-import { checkPorts, devStackPorts } from './portCheck';
+import { checkPorts, devStackConfig, devStackPorts } from './portCheck';
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
 import { spawnNodeScript, waitForHttp, type GuardedProcess } from './processes';
 import { obtainTemporalCli } from './temporalCli';
