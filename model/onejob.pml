@@ -348,7 +348,7 @@ inline recordResult(a) {
 
 #define SETTLE_ALLOWED(a, to) (to != FAILED || CHECK_ALLOWS_FAILED(a))
 
-/* src/db/attempts.ts settleAttemptWithoutResult (HELD_REPORT_SETTLES): a call that ends
+/* src/db/attemptCalls.ts settleAttemptWithoutResult (HELD_REPORT_SETTLES): a call that ends
  * `unknown` while a signed "failed" report is held, and with no 2xx, is `failed` by it. */
 #ifdef CONTRADICTORY_CALLBACK
 #define HELD_REPORT_SETTLES(a) (reported[a] != 0 && !answered[a])
@@ -356,7 +356,7 @@ inline recordResult(a) {
 #define HELD_REPORT_SETTLES(a) false
 #endif
 
-/* src/db/attempts.ts settleAttemptWithoutResult: WHERE state IN ('starting','running','unknown') */
+/* src/db/attemptCalls.ts settleAttemptWithoutResult: WHERE state IN ('starting','running','unknown') */
 inline settleWithoutResult(a, to) {
   atomic {
     if
@@ -368,7 +368,7 @@ inline settleWithoutResult(a, to) {
   }
 }
 
-/* src/db/attempts.ts settleAttemptWithoutResult (successAnswered): a 2xx outside the contract
+/* src/db/attemptCalls.ts settleAttemptWithoutResult (successAnswered): a 2xx outside the contract
  * from a provider with side effects: `unknown`, and the 2xx is kept (success_answered_at). A
  * held report never settles it. */
 inline settleAfter2xx(a) {
@@ -387,7 +387,7 @@ inline settleAfter2xx(a) {
 }
 
 /*
- * src/db/attempts.ts settleAbandonedAttempt: the workflow stopped waiting for a call (timeout,
+ * src/db/attemptCalls.ts settleAbandonedAttempt: the workflow stopped waiting for a call (timeout,
  * cancel, crash). `running` may have taken effect: `unknown`. `starting` never sent anything:
  * `failed`, or `cancelled` when the job has ended.
  */
@@ -413,7 +413,7 @@ inline finishJob(j, status) {
 }
 
 /*
- * src/db/attempts.ts reportAttemptFailure: a signed "failed" report is kept on the row
+ * src/db/attemptCalls.ts reportAttemptFailure: a signed "failed" report is kept on the row
  * (reported_failure); it settles the attempt `failed` only when the call can no longer answer
  * (REPORT_SETTLES: it never began, it ended, or its late-result window is over) and no 2xx
  * came. Otherwise the call's own end applies it (HELD_REPORT_SETTLES), or a later reconcile.
@@ -503,7 +503,7 @@ proctype ProviderCall(byte a) {
   byte answer;
 #endif
   bool began;
-  /* src/db/attempts.ts beginProviderCall: starting → running only while the job is open */
+  /* src/db/attemptCalls.ts beginProviderCall: starting → running only while the job is open */
   atomic {
     if
     :: astate[a] == STARTING && terminal[JOB_OF(a)] == OPEN ->
@@ -579,8 +579,8 @@ proctype ProviderCall(byte a) {
         atomic { callEnded[a] = true; recordResult(a) };
         REPLY   /* src/activities/providerCall.ts callProvider returns */
      /* a 2xx outside the contract: the effect may have happened, and the 2xx is kept.
-        src/db/attempts.ts markCallEnded, then settleAttemptWithoutResult (successAnswered):
-        src/db/attempts.ts endCallWithoutResult: one transaction (BUG_CALL_END_APART: two) */
+        src/db/attemptCalls.ts markCallEnded, then settleAttemptWithoutResult (successAnswered):
+        src/db/attemptCalls.ts endCallWithoutResult: one transaction (BUG_CALL_END_APART: two) */
      :: ANSWER == A_BROKEN && sideEffects ->
 #ifdef BUG_CALL_END_APART
         callEnded[a] = true;
@@ -593,7 +593,7 @@ proctype ProviderCall(byte a) {
         atomic { callEnded[a] = true; settleAfter2xx(a) };
         REPLY   /* src/activities/providerCall.ts callProvider returns */
 #endif
-     /* src/db/attempts.ts markCallEnded: from now on the original request cannot land */
+     /* src/db/attemptCalls.ts markCallEnded: from now on the original request cannot land */
      :: (ANSWER == A_DEFINITE || ANSWER == A_DROP || ANSWER == A_REJECTED
          || (ANSWER == A_BROKEN && !sideEffects)) ->
         callEnded[a] = true;
@@ -704,7 +704,7 @@ proctype ProviderCall(byte a) {
  * migration 0006). `needsOperator` is set when only an operator can settle it.
  */
 inline lookupStatus(u, needsOperator) {
-  /* src/db/attempts.ts reportAttemptFailure, with no new report: a held one settles it now if
+  /* src/db/attemptCalls.ts reportAttemptFailure, with no new report: a held one settles it now if
      it may (CONTRADICTORY_CALLBACK) */
   APPLY_HELD_REPORT(u)
   /* src/activities/attempts.ts reconcileAttempt: the attempt row (call_ended_at), then
@@ -730,7 +730,7 @@ inline lookupStatus(u, needsOperator) {
      :: !HELD_WITH_2XX(u) && !record && SAW_2XX(u) -> /* src/domain/certainty.ts failureVerdict */
         needsOperator = true
      :: !HELD_WITH_2XX(u) && !record && !SAW_2XX(u) -> /* src/domain/certainty.ts failureVerdict */
-        NOT_FOUND(u)   /* src/db/attempts.ts noteNoRecord */
+        NOT_FOUND(u)   /* src/db/attemptCalls.ts noteNoRecord */
      fi
   fi
 }
@@ -1224,7 +1224,7 @@ end:
      if
      :: did[u] -> recordResult(u)
      :: !did[u] && CALL_OVER(u) ->
-        /* src/db/attempts.ts settleAttemptWithoutResult, code 'operator' (the CHECK allows it) */
+        /* src/db/attemptCalls.ts settleAttemptWithoutResult, code 'operator' (the CHECK allows it) */
         atomic { if :: IN_FLIGHT(u) -> astate[u] = FAILED :: else -> skip fi }
      :: else -> skip     /* the call could still land: not now */
      fi;
@@ -1294,7 +1294,7 @@ end:
 #ifdef CONTRADICTORY_CALLBACK
     if
     :: reported[a] == 0 -> recordResult(a)
-    :: reported[a] != 0 -> applyReport(a)   /* src/db/attempts.ts reportAttemptFailure */
+    :: reported[a] != 0 -> applyReport(a)   /* src/db/attemptCalls.ts reportAttemptFailure */
     fi;
 #else
     recordResult(a);

@@ -1,4 +1,5 @@
-import { beginProviderCall, createAttempt, findAttempt } from '../src/db/attempts';
+import { beginProviderCall } from '../src/db/attemptCalls';
+import { createAttempt, findAttempt } from '../src/db/attempts';
 import { sweepJobs } from '../src/service/sweeper';
 import { freshKey, readJob } from './support/jobs';
 import { attemptRows, insertSummaryJob } from './support/rows';

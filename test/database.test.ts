@@ -1,11 +1,6 @@
 import pg from 'pg';
-import {
-  createAttempt,
-  AttemptInFlightError,
-  beginProviderCall,
-  findAttempt,
-  settleAttemptWithoutResult,
-} from '../src/db/attempts';
+import { beginProviderCall, settleAttemptWithoutResult } from '../src/db/attemptCalls';
+import { createAttempt, AttemptInFlightError, findAttempt } from '../src/db/attempts';
 import { recordAttemptResult } from '../src/db/compareAndSwap';
 import { findJob, finishJobWithoutResult, insertJobOrFindExisting } from '../src/db/jobs';
 import { ATTEMPTS_IN_FLIGHT_SQL, JOBS_UNKNOWN_SQL } from '../src/db/metricCounts';

@@ -1,10 +1,10 @@
+import { settleAbandonedAttempt } from '../db/attemptCalls';
 import {
   AttemptInFlightError,
   createAttempt,
   JobNotOpenError,
   ProviderUnavailableError,
   listAttempts,
-  settleAbandonedAttempt,
   type AttemptRecord,
 } from '../db/attempts';
 import { findCertificationsForContract } from '../db/certifications';

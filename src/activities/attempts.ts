@@ -1,15 +1,17 @@
 import {
-  AttemptInFlightError,
   callTiming,
-  createAttempt,
-  findAttempt,
   forgetNoRecord,
-  JobNotOpenError,
-  ProviderUnavailableError,
   noteNoRecord,
   reportAttemptFailure,
   settleAbandonedAttempt,
   settleAttemptWithoutResult,
+} from '../db/attemptCalls';
+import {
+  AttemptInFlightError,
+  createAttempt,
+  findAttempt,
+  JobNotOpenError,
+  ProviderUnavailableError,
   type AttemptRecord,
 } from '../db/attempts';
 import { addCountedJobNote, addJobNote, findJob } from '../db/jobs';

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { beginProviderCall, endCallWithoutResult } from '../db/attempts';
+import { beginProviderCall, endCallWithoutResult } from '../db/attemptCalls';
 import { findJob } from '../db/jobs';
 import { oversizedAnswerVerdict, RESPONSE_TOO_LARGE } from '../domain/certainty';
 import { cleanUsage, type Money, type TokenUsage } from '../domain/cost';

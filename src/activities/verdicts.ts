@@ -1,4 +1,5 @@
-import { findAttempt, settleAttemptWithoutResult } from '../db/attempts';
+import { settleAttemptWithoutResult } from '../db/attemptCalls';
+import { findAttempt } from '../db/attempts';
 import { finishJobWithoutResult, findJob } from '../db/jobs';
 import { FAILURES, typedFailure } from '../domain/failures';
 import { checkJobResult } from '../jobTypes';

@@ -1,4 +1,5 @@
-import { findAttemptForUpdate, markCallEnded, type CallLedger } from './attempts';
+import { markCallEnded, type CallLedger } from './attemptCalls';
+import { findAttemptForUpdate } from './attempts';
 import { inTransaction, type Pool, type Queryable } from './pool';
 import { preparedStatement } from './statements';
 

@@ -1,13 +1,8 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, type UpdateDefinition } from '@temporalio/common';
 import { z } from 'zod';
-import {
-  findAttempt,
-  listAttempts,
-  reportAttemptFailure,
-  settleAttemptWithoutResult,
-  type AttemptRecord,
-} from '../db/attempts';
+import { reportAttemptFailure, settleAttemptWithoutResult } from '../db/attemptCalls';
+import { findAttempt, listAttempts, type AttemptRecord } from '../db/attempts';
 import { findCallbackReceipt, saveCallbackReceipt } from '../db/callbacks';
 import { findJob, findOwnedJob, finishJobWithoutResult, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
-import { findAttempt, type AttemptRecord, type CallLedger } from '../db/attempts';
+import { type CallLedger } from '../db/attemptCalls';
+import { findAttempt, type AttemptRecord } from '../db/attempts';
 import { recordAttemptResult } from '../db/compareAndSwap';
 import { findJob, type JobRecord } from '../db/jobs';
 import type { Pool, Queryable } from '../db/pool';

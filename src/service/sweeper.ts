@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { unknownAttemptsOfEndedJobs } from '../db/attempts';
+import { unknownAttemptsOfEndedJobs } from '../db/attemptCalls';
 import { findOpenJobs, type JobPageCursor } from '../db/jobLists';
 import { addJobNote, addNoteIfOpen, countSweepFailure, type JobRecord } from '../db/jobs';
 import type { Logger } from '../logger';

@@ -2,11 +2,10 @@ import pg from 'pg';
 import { attemptActivities } from '../../src/activities/attempts';
 import {
   beginProviderCall,
-  createAttempt,
-  findAttempt,
   settleAbandonedAttempt,
   settleAttemptWithoutResult,
-} from '../../src/db/attempts';
+} from '../../src/db/attemptCalls';
+import { createAttempt, findAttempt } from '../../src/db/attempts';
 import { insertJobOrFindExisting } from '../../src/db/jobs';
 import { requestFingerprint } from '../../src/domain/fingerprint';
 import { jobWorkflowId } from '../../src/domain/workflowId';

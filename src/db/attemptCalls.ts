@@ -1,0 +1,417 @@
+/**
+ * A provider call's life in the attempts table: its clock (when it is over, when a "no record"
+ * about it is believable), its start and end with the ledger line, and how an attempt whose
+ * call brought no result is settled (abandoned, failed, unknown, a held failure report).
+ * attempts.ts has the rows themselves, their reads and their creation.
+ */
+import { recordableCost, type CallOutcome, type Money, type TokenUsage } from '../domain/cost';
+import {
+  COLUMNS,
+  COLUMNS_OF_A,
+  findAttempt,
+  toAttempt,
+  type AttemptRecord,
+  type AttemptRow,
+} from './attempts';
+import { inTransaction, type Pool, type Queryable } from './pool';
+import { preparedStatement } from './statements';
+
+/** The ledger line written with a call's end. */
+export interface CallLedger {
+  outcome: CallOutcome;
+  usage?: TokenUsage;
+  cost?: Money;
+}
+
+/**
+ * When a call can no longer land, and when a "no record" about it becomes believable, on
+ * PostgreSQL's clock: the call's recorded end, or its start plus the provider's late-result
+ * window ($2 ms); then the provider's grace ($3 ms). Both as milliseconds from now (0 once
+ * passed), so no worker's clock enters the comparison.
+ */
+const CALL_CLOCK = `
+  coalesce(call_ended_at, started_at + $2::float8 * interval '1 millisecond') AS call_over_at,
+  coalesce(call_ended_at, started_at + $2::float8 * interval '1 millisecond')
+    + $3::float8 * interval '1 millisecond' AS believable_at`;
+
+const msUntil = (column: string) =>
+  `greatest(0, ceil(extract(epoch FROM ${column} - now()) * 1000))::float8`;
+
+const CALL_TIMING = preparedStatement(
+  'attempts.call-timing',
+  `SELECT ${msUntil('t.call_over_at')} AS ms_until_call_over,
+          ${msUntil('t.believable_at')} AS ms_until_believable
+     FROM (SELECT ${CALL_CLOCK} FROM attempts WHERE id = $1 AND started_at IS NOT NULL) t`,
+);
+
+export interface CallTiming {
+  /** 0 once the call can no longer land (it ended, or its late-result window is over). */
+  msUntilCallOver: number;
+  /** 0 once, on top of that, the provider's grace has passed. */
+  msUntilBelievable: number;
+}
+
+/** How long until an attempt's call is over, and a "no record" about it believable (see CALL_CLOCK). */
+export async function callTiming(
+  db: Queryable,
+  id: string,
+  window: { lateResultMs: number; graceMs: number },
+): Promise<CallTiming | undefined> {
+  const { rows } = await db.query<{ ms_until_call_over: number; ms_until_believable: number }>(
+    CALL_TIMING([id, window.lateResultMs, window.graceMs]),
+  );
+  const row = rows[0];
+  return (
+    row && { msUntilCallOver: row.ms_until_call_over, msUntilBelievable: row.ms_until_believable }
+  );
+}
+
+// One statement, one clock: the row is locked, its first "no record" noted only once believable,
+// and "said twice, the grace apart" decided from the noted time and now(), both PostgreSQL's.
+const NOTE_NO_RECORD = preparedStatement(
+  'attempts.note-no-record',
+  `WITH current AS (
+     SELECT id, first_not_found_at AS first, ${CALL_CLOCK}
+       FROM attempts WHERE id = $1 AND state = 'unknown' AND started_at IS NOT NULL
+        FOR UPDATE
+   ), noted AS (
+     UPDATE attempts a SET first_not_found_at = coalesce(a.first_not_found_at, now()),
+                           updated_at = now()
+       FROM current c WHERE a.id = c.id AND now() >= c.believable_at
+     RETURNING a.id
+   )
+   SELECT (c.first IS NOT NULL AND now() >= c.believable_at AND c.first < now()
+           AND now() >= c.first + $3::float8 * interval '1 millisecond') AS confirmed,
+          now() >= c.believable_at AS believable,
+          ${msUntil('c.believable_at')} AS ms_until_believable,
+          ${msUntil(`coalesce(c.first, now()) + $3::float8 * interval '1 millisecond'`)} AS ms_until_confirmable,
+          (SELECT count(*) FROM noted)::int AS noted
+     FROM current c`,
+);
+
+export type NoRecordVerdict =
+  /** Said twice, the grace apart, both after the call was over: it may be believed. */
+  | { verdict: 'confirmed' }
+  /** Noted (or noted before): believed once a look this much later says it too. */
+  | { verdict: 'noted'; recheckInMs: number }
+  /** The call may still land: not noted; believable in this much time. */
+  | { verdict: 'too-early'; recheckInMs: number };
+
+/**
+ * A status lookup found no record of an unknown attempt under our key (undefined: the attempt
+ * is no longer unknown). Decided by one
+ * statement on PostgreSQL's clock (never a worker's, whose clocks may disagree with it and with
+ * each other): too early while the call may still land (its end or window, plus the grace);
+ * otherwise the first such answer is noted, and one the grace after it confirms it.
+ */
+export async function noteNoRecord(
+  db: Queryable,
+  id: string,
+  window: { lateResultMs: number; graceMs: number },
+): Promise<NoRecordVerdict | undefined> {
+  const { rows } = await db.query<{
+    confirmed: boolean;
+    believable: boolean;
+    ms_until_believable: number;
+    ms_until_confirmable: number;
+  }>(NOTE_NO_RECORD([id, window.lateResultMs, window.graceMs]));
+  const row = rows[0];
+  // No longer unknown (settled meanwhile), or its call never began.
+  if (!row) return undefined;
+  if (row.confirmed) return { verdict: 'confirmed' };
+  if (!row.believable) return { verdict: 'too-early', recheckInMs: row.ms_until_believable };
+  return { verdict: 'noted', recheckInMs: Math.max(row.ms_until_confirmable, 100) };
+}
+
+const FORGET_NO_RECORD = preparedStatement(
+  'attempts.forget-no-record',
+  `UPDATE attempts SET first_not_found_at = NULL
+    WHERE id = $1 AND state = 'unknown' AND first_not_found_at IS NOT NULL`,
+);
+
+/** A later lookup knew of the attempt after all (still processing): an earlier "no record" is void. */
+export async function forgetNoRecord(db: Queryable, id: string): Promise<void> {
+  await db.query(FORGET_NO_RECORD([id]));
+}
+
+const BEGIN_PROVIDER_CALL = preparedStatement(
+  'attempts.begin-provider-call',
+  `WITH job AS (
+     SELECT j.id, j.terminal_status FROM jobs j
+      WHERE j.id = (SELECT job_id FROM attempts WHERE id = $1)
+      FOR SHARE
+   )
+   UPDATE attempts a
+      SET state = CASE WHEN job.terminal_status IS NULL THEN 'running' ELSE 'cancelled' END,
+          started_at = CASE WHEN job.terminal_status IS NULL THEN now() END,
+          call_deadline_at = CASE WHEN job.terminal_status IS NULL
+                                  THEN now() + (SELECT w.ms FROM unnest($2::text[], $3::bigint[]) AS w(provider, ms)
+                                                 WHERE w.provider = a.provider) * interval '1 millisecond' END,
+          finished_at = CASE WHEN job.terminal_status IS NULL THEN NULL ELSE now() END,
+          error = CASE WHEN job.terminal_status IS NULL THEN a.error
+                       ELSE jsonb_build_object('code', 'job_not_open', 'message',
+                              'the job was ' || job.terminal_status || ' before the request left; nothing was sent') END,
+          updated_at = now()
+     FROM job
+    WHERE a.id = $1 AND a.job_id = job.id AND a.state = 'starting'
+      AND ($2::text[] IS NULL OR a.provider = ANY($2::text[]))
+    RETURNING ${COLUMNS_OF_A}`,
+);
+
+/**
+ * `starting → running`, just before the request leaves, in one statement that also holds the
+ * job row (FOR SHARE) and checks that the job is still open: a cancel or a winner that commits
+ * first turns the attempt `cancelled` instead, and one that comes later waits for this
+ * statement and then sees a running attempt. Returns the attempt as it now is; a caller must
+ * send nothing unless the state is `running`.
+ */
+export async function beginProviderCall(
+  db: Queryable,
+  id: string,
+  /**
+   * The providers this caller can send to, with each one's late-result window (the call's
+   * deadline is its start plus its provider's). An attempt on any other provider stays
+   * `starting`: it cannot be sent from here, so it must not look as if it might have been.
+   * Without it, any provider, and no deadline.
+   */
+  lateWindowsMs?: Readonly<Record<string, number>>,
+): Promise<AttemptRecord> {
+  const providers = lateWindowsMs ? Object.keys(lateWindowsMs) : null;
+  const { rows } = await db.query<AttemptRow>(
+    BEGIN_PROVIDER_CALL([
+      id,
+      providers,
+      providers ? providers.map((name) => lateWindowsMs![name]) : [],
+    ]),
+  );
+  const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
+  if (!attempt) throw new Error(`attempt ${id} does not exist`);
+  return attempt;
+}
+
+const MARK_CALL_ENDED = preparedStatement(
+  'attempts.mark-call-ended',
+  `UPDATE attempts
+      SET call_ended_at = now(), updated_at = now(), call_outcome = $2,
+          input_tokens = $3, cached_input_tokens = $4, output_tokens = $5,
+          cost = $6, cost_currency = $7, cost_unknown_reason = $8
+    WHERE id = $1 AND call_ended_at IS NULL AND started_at IS NOT NULL`,
+);
+
+/**
+ * The provider call of an attempt has ended: from now on its original request cannot land.
+ * Its ledger line (what it came to, its usage and cost) is written in the same statement.
+ */
+export async function markCallEnded(db: Queryable, id: string, ledger: CallLedger): Promise<void> {
+  const { usage } = ledger;
+  const { cost, unknownBecause } = recordableCost(ledger.cost);
+  await db.query(
+    MARK_CALL_ENDED([
+      id,
+      ledger.outcome,
+      usage?.inputTokens ?? null,
+      usage?.cachedInputTokens ?? null,
+      usage?.outputTokens ?? null,
+      cost ? String(cost.amount) : null,
+      cost?.currency ?? null,
+      unknownBecause ?? null,
+    ]),
+  );
+}
+
+const SETTLE_ABANDONED = preparedStatement(
+  'attempts.settle-abandoned',
+  `UPDATE attempts a
+      SET state = CASE WHEN a.state = 'running' THEN 'unknown'
+                       WHEN j.terminal_status IS NULL THEN 'failed'
+                       ELSE 'cancelled' END,
+          error = CASE WHEN a.state = 'starting' THEN $3::jsonb ELSE $2::jsonb END,
+          finished_at = CASE WHEN a.state = 'starting' THEN now() END,
+          updated_at = now()
+     FROM jobs j
+    WHERE a.id = $1 AND j.id = a.job_id AND a.state IN ('starting', 'running')
+    RETURNING ${COLUMNS_OF_A}`,
+);
+
+/**
+ * The workflow stopped waiting for a call (timeout, cancel, crash). An attempt still `starting`
+ * never sent anything and cannot any more (beginProviderCall needs `starting`): it is `failed`,
+ * or `cancelled` when its job has ended. A `running` one may have taken effect: it is
+ * `unknown`. Settled attempts stay as they are.
+ */
+export async function settleAbandonedAttempt(
+  db: Queryable,
+  id: string,
+  error: Record<string, unknown>,
+): Promise<AttemptRecord> {
+  const neverSent = {
+    code: 'never_sent',
+    message: 'the request never left: the attempt was abandoned before its call began',
+    abandonedBecause: error,
+  };
+  const { rows } = await db.query<AttemptRow>(
+    SETTLE_ABANDONED([id, JSON.stringify(error), JSON.stringify(neverSent)]),
+  );
+  const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
+  if (!attempt) throw new Error(`attempt ${id} does not exist`);
+  return attempt;
+}
+
+/**
+ * The SQL of "a held failure report settles this attempt now" for a call that has just ended
+ * without a result. Written into each SET expression, never read in a CTE: an UPDATE that waits
+ * for a concurrent one re-evaluates its SET expressions on the row as that one left it, a CTE's
+ * snapshot it would not.
+ */
+const HELD_REPORT_SETTLES = `($2 = 'unknown' AND NOT $5 AND success_answered_at IS NULL
+                             AND reported_failure IS NOT NULL)`;
+
+const SETTLE_WITHOUT_RESULT = preparedStatement(
+  'attempts.settle-without-result',
+  `UPDATE attempts
+      SET state = CASE WHEN ${HELD_REPORT_SETTLES} THEN 'failed' ELSE $2 END,
+          error = (CASE WHEN ${HELD_REPORT_SETTLES}
+                        THEN jsonb_build_object('code', 'provider_callback',
+                               'message', reported_failure ->> 'message',
+                               'settledBecause', 'a signed callback said it failed, and its call then ended without a success answer',
+                               'callEnd', $3::jsonb)
+                        ELSE $3::jsonb END)
+                  || CASE WHEN state = 'unknown' AND error IS NOT NULL
+                          THEN jsonb_build_object('earlier', error) ELSE '{}'::jsonb END,
+          updated_at = now(),
+          raw_output = COALESCE($4::jsonb, raw_output),
+          success_answered_at = CASE WHEN $5 THEN coalesce(success_answered_at, now())
+                                     ELSE success_answered_at END,
+          finished_at = CASE WHEN $2 = 'unknown' AND NOT ${HELD_REPORT_SETTLES} THEN NULL
+                             ELSE now() END
+    WHERE id = $1 AND state IN ('starting', 'running', 'unknown')
+    RETURNING ${COLUMNS}`,
+);
+
+/**
+ * Settles an attempt that produced no result: `failed` (definitely no effect), `unknown`
+ * (may have taken effect) or `cancelled`. Idempotent; never rewrites a terminal attempt. An
+ * attempt already `unknown` that is marked `unknown` again keeps its state and gains the newer
+ * evidence (the earlier error is kept under `earlier`). A call that ends `unknown` while a
+ * signed "failed" callback waits for it (and it answered no success) is `failed` by that
+ * callback, decided in the same statement so that no interleaving with the callback is lost.
+ */
+export async function settleAttemptWithoutResult(
+  db: Queryable,
+  id: string,
+  state: 'failed' | 'unknown' | 'cancelled',
+  error: Record<string, unknown>,
+  /** What the provider answered, when the answer itself was the problem (kept for inspection). */
+  rawOutput?: unknown,
+  /** The provider (with side effects) answered 2xx: evidence of work, kept on the row. */
+  successAnswered = false,
+): Promise<AttemptRecord> {
+  const { rows } = await db.query<AttemptRow>(
+    SETTLE_WITHOUT_RESULT([
+      id,
+      state,
+      JSON.stringify(error),
+      rawOutput === undefined ? null : JSON.stringify(rawOutput),
+      successAnswered,
+    ]),
+  );
+  const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
+  if (!attempt) throw new Error(`attempt ${id} does not exist`);
+  return attempt;
+}
+
+/**
+ * A call that ended without a result to record: its end (with its ledger line) and what it
+ * makes of the attempt, in one transaction. Apart, a success answer that broke the contract
+ * would be an ended call without its evidence of work for a moment, in which a held "failed"
+ * report or two "no record" lookups could fail a charge that happened (and a worker that died
+ * there would lose the evidence for good).
+ */
+export function endCallWithoutResult(
+  pool: Pool,
+  id: string,
+  ledger: CallLedger,
+  settlement: {
+    state: 'failed' | 'unknown';
+    error: Record<string, unknown>;
+    rawOutput?: unknown;
+    successAnswered?: boolean;
+  },
+): Promise<AttemptRecord> {
+  return inTransaction(pool, async (tx) => {
+    await markCallEnded(tx, id, ledger);
+    return settleAttemptWithoutResult(
+      tx,
+      id,
+      settlement.state,
+      settlement.error,
+      settlement.rawOutput,
+      settlement.successAnswered,
+    );
+  });
+}
+
+/** The SQL of "the held (or new) failure report settles this attempt now"; see above. */
+const REPORT_SETTLES = `(coalesce(reported_failure, $2::jsonb) IS NOT NULL
+                        AND success_answered_at IS NULL
+                        AND (started_at IS NULL OR call_ended_at IS NOT NULL
+                             OR coalesce(call_deadline_at, 'infinity') <= now()))`;
+
+const REPORT_FAILURE = preparedStatement(
+  'attempts.report-failure',
+  `UPDATE attempts
+      SET reported_failure = coalesce(reported_failure, $2::jsonb),
+          state = CASE WHEN ${REPORT_SETTLES} THEN 'failed' ELSE state END,
+          error = CASE WHEN ${REPORT_SETTLES}
+                       THEN jsonb_build_object('code', 'provider_callback',
+                              'message', coalesce(reported_failure, $2::jsonb) ->> 'message')
+                            || CASE WHEN error IS NULL THEN '{}'::jsonb
+                                    ELSE jsonb_build_object('earlier', error) END
+                       ELSE error END,
+          finished_at = CASE WHEN ${REPORT_SETTLES} THEN now() ELSE finished_at END,
+          updated_at = now()
+    WHERE id = $1 AND coalesce(reported_failure, $2::jsonb) IS NOT NULL
+      AND state IN ('starting', 'running', 'unknown')
+    RETURNING ${COLUMNS}`,
+);
+
+/**
+ * A provider's signed "failed" report for an attempt (`report` null: apply the one held
+ * already). It settles the attempt `failed` only when the call can no longer answer (it never
+ * began, it ended, or its late-result window is over) and no success answer came: a call still
+ * in flight may yet answer success, and a success answer outranks the report. Otherwise the
+ * report is held on the row, and the call's own end applies it (settleAttemptWithoutResult).
+ */
+export async function reportAttemptFailure(
+  db: Queryable,
+  id: string,
+  report: { message: string; at: string } | null,
+): Promise<AttemptRecord> {
+  const { rows } = await db.query<AttemptRow>(
+    REPORT_FAILURE([id, report === null ? null : JSON.stringify(report)]),
+  );
+  const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
+  if (!attempt) throw new Error(`attempt ${id} does not exist`);
+  return attempt;
+}
+
+const UNKNOWN_ATTEMPTS_OF_ENDED_JOBS = preparedStatement(
+  'attempts.unknown-of-ended-jobs',
+  `SELECT a.id FROM attempts a JOIN jobs j ON j.id = a.job_id
+    WHERE a.state = 'unknown' AND j.terminal_status IS NOT NULL AND a.id > $1
+    ORDER BY a.id LIMIT $2`,
+);
+
+/**
+ * Unknown attempts whose job has ended (cancelled while a call was out, say): no workflow looks
+ * at them any more, so the sweeper does. A page of ids after `after`, in id order.
+ */
+export async function unknownAttemptsOfEndedJobs(
+  db: Queryable,
+  page: { after: string; limit: number },
+): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    UNKNOWN_ATTEMPTS_OF_ENDED_JOBS([page.after, page.limit]),
+  );
+  return rows.map((row) => row.id);
+}
