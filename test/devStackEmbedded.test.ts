@@ -2,9 +2,10 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEV_TOKEN } from '../src/domain/publishedSecrets';
+import { builtProduct } from '../tools/stack/build';
 import { freePort } from '../tools/stack/processes';
 import { embeddedStackSettings, runDevStart, untilRunning } from './support/devStart';
-import { ROOT, TEST_OUTPUT } from './support/harness';
+import { TEST_OUTPUT } from './support/harness';
 import { processesMentioning, waitUntil } from './support/processScan';
 
 /**
@@ -22,13 +23,9 @@ function cli(
   const full: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', ...env };
   delete full.DATABASE_URL;
   return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...args],
-      {
-        env: full,
-      },
-    );
+    const child = spawn(process.execPath, [builtProduct('cli', 'main.js'), ...args], {
+      env: full,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, TEST_OUTPUT } from './support/harness';
+import { builtTool } from '../tools/stack/build';
+import { TEST_OUTPUT } from './support/harness';
 import { waitUntil } from './support/processScan';
 
 /**
@@ -20,7 +21,7 @@ function fakeGo(script: string): string {
 function runGoInstall(goDir: string) {
   const cacheDir = path.join(goDir, 'cache');
   const program = `
-    require(${JSON.stringify(path.join(ROOT, 'dist', 'tools', 'stack', 'goInstall.js'))})
+    require(${JSON.stringify(builtTool('stack', 'goInstall.js'))})
       .goInstall({ what: 'a test program', packages: ['example.com/x@v1.0.0'], binaries: { x: 'x' },
                    cacheDir: ${JSON.stringify(cacheDir)}, alternative: 'do without' }, () => {})
       .then(() => console.log('built'), (error) => { console.log(error.message); process.exit(3); });`;

@@ -1,16 +1,14 @@
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import {
   PLANT_MARKER,
   PLANTED_BUGS,
   plantAtSite,
   type PlantedBug,
 } from '../tools/chaos/plantedBugs';
-import { ROOT } from './support/harness';
+import { builtProduct } from '../tools/stack/build';
 
 /** The compiled product that the campaign copies (npm test builds it first). */
-const compiled = (file: string): string =>
-  readFileSync(path.join(ROOT, 'dist', 'src', file), 'utf8');
+const compiled = (file: string): string => readFileSync(builtProduct(file), 'utf8');
 
 const BUGS = Object.keys(PLANTED_BUGS) as PlantedBug[];
 

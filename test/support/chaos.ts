@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { CampaignReport } from '../../tools/chaos/campaign';
+import { builtTool } from '../../tools/stack/build';
 import { ROOT } from './harness';
 
 /** `npm run chaos` as a person runs it: the compiled campaign in its own process. */
@@ -14,7 +14,7 @@ export async function runChaos(
   let output = '';
   const child = spawn(
     process.execPath,
-    [path.join(ROOT, 'dist', 'tools', 'chaos', 'main.js'), ...args, '--report', reportFile],
+    [builtTool('chaos', 'main.js'), ...args, '--report', reportFile],
     {
       cwd: ROOT,
       env: { ...process.env, ...env },

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { harness, ROOT } from './harness';
+import { builtProduct } from '../../tools/stack/build';
+import { harness } from './harness';
 import type { TestStack } from './stack';
 
 /** Runs the `onejob` CLI (dist/src/cli/main.js) against a stack's database and Temporal. */
@@ -10,19 +10,15 @@ export function runCli(
   extraEnv: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...args],
-      {
-        env: {
-          ...process.env,
-          DATABASE_URL: stack.databaseUrl,
-          TEMPORAL_ADDRESS: harness().temporalAddress,
-          LOG_LEVEL: 'silent',
-          ...extraEnv,
-        },
+    const child = spawn(process.execPath, [builtProduct('cli', 'main.js'), ...args], {
+      env: {
+        ...process.env,
+        DATABASE_URL: stack.databaseUrl,
+        TEMPORAL_ADDRESS: harness().temporalAddress,
+        LOG_LEVEL: 'silent',
+        ...extraEnv,
       },
-    );
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import { builtTool } from '../../tools/stack/build';
 import { freePort } from '../../tools/stack/processes';
-import { harness, ROOT } from './harness';
+import { harness } from './harness';
 import { waitUntil } from './processScan';
 
 /** `npm start` (dist/tools/stack/start.js) as a terminal runs it, with its output collected. */
@@ -21,7 +21,7 @@ export function runDevStart(env: NodeJS.ProcessEnv): StartedStack {
   delete full.ONEJOB_API_TOKENS;
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete full[name];
   // Its own process group, like a terminal's foreground job, so Ctrl-C can reach every member.
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'tools', 'stack', 'start.js')], {
+  const child = spawn(process.execPath, [builtTool('stack', 'start.js')], {
     env: full,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,

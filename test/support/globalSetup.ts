@@ -1,6 +1,7 @@
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { builtProduct } from '../../tools/stack/build';
 import { CHROMIUM, NGINX, obtainDebianProgram, PG_DUMP } from '../../tools/stack/debianPackages';
 import { resolveDatabase, type ResolvedDatabase } from '../../tools/stack/postgres';
 import { freePort } from '../../tools/stack/processes';
@@ -112,7 +113,7 @@ function newestChange(dir: string): number {
  */
 async function workflowBundle(log: (line: string) => void): Promise<string> {
   // Where src/temporal/workflowBundle.ts puts it, seen from dist (this file runs from test/, under ts-jest).
-  const builtBundle = path.join(ROOT, 'dist', 'src', 'temporal', 'workflow-bundle.js');
+  const builtBundle = builtProduct('temporal', 'workflow-bundle.js');
   let built = 0;
   try {
     built = statSync(builtBundle).mtimeMs;

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { BUILT_PRODUCT, builtProduct } from '../../tools/stack/build';
 import { spawnNodeScript, type GuardedProcess } from '../../tools/stack/processes';
-import { ROOT } from './harness';
 
 /** Waits until `url` answers OK while the process lives; fails with what the processes wrote. */
 export async function waitForHealthy(
@@ -24,12 +24,9 @@ export async function waitForHealthy(
 /**
  * The stack's services as their own processes (dist/src/bin/api.js, dist/src/bin/worker.js), as they run
  * in production, all with one environment and all writing into one output. `build` is the
- * compiled service to run (a dist-like folder); default: this checkout's dist.
+ * compiled product to run (a folder like dist/src); default: this checkout's.
  */
-export function serviceProcesses(
-  serviceEnv: NodeJS.ProcessEnv,
-  build = path.join(ROOT, 'dist', 'src'),
-) {
+export function serviceProcesses(serviceEnv: NodeJS.ProcessEnv, build = BUILT_PRODUCT) {
   let output = '';
   const spawnService = (name: 'api' | 'worker', env: NodeJS.ProcessEnv = {}): GuardedProcess => {
     const child = spawnNodeScript(path.join(build, 'bin', `${name}.js`), [], {
@@ -66,7 +63,7 @@ export function startServiceUntilExit(
   env: NodeJS.ProcessEnv,
 ): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'bin', `${name}.js`)], {
+    const child = spawn(process.execPath, [builtProduct('bin', `${name}.js`)], {
       env: {
         PATH: process.env.PATH,
         DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',

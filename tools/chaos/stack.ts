@@ -9,9 +9,9 @@ import {
 import { sweeperConfig, workerConfig } from '../../src/config';
 import { migrate } from '../../src/db/migrate';
 import { createPool } from '../../src/db/pool';
-import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
 import type { ProviderConfig } from '../../src/providers/provider';
 import { ProviderRegistry, simulatorProviders } from '../../src/providers/registry';
+import { BUILT_PRODUCT, builtTool } from '../stack/build';
 import { NGINX, obtainDebianProgram } from '../stack/debianPackages';
 import { startNginx, type LoadBalancer } from '../stack/nginx';
 import { ensureDatabase, probePostgres, startEmbeddedPostgres } from '../stack/postgres';
@@ -38,7 +38,7 @@ import { startTemporalDevServer, type DevServer } from '../stack/temporalServer'
 export interface ChaosStackOptions {
   /** Folder for this campaign's state and logs: temporal.sqlite, postgres data, nginx, service logs. Created if missing. */
   dir: string;
-  /** The folder holding the compiled service to run (a `dist`-like folder with bin/api.js, bin/worker.js); default: this checkout's dist. A throwaway build with a planted bug passes its own. */
+  /** The folder holding the compiled service to run (a folder like dist/src, with bin/api.js and bin/worker.js); default: this checkout's. A throwaway build with a planted bug passes its own. */
   buildDir?: string;
   log: (line: string) => void;
   /** Extra environment for the API and worker processes (e.g. ONEJOB_HEDGE_DELAY_MS). */
@@ -138,9 +138,8 @@ export interface ChaosStack {
   stop(): Promise<void>;
 }
 
-const CHECKOUT = PACKAGE_ROOT;
 /** The simulators are stand-ins, not the service under test: always this checkout's build. */
-const SIMULATOR_SCRIPT = path.join(CHECKOUT, 'dist', 'tools', 'simulator', 'main.js');
+const SIMULATOR_SCRIPT = builtTool('simulator', 'main.js');
 const OUTPUT_KEPT = 1_000_000;
 /** How long a restarted service may take to come up (its dependencies may be down a while). */
 const SERVICE_START_TIMEOUT_MS = 180_000;
@@ -172,17 +171,6 @@ const BREAKER_COOL_OFF_MS = 5_000;
  * jobs nobody runs): 5 s instead of a minute, so that quiescence comes sooner.
  */
 const SWEEP_INTERVAL_MS = 5_000;
-
-/**
- * The compiled product (dist/src): compiled, the one beside this module's dist/tools; run from
- * source (tsx), the checkout's.
- */
-function defaultBuildDir(): string {
-  const beside = path.resolve(__dirname, '..', '..', 'src');
-  return existsSync(path.join(beside, 'bin', 'api.js'))
-    ? beside
-    : path.join(CHECKOUT, 'dist', 'src');
-}
 
 const token = (label: string): string => `${label}-${randomBytes(12).toString('hex')}`;
 
@@ -293,7 +281,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
   const { log } = options;
   const dir = path.resolve(options.dir);
   mkdirSync(dir, { recursive: true });
-  const buildDir = path.resolve(options.buildDir ?? defaultBuildDir());
+  const buildDir = path.resolve(options.buildDir ?? BUILT_PRODUCT);
   for (const name of ['api', 'worker'])
     if (!existsSync(path.join(buildDir, 'bin', `${name}.js`)))
       throw new Error(`${buildDir} has no bin/${name}.js: build it first (npm run build)`);

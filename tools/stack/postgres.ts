@@ -1,6 +1,7 @@
 import path from 'node:path';
 import pg from 'pg';
 import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
+import { builtTool } from './build';
 import { reachableDataDir, reachableEmbeddedPostgres } from './postgresUserAccess';
 import { spawnNodeScript, freePort, type GuardedProcess } from './processes';
 
@@ -70,7 +71,7 @@ export async function ensureDatabase(adminUrl: string, database: string): Promis
 }
 
 /** The compiled entry that runs embedded PostgreSQL in its own process (see embeddedPostgres.ts). */
-const EMBEDDED_ENTRY = path.join(PACKAGE_ROOT, 'dist', 'tools', 'stack', 'embeddedPostgres.js');
+const EMBEDDED_ENTRY = builtTool('stack', 'embeddedPostgres.js');
 
 const PROJECT_MODULES = path.join(PACKAGE_ROOT, 'node_modules');
 

@@ -9,7 +9,6 @@ import {
 import { ensureStateFolder, stateFolder } from '../../src/cli/stateFolder';
 import { migrate } from '../../src/db/migrate';
 import { createPool } from '../../src/db/pool';
-import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
 import {
   DEV_API_TOKENS,
   DEV_CALLBACK_SECRET,
@@ -19,6 +18,7 @@ import {
   DEV_TOKEN,
 } from '../../src/domain/publishedSecrets';
 import { ProviderRegistry, providerConfigsFromEnv } from '../../src/providers/registry';
+import { builtProduct, builtTool } from './build';
 import { checkPorts, devStackConfig, devStackPorts } from './portCheck';
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
 import { spawnNodeScript, waitForHttp, type GuardedProcess } from './processes';
@@ -37,9 +37,9 @@ import { startTemporalDevServer, type DevServer } from './temporalServer';
 const log = (line: string): void => console.log(`[onejob] ${line}`);
 /** The compiled programs npm start runs: the product's two services and the tools' simulator. */
 const SCRIPTS = {
-  simulator: path.join(PACKAGE_ROOT, 'dist', 'tools', 'simulator', 'main.js'),
-  worker: path.join(PACKAGE_ROOT, 'dist', 'src', 'bin', 'worker.js'),
-  api: path.join(PACKAGE_ROOT, 'dist', 'src', 'bin', 'api.js'),
+  simulator: builtTool('simulator', 'main.js'),
+  worker: builtProduct('bin', 'worker.js'),
+  api: builtProduct('bin', 'api.js'),
 };
 
 /** Waits for a child's `{ [key]: true }` IPC message. */
