@@ -24,6 +24,20 @@ export interface CallLedger {
 }
 
 /**
+ * The attempt as an UPDATE … RETURNING left it, or, when the UPDATE changed nothing (the
+ * attempt was already past the states it acts on), as it is.
+ */
+async function asChangedOrFound(
+  db: Queryable,
+  id: string,
+  rows: AttemptRow[],
+): Promise<AttemptRecord> {
+  const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
+  if (!attempt) throw new Error(`attempt ${id} does not exist`);
+  return attempt;
+}
+
+/**
  * When a call can no longer land, and when a "no record" about it becomes believable, on
  * PostgreSQL's clock: the call's recorded end, or its start plus the provider's late-result
  * window ($2 ms); then the provider's grace ($3 ms). Both as milliseconds from now (0 once
@@ -184,9 +198,7 @@ export async function beginProviderCall(
       providers ? providers.map((name) => lateWindowsMs![name]) : [],
     ]),
   );
-  const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
-  if (!attempt) throw new Error(`attempt ${id} does not exist`);
-  return attempt;
+  return asChangedOrFound(db, id, rows);
 }
 
 const MARK_CALL_ENDED = preparedStatement(
@@ -252,9 +264,7 @@ export async function settleAbandonedAttempt(
   const { rows } = await db.query<AttemptRow>(
     SETTLE_ABANDONED([id, JSON.stringify(error), JSON.stringify(neverSent)]),
   );
-  const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
-  if (!attempt) throw new Error(`attempt ${id} does not exist`);
-  return attempt;
+  return asChangedOrFound(db, id, rows);
 }
 
 /**
@@ -315,9 +325,7 @@ export async function settleAttemptWithoutResult(
       successAnswered,
     ]),
   );
-  const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
-  if (!attempt) throw new Error(`attempt ${id} does not exist`);
-  return attempt;
+  return asChangedOrFound(db, id, rows);
 }
 
 /**
@@ -390,9 +398,7 @@ export async function reportAttemptFailure(
   const { rows } = await db.query<AttemptRow>(
     REPORT_FAILURE([id, report === null ? null : JSON.stringify(report)]),
   );
-  const attempt = rows[0] ? toAttempt(rows[0]) : await findAttempt(db, id);
-  if (!attempt) throw new Error(`attempt ${id} does not exist`);
-  return attempt;
+  return asChangedOrFound(db, id, rows);
 }
 
 const UNKNOWN_ATTEMPTS_OF_ENDED_JOBS = preparedStatement(
