@@ -31,10 +31,10 @@ export function abandonment(error: unknown): Record<string, unknown> {
 }
 
 /**
- * A typed, final refusal: what a caller of an update (or the workflow's parent) sees. `type`
- * may be one read back from an activity's failure, passed on as it came.
+ * A typed, final refusal: what a caller of an update (or the workflow's parent) sees. `type` is
+ * one of the catalogue's, or one read back from an activity's failure and passed on as it came.
  */
-export function refuse(type: FailureType | string, message: string, details?: unknown): never {
+export function refuse(type: string, message: string, details?: unknown): never {
   throw typedFailure(type as FailureType, message, details);
 }
 
