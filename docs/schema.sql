@@ -272,6 +272,7 @@ CREATE TABLE public.jobs (
     key_release jsonb,
     supersedes uuid,
     superseded_by uuid,
+    start_lease_until timestamp with time zone,
     CONSTRAINT jobs_check CHECK (((completed_by IS NULL) = (result IS NULL))),
     CONSTRAINT jobs_check1 CHECK (((completed_by IS NOT NULL) = (NOT (terminal_status IS DISTINCT FROM 'succeeded'::text)))),
     CONSTRAINT jobs_check2 CHECK (((terminal_status IS NULL) = (finished_at IS NULL))),

@@ -166,6 +166,11 @@ export interface NewJob {
    * Without it such a key cannot start a job here (see KeyReleasedError).
    */
   workflowIdOfGeneration?: (generation: number) => string | undefined;
+  /**
+   * How long the inserting request holds the lease on starting the job's workflow (see
+   * claimStartLease); undefined: no lease (the workflow is writing its own row).
+   */
+  startLeaseMs?: number;
 }
 
 /**
@@ -198,6 +203,7 @@ function newJobParameters(job: NewJob, workflowId: string): unknown[] {
     job.intent.providers,
     job.intent.mode,
     workflowId,
+    job.startLeaseMs ?? null,
   ];
 }
 
@@ -208,8 +214,10 @@ const INSERT_OR_FIND_JOB = preparedStatement(
      SELECT ${JOB_COLUMNS} FROM jobs j
       WHERE j.owner_id = $1 AND j.idempotency_key = $2 AND j.key_release IS NULL
    ), inserted AS (
-     INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, job_type, input, provider_plan, mode, workflow_id)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE NOT EXISTS (SELECT 1 FROM existing)
+     INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, job_type, input, provider_plan, mode, workflow_id,
+                       start_lease_until)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, now() + $9::int * interval '1 millisecond'
+      WHERE NOT EXISTS (SELECT 1 FROM existing)
      -- No conflict target: a racing insert of the same (owner, key) also collides on
      -- workflow_id (derived from them), and either collision means "already there". So does
      -- a released key's first generation: then the key's next job is inserted apart.
@@ -265,9 +273,10 @@ const INSERT_NEXT_GENERATION = preparedStatement(
       ORDER BY key_generation DESC LIMIT 1
    ), inserted AS (
      INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, job_type, input,
-                       provider_plan, mode, workflow_id, key_generation, supersedes)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8, p.key_generation + 1, p.id
-       FROM previous p WHERE p.key_generation + 1 = $9
+                       provider_plan, mode, workflow_id, start_lease_until, key_generation, supersedes)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, now() + $9::int * interval '1 millisecond',
+            p.key_generation + 1, p.id
+       FROM previous p WHERE p.key_generation + 1 = $10
      ON CONFLICT DO NOTHING
      RETURNING id, supersedes
    ), linked AS (
@@ -375,6 +384,38 @@ export async function finishJobWithoutResult(
   const job = await findJob(db, jobId);
   if (!job) throw new Error(`job ${jobId} does not exist`);
   return job;
+}
+
+const CLAIM_START_LEASE = preparedStatement(
+  'jobs.claim-start-lease',
+  `UPDATE jobs SET start_lease_until = now() + $2::int * interval '1 millisecond'
+    WHERE id = $1 AND admitted_at IS NULL AND terminal_status IS NULL
+      AND (start_lease_until IS NULL OR start_lease_until <= now())
+    RETURNING id`,
+);
+
+/**
+ * Takes the lease on starting a job's workflow when nobody holds it: its creator crashed
+ * between the insert and the start, or gave the lease back. True for the one caller that took
+ * it, who then starts the workflow; false while another holds it (its duplicate is answered
+ * from the row) or once the workflow has admitted the job.
+ */
+export async function claimStartLease(
+  db: Queryable,
+  jobId: string,
+  leaseMs: number,
+): Promise<boolean> {
+  return (await db.query(CLAIM_START_LEASE([jobId, leaseMs]))).rowCount === 1;
+}
+
+const GIVE_BACK_START_LEASE = preparedStatement(
+  'jobs.give-back-start-lease',
+  'UPDATE jobs SET start_lease_until = NULL WHERE id = $1 AND admitted_at IS NULL',
+);
+
+/** The start failed: the next duplicate (or the sweeper) tries it at once instead of later. */
+export async function giveBackStartLease(db: Queryable, jobId: string): Promise<void> {
+  await db.query(GIVE_BACK_START_LEASE([jobId]));
 }
 
 const MARK_JOB_ADMITTED = preparedStatement(

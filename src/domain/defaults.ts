@@ -50,6 +50,11 @@ export const DEFAULTS = {
     refusedBodyMaxBytes: 64 * 1024 * 1024,
     refusedBodyMaxMs: 30_000,
   },
+  /**
+   * How long a create that inserted a job is trusted to start its workflow: meanwhile its
+   * duplicates answer from the row without calling Temporal; after it, the next one starts it.
+   */
+  startLeaseMs: 10_000,
   /** How often each worker's sweeper runs. */
   sweepIntervalMs: 60_000,
   /** A job younger than this is left to the API request that is starting its workflow. */

@@ -3,7 +3,13 @@ import { z } from 'zod';
 import { listAttempts, type AttemptRecord } from '../db/attempts';
 import type { JobEndings } from '../db/jobEndings';
 import { listOwnedJobs, type JobPageCursor, type OwnedPageOptions } from '../db/jobLists';
-import { findJobByKey, findOwnedJob, type JobRecord } from '../db/jobs';
+import {
+  claimStartLease,
+  findJobByKey,
+  findOwnedJob,
+  giveBackStartLease,
+  type JobRecord,
+} from '../db/jobs';
 import type { Pool } from '../db/pool';
 import { DEFAULTS } from '../domain/defaults';
 import { isTerminalJobStatus, type JobMode } from '../domain/job';
@@ -158,6 +164,7 @@ export async function createJob(
     workflowId: jobWorkflowId(request.ownerId, request.idempotencyKey),
     workflowIdOfGeneration: (generation) =>
       jobWorkflowId(request.ownerId, request.idempotencyKey, generation),
+    startLeaseMs: DEFAULTS.startLeaseMs,
   }).catch(async (error: unknown) => {
     // Refused as new, but a racing request under the same key may have made the job meanwhile:
     // then this is a replay, and a replay is never refused for the owner's limits.
@@ -186,15 +193,19 @@ function replayFingerprint(request: CreateJobRequest): string | undefined {
 }
 
 /**
- * A replay's answer: the job as stored. Also on a replay whose workflow never ran: if we
- * crashed between the insert and the start, the retry heals it. Once the workflow has admitted
- * the job it exists, and a replay is answered from the database alone.
+ * A replay's answer: the job as stored, from the row alone. A job not yet admitted by its
+ * workflow is being started by the request that inserted it, which holds a lease on that: its
+ * duplicates (a double click, a storm of retries) answer `pending` without calling Temporal,
+ * so a new key costs one workflow start, not one per duplicate. Only once the lease has passed
+ * (its creator crashed between the insert and the start, or Temporal refused the start) does
+ * one duplicate take it over and start the workflow: the retry heals the crash.
  */
 async function answerReplay(
   deps: JobServiceDeps,
   job: JobRecord,
 ): Promise<{ job: JobRecord; created: false }> {
-  if (!job.admittedAt) await startJobWorkflow(deps, job);
+  if (!job.admittedAt && (await claimStartLease(deps.pool, job.id, DEFAULTS.startLeaseMs)))
+    await startJobWorkflow(deps, job);
   return { job, created: false };
 }
 
@@ -202,6 +213,8 @@ async function startJobWorkflow(deps: JobServiceDeps, job: JobRecord): Promise<v
   try {
     await ensureJobWorkflow(deps, job);
   } catch (error) {
+    // Whoever comes next (a retry, a duplicate, the sweeper) tries at once, not after the lease.
+    await giveBackStartLease(deps.pool, job.id).catch(() => undefined);
     const reason = temporalRefusalReason(error);
     if (reason !== undefined) throw new WorkflowStartRefusedError(job, reason);
     throw error;

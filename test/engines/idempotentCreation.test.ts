@@ -1,3 +1,4 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { connect } from 'node:net';
 import { insertJobOrFindExisting } from '../../src/db/jobs';
 import { requestFingerprint } from '../../src/domain/fingerprint';
@@ -317,6 +318,7 @@ describe('a crash between the insert and the workflow start heals', () => {
     key: string,
     text: string,
     workflowId = jobWorkflowId(TEST_OWNER, key),
+    startLeaseMs?: number,
   ): Promise<string> {
     const intent = {
       type: 'summarize',
@@ -330,6 +332,7 @@ describe('a crash between the insert and the workflow start heals', () => {
       requestFingerprint: requestFingerprint({ ...intent, providers: null }),
       intent,
       workflowId,
+      startLeaseMs,
     });
     return job.id;
   }
@@ -348,6 +351,34 @@ describe('a crash between the insert and the workflow start heals', () => {
     expect(((await retry.json()) as JobBody).id).toBe(jobId);
     const done = await waitedJob(jobId);
     expect(done.status).toBe('succeeded');
+  });
+
+  test('a duplicate answers from the row without starting anything while the creator holds its start lease, and the first duplicate after the lease starts the workflow', async () => {
+    const key = 'healed-after-lease';
+    const text = 'The API crashed after the insert, holding the lease. Its duplicates wait it out.';
+    const workflowId = jobWorkflowId(TEST_OWNER, key);
+    const jobId = await insertWithoutWorkflow(key, text, workflowId, 3_600_000);
+    const duplicates = await Promise.all(
+      Array.from({ length: 8 }, () => post(key, summarize(text))),
+    );
+    for (const duplicate of duplicates) {
+      expect(duplicate.status).toBe(200);
+      expect((await duplicate.json()) as JobBody).toMatchObject({ id: jobId, status: 'pending' });
+    }
+    // Nobody started it: the lease says the creator is doing so.
+    await expect(stack.temporal.workflow.getHandle(workflowId).describe()).rejects.toBeInstanceOf(
+      WorkflowNotFoundError,
+    );
+
+    // The lease passes (as an hour would): the next duplicate takes it over and heals the job.
+    await stack.pool.query(
+      "UPDATE jobs SET start_lease_until = now() - interval '1 second' WHERE id = $1",
+      [jobId],
+    );
+    const healing = await post(key, summarize(text));
+    expect(healing.status).toBe(200);
+    expect((await waitedJob(jobId)).status).toBe('succeeded');
+    expect(await runsOfWorkflow(stack, workflowId)).toHaveLength(1);
   });
 
   test('by the sweeper, when no retry comes', async () => {
