@@ -1,5 +1,6 @@
 import { markCallEnded, type CallLedger } from './attemptCalls';
-import { findAttemptForUpdate } from './attempts';
+import { findAttempt, findAttemptForUpdate, type AttemptRecord } from './attempts';
+import { findJob, type JobRecord } from './jobs';
 import { inTransaction, type Pool, type Queryable } from './pool';
 import { preparedStatement } from './statements';
 
@@ -21,21 +22,36 @@ export type RecordResultOutcome =
  */
 export async function recordAttemptResult(
   pool: Pool,
-  input: {
-    attemptId: string;
-    result: unknown;
-    /**
-     * The ledger line of the call that brought the result, when one did: written in the same
-     * transaction, as `won` or `lost`, so that whoever sees the job end sees what its call cost.
-     */
-    callEnd?: Omit<CallLedger, 'outcome'>;
-  },
+  input: RecordResultInput,
 ): Promise<RecordResultOutcome> {
+  return (await recordAttemptResultAndRead(pool, input)).outcome;
+}
+
+export interface RecordResultInput {
+  attemptId: string;
+  result: unknown;
+  /**
+   * The ledger line of the call that brought the result, when one did: written in the same
+   * transaction, as `won` or `lost`, so that whoever sees the job end sees what its call cost.
+   */
+  callEnd?: Omit<CallLedger, 'outcome'>;
+}
+
+/**
+ * recordAttemptResult, and the attempt and its job as the same transaction left them: what the
+ * caller reports next needs no transaction of its own.
+ */
+export async function recordAttemptResultAndRead(
+  pool: Pool,
+  input: RecordResultInput,
+): Promise<{ outcome: RecordResultOutcome; attempt: AttemptRecord; job: JobRecord | undefined }> {
   return inTransaction(pool, async (tx) => {
     const outcome = await recordAttemptResultIn(tx, input);
     if (input.callEnd)
       await markCallEnded(tx, input.attemptId, { ...input.callEnd, outcome: outcome.outcome });
-    return outcome;
+    const attempt = await findAttempt(tx, input.attemptId);
+    if (!attempt) throw new Error(`attempt ${input.attemptId} vanished`);
+    return { outcome, attempt, job: await findJob(tx, attempt.jobId) };
   });
 }
 

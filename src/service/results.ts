@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { type CallLedger } from '../db/attemptCalls';
-import { findAttempt, type AttemptRecord } from '../db/attempts';
-import { recordAttemptResult } from '../db/compareAndSwap';
+import { type AttemptRecord } from '../db/attempts';
+import { recordAttemptResultAndRead } from '../db/compareAndSwap';
 import { findJob, type JobRecord } from '../db/jobs';
 import type { Pool, Queryable } from '../db/pool';
 import type { Logger } from '../logger';
@@ -57,14 +57,11 @@ export async function recordResult(
     callEnd?: Omit<CallLedger, 'outcome'>;
   },
 ): Promise<AttemptOutcome> {
-  const outcome = await recordAttemptResult(pool, {
+  const { outcome, attempt, job } = await recordAttemptResultAndRead(pool, {
     attemptId: input.attemptId,
     result: input.result,
     ...(input.callEnd ? { callEnd: input.callEnd } : {}),
   });
-  const attempt = await findAttempt(pool, input.attemptId);
-  if (!attempt) throw new Error(`attempt ${input.attemptId} vanished`);
-  const job = await findJob(pool, attempt.jobId);
   const log = logger.child({
     jobId: attempt.jobId,
     attemptId: attempt.id,
