@@ -1,6 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { beginProviderCall, endCallWithoutResult } from '../db/attemptCalls';
-import { findJob } from '../db/jobs';
+import { beginProviderCallOfJob, endCallWithoutResult } from '../db/attemptCalls';
 import { oversizedAnswerVerdict, RESPONSE_TOO_LARGE } from '../domain/certainty';
 import { cleanUsage, type Money, type TokenUsage } from '../domain/cost';
 import { checkOutput, findJobType } from '../jobTypes';
@@ -43,7 +42,7 @@ export function providerCallActivities(
      */
     async callProvider(input: { attemptId: string }): Promise<AttemptOutcome> {
       const context = Context.current();
-      const attempt = await beginProviderCall(pool, input.attemptId, lateWindowsMs);
+      const { attempt, job } = await beginProviderCallOfJob(pool, input.attemptId, lateWindowsMs);
       // Left `starting` because this worker has no such provider: nothing was sent, and the
       // workflow's abandonment makes the attempt `failed` (never sent), not `unknown`.
       if (attempt.state === 'starting' && !providers.has(attempt.provider))
@@ -52,7 +51,6 @@ export function providerCallActivities(
         );
       // The job closed first (the attempt is now cancelled), or the attempt was settled meanwhile.
       if (attempt.state !== 'running') return attemptOutcome(pool, attempt);
-      const job = await findJob(pool, attempt.jobId);
       const contract = job && findJobType(job.type);
       if (!job || !contract) {
         return attemptOutcome(

@@ -151,7 +151,7 @@ export async function forgetNoRecord(db: Queryable, id: string): Promise<void> {
 const BEGIN_PROVIDER_CALL = preparedStatement(
   'attempts.begin-provider-call',
   `WITH job AS (
-     SELECT j.id, j.terminal_status FROM jobs j
+     SELECT j.id, j.terminal_status, j.job_type, j.input, j.workflow_id FROM jobs j
       WHERE j.id = (SELECT job_id FROM attempts WHERE id = $1)
       FOR SHARE
    )
@@ -169,8 +169,18 @@ const BEGIN_PROVIDER_CALL = preparedStatement(
      FROM job
     WHERE a.id = $1 AND a.job_id = job.id AND a.state = 'starting'
       AND ($2::text[] IS NULL OR a.provider = ANY($2::text[]))
-    RETURNING ${COLUMNS_OF_A}`,
+    RETURNING ${COLUMNS_OF_A},
+              job.job_type AS call_job_type, job.input AS call_job_input,
+              job.workflow_id AS call_job_workflow_id`,
 );
+
+/** What a call needs of its job, read by the statement that begins the call. */
+export interface CallJob {
+  id: string;
+  type: string;
+  input: Record<string, unknown>;
+  workflowId: string;
+}
 
 /**
  * `starting → running`, just before the request leaves, in one statement that also holds the
@@ -190,15 +200,45 @@ export async function beginProviderCall(
    */
   lateWindowsMs?: Readonly<Record<string, number>>,
 ): Promise<AttemptRecord> {
+  return (await beginProviderCallOfJob(db, id, lateWindowsMs)).attempt;
+}
+
+/**
+ * beginProviderCall, and the job the call is for when it began (the same statement reads it,
+ * so a call costs no second round trip for its input).
+ */
+export async function beginProviderCallOfJob(
+  db: Queryable,
+  id: string,
+  lateWindowsMs?: Readonly<Record<string, number>>,
+): Promise<{ attempt: AttemptRecord; job?: CallJob }> {
   const providers = lateWindowsMs ? Object.keys(lateWindowsMs) : null;
-  const { rows } = await db.query<AttemptRow>(
+  const { rows } = await db.query<
+    AttemptRow & {
+      call_job_type: string;
+      call_job_input: Record<string, unknown>;
+      call_job_workflow_id: string;
+    }
+  >(
     BEGIN_PROVIDER_CALL([
       id,
       providers,
       providers ? providers.map((name) => lateWindowsMs![name]) : [],
     ]),
   );
-  return asChangedOrFound(db, id, rows);
+  const attempt = await asChangedOrFound(db, id, rows);
+  const row = rows[0];
+  return row
+    ? {
+        attempt,
+        job: {
+          id: row.job_id,
+          type: row.call_job_type,
+          input: row.call_job_input,
+          workflowId: row.call_job_workflow_id,
+        },
+      }
+    : { attempt };
 }
 
 const MARK_CALL_ENDED = preparedStatement(
