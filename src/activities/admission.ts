@@ -18,6 +18,7 @@ import {
   markJobAdmitted,
   type JobRecord,
 } from '../db/jobs';
+import { inTransaction, type Queryable } from '../db/pool';
 import { observedP95Ms } from '../db/providerStats';
 import { DEFAULTS } from '../domain/defaults';
 import { FAILURES, KEY_REUSE_MESSAGE, typedFailure } from '../domain/failures';
@@ -40,6 +41,8 @@ import type {
 } from '../workflows/definitions';
 import { hedgeBudgetGuard } from './hedgeBudget';
 import { type ActivityDeps, type JobPlan, type PlannedProvider } from './types';
+
+type AdmissionInput = JobWorkflowInput & { workflowId: string; startFirstAttempt?: boolean };
 
 type AdmissionDeps = Pick<
   ActivityDeps,
@@ -84,11 +87,12 @@ export function admissionActivities(deps: AdmissionDeps) {
 
   /** Why each provider may not be failed over to (absent: certified for the contract in force). */
   async function uncertifiedReasons(
+    db: Queryable,
     names: string[],
     contract: AnyJobTypeContract,
   ): Promise<Map<string, string>> {
     const version = contractVersion(contract);
-    const verdicts = await findCertificationsForContract(pool, {
+    const verdicts = await findCertificationsForContract(db, {
       jobType: contract.name,
       contractVersion: version,
     });
@@ -189,6 +193,7 @@ export function admissionActivities(deps: AdmissionDeps) {
    * `running` one may have, so it is `unknown` and will be reconciled.
    */
   async function adoptAttempts(
+    db: Queryable,
     found: readonly AttemptRecord[],
     first: { provider: string; exclusive: boolean } | undefined,
   ): Promise<{ attempts: AttemptSummary[]; reusable?: AttemptSummary }> {
@@ -207,7 +212,7 @@ export function admissionActivities(deps: AdmissionDeps) {
     for (const attempt of found) {
       const current =
         attempt.state === 'starting' || attempt.state === 'running'
-          ? await settleAbandonedAttempt(pool, attempt.id, {
+          ? await settleAbandonedAttempt(db, attempt.id, {
               code: 'orphaned',
               message: 'an earlier run of the job workflow ended while this attempt was in flight',
             })
@@ -223,20 +228,25 @@ export function admissionActivities(deps: AdmissionDeps) {
    * appeared) leaves it to the workflow's own `startAttempt`, which reports it as it always has.
    */
   async function startFirstAttempt(
+    tx: Queryable,
     jobId: string,
     provider: string,
     mode: JobPlan['mode'],
   ): Promise<AttemptSummary | undefined> {
+    // Its own savepoint: a refusal must not undo the rest of admission's transaction.
+    await tx.query('SAVEPOINT first_attempt');
     try {
-      const attempt = await createAttempt(pool, {
+      const attempt = await createAttempt(tx, {
         jobId,
         seq: 1,
         provider,
         exclusive: mode === 'exclusive',
         coolOffMs: breakerCoolOffMs(providers.get(provider).config),
       });
+      await tx.query('RELEASE SAVEPOINT first_attempt');
       return attemptSummary(attempt);
     } catch (error) {
+      await tx.query('ROLLBACK TO SAVEPOINT first_attempt');
       if (
         error instanceof JobNotOpenError ||
         error instanceof AttemptInFlightError ||
@@ -253,6 +263,7 @@ export function admissionActivities(deps: AdmissionDeps) {
    * run of its workflow) holds to it; a job that already has attempts keeps its mode.
    */
   async function modeToRun(
+    db: Queryable,
     job: JobRecord,
     plan: PlannedProvider[],
     attemptCount: number,
@@ -264,9 +275,120 @@ export function admissionActivities(deps: AdmissionDeps) {
     if (job.terminalStatus || attemptCount > 0 || !primary) return job.mode;
     const paused = await hedgingPaused(job.ownerId, primary.name, hedge?.name);
     if (!paused) return job.mode;
-    await addJobNote(pool, job.id, paused);
+    await addJobNote(db, job.id, paused);
     logger.info({ jobId: job.id, ...paused }, 'hedging paused: its budget is spent');
     return 'exclusive';
+  }
+
+  /** Admission inside its transaction (see admitJob). */
+  async function admitIn(
+    tx: Queryable,
+    input: AdmissionInput,
+    written: JobRecord | undefined,
+  ): Promise<AdmittedJob | { refused: Error }> {
+    const job = written ?? (input.jobId ? await findJob(tx, input.jobId) : undefined);
+    if (!job) throw typedFailure(FAILURES.jobMissing, `job ${input.jobId} does not exist`);
+    const mismatched = (
+      [
+        ['ownerId', job.ownerId, input.ownerId],
+        ['idempotencyKey', job.idempotencyKey, input.idempotencyKey],
+        [
+          'requestFingerprint',
+          job.requestFingerprint,
+          input.requestFingerprint ?? job.requestFingerprint,
+        ],
+        ['workflowId', job.workflowId, input.workflowId],
+        ['jobId', job.id, input.jobId ?? job.id],
+      ] as const
+    )
+      .filter(([, stored, given]) => stored !== given)
+      .map(([field]) => field);
+    if (mismatched.length > 0) {
+      throw typedFailure(
+        FAILURES.jobIdentityMismatch,
+        `job ${job.id} does not match this workflow (${mismatched.join(', ')})`,
+      );
+    }
+    await markJobAdmitted(tx, job.id);
+    const contract = findJobType(job.type);
+    if (!contract)
+      return { refused: typedFailure(FAILURES.invalidJob, `unknown job type ${job.type}`) };
+    // A plan this worker cannot run (a provider removed from its configuration, or workers
+    // configured unlike the API) is refused for good, and said on the job, instead of being
+    // retried for ever in silence. The row stays open: the sweeper tries a new run later, and
+    // notes that it needs an operator after a few.
+    const missing = job.providers.filter((name) => !providers.has(name));
+    if (missing.length > 0) {
+      const reason = `this worker has no provider ${missing.join(', ')} of the job's plan: the provider was removed from its configuration, or workers and API are configured differently`;
+      await addJobNote(tx, job.id, { event: 'admission_refused', providers: missing, reason });
+      logger.error({ jobId: job.id, providers: missing }, 'admission refused: provider missing');
+      return { refused: typedFailure(FAILURES.providerMissing, reason, { providers: missing }) };
+    }
+    const compatibleNames = providers.compatible(contract.providerKinds);
+    const reasons = await uncertifiedReasons(tx, compatibleNames, contract);
+    // Only the primary may run uncertified (unless configured otherwise): failover, and a
+    // user's explicit choice of another provider, need a verdict for the contract in force.
+    const mayRunUncertified = (name: string): boolean =>
+      name === job.providers[0] && deps.requireCertifiedPrimary !== true;
+    const reasonFor = (name: string): string | undefined =>
+      mayRunUncertified(name) ? undefined : reasons.get(name);
+
+    const plan: PlannedProvider[] = [];
+    const skipped: JobPlan['skipped'] = [];
+    for (const name of job.providers) {
+      const reason = reasonFor(name);
+      if (!reason) {
+        plan.push(planned(name));
+        continue;
+      }
+      skipped.push({ provider: name, reason });
+      await addJobNote(tx, job.id, { event: 'provider_skipped', provider: name, reason });
+      logger.warn({ jobId: job.id, provider: name, reason }, 'provider skipped: not certified');
+    }
+    const primary = job.providers[0];
+    // Only a hedge waits for the primary's p95; an exclusive job has no use for it.
+    const p95 = primary && job.mode === 'hedged' ? await observedP95Ms(tx, primary) : undefined;
+    // A job that ended is run no further, but what an earlier admission left in flight is
+    // settled all the same: a `starting` attempt of an ended job can never be sent (a call
+    // begins only on an open job), and left so it would keep the key from ever being released.
+    const existing = await listAttempts(tx, job.id);
+    const mode = await modeToRun(tx, job, plan, existing.length);
+    const { attempts, reusable } = await adoptAttempts(
+      tx,
+      existing,
+      job.terminalStatus
+        ? undefined
+        : plan[0] && { provider: plan[0].name, exclusive: mode === 'exclusive' },
+    );
+    const admitted: JobPlan = {
+      jobId: job.id,
+      requestFingerprint: job.requestFingerprint,
+      type: job.type,
+      mode,
+      providers: plan,
+      skipped,
+      compatible: compatibleNames.map((name) => planned(name, reasonFor(name))),
+      hedgeDelayMs: p95 ?? deps.defaultHedgeDelayMs ?? DEFAULTS.hedgeDelayMs,
+      terminalStatus: job.terminalStatus,
+      completedBy: job.completedBy,
+      attempts,
+      maxAttempts: deps.maxAttemptsPerJob ?? DEFAULTS.maxAttemptsPerJob,
+      historyEventLimit: deps.historyEventLimit ?? DEFAULTS.historyEventLimit,
+      reconcileMaxDelayMs: deps.reconcileMaxDelayMs ?? DEFAULTS.reconcileMaxDelayMs,
+      reconcileFirstDelayMs: deps.reconcileFirstDelayMs ?? DEFAULTS.reconcileFirstDelayMs,
+    };
+    const first = plan[0];
+    if (reusable && input.startFirstAttempt) return { ...admitted, firstAttempt: reusable };
+    if (
+      !input.startFirstAttempt ||
+      !first ||
+      admitted.terminalStatus ||
+      admitted.attempts.length > 0 ||
+      admitted.maxAttempts < 1
+    )
+      return admitted;
+    const firstAttempt = await startFirstAttempt(tx, job.id, first.name, mode);
+    return firstAttempt ? { ...admitted, firstAttempt } : admitted;
   }
 
   return {
@@ -292,110 +414,14 @@ export function admissionActivities(deps: AdmissionDeps) {
     /**
      * Refuses to run a job whose row is missing or belongs to a different (owner, key, intent);
      * otherwise reads its plan, leaving out fallbacks not certified for the contract in force.
+     * One transaction: the job, its certifications and attempts read, its admission and first
+     * attempt written. A refusal that leaves a note on the job is thrown once that has committed.
      */
-    async admitJob(
-      input: JobWorkflowInput & { workflowId: string; startFirstAttempt?: boolean },
-    ): Promise<AdmittedJob> {
-      const job = input.jobId ? await findJob(pool, input.jobId) : await writeJobRow(input);
-      if (!job) throw typedFailure(FAILURES.jobMissing, `job ${input.jobId} does not exist`);
-      const mismatched = (
-        [
-          ['ownerId', job.ownerId, input.ownerId],
-          ['idempotencyKey', job.idempotencyKey, input.idempotencyKey],
-          [
-            'requestFingerprint',
-            job.requestFingerprint,
-            input.requestFingerprint ?? job.requestFingerprint,
-          ],
-          ['workflowId', job.workflowId, input.workflowId],
-          ['jobId', job.id, input.jobId ?? job.id],
-        ] as const
-      )
-        .filter(([, stored, given]) => stored !== given)
-        .map(([field]) => field);
-      if (mismatched.length > 0) {
-        throw typedFailure(
-          FAILURES.jobIdentityMismatch,
-          `job ${job.id} does not match this workflow (${mismatched.join(', ')})`,
-        );
-      }
-      await markJobAdmitted(pool, job.id);
-      const contract = findJobType(job.type);
-      if (!contract) throw typedFailure(FAILURES.invalidJob, `unknown job type ${job.type}`);
-      // A plan this worker cannot run (a provider removed from its configuration, or workers
-      // configured unlike the API) is refused for good, and said on the job, instead of being
-      // retried for ever in silence. The row stays open: the sweeper tries a new run later, and
-      // notes that it needs an operator after a few.
-      const missing = job.providers.filter((name) => !providers.has(name));
-      if (missing.length > 0) {
-        const reason = `this worker has no provider ${missing.join(', ')} of the job's plan: the provider was removed from its configuration, or workers and API are configured differently`;
-        await addJobNote(pool, job.id, { event: 'admission_refused', providers: missing, reason });
-        logger.error({ jobId: job.id, providers: missing }, 'admission refused: provider missing');
-        throw typedFailure(FAILURES.providerMissing, reason, { providers: missing });
-      }
-      const compatibleNames = providers.compatible(contract.providerKinds);
-      const reasons = await uncertifiedReasons(compatibleNames, contract);
-      // Only the primary may run uncertified (unless configured otherwise): failover, and a
-      // user's explicit choice of another provider, need a verdict for the contract in force.
-      const mayRunUncertified = (name: string): boolean =>
-        name === job.providers[0] && deps.requireCertifiedPrimary !== true;
-      const reasonFor = (name: string): string | undefined =>
-        mayRunUncertified(name) ? undefined : reasons.get(name);
-
-      const plan: PlannedProvider[] = [];
-      const skipped: JobPlan['skipped'] = [];
-      for (const name of job.providers) {
-        const reason = reasonFor(name);
-        if (!reason) {
-          plan.push(planned(name));
-          continue;
-        }
-        skipped.push({ provider: name, reason });
-        await addJobNote(pool, job.id, { event: 'provider_skipped', provider: name, reason });
-        logger.warn({ jobId: job.id, provider: name, reason }, 'provider skipped: not certified');
-      }
-      const primary = job.providers[0];
-      const p95 = primary ? await observedP95Ms(pool, primary) : undefined;
-      // A job that ended is run no further, but what an earlier admission left in flight is
-      // settled all the same: a `starting` attempt of an ended job can never be sent (a call
-      // begins only on an open job), and left so it would keep the key from ever being released.
-      const existing = await listAttempts(pool, job.id);
-      const mode = await modeToRun(job, plan, existing.length);
-      const { attempts, reusable } = await adoptAttempts(
-        existing,
-        job.terminalStatus
-          ? undefined
-          : plan[0] && { provider: plan[0].name, exclusive: mode === 'exclusive' },
-      );
-      const admitted: JobPlan = {
-        jobId: job.id,
-        requestFingerprint: job.requestFingerprint,
-        type: job.type,
-        mode,
-        providers: plan,
-        skipped,
-        compatible: compatibleNames.map((name) => planned(name, reasonFor(name))),
-        hedgeDelayMs: p95 ?? deps.defaultHedgeDelayMs ?? DEFAULTS.hedgeDelayMs,
-        terminalStatus: job.terminalStatus,
-        completedBy: job.completedBy,
-        attempts,
-        maxAttempts: deps.maxAttemptsPerJob ?? DEFAULTS.maxAttemptsPerJob,
-        historyEventLimit: deps.historyEventLimit ?? DEFAULTS.historyEventLimit,
-        reconcileMaxDelayMs: deps.reconcileMaxDelayMs ?? DEFAULTS.reconcileMaxDelayMs,
-        reconcileFirstDelayMs: deps.reconcileFirstDelayMs ?? DEFAULTS.reconcileFirstDelayMs,
-      };
-      const first = plan[0];
-      if (reusable && input.startFirstAttempt) return { ...admitted, firstAttempt: reusable };
-      if (
-        !input.startFirstAttempt ||
-        !first ||
-        admitted.terminalStatus ||
-        admitted.attempts.length > 0 ||
-        admitted.maxAttempts < 1
-      )
-        return admitted;
-      const firstAttempt = await startFirstAttempt(job.id, first.name, mode);
-      return firstAttempt ? { ...admitted, firstAttempt } : admitted;
+    async admitJob(input: AdmissionInput): Promise<AdmittedJob> {
+      const written = input.jobId ? undefined : await writeJobRow(input);
+      const admission = await inTransaction(pool, (tx) => admitIn(tx, input, written));
+      if ('refused' in admission) throw admission.refused;
+      return admission;
     },
   };
 }
