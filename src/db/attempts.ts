@@ -67,7 +67,7 @@ export interface AttemptRow {
 }
 
 /** The columns AttemptRow reads, named (see preparedStatement for why never `*`). */
-const ATTEMPT_COLUMNS: ReadonlyArray<keyof AttemptRow> = [
+export const ATTEMPT_COLUMNS: ReadonlyArray<keyof AttemptRow> = [
   'id',
   'job_id',
   'seq',

@@ -1,15 +1,10 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { z } from 'zod';
-import { listAttempts, type AttemptRecord } from '../db/attempts';
+import type { AttemptRecord } from '../db/attempts';
 import type { JobEndings } from '../db/jobEndings';
 import { listOwnedJobs, type JobPageCursor, type OwnedPageOptions } from '../db/jobLists';
-import {
-  claimStartLease,
-  findJobByKey,
-  findOwnedJob,
-  giveBackStartLease,
-  type JobRecord,
-} from '../db/jobs';
+import { claimStartLease, findJobByKey, giveBackStartLease, type JobRecord } from '../db/jobs';
+import { findOwnedJobWithAttempts } from '../db/jobWithAttempts';
 import type { Pool } from '../db/pool';
 import { DEFAULTS } from '../domain/defaults';
 import { isTerminalJobStatus, type JobMode } from '../domain/job';
@@ -146,16 +141,20 @@ export async function createJob(
   deps: JobServiceDeps,
   request: CreateJobRequest,
 ): Promise<{ job: JobRecord; created: boolean }> {
-  // A replay (the usual retry) is answered by one indexed read, from what was stored: keys never
-  // expire, so a provider removed since or a tightened schema must not turn it into a refusal.
-  // Only a key not seen yet, or another intent under it, is checked against today's rules; the
-  // insert-or-find still decides any race between two first requests.
-  const stored = await findJobByKey(deps.pool, request.ownerId, request.idempotencyKey);
-  const replayed =
-    stored && stored.requestFingerprint === replayFingerprint(request) ? stored : undefined;
-  if (replayed) return answerReplay(deps, replayed);
-  const { input, plan, mode, fingerprint } = validateIntent(deps, request);
-  if (stored) throw keyReusedFor(stored);
+  // A request today's rules accept goes straight to the insert-or-find, which answers a new key
+  // and a replay alike in one statement. One they refuse may still replay a job stored under
+  // earlier rules (keys never expire, so a provider removed since or a tightened schema must not
+  // turn a retry into a refusal): only then is the key looked up first.
+  let validated: ReturnType<typeof validateIntent>;
+  try {
+    validated = validateIntent(deps, request);
+  } catch (error) {
+    const stored = await findJobByKey(deps.pool, request.ownerId, request.idempotencyKey);
+    if (stored && stored.requestFingerprint === replayFingerprint(request))
+      return answerReplay(deps, stored);
+    throw error;
+  }
+  const { input, plan, mode, fingerprint } = validated;
   const { job, created } = await insertJobWithinLimits(deps, {
     ownerId: request.ownerId,
     idempotencyKey: request.idempotencyKey,
@@ -255,11 +254,11 @@ export async function getJob(
   let backoffMs = FIRST_POLL_MS;
   try {
     for (;;) {
-      const job = await findOwnedJob(deps.pool, ownerId, jobId);
-      if (!job) return undefined;
-      if (isTerminalJobStatus(job.status) || Date.now() >= deadline || signal?.aborted) {
-        return { job, attempts: await listAttempts(deps.pool, job.id) };
-      }
+      // The job and its attempts in one statement: most looks are also the last.
+      const found = await findOwnedJobWithAttempts(deps.pool, ownerId, jobId);
+      if (!found) return undefined;
+      if (isTerminalJobStatus(found.job.status) || Date.now() >= deadline || signal?.aborted)
+        return found;
       // Heard endings wake the wait, so it looks rarely; without them it polls, backing off.
       const pollMs = options.endings?.listening
         ? (options.pollMs ?? DEFAULTS.waitPollMs)

@@ -1,4 +1,4 @@
-import { insertJobOrFindExisting, type JobRecord, type NewJob } from '../db/jobs';
+import { findJobByKey, insertJobOrFindExisting, type JobRecord, type NewJob } from '../db/jobs';
 import { lockOwnerAndCountOpenJobs, takeCreateToken } from '../db/ownerLimits';
 import { inTransaction, type Pool, type Queryable } from '../db/pool';
 import { limitsOf, type OwnerLimits, type OwnerLimitSettings } from '../domain/ownerLimits';
@@ -39,8 +39,9 @@ async function takeToken(db: Queryable, ownerId: string, limits: OwnerLimits): P
 
 /**
  * Inserts a new job within its owner's limits (a token from the create bucket; room under the
- * open-jobs limit), or finds the job a racing request made under the same key. Only a request
- * that would make a new job is limited: the caller answers replays before this.
+ * open-jobs limit), or finds the job already under the same key. Only a request that would make
+ * a new job is limited: an owner with limits has its replays found before any token is taken.
+ * An owner without limits has the insert-or-find alone, which answers both in one statement.
  */
 export async function insertJobWithinLimits(
   deps: { pool: Pool; ownerLimits?: OwnerLimitSettings },
@@ -48,6 +49,9 @@ export async function insertJobWithinLimits(
 ): Promise<{ job: JobRecord; created: boolean }> {
   const limits = limitsOf(deps.ownerLimits, job.ownerId);
   const { maxOpenJobs } = limits;
+  if (!limits.creates && maxOpenJobs === undefined) return insertJobOrFindExisting(deps.pool, job);
+  const stored = await findJobByKey(deps.pool, job.ownerId, job.idempotencyKey);
+  if (stored) return { job: stored, created: false };
   // The token first, on its own: a create over the rate is refused without holding a connection
   // in a transaction or queueing on the owner's lock, so a flood from one owner cannot take the
   // pool from the others. (A create then refused for open jobs has spent its token.)
