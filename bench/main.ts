@@ -17,6 +17,7 @@ import path from 'node:path';
 import { badDayScenario } from './scenarios/badDay';
 import { blockedScenario } from './scenarios/blocked';
 import { createScenario } from './scenarios/create';
+import { duplicatesScenario } from './scenarios/duplicates';
 import { endToEndScenario } from './scenarios/endToEnd';
 import { growthScenario } from './scenarios/growth';
 import { hedgingScenario } from './scenarios/hedging';
@@ -31,6 +32,7 @@ const SCENARIOS: Scenario[] = [
   growthScenario,
   createScenario,
   replayScenario,
+  duplicatesScenario,
   endToEndScenario,
   hedgingScenario,
   badDayScenario,

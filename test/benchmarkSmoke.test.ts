@@ -57,7 +57,16 @@ beforeAll(async () => {
 test('the smoke run measures every row beside its baseline and says so in its report', () => {
   expect(report.smoke).toBe(true);
   expect(Object.keys(report.scenarios).sort()).toEqual(
-    ['bad day', 'blocked', 'create', 'end to end', 'growth', 'hedging', 'replay'].sort(),
+    [
+      'bad day',
+      'blocked',
+      'create',
+      'duplicates',
+      'end to end',
+      'growth',
+      'hedging',
+      'replay',
+    ].sort(),
   );
   for (const [name, result] of Object.entries(report.scenarios)) {
     expect({ name, rows: result.comparisons.length > 0 }).toEqual({ name, rows: true });
