@@ -174,14 +174,16 @@ test('when the kill lands before the request left, attempt 1 sent nothing and th
 /**
  * A charge job whose admission wrote attempt 1 while its worker was killed, before its workflow
  * task completed: attempt 1 is `starting`, nothing was sent, and no worker runs until the test
- * restarts one. The barrier: attempt 1's INSERT waits in a trigger, so the kill lands after
- * admission sent it; the row commits once the barrier is removed.
+ * restarts one. The barrier: admission's transaction waits in its COMMIT, so the kill lands
+ * after admission sent it; the transaction commits once the barrier is removed.
  */
 async function admissionKilledAfterWritingAttemptOne(prefix: string) {
   const barrier = await holdRowsInTrigger(
     stack,
     'test_attempt_insert_barrier',
     'INSERT ON attempts',
+    'true',
+    'commit',
   );
   let created: ReturnType<typeof createJob> | undefined;
   try {
@@ -242,6 +244,46 @@ test('admission that runs again after an operator cancelled the job meanwhile le
     reason: 'run it again',
   });
   expect(released.status).toBe(200);
+}, 90_000);
+
+test('a worker killed inside admission, before its transaction committed, leaves neither the admission nor attempt 1; the next worker admits the job and charges once', async () => {
+  // Attempt 1's INSERT waits in a trigger: admission's transaction has begun and marked the job
+  // admitted, and the kill lands before its COMMIT.
+  const barrier = await holdRowsInTrigger(
+    stack,
+    'test_attempt_insert_barrier',
+    'INSERT ON attempts',
+  );
+  let created: ReturnType<typeof createJob> | undefined;
+  try {
+    created = createJob(stack, chargeBody(['pay']), freshKey('admit-killed-mid-way'));
+    created.catch(() => undefined);
+    await barrier.blocked();
+    await stack.killWorker('SIGKILL');
+  } finally {
+    await barrier.remove();
+  }
+  const job = await created;
+  // Once nothing holds the job's row, the dead worker's transaction is over: it rolled back.
+  await eventually(
+    () =>
+      stack.pool
+        .query('SELECT id FROM jobs WHERE id = $1 FOR UPDATE NOWAIT', [job.id])
+        .then(() => true)
+        .catch(() => false),
+    (free) => free,
+  );
+  expect(await attemptRows(stack.pool, job.id)).toEqual([]);
+  const { rows } = await stack.pool.query('SELECT admitted_at FROM jobs WHERE id = $1', [job.id]);
+  expect(rows).toEqual([{ admitted_at: null }]);
+
+  await stack.restartWorker();
+  const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded', 60_000);
+  expect(done.completedBy).toBe(`${job.id}:1`);
+  expect(providerSaw(stack, job.id)).toEqual({
+    requests: [`${job.id}:1`],
+    effects: [`${job.id}:1`],
+  });
 }, 90_000);
 
 /**

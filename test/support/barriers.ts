@@ -84,18 +84,26 @@ export function holdStatement(name: string, when: (values: readonly unknown[]) =
  * jobs`, say) and only where `when` holds, waits for an advisory lock the test holds. The
  * statement has started and written nothing when it stops there; it goes on once `letGo()`
  * frees the lock. Only the calling test's database gets the trigger, until `remove()`.
+ * `at: 'commit'` makes it a deferred constraint trigger instead: the transaction that wrote the
+ * row stops in its COMMIT, after its client sent it, and commits once the lock is freed, even if
+ * that client is gone by then (PostgreSQL notices a lost client only when it answers).
  */
 export async function holdRowsInTrigger(
   stack: TestStack,
   name: string,
   event: `${'INSERT' | 'UPDATE'} ON ${string}`,
   when = 'true',
+  at: 'statement' | 'commit' = 'statement',
 ) {
   const key = `hashtext('${name}')`;
+  const trigger =
+    at === 'commit'
+      ? `CREATE CONSTRAINT TRIGGER ${name} AFTER ${event} DEFERRABLE INITIALLY DEFERRED`
+      : `CREATE TRIGGER ${name} BEFORE ${event}`;
   await stack.pool.query(`
     CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN PERFORM pg_advisory_xact_lock_shared(${key}); RETURN NEW; END $$;
-    CREATE TRIGGER ${name} BEFORE ${event} FOR EACH ROW WHEN (${when})
+    ${trigger} FOR EACH ROW WHEN (${when})
       EXECUTE FUNCTION ${name}();`);
   const holder = await stack.pool.connect();
   await holder.query(`SELECT pg_advisory_lock(${key})`);
