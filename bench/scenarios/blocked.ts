@@ -12,10 +12,28 @@ const WAVE = 100;
 /** The worker's default longest pause between re-checks of an unknown attempt. */
 const RECONCILE_MAX_DELAY_MS = 600_000;
 
-function residentMegabytes(pid: number): number {
+function residentMegabytes(pid: number, field = 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kilobytes = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN);
+  const kilobytes = Number(
+    new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN,
+  );
   return round2(kilobytes / 1024);
+}
+
+/** What the worker holds, by the SDK's own gauges: cached workflow runs, busy task slots. */
+async function workerHolds(metricsUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(metricsUrl)).text();
+  const holds: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const match =
+      /^temporal_(sticky_cache_size|worker_task_slots_used)(\{[^}]*\})?\s+([\d.e+-]+)$/.exec(line);
+    if (!match) continue;
+    const kind = /worker_type="(\w+)"/.exec(match[2] ?? '')?.[1];
+    const queue = /task_queue="([^"]+)"/.exec(match[2] ?? '')?.[1];
+    const name = [match[1], kind, queue].filter(Boolean).join(' ');
+    holds[name] = (holds[name] ?? 0) + Number(match[3]);
+  }
+  return holds;
 }
 
 /**
@@ -101,6 +119,13 @@ export const blockedScenario: Scenario = {
       peakRss = Math.max(peakRss, residentMegabytes(pid));
     }
     const atEnd = await histories();
+    const holding = {
+      'worker RSS at the end, MB': residentMegabytes(pid),
+      'of it anonymous memory, MB': residentMegabytes(pid, 'RssAnon'),
+      ...(await workerHolds(env.workerMetricsUrl).catch((error: unknown) => ({
+        [`SDK metrics unreadable: ${String(error)}`]: 0,
+      }))),
+    };
     const hours = (Date.now() - started) / 3_600_000;
     const eventsPerHour = (atEnd.events - atStart.events) / hours;
     const eventsPerCheck =
@@ -122,6 +147,7 @@ export const blockedScenario: Scenario = {
       ],
       details: {
         'blocked jobs': count,
+        'what the worker holds at the end': holding,
         'history events per blocked job when all were blocked': round2(atStart.events),
         'history events per blocked job at the end': round2(atEnd.events),
         'history events per blocked job per hour, measured over the hold': round2(eventsPerHour),

@@ -71,6 +71,8 @@ export interface BenchEnvironment {
   temporal: string;
   postgres: string;
   stack: TestStack;
+  /** The worker's Temporal SDK metrics (its workflow cache, its task slots). */
+  workerMetricsUrl: string;
   baseline: Baseline;
   /** CPU time by part of the machine: where a job's time goes. */
   cpu: CpuMeter;
@@ -154,6 +156,7 @@ export async function startBenchEnvironment(
     temporalAddress,
     adminDatabaseUrl: database.adminUrl,
   } as HarnessInfo);
+  const workerMetricsAddress = `127.0.0.1:${await freePort()}`;
   const stack = await startTestStack({
     workerProcess: true,
     providers: benchProviders,
@@ -165,6 +168,7 @@ export async function startBenchEnvironment(
       // A held call keeps its slot for its whole late-result window: 1,000 blocked jobs need
       // 1,000 slots (the default, 500, leaves the other 500 waiting to start their calls).
       ONEJOB_MAX_CONCURRENT_PROVIDER_CALLS: '1500',
+      ONEJOB_WORKER_METRICS_ADDRESS: workerMetricsAddress,
     },
   });
   for (const provider of ['tail-a', 'tail-b', 'day-backup'])
@@ -185,6 +189,7 @@ export async function startBenchEnvironment(
     temporal,
     postgres: `PostgreSQL (${database.source})`,
     stack,
+    workerMetricsUrl: `http://${workerMetricsAddress}/metrics`,
     baseline,
     async stop() {
       await baseline.stop();

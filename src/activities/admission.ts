@@ -285,7 +285,7 @@ export function admissionActivities(deps: AdmissionDeps) {
     tx: Queryable,
     input: AdmissionInput,
     written: JobRecord | undefined,
-  ): Promise<AdmittedJob | { refused: Error }> {
+  ): Promise<{ jobId: string; outcome: AdmittedJob | { refused: Error } }> {
     const job = written ?? (input.jobId ? await findJob(tx, input.jobId) : undefined);
     if (!job) throw typedFailure(FAILURES.jobMissing, `job ${input.jobId} does not exist`);
     const mismatched = (
@@ -309,10 +309,12 @@ export function admissionActivities(deps: AdmissionDeps) {
         `job ${job.id} does not match this workflow (${mismatched.join(', ')})`,
       );
     }
-    await markJobAdmitted(tx, job.id);
+    const answer = (outcome: AdmittedJob | { refused: Error }) => ({ jobId: job.id, outcome });
     const contract = findJobType(job.type);
     if (!contract)
-      return { refused: typedFailure(FAILURES.invalidJob, `unknown job type ${job.type}`) };
+      return answer({
+        refused: typedFailure(FAILURES.invalidJob, `unknown job type ${job.type}`),
+      });
     // A plan this worker cannot run (a provider removed from its configuration, or workers
     // configured unlike the API) is refused for good, and said on the job, instead of being
     // retried for ever in silence. The row stays open: the sweeper tries a new run later, and
@@ -322,7 +324,9 @@ export function admissionActivities(deps: AdmissionDeps) {
       const reason = `this worker has no provider ${missing.join(', ')} of the job's plan: the provider was removed from its configuration, or workers and API are configured differently`;
       await addJobNote(tx, job.id, { event: 'admission_refused', providers: missing, reason });
       logger.error({ jobId: job.id, providers: missing }, 'admission refused: provider missing');
-      return { refused: typedFailure(FAILURES.providerMissing, reason, { providers: missing }) };
+      return answer({
+        refused: typedFailure(FAILURES.providerMissing, reason, { providers: missing }),
+      });
     }
     const compatibleNames = providers.compatible(contract.providerKinds);
     const reasons = await uncertifiedReasons(tx, compatibleNames, contract);
@@ -378,7 +382,7 @@ export function admissionActivities(deps: AdmissionDeps) {
       reconcileFirstDelayMs: deps.reconcileFirstDelayMs ?? DEFAULTS.reconcileFirstDelayMs,
     };
     const first = plan[0];
-    if (reusable && input.startFirstAttempt) return { ...admitted, firstAttempt: reusable };
+    if (reusable && input.startFirstAttempt) return answer({ ...admitted, firstAttempt: reusable });
     if (
       !input.startFirstAttempt ||
       !first ||
@@ -386,9 +390,9 @@ export function admissionActivities(deps: AdmissionDeps) {
       admitted.attempts.length > 0 ||
       admitted.maxAttempts < 1
     )
-      return admitted;
+      return answer(admitted);
     const firstAttempt = await startFirstAttempt(tx, job.id, first.name, mode);
-    return firstAttempt ? { ...admitted, firstAttempt } : admitted;
+    return answer(firstAttempt ? { ...admitted, firstAttempt } : admitted);
   }
 
   return {
@@ -419,7 +423,13 @@ export function admissionActivities(deps: AdmissionDeps) {
      */
     async admitJob(input: AdmissionInput): Promise<AdmittedJob> {
       const written = input.jobId ? undefined : await writeJobRow(input);
-      const admission = await inTransaction(pool, (tx) => admitIn(tx, input, written));
+      const admission = await inTransaction(pool, async (tx) => {
+        const { jobId, outcome } = await admitIn(tx, input, written);
+        // Last: the UPDATE locks the job row until COMMIT, and an operator's cancel must not
+        // wait behind the rest of admission for it.
+        await markJobAdmitted(tx, jobId);
+        return outcome;
+      });
       if ('refused' in admission) throw admission.refused;
       return admission;
     },

@@ -15,7 +15,13 @@ import { lateResultTimeoutMs, notFoundGraceMs } from '../../src/providers/provid
 import { ChaosClient } from './client';
 import { checkInvariants, isClientTimeout, type Violation } from './invariants';
 import { Journal, type ProcessFault } from './journal';
-import { OPERATION_WEIGHTS, runOperation, type Actors, type OperationKind } from './operations';
+import {
+  OPERATION_WEIGHTS,
+  runOpening,
+  runOperation,
+  type Actors,
+  type OperationKind,
+} from './operations';
 import type { ChildJobOrder } from './parentWorkflow';
 import { Random } from './random';
 import { settleEverything } from './settle';
@@ -139,6 +145,23 @@ async function announceAttemptOne(db: pg.Pool): Promise<void> {
       FOR EACH ROW WHEN (NEW.seq = 1) EXECUTE FUNCTION chaos_announce_attempt_one();`);
 }
 
+/**
+ * Waits until a job's first provider call has left (its attempt 1 has started), so that the
+ * fault queued for it cannot meet another job's call; gives up after 30 s (a slow machine: the
+ * fault then meets the next call of its route, which the campaign tolerates).
+ */
+async function untilFirstCallLeft(db: pg.Pool, jobId: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const { rows } = await db.query<{ started: boolean }>(
+      'SELECT started_at IS NOT NULL AS started FROM attempts WHERE job_id = $1 AND seq = 1',
+      [jobId],
+    );
+    if (rows[0]?.started) return;
+    await sleep(100);
+  }
+}
+
 /** The id of the next attempt 1 written, once it has committed; undefined after `ms` without one. */
 async function untilAttemptOneWritten(
   databaseUrl: string,
@@ -213,7 +236,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   try {
     const deadline =
       options.minutes === undefined ? Infinity : Date.now() + options.minutes * 60_000;
-    let drawn = 0;
+    let drawn = await runOpening(actors, (jobId) => untilFirstCallLeft(db, jobId));
+    options.log(`opening done: ${drawn} jobs, each meeting a provider quirk aimed at it`);
     // Traffic lasts at least until every kind of process fault has struck once.
     let firstRoundDone = options.faultEverySeconds <= 0;
     const more = () =>

@@ -430,6 +430,63 @@ async function openFaultWindow(
   await postFault(actors, simulator, rule);
 }
 
+/**
+ * The campaign's opening, the same in every run before the seeded lanes start: the provider
+ * quirks behind the double charges this service once had, each aimed at a job of its own while
+ * nothing else runs, so that whichever seed and machine, every campaign meets them at least
+ * once (the seeded traffic draws each only a few times in a short run, and which job meets a
+ * queued fault depends on timing). On each payment provider: a charge made and then answered
+ * `502` (ambiguous, after the work), and a charge filed under the provider's own id (a 2xx, then
+ * "no record" under our key for ever); each job has the other provider as its fallback. And a
+ * hedged summary whose primary answers seconds late, so its answer loses a race. Returns the
+ * number of operations it used; `untilCalled` waits for a job's first provider call to leave.
+ */
+export async function runOpening(
+  actors: Actors,
+  untilCalled: (jobId: string) => Promise<void>,
+): Promise<number> {
+  const { client, world, journal } = actors;
+  const owner = Object.keys(actors.owners)[0]!;
+  const token = actors.owners[owner]!;
+  let op = 0;
+  const aimed = async (intent: Intent, simulator: number, rule: FaultRule): Promise<void> => {
+    const record = world.remember(owner, `chaos-opening-${op}-${rule.fault.kind}`, intent);
+    journal.operation(op, 'create', { owner, key: record.key, intent, opening: true });
+    await queueFault(actors, op, simulator, rule);
+    await client.create(op, 'create', record, { token, via: 'lb' });
+    const [jobId] = record.jobIds;
+    if (jobId) await untilCalled(jobId);
+    op += 1;
+  };
+  const quirks: Fault[] = [
+    { kind: 'fail_after', status: 502 },
+    { kind: 'files_under_own_id', answer: 'own_key' },
+  ];
+  for (const provider of actors.paymentProviders)
+    for (const fault of quirks)
+      await aimed(
+        {
+          type: 'charge',
+          input: { amountCents: 1_000 + op, currency: 'EUR', account: `acct-opening-${op}` },
+          providers: [provider, ...actors.paymentProviders.filter((other) => other !== provider)],
+          mode: 'exclusive',
+        },
+        Math.max(0, actors.paymentProviders.indexOf(provider)),
+        { route: 'charge', fault },
+      );
+  await aimed(
+    {
+      type: 'summarize',
+      input: { text: 'The opening hedge: its primary answers after the hedge has won.' },
+      providers: [HEDGED_PRIMARY.provider, 'simulator'],
+      mode: 'hedged',
+    },
+    0,
+    { route: 'chat', model: HEDGED_PRIMARY.model, fault: { kind: 'delay', ms: 8_000 } },
+  );
+  return op;
+}
+
 /** Runs one operation of the given kind; what it saw goes into the journal and the world. */
 export async function runOperation(
   actors: Actors,
