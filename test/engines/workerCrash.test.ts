@@ -172,18 +172,16 @@ test('when the kill lands before the request left, attempt 1 sent nothing and th
 }, 90_000);
 
 /**
- * A charge job whose admission wrote attempt 1 while its worker was killed, before its workflow
- * task completed: attempt 1 is `starting`, nothing was sent, and no worker runs until the test
- * restarts one. The barrier: admission's transaction waits in its COMMIT, so the kill lands
- * after admission sent it; the transaction commits once the barrier is removed.
+ * A charge job whose worker is killed while its admission writes attempt 1: held at the
+ * INSERT itself (`statement`, before the COMMIT was sent) or in the COMMIT (`commit`).
  */
-async function admissionKilledAfterWritingAttemptOne(prefix: string) {
+async function killedInAdmission(prefix: string, at: 'statement' | 'commit') {
   const barrier = await holdRowsInTrigger(
     stack,
     'test_attempt_insert_barrier',
     'INSERT ON attempts',
     'true',
-    'commit',
+    at,
   );
   let created: ReturnType<typeof createJob> | undefined;
   try {
@@ -194,7 +192,17 @@ async function admissionKilledAfterWritingAttemptOne(prefix: string) {
   } finally {
     await barrier.remove();
   }
-  const job = await created;
+  return created;
+}
+
+/**
+ * A charge job whose admission wrote attempt 1 while its worker was killed, before its workflow
+ * task completed: attempt 1 is `starting`, nothing was sent, and no worker runs until the test
+ * restarts one. The barrier: admission's transaction waits in its COMMIT, so the kill lands
+ * after admission sent it; the transaction commits once the barrier is removed.
+ */
+async function admissionKilledAfterWritingAttemptOne(prefix: string) {
+  const job = await killedInAdmission(prefix, 'commit');
   // The dead worker's INSERT commits: attempt 1 is written, and nothing was sent.
   await eventually(
     () => attemptRows(stack.pool, job.id),
@@ -247,23 +255,9 @@ test('admission that runs again after an operator cancelled the job meanwhile le
 }, 90_000);
 
 test('a worker killed inside admission, before its transaction committed, leaves neither the admission nor attempt 1; the next worker admits the job and charges once', async () => {
-  // Attempt 1's INSERT waits in a trigger: admission's transaction has begun, and the kill lands
-  // before its COMMIT.
-  const barrier = await holdRowsInTrigger(
-    stack,
-    'test_attempt_insert_barrier',
-    'INSERT ON attempts',
-  );
-  let created: ReturnType<typeof createJob> | undefined;
-  try {
-    created = createJob(stack, chargeBody(['pay']), freshKey('admit-killed-mid-way'));
-    created.catch(() => undefined);
-    await barrier.blocked();
-    await stack.killWorker('SIGKILL');
-  } finally {
-    await barrier.remove();
-  }
-  const job = await created;
+  // Held at attempt 1's INSERT: admission's transaction has begun, and the kill lands before
+  // its COMMIT.
+  const job = await killedInAdmission('admit-killed-mid-way', 'statement');
   // The dead worker can never send its COMMIT: whatever it wrote stays invisible, then goes.
   expect(await attemptRows(stack.pool, job.id)).toEqual([]);
   const { rows } = await stack.pool.query('SELECT admitted_at FROM jobs WHERE id = $1', [job.id]);
