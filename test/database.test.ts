@@ -10,6 +10,7 @@ import { OBSERVED_P95_SQL } from '../src/db/providerStats';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { withDatabase } from '../tools/stack/postgres';
+import { holdStatement } from './support/barriers';
 import { createTestDatabase, inRolledBackTransaction } from './support/database';
 import { harness } from './support/harness';
 import { waitingOrSettled } from './support/lockWaits';
@@ -141,6 +142,30 @@ test('creating the same attempt twice returns the first, and attempt ids must de
       ),
     ),
   ).rejects.toMatchObject({ code: '23514' });
+});
+
+test('an attempt whose provider stops cooling down between the refused INSERT and the look at its health is created, never reported as a job that does not exist', async () => {
+  const job = await newJob(db.pool);
+  await db.pool.query(
+    `INSERT INTO provider_health (provider, cooldown_until) VALUES ('p1', now() + interval '1 hour')`,
+  );
+  // The look at the provider's health is held until the cool-down has ended, as its time would.
+  const look = holdStatement('provider-health.unavailability', (values) => values[0] === 'p1');
+  try {
+    const creating = createAttempt(db.pool, {
+      jobId: job.id,
+      seq: 1,
+      provider: 'p1',
+      exclusive: true,
+    });
+    await look.reached;
+    await db.pool.query(`UPDATE provider_health SET cooldown_until = NULL WHERE provider = 'p1'`);
+    look.release();
+    expect(await creating).toMatchObject({ seq: 1, provider: 'p1', state: 'starting' });
+  } finally {
+    look.restore();
+    await db.pool.query(`DELETE FROM provider_health WHERE provider = 'p1'`);
+  }
 });
 
 test('attempt states only move forward', async () => {

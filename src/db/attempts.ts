@@ -155,6 +155,8 @@ export class JobNotOpenError extends Error {
     readonly jobId: string,
     readonly terminalStatus: TerminalJobStatus | null,
     readonly completedBy: string | null,
+    /** False when there is no such job; true with a terminalStatus when it ended. */
+    readonly exists = terminalStatus !== null,
   ) {
     super(
       terminalStatus
@@ -179,6 +181,7 @@ async function jobNotOpen(db: Queryable, jobId: string): Promise<JobNotOpenError
     jobId,
     rows[0]?.terminal_status ?? null,
     rows[0]?.completed_by ?? null,
+    rows.length > 0,
   );
 }
 
@@ -272,24 +275,35 @@ export async function createAttempt(
       throw error;
     }
   };
-  const created = await insert(false);
-  if (created) return created;
-  const existing = await findAttempt(db, id);
-  if (!existing) {
+  // The INSERT is refused when the job is not open or the provider takes no new attempt; which
+  // one is asked afterwards, and the answer may have changed meanwhile: a cool-down that ended
+  // in between leaves an open job and an available provider, so the INSERT is simply tried again.
+  for (let round = 1; ; round++) {
+    const created = await insert(false);
+    if (created) return created;
+    const existing = await findAttempt(db, id);
+    if (existing) {
+      if (existing.provider !== input.provider || existing.exclusive !== input.exclusive) {
+        throw new Error(
+          `attempt ${id} exists for provider ${existing.provider}, not ${input.provider}`,
+        );
+      }
+      return existing;
+    }
     const coolOffMs = input.coolOffMs ?? DEFAULT_BREAKER.coolOffMs;
     const unavailable = await providerUnavailability(db, input.provider, coolOffMs);
     const notOpen = await jobNotOpen(db, input.jobId);
-    if (!unavailable || notOpen.terminalStatus) throw notOpen;
-    if (await claimProbe(db, input.provider, id, coolOffMs)) {
-      const probe = await insert(true);
-      if (probe) return probe;
+    if (notOpen.terminalStatus || !notOpen.exists) throw notOpen;
+    if (unavailable) {
+      if (await claimProbe(db, input.provider, id, coolOffMs)) {
+        const probe = await insert(true);
+        if (probe) return probe;
+      }
+      throw new ProviderUnavailableError(unavailable);
     }
-    throw new ProviderUnavailableError(unavailable);
+    if (round >= 3)
+      throw new Error(
+        `attempt ${id} could not be created: the provider ${input.provider} kept changing between available and not`,
+      );
   }
-  if (existing.provider !== input.provider || existing.exclusive !== input.exclusive) {
-    throw new Error(
-      `attempt ${id} exists for provider ${existing.provider}, not ${input.provider}`,
-    );
-  }
-  return existing;
 }
