@@ -162,6 +162,21 @@ async function untilFirstCallLeft(db: pg.Pool, jobId: string): Promise<void> {
   }
 }
 
+/** Waits (at most 30 s) until a job has two attempts and every call it made has ended. */
+async function untilCallsEnded(db: pg.Pool, jobId: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const { rows } = await db.query<{ n: number; open: number }>(
+      `SELECT count(*)::int AS n,
+              count(*) FILTER (WHERE started_at IS NOT NULL AND call_ended_at IS NULL)::int AS open
+         FROM attempts WHERE job_id = $1`,
+      [jobId],
+    );
+    if (rows[0] && rows[0].n >= 2 && rows[0].open === 0) return;
+    await sleep(200);
+  }
+}
+
 /** The id of the next attempt 1 written, once it has committed; undefined after `ms` without one. */
 async function untilAttemptOneWritten(
   databaseUrl: string,
@@ -236,7 +251,10 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   try {
     const deadline =
       options.minutes === undefined ? Infinity : Date.now() + options.minutes * 60_000;
-    let drawn = await runOpening(actors, (jobId) => untilFirstCallLeft(db, jobId));
+    let drawn = await runOpening(actors, {
+      untilCalled: (jobId) => untilFirstCallLeft(db, jobId),
+      untilRaced: (jobId) => untilCallsEnded(db, jobId),
+    });
     options.log(`opening done: ${drawn} jobs, each meeting a provider quirk aimed at it`);
     // Traffic lasts at least until every kind of process fault has struck once.
     let firstRoundDone = options.faultEverySeconds <= 0;

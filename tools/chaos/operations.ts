@@ -439,23 +439,33 @@ async function openFaultWindow(
  * `502` (ambiguous, after the work), and a charge filed under the provider's own id (a 2xx, then
  * "no record" under our key for ever); each job has the other provider as its fallback. And a
  * hedged summary whose primary answers seconds late, so its answer loses a race. Returns the
- * number of operations it used; `untilCalled` waits for a job's first provider call to leave.
+ * number of operations it used.
  */
 export async function runOpening(
   actors: Actors,
-  untilCalled: (jobId: string) => Promise<void>,
+  waits: {
+    /** Until the job's first provider call has left (its fault can meet no other call). */
+    untilCalled: (jobId: string) => Promise<void>;
+    /** Until the job has two attempts and every call it made has ended (the race is run). */
+    untilRaced: (jobId: string) => Promise<void>;
+  },
 ): Promise<number> {
   const { client, world, journal } = actors;
   const owner = Object.keys(actors.owners)[0]!;
   const token = actors.owners[owner]!;
   let op = 0;
-  const aimed = async (intent: Intent, simulator: number, rule: FaultRule): Promise<void> => {
+  const aimed = async (
+    intent: Intent,
+    simulator: number,
+    rule: FaultRule,
+    until = waits.untilCalled,
+  ): Promise<void> => {
     const record = world.remember(owner, `chaos-opening-${op}-${rule.fault.kind}`, intent);
     journal.operation(op, 'create', { owner, key: record.key, intent, opening: true });
     await queueFault(actors, op, simulator, rule);
     await client.create(op, 'create', record, { token, via: 'lb' });
     const [jobId] = record.jobIds;
-    if (jobId) await untilCalled(jobId);
+    if (jobId) await until(jobId);
     op += 1;
   };
   const quirks: Fault[] = [
@@ -483,6 +493,8 @@ export async function runOpening(
     },
     0,
     { route: 'chat', model: HEDGED_PRIMARY.model, fault: { kind: 'delay', ms: 8_000 } },
+    // The lanes' storms would otherwise reach its hedge's call, and then nothing races.
+    waits.untilRaced,
   );
   return op;
 }
