@@ -146,36 +146,43 @@ async function announceAttemptOne(db: pg.Pool): Promise<void> {
 }
 
 /**
- * Waits until a job's first provider call has left (its attempt 1 has started), so that the
- * fault queued for it cannot meet another job's call; gives up after 30 s (a slow machine: the
- * fault then meets the next call of its route, which the campaign tolerates).
+ * Polls one row about a job until `reached` holds, for at most 30 s. Giving up is not an error:
+ * on a slow machine the fault queued for this job then meets the next call of its route, which
+ * the campaign tolerates.
  */
-async function untilFirstCallLeft(db: pg.Pool, jobId: string): Promise<void> {
+async function untilJobRow<Row extends pg.QueryResultRow>(
+  db: pg.Pool,
+  jobId: string,
+  sql: string,
+  reached: (row: Row | undefined) => boolean,
+): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    const { rows } = await db.query<{ started: boolean }>(
-      'SELECT started_at IS NOT NULL AS started FROM attempts WHERE job_id = $1 AND seq = 1',
-      [jobId],
-    );
-    if (rows[0]?.started) return;
+    const { rows } = await db.query<Row>(sql, [jobId]);
+    if (reached(rows[0])) return;
     await sleep(100);
   }
 }
 
-/** Waits (at most 30 s) until a job has two attempts and every call it made has ended. */
-async function untilCallsEnded(db: pg.Pool, jobId: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const { rows } = await db.query<{ n: number; open: number }>(
-      `SELECT count(*)::int AS n,
-              count(*) FILTER (WHERE started_at IS NOT NULL AND call_ended_at IS NULL)::int AS open
-         FROM attempts WHERE job_id = $1`,
-      [jobId],
-    );
-    if (rows[0] && rows[0].n >= 2 && rows[0].open === 0) return;
-    await sleep(200);
-  }
-}
+/** Until a job's first provider call has left, so the fault queued for it meets no other job. */
+const untilFirstCallLeft = (db: pg.Pool, jobId: string): Promise<void> =>
+  untilJobRow<{ started: boolean }>(
+    db,
+    jobId,
+    'SELECT started_at IS NOT NULL AS started FROM attempts WHERE job_id = $1 AND seq = 1',
+    (row) => row?.started === true,
+  );
+
+/** Until a job has two attempts and every call it made has ended. */
+const untilCallsEnded = (db: pg.Pool, jobId: string): Promise<void> =>
+  untilJobRow<{ n: number; open: number }>(
+    db,
+    jobId,
+    `SELECT count(*)::int AS n,
+            count(*) FILTER (WHERE started_at IS NOT NULL AND call_ended_at IS NULL)::int AS open
+       FROM attempts WHERE job_id = $1`,
+    (row) => row !== undefined && row.n >= 2 && row.open === 0,
+  );
 
 /** The id of the next attempt 1 written, once it has committed; undefined after `ms` without one. */
 async function untilAttemptOneWritten(
