@@ -106,6 +106,8 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
       'ONEJOB_RECONCILE_FIRST_DELAY_MS',
       DEFAULTS.reconcileFirstDelayMs,
     ),
+    /** How often a workflow blocked on an unknown attempt looks at it itself. */
+    blockedSelfLookMs: milliseconds(env, 'ONEJOB_BLOCKED_SELF_LOOK_MS', DEFAULTS.blockedSelfLookMs),
     /** Provider calls one worker process runs at once (their own task queue and slots). */
     maxConcurrentProviderCalls: positiveInteger(
       env,
@@ -114,14 +116,16 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
     ),
     /**
      * Workflow runs a worker keeps in memory between their tasks; the others are replayed when
-     * they next run. Unset, the SDK sizes the cache from the heap. Each cached run cost about
-     * 1 MB here (a quarter in V8, the rest in the SDK's native core): 1,000 blocked jobs held
-     * 1.3 GB. A cache of 100 held about 700 MB with 700 of them, but the worker then spent its
-     * CPU replaying evicted runs while their re-checks were still seconds apart.
+     * they next run. Each cached run costs about half a megabyte, so the SDK's own sizing (from
+     * the heap) let 1,000 blocked jobs hold 1.2 GB. A blocked run sleeps until a look settles its
+     * attempt, so evicting it costs one replay when it wakes; the cache need only hold the runs
+     * that are busy.
      */
-    maxCachedWorkflows: env.ONEJOB_MAX_CACHED_WORKFLOWS
-      ? positiveInteger(env, 'ONEJOB_MAX_CACHED_WORKFLOWS', 1)
-      : undefined,
+    maxCachedWorkflows: positiveInteger(
+      env,
+      'ONEJOB_MAX_CACHED_WORKFLOWS',
+      DEFAULTS.maxCachedWorkflows,
+    ),
     /** After a shutdown request, how long running provider calls may go on. */
     shutdownForceTimeMs: milliseconds(
       env,

@@ -1,7 +1,9 @@
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { createJobActivities, createProviderCallActivities, type ActivityDeps } from './activities';
+import { attemptLooks } from './activities/attempts';
 import type { workerConfig } from './config';
 import { DEFAULTS } from './domain/defaults';
+import { recheckDueAttempts } from './service/rechecks';
 import { providerCallTaskQueue } from './workflows/definitions';
 
 export interface JobWorkerOptions extends ActivityDeps {
@@ -30,6 +32,7 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     historyEventLimit: config.historyEventLimit,
     reconcileMaxDelayMs: config.reconcileMaxDelayMs,
     reconcileFirstDelayMs: config.reconcileFirstDelayMs,
+    blockedSelfLookMs: config.blockedSelfLookMs,
     maxConcurrentProviderCalls: config.maxConcurrentProviderCalls,
     maxCachedWorkflows: config.maxCachedWorkflows,
     shutdownForceTimeMs: config.shutdownForceTimeMs,
@@ -71,7 +74,9 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
       options.maxConcurrentProviderCalls ?? DEFAULTS.maxConcurrentProviderCalls,
     shutdownForceTime,
   });
+  const reconciler = startReconciler(deps);
   const shutdown = (): void => {
+    reconciler.stop();
     for (const worker of [jobs, calls]) {
       if (worker.getState() === 'RUNNING') worker.shutdown();
     }
@@ -82,9 +87,44 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
       const results = await Promise.allSettled(
         [jobs, calls].map((worker) => worker.run().finally(shutdown)),
       );
+      await reconciler.stopped();
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
     },
     shutdown,
+  };
+}
+
+/**
+ * The looks at the unknown attempts of open jobs, while their workflows sleep: a round every
+ * DEFAULTS.recheckIntervalMs, one round at a time. Part of every worker, since a blocked job
+ * moves on only when a look (or a late answer, a callback, an operator) settles its attempt.
+ */
+function startReconciler(deps: ActivityDeps): { stop(): void; stopped(): Promise<void> } {
+  const { lookAgain } = attemptLooks(deps);
+  let round: Promise<void> = Promise.resolve();
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    round = recheckDueAttempts(
+      {
+        pool: deps.pool,
+        temporal: deps.temporal,
+        providers: deps.providers.names(),
+        lookAgain,
+      },
+      deps.logger,
+    )
+      .then((report) => {
+        if (report.woken + report.needOperator + report.failed > 0)
+          deps.logger.info(report, 'unknown attempts looked at');
+      })
+      .catch((error: unknown) => deps.logger.error({ err: error }, 'reconciler round failed'))
+      .finally(() => (running = false));
+  }, DEFAULTS.recheckIntervalMs);
+  return {
+    stop: () => clearInterval(timer),
+    stopped: () => round,
   };
 }

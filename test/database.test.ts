@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { beginProviderCall, settleAttemptWithoutResult } from '../src/db/attemptCalls';
+import { claimDueChecks, scheduleNextCheck, wakeDone } from '../src/db/attemptChecks';
 import { createAttempt, AttemptInFlightError, findAttempt } from '../src/db/attempts';
 import { recordAttemptResult } from '../src/db/compareAndSwap';
 import { findJob, finishJobWithoutResult, insertJobOrFindExisting } from '../src/db/jobs';
@@ -166,6 +167,62 @@ test('an attempt whose provider stops cooling down between the refused INSERT an
     look.restore();
     await db.pool.query(`DELETE FROM provider_health WHERE provider = 'p1'`);
   }
+});
+
+test('the looks at an unknown attempt back off from the first pause, doubling to the longest; two workers never take the same turn; an operator is announced once; a settled attempt is due for its wake-up until one is sent', async () => {
+  const job = await newJob(db.pool);
+  const attempt = await createAttempt(db.pool, {
+    jobId: job.id,
+    seq: 1,
+    // A provider of its own: other tests' attempts are never this test's turns.
+    provider: 'p-looked-at',
+    exclusive: true,
+  });
+  await beginProviderCall(db.pool, attempt.id);
+  await settleAttemptWithoutResult(db.pool, attempt.id, 'unknown', { code: 'timeout' });
+  const pauses = { firstMs: 1_000, maxMs: 4_000 };
+  const schedule = async (look: { inMs?: number; needsOperator: boolean }) => {
+    const result = await scheduleNextCheck(db.pool, attempt.id, pauses, look);
+    const { rows } = await db.pool.query<{ delay: number; in_ms: number }>(
+      `SELECT check_delay_ms AS delay,
+              round(extract(epoch FROM next_check_at - now()) * 1000)::int AS in_ms
+         FROM attempts WHERE id = $1`,
+      [attempt.id],
+    );
+    return { ...result, delay: rows[0]!.delay, dueIn: rows[0]!.in_ms };
+  };
+  const delays = [];
+  for (let i = 0; i < 4; i++) delays.push((await schedule({ needsOperator: false })).delay);
+  expect(delays).toEqual([1_000, 2_000, 4_000, 4_000]);
+  // A look that knows when asking again is worth it says so; the backoff is kept for after.
+  const sooner = await schedule({ inMs: 250, needsOperator: true });
+  expect(sooner).toMatchObject({ delay: 4_000, operatorNewlyNeeded: true });
+  expect(sooner.dueIn).toBeLessThanOrEqual(250);
+  expect((await schedule({ needsOperator: true })).operatorNewlyNeeded).toBe(false);
+
+  // Due now: of two workers claiming at once, one takes it; the other finds nothing due.
+  await db.pool.query('UPDATE attempts SET next_check_at = now() WHERE id = $1', [attempt.id]);
+  const claim = { limit: 10, leaseMs: 60_000, providers: ['p-looked-at'] };
+  const claims = await Promise.all([
+    claimDueChecks(db.pool, claim),
+    claimDueChecks(db.pool, claim),
+  ]);
+  expect(claims.flat()).toEqual([
+    { attemptId: attempt.id, workflowId: job.workflowId, settled: false },
+  ]);
+  // A worker without the provider never takes it.
+  await db.pool.query('UPDATE attempts SET next_check_at = now() WHERE id = $1', [attempt.id]);
+  expect(await claimDueChecks(db.pool, { ...claim, providers: ['p-elsewhere'] })).toEqual([]);
+  // Settled (by whatever path) while its turn was a minute off: its wake-up is due at once, and
+  // stays due until a worker has sent it.
+  await settleAttemptWithoutResult(db.pool, attempt.id, 'failed', { code: 'never_processed' });
+  expect((await schedule({ needsOperator: true })).operatorNewlyNeeded).toBe(false);
+  const wake = { attemptId: attempt.id, workflowId: job.workflowId, settled: true };
+  expect(await claimDueChecks(db.pool, claim)).toEqual([wake]);
+  await db.pool.query('UPDATE attempts SET next_check_at = now() WHERE id = $1', [attempt.id]);
+  expect(await claimDueChecks(db.pool, claim)).toEqual([wake]);
+  await wakeDone(db.pool, attempt.id);
+  expect(await claimDueChecks(db.pool, claim)).toEqual([]);
 });
 
 test('attempt states only move forward', async () => {

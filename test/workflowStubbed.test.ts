@@ -1,4 +1,9 @@
-import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowUpdateFailedError,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
@@ -6,6 +11,7 @@ import type { JobActivities, ProviderCallActivities } from '../src/activities';
 import { FAILURES } from '../src/domain/failures';
 import type { AttemptState, TerminalJobStatus } from '../src/domain/job';
 import {
+  attemptSettledSignal,
   JOB_WORKFLOW_TYPE,
   providerCallTaskQueue,
   requestAttemptUpdate,
@@ -367,18 +373,37 @@ test('a hedged job refuses a user’s request for a provider with side effects, 
   await handle.result();
 });
 
-test('an unknown attempt is looked at again with a doubling backoff up to the longest wait, and its found answer wins', async () => {
-  const { jobId, handle, job } = await startJob(
-    { reconcileFirstDelayMs: 100, reconcileMaxDelayMs: 400 },
-    { a: { kind: 'unknown' } },
-    ['unknown', 'unknown', 'unknown', 'unknown', 'succeeded'],
-  );
-  await expect(handle.result()).resolves.toMatchObject({ completedBy: `${jobId}:1` });
-  const waits = ((await handle.fetchHistory()).events ?? [])
+/** The durations of the timers a workflow started, in ms. */
+async function timersOf(handle: WorkflowHandle): Promise<number[]> {
+  return ((await handle.fetchHistory()).events ?? [])
     .map((e) => e.timerStartedEventAttributes?.startToFireTimeout)
     .filter((t) => t !== undefined && t !== null)
     .map((t) => Number(t.seconds ?? 0) * 1000 + Math.round((t.nanos ?? 0) / 1e6));
-  expect(waits).toEqual([100, 200, 400, 400]);
+}
+
+test("a workflow blocked on an unknown attempt sleeps between looks of its own, one self-look period each (the backoff is the reconciler's), and its found answer wins", async () => {
+  const { jobId, handle, job } = await startJob(
+    { reconcileFirstDelayMs: 100, reconcileMaxDelayMs: 400, blockedSelfLookMs: 300 },
+    { a: { kind: 'unknown' } },
+    ['unknown', 'unknown', 'unknown', 'succeeded'],
+  );
+  await expect(handle.result()).resolves.toMatchObject({ completedBy: `${jobId}:1` });
+  expect(await timersOf(handle)).toEqual([300, 300, 300]);
   // The plan never moved on: nothing else ran while the attempt was unknown.
   expect(job.attempts.map((a) => a.provider)).toEqual(['a']);
+});
+
+test('a nudge wakes a sleeping blocked workflow to look again at once', async () => {
+  const { jobId, handle } = await startJob(
+    { blockedSelfLookMs: 600_000 },
+    { a: { kind: 'unknown' } },
+    ['unknown', 'succeeded'],
+  );
+  await eventually(
+    () => handle.query(statusQuery),
+    (s) => s.status === 'unknown',
+  );
+  await handle.signal(attemptSettledSignal, { attemptId: `${jobId}:1` });
+  await expect(handle.result()).resolves.toMatchObject({ completedBy: `${jobId}:1` });
+  expect(await timersOf(handle)).toEqual([600_000]);
 });

@@ -55,6 +55,7 @@ type AdmissionDeps = Pick<
   | 'historyEventLimit'
   | 'reconcileMaxDelayMs'
   | 'reconcileFirstDelayMs'
+  | 'blockedSelfLookMs'
   | 'hedgeBudget'
 >;
 
@@ -380,6 +381,7 @@ export function admissionActivities(deps: AdmissionDeps) {
       historyEventLimit: deps.historyEventLimit ?? DEFAULTS.historyEventLimit,
       reconcileMaxDelayMs: deps.reconcileMaxDelayMs ?? DEFAULTS.reconcileMaxDelayMs,
       reconcileFirstDelayMs: deps.reconcileFirstDelayMs ?? DEFAULTS.reconcileFirstDelayMs,
+      blockedSelfLookMs: deps.blockedSelfLookMs ?? DEFAULTS.blockedSelfLookMs,
     };
     const first = plan[0];
     if (reusable && input.startFirstAttempt) return answer({ ...admitted, firstAttempt: reusable });

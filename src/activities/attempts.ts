@@ -6,6 +6,7 @@ import {
   settleAbandonedAttempt,
   settleAttemptWithoutResult,
 } from '../db/attemptCalls';
+import { scheduleNextCheck } from '../db/attemptChecks';
 import {
   AttemptInFlightError,
   createAttempt,
@@ -16,6 +17,7 @@ import {
 } from '../db/attempts';
 import { addCountedJobNote, addJobNote, findJob } from '../db/jobs';
 import { failureVerdict, type FailureEvidence } from '../domain/certainty';
+import { DEFAULTS } from '../domain/defaults';
 import { FAILURES, typedFailure } from '../domain/failures';
 import { checkOutput, findJobType } from '../jobTypes';
 import { breakerCoolOffMs, lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
@@ -30,21 +32,47 @@ const CALL_GONE = {
     'the call can no longer answer (its worker stopped, or its late-result window is over), and the provider has no side effects',
 };
 
+/** What one look at an unknown attempt found, and whether it is news for its workflow. */
+export interface AttemptLook {
+  outcome: ReconcileOutcome;
+  /** This look is the first to find that only an operator can settle the attempt. */
+  operatorNewlyNeeded: boolean;
+}
+
+type LookDeps = Pick<
+  ActivityDeps,
+  'pool' | 'providers' | 'logger' | 'reconcileFirstDelayMs' | 'reconcileMaxDelayMs'
+>;
+
+/**
+ * Looks again at an attempt (lookAtAttempt) and, when it is still unknown, writes when the
+ * next look is due: the workflow's own looks and the reconciler's share one schedule.
+ */
+export function attemptLooks(deps: LookDeps): {
+  lookAgain(input: { attemptId: string }): Promise<AttemptLook>;
+} {
+  const look = lookAtAttempt(deps);
+  const pauses = {
+    firstMs: deps.reconcileFirstDelayMs ?? DEFAULTS.reconcileFirstDelayMs,
+    maxMs: deps.reconcileMaxDelayMs ?? DEFAULTS.reconcileMaxDelayMs,
+  };
+  return {
+    async lookAgain(input) {
+      const outcome = await look(input.attemptId);
+      if (outcome.state !== 'unknown') return { outcome, operatorNewlyNeeded: false };
+      const scheduled = await scheduleNextCheck(deps.pool, input.attemptId, pauses, {
+        ...(outcome.recheckInMs === undefined ? {} : { inMs: outcome.recheckInMs }),
+        needsOperator: outcome.needsOperator === true,
+      });
+      return { outcome, ...scheduled };
+    },
+  };
+}
+
 /** Creating attempts, abandoning them, and looking again at unknown ones. */
-export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>) {
-  const { pool, providers, logger } = deps;
-
-  const failed = async (
-    attempt: AttemptRecord,
-    error: { code: string; message: string },
-  ): Promise<AttemptOutcome> =>
-    attemptOutcome(pool, await settleAttemptWithoutResult(pool, attempt.id, 'failed', error));
-
-  const stillUnknown = async (
-    attempt: AttemptRecord,
-    detail: string,
-    extra: Pick<ReconcileOutcome, 'needsOperator' | 'recheckInMs'> = {},
-  ): Promise<ReconcileOutcome> => ({ ...(await attemptOutcome(pool, attempt)), detail, ...extra });
+export function attemptActivities(deps: LookDeps) {
+  const { pool, providers } = deps;
+  const { lookAgain } = attemptLooks(deps);
 
   return {
     /**
@@ -124,153 +152,173 @@ export function attemptActivities(deps: Pick<ActivityDeps, 'pool' | 'providers' 
       return attemptOutcome(pool, await settleAbandonedAttempt(pool, input.attemptId, input.error));
     },
 
-    /**
-     * Looks again at an attempt. A settled one reports how it settled. An unknown one may have
-     * been settled by its late answer; otherwise the provider's status lookup is asked. Its
-     * "never processed" counts only once the original call can no longer land (it ended, or
-     * its late-result window is over), plus the provider's grace. An attempt on a provider and
-     * job type without side effects fails once its call can no longer be running: there is
-     * nothing to wait for.
-     */
+    /** Looks again at an attempt; the workflow's look, between the reconciler's. */
     async reconcileAttempt(input: { attemptId: string }): Promise<ReconcileOutcome> {
-      const attempt = await findAttempt(pool, input.attemptId);
-      if (!attempt) throw new Error(`attempt ${input.attemptId} does not exist`);
-      if (attempt.state !== 'unknown') return attemptOutcome(pool, attempt);
-      const job = await findJob(pool, attempt.jobId);
-      const contract = job && findJobType(job.type);
-      if (!job || !contract) throw new Error(`attempt ${attempt.id} has no job or job type`);
-      const provider = providers.get(attempt.provider);
-      const sideEffects = contract.sideEffects || provider.config.sideEffects;
-      if (!attempt.startedAt) {
-        // Unknown before its call ever began (abandoned while starting): nothing was sent.
-        return failed(attempt, {
-          code: 'never_sent',
-          message: 'the call never began, so nothing was sent',
+      return (await lookAgain(input)).outcome;
+    },
+  };
+}
+
+/**
+ * One look at an attempt. A settled one reports how it settled. An unknown one may have been
+ * settled by its late answer; otherwise the provider's status lookup is asked. Its "never
+ * processed" counts only once the original call can no longer land (it ended, or its
+ * late-result window is over), plus the provider's grace. An attempt on a provider and job type
+ * without side effects fails once its call can no longer be running: there is nothing to wait for.
+ */
+function lookAtAttempt(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>) {
+  const { pool, providers, logger } = deps;
+
+  const failed = async (
+    attempt: AttemptRecord,
+    error: { code: string; message: string },
+  ): Promise<AttemptOutcome> =>
+    attemptOutcome(pool, await settleAttemptWithoutResult(pool, attempt.id, 'failed', error));
+
+  const stillUnknown = async (
+    attempt: AttemptRecord,
+    detail: string,
+    extra: Pick<ReconcileOutcome, 'needsOperator' | 'recheckInMs'> = {},
+  ): Promise<ReconcileOutcome> => ({ ...(await attemptOutcome(pool, attempt)), detail, ...extra });
+
+  return async (attemptId: string): Promise<ReconcileOutcome> => {
+    const attempt = await findAttempt(pool, attemptId);
+    if (!attempt) throw new Error(`attempt ${attemptId} does not exist`);
+    if (attempt.state !== 'unknown') return attemptOutcome(pool, attempt);
+    const job = await findJob(pool, attempt.jobId);
+    const contract = job && findJobType(job.type);
+    if (!job || !contract) throw new Error(`attempt ${attempt.id} has no job or job type`);
+    const provider = providers.get(attempt.provider);
+    const sideEffects = contract.sideEffects || provider.config.sideEffects;
+    if (!attempt.startedAt) {
+      // Unknown before its call ever began (abandoned while starting): nothing was sent.
+      return failed(attempt, {
+        code: 'never_sent',
+        message: 'the call never began, so nothing was sent',
+      });
+    }
+    // Every comparison of times in this rule is PostgreSQL's, on its own clock: the call's
+    // start and end are its timestamps, and a worker's clock may be minutes off.
+    const window = {
+      lateResultMs: lateResultTimeoutMs(provider.config),
+      graceMs: notFoundGraceMs(provider.config),
+    };
+    const timing = await callTiming(pool, attempt.id, window);
+    if (!timing) throw new Error(`attempt ${attempt.id} has a started call but no timing`);
+    const callOver = timing.msUntilCallOver === 0;
+    const believable = timing.msUntilBelievable === 0;
+    const log = logger.child({
+      jobId: job.id,
+      attemptId: attempt.id,
+      workflowId: job.workflowId,
+    });
+    const evidence = { sideEffects, successAnswered: attempt.successAnsweredAt !== null };
+    /** Settles by the certainty table, or says why an operator must. */
+    const onFailureEvidence = async (
+      kind: FailureEvidence,
+      error: { code: string; message: string },
+    ): Promise<ReconcileOutcome> => {
+      const verdict = failureVerdict(kind, evidence);
+      if (verdict.settle === 'failed') return failed(attempt, error);
+      // Said once on the row, so GET and the CLI show it too, not only the workflow.
+      const noted = (attempt.error as { code?: string } | null)?.code === 'needs_operator';
+      if (!noted) {
+        log.warn({ evidence: kind }, verdict.detail);
+        await settleAttemptWithoutResult(pool, attempt.id, 'unknown', {
+          code: 'needs_operator',
+          evidence: kind,
+          message: verdict.detail,
         });
       }
-      // Every comparison of times in this rule is PostgreSQL's, on its own clock: the call's
-      // start and end are its timestamps, and a worker's clock may be minutes off.
-      const window = {
-        lateResultMs: lateResultTimeoutMs(provider.config),
-        graceMs: notFoundGraceMs(provider.config),
-      };
-      const timing = await callTiming(pool, attempt.id, window);
-      if (!timing) throw new Error(`attempt ${attempt.id} has a started call but no timing`);
-      const callOver = timing.msUntilCallOver === 0;
-      const believable = timing.msUntilBelievable === 0;
-      const log = logger.child({
-        jobId: job.id,
-        attemptId: attempt.id,
-        workflowId: job.workflowId,
-      });
-      const evidence = { sideEffects, successAnswered: attempt.successAnsweredAt !== null };
-      /** Settles by the certainty table, or says why an operator must. */
-      const onFailureEvidence = async (
-        kind: FailureEvidence,
-        error: { code: string; message: string },
-      ): Promise<ReconcileOutcome> => {
-        const verdict = failureVerdict(kind, evidence);
-        if (verdict.settle === 'failed') return failed(attempt, error);
-        // Said once on the row, so GET and the CLI show it too, not only the workflow.
-        const noted = (attempt.error as { code?: string } | null)?.code === 'needs_operator';
-        if (!noted) {
-          log.warn({ evidence: kind }, verdict.detail);
-          await settleAttemptWithoutResult(pool, attempt.id, 'unknown', {
-            code: 'needs_operator',
-            evidence: kind,
-            message: verdict.detail,
-          });
-        }
-        return stillUnknown(attempt, verdict.detail, { needsOperator: true });
-      };
+      return stillUnknown(attempt, verdict.detail, { needsOperator: true });
+    };
 
-      if (attempt.reportedFailure) {
-        // A signed "failed" callback waits for the call to be over; it may be now.
-        if (!evidence.successAnswered) {
-          const settled = await reportAttemptFailure(pool, attempt.id, null);
-          if (settled.state !== 'unknown') return attemptOutcome(pool, settled);
-        } else {
-          return onFailureEvidence('failed-callback', {
-            code: 'provider_callback',
-            message: String(attempt.reportedFailure.message ?? 'the provider reported a failure'),
-          });
-        }
+    if (attempt.reportedFailure) {
+      // A signed "failed" callback waits for the call to be over; it may be now.
+      if (!evidence.successAnswered) {
+        const settled = await reportAttemptFailure(pool, attempt.id, null);
+        if (settled.state !== 'unknown') return attemptOutcome(pool, settled);
+      } else {
+        return onFailureEvidence('failed-callback', {
+          code: 'provider_callback',
+          message: String(attempt.reportedFailure.message ?? 'the provider reported a failure'),
+        });
       }
+    }
 
-      if (provider.lookupStatus) {
-        const status = await provider.lookupStatus(attempt.id);
-        if (status.state === 'succeeded') {
-          const checked = checkOutput(contract, job.input, status.output, {
+    if (provider.lookupStatus) {
+      const status = await provider.lookupStatus(attempt.id);
+      if (status.state === 'succeeded') {
+        const checked = checkOutput(contract, job.input, status.output, {
+          attemptId: attempt.id,
+        });
+        if (checked.ok)
+          return recordResult(pool, logger, {
             attemptId: attempt.id,
+            result: checked.output,
+            source: 'status-lookup',
           });
-          if (checked.ok)
-            return recordResult(pool, logger, {
-              attemptId: attempt.id,
-              result: checked.output,
-              source: 'status-lookup',
-            });
-          log.warn({ reason: checked.reason }, 'status lookup answer breaks the contract');
-          return stillUnknown(
-            attempt,
-            `the status lookup answered, but ${checked.reason}; an operator must settle it`,
-            { needsOperator: true },
-          );
-        }
-        if (status.state === 'not_found') {
-          // A 2xx was answered: "no record under our key" says nothing about whether it worked.
-          if (evidence.successAnswered)
-            return onFailureEvidence('not-found-twice', {
-              code: 'never_processed',
-              message: 'the provider status lookup has no record of this idempotency key',
-            });
-          // Believed only when said twice, the grace apart, after the call can no longer land:
-          // a provider that registers the key late (when first asked, say) has a record by the
-          // second look.
-          const noRecord = await noteNoRecord(pool, attempt.id, window);
-          if (!noRecord) {
-            // Settled meanwhile (a late answer, a callback): report that.
-            const current = await findAttempt(pool, attempt.id);
-            if (!current) throw new Error(`attempt ${attempt.id} does not exist`);
-            return attemptOutcome(pool, current);
-          }
-          if (noRecord.verdict === 'confirmed') {
-            log.info('provider says twice that the attempt was never processed');
-            return onFailureEvidence('not-found-twice', {
-              code: 'never_processed',
-              message:
-                'the provider status lookup has no record of this idempotency key, twice, and the original call can no longer land',
-            });
-          }
-          if (noRecord.verdict === 'noted')
-            return stillUnknown(
-              attempt,
-              'the status lookup has no record; it is asked once more before that is believed',
-              { recheckInMs: noRecord.recheckInMs },
-            );
-          return stillUnknown(
-            attempt,
-            `the status lookup has no record yet, but the original call could still land: believable in ${Math.ceil(noRecord.recheckInMs / 1000)} s (the call's end or late-result window, then the provider's grace)`,
-            { recheckInMs: Math.max(noRecord.recheckInMs, 100) },
-          );
-        }
-        // The provider knows of it after all (still processing): an earlier "no record" is void.
-        if (attempt.firstNotFoundAt) await forgetNoRecord(pool, attempt.id);
-        if (!sideEffects && believable) return failed(attempt, CALL_GONE);
-        return stillUnknown(attempt, status.detail);
-      }
-      if (!sideEffects) {
-        if (believable) return failed(attempt, CALL_GONE);
+        log.warn({ reason: checked.reason }, 'status lookup answer breaks the contract');
         return stillUnknown(
           attempt,
-          'waiting for the call to end: its late answer wins the compare-and-swap, its error fails the attempt',
-          { recheckInMs: Math.max(timing.msUntilBelievable, 100) },
+          `the status lookup answered, but ${checked.reason}; an operator must settle it`,
+          { needsOperator: true },
         );
       }
+      if (status.state === 'not_found') {
+        // A 2xx was answered: "no record under our key" says nothing about whether it worked.
+        if (evidence.successAnswered)
+          return onFailureEvidence('not-found-twice', {
+            code: 'never_processed',
+            message: 'the provider status lookup has no record of this idempotency key',
+          });
+        // Believed only when said twice, the grace apart, after the call can no longer land:
+        // a provider that registers the key late (when first asked, say) has a record by the
+        // second look.
+        const noRecord = await noteNoRecord(pool, attempt.id, window);
+        if (!noRecord) {
+          // Settled meanwhile (a late answer, a callback): report that.
+          const current = await findAttempt(pool, attempt.id);
+          if (!current) throw new Error(`attempt ${attempt.id} does not exist`);
+          return attemptOutcome(pool, current);
+        }
+        if (noRecord.verdict === 'confirmed') {
+          log.info('provider says twice that the attempt was never processed');
+          return onFailureEvidence('not-found-twice', {
+            code: 'never_processed',
+            message:
+              'the provider status lookup has no record of this idempotency key, twice, and the original call can no longer land',
+          });
+        }
+        if (noRecord.verdict === 'noted')
+          return stillUnknown(
+            attempt,
+            'the status lookup has no record; it is asked once more before that is believed',
+            { recheckInMs: noRecord.recheckInMs },
+          );
+        return stillUnknown(
+          attempt,
+          `the status lookup has no record yet, but the original call could still land: believable in ${Math.ceil(noRecord.recheckInMs / 1000)} s (the call's end or late-result window, then the provider's grace)`,
+          { recheckInMs: Math.max(noRecord.recheckInMs, 100) },
+        );
+      }
+      // The provider knows of it after all (still processing): an earlier "no record" is void.
+      if (attempt.firstNotFoundAt) await forgetNoRecord(pool, attempt.id);
+      if (!sideEffects && believable) return failed(attempt, CALL_GONE);
+      return stillUnknown(attempt, status.detail);
+    }
+    if (!sideEffects) {
+      if (believable) return failed(attempt, CALL_GONE);
       return stillUnknown(
         attempt,
-        'the provider has no status lookup: its late answer, a signed callback or an operator settles it',
-        { needsOperator: callOver },
+        'waiting for the call to end: its late answer wins the compare-and-swap, its error fails the attempt',
+        { recheckInMs: Math.max(timing.msUntilBelievable, 100) },
       );
-    },
+    }
+    return stillUnknown(
+      attempt,
+      'the provider has no status lookup: its late answer, a signed callback or an operator settles it',
+      { needsOperator: callOver },
+    );
   };
 }

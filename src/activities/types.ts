@@ -19,6 +19,7 @@ export interface ActivityDeps {
   historyEventLimit?: number;
   reconcileMaxDelayMs?: number;
   reconcileFirstDelayMs?: number;
+  blockedSelfLookMs?: number;
   /** What hedging may spend; without it, hedged jobs always hedge. */
   hedgeBudget?: HedgeBudget;
 }

@@ -21,6 +21,16 @@ export const DEFAULTS = {
   reconcileFirstDelayMs: 1_000,
   /** The longest wait between two looks at an unknown attempt. */
   reconcileMaxDelayMs: 600_000,
+  /**
+   * A workflow blocked on an unknown attempt sleeps while the workers' reconciler looks at it,
+   * and is woken when it settles; it also looks itself this often, in case a wake-up was lost
+   * (Temporal unreachable when the reconciler sent it).
+   */
+  blockedSelfLookMs: 3_600_000,
+  /** How often each worker's reconciler takes the looks at unknown attempts that are due. */
+  recheckIntervalMs: 1_000,
+  /** Workflow runs one worker keeps cached between their tasks (the rest replay when they run). */
+  maxCachedWorkflows: 100,
   /** Provider calls one worker process runs at once (their own task queue and slots). */
   maxConcurrentProviderCalls: 500,
   /** After a shutdown request, how long running provider calls may go on. */

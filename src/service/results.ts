@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { type CallLedger } from '../db/attemptCalls';
 import { type AttemptRecord } from '../db/attempts';
 import { recordAttemptResultAndRead } from '../db/compareAndSwap';
@@ -85,17 +85,23 @@ export async function recordResult(
   return attemptOutcome(pool, attempt, job);
 }
 
-/** Tells a job's workflow to look at an attempt again (it may be waiting on it). */
+/**
+ * Tells a job's workflow to look at an attempt again (it may be waiting on it). Says whether
+ * that is done: the signal was delivered, or the workflow has closed and waits for nothing (the
+ * database already has the truth). False when Temporal could not be told.
+ */
 export async function nudgeWorkflow(
   temporal: Client,
   logger: Logger,
   workflowId: string,
   attemptId: string,
-): Promise<void> {
+): Promise<boolean> {
   try {
     await temporal.workflow.getHandle(workflowId).signal(attemptSettledSignal, { attemptId });
+    return true;
   } catch (error) {
-    // A closed workflow no longer waits for anything; the database already has the truth.
+    if (error instanceof WorkflowNotFoundError) return true;
     logger.debug({ err: error, workflowId, attemptId }, 'workflow not nudged');
+    return false;
   }
 }

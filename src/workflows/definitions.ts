@@ -62,6 +62,11 @@ export interface JobPlan {
    * admitted before it existed (histories and carried state): then 1 s, as it always was.
    */
   reconcileFirstDelayMs?: number;
+  /**
+   * How often a run blocked on an unknown attempt looks at it itself, between the reconciler's
+   * looks (policy.ts). Absent in plans admitted before it existed.
+   */
+  blockedSelfLookMs?: number;
 }
 
 /**

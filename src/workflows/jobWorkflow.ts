@@ -29,6 +29,7 @@ import { JobRun, type AttemptRequest } from './jobRun';
 import {
   anotherAttemptPossible,
   blockedDescription,
+  blockedSelfLookMs,
   exhaustedFailure,
   firstReconcileDelayMs,
   nextReconcileDelayMs,
@@ -38,6 +39,9 @@ import {
   type PlannedRetry,
 } from './policy';
 import { TEMPORAL_CANCEL, abandonment, failureOf, refuse } from './refusals';
+
+/** Patch id of leaving the looks at a blocked job's unknown attempt to the workers' reconciler. */
+const RECHECKS_BY_RECONCILER = 'rechecks-by-reconciler';
 
 /** Patch id of refusing an intent of a bad shape before admission (runs that began without it admitted it). */
 const INTENT_SHAPE_CHECK = 'intent-shape-check';
@@ -68,15 +72,25 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     await next({ ...input, carried: job.snapshot(admitted) });
   }
 
-  /** Waits, with backoff, until an unknown attempt settles (late result, status lookup, operator). */
+  /**
+   * Waits until an unknown attempt settles (late result, status lookup, callback, operator).
+   * Runs since RECHECKS_BY_RECONCILER sleep between their looks: the workers' reconciler looks
+   * on the backoff and wakes the run when it matters, so a blocked run neither runs nor grows
+   * its history, and need not stay cached. Older runs keep their own timers, as recorded.
+   */
   async function reconcile(admitted: JobPlan, summary: AttemptSummary): Promise<void> {
     const since = job.unknownSince(summary.attemptId);
+    const sleeps = patched(RECHECKS_BY_RECONCILER);
     let delayMs = firstReconcileDelayMs(admitted);
     while (summary.state === 'unknown' && !job.terminal) {
+      // A nudge is served by the look that starts after it: one that arrives while the look
+      // runs (delivered with its result, say) wakes the next look. Older runs served it after
+      // the look, and their own timers made up for a nudge lost that way.
+      if (sleeps) job.nudgeServed(summary.attemptId);
       const found: ReconcileOutcome = await job.db.reconcileAttempt({
         attemptId: summary.attemptId,
       });
-      job.nudgeServed(summary.attemptId);
+      if (!sleeps) job.nudgeServed(summary.attemptId);
       job.apply(summary, found);
       if (summary.state !== 'unknown' || job.terminal) return;
       job.show(
@@ -92,7 +106,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       await continueAsNewIfLarge(admitted);
       await condition(
         () => job.nudged.has(summary.attemptId) || job.terminal !== null || requested(),
-        reconcileWaitMs(delayMs, found.recheckInMs),
+        sleeps ? blockedSelfLookMs(admitted) : reconcileWaitMs(delayMs, found.recheckInMs),
         { summary: `reconcile attempt ${summary.seq} on ${summary.provider}` },
       );
       delayMs = nextReconcileDelayMs(delayMs, admitted);

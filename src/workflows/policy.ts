@@ -258,6 +258,14 @@ export const reconcileWaitMs = (delayMs: number, recheckInMs?: number): number =
 export const nextReconcileDelayMs = (delayMs: number, plan: JobPlan): number =>
   Math.min(delayMs * 2, plan.reconcileMaxDelayMs);
 
+/**
+ * A workflow blocked on an unknown attempt sleeps: the workers' reconciler looks at the attempt
+ * and wakes the workflow when it settles or first needs an operator. The workflow also looks
+ * itself now and then (the plan says how often), in case a wake-up was lost while Temporal was
+ * unreachable; plans admitted before the setting existed look hourly.
+ */
+export const blockedSelfLookMs = (plan: JobPlan): number => plan.blockedSelfLookMs ?? 3_600_000;
+
 /** A run hands over to a new one when Temporal suggests it or its history reached the limit. */
 export function shouldContinueAsNew(
   history: { continueAsNewSuggested: boolean; historyLength: number },

@@ -13,7 +13,13 @@ import { workflowStatus } from '../support/temporal';
  */
 const stack = useTestStack({
   providers: (url) => [payProvider(url, 'pay'), payProvider(url, 'pay-backup')],
-  env: { ONEJOB_HISTORY_EVENT_LIMIT: '60', ONEJOB_RECONCILE_MAX_DELAY_MS: '200' },
+  // A blocked run sleeps between the reconciler's looks; its own looks, every 200 ms here,
+  // are what grows its history.
+  env: {
+    ONEJOB_HISTORY_EVENT_LIMIT: '60',
+    ONEJOB_RECONCILE_MAX_DELAY_MS: '200',
+    ONEJOB_BLOCKED_SELF_LOOK_MS: '200',
+  },
   certify: [['pay-backup', 'charge']],
 });
 

@@ -104,6 +104,67 @@ describe('a charge whose call hangs past its late-result window', () => {
   });
 });
 
+describe('a job blocked on an unknown charge', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({
+      // Cut off after 1.5 s, so that only a status lookup can bring its answer after that.
+      providers: (url) => [
+        payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 1_500 }),
+        payProvider(url, 'pay-backup'),
+      ],
+      // The reconciler's looks come at most a second apart; the workflow's own look is an hour off.
+      env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '100', ONEJOB_RECONCILE_MAX_DELAY_MS: '1000' },
+    });
+    expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test('sleeps in its workflow while the workers look at it: many status lookups add nothing to its history, and the look that finds the charge done wakes the workflow to succeed', async () => {
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'blocked-sleeps' } });
+    const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+    const attemptId = `${job.id}:1`;
+    const history = async () =>
+      (await stack.temporal.workflow.getHandle(job.workflowId).fetchHistory()).events ?? [];
+
+    // Its call is cut off at its window (so only a status lookup can bring the answer now), and
+    // the workflow has looked ("still processing") and gone to sleep: its last event is the timer.
+    await eventually(
+      () => callEndedAt(stack, attemptId),
+      (at) => at !== null,
+    );
+    await eventually(
+      () => workflowStatus(stack, job.workflowId),
+      (status) => /^blocked: attempt 1 on pay is unknown/.test(status.waitingOn),
+    );
+    const asleep = (
+      await eventually(history, (events) => events.at(-1)?.timerStartedEventAttributes != null)
+    ).length;
+    const lookupsAsleep = statusLookups(stack, attemptId).length;
+
+    // Three more looks, by the reconciler, and not one history event.
+    await eventually(
+      async () => statusLookups(stack, attemptId).length,
+      (n) => n >= lookupsAsleep + 3,
+    );
+    expect((await history()).length).toBe(asleep);
+    expect((await attemptRows(stack.pool, job.id)).map((r) => r.state)).toEqual(['unknown']);
+
+    // The provider finishes the charge: the next look finds it and wakes the workflow to end on it.
+    stack.simulator.openGate('blocked-sleeps');
+    expect(await untilWorkflowClosed(stack, job.workflowId)).toBe('COMPLETED');
+    expect(await stack.temporal.workflow.getHandle(job.workflowId).result()).toMatchObject({
+      status: 'succeeded',
+      completedBy: attemptId,
+    });
+    const seen = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+    expect(seen.attempts.map((a) => [a.id, a.state])).toEqual([[attemptId, 'succeeded']]);
+    expect(providerSaw(stack, job.id).effects).toEqual([attemptId]);
+  });
+});
+
 describe('a late answer', () => {
   let stack: TestStack;
   beforeAll(async () => {

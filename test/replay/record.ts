@@ -250,7 +250,11 @@ async function recordScenarios(
 async function recordContinueAsNew(): Promise<void> {
   const stack = await startTestStack({
     providers,
-    env: { ONEJOB_HISTORY_EVENT_LIMIT: '60', ONEJOB_RECONCILE_MAX_DELAY_MS: '200' },
+    env: {
+      ONEJOB_HISTORY_EVENT_LIMIT: '60',
+      ONEJOB_RECONCILE_MAX_DELAY_MS: '200',
+      ONEJOB_BLOCKED_SELF_LOOK_MS: '200',
+    },
   });
   try {
     await stack.certify('pay-backup', 'charge');
