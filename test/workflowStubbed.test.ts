@@ -54,6 +54,8 @@ interface FakeJob {
   scripts: Record<string, Script>;
   /** What each look at an unknown attempt finds, in order; then it stays unknown. */
   lookups: AttemptState[];
+  /** The next look waits here once it has begun (and says so), before it finds anything. */
+  heldLook?: { begun: () => void; release: Promise<void> };
   failure?: Record<string, unknown>;
   /**
    * Providers whose next attempt row is refused as unavailable (a cooldown, an open breaker)
@@ -123,6 +125,12 @@ const jobActivities: Partial<JobActivities> = {
   },
   async reconcileAttempt({ attemptId }): Promise<ReconcileOutcome> {
     const job = jobOf(attemptId);
+    const held = job.heldLook;
+    if (held) {
+      job.heldLook = undefined;
+      held.begun();
+      await held.release;
+    }
     const attempt = attemptOf(attemptId);
     const found = attempt.state === 'unknown' ? job.lookups.shift() : undefined;
     if (found === 'succeeded') return answer(attemptId);
@@ -406,4 +414,28 @@ test('a nudge wakes a sleeping blocked workflow to look again at once', async ()
   await handle.signal(attemptSettledSignal, { attemptId: `${jobId}:1` });
   await expect(handle.result()).resolves.toMatchObject({ completedBy: `${jobId}:1` });
   expect(await timersOf(handle)).toEqual([600_000]);
+});
+
+test('a nudge that arrives while the blocked workflow is looking wakes the next look: it is not erased by the look it came during', async () => {
+  const { jobId, handle, job } = await startJob(
+    { blockedSelfLookMs: 600_000 },
+    { a: { kind: 'unknown' } },
+    ['unknown', 'unknown', 'succeeded'],
+  );
+  // The first look finds it unknown; the second is held once it has begun.
+  await eventually(
+    () => handle.query(statusQuery),
+    (s) => s.status === 'unknown',
+  );
+  let begun!: () => void;
+  const looking = new Promise<void>((resolve) => (begun = resolve));
+  let release!: () => void;
+  job.heldLook = { begun, release: new Promise<void>((resolve) => (release = resolve)) };
+  await handle.signal(attemptSettledSignal, { attemptId: `${jobId}:1` });
+  await looking;
+  // The attempt settles now, while that look runs (which still finds it unknown): its nudge
+  // comes during the look.
+  await handle.signal(attemptSettledSignal, { attemptId: `${jobId}:1` });
+  release();
+  await expect(handle.result()).resolves.toMatchObject({ completedBy: `${jobId}:1` });
 });
