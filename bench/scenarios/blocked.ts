@@ -9,8 +9,8 @@ const HISTORY_EVENT_LIMIT = 10_000;
 const CREATE_CONCURRENCY = 16;
 /** Jobs made blocked at a time. */
 const WAVE = 100;
-/** The worker's default longest pause between re-checks of an unknown attempt. */
-const RECONCILE_MAX_DELAY_MS = 600_000;
+/** How often a blocked workflow looks at its attempt itself (ONEJOB_BLOCKED_SELF_LOOK_MS). */
+const SELF_LOOK_MS = 3_600_000;
 
 function residentMegabytes(pid: number, field = 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -45,13 +45,16 @@ async function workerHolds(metricsUrl: string): Promise<Record<string, number>> 
 export const blockedScenario: Scenario = {
   name: 'blocked',
   async run({ env, smoke, log }) {
-    const count = smoke ? 20 : 1_000;
+    const count = smoke ? 20 : Number(process.env.BENCH_BLOCKED_JOBS ?? 1_000);
     const holdMs = smoke ? 3_000 : Number(process.env.BENCH_BLOCKED_MINUTES ?? 10) * 60_000;
     const body = JSON.stringify({
       type: 'charge',
       input: { amountCents: 1_250, currency: 'EUR', account: 'acct-bench' },
       providers: ['pay-never-answers'],
     });
+    const pid = env.stack.workerPid();
+    if (pid === undefined) throw new Error('the worker is not its own process');
+    const idleRss = residentMegabytes(pid);
     // Every charge is held: the provider says "still processing" to each status lookup.
     env.stack.simulator.inject({ route: 'charge', times: count, fault: { kind: 'hang' } });
     const ids: string[] = [];
@@ -96,14 +99,13 @@ export const blockedScenario: Scenario = {
     }
     log(`blocked: ${count} jobs in unknown; holding them ${holdMs / 60_000} min`);
 
-    const pid = env.stack.workerPid();
-    if (pid === undefined) throw new Error('the worker is not its own process');
     const { rows } = await env.stack.pool.query<{ workflow_id: string }>(
       'SELECT workflow_id FROM jobs WHERE id = ANY($1::uuid[]) LIMIT 20',
       [ids],
     );
-    // Each blocked job re-checks its attempt with growing pauses (1 s doubling to
-    // ONEJOB_RECONCILE_MAX_DELAY_MS): count the events, and the checks (activities) among them.
+    // The workers' reconciler looks at each blocked attempt with growing pauses while its
+    // workflow sleeps; the workflow's own looks (activities in its history) come hourly. Count
+    // the events, and the looks among them.
     const histories = async (): Promise<{ events: number; checks: number }> => {
       const profile = await profileWorkflows(
         env.stack.temporal,
@@ -127,11 +129,14 @@ export const blockedScenario: Scenario = {
       }))),
     };
     const hours = (Date.now() - started) / 3_600_000;
+    // The issue's goals: 300 MB with 1,000 blocked jobs, 1 GB with 10,000.
+    const goalMb = count >= 10_000 ? 1_024 : 300;
     const eventsPerHour = (atEnd.events - atStart.events) / hours;
-    const eventsPerCheck =
-      (atEnd.events - atStart.events) / Math.max(1, atEnd.checks - atStart.checks);
-    // Once the pauses reach their longest, a blocked job checks this often, for ever.
-    const steadyEventsPerHour = eventsPerCheck * (3_600_000 / RECONCILE_MAX_DELAY_MS);
+    const looks = atEnd.checks - atStart.checks;
+    // A look of its own adds about a dozen events (activity, workflow tasks, timer): the figure
+    // measured when the hold saw one, else that estimate.
+    const eventsPerLook = looks > 0 ? (atEnd.events - atStart.events) / looks : 12;
+    const steadyEventsPerHour = eventsPerLook * (3_600_000 / SELF_LOOK_MS);
     const daysToContinueAsNew = (HISTORY_EVENT_LIMIT - atEnd.events) / steadyEventsPerHour / 24;
     for (const id of ids) await cancelAsOperator(env.stack.apiUrl, id);
     return {
@@ -141,18 +146,19 @@ export const blockedScenario: Scenario = {
           measure: `worker RSS (peak) with ${count} jobs in unknown for ${round2(holdMs / 60_000)} min`,
           ours: peakRss,
           unit: 'MB',
-          goal: '≤ 300 MB',
-          met: peakRss <= 300,
+          goal: `≤ ${goalMb} MB`,
+          met: peakRss <= goalMb,
         },
       ],
       details: {
         'blocked jobs': count,
+        'worker RSS before them, MB': idleRss,
         'what the worker holds at the end': holding,
         'history events per blocked job when all were blocked': round2(atStart.events),
         'history events per blocked job at the end': round2(atEnd.events),
         'history events per blocked job per hour, measured over the hold': round2(eventsPerHour),
-        'history events per re-check': round2(eventsPerCheck),
-        'history events per blocked job per hour, once re-checks are 10 min apart':
+        'looks of its own per blocked job over the hold': round2(looks),
+        'history events per blocked job per hour, at one look of its own an hour':
           round2(steadyEventsPerHour),
         'days until continue-as-new (10,000 events), at that pace': round2(daysToContinueAsNew),
       },
