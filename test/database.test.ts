@@ -43,6 +43,15 @@ async function newJob(pool: Pool, owner = 'owner-1') {
   return job;
 }
 
+/** A new job whose attempt 1, on `provider`, was sent and then timed out: `unknown`. */
+async function unknownFirstAttempt(pool: Pool, provider: string) {
+  const job = await newJob(pool);
+  const attempt = await createAttempt(pool, { jobId: job.id, seq: 1, provider, exclusive: true });
+  await beginProviderCall(pool, attempt.id);
+  await settleAttemptWithoutResult(pool, attempt.id, 'unknown', { code: 'timeout' });
+  return { job, attempt };
+}
+
 test('two processes migrating one fresh database at once apply each migration exactly once', async () => {
   const { adminDatabaseUrl } = harness();
   const name = `onejob_migrate_race_${Date.now()}`;
@@ -87,15 +96,7 @@ test('the same (owner, key) inserted concurrently yields one job row', async () 
 });
 
 test('the database refuses a second in-flight exclusive attempt, including behind an unknown one', async () => {
-  const job = await newJob(db.pool);
-  const first = await createAttempt(db.pool, {
-    jobId: job.id,
-    seq: 1,
-    provider: 'p1',
-    exclusive: true,
-  });
-  await beginProviderCall(db.pool, first.id);
-  await settleAttemptWithoutResult(db.pool, first.id, 'unknown', { code: 'timeout' });
+  const { job, attempt: first } = await unknownFirstAttempt(db.pool, 'p1');
 
   const second = createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: true });
   await expect(second).rejects.toBeInstanceOf(AttemptInFlightError);
@@ -170,16 +171,8 @@ test('an attempt whose provider stops cooling down between the refused INSERT an
 });
 
 test('the looks at an unknown attempt back off from the first pause, doubling to the longest; two workers never take the same turn; an operator is announced once; a settled attempt is due for its wake-up until one is sent', async () => {
-  const job = await newJob(db.pool);
-  const attempt = await createAttempt(db.pool, {
-    jobId: job.id,
-    seq: 1,
-    // A provider of its own: other tests' attempts are never this test's turns.
-    provider: 'p-looked-at',
-    exclusive: true,
-  });
-  await beginProviderCall(db.pool, attempt.id);
-  await settleAttemptWithoutResult(db.pool, attempt.id, 'unknown', { code: 'timeout' });
+  // A provider of its own: other tests' attempts are never this test's turns.
+  const { job, attempt } = await unknownFirstAttempt(db.pool, 'p-looked-at');
   const pauses = { firstMs: 1_000, maxMs: 4_000 };
   const schedule = async (look: { inMs?: number; needsOperator: boolean }) => {
     const result = await scheduleNextCheck(db.pool, attempt.id, pauses, look);
