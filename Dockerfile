@@ -24,6 +24,9 @@ CMD ["node", "dist/tools/simulator/main.js"]
 FROM node:24-bookworm-slim AS service
 WORKDIR /app
 ENV NODE_ENV=production
+# Two malloc arenas, not eight per core: the worker's threads otherwise keep about 250 MB they
+# no longer use (docs/benchmark.md, the blocked row).
+ENV MALLOC_ARENA_MAX=2
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
 COPY package.json ./

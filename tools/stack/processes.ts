@@ -52,6 +52,15 @@ function track(child: ChildProcess): GuardedProcess {
 }
 
 /** Runs `command` under the guardian. stdio 0..2 follow `options.stdio`; fd 3 is the IPC link. */
+/**
+ * What every process we start gets unless the caller's environment says otherwise. glibc gives
+ * each thread that allocates its own malloc arena (up to 8 per core), and a worker's threads (the
+ * SDK's native core, the workflow threads) left about 250 MB in them that the process never gave
+ * back: with two arenas, 1,000 blocked jobs ended at 291 MB of worker RSS instead of 549
+ * (docs/benchmark.md). The Dockerfile sets the same.
+ */
+const PROCESS_ENV_DEFAULTS: NodeJS.ProcessEnv = { MALLOC_ARENA_MAX: '2' };
+
 export function spawnGuarded(
   command: string,
   args: string[],
@@ -68,7 +77,7 @@ export function spawnGuarded(
   const stdio = options.stdio ?? ['ignore', 'inherit', 'inherit'];
   const child = spawn(process.execPath, ['-e', GUARDIAN_SOURCE, command, ...args], {
     stdio: [...stdio, 'ipc'],
-    env: options.env ?? process.env,
+    env: { ...PROCESS_ENV_DEFAULTS, ...(options.env ?? process.env) },
     cwd: options.cwd,
   });
   return track(child);
@@ -83,6 +92,7 @@ export function spawnNodeScript(
   const child = spawn(process.execPath, [script, ...args], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     ...options,
+    env: { ...PROCESS_ENV_DEFAULTS, ...(options.env ?? process.env) },
   });
   return track(child);
 }
