@@ -51,6 +51,9 @@ CREATE TABLE public.attempts (
     reported_failure jsonb,
     cost_unknown_reason text,
     breaker_probe boolean DEFAULT false NOT NULL,
+    next_check_at timestamp with time zone,
+    check_delay_ms integer,
+    needs_operator boolean DEFAULT false NOT NULL,
     CONSTRAINT attempts_cached_input_tokens_check CHECK ((cached_input_tokens >= 0)),
     CONSTRAINT attempts_cached_within_input CHECK ((cached_input_tokens <= input_tokens)),
     CONSTRAINT attempts_call_deadline_after_start CHECK (((call_deadline_at IS NULL) OR ((started_at IS NOT NULL) AND (call_deadline_at >= started_at)))),
@@ -58,6 +61,7 @@ CREATE TABLE public.attempts (
     CONSTRAINT attempts_call_outcome_check CHECK ((call_outcome = ANY (ARRAY['won'::text, 'lost'::text, 'rejected'::text, 'failed'::text]))),
     CONSTRAINT attempts_check CHECK ((id = (((job_id)::text || ':'::text) || (seq)::text))),
     CONSTRAINT attempts_check1 CHECK (((state = ANY (ARRAY['starting'::text, 'running'::text, 'unknown'::text])) = (finished_at IS NULL))),
+    CONSTRAINT attempts_check_delay_ms_check CHECK ((check_delay_ms > 0)),
     CONSTRAINT attempts_cost_check CHECK ((cost >= (0)::numeric)),
     CONSTRAINT attempts_cost_currency_check CHECK ((cost_currency ~ '^[A-Z]{3}$'::text)),
     CONSTRAINT attempts_cost_has_currency CHECK (((cost IS NULL) = (cost_currency IS NULL))),
@@ -106,6 +110,18 @@ BEGIN
     RAISE EXCEPTION 'attempt % cannot move from % to %', OLD.id, OLD.state, NEW.state
       USING ERRCODE = 'check_violation';
   END IF;
+  RETURN NEW;
+END $$;
+
+--
+-- Name: attempts_wake_on_settle(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.attempts_wake_on_settle() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  NEW.next_check_at := now();
   RETURN NEW;
 END $$;
 
@@ -515,6 +531,12 @@ ALTER TABLE ONLY public.race_events
 CREATE INDEX attempts_call_ends_idx ON public.attempts USING btree (call_ended_at) WHERE (call_outcome IS NOT NULL);
 
 --
+-- Name: attempts_checks_due; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX attempts_checks_due ON public.attempts USING btree (next_check_at) WHERE (next_check_at IS NOT NULL);
+
+--
 -- Name: attempts_in_flight_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -603,6 +625,12 @@ CREATE TRIGGER attempts_count_state_changes AFTER UPDATE OF state ON public.atte
 --
 
 CREATE TRIGGER attempts_guard_transition BEFORE UPDATE ON public.attempts FOR EACH ROW EXECUTE FUNCTION public.attempts_guard_transition();
+
+--
+-- Name: attempts attempts_wake_on_settle; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempts_wake_on_settle BEFORE UPDATE OF state ON public.attempts FOR EACH ROW WHEN (((old.state = 'unknown'::text) AND (new.state <> 'unknown'::text))) EXECUTE FUNCTION public.attempts_wake_on_settle();
 
 --
 -- Name: jobs jobs_guard_outcome; Type: TRIGGER; Schema: public; Owner: -

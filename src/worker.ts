@@ -123,6 +123,7 @@ function startReconciler(deps: ActivityDeps): { stop(): void; stopped(): Promise
       .catch((error: unknown) => deps.logger.error({ err: error }, 'reconciler round failed'))
       .finally(() => (running = false));
   }, DEFAULTS.recheckIntervalMs);
+  timer.unref();
   return {
     stop: () => clearInterval(timer),
     stopped: () => round,
