@@ -53,10 +53,11 @@ export async function buildApi(deps: ApiDeps) {
     },
   }).withTypeProvider<ZodTypeProvider>();
   app.server.maxConnections = bounds.maxConnections;
-  lingerBeforeClosing(app.server, {
+  const refusedBodyBounds = {
     maxBytes: bounds.refusedBodyMaxBytes,
     maxMs: bounds.refusedBodyMaxMs,
-  });
+  };
+  lingerBeforeClosing(app.server, refusedBodyBounds);
   const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? DEFAULTS.maxWaitsPerOwner);
   const metrics = createMetrics(deps.pool, { waitsInProgress: () => waits.total });
   // Bodies are JSON only: Fastify's built-in text/plain parser would let a plain-text body
@@ -94,7 +95,7 @@ export async function buildApi(deps: ApiDeps) {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   setErrorHandlers(app, metrics);
-  answerProtocolRefusals(app);
+  answerProtocolRefusals(app, refusedBodyBounds);
 
   // A body the service could not walk or PostgreSQL could not store is the client's error.
   app.addHook('preValidation', async (request, reply) => {
@@ -114,10 +115,7 @@ export async function buildApi(deps: ApiDeps) {
   // up to the bounds, never for ever (Node alone would drain it without limit).
   app.addHook('onSend', async (request, reply) => {
     if (reply.statusCode >= 400 && !request.raw.complete)
-      discardRefusedBody(request, reply, {
-        maxBytes: bounds.refusedBodyMaxBytes,
-        maxMs: bounds.refusedBodyMaxMs,
-      });
+      discardRefusedBody(request, reply, refusedBodyBounds);
   });
 
   // Scrapes fold the metric deltas too; this keeps them few when nobody scrapes.

@@ -9,15 +9,18 @@ import type { DiscardBounds } from './refusedBodies';
  * answers the unread bytes with a reset, and a reset can destroy the answer before the client
  * has read it. Here the answer and our FIN go out as before, but the connection stays open for
  * reading until the client ends its side, so nothing unread is left behind; a client that keeps
- * sending is cut off after the bounds' time (bytes of a refused body are bounded where it is
- * refused, refusedBodies.ts). A connection whose request has all arrived closes as before.
+ * sending is cut off after the bounds' time (its bytes still pass through the request's parser,
+ * and are bounded where the request is refused, refusedBodies.ts). A connection whose request has
+ * all arrived closes as before.
  */
 export function lingerBeforeClosing(server: Server, bounds: DiscardBounds): void {
   const lastRequest = new WeakMap<Socket, IncomingMessage>();
-  // Before Fastify's listener: an answer it sends at once must find its request here.
-  server.prependListener('request', (request: IncomingMessage) =>
-    lastRequest.set(request.socket, request),
-  );
+  const remember = (request: IncomingMessage) => lastRequest.set(request.socket, request);
+  // Before Fastify's listener: an answer it sends at once must find its request here. A
+  // request with an Expect other than 100-continue never reaches 'request'; its 417 is made
+  // on 'checkExpectation' (protocolRefusals.ts).
+  server.prependListener('request', remember);
+  server.prependListener('checkExpectation', remember);
   server.on('connection', (socket: Socket) => {
     const closeAtOnce = socket.destroySoon.bind(socket);
     // Node's HTTP server calls destroySoon once the connection's last answer is finished.

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fasti
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { rawProblemResponse, sendProblem, standaloneProblem } from './problems';
+import { type DiscardBounds, discardRestOfBody } from './refusedBodies';
 
 /**
  * Node's HTTP server answers a few requests by itself, before Fastify sees them: a bare 400 for
@@ -11,17 +12,20 @@ import { rawProblemResponse, sendProblem, standaloneProblem } from './problems';
  */
 export function answerProtocolRefusals<Logger extends FastifyBaseLogger>(
   app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger>,
+  refusedBodyBounds: DiscardBounds,
 ): void {
   app.server.on('connect', (request: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
     socket.end(rawProblemResponse('not-found', `No route CONNECT ${request.url ?? ''}.`));
   });
 
-  app.server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const { status, headers, body } = standaloneProblem(
       'expectation-failed',
       'Send no Expect header, or Expect: 100-continue.',
     );
+    // Node would otherwise drain a body still arriving without limit.
+    discardRestOfBody(request, refusedBodyBounds);
     response.writeHead(status, headers).end(body);
   });
 

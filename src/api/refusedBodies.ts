@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
 
 /** How much of a refused body the API reads and throws away before it cuts the client off. */
 export interface DiscardBounds {
@@ -7,8 +8,6 @@ export interface DiscardBounds {
   /** Time from the refusal to the body's end. */
   maxMs: number;
 }
-
-export const REFUSED_BODY_BOUNDS: DiscardBounds = { maxBytes: 64 * 1024 * 1024, maxMs: 30_000 };
 
 /**
  * Keeps the connection of a request refused before its body has all arrived (a 413 for its size,
@@ -22,13 +21,22 @@ export const REFUSED_BODY_BOUNDS: DiscardBounds = { maxBytes: 64 * 1024 * 1024, 
 export function discardRefusedBody(
   request: FastifyRequest,
   reply: FastifyReply,
-  bounds: DiscardBounds = REFUSED_BODY_BOUNDS,
+  bounds: DiscardBounds,
 ): void {
-  const body = request.raw;
-  if (body.complete) return;
+  if (request.raw.complete) return;
   // Fastify asks to close; the connection stays open unless the client asked to close it
   // (then the close lingers, lingeringClose.ts, and the answer says so).
   if (reply.raw.shouldKeepAlive) reply.removeHeader('connection');
+  discardRestOfBody(request.raw, bounds);
+}
+
+/**
+ * Reads what is left of a refused request's body and throws it away, up to the bounds; past
+ * them the connection is cut. Also for the refusals Node's server makes before Fastify sees the
+ * request (protocolRefusals.ts).
+ */
+export function discardRestOfBody(body: IncomingMessage, bounds: DiscardBounds): void {
+  if (body.complete) return;
   const socket = body.socket;
   const cutOff = () => socket.destroy();
   const timer = setTimeout(cutOff, bounds.maxMs).unref();

@@ -127,16 +127,23 @@ export interface StreamedRequest {
  * Sends `head`, then `bodyLength` bytes of body in 1 MiB writes (each after the last has been
  * taken), then `after`, reading everything the server sends meanwhile; resolves once the server
  * has closed the connection or the socket has failed. Reads while it writes, as a careful
- * client does, so an early answer is seen even if the upload is cut off.
+ * client does, so an early answer is seen even if the upload is cut off. Like Node's sockets it
+ * stops sending once the server has closed its side, unless `keepSendingAfterClose` (a client
+ * that does not look).
  */
 export function streamRequest(
   port: number,
   head: string,
   bodyLength: number,
   after = '',
+  options: { keepSendingAfterClose?: boolean } = {},
 ): Promise<StreamedRequest> {
   return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
+    const socket = connect({
+      host: '127.0.0.1',
+      port,
+      allowHalfOpen: options.keepSendingAfterClose ?? false,
+    });
     const received: Buffer[] = [];
     const chunk = Buffer.alloc(1024 * 1024, 'x');
     let written = 0;
