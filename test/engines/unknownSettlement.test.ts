@@ -17,7 +17,7 @@ import { eventually } from '../support/polling';
 import { effectsFor, providerSaw, requestsFor } from '../support/providerLedger';
 import { payProvider } from '../support/providers';
 import { attemptRows } from '../support/rows';
-import { startTestStack, type TestStack } from '../support/stack';
+import { type TestStack, useTestStack } from '../support/stack';
 import { untilWorkflowClosed, workflowStatus } from '../support/temporal';
 
 /**
@@ -41,21 +41,15 @@ async function callEndedAt(stack: TestStack, attemptId: string): Promise<Date | 
 }
 
 describe('a charge whose call hangs past its late-result window', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await startTestStack({
-      providers: (url) => [
-        // The call is cut off after 1.5 s; a status lookup's "never processed" would be believed at once after that.
-        payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 1_500, notFoundGraceMs: 0 }),
-        payProvider(url, 'pay-backup'),
-      ],
-      // Look often, so that several looks happen after the window in little time.
-      env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '200', ONEJOB_RECONCILE_MAX_DELAY_MS: '200' },
-    });
-    expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
-  });
-  afterAll(async () => {
-    await stack?.stop();
+  const stack = useTestStack({
+    providers: (url) => [
+      // The call is cut off after 1.5 s; a status lookup's "never processed" would be believed at once after that.
+      payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 1_500, notFoundGraceMs: 0 }),
+      payProvider(url, 'pay-backup'),
+    ],
+    // Look often, so that several looks happen after the window in little time.
+    env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '200', ONEJOB_RECONCILE_MAX_DELAY_MS: '200' },
+    certify: [['pay-backup', 'charge']],
   });
 
   test('is never turned into failed by a clock: after the window and several status lookups the attempt and the job are still unknown, and no fallback was sent', async () => {
@@ -105,21 +99,15 @@ describe('a charge whose call hangs past its late-result window', () => {
 });
 
 describe('a job blocked on an unknown charge', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await startTestStack({
-      // Cut off after 1.5 s, so that only a status lookup can bring its answer after that.
-      providers: (url) => [
-        payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 1_500 }),
-        payProvider(url, 'pay-backup'),
-      ],
-      // The reconciler's looks come at most a second apart; the workflow's own look is an hour off.
-      env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '100', ONEJOB_RECONCILE_MAX_DELAY_MS: '1000' },
-    });
-    expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
-  });
-  afterAll(async () => {
-    await stack?.stop();
+  const stack = useTestStack({
+    // Cut off after 1.5 s, so that only a status lookup can bring its answer after that.
+    providers: (url) => [
+      payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 1_500 }),
+      payProvider(url, 'pay-backup'),
+    ],
+    // The reconciler's looks come at most a second apart; the workflow's own look is an hour off.
+    env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '100', ONEJOB_RECONCILE_MAX_DELAY_MS: '1000' },
+    certify: [['pay-backup', 'charge']],
   });
 
   test('sleeps in its workflow while the workers look at it: many status lookups add nothing to its history, and the look that finds the charge done wakes the workflow to succeed', async () => {
@@ -166,20 +154,14 @@ describe('a job blocked on an unknown charge', () => {
 });
 
 describe('a late answer', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await startTestStack({
-      providers: (url) => [
-        payProvider(url, 'pay', { timeoutMs: 500 }),
-        payProvider(url, 'pay-backup'),
-      ],
-      // After its first look the workflow would look again only in ten minutes.
-      env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '600000' },
-    });
-    expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
-  });
-  afterAll(async () => {
-    await stack?.stop();
+  const stack = useTestStack({
+    providers: (url) => [
+      payProvider(url, 'pay', { timeoutMs: 500 }),
+      payProvider(url, 'pay-backup'),
+    ],
+    // After its first look the workflow would look again only in ten minutes.
+    env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '600000' },
+    certify: [['pay-backup', 'charge']],
   });
 
   test('nudges the workflow: the job and its workflow settle on it at once, without waiting for the next look or a status lookup', async () => {
@@ -227,14 +209,8 @@ describe('a late answer', () => {
 });
 
 describe('an unknown charge under a job an operator cancelled', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await startTestStack({
-      providers: (url) => [payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 1_000 })],
-    });
-  });
-  afterAll(async () => {
-    await stack?.stop();
+  const stack = useTestStack({
+    providers: (url) => [payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 1_000 })],
   });
 
   /** A charge job whose only attempt is unknown, cancelled by an operator, its workflow closed. */
@@ -305,14 +281,8 @@ describe('an unknown charge under a job an operator cancelled', () => {
 });
 
 describe('an operator resolve that a Temporal-level cancel overtakes', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await startTestStack({
-      providers: (url) => [payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 1_000 })],
-    });
-  });
-  afterAll(async () => {
-    await stack?.stop();
+  const stack = useTestStack({
+    providers: (url) => [payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 1_000 })],
   });
 
   test('is answered with the verdict or a refusal, never a 500: the workflow was cancelled while the update ran', async () => {
@@ -366,18 +336,10 @@ describe('an operator resolve that a Temporal-level cancel overtakes', () => {
 });
 
 describe('an operator resolve of an attempt whose late answer settled it before its workflow looked', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await startTestStack({
-      providers: (url) => [
-        payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 60_000 }),
-      ],
-      // The workflow does not look at the attempt again by itself while the test runs.
-      env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '600000', ONEJOB_RECONCILE_MAX_DELAY_MS: '600000' },
-    });
-  });
-  afterAll(async () => {
-    await stack?.stop();
+  const stack = useTestStack({
+    providers: (url) => [payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 60_000 })],
+    // The workflow does not look at the attempt again by itself while the test runs.
+    env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '600000', ONEJOB_RECONCILE_MAX_DELAY_MS: '600000' },
   });
 
   test("is refused as not resolvable, as it is a moment later: the attempt row decides, not the workflow's older view of it", async () => {
@@ -412,21 +374,15 @@ describe('an operator resolve of an attempt whose late answer settled it before 
 });
 
 describe('a provider that registers a key only when it is asked about it', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await startTestStack({
-      providers: (url) => [
-        // Cut off soon, and "no record" believed at once after that: only the rule below waits.
-        payProvider(url, 'pay', { timeoutMs: 300, lateResultTimeoutMs: 600, notFoundGraceMs: 0 }),
-        payProvider(url, 'pay-backup'),
-      ],
-      // The first look comes after the call was cut off.
-      env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '1500', ONEJOB_RECONCILE_MAX_DELAY_MS: '500' },
-    });
-    expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
-  });
-  afterAll(async () => {
-    await stack?.stop();
+  const stack = useTestStack({
+    providers: (url) => [
+      // Cut off soon, and "no record" believed at once after that: only the rule below waits.
+      payProvider(url, 'pay', { timeoutMs: 300, lateResultTimeoutMs: 600, notFoundGraceMs: 0 }),
+      payProvider(url, 'pay-backup'),
+    ],
+    // The first look comes after the call was cut off.
+    env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '1500', ONEJOB_RECONCILE_MAX_DELAY_MS: '500' },
+    certify: [['pay-backup', 'charge']],
   });
 
   test('is asked twice before its "no record" is believed, so the charge it makes after the first lookup is found: one charge, no fallback', async () => {
@@ -440,14 +396,7 @@ describe('a provider that registers a key only when it is asked about it', () =>
 });
 
 describe('"no record, said twice, the grace apart" with a worker whose clock is wrong', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await startTestStack({ providers: (url) => [payProvider(url, 'pay')] });
-  });
-  afterAll(async () => {
-    jest.useRealTimers();
-    await stack?.stop();
-  });
+  const stack = useTestStack({ providers: (url) => [payProvider(url, 'pay')] });
 
   /**
    * A charge attempt whose call began a moment ago and may still land for a minute (its
