@@ -3,7 +3,12 @@ import { beginProviderCall, settleAttemptWithoutResult } from '../src/db/attempt
 import { claimDueChecks, scheduleNextCheck, wakeDone } from '../src/db/attemptChecks';
 import { createAttempt, AttemptInFlightError, findAttempt } from '../src/db/attempts';
 import { recordAttemptResult } from '../src/db/compareAndSwap';
-import { findJob, finishJobWithoutResult, insertJobOrFindExisting } from '../src/db/jobs';
+import {
+  addJobNotes,
+  findJob,
+  finishJobWithoutResult,
+  insertJobOrFindExisting,
+} from '../src/db/jobs';
 import { ATTEMPTS_IN_FLIGHT_SQL, JOBS_UNKNOWN_SQL } from '../src/db/metricCounts';
 import { migrate, loadMigrations } from '../src/db/migrate';
 import { createPool, inTransaction, type Pool } from '../src/db/pool';
@@ -216,6 +221,19 @@ test('the looks at an unknown attempt back off from the first pause, doubling to
   expect(await claimDueChecks(db.pool, claim)).toEqual([wake]);
   await wakeDone(db.pool, attempt.id);
   expect(await claimDueChecks(db.pool, claim)).toEqual([]);
+});
+
+test('notes are appended in one statement, each once and in order: a note the job already has is not added again', async () => {
+  const job = await newJob(db.pool);
+  const skipped = (provider: string) => ({ event: 'provider_skipped', provider, reason: 'x' });
+  await addJobNotes(db.pool, job.id, [skipped('a'), skipped('b')]);
+  await addJobNotes(db.pool, job.id, [skipped('b'), skipped('c'), skipped('a')]);
+  await addJobNotes(db.pool, job.id, []);
+  expect((await findJob(db.pool, job.id))?.notes).toEqual([
+    skipped('a'),
+    skipped('b'),
+    skipped('c'),
+  ]);
 });
 
 test('attempt states only move forward', async () => {

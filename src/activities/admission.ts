@@ -10,6 +10,7 @@ import {
 import { findCertificationsForContract } from '../db/certifications';
 import {
   addJobNote,
+  addJobNotes,
   findJob,
   insertJobOrFindExisting,
   KeyReleasedError,
@@ -347,9 +348,13 @@ export function admissionActivities(deps: AdmissionDeps) {
         continue;
       }
       skipped.push({ provider: name, reason });
-      await addJobNote(tx, job.id, { event: 'provider_skipped', provider: name, reason });
       logger.warn({ jobId: job.id, provider: name, reason }, 'provider skipped: not certified');
     }
+    await addJobNotes(
+      tx,
+      job.id,
+      skipped.map(({ provider, reason }) => ({ event: 'provider_skipped', provider, reason })),
+    );
     const primary = job.providers[0];
     // Only a hedge waits for the primary's p95; an exclusive job has no use for it.
     const p95 = primary && job.mode === 'hedged' ? await observedP95Ms(tx, primary) : undefined;

@@ -428,19 +428,35 @@ export async function markJobAdmitted(db: Queryable, jobId: string): Promise<voi
   await db.query(MARK_JOB_ADMITTED([jobId]));
 }
 
-const ADD_JOB_NOTE = preparedStatement(
-  'jobs.add-note',
-  `UPDATE jobs SET notes = notes || jsonb_build_array($2::jsonb)
-    WHERE id = $1 AND NOT notes @> jsonb_build_array($2::jsonb)`,
+const ADD_JOB_NOTES = preparedStatement(
+  'jobs.add-notes',
+  `WITH fresh AS (
+     SELECT coalesce(jsonb_agg(note ORDER BY position), '[]'::jsonb) AS notes
+       FROM jobs, jsonb_array_elements($2::jsonb) WITH ORDINALITY AS given(note, position)
+      WHERE jobs.id = $1 AND NOT jobs.notes @> jsonb_build_array(note))
+   UPDATE jobs SET notes = jobs.notes || fresh.notes
+     FROM fresh WHERE jobs.id = $1 AND fresh.notes <> '[]'::jsonb`,
 );
 
-/** Appends a note (why a step of the plan was skipped) once; repeating the same note is a no-op. */
-export async function addJobNote(
+/**
+ * Appends notes (why steps of the plan were skipped), each once: a note the job already has is
+ * not added again. One statement however many there are.
+ */
+export async function addJobNotes(
+  db: Queryable,
+  jobId: string,
+  notes: Array<Record<string, unknown>>,
+): Promise<void> {
+  if (notes.length > 0) await db.query(ADD_JOB_NOTES([jobId, JSON.stringify(notes)]));
+}
+
+/** Appends one note once (see addJobNotes). */
+export function addJobNote(
   db: Queryable,
   jobId: string,
   note: Record<string, unknown>,
 ): Promise<void> {
-  await db.query(ADD_JOB_NOTE([jobId, JSON.stringify(note)]));
+  return addJobNotes(db, jobId, [note]);
 }
 
 const ADD_COUNTED_NOTE = preparedStatement(
