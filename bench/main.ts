@@ -6,12 +6,13 @@
  *   npm run bench -- --only create,replay  some rows
  *   npm run bench -- --smoke               every row, briefly: checks the suite still works
  *   npm run bench -- --out <folder>        write the results elsewhere
+ *   npm run bench -- --profile-worker      also profile our worker's CPU (node --cpu-prof)
  *
  * TEMPORAL_ADDRESS and DATABASE_URL point it at servers of your own (a production cluster);
  * BENCH_BLOCKED_MINUTES sets how long the blocked row holds its jobs (default 10).
  */
 import { Command } from 'commander';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { badDayScenario } from './scenarios/badDay';
@@ -23,6 +24,7 @@ import { growthScenario } from './scenarios/growth';
 import { hedgingScenario } from './scenarios/hedging';
 import { replayScenario } from './scenarios/replay';
 import { renderChart } from './support/chart';
+import { summarizeCpuProfile } from './support/cpuProfile';
 import { BENCH_ROOT, startBenchEnvironment } from './support/environment';
 import { markdownReport, printTable, type BenchReport } from './support/report';
 import type { Scenario } from './support/scenario';
@@ -45,8 +47,9 @@ async function main(): Promise<void> {
     .option('--only <rows>', `comma-separated rows: ${NAMES.join(', ')}`)
     .option('--smoke', 'every row, briefly (CI checks that the suite still works)', false)
     .option('--out <folder>', 'where the results go', path.join(BENCH_ROOT, 'results'))
+    .option('--profile-worker', "profile our worker's CPU (node --cpu-prof) for the report", false)
     .parse()
-    .opts<{ only?: string; smoke: boolean; out: string }>();
+    .opts<{ only?: string; smoke: boolean; out: string; profileWorker: boolean }>();
   const only = options.only?.split(',').map((name) => name.trim());
   const unknown = only?.filter((name) => !NAMES.includes(name)) ?? [];
   if (unknown.length > 0) {
@@ -58,7 +61,12 @@ async function main(): Promise<void> {
   process.env.LOG_LEVEL ??= 'warn';
 
   const startedAt = new Date().toISOString();
-  const env = await startBenchEnvironment(log);
+  const stem = startedAt.replace(/[:.]/g, '-');
+  // The worker writes its profile as it exits, when the environment stops.
+  const profileDir = path.join(options.out, `${stem}-worker-cpu`);
+  const env = await startBenchEnvironment(log, {
+    workerNodeFlags: options.profileWorker ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  });
   const report: BenchReport = {
     startedAt,
     finishedAt: '',
@@ -86,20 +94,37 @@ async function main(): Promise<void> {
     await env.stop();
   }
   report.finishedAt = new Date().toISOString();
+  if (options.profileWorker) report.workerCpuProfile = mainThreadProfile(profileDir);
 
   mkdirSync(options.out, { recursive: true });
-  const stem = startedAt.replace(/[:.]/g, '-');
   const chartFile = `${stem}.svg`;
   writeFileSync(path.join(options.out, `${stem}.json`), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(path.join(options.out, chartFile), await renderChart(report));
   writeFileSync(path.join(options.out, `${stem}.md`), markdownReport(report, chartFile));
   printTable(report);
+  for (const { kind, ms, share } of report.workerCpuProfile?.byKind ?? [])
+    log(
+      `our worker's CPU: ${(100 * share).toFixed(1).padStart(5)} % ${String(ms).padStart(7)} ms  ${kind}`,
+    );
   log(`results: ${path.join(options.out, stem)}.{json,md,svg}`);
   const failed = Object.entries(report.scenarios).filter(([, result]) => result.error);
   if (failed.length > 0) {
     console.error(`bench: these rows failed: ${failed.map(([name]) => name).join(', ')}`);
     process.exit(1);
   }
+}
+
+/** The worker's main thread's profile (Node names it CPU.<date>.<time>.<pid>.0.<n>.cpuprofile). */
+function mainThreadProfile(dir: string): NonNullable<BenchReport['workerCpuProfile']> {
+  const file = readdirSync(dir).find((name) =>
+    /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(name),
+  );
+  if (!file) throw new Error(`the worker wrote no CPU profile of its main thread in ${dir}`);
+  // Named relative to the report, which sits beside the folder.
+  return {
+    file: path.join(path.basename(dir), file),
+    ...summarizeCpuProfile(path.join(dir, file)),
+  };
 }
 
 main().catch((error: unknown) => {

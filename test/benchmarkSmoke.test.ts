@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { CpuProfileSummary } from '../bench/support/cpuProfile';
 import { harness, ROOT, TEST_OUTPUT } from './support/harness';
 
 /**
@@ -15,6 +16,7 @@ interface Report {
     string,
     { comparisons: Array<{ row: string; ours: number }>; details: Record<string, unknown> }
   >;
+  workerCpuProfile?: CpuProfileSummary;
 }
 
 let report: Report;
@@ -33,7 +35,15 @@ beforeAll(async () => {
   const info = harness();
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'bench', 'main.ts'), '--smoke', '--out', outDir],
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'bench', 'main.ts'),
+      '--smoke',
+      '--profile-worker',
+      '--out',
+      outDir,
+    ],
     {
       cwd: ROOT,
       env: {
@@ -102,6 +112,7 @@ test('the report comes with its Markdown table and an SVG chart', () => {
     'utf8',
   );
   expect(markdown).toMatch(/\| row \| measure \| ours \| baseline \| ratio \| goal \|/);
+  expect(markdown).toContain("## Our worker's CPU profile");
   const svg = readFileSync(
     path.join(
       outDir,
@@ -112,4 +123,19 @@ test('the report comes with its Markdown table and an SVG chart', () => {
   expect(svg.startsWith('<svg')).toBe(true);
   expect(svg).toContain('ours');
   expect(svg).toContain('baseline');
+});
+
+test("--profile-worker says where our worker's CPU went, by kind of work, from its own profile", () => {
+  const profile = report.workerCpuProfile!;
+  expect(profile.busyMs).toBeGreaterThan(0);
+  const kinds = profile.byKind.map(({ kind }) => kind);
+  // A job's queries and its workflow's activations run in every row.
+  expect(kinds).toEqual(
+    expect.arrayContaining([
+      'PostgreSQL client: build, send and parse queries',
+      'Temporal SDK: core bridge, activations, payloads',
+    ]),
+  );
+  const shares = profile.byKind.reduce((sum, { share }) => sum + share, 0);
+  expect(shares).toBeCloseTo(1, 5);
 });

@@ -1,3 +1,4 @@
+import type { CpuProfileSummary } from './cpuProfile';
 import type { Comparison, LatencyCurve, RateCurve, ScenarioResult } from './scenario';
 
 export interface BenchReport {
@@ -7,6 +8,8 @@ export interface BenchReport {
   machine: { cpus: number; memoryGiB: number; node: string };
   servers: { temporal: string; postgres: string };
   scenarios: Record<string, ScenarioResult>;
+  /** With --profile-worker: where our worker's CPU went over the whole run. */
+  workerCpuProfile?: { file: string } & CpuProfileSummary;
 }
 
 const format = (value: number | undefined, unit = ''): string =>
@@ -56,6 +59,7 @@ export function markdownReport(report: BenchReport, chartFile: string): string {
     '',
     details,
     '',
+    ...(report.workerCpuProfile ? [workerProfileSection(report.workerCpuProfile), ''] : []),
   ].join('\n');
 }
 
@@ -80,4 +84,23 @@ export function curves(report: BenchReport): { latency: LatencyCurve[]; rate: Ra
     latency: results.flatMap((result) => result.latencyCurves ?? []),
     rate: results.flatMap((result) => result.rateCurves ?? []),
   };
+}
+
+function workerProfileSection(profile: NonNullable<BenchReport['workerCpuProfile']>): string {
+  const percent = (share: number) => `${(100 * share).toFixed(1)} %`;
+  return [
+    "## Our worker's CPU profile",
+    '',
+    `Busy ${profile.busyMs} ms (idle ${profile.idleMs} ms) over the run, from \`${profile.file}\`.`,
+    '',
+    '| kind of work | ms | share |',
+    '|---|---|---|',
+    ...profile.byKind.map(({ kind, ms, share }) => `| ${kind} | ${ms} | ${percent(share)} |`),
+    '',
+    '| function (self time) | ms | share |',
+    '|---|---|---|',
+    ...profile.topFunctions.map(
+      (entry) => `| \`${entry.function}\` | ${entry.ms} | ${percent(entry.share)} |`,
+    ),
+  ].join('\n');
 }

@@ -24,12 +24,21 @@ export async function waitForHealthy(
 /**
  * The stack's services as their own processes (dist/src/bin/api.js, dist/src/bin/worker.js), as they run
  * in production, all with one environment and all writing into one output. `build` is the
- * compiled product to run (a folder like dist/src); default: this checkout's.
+ * compiled product to run (a folder like dist/src); default: this checkout's. `workerNodeFlags`
+ * go to the worker's Node (the benchmark's `--cpu-prof`).
  */
-export function serviceProcesses(serviceEnv: NodeJS.ProcessEnv, build = BUILT_PRODUCT) {
+export function serviceProcesses(
+  serviceEnv: NodeJS.ProcessEnv,
+  build = BUILT_PRODUCT,
+  workerNodeFlags: string[] = [],
+) {
   let output = '';
   const spawnService = (name: 'api' | 'worker', env: NodeJS.ProcessEnv = {}): GuardedProcess => {
-    const child = spawnNodeScript(path.join(build, 'bin', `${name}.js`), [], {
+    const [first, ...rest] = [
+      ...(name === 'worker' ? workerNodeFlags : []),
+      path.join(build, 'bin', `${name}.js`),
+    ];
+    const child = spawnNodeScript(first!, rest, {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: { ...serviceEnv, ...env },
     });

@@ -96,6 +96,8 @@ export interface TestStackOptions {
    * checkout's code.
    */
   build?: string;
+  /** Node's flags for the worker process (with workerProcess), e.g. `--cpu-prof`. */
+  workerNodeFlags?: string[];
 }
 
 /** The simulators of the stacks this test file has running (see clearUnusedFaults). */
@@ -158,7 +160,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     ...options.env,
   };
 
-  const services = serviceProcesses(serviceEnv, options.build);
+  const services = serviceProcesses(serviceEnv, options.build, options.workerNodeFlags);
 
   // Connected as the services connect (TLS settings included, when the test sets them).
   const connection = await Connection.connect(
