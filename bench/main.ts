@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     await env.stop();
   }
   report.finishedAt = new Date().toISOString();
-  if (options.profileWorker) report.workerCpuProfile = mainThreadProfile(profileDir);
+  if (options.profileWorker) report.workerCpuProfile = workerThreadProfiles(profileDir);
 
   mkdirSync(options.out, { recursive: true });
   const chartFile = `${stem}.svg`;
@@ -102,10 +102,11 @@ async function main(): Promise<void> {
   writeFileSync(path.join(options.out, chartFile), await renderChart(report));
   writeFileSync(path.join(options.out, `${stem}.md`), markdownReport(report, chartFile));
   printTable(report);
-  for (const { kind, ms, share } of report.workerCpuProfile?.byKind ?? [])
-    log(
-      `our worker's CPU: ${(100 * share).toFixed(1).padStart(5)} % ${String(ms).padStart(7)} ms  ${kind}`,
-    );
+  for (const { thread, byKind } of report.workerCpuProfile ?? [])
+    for (const { kind, ms, share } of byKind)
+      log(
+        `our worker's ${thread}: ${(100 * share).toFixed(1).padStart(5)} % ${String(ms).padStart(7)} ms  ${kind}`,
+      );
   log(`results: ${path.join(options.out, stem)}.{json,md,svg}`);
   const failed = Object.entries(report.scenarios).filter(([, result]) => result.error);
   if (failed.length > 0) {
@@ -114,17 +115,26 @@ async function main(): Promise<void> {
   }
 }
 
-/** The worker's main thread's profile (Node names it CPU.<date>.<time>.<pid>.0.<n>.cpuprofile). */
-function mainThreadProfile(dir: string): NonNullable<BenchReport['workerCpuProfile']> {
-  const file = readdirSync(dir).find((name) =>
-    /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(name),
-  );
-  if (!file) throw new Error(`the worker wrote no CPU profile of its main thread in ${dir}`);
-  // Named relative to the report, which sits beside the folder.
-  return {
-    file: path.join(path.basename(dir), file),
-    ...summarizeCpuProfile(path.join(dir, file)),
-  };
+/**
+ * The profiles of the worker's threads, main thread first (Node names them
+ * CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile; the others run workflows).
+ */
+function workerThreadProfiles(dir: string): NonNullable<BenchReport['workerCpuProfile']> {
+  const files = readdirSync(dir)
+    .map((name) => ({
+      name,
+      thread: /^CPU\.\d+\.\d+\.\d+\.(\d+)\.\d+\.cpuprofile$/.exec(name)?.[1],
+    }))
+    .filter((file): file is { name: string; thread: string } => file.thread !== undefined)
+    .sort((a, b) => Number(a.thread) - Number(b.thread));
+  if (files[0]?.thread !== '0')
+    throw new Error(`the worker wrote no CPU profile of its main thread in ${dir}`);
+  return files.map(({ name, thread }) => ({
+    thread: thread === '0' ? 'main thread' : `thread ${thread} (workflows)`,
+    // Named relative to the report, which sits beside the folder.
+    file: path.join(path.basename(dir), name),
+    ...summarizeCpuProfile(path.join(dir, name)),
+  }));
 }
 
 main().catch((error: unknown) => {

@@ -82,8 +82,12 @@ export function summarizeCpuProfile(file: string, topFunctionCount = 10): CpuPro
     const kind =
       frame.functionName === '(garbage collector)'
         ? 'garbage collection'
-        : (KINDS.find(([, code]) => stack.some((entry) => code.test(entry)))?.[0] ??
-          'other: our code, Node internals, (program)');
+        : frame.functionName === 'runInContext' && !frame.url
+          ? // Its own time, not the workflow code it runs: Node starts a watchdog thread for
+            // every call with a timeout, and the SDK passes its isolate execution timeout.
+            'entering the workflow sandbox (vm.runInContext with a timeout)'
+          : (KINDS.find(([, code]) => stack.some((entry) => code.test(entry)))?.[0] ??
+            'other: our code, Node internals, (program)');
     kinds.set(kind, (kinds.get(kind) ?? 0) + us);
   }
   const busyUs = [...kinds.values()].reduce((sum, us) => sum + us, 0);

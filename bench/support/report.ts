@@ -8,8 +8,8 @@ export interface BenchReport {
   machine: { cpus: number; memoryGiB: number; node: string };
   servers: { temporal: string; postgres: string };
   scenarios: Record<string, ScenarioResult>;
-  /** With --profile-worker: where our worker's CPU went over the whole run. */
-  workerCpuProfile?: { file: string } & CpuProfileSummary;
+  /** With --profile-worker: where each of our worker's threads spent its CPU over the run. */
+  workerCpuProfile?: Array<{ thread: string; file: string } & CpuProfileSummary>;
 }
 
 const format = (value: number | undefined, unit = ''): string =>
@@ -59,7 +59,7 @@ export function markdownReport(report: BenchReport, chartFile: string): string {
     '',
     details,
     '',
-    ...(report.workerCpuProfile ? [workerProfileSection(report.workerCpuProfile), ''] : []),
+    ...(report.workerCpuProfile ?? []).flatMap((thread) => [workerProfileSection(thread), '']),
   ].join('\n');
 }
 
@@ -86,10 +86,12 @@ export function curves(report: BenchReport): { latency: LatencyCurve[]; rate: Ra
   };
 }
 
-function workerProfileSection(profile: NonNullable<BenchReport['workerCpuProfile']>): string {
+function workerProfileSection(
+  profile: NonNullable<BenchReport['workerCpuProfile']>[number],
+): string {
   const percent = (share: number) => `${(100 * share).toFixed(1)} %`;
   return [
-    "## Our worker's CPU profile",
+    `## Our worker's CPU profile: its ${profile.thread}`,
     '',
     `Busy ${profile.busyMs} ms (idle ${profile.idleMs} ms) over the run, from \`${profile.file}\`.`,
     '',
