@@ -198,12 +198,16 @@ describe('a late answer', () => {
     expect(done.result).toMatchObject({ idempotencyKey: attemptId, amountCents: 1250 });
     // No look at the provider's status settled it: the late answer did, and told the workflow.
     expect(statusLookups(stack, attemptId)).toHaveLength(lookupsBefore);
+    // The late answer's own nudge; the reconciler may send its wake-up too before the workflow
+    // closes (migration 0014's trigger makes every settlement due), and a second nudge is a no-op.
     const history = await stack.temporal.workflow.getHandle(job.workflowId).fetchHistory();
-    expect(
-      history.events
-        ?.map((e) => e.workflowExecutionSignaledEventAttributes?.signalName)
-        .filter((name) => name !== undefined),
-    ).toEqual(['attemptSettled']);
+    const signals = (history.events ?? [])
+      .map((e) => e.workflowExecutionSignaledEventAttributes)
+      .filter((signal) => signal !== undefined && signal !== null);
+    expect(signals.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(signals.map((signal) => signal.signalName))).toEqual(
+      new Set(['attemptSettled']),
+    );
     expect(providerSaw(stack, job.id)).toEqual({ requests: [attemptId], effects: [attemptId] });
   });
 });
