@@ -1,6 +1,5 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, type UpdateDefinition } from '@temporalio/common';
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { reportAttemptFailure, settleAttemptWithoutResult } from '../db/attemptCalls';
 import { findAttempt, listAttempts, type AttemptRecord } from '../db/attempts';
@@ -97,9 +96,8 @@ const FAILING_TASK_PATIENCE_MS = 10_000;
 
 /**
  * Sends an update to the job's workflow; a refusal comes back as the rule it broke. An update
- * Temporal turned away or stopped waiting for, while the workflow's task fails, is sent again
- * under the same update id, so it runs at most once: until its outcome comes back or the
- * patience runs out (then the caller gets 503 and Retry-After).
+ * Temporal turned away unseen, while the workflow's task fails, is sent again until it is let
+ * in or the patience runs out (then the caller gets 503 and Retry-After: nothing happened).
  */
 async function updateJobWorkflow<Ret, Arg>(
   deps: AttemptServiceDeps,
@@ -108,12 +106,11 @@ async function updateJobWorkflow<Ret, Arg>(
   arg: Arg,
 ): Promise<Ret> {
   const giveUpAt = Date.now() + FAILING_TASK_PATIENCE_MS;
-  const updateId = randomUUID();
   for (let pause = 250; ; pause = Math.min(pause * 2, 2_000)) {
     try {
       return await deps.temporal.workflow
         .getHandle(job.workflowId)
-        .executeUpdate(update, { args: [arg], updateId });
+        .executeUpdate(update, { args: [arg] });
     } catch (error) {
       if (!isWorkflowTaskFailing(error) || Date.now() + pause > giveUpAt)
         throw asServiceError(error, job);

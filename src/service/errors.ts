@@ -37,21 +37,17 @@ export function* causeChain(error: unknown, depth = 5): Generator<unknown> {
 }
 
 /**
- * Temporal turned an update away, or stopped waiting for it, because the workflow's task
- * failed (FAILED_PRECONDITION):
- * - "Workflow Task in failed state": the task has failed or timed out again and again (a
- *   starved or crashed worker); the update was not admitted;
- * - "unexpected workflow task failure": one task failed while the update ran, e.g. a signal
- *   arrived as the workflow completed (UnhandledCommand), and the server retries the task; the
- *   update may already be accepted, and completes in the retried task.
- * Sent again under the same update id, the update is admitted once, or its outcome is found.
+ * Temporal turned an update away, unseen by the workflow, because the workflow's task has
+ * failed or timed out again and again (a starved or crashed worker): FAILED_PRECONDITION with
+ * the server's "Workflow Task in failed state". Nothing was admitted; the same update succeeds
+ * once a worker completes the task.
  */
 export function isWorkflowTaskFailing(error: unknown): boolean {
   for (const current of causeChain(error))
     if (
       isGrpcServiceError(current) &&
       current.code === 9 &&
-      /workflow task in failed state|unexpected workflow task failure/i.test(current.details)
+      /workflow task in failed state/i.test(current.details)
     )
       return true;
   return false;
