@@ -32,10 +32,14 @@ import { WaitLimiter } from './waitLimiter';
 /** The HTTP API: its plugins, hooks and error handling; the routes live in ./routes. */
 export async function buildApi(deps: ApiDeps) {
   const bounds = deps.httpBounds ?? DEFAULTS.httpBounds;
+  const refusedBodyBounds = {
+    maxBytes: bounds.refusedBodyMaxBytes,
+    maxMs: bounds.refusedBodyMaxMs,
+  };
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: deps.bodyLimit ?? MAX_JSON_BYTES,
-    clientErrorHandler,
+    clientErrorHandler: clientErrorHandler(refusedBodyBounds),
     frameworkErrors: frameworkErrorHandler,
     // Every request ends: Fastify's defaults bound neither time nor connections.
     requestTimeout: bounds.requestTimeoutMs,
@@ -53,10 +57,6 @@ export async function buildApi(deps: ApiDeps) {
     },
   }).withTypeProvider<ZodTypeProvider>();
   app.server.maxConnections = bounds.maxConnections;
-  const refusedBodyBounds = {
-    maxBytes: bounds.refusedBodyMaxBytes,
-    maxMs: bounds.refusedBodyMaxMs,
-  };
   lingerBeforeClosing(app.server, refusedBodyBounds);
   const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? DEFAULTS.maxWaitsPerOwner);
   const metrics = createMetrics(deps.pool, { waitsInProgress: () => waits.total });

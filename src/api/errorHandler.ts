@@ -11,40 +11,54 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ServiceError } from '../service/errors';
+import { answerAndCloseLingering } from './lingeringClose';
 import type { Metrics } from './metrics';
 import { rawProblemResponse, sendNotFound, sendProblem } from './problems';
+import type { DiscardBounds } from './refusedBodies';
 import { isDependencyUnavailable } from './unavailable';
 
-/** Requests Node's parser refuses (a NUL or control character in a header) still get a problem. */
-export function clientErrorHandler(error: ConnectionError, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    // An answer already begun (a refusal whose body is still coming) must not be corrupted.
-    const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })
-      ._httpMessage?.headersSent;
-    if (answering) socket.destroy();
-    // Destroyed once written: a client still trickling bytes must not keep the socket.
-    else
-      socket.end(
-        rawProblemResponse(
-          'request-timeout',
-          'The request did not arrive in time: send its headers and body without pausing.',
-        ),
-        () => socket.destroy(),
-      );
-    return;
-  }
-  socket.end(
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? rawProblemResponse('headers-too-large', 'The request headers exceed the server limit.')
-      : rawProblemResponse(
-          'malformed-request',
-          'The request could not be parsed. Header values (Idempotency-Key included) may not contain NUL or other control characters.',
-        ),
-  );
+/**
+ * Requests Node's parser refuses (a NUL or control character in a header, a header without a
+ * name, headers too large) still get a problem, and a body still arriving after it is read and
+ * thrown away within the bounds, so that a reset does not destroy the answer.
+ */
+export function clientErrorHandler(bounds: DiscardBounds) {
+  // Node reports the parse error again for each chunk that arrives after it.
+  const answered = new WeakSet<Socket>();
+  return (error: ConnectionError, socket: Socket): void => {
+    if (answered.has(socket)) return;
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      // An answer already begun (a refusal whose body is still coming) must not be corrupted.
+      const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })
+        ._httpMessage?.headersSent;
+      if (answering) socket.destroy();
+      // Destroyed once written: a client still trickling bytes must not keep the socket.
+      else
+        socket.end(
+          rawProblemResponse(
+            'request-timeout',
+            'The request did not arrive in time: send its headers and body without pausing.',
+          ),
+          () => socket.destroy(),
+        );
+      return;
+    }
+    answered.add(socket);
+    answerAndCloseLingering(
+      socket,
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? rawProblemResponse('headers-too-large', 'The request headers exceed the server limit.')
+        : rawProblemResponse(
+            'malformed-request',
+            'The request could not be parsed. Header names must be tokens, and header values (Idempotency-Key included) may not contain NUL or other control characters.',
+          ),
+      bounds,
+    );
+  };
 }
 
 /**

@@ -41,3 +41,23 @@ function lingeringClose(socket: Socket, bounds: DiscardBounds, closeAtOnce: () =
   socket.once('end', closeAtOnce);
   socket.resume();
 }
+
+/**
+ * Writes the answer to a request Node's parser refused (clientError) and closes lingering. No
+ * request exists to bound what follows, and Node goes on feeding the dead parser (each chunk a
+ * clientError again), so the bytes are counted here: past the bounds the client is cut off.
+ */
+export function answerAndCloseLingering(
+  socket: Socket,
+  answer: string,
+  bounds: DiscardBounds,
+): void {
+  const closeAtOnce = () => socket.destroy();
+  let discarded = 0;
+  socket.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > bounds.maxBytes) closeAtOnce();
+  });
+  socket.write(answer);
+  lingeringClose(socket, bounds, closeAtOnce);
+}
