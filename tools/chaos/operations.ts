@@ -437,9 +437,10 @@ async function openFaultWindow(
  * once (the seeded traffic draws each only a few times in a short run, and which job meets a
  * queued fault depends on timing). On each payment provider: a charge made and then answered
  * `502` (ambiguous, after the work), and a charge filed under the provider's own id (a 2xx, then
- * "no record" under our key for ever); each job has the other provider as its fallback. And a
- * hedged summary whose primary answers seconds late, so its answer loses a race. Returns the
- * number of operations it used.
+ * "no record" under our key for ever); each job has the other provider as its fallback. A charge
+ * with one provider, refused once with `429`, whose retry there must be made. And a hedged
+ * summary whose primary answers seconds late, so its answer loses a race. Returns the number of
+ * operations it used.
  */
 export async function runOpening(
   actors: Actors,
@@ -484,6 +485,18 @@ export async function runOpening(
         Math.max(0, actors.paymentProviders.indexOf(provider)),
         { route: 'charge', fault },
       );
+  // A charge with one provider, refused once with 429 (before any work): a retry there is left,
+  // so the job must be tried again on it; a build that gives up breaks invariant 9.
+  await aimed(
+    {
+      type: 'charge',
+      input: { amountCents: 1_000 + op, currency: 'EUR', account: `acct-opening-${op}` },
+      providers: [actors.paymentProviders[0]!],
+      mode: 'exclusive',
+    },
+    0,
+    { route: 'charge', fault: { kind: 'rate_limited', retryAfterSeconds: 1 } },
+  );
   await aimed(
     {
       type: 'summarize',
