@@ -78,6 +78,15 @@ function outcome(job: FakeJob, attempt: FakeAttempt): AttemptOutcome {
   };
 }
 
+/** A provider's refusal as the call reports it (providerCall.ts). */
+const REFUSAL = {
+  code: 'http_429',
+  certainty: 'definite',
+  httpStatus: 429,
+  provider: { type: 'rate_limit_error', retryAfterMs: 1_000 },
+  message: 'rate limited',
+};
+
 /** The compare-and-swap, in memory: the first answer wins, later ones lose. */
 function answer(attemptId: string): AttemptOutcome {
   const job = jobOf(attemptId);
@@ -162,8 +171,11 @@ const providerCalls: ProviderCallActivities = {
     attempt.state = 'running';
     const script = job.scripts[attempt.provider] ?? { kind: 'answer' };
     if (script.kind === 'held') await script.release;
-    if (script.kind === 'fail') attempt.state = 'failed';
-    else if (script.kind === 'unknown') attempt.state = 'unknown';
+    if (script.kind === 'fail') {
+      attempt.state = 'failed';
+      // As the real call reports a refusal: the provider's own word on it under `provider`.
+      return { ...outcome(job, attempt), error: REFUSAL };
+    } else if (script.kind === 'unknown') attempt.state = 'unknown';
     else return answer(attemptId);
     return outcome(job, attempt);
   },
@@ -290,10 +302,17 @@ test('a definite failure fails over to the next provider, whose answer is the re
   ]);
 });
 
-test('when every provider fails, the job fails with the failure of each', async () => {
-  const { handle, job } = await startJob({}, { a: { kind: 'fail' }, b: { kind: 'fail' } });
+test("when every provider fails, the job fails with the failure of each, each under its provider's name and with what the provider said", async () => {
+  const { jobId, handle, job } = await startJob({}, { a: { kind: 'fail' }, b: { kind: 'fail' } });
   expect((await handle.result()).status).toBe('failed');
-  expect(job.failure).toMatchObject({ code: 'all_attempts_failed' });
+  const { provider: said, ...refusal } = REFUSAL;
+  expect(job.failure).toEqual({
+    code: 'all_attempts_failed',
+    attempts: [
+      { attemptId: `${jobId}:1`, provider: 'a', ...refusal, providerDetail: said },
+      { attemptId: `${jobId}:2`, provider: 'b', ...refusal, providerDetail: said },
+    ],
+  });
 });
 
 test('in exclusive mode a "try again" is refused while an attempt runs, typed, and leaves no trace in the history', async () => {

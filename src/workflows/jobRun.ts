@@ -283,12 +283,17 @@ export class JobRun {
 
   /** An activity reported where an attempt (and maybe its job) stands now. */
   apply(summary: AttemptSummary, outcome: AttemptOutcome): void {
-    if (outcome.state === 'failed' && summary.state !== 'failed')
+    if (outcome.state === 'failed' && summary.state !== 'failed') {
+      // The attempt's record keeps the provider's own word on the failure under `provider`;
+      // here that name is the provider's, so its word moves to `providerDetail`.
+      const { provider: providerDetail, ...error } = outcome.error ?? {};
       this.failures.push({
         attemptId: summary.attemptId,
         provider: summary.provider,
-        ...outcome.error,
+        ...error,
+        ...(providerDetail === undefined ? {} : { providerDetail }),
       });
+    }
     summary.state = outcome.state;
     if (outcome.cost) this.costs.set(summary.attemptId, outcome.cost);
     this.end({ status: outcome.jobStatus, completedBy: outcome.winnerAttemptId });
