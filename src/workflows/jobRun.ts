@@ -7,6 +7,7 @@ import {
 } from '@temporalio/workflow';
 import { describeCosts, type Money } from '../domain/cost';
 import { FAILURES } from '../domain/failures';
+import type { FailedCall } from '../domain/retries';
 import { IN_FLIGHT_ATTEMPT_STATES, type JobStatus, type TerminalJobStatus } from '../domain/job';
 import { databaseSteps, LOCAL_ADMISSION } from './activityStubs';
 import {
@@ -297,6 +298,22 @@ export class JobRun {
     summary.state = outcome.state;
     if (outcome.cost) this.costs.set(summary.attemptId, outcome.cost);
     this.end({ status: outcome.jobStatus, completedBy: outcome.winnerAttemptId });
+  }
+
+  /**
+   * What an attempt's call reported of its failure, in the shape the retry table reads (the
+   * provider's own word under `provider`, as the attempt's record has it).
+   */
+  failedCall(attemptId: string): FailedCall | undefined {
+    const failure = [...this.failures].reverse().find((f) => f.attemptId === attemptId);
+    if (!failure) return undefined;
+    // A run continued from one before `providerDetail` holds the provider's word under `provider`.
+    const detail = failure.providerDetail ?? failure.provider;
+    return {
+      code: failure.code,
+      httpStatus: failure.httpStatus,
+      provider: typeof detail === 'object' && detail !== null ? detail : undefined,
+    };
   }
 
   admittedJobId(): string {

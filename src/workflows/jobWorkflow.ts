@@ -14,7 +14,6 @@ import { markdownText } from '../domain/displayText';
 import { FAILURES } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type AttemptState, type TerminalJobStatus } from '../domain/job';
 import { intentShapeRefusal } from '../domain/jsonShape';
-import type { FailedCall } from '../domain/retries';
 import { nonCancellable, providerCall } from './activityStubs';
 import type {
   AttemptSummary,
@@ -214,9 +213,8 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     const last = job.attempts.at(-1);
     // No attempt was made (the provider took none now): nothing to judge.
     if (!last || job.terminal || job.attempts.length === before) return undefined;
-    // What its call reported of the failure, as the attempt's record has it.
-    const failure = [...job.failures].reverse().find((f) => f.attemptId === last.attemptId);
-    return retryAfterFailure(admitted, job.attempts, last, failure as FailedCall, Math.random);
+    const failure = job.failedCall(last.attemptId);
+    return retryAfterFailure(admitted, job.attempts, last, failure, Math.random);
   }
 
   /**
