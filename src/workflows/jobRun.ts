@@ -7,8 +7,8 @@ import {
 } from '@temporalio/workflow';
 import { describeCosts, type Money } from '../domain/cost';
 import { FAILURES } from '../domain/failures';
-import type { FailedCall } from '../domain/retries';
 import { IN_FLIGHT_ATTEMPT_STATES, type JobStatus, type TerminalJobStatus } from '../domain/job';
+import type { FailedCall } from '../domain/retries';
 import { databaseSteps, LOCAL_ADMISSION } from './activityStubs';
 import {
   AttemptCount,
