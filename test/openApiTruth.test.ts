@@ -344,6 +344,7 @@ test('every route answers as the document says, successes and problems alike', a
 
   // What the service says about itself.
   await expectStatus(send({ method: 'GET', route: '/healthz', path: '/healthz' }), 200);
+  await expectStatus(send({ method: 'GET', route: '/readyz', path: '/readyz' }), 200);
   await expectStatus(send({ method: 'GET', route: '/metrics', path: '/metrics' }), 200);
   const problem = (type: string) =>
     send({ method: 'GET', route: '/problems/{type}', path: `/problems/${type}` });
@@ -388,6 +389,7 @@ test('with PostgreSQL unreachable, the 503 of every route that reads it is docum
         body: summary,
       },
       { method: 'GET', route: '/v1/jobs', path: '/v1/jobs', headers: asOwner },
+      { method: 'GET', route: '/readyz', path: '/readyz' },
       // Its gauges count jobs and attempts in the database.
       { method: 'GET', route: '/metrics', path: '/metrics' },
       { method: 'GET', route: '/v1/jobs/{id}', path: `/v1/jobs/${id}`, headers: asOwner },
@@ -440,6 +442,40 @@ test('with PostgreSQL unreachable, the 503 of every route that reads it is docum
       expect(answer.retryAfter).toMatch(/^\d+$/);
       expect(JSON.parse(answer.body)).toMatchObject({ type: '/problems/service-unavailable' });
     }
+    // Readiness names the dependency that is away, and only that one.
+    const readiness = during.find(({ exchange }) => exchange.route === '/readyz')!;
+    expect(JSON.parse(readiness.body)).toMatchObject({
+      checks: { postgres: { ok: false }, temporal: { ok: true } },
+    });
+  } finally {
+    await api.stop();
+    await proxy.close();
+  }
+});
+
+test('readiness names Temporal when it is the one away, and says ready again once it answers, without a restart', async () => {
+  const [host, port] = stack.serviceEnv.TEMPORAL_ADDRESS!.split(':');
+  const proxy = await startTcpProxy({ host: host!, port: Number(port) });
+  const api = await stack.startExtraApi({ TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}` });
+  const from = seen.length;
+  const readyz = () => send({ method: 'GET', route: '/readyz', path: '/readyz', base: api.url });
+  try {
+    await expectStatus(readyz(), 200);
+    await proxy.cut();
+    const away = await readyz();
+    expect(away.status).toBe(503);
+    expect(JSON.parse(away.body)).toMatchObject({
+      type: '/problems/service-unavailable',
+      checks: { postgres: { ok: true }, temporal: { ok: false, reason: expect.any(String) } },
+    });
+    // The reason is a code or a wait, never where the dependency lives.
+    expect(away.body).not.toContain(String(proxy.port));
+    await proxy.restore();
+    await eventually(readyz, (answer) => answer.status === 200, 60_000);
+    expect({ surprises, misfits: misfits(seen.slice(from)) }).toEqual({
+      surprises: [],
+      misfits: [],
+    });
   } finally {
     await api.stop();
     await proxy.close();

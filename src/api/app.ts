@@ -12,6 +12,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { JobEndings } from '../db/jobEndings';
 import { DEFAULTS } from '../domain/defaults';
 import { MAX_JSON_BYTES } from '../domain/jsonShape';
+import { checkReadiness, postgresProbe, temporalProbe } from '../service/readiness';
 import { bodyShapeProblem } from './bodyShape';
 import type { ApiDeps } from './deps';
 import { clientErrorHandler, frameworkErrorHandler, setErrorHandlers } from './errorHandler';
@@ -129,7 +130,15 @@ export async function buildApi(deps: ApiDeps) {
   const endings = await JobEndings.listen(deps.pool, deps.logger);
   app.addHook('onClose', async () => endings.close());
 
-  await app.register(metaRoutes, { metrics, access: deps.metricsAccess ?? { kind: 'loopback' } });
+  const probes = {
+    postgres: postgresProbe(deps.pool),
+    temporal: temporalProbe(deps.temporal, DEFAULTS.readinessTimeoutMs),
+  };
+  await app.register(metaRoutes, {
+    metrics,
+    access: deps.metricsAccess ?? { kind: 'loopback' },
+    readiness: () => checkReadiness(probes, deps.logger),
+  });
   await app.register(jobRoutes, { prefix: '/v1', deps, metrics, waits, endings });
   await app.register(operatorRoutes, { prefix: '/v1/operator', deps });
   await app.register(callbackRoutes, { prefix: '/v1/callbacks', deps });

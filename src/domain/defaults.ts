@@ -47,6 +47,8 @@ export const DEFAULTS = {
   callbackToleranceS: 300,
   /** A `GET /v1/jobs` page that carries inputs or results stops before this many bytes. */
   listPageMaxBytes: 1_048_576,
+  /** How long a readiness check waits for PostgreSQL and for Temporal before it calls one down. */
+  readinessTimeoutMs: 2_000,
   /** How often the API folds its metric deltas when nobody scrapes. */
   metricsFoldIntervalMs: 60_000,
   /** How long and how much one client may hold of the API server (apiConfig says each). */

@@ -1,16 +1,24 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { isProblemType, PROBLEM_TYPES } from '../../domain/problems';
+import type { Readiness } from '../../service/readiness';
 import type { Metrics } from '../metrics';
 import { type MetricsAccess, metricsGuard } from '../metricsAccess';
 import { problemResponses } from '../openapi';
-import { problemTypeUri, sendNotFound } from '../problems';
+import { problemTypeUri, sendNotFound, sendProblem } from '../problems';
 
-/** What the service says about itself: liveness, Prometheus metrics, the problem types. */
+const dependencyCheckSchema = z.object({
+  ok: z.boolean(),
+  ms: z.number().int(),
+  reason: z.string().optional(),
+});
+
+/** What the service says about itself: liveness, readiness, Prometheus metrics, the problem types. */
 export const metaRoutes: FastifyPluginAsyncZod<{
   metrics: Pick<Metrics, 'registry'>;
   access: MetricsAccess;
-}> = async (app, { metrics, access }) => {
+  readiness: () => Promise<Readiness>;
+}> = async (app, { metrics, access, readiness }) => {
   app.get(
     '/healthz',
     {
@@ -21,6 +29,36 @@ export const metaRoutes: FastifyPluginAsyncZod<{
       },
     },
     async () => ({ ok: true as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        summary:
+          'Readiness: PostgreSQL and Temporal (its namespace) both answer; else 503 naming which did not',
+        security: [],
+        response: {
+          200: z.object({
+            ready: z.literal(true),
+            checks: z.record(z.string(), dependencyCheckSchema),
+          }),
+          ...problemResponses(),
+        },
+      },
+    },
+    async (_request, reply) => {
+      const { ready, checks } = await readiness();
+      if (ready) return { ready: true as const, checks };
+      const down = Object.keys(checks).filter((name) => !checks[name]!.ok);
+      return sendProblem(
+        reply,
+        'service-unavailable',
+        `Not ready: ${down.join(' and ')} did not answer.`,
+        { checks },
+        { 'retry-after': '5' },
+      );
+    },
   );
 
   app.get(
