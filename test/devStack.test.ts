@@ -5,7 +5,7 @@ import pg from 'pg';
 import { DEV_TOKEN } from '../src/domain/publishedSecrets';
 import { ensureDatabase, withDatabase } from '../tools/stack/postgres';
 import { freePort } from '../tools/stack/processes';
-import { runDevStart, untilRunning, type StartedStack } from './support/devStart';
+import { runDevStart, untilRunning, type StartedStack, exitOf } from './support/devStart';
 import { harness, TEST_OUTPUT } from './support/harness';
 import { eventually } from './support/polling';
 import { processesMentioning, waitUntil } from './support/processScan';
@@ -111,7 +111,7 @@ test('npm start serves a job to success, keeps it across a restart, and leaves n
   // Ctrl-C: the terminal sends SIGINT to the whole foreground group at once. Everything
   // stops cleanly and nothing of ours is left running.
   process.kill(-stack.process.pid!, 'SIGINT');
-  expect(await stack.exited).toBe(0);
+  expect(await exitOf(stack)).toEqual({ code: 0 });
   expect(await waitUntil(() => processesMentioning(stateDir).length === 0, 20_000)).toBe(true);
 
   // Second run on the same state folder: the job and its workflow history are still there.
@@ -170,7 +170,7 @@ test('with TEMPORAL_ADDRESS set, npm start uses that server and starts none of i
     await summarizeAndWait('external-temporal-job', 'One server for all. Nothing else started.');
   } finally {
     stack.process.kill('SIGTERM');
-    expect(await stack.exited).toBe(0);
+    expect(await exitOf(stack)).toEqual({ code: 0 });
   }
   expect(await waitUntil(() => processesMentioning(dir).length === 0, 20_000)).toBe(true);
 });

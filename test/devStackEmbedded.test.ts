@@ -4,7 +4,7 @@ import path from 'node:path';
 import { DEV_TOKEN } from '../src/domain/publishedSecrets';
 import { builtProduct } from '../tools/stack/build';
 import { freePort } from '../tools/stack/processes';
-import { embeddedStackSettings, runDevStart, untilRunning } from './support/devStart';
+import { embeddedStackSettings, runDevStart, untilRunning, exitOf } from './support/devStart';
 import { TEST_OUTPUT } from './support/harness';
 import { processesMentioning, waitUntil } from './support/processScan';
 
@@ -97,7 +97,7 @@ test('npm start on embedded PostgreSQL prints its URL and records it; the CLI fi
     expect(JSON.parse(races.stdout)).toEqual([]);
   } finally {
     process.kill(-stack.process.pid!, 'SIGINT');
-    expect(await stack.exited).toBe(0);
+    expect(await exitOf(stack)).toEqual({ code: 0 });
   }
   // Stopped: the record goes with it, and nothing of the stack is left.
   expect(existsSync(recordFile)).toBe(false);

@@ -35,6 +35,14 @@ export function runDevStart(env: NodeJS.ProcessEnv): StartedStack {
   return { process: child, output: () => output, exited };
 }
 
+/** The stack's exit code, with its output when that is not 0 (a failure then says why it stopped). */
+export async function exitOf(
+  stack: StartedStack,
+): Promise<{ code: number | null; output?: string }> {
+  const code = await stack.exited;
+  return code === 0 ? { code } : { code, output: stack.output() };
+}
+
 /** Waits for the banner; throws with the output if the stack exited instead. */
 export async function untilRunning(stack: StartedStack, timeoutMs = 180_000): Promise<void> {
   const ready = await waitUntil(
