@@ -90,9 +90,12 @@ export async function requestAttempt(
 
 /**
  * How long an update waits for a workflow whose task keeps failing (Temporal turns updates away
- * then): one workflow task timeout, time for a live worker to complete the task it retries.
+ * then): two workflow task timeouts (Temporal's 10 s, which the job workflows keep). The update
+ * may meet the failed state just as a retried task starts, and that retry may time out too when
+ * the engine is slow: a fault campaign with no fault at all saw a task time out twice in a row
+ * on the dev server's stalled persistence, and a try-again answered 503 a second before it.
  */
-const FAILING_TASK_PATIENCE_MS = 10_000;
+const FAILING_TASK_PATIENCE_MS = 20_000;
 
 /**
  * Sends an update to the job's workflow; a refusal comes back as the rule it broke. An update
