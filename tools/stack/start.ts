@@ -181,7 +181,12 @@ async function main(): Promise<void> {
     env.PORT = String(ports.apiPort);
 
     const start = (name: 'simulator' | 'worker' | 'api'): GuardedProcess => {
-      const child = spawnNodeScript(SCRIPTS[name], [], { env });
+      // In a process group of its own: Ctrl-C (SIGINT to the terminal's whole group) reaches only
+      // this supervisor, which stops each child in order. A child that got the SIGINT itself
+      // could exit before this process had handled its own, and be taken for a crash (seen
+      // under load: "simulator exited unexpectedly (code 0)"). If this process dies, each child
+      // still stops, on its parent link.
+      const child = spawnNodeScript(SCRIPTS[name], [], { env, detached: true });
       children.push(child);
       void child.exited.then((code) => {
         if (!stopping) {
