@@ -1,10 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { DEV_TOKEN } from '../src/domain/publishedSecrets';
 import { ensureDatabase, withDatabase } from '../tools/stack/postgres';
-import { freePort } from '../tools/stack/processes';
+import { childPids, freePort } from '../tools/stack/processes';
 import { runDevStart, untilRunning, type StartedStack, exitOf } from './support/devStart';
 import { harness, TEST_OUTPUT } from './support/harness';
 import { eventually } from './support/polling';
@@ -48,6 +48,21 @@ function api(pathname: string, init: RequestInit = {}): Promise<Response> {
       ...init.headers,
     },
   });
+}
+
+/** A process's command line, its arguments joined by spaces ('' once it is gone). */
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    return '';
+  }
+}
+
+/** A process's group id (Linux /proc: the field after the parent's id). */
+function processGroup(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
 }
 
 /** POSTs a summarize job, waits for it, and checks it succeeded with the first sentence. */
@@ -108,9 +123,19 @@ test('npm start serves a job to success, keeps it across a restart, and leaves n
   expect(ui.status).toBe(200);
   expect(await ui.text()).toMatch(/<html/i);
 
+  // The simulator, the worker and the API are not in the terminal's group: Ctrl-C reaches only
+  // the supervisor, which stops them in order (one that took the SIGINT itself could exit before
+  // the supervisor heard its own, and be taken for a crash).
+  const supervisor = stack.process.pid!;
+  const services = childPids(supervisor).filter((pid) =>
+    /bin\/(api|worker)\.js|simulator\/main\.js/.test(commandLine(pid)),
+  );
+  expect(services).toHaveLength(3);
+  for (const pid of services) expect(processGroup(pid)).not.toBe(processGroup(supervisor));
+
   // Ctrl-C: the terminal sends SIGINT to the whole foreground group at once. Everything
   // stops cleanly and nothing of ours is left running.
-  process.kill(-stack.process.pid!, 'SIGINT');
+  process.kill(-supervisor, 'SIGINT');
   expect(await exitOf(stack)).toEqual({ code: 0 });
   expect(await waitUntil(() => processesMentioning(stateDir).length === 0, 20_000)).toBe(true);
 
