@@ -37,17 +37,20 @@ export function* causeChain(error: unknown, depth = 5): Generator<unknown> {
 }
 
 /**
- * Temporal turned an update away, unseen by the workflow, because the workflow's task has
- * failed or timed out again and again (a starved or crashed worker): FAILED_PRECONDITION with
- * the server's "Workflow Task in failed state". Nothing was admitted; the same update succeeds
- * once a worker completes the task.
+ * Temporal turned an update away before the workflow accepted it, because the workflow's task
+ * failed: FAILED_PRECONDITION with the server's "Workflow Task in failed state" (it has failed or
+ * timed out again and again: a starved or crashed worker), or "unexpected workflow task failure"
+ * (the task that carried the update failed, e.g. a signal came in while it completed the
+ * workflow; a fault campaign answered that 500). Nothing was accepted: the server drops an update
+ * its failed task had not accepted, so the same update, sent again, is let in or meets the
+ * ended workflow once a worker completes the next task.
  */
 export function isWorkflowTaskFailing(error: unknown): boolean {
   for (const current of causeChain(error))
     if (
       isGrpcServiceError(current) &&
       current.code === 9 &&
-      /workflow task in failed state/i.test(current.details)
+      /workflow task in failed state|unexpected workflow task failure/i.test(current.details)
     )
       return true;
   return false;
