@@ -4,7 +4,7 @@ import { chargeBody, createJob, readJob, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { effectsFor, requestsFor } from './support/providerLedger';
 import { chatProvider, payProvider } from './support/providers';
-import { attemptRows } from './support/rows';
+import { attemptChecks, attemptRows } from './support/rows';
 import { useTestStack } from './support/stack';
 
 /** Who may ask for another attempt, how many a job may have, and which callbacks count. */
@@ -184,14 +184,8 @@ describe('provider callbacks', () => {
     // The callback comes after the reconciler's first look has found that only an operator (or
     // a callback) can settle it, and has told the workflow so: a signal the replay must not add to.
     await eventually(
-      async () =>
-        (
-          await stack.pool.query<{ needs: boolean }>(
-            'SELECT needs_operator AS needs FROM attempts WHERE id = $1',
-            [`${job.id}:1`],
-          )
-        ).rows[0]?.needs,
-      (needs) => needs === true,
+      () => attemptChecks(stack.pool, `${job.id}:1`),
+      (checks) => checks?.needsOperator === true,
     );
     const body = JSON.stringify({ attemptId: `${job.id}:1`, status: 'failed', error: 'declined' });
     const signature = signCallback(CALLBACK_SECRET, body);
@@ -204,14 +198,8 @@ describe('provider callbacks', () => {
     // look came before the callback, so was "only an operator can settle it"): count once every
     // wake-up of attempt 1 is sent and taken, so that only the replay could add a signal.
     await eventually(
-      async () =>
-        (
-          await stack.pool.query<{ due: Date | null }>(
-            'SELECT next_check_at AS due FROM attempts WHERE id = $1',
-            [`${job.id}:1`],
-          )
-        ).rows[0]?.due,
-      (due) => due === null,
+      () => attemptChecks(stack.pool, `${job.id}:1`),
+      (checks) => checks?.nextCheckAt === null,
     );
     await noWorkflowTaskPending(job.workflowId);
     const before = await readJob(stack, job.id);

@@ -1,10 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { DEV_TOKEN } from '../src/domain/publishedSecrets';
 import { ensureDatabase, withDatabase } from '../tools/stack/postgres';
-import { childPids, freePort } from '../tools/stack/processes';
+import { childPids, freePort, processGroup } from '../tools/stack/processes';
 import { runDevStart, untilRunning, type StartedStack, exitOf } from './support/devStart';
 import { harness, TEST_OUTPUT } from './support/harness';
 import { eventually } from './support/polling';
@@ -50,20 +50,8 @@ function api(pathname: string, init: RequestInit = {}): Promise<Response> {
   });
 }
 
-/** A process's command line, its arguments joined by spaces ('' once it is gone). */
-function commandLine(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-  } catch {
-    return '';
-  }
-}
-
-/** A process's group id (Linux /proc: the field after the parent's id). */
-function processGroup(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-}
+/** The simulator's, the worker's and the API's scripts, as their command lines name them. */
+const SERVICE_SCRIPT = /bin\/(api|worker)\.js|simulator\/main\.js/;
 
 /** POSTs a summarize job, waits for it, and checks it succeeded with the first sentence. */
 async function summarizeAndWait(
@@ -127,11 +115,14 @@ test('npm start serves a job to success, keeps it across a restart, and leaves n
   // the supervisor, which stops them in order (one that took the SIGINT itself could exit before
   // the supervisor heard its own, and be taken for a crash).
   const supervisor = stack.process.pid!;
-  const services = childPids(supervisor).filter((pid) =>
-    /bin\/(api|worker)\.js|simulator\/main\.js/.test(commandLine(pid)),
-  );
+  const children = childPids(supervisor);
+  const services = processesMentioning(stateDir)
+    .filter(({ pid, command }) => children.includes(pid) && SERVICE_SCRIPT.test(command))
+    .map(({ pid }) => pid);
   expect(services).toHaveLength(3);
-  for (const pid of services) expect(processGroup(pid)).not.toBe(processGroup(supervisor));
+  const supervisorGroup = processGroup(supervisor);
+  expect(supervisorGroup).toEqual(expect.any(Number));
+  for (const pid of services) expect(processGroup(pid)).not.toBe(supervisorGroup);
 
   // Ctrl-C: the terminal sends SIGINT to the whole foreground group at once. Everything
   // stops cleanly and nothing of ours is left running.

@@ -22,6 +22,18 @@ export async function attemptRows(pool: Pool, jobId: string): Promise<AttemptRow
   return rows;
 }
 
+/** Where the reconciler's looks at one attempt stand: the next one due, and whether an operator is needed. */
+export async function attemptChecks(
+  pool: Pool,
+  attemptId: string,
+): Promise<{ nextCheckAt: Date | null; needsOperator: boolean } | undefined> {
+  const { rows } = await pool.query<{ nextCheckAt: Date | null; needsOperator: boolean }>(
+    'SELECT next_check_at AS "nextCheckAt", needs_operator AS "needsOperator" FROM attempts WHERE id = $1',
+    [attemptId],
+  );
+  return rows[0];
+}
+
 /**
  * Everything the database holds of one job: its row, its attempts and its race events. A refused
  * action is checked by comparing this before and after: a refusal changes nothing. The looks'

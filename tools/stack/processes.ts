@@ -97,16 +97,21 @@ export function spawnNodeScript(
   return track(child);
 }
 
-/** A process's parent and state letter from /proc (Linux), or undefined once it is gone. */
-function procStat(pid: number): { ppid: number; state: string } | undefined {
+/** A process's parent, group and state letter from /proc (Linux), or undefined once it is gone. */
+function procStat(pid: number): { ppid: number; pgrp: number; state: string } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'.
-    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return state && ppid ? { state, ppid: Number(ppid) } : undefined;
+    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so read after the last ')'.
+    const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return state && ppid && pgrp ? { state, ppid: Number(ppid), pgrp: Number(pgrp) } : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The process group of `pid` (Linux), or undefined once it is gone. */
+export function processGroup(pid: number): number | undefined {
+  return procStat(pid)?.pgrp;
 }
 
 /**
