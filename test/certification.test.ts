@@ -4,7 +4,7 @@ import type { OpenAiCompatibleConfig, ProviderConfig } from '../src/providers/pr
 import { runCli } from './support/cli';
 import { anthropicProvider, chatProvider, payProvider } from './support/providers';
 import { attemptRows } from './support/rows';
-import { startTestStack, type TestStack } from './support/stack';
+import { certifyForSetup, startTestStack, type TestStack } from './support/stack';
 
 /**
  * Certification before failover, against every behaviour profile of the simulator. Each model is
@@ -268,4 +268,15 @@ test('onejob providers certify runs from the command line and prints the verdict
   const wrong = await runCli(stack, ['providers', 'certify', '--provider', 'nobody'], env);
   expect(wrong.code).toBe(1);
   expect(wrong.stderr.trim()).toMatch(/^onejob: unknown provider nobody/);
+});
+
+test('a certification a test only needs (certifyForSetup) gives each case 30 s, so a loaded machine cannot fail it by the clock: sim-slow answers in 2 s, past its 1 s attempt timeout (which fails it as timeout above), and passes there', async () => {
+  await certifyForSetup(stack, [['sim-slow', 'summarize']]);
+  const stored = await findCertification(stack.pool, {
+    provider: 'sim-slow',
+    model: 'sim-slow',
+    jobType: 'summarize',
+    contractVersion: contractVersion(findJobType('summarize')!),
+  });
+  expect(stored?.passed).toBe(true);
 });

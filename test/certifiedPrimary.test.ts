@@ -3,7 +3,7 @@ import { createJob, type JobView, untilJob } from './support/jobs';
 import { requestsFor } from './support/providerLedger';
 import { chatProvider } from './support/providers';
 import { attemptRows } from './support/rows';
-import { useTestStack } from './support/stack';
+import { certifyForSetup, useTestStack } from './support/stack';
 
 /**
  * With ONEJOB_REQUIRE_CERTIFIED_PRIMARY=true even the primary must be certified for the contract
@@ -55,7 +55,7 @@ test('an uncertified primary is skipped for the certified fallback when certific
 });
 
 test('once certified, the same primary runs', async () => {
-  expect((await stack.certify('chat', 'summarize')).passed).toBe(true);
+  await certifyForSetup(stack, [['chat', 'summarize']]);
   const job = await createJob(stack, summarize(['chat']));
   const done = await untilJob(stack, job.id, ended);
   expect(done.status).toBe('succeeded');

@@ -5,7 +5,7 @@ import { chargeBody, createJob, operator, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { effectsFor, requestsFor } from './support/providerLedger';
 import { chatProvider, payProvider } from './support/providers';
-import { startTestStack, type TestStack } from './support/stack';
+import { certifyForSetup, startTestStack, type TestStack } from './support/stack';
 import { workflowStatus } from './support/temporal';
 
 /**
@@ -44,8 +44,10 @@ beforeAll(async () => {
       chatProvider(url, 'chat-backup', 'sim-backup'),
     ],
   });
-  expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
-  expect((await stack.certify('chat-backup', 'summarize')).passed).toBe(true);
+  await certifyForSetup(stack, [
+    ['pay-backup', 'charge'],
+    ['chat-backup', 'summarize'],
+  ]);
 });
 afterEach(() => stack.simulator.clearFaults());
 afterAll(async () => {

@@ -11,7 +11,7 @@ import {
   scenarioArb,
   type Divergence,
 } from './support/modelBasedRun';
-import { startTestStack } from './support/stack';
+import { certifyForSetup, startTestStack } from './support/stack';
 
 /**
  * The model-based test can find what it looks for: each planted bug (tools/chaos/plantedBugs.ts)
@@ -78,10 +78,7 @@ async function search(bug: PlantedBug, seed: number): Promise<Search> {
   const build = buildWithPlantedBug(bug, path.join(dir, 'build'));
   const stack = await startTestStack({ ...MODEL_STACK, build });
   try {
-    for (const [provider, jobType] of MODEL_CERTIFICATIONS) {
-      const report = await stack.certify(provider, jobType);
-      if (!report.passed) throw new Error(`${provider} failed certification for ${jobType}`);
-    }
+    await certifyForSetup(stack, MODEL_CERTIFICATIONS);
     const details = await fc.check(
       fc.asyncProperty(scenarioArb({ maxCommands: 8 }), ([first, commands]) =>
         runScenario(stack, first, commands),

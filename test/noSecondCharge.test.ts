@@ -11,7 +11,7 @@ import { eventually } from './support/polling';
 import { providerSaw } from './support/providerLedger';
 import { payProvider } from './support/providers';
 import { attemptRows } from './support/rows';
-import { startTestStack, type TestStack } from './support/stack';
+import { certifyForSetup, startTestStack, type TestStack } from './support/stack';
 import { workflowStatus } from './support/temporal';
 
 /**
@@ -31,7 +31,7 @@ const providers = (url: string): ProviderConfig[] => [
 let stack: TestStack;
 beforeAll(async () => {
   stack = await startTestStack({ providers });
-  expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
+  await certifyForSetup(stack, [['pay-backup', 'charge']]);
 });
 afterEach(() => stack.simulator.clearFaults());
 afterAll(async () => {

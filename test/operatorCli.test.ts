@@ -2,7 +2,7 @@ import type { ProviderConfig } from '../src/providers/provider';
 import { runCli } from './support/cli';
 import { eventually } from './support/polling';
 import { chatProvider, payProvider } from './support/providers';
-import { startTestStack, type TestStack } from './support/stack';
+import { certifyForSetup, startTestStack, type TestStack } from './support/stack';
 
 /** The operator CLI settles and cancels through the same services as the API. */
 const providers = (url: string): ProviderConfig[] => [
@@ -14,7 +14,7 @@ const providers = (url: string): ProviderConfig[] => [
 let stack: TestStack;
 beforeAll(async () => {
   stack = await startTestStack({ providers });
-  expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
+  await certifyForSetup(stack, [['pay-backup', 'charge']]);
 });
 afterAll(async () => {
   await stack?.stop();

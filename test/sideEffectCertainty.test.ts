@@ -6,7 +6,7 @@ import { chargeBody, createJob, operator, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { effectsFor, requestsFor } from './support/providerLedger';
 import { anthropicProvider, chatProvider, payProvider } from './support/providers';
-import { startTestStack, type TestStack } from './support/stack';
+import { certifyForSetup, startTestStack, type TestStack } from './support/stack';
 import { workflowStatus } from './support/temporal';
 
 /**
@@ -54,8 +54,10 @@ beforeAll(async () => {
     new Promise<void>((resolve) => htmlStatus.listen(0, '127.0.0.1', resolve)),
   ]);
   stack = await startTestStack({ providers });
-  expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
-  expect((await stack.certify('chat-backup', 'summarize')).passed).toBe(true);
+  await certifyForSetup(stack, [
+    ['pay-backup', 'charge'],
+    ['chat-backup', 'summarize'],
+  ]);
 });
 afterEach(() => stack.simulator.clearFaults());
 afterAll(async () => {

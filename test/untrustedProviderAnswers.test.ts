@@ -2,7 +2,7 @@ import type { ProviderConfig } from '../src/providers/provider';
 import { chargeBody, createJob, untilJob, type JobView } from './support/jobs';
 import { effectsFor, requestsFor } from './support/providerLedger';
 import { anthropicProvider, chatProvider, payProvider } from './support/providers';
-import { startTestStack, type TestStack } from './support/stack';
+import { certifyForSetup, startTestStack, type TestStack } from './support/stack';
 
 /**
  * A provider's answer is not trusted with our memory or our secrets: its body is read only up
@@ -47,8 +47,10 @@ beforeAll(async () => {
       TEST_PLAIN_KEY: SECRETS.plainKey,
     },
   });
-  expect((await stack.certify('chat-backup', 'summarize')).passed).toBe(true);
-  expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
+  await certifyForSetup(stack, [
+    ['chat-backup', 'summarize'],
+    ['pay-backup', 'charge'],
+  ]);
 });
 afterEach(() => stack.simulator.clearFaults());
 afterAll(async () => {

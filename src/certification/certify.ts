@@ -304,6 +304,13 @@ export async function certifyProvider(options: {
   return report;
 }
 
+/** Why a certification failed, in a line: its first failed case, or its output-cap probe. */
+export function certificationFailure(report: CertificationReport): string {
+  const failedCase = report.cases.find((c) => !c.passed);
+  if (failedCase) return `${failedCase.case}: ${failedCase.reason ?? failedCase.code}`;
+  return report.outputCap?.passed === false ? report.outputCap.detail : 'no case failed';
+}
+
 /** Certifies each chosen provider for each chosen job type it can serve. */
 export async function certifyMany(options: {
   db: Queryable;

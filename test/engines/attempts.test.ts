@@ -6,7 +6,7 @@ import { eventually } from '../support/polling';
 import { providerSaw } from '../support/providerLedger';
 import { chatProvider, payProvider } from '../support/providers';
 import { attemptRows, rowsOfJob } from '../support/rows';
-import { startTestStack, type TestStack } from '../support/stack';
+import { certifyForSetup, startTestStack, type TestStack } from '../support/stack';
 import { workflowStatus } from '../support/temporal';
 
 /**
@@ -31,8 +31,10 @@ beforeAll(async () => {
     env: { TEST_PAY_CALLBACK_SECRET: 'attempts-pay-callback-secret' },
   });
   // Failover only goes to certified providers.
-  for (const name of ['pay', 'pay-backup', 'pay-blind'])
-    expect((await stack.certify(name, 'charge')).passed).toBe(true);
+  await certifyForSetup(
+    stack,
+    ['pay', 'pay-backup', 'pay-blind'].map((name) => [name, 'charge'] as const),
+  );
 });
 afterAll(async () => {
   await stack?.stop();

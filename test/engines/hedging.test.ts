@@ -7,7 +7,7 @@ import { eventually } from '../support/polling';
 import { providerSaw } from '../support/providerLedger';
 import { chatProvider } from '../support/providers';
 import { attemptRows } from '../support/rows';
-import { startTestStack, type TestStack } from '../support/stack';
+import { certifyForSetup, startTestStack, type TestStack } from '../support/stack';
 
 /**
  * Hedged mode, for side-effect-free jobs: after a delay of silence the fallback starts too;
@@ -118,7 +118,7 @@ describe('reverse-order finish', () => {
       ],
       hedgeDelayMs: 300,
     });
-    expect((await stack.certify('fallback', 'summarize')).passed).toBe(true);
+    await certifyForSetup(stack, [['fallback', 'summarize']]);
   });
   afterAll(async () => {
     await stack?.stop();
@@ -179,7 +179,7 @@ describe('reverse-order finish after a timeout', () => {
       ],
       hedgeDelayMs: 30_000,
     });
-    expect((await stack.certify('fallback', 'summarize')).passed).toBe(true);
+    await certifyForSetup(stack, [['fallback', 'summarize']]);
   });
   afterAll(async () => {
     await stack?.stop();
@@ -210,8 +210,10 @@ describe('a user asks for the fallback now', () => {
       ],
       hedgeDelayMs: 30_000,
     });
-    expect((await stack.certify('fallback', 'summarize')).passed).toBe(true);
-    expect((await stack.certify('fallback-with-effects', 'summarize')).passed).toBe(true);
+    await certifyForSetup(stack, [
+      ['fallback', 'summarize'],
+      ['fallback-with-effects', 'summarize'],
+    ]);
   });
 
   test('a hedged job takes no attempt on a provider with side effects, even when a user asks for it', async () => {
@@ -273,7 +275,7 @@ describe('the hedge delay is the primary’s observed p95', () => {
       // No ONEJOB_HEDGE_DELAY_MS: the worker's own default (2000 ms) applies while no p95 is known.
       env: { ONEJOB_HEDGE_DELAY_MS: '' },
     });
-    expect((await stack.certify('fallback', 'summarize')).passed).toBe(true);
+    await certifyForSetup(stack, [['fallback', 'summarize']]);
   });
   afterAll(async () => {
     await stack?.stop();
@@ -339,8 +341,10 @@ describe('a hedge that starts while the attempt before it is still being written
       ],
       hedgeDelayMs: 100,
     });
-    expect((await stack.certify('fallback', 'summarize')).passed).toBe(true);
-    expect((await stack.certify('second-fallback', 'summarize')).passed).toBe(true);
+    await certifyForSetup(stack, [
+      ['fallback', 'summarize'],
+      ['second-fallback', 'summarize'],
+    ]);
   });
   afterAll(async () => {
     await stack?.stop();

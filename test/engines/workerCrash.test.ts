@@ -8,7 +8,7 @@ import { eventually } from '../support/polling';
 import { providerSaw, requestsFor } from '../support/providerLedger';
 import { chatProvider, payProvider } from '../support/providers';
 import { attemptRows } from '../support/rows';
-import { startTestStack, type TestStack } from '../support/stack';
+import { certifyForSetup, startTestStack, type TestStack } from '../support/stack';
 import { untilWorkflowClosed } from '../support/temporal';
 
 /**
@@ -34,7 +34,7 @@ beforeAll(async () => {
     workerProcess: true,
     env: { ONEJOB_SHUTDOWN_FORCE_TIME_MS: String(FORCED_SHUTDOWN_MS) },
   });
-  expect((await stack.certify('pay-backup', 'charge')).passed).toBe(true);
+  await certifyForSetup(stack, [['pay-backup', 'charge']]);
 });
 afterAll(async () => {
   await stack?.stop();

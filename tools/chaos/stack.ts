@@ -4,7 +4,7 @@ import path from 'node:path';
 import {
   certificationPlan,
   certifyMany,
-  type CertificationReport,
+  certificationFailure,
 } from '../../src/certification/certify';
 import { sweeperConfig, workerConfig } from '../../src/config';
 import { migrate } from '../../src/db/migrate';
@@ -68,20 +68,15 @@ async function certifyProviders(
       const failed = reports.filter((report) => !report.passed);
       if (failed.length === 0)
         return log(`certified ${reports.map((r) => `${r.provider}/${r.jobType}`).join(', ')}`);
-      const why = failed.map((r) => `${r.provider}/${r.jobType} (${failureOf(r)})`).join(', ');
+      const why = failed
+        .map((r) => `${r.provider}/${r.jobType} (${certificationFailure(r)})`)
+        .join(', ');
       if (tries >= CERTIFICATION_TRIES) throw new Error(`certification failed: ${why}`);
       log(`certification failed: ${why}; certifying again`);
     }
   } finally {
     await db.end();
   }
-}
-
-/** Why a certification failed: its first failed case, or its output-cap probe. */
-function failureOf(report: CertificationReport): string {
-  return (
-    report.cases.find((c) => !c.passed)?.reason ?? report.outputCap?.detail ?? 'no case failed'
-  );
 }
 
 /** A service that died without being told to (not one of our kills): a finding in itself. */
