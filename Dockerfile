@@ -33,4 +33,7 @@ COPY package.json ./
 COPY migrations ./migrations
 COPY fixtures ./fixtures
 USER node
+# Ready, not only alive: the API's /readyz, or the worker's when the command runs the worker.
+HEALTHCHECK --interval=5s --timeout=5s --start-period=30s --retries=6 \
+  CMD ["node", "dist/src/bin/healthcheck.js"]
 CMD ["node", "dist/src/bin/api.js"]

@@ -20,6 +20,23 @@ export function port(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   return value;
 }
 
+/** A listening address, `host:port`, split; a one-line error naming `variable` otherwise. */
+export function hostAndPort(address: string, variable: string): { host: string; port: number } {
+  const at = address.lastIndexOf(':');
+  const port = Number(address.slice(at + 1));
+  if (at < 0 || address.slice(at + 1) === '' || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`${variable} must be host:port or off, got "${address}"`);
+  return { host: address.slice(0, at).replace(/^\[|\]$/g, '') || '127.0.0.1', port };
+}
+
+/** `host:port` from `name` (checked), `fallback` when unset, or `off`. */
+function listenAddress(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw !== 'off') hostAndPort(raw, name);
+  return raw;
+}
+
 function milliseconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
   const value = raw === undefined || raw === '' ? fallback : Number(raw);
@@ -133,6 +150,14 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
       DEFAULTS.shutdownForceTimeMs,
     ),
     hedgeBudget: hedgeBudget(env),
+    /** Where the Temporal SDK's Prometheus metrics are served (`host:port`), or `off`. */
+    metricsAddress: listenAddress(
+      env,
+      'ONEJOB_WORKER_METRICS_ADDRESS',
+      DEFAULTS.workerMetricsAddress,
+    ),
+    /** Where the worker answers /healthz and /readyz (`host:port`), or `off`. */
+    healthAddress: listenAddress(env, 'ONEJOB_WORKER_HEALTH_ADDRESS', DEFAULTS.workerHealthAddress),
   };
 }
 

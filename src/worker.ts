@@ -44,6 +44,8 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
 export interface JobWorkers {
   run(): Promise<void>;
   shutdown(): void;
+  /** Why the workers are not taking tasks (not running, a poller stopped), or none when they are. */
+  notPolling(): string[];
 }
 
 /**
@@ -92,7 +94,25 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
       if (failed) throw failed.reason;
     },
     shutdown,
+    notPolling: () => [
+      ...pollerTrouble(jobs, options.taskQueue, ['workflow', 'activity']),
+      ...pollerTrouble(calls, providerCallTaskQueue(options.taskQueue), ['activity']),
+    ],
   };
+}
+
+/** What keeps `worker` from taking its kinds of task: its run state, then each poller's. */
+function pollerTrouble(
+  worker: Worker,
+  taskQueue: string,
+  kinds: ReadonlyArray<'workflow' | 'activity'>,
+): string[] {
+  const status = worker.getStatus();
+  if (status.runState !== 'RUNNING') return [`${taskQueue}: ${status.runState.toLowerCase()}`];
+  return kinds.flatMap((kind) => {
+    const state = kind === 'workflow' ? status.workflowPollerState : status.activityPollerState;
+    return state === 'POLLING' ? [] : [`${taskQueue}: ${kind} poller ${state.toLowerCase()}`];
+  });
 }
 
 /**

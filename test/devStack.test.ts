@@ -17,7 +17,14 @@ import { processesMentioning, waitUntil } from './support/processScan';
 const stateDir = mkdtempSync(path.join(TEST_OUTPUT, 'dev-stack-'));
 const stateDirs = [stateDir];
 const databaseName = `onejob_devstack_${Date.now()}`;
-let ports: { api: number; temporal: number; ui: number; simulator: number; workerMetrics: number };
+let ports: {
+  api: number;
+  temporal: number;
+  ui: number;
+  simulator: number;
+  workerMetrics: number;
+  workerHealth: number;
+};
 
 async function startStack(extraEnv: NodeJS.ProcessEnv = {}, dir = stateDir): Promise<StartedStack> {
   const stack = runDevStart({
@@ -28,6 +35,7 @@ async function startStack(extraEnv: NodeJS.ProcessEnv = {}, dir = stateDir): Pro
     TEMPORAL_UI_PORT: String(ports.ui),
     SIMULATOR_PORT: String(ports.simulator),
     ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${ports.workerMetrics}`,
+    ONEJOB_WORKER_HEALTH_ADDRESS: `127.0.0.1:${ports.workerHealth}`,
     TEMPORAL_ADDRESS: undefined,
     // With DATABASE_URL set the stack uses it as is: point it at this test's own database.
     ...(process.env.DATABASE_URL
@@ -82,6 +90,7 @@ beforeAll(async () => {
     ui: await freePort(),
     simulator: await freePort(),
     workerMetrics: await freePort(),
+    workerHealth: await freePort(),
   };
 });
 
@@ -110,6 +119,14 @@ test('npm start serves a job to success, keeps it across a restart, and leaves n
   const ui = await fetch(`http://127.0.0.1:${ports.ui}/`);
   expect(ui.status).toBe(200);
   expect(await ui.text()).toMatch(/<html/i);
+
+  // Both services say ready where the banner says: the API and the worker (its pollers too).
+  const workerReadiness = `http://127.0.0.1:${ports.workerHealth}/readyz`;
+  expect(stack.output()).toContain(
+    `Readiness       http://127.0.0.1:${ports.api}/readyz (API), ${workerReadiness} (worker)`,
+  );
+  for (const url of [`http://127.0.0.1:${ports.api}/readyz`, workerReadiness])
+    expect((await fetch(url)).status).toBe(200);
 
   // The simulator, the worker and the API are not in the terminal's group: Ctrl-C reaches only
   // the supervisor, which stops them in order (one that took the SIGINT itself could exit before

@@ -15,9 +15,9 @@ async function hold(port: number): Promise<Server> {
 test('npm start refuses busy ports before it starts anything, naming the holder and the variable', async () => {
   const stateDir = mkdtempSync(path.join(TEST_OUTPUT, 'dev-stack-ports-'));
   const { ports, env } = await embeddedStackSettings(stateDir);
-  const { api, metrics } = ports;
-  // This test process holds two of them, as a forgotten server would.
-  const held = [await hold(api), await hold(metrics)];
+  const { api, metrics, health } = ports;
+  // This test process holds three of them, as a forgotten server would.
+  const held = [await hold(api), await hold(metrics), await hold(health)];
   try {
     const stack = runDevStart(env);
     const ended = await waitUntil(() => stack.process.exitCode !== null, 60_000);
@@ -31,6 +31,10 @@ test('npm start refuses busy ports before it starts anything, naming the holder 
       `port ${metrics} (the worker's metrics) is taken by ${holder}`,
     );
     expect(stack.output()).toContain('set ONEJOB_WORKER_METRICS_ADDRESS to another port');
+    expect(stack.output()).toContain(
+      `port ${health} (the worker's health checks) is taken by ${holder}`,
+    );
+    expect(stack.output()).toContain('set ONEJOB_WORKER_HEALTH_ADDRESS to another port');
     // Nothing slow was started: no PostgreSQL, no Temporal.
     expect(stack.output()).not.toMatch(/PostgreSQL:|Temporal:/);
     expect(await waitUntil(() => processesMentioning(stateDir).length === 0, 20_000)).toBe(true);

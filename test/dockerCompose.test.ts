@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { apiConfig, serviceConfig } from '../src/config';
+import { apiConfig, serviceConfig, workerConfig } from '../src/config';
 import { refusePublishedDevSecrets } from '../src/domain/publishedSecrets';
 import { MAX_WORKFLOW_ID_LENGTH } from '../src/domain/workflowId';
 import { providerConfigsFromEnv, simulatorProviders } from '../src/providers/registry';
@@ -115,7 +115,7 @@ test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, wor
   // The stand-in provider is a tool: its own image target, never the service's image.
   expect(services.simulator?.command?.[1]).toBe('dist/tools/simulator/main.js');
   expect(services.simulator?.build).toEqual({ context: '.', target: 'simulator' });
-  for (const name of ['postgres', 'temporal', 'api-1', 'api-2', 'simulator']) {
+  for (const name of ['postgres', 'temporal', 'api-1', 'api-2', 'worker', 'simulator']) {
     expect(services[name]?.healthcheck?.test.length).toBeGreaterThan(0);
   }
   // The stand-in provider runs only when asked for, and nothing needs it to start.
@@ -244,6 +244,24 @@ test('the API and the worker get every variable their config requires, it parses
     ONEJOB_SIMULATOR_URL: `http://simulator:${services.simulator!.environment!.SIMULATOR_PORT}`,
   }).services;
   expect(providerConfigsFromEnv(env('worker', simulated))[0]?.name).toBe('simulator');
+});
+
+test("the API replicas and the worker are checked for readiness by the image's own health check, which the Dockerfile runs too, and nginx waits for both replicas", () => {
+  const check = ['CMD', 'node', 'dist/src/bin/healthcheck.js'];
+  for (const name of ['api-1', 'api-2', 'worker'])
+    expect(services[name]!.healthcheck!.test).toEqual(check);
+  const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+  const service = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+  expect(service).toMatch(
+    /^HEALTHCHECK .*\\\n\s+CMD \["node", "dist\/src\/bin\/healthcheck\.js"\]$/m,
+  );
+  // The check asks on loopback at the port each service listens on.
+  expect(workerConfig(env('worker')).healthAddress).toMatch(/^0\.0\.0\.0:\d+$/);
+  expect(apiConfig(env('api-1')).host).toBe('0.0.0.0');
+  expect(services.nginx!.depends_on).toEqual({
+    'api-1': { condition: 'service_healthy' },
+    'api-2': { condition: 'service_healthy' },
+  });
 });
 
 test('hosts and ports agree across services', () => {

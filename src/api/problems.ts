@@ -57,9 +57,10 @@ export function sendNotFound(reply: FastifyReply, what: string): FastifyReply {
 export function standaloneProblem(
   type: ProblemType,
   detail: string,
+  extensions: Record<string, unknown> = {},
 ): { status: number; headers: Record<string, string>; body: string } {
   const { status, title } = PROBLEM_TYPES[type];
-  const body = JSON.stringify({ type: problemTypeUri(type), title, status, detail });
+  const body = JSON.stringify({ type: problemTypeUri(type), title, status, detail, ...extensions });
   return {
     status,
     headers: {

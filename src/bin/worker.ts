@@ -1,12 +1,15 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { attemptActivities } from '../activities/attempts';
+import { serveHealth } from '../api/healthServer';
 import { sweeperConfig, workerConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
+import { DEFAULTS } from '../domain/defaults';
 import { refusePublishedDevSecrets } from '../domain/publishedSecrets';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
+import { checkReadiness, pollersProbe, postgresProbe, temporalProbe } from '../service/readiness';
 import { reconcileAttemptsOfEndedJobs, sweepJobs } from '../service/sweeper';
 import { temporalConnectOptions } from '../temporal/connection';
 import { ensureSearchAttributes } from '../temporal/searchAttributes';
@@ -20,7 +23,7 @@ async function main(): Promise<void> {
   const providerConfigs = providerConfigsFromEnv();
   refusePublishedDevSecrets(process.env, providerConfigs);
   // The Temporal SDK's own metrics (task latencies, slots, polls), for Prometheus to scrape.
-  const metricsAddress = process.env.ONEJOB_WORKER_METRICS_ADDRESS ?? '127.0.0.1:9464';
+  const { metricsAddress, healthAddress } = config;
   if (metricsAddress !== 'off') {
     Runtime.install({
       telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } },
@@ -58,15 +61,30 @@ async function main(): Promise<void> {
   });
   // SIGINT/SIGTERM already make the SDK shut the worker down; a vanished parent should too.
   exitWithParent(() => worker.shutdown());
+  // Ready when PostgreSQL and Temporal answer and both workers' pollers take tasks.
+  const health =
+    healthAddress === 'off'
+      ? undefined
+      : await serveHealth(healthAddress, 'ONEJOB_WORKER_HEALTH_ADDRESS', () =>
+          checkReadiness(
+            {
+              postgres: postgresProbe(pool),
+              temporal: temporalProbe(temporal, DEFAULTS.readinessTimeoutMs),
+              pollers: pollersProbe(() => worker.notPolling()),
+            },
+            logger,
+          ),
+        );
+  const running = worker.run();
   logger.info(
     {
       taskQueue: config.taskQueue,
       providers: providers.names(),
       metrics: metricsAddress === 'off' ? 'off' : `http://${metricsAddress}/metrics`,
+      health: health ? `${health.url}/readyz` : 'off',
     },
     'worker started',
   );
-  const running = worker.run();
 
   // Heal jobs whose workflow start was lost (API crash between insert and start), and keep
   // reconciling the unknown attempts of ended jobs: at start, then now and then.
@@ -95,6 +113,7 @@ async function main(): Promise<void> {
   process.send?.({ ready: true });
   await running;
   clearInterval(sweeper);
+  await health?.close();
   await clientConnection.close();
   await connection.close();
   await pool.end();

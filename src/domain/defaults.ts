@@ -11,6 +11,10 @@ export const DEFAULTS = {
   temporalPort: 7233,
   /** The provider simulator's port (SIMULATOR_PORT), where ONEJOB_SIMULATOR_URL points by default. */
   simulatorPort: 4010,
+  /** Where a worker serves the Temporal SDK's Prometheus metrics (ONEJOB_WORKER_METRICS_ADDRESS). */
+  workerMetricsAddress: '127.0.0.1:9464',
+  /** Where a worker answers /healthz and /readyz (ONEJOB_WORKER_HEALTH_ADDRESS). */
+  workerHealthAddress: '127.0.0.1:9465',
   /** Hedged jobs: the delay before the fallback starts while the primary's p95 is not known. */
   hedgeDelayMs: 2_000,
   /** Attempts per job at most: plan, fallbacks and users' "try again" together. */

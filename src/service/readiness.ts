@@ -34,6 +34,17 @@ export function temporalProbe(temporal: Client, timeoutMs: number): Probe {
     );
 }
 
+/** A dependency's own account of why it is not ready, in words safe to show anyone. */
+export class NotReady extends Error {}
+
+/** The worker's own pollers take tasks (see JobWorkers.notPolling). */
+export function pollersProbe(notPolling: () => string[]): Probe {
+  return async () => {
+    const trouble = notPolling();
+    if (trouble.length > 0) throw new NotReady(trouble.join('; '));
+  };
+}
+
 class ProbeTimeout extends Error {}
 
 /**
@@ -77,6 +88,7 @@ function elapsed(started: number): number {
 /** `ECONNREFUSED`, `57P03`, `gRPC status 14`: the error's code, which names no address. */
 function reasonOf(error: unknown, timeoutMs: number): string {
   if (error instanceof ProbeTimeout) return `no answer within ${timeoutMs} ms`;
+  if (error instanceof NotReady) return error.message;
   for (const current of causeChain(error)) {
     const { code } = current as { code?: unknown };
     if (isGrpcServiceError(current)) return `gRPC status ${current.code}`;

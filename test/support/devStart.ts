@@ -60,6 +60,7 @@ export interface DevStackPorts {
   ui: number;
   simulator: number;
   metrics: number;
+  health: number;
   /** Where the local PostgreSQL probe looks: nothing listens there. */
   noPostgres: number;
 }
@@ -71,10 +72,10 @@ export interface DevStackPorts {
 export async function embeddedStackSettings(
   stateDir: string,
 ): Promise<{ ports: DevStackPorts; env: NodeJS.ProcessEnv }> {
-  const [api, temporal, ui, simulator, metrics, noPostgres] = await Promise.all(
-    Array.from({ length: 6 }, () => freePort()),
+  const [api, temporal, ui, simulator, metrics, health, noPostgres] = await Promise.all(
+    Array.from({ length: 7 }, () => freePort()),
   );
-  const ports = { api, temporal, ui, simulator, metrics, noPostgres } as DevStackPorts;
+  const ports = { api, temporal, ui, simulator, metrics, health, noPostgres } as DevStackPorts;
   return {
     ports,
     env: {
@@ -87,6 +88,7 @@ export async function embeddedStackSettings(
       TEMPORAL_UI_PORT: String(ports.ui),
       SIMULATOR_PORT: String(ports.simulator),
       ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${ports.metrics}`,
+      ONEJOB_WORKER_HEALTH_ADDRESS: `127.0.0.1:${ports.health}`,
     },
   };
 }

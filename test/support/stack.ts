@@ -167,6 +167,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     HOST: '127.0.0.1',
     PORT: String(port),
     ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+    ONEJOB_WORKER_HEALTH_ADDRESS: `127.0.0.1:${await freePort()}`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     ...options.env,
   };

@@ -5,7 +5,7 @@ import type { Pool } from '../../src/db/pool';
 import type { Logger } from '../../src/logger';
 import type { ProviderRegistry } from '../../src/providers/registry';
 import { temporalConnectionSettings, temporalConnectOptions } from '../../src/temporal/connection';
-import { createJobWorkers, workerSettings } from '../../src/worker';
+import { createJobWorkers, workerSettings, type JobWorkers } from '../../src/worker';
 import { harness } from './harness';
 
 // Keep the SDK's own logging to warnings so test output stays readable.
@@ -30,11 +30,15 @@ export interface InProcessWorkerDeps {
   serviceEnv: NodeJS.ProcessEnv;
 }
 
-/** A worker in this process (workflows, bookkeeping and provider calls) on a task queue. */
+/**
+ * A worker in this process (workflows, bookkeeping and provider calls) on a task queue, running
+ * unless `run: false` (then `run()` starts it).
+ */
 export async function startInProcessWorker(
   deps: InProcessWorkerDeps,
   queue: string,
-): Promise<{ stop(): Promise<void> }> {
+  options: { run?: boolean } = {},
+): Promise<{ workers: JobWorkers; run(): Promise<void>; stop(): Promise<void> }> {
   const info = harness();
   const nativeConnection = await NativeConnection.connect(
     temporalConnectOptions(temporalConnectionSettings(deps.serviceEnv)),
@@ -50,8 +54,12 @@ export async function startInProcessWorker(
     ...workerSettings(workerConfig(deps.serviceEnv)),
     workflowBundle: { codePath: info.workflowBundlePath },
   });
-  const workerRun = worker.run();
+  let workerRun: Promise<void> | undefined;
+  const run = (): Promise<void> => (workerRun ??= worker.run());
+  if (options.run !== false) void run();
   return {
+    workers: worker,
+    run,
     async stop() {
       worker.shutdown();
       await workerRun;

@@ -509,10 +509,12 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     const workers = [0, 1].map((index): Slot => ({
       name: `worker-${index}`,
       script: path.join(buildDir, 'bin', 'worker.js'),
-      // A fresh metrics port each start: nobody scrapes it, and none can be taken meanwhile.
+      // Fresh metrics and health ports each start: nobody scrapes them, and none can be taken
+      // meanwhile.
       env: async () => ({
         ...serviceEnv,
         ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+        ONEJOB_WORKER_HEALTH_ADDRESS: `127.0.0.1:${await freePort()}`,
       }),
       ready: (proc) => waitForReadyMessage(proc, 120_000),
       up: false,

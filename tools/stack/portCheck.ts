@@ -1,4 +1,4 @@
-import { port } from '../../src/config';
+import { hostAndPort, port } from '../../src/config';
 import { DEFAULTS } from '../../src/domain/defaults';
 import { portHolder } from './portHolder';
 import { isPortFree } from './processes';
@@ -11,7 +11,9 @@ export function devStackConfig(env: NodeJS.ProcessEnv = process.env) {
     temporalUiPort: port(env, 'TEMPORAL_UI_PORT', 8233),
     simulatorPort: port(env, 'SIMULATOR_PORT', DEFAULTS.simulatorPort),
     /** Where the worker serves the Temporal SDK's metrics (`host:port`). */
-    workerMetricsAddress: env.ONEJOB_WORKER_METRICS_ADDRESS || '127.0.0.1:9464',
+    workerMetricsAddress: env.ONEJOB_WORKER_METRICS_ADDRESS || DEFAULTS.workerMetricsAddress,
+    /** Where the worker answers /healthz and /readyz (`host:port`). */
+    workerHealthAddress: env.ONEJOB_WORKER_HEALTH_ADDRESS || DEFAULTS.workerHealthAddress,
     databaseName: env.ONEJOB_DATABASE_NAME ?? 'onejob',
   };
 }
@@ -41,36 +43,28 @@ export async function checkPorts(planned: PlannedPort[]): Promise<void> {
   if (busy.length > 0) throw new Error(busy.join('; '));
 }
 
-/** `host:port` of ONEJOB_WORKER_METRICS_ADDRESS. */
-export function hostAndPort(address: string, variable: string): { host: string; port: number } {
-  const at = address.lastIndexOf(':');
-  const port = Number(address.slice(at + 1));
-  if (at < 0 || !Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`${variable} must be host:port, got "${address}"`);
-  return { host: address.slice(0, at).replace(/^\[|\]$/g, '') || '127.0.0.1', port };
-}
-
 /** Every port npm start will listen on, with the variable that moves it. */
 export function devStackPorts(
   ports: ReturnType<typeof devStackConfig>,
   env: NodeJS.ProcessEnv = process.env,
 ): PlannedPort[] {
   const local = '127.0.0.1';
-  // `off`: the worker serves no metrics, so there is no port to check.
-  const metrics =
-    ports.workerMetricsAddress === 'off'
-      ? []
-      : [
-          {
-            ...hostAndPort(ports.workerMetricsAddress, 'ONEJOB_WORKER_METRICS_ADDRESS'),
-            variable: 'ONEJOB_WORKER_METRICS_ADDRESS',
-            what: "the worker's metrics",
-          },
-        ];
+  // `off`: the worker serves nothing there, so there is no port to check.
+  const workerAddress = (address: string, variable: string, what: string): PlannedPort[] =>
+    address === 'off' ? [] : [{ ...hostAndPort(address, variable), variable, what }];
   return [
     { port: ports.apiPort, host: local, variable: 'PORT', what: 'the API' },
     { port: ports.simulatorPort, host: local, variable: 'SIMULATOR_PORT', what: 'the simulator' },
-    ...metrics,
+    ...workerAddress(
+      ports.workerMetricsAddress,
+      'ONEJOB_WORKER_METRICS_ADDRESS',
+      "the worker's metrics",
+    ),
+    ...workerAddress(
+      ports.workerHealthAddress,
+      'ONEJOB_WORKER_HEALTH_ADDRESS',
+      "the worker's health checks",
+    ),
     // With TEMPORAL_ADDRESS set, no Temporal server of ours listens anywhere.
     ...(env.TEMPORAL_ADDRESS
       ? []

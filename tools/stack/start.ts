@@ -235,6 +235,7 @@ async function main(): Promise<void> {
         }`,
         `  Simulator       http://127.0.0.1:${ports.simulatorPort}   (stand-in provider)`,
         `  Metrics         http://127.0.0.1:${ports.apiPort}/metrics (service), ${ports.workerMetricsAddress === 'off' ? 'off (ONEJOB_WORKER_METRICS_ADDRESS)' : `http://${ports.workerMetricsAddress}/metrics`} (Temporal SDK)`,
+        `  Readiness       http://127.0.0.1:${ports.apiPort}/readyz (API), ${ports.workerHealthAddress === 'off' ? 'off (ONEJOB_WORKER_HEALTH_ADDRESS)' : `http://${ports.workerHealthAddress}/readyz`} (worker)`,
         `  PostgreSQL      ${withoutPassword(env.DATABASE_URL)}   (${
           database.source === 'DATABASE_URL'
             ? 'DATABASE_URL'
