@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import {
   jsonSchemaTransform,
   serializerCompiler,
@@ -24,6 +24,7 @@ import { sendProblem } from './problems';
 import { answerProtocolRefusals } from './protocolRefusals';
 import { discardRefusedBody } from './refusedBodies';
 import { jobPageSchema, jobResourceSchema } from './representation';
+import { REQUEST_ID_HEADER, requestIdOf } from './requestId';
 import { callbackRoutes } from './routes/callbacks';
 import { jobRoutes } from './routes/jobs';
 import { metaRoutes } from './routes/meta';
@@ -39,6 +40,10 @@ export async function buildApi(deps: ApiDeps) {
   };
   const app = Fastify({
     loggerInstance: deps.logger,
+    // A caller's x-request-id is kept when it is safe to (requestIdOf), else one is made.
+    requestIdHeader: false,
+    genReqId: requestIdOf,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: deps.bodyLimit ?? MAX_JSON_BYTES,
     clientErrorHandler: clientErrorHandler(refusedBodyBounds),
     frameworkErrors: frameworkErrorHandler,
@@ -58,6 +63,10 @@ export async function buildApi(deps: ApiDeps) {
     },
   }).withTypeProvider<ZodTypeProvider>();
   app.server.maxConnections = bounds.maxConnections;
+  // Every answer names its request's id, problems included.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+  });
   lingerBeforeClosing(app.server, refusedBodyBounds);
   const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? DEFAULTS.maxWaitsPerOwner);
   const metrics = createMetrics(deps.pool, { waitsInProgress: () => waits.total });

@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime } from '@temporalio/worker';
+import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { attemptActivities } from '../activities/attempts';
 import { serveHealth } from '../api/healthServer';
 import { sweeperConfig, workerConfig } from '../config';
@@ -12,6 +12,7 @@ import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry'
 import { checkReadiness, pollersProbe, postgresProbe, temporalProbe } from '../service/readiness';
 import { reconcileAttemptsOfEndedJobs, sweepJobs } from '../service/sweeper';
 import { temporalConnectOptions } from '../temporal/connection';
+import { temporalSdkLogger } from '../temporal/logging';
 import { ensureSearchAttributes } from '../temporal/searchAttributes';
 import { prebuiltWorkflowBundle } from '../temporal/workflowBundle';
 import { createJobWorkers, workerSettings } from '../worker';
@@ -22,13 +23,18 @@ async function main(): Promise<void> {
   const config = workerConfig();
   const providerConfigs = providerConfigsFromEnv();
   refusePublishedDevSecrets(process.env, providerConfigs);
-  // The Temporal SDK's own metrics (task latencies, slots, polls), for Prometheus to scrape.
   const { metricsAddress, healthAddress } = config;
-  if (metricsAddress !== 'off') {
-    Runtime.install({
-      telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress } } },
-    });
-  }
+  Runtime.install({
+    // The SDK's logs, and its core's (warnings and errors), in our log stream.
+    logger: temporalSdkLogger(logger),
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+      // The SDK's own metrics (task latencies, slots, polls), for Prometheus to scrape.
+      ...(metricsAddress === 'off'
+        ? {}
+        : { metrics: { prometheus: { bindAddress: metricsAddress } } }),
+    },
+  });
   const sweep = sweeperConfig();
   const providers = new ProviderRegistry(providerConfigs);
   const pool = createPool(config.databaseUrl);
