@@ -92,6 +92,11 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
     hedgeDelayMs: milliseconds(env, 'ONEJOB_HEDGE_DELAY_MS', DEFAULTS.hedgeDelayMs),
     /** Require certification of a job's primary provider too (failover always requires it). */
     requireCertifiedPrimary: env.ONEJOB_REQUIRE_CERTIFIED_PRIMARY === 'true',
+    /**
+     * Bearer token /metrics requires of every caller (the API's, the worker's); without it only
+     * loopback callers get it.
+     */
+    metricsToken: optionalToken(env, 'ONEJOB_METRICS_TOKEN'),
   };
 }
 
@@ -196,8 +201,6 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
       'ONEJOB_CALLBACK_TOLERANCE_S',
       DEFAULTS.callbackToleranceS,
     ),
-    /** Bearer token /metrics requires of every caller; without it only loopback callers get it. */
-    metricsToken: optionalToken(env, 'ONEJOB_METRICS_TOKEN'),
     /** Send `x-onejob-instance` (host:pid) on every response: it names machines, so opt-in. */
     instanceHeader: env.ONEJOB_INSTANCE_HEADER === 'true',
     /** Timeouts and caps of the HTTP server (docs/configuration.md). */

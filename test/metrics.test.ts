@@ -79,6 +79,52 @@ test('the API counts creates, replays and conflicts, and reports attempts, unkno
   expect(value(text, 'onejob_attempts{state="lost"}')).toBe(1);
 });
 
+/** Every sample of `metric` whose labels include `labels`, summed. */
+function sum(text: string, metric: string, labels: Record<string, string>): number {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${metric}{`))
+    .filter((line) => Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
+    .reduce((total, line) => total + Number(line.split(' ').pop()), 0);
+}
+
+test("the API's request latency is a histogram by route template, method and status class: no job id in a label", async () => {
+  const text = await (await fetch(`${stack.apiUrl}/metrics`)).text();
+  const metric = 'onejob_http_request_duration_seconds_count';
+  // The first test's creates (three 201s, two 200s), its conflict (409) and its reads.
+  expect(sum(text, metric, { route: '/v1/jobs', method: 'POST', status_class: '2xx' })).toBe(5);
+  expect(sum(text, metric, { route: '/v1/jobs', method: 'POST', status_class: '4xx' })).toBe(1);
+  expect(
+    sum(text, metric, { route: '/v1/jobs/:id', method: 'GET', status_class: '2xx' }),
+  ).toBeGreaterThanOrEqual(1);
+  await stack.request('GET', '/no/such/route');
+  const after = await (await fetch(`${stack.apiUrl}/metrics`)).text();
+  expect(sum(after, metric, { route: 'unmatched', status_class: '4xx' })).toBe(1);
+  const series = after.split('\n').filter((line) => line.startsWith('onejob_http_request_'));
+  expect(series.filter((line) => /[0-9a-f]{8}-[0-9a-f]{4}-/.test(line))).toEqual([]);
+  // Buckets are cumulative, ending at +Inf with the count.
+  expect(
+    sum(after, 'onejob_http_request_duration_seconds_bucket', {
+      route: '/v1/jobs',
+      method: 'POST',
+      status_class: '4xx',
+      le: '+Inf',
+    }),
+  ).toBe(1);
+});
+
+test("the worker serves its own metrics with its health checks: each provider call's latency by provider and by the state it left the attempt in", async () => {
+  const address = stack.serviceEnv.ONEJOB_WORKER_HEALTH_ADDRESS;
+  const response = await fetch(`http://${address}/metrics`);
+  expect(response.status).toBe(200);
+  const text = await response.text();
+  const metric = 'onejob_provider_call_duration_seconds_count';
+  // From the first test: a summary that won, one that lost the race to a cancel.
+  expect(sum(text, metric, { outcome: 'succeeded' })).toBeGreaterThanOrEqual(1);
+  expect(sum(text, metric, { outcome: 'lost' })).toBeGreaterThanOrEqual(1);
+  expect(text).toContain('onejob_worker_process_resident_memory_bytes');
+});
+
 test('every scrape counts what changed since the last one: all-time totals and what is in flight', async () => {
   const scrape = async () => (await fetch(`${stack.apiUrl}/metrics`)).text();
   const before = await scrape();

@@ -79,7 +79,7 @@ afterAll(async () => {
   await temporal?.close();
 });
 
-test('a running worker is alive at /healthz and ready at /readyz, having checked PostgreSQL, Temporal and its pollers; it serves nothing else there', async () => {
+test('a running worker is alive at /healthz and ready at /readyz, having checked PostgreSQL, Temporal and its pollers; it serves its metrics and nothing else there', async () => {
   const alive = await get(`${health}/healthz`);
   expect(alive).toMatchObject({ status: 200, type: expect.stringMatching(/^application\/json/) });
   expect(JSON.parse(alive.body)).toEqual({ ok: true });
@@ -97,8 +97,13 @@ test('a running worker is alive at /healthz and ready at /readyz, having checked
     },
   });
 
+  // Its own metrics too, to a loopback caller (no metrics token here), as the API serves its.
+  const metrics = await get(`${health}/metrics`);
+  expect(metrics).toMatchObject({ status: 200, type: expect.stringMatching(/^text\/plain/) });
+  expect(metrics.body).toContain('# TYPE onejob_provider_call_duration_seconds histogram');
+
   for (const [path, method] of [
-    ['/metrics', 'GET'],
+    ['/docs', 'GET'],
     ['/readyz', 'POST'],
   ] as const) {
     const other = await get(`${health}${path}`, method);

@@ -17,9 +17,9 @@ import type { ActivityDeps } from './types';
 
 /** The provider call: its own activity, on its own task queue, never retried. */
 export function providerCallActivities(
-  deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger' | 'temporal'>,
+  deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger' | 'temporal' | 'metrics'>,
 ) {
-  const { pool, providers, logger, temporal } = deps;
+  const { pool, providers, logger, temporal, metrics } = deps;
   // Each call's deadline (written when it begins) is its start plus its provider's window.
   const lateWindowsMs = Object.fromEntries(
     providers.names().map((name) => [name, lateResultTimeoutMs(providers.get(name).config)]),
@@ -123,6 +123,7 @@ export function providerCallActivities(
       } finally {
         clearInterval(heartbeat);
       }
+      const callSeconds = (Date.now() - started) / 1000;
       // What the call cost is recorded whatever became of it: a loser, a broken answer and a
       // late one are paid for all the same.
       const cost = costOfCall(provider.config, {
@@ -215,6 +216,10 @@ export function providerCallActivities(
           );
         }
       }
+      metrics?.providerCallSeconds.observe(
+        { provider: provider.config.name, outcome: outcome.state },
+        callSeconds,
+      );
       // The provider's health for every worker: advisory, so a failure to note it is logged,
       // never taken for the call's own (its end is already recorded).
       await noteCallEnd(pool, logger, provider.config, {

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Pool } from '../db/pool';
 import type { Logger } from '../logger';
 import type { ProviderRegistry } from '../providers/registry';
+import type { WorkerMetrics } from '../service/histograms';
 export type { JobPlan, PlannedProvider } from '../workflows/definitions';
 
 export interface ActivityDeps {
@@ -22,6 +23,8 @@ export interface ActivityDeps {
   blockedSelfLookMs?: number;
   /** What hedging may spend; without it, hedged jobs always hedge. */
   hedgeBudget?: HedgeBudget;
+  /** Where the worker's own metrics are kept (served with its health checks); none without. */
+  metrics?: Pick<WorkerMetrics, 'providerCallSeconds'>;
 }
 
 /**

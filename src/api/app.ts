@@ -63,13 +63,24 @@ export async function buildApi(deps: ApiDeps) {
     },
   }).withTypeProvider<ZodTypeProvider>();
   app.server.maxConnections = bounds.maxConnections;
+  lingerBeforeClosing(app.server, refusedBodyBounds);
+  const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? DEFAULTS.maxWaitsPerOwner);
+  const metrics = createMetrics(deps.pool, { waitsInProgress: () => waits.total });
   // Every answer names its request's id, problems included.
   app.addHook('onRequest', async (request, reply) => {
     reply.header(REQUEST_ID_HEADER, request.id);
   });
-  lingerBeforeClosing(app.server, refusedBodyBounds);
-  const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? DEFAULTS.maxWaitsPerOwner);
-  const metrics = createMetrics(deps.pool, { waitsInProgress: () => waits.total });
+  // A route is its template, never its path: ids would make a series per job.
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.httpRequestSeconds.observe(
+      {
+        route: request.routeOptions.url ?? 'unmatched',
+        method: request.method,
+        status_class: `${Math.floor(reply.statusCode / 100)}xx`,
+      },
+      reply.elapsedTime / 1000,
+    );
+  });
   // Bodies are JSON only: Fastify's built-in text/plain parser would let a plain-text body
   // through to the schema (a 400 that should be a 415).
   app.removeContentTypeParser('text/plain');

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
 import { hostAndPort } from '../config';
 import type { Readiness } from '../service/readiness';
+import { type MetricsAccess, mayReadMetrics, metricsRefusal } from './metricsAccess';
 import { standaloneProblem } from './problems';
 
 /** A process's health endpoints, served on an address of their own. */
@@ -14,16 +16,21 @@ export interface HealthServer {
 /**
  * `/healthz` (liveness: the process answers) and `/readyz` (readiness: `readiness()` says all its
  * dependencies answer; else 503 problem+json naming which did not, with Retry-After), the same
- * documents as the API's, for a process that serves no API: the worker. Nothing else is served.
+ * documents as the API's, and its `/metrics` under the same access rule, for a process that
+ * serves no API: the worker. Nothing else is served.
  */
-export async function serveHealth(
-  address: string,
-  variable: string,
-  readiness: () => Promise<Readiness>,
-): Promise<HealthServer> {
+export async function serveHealth(options: {
+  address: string;
+  /** The setting the address came from, named when it cannot be listened on. */
+  variable: string;
+  readiness: () => Promise<Readiness>;
+  /** Prometheus metrics at /metrics, to whoever `access` lets read them. */
+  metrics?: { registry: Registry; access: MetricsAccess };
+}): Promise<HealthServer> {
+  const { address, variable } = options;
   const { host, port } = hostAndPort(address, variable);
   const server = createServer((request, response) => {
-    answer(request, response, readiness).catch(() => {
+    answer(request, response, options).catch(() => {
       if (!response.headersSent) response.writeHead(500);
       response.end();
     });
@@ -56,14 +63,29 @@ export async function serveHealth(
 async function answer(
   request: IncomingMessage,
   response: ServerResponse,
-  readiness: () => Promise<Readiness>,
+  { readiness, metrics }: Parameters<typeof serveHealth>[0],
 ): Promise<void> {
   const path = (request.url ?? '/').split('?')[0];
-  const known = path === '/healthz' || path === '/readyz';
+  const known = path === '/healthz' || path === '/readyz' || (metrics && path === '/metrics');
   // As the API answers a route it does not have: 404, whatever the method.
   if (!known || (request.method !== 'GET' && request.method !== 'HEAD'))
     return send(response, standaloneProblem('not-found', `No route ${request.method} ${path}.`));
   if (path === '/healthz') return sendJson(response, 200, { ok: true });
+  if (path === '/metrics' && metrics) {
+    const { registry, access } = metrics;
+    if (!mayReadMetrics(access, request.socket.remoteAddress, request.headers.authorization))
+      return send(response, standaloneProblem('unauthorized', metricsRefusal(access)), {
+        'www-authenticate': 'Bearer',
+      });
+    const body = await registry.metrics();
+    response.writeHead(200, {
+      'content-type': registry.contentType,
+      'content-length': Buffer.byteLength(body),
+      'cache-control': 'no-store',
+    });
+    response.end(request.method === 'HEAD' ? undefined : body);
+    return;
+  }
   const { ready, checks } = await readiness();
   if (ready) return sendJson(response, 200, { ready: true, checks });
   const down = Object.keys(checks).filter((name) => !checks[name]!.ok);

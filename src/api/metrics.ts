@@ -7,6 +7,7 @@ import {
 } from '../db/metricCounts';
 import type { Queryable } from '../db/pool';
 import { listProviderHealth } from '../db/providerHealth';
+import { httpRequestHistogram } from '../service/histograms';
 
 /** A read that callers arriving while it runs share, instead of each starting their own. */
 function shared<T>(read: () => Promise<T>): () => Promise<T> {
@@ -198,7 +199,9 @@ export function createMetrics(db: Queryable, options: { waitsInProgress: () => n
     },
   });
 
-  return { registry, jobsCreated, jobsReplayed, conflicts, fold };
+  const httpRequestSeconds = httpRequestHistogram(registry);
+
+  return { registry, jobsCreated, jobsReplayed, conflicts, httpRequestSeconds, fold };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

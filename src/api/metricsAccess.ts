@@ -23,19 +23,32 @@ export function metricsAccessFor(token: string | undefined): MetricsAccess {
   return token === undefined ? { kind: 'loopback' } : { kind: 'token', digest: digestOf(token) };
 }
 
+/** Whether a caller from `remoteAddress` sending `authorization` may read /metrics. */
+export function mayReadMetrics(
+  access: MetricsAccess,
+  remoteAddress: string | undefined,
+  authorization: string | undefined,
+): boolean {
+  if (access.kind === 'loopback') return isLoopbackAddress(remoteAddress);
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  return Boolean(match?.[1] && timingSafeEqual(digestOf(match[1]), access.digest));
+}
+
+/** What a caller who may not read /metrics is told. */
+export function metricsRefusal(access: MetricsAccess): string {
+  return access.kind === 'token'
+    ? 'Send Authorization: Bearer <metrics token> (ONEJOB_METRICS_TOKEN).'
+    : 'Without ONEJOB_METRICS_TOKEN, /metrics answers callers on this machine only. Set one and scrape with Authorization: Bearer <it>.';
+}
+
 /** An onRequest hook for /metrics that refuses, as a 401 problem, whoever may not read it. */
 export function metricsGuard(access: MetricsAccess) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    if (access.kind === 'loopback' && isLoopbackAddress(request.socket.remoteAddress)) return;
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-    if (access.kind === 'token' && match?.[1] && timingSafeEqual(digestOf(match[1]), access.digest))
-      return;
+    if (mayReadMetrics(access, request.socket.remoteAddress, request.headers.authorization)) return;
     await sendProblem(
       reply,
       'unauthorized',
-      access.kind === 'token'
-        ? 'Send Authorization: Bearer <metrics token> (ONEJOB_METRICS_TOKEN).'
-        : 'Without ONEJOB_METRICS_TOKEN, /metrics answers callers on this machine only. Set one and scrape with Authorization: Bearer <it>.',
+      metricsRefusal(access),
       {},
       { 'www-authenticate': 'Bearer' },
     );

@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { attemptActivities } from '../activities/attempts';
 import { serveHealth } from '../api/healthServer';
+import { metricsAccessFor } from '../api/metricsAccess';
 import { sweeperConfig, workerConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
@@ -9,6 +10,7 @@ import { DEFAULTS } from '../domain/defaults';
 import { refusePublishedDevSecrets } from '../domain/publishedSecrets';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
+import { createWorkerMetrics } from '../service/histograms';
 import { checkReadiness, pollersProbe, postgresProbe, temporalProbe } from '../service/readiness';
 import { reconcileAttemptsOfEndedJobs, sweepJobs } from '../service/sweeper';
 import { temporalConnectOptions } from '../temporal/connection';
@@ -54,8 +56,10 @@ async function main(): Promise<void> {
     connection: clientConnection,
     namespace: config.temporal.namespace,
   });
+  const metrics = createWorkerMetrics();
   const worker = await createJobWorkers({
     temporal,
+    metrics,
     ...workerSettings(config),
     connection,
     namespace: config.temporal.namespace,
@@ -71,16 +75,20 @@ async function main(): Promise<void> {
   const health =
     healthAddress === 'off'
       ? undefined
-      : await serveHealth(healthAddress, 'ONEJOB_WORKER_HEALTH_ADDRESS', () =>
-          checkReadiness(
-            {
-              postgres: postgresProbe(pool),
-              temporal: temporalProbe(temporal, DEFAULTS.readinessTimeoutMs),
-              pollers: pollersProbe(() => worker.notPolling()),
-            },
-            logger,
-          ),
-        );
+      : await serveHealth({
+          address: healthAddress,
+          variable: 'ONEJOB_WORKER_HEALTH_ADDRESS',
+          readiness: () =>
+            checkReadiness(
+              {
+                postgres: postgresProbe(pool),
+                temporal: temporalProbe(temporal, DEFAULTS.readinessTimeoutMs),
+                pollers: pollersProbe(() => worker.notPolling()),
+              },
+              logger,
+            ),
+          metrics: { registry: metrics.registry, access: metricsAccessFor(config.metricsToken) },
+        });
   const running = worker.run();
   logger.info(
     {
@@ -88,6 +96,7 @@ async function main(): Promise<void> {
       providers: providers.names(),
       metrics: metricsAddress === 'off' ? 'off' : `http://${metricsAddress}/metrics`,
       health: health ? `${health.url}/readyz` : 'off',
+      workerMetrics: health ? `${health.url}/metrics` : 'off',
     },
     'worker started',
   );
