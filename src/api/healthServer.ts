@@ -35,8 +35,11 @@ export async function serveHealth(options: {
       response.end();
     });
   });
-  // Probes come often and each on a connection of its own: none may hold the process open.
+  // Probes come often and each on a connection of its own: none may hold the process open, and
+  // every request ends (a probe that takes longer has its answer anyway: a failed check).
   server.keepAliveTimeout = 1_000;
+  server.headersTimeout = 5_000;
+  server.requestTimeout = 10_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(
