@@ -24,6 +24,8 @@ let ports: {
   simulator: number;
   workerMetrics: number;
   workerHealth: number;
+  traceUi: number;
+  traceOtlp: number;
 };
 
 async function startStack(extraEnv: NodeJS.ProcessEnv = {}, dir = stateDir): Promise<StartedStack> {
@@ -36,6 +38,9 @@ async function startStack(extraEnv: NodeJS.ProcessEnv = {}, dir = stateDir): Pro
     SIMULATOR_PORT: String(ports.simulator),
     ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${ports.workerMetrics}`,
     ONEJOB_WORKER_HEALTH_ADDRESS: `127.0.0.1:${ports.workerHealth}`,
+    JAEGER_UI_PORT: String(ports.traceUi),
+    JAEGER_OTLP_PORT: String(ports.traceOtlp),
+    OTEL_EXPORTER_OTLP_ENDPOINT: undefined,
     TEMPORAL_ADDRESS: undefined,
     // With DATABASE_URL set the stack uses it as is: point it at this test's own database.
     ...(process.env.DATABASE_URL
@@ -91,6 +96,8 @@ beforeAll(async () => {
     simulator: await freePort(),
     workerMetrics: await freePort(),
     workerHealth: await freePort(),
+    traceUi: await freePort(),
+    traceOtlp: await freePort(),
   };
 });
 
@@ -127,6 +134,17 @@ test('npm start serves a job to success, keeps it across a restart, and leaves n
   );
   for (const url of [`http://127.0.0.1:${ports.api}/readyz`, workerReadiness])
     expect((await fetch(url)).status).toBe(200);
+
+  // The trace UI where the banner says, with the API's spans in it.
+  const traces = `http://127.0.0.1:${ports.traceUi}`;
+  expect(stack.output()).toContain(`Traces          ${traces}   (Jaeger;`);
+  expect((await fetch(traces)).status).toBe(200);
+  await eventually(
+    async () =>
+      ((await (await fetch(`${traces}/api/services`)).json()) as { data: string[] | null }).data ??
+      [],
+    (services) => services.includes('onejob-api'),
+  );
 
   // The simulator, the worker and the API are not in the terminal's group: Ctrl-C reaches only
   // the supervisor, which stops them in order (one that took the SIGINT itself could exit before

@@ -92,10 +92,11 @@ const published = (from: Record<string, Service>): Array<[string, string]> =>
     (service.ports ?? []).map((port): [string, string] => [name, port]),
   );
 
-test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, worker, and the simulator on request', () => {
+test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, worker, the trace backend, and the simulator on request', () => {
   expect(Object.keys(services).sort()).toEqual([
     'api-1',
     'api-2',
+    'jaeger',
     'nginx',
     'postgres',
     'simulator',
@@ -118,15 +119,19 @@ test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, wor
   for (const name of ['postgres', 'temporal', 'api-1', 'api-2', 'worker', 'simulator']) {
     expect(services[name]?.healthcheck?.test.length).toBeGreaterThan(0);
   }
+  // The services send their spans to the trace backend unless told otherwise.
+  for (const name of ['api-1', 'worker'])
+    expect(env(name).OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://jaeger:4318');
   // The stand-in provider runs only when asked for, and nothing needs it to start.
   expect(services.simulator?.profiles).toEqual(['simulator']);
   expect(services.worker?.depends_on?.simulator?.required).toBe(false);
 });
 
 describe('a deployment from docker-compose.yml fails closed', () => {
-  test('only the API (through nginx) and the Web UI are published, on 127.0.0.1 unless the operator says otherwise', () => {
+  test('only the API (through nginx), the Web UI and the trace UI are published, on 127.0.0.1 unless the operator says otherwise', () => {
     expect(published(services)).toEqual([
       ['temporal-ui', '127.0.0.1:8233:8080'],
+      ['jaeger', '127.0.0.1:16686:16686'],
       ['nginx', '127.0.0.1:3000:3000'],
     ]);
     const chosen = composeWith({
@@ -135,8 +140,9 @@ describe('a deployment from docker-compose.yml fails closed', () => {
       ONEJOB_PUBLISH_PORT: '80',
     }).services;
     expect(published(chosen)).toContainEqual(['nginx', '0.0.0.0:80:3000']);
-    // Never Temporal's frontend (no TLS, no authorizer), the worker's metrics or a replica.
-    for (const [, port] of published(chosen)) expect(port).not.toMatch(/:(7233|9464)$/);
+    // Never Temporal's frontend (no TLS, no authorizer), the worker's metrics or health, a
+    // replica, or Jaeger's OTLP receiver (anyone could write traces).
+    for (const [, port] of published(chosen)) expect(port).not.toMatch(/:(7233|9464|9465|4318)$/);
   });
 
   test('the Web UI is read-only unless an operator turns write actions on', () => {

@@ -29,6 +29,7 @@ import { callbackRoutes } from './routes/callbacks';
 import { jobRoutes } from './routes/jobs';
 import { metaRoutes } from './routes/meta';
 import { operatorRoutes } from './routes/operator';
+import { nameRequestSpan } from './tracing';
 import { WaitLimiter } from './waitLimiter';
 
 /** The HTTP API: its plugins, hooks and error handling; the routes live in ./routes. */
@@ -66,9 +67,10 @@ export async function buildApi(deps: ApiDeps) {
   lingerBeforeClosing(app.server, refusedBodyBounds);
   const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? DEFAULTS.maxWaitsPerOwner);
   const metrics = createMetrics(deps.pool, { waitsInProgress: () => waits.total });
-  // Every answer names its request's id, problems included.
+  // Every answer names its request's id, problems included, and when traced, its trace.
   app.addHook('onRequest', async (request, reply) => {
     reply.header(REQUEST_ID_HEADER, request.id);
+    nameRequestSpan(request.method, request.routeOptions.url, reply);
   });
   // A route is its template, never its path: ids would make a series per job.
   app.addHook('onResponse', async (request, reply) => {

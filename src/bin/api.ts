@@ -1,3 +1,6 @@
+// First: tracing must be running before http and pg are loaded.
+// eslint-disable-next-line import-x/order
+import { apiTracing } from './apiTracing';
 import { Client, Connection } from '@temporalio/client';
 import { buildApi } from '../api/app';
 import { parseTokenSettings } from '../api/auth';
@@ -48,6 +51,7 @@ async function main(): Promise<void> {
     await app.close();
     await connection.close();
     await pool.end();
+    await apiTracing?.shutdown();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop());

@@ -1,3 +1,6 @@
+// First: tracing must be running before http and pg are loaded.
+// eslint-disable-next-line import-x/order
+import { workerTracing } from './workerTracing';
 import { Client, Connection } from '@temporalio/client';
 import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { attemptActivities } from '../activities/attempts';
@@ -132,6 +135,7 @@ async function main(): Promise<void> {
   await clientConnection.close();
   await connection.close();
   await pool.end();
+  await workerTracing?.shutdown();
   logger.info('worker stopped');
 }
 

@@ -89,6 +89,8 @@ export async function embeddedStackSettings(
       SIMULATOR_PORT: String(ports.simulator),
       ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${ports.metrics}`,
       ONEJOB_WORKER_HEALTH_ADDRESS: `127.0.0.1:${ports.health}`,
+      // Jaeger is the other dev stack test's to look at.
+      ONEJOB_TRACE_UI: 'off',
     },
   };
 }

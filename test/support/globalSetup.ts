@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { builtProduct } from '../../tools/stack/build';
 import { CHROMIUM, NGINX, obtainDebianProgram, PG_DUMP } from '../../tools/stack/debianPackages';
+import { obtainJaeger } from '../../tools/stack/jaeger';
 import { resolveDatabase, type ResolvedDatabase } from '../../tools/stack/postgres';
 import { freePort } from '../../tools/stack/processes';
 import { obtainTemporalCli } from '../../tools/stack/temporalCli';
@@ -45,6 +46,7 @@ export default async function globalSetup(): Promise<void> {
   }))();
   programs.catch(() => undefined);
   const cli = await obtainTemporalCli(log);
+  const jaegerPath = await obtainJaeger(log);
   // The cluster's programs are needed in every run: the server-restart test starts its own.
   const clusterBinaries = await obtainTemporalClusterBinaries(log, {
     withUi: engine === 'cluster',
@@ -91,6 +93,7 @@ export default async function globalSetup(): Promise<void> {
     chromiumPath,
     nginxPath,
     pgDumpPath,
+    jaegerPath,
   });
   log(
     `temporal ${engine} engine at ${temporal.address}, PostgreSQL ${database.source}, ready in ${Date.now() - started} ms`,

@@ -20,6 +20,8 @@ export interface HarnessInfo {
   nginxPath: string;
   /** pg_dump, for the schema snapshot. */
   pgDumpPath: string;
+  /** Jaeger, for the tests that read traces back. */
+  jaegerPath: string;
 }
 
 export const ROOT = path.resolve(__dirname, '..', '..');
@@ -37,6 +39,11 @@ export function harness(): HarnessInfo {
       'the test harness is not running: run the tests with `npm test` (jest global setup)',
     );
   return JSON.parse(raw) as HarnessInfo;
+}
+
+/** The Jaeger binary global setup obtained. */
+export function jaegerBinary(): string {
+  return harness().jaegerPath;
 }
 
 /** Drops a test cluster's two databases (its server must be stopped). */

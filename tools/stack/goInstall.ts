@@ -61,6 +61,11 @@ export interface GoInstall {
    * Go's build cache rather than being compiled again with slightly different dependencies.
    */
   inGraphOf?: string;
+  /**
+   * Build the packages as tools of a throwaway module (`go get -tool`, then `go build`): for a
+   * module whose go.mod has replace directives, which `go install pkg@version` refuses.
+   */
+  asTool?: boolean;
   ldflags?: string;
   /** Built binary name (the package's last path element) → its name in `cacheDir`. */
   binaries: Record<string, string>;
@@ -132,7 +137,8 @@ export async function goInstall(spec: GoInstall, log: (line: string) => void): P
 
 /**
  * `go install pkg@version…` in no module; or, with `inGraphOf`, `go build` inside a throwaway
- * module (in `buildDir`) whose requirements are that module's own.
+ * module (in `buildDir`) whose requirements are that module's own; or, `asTool`, inside one that
+ * requires the packages as tools.
  */
 async function buildCommand(
   go: string,
@@ -140,6 +146,22 @@ async function buildCommand(
   buildDir: string,
 ): Promise<{ args: string[]; cwd?: string; describe: string }> {
   const flags = ['-trimpath', ...(spec.ldflags ? ['-ldflags', spec.ldflags] : [])];
+  if (spec.asTool) {
+    const moduleDir = path.join(buildDir, 'module');
+    await mkdir(moduleDir);
+    await writeFile(path.join(moduleDir, 'go.mod'), 'module onejob.local/toolbuild\n');
+    await promisify(execFile)(go, ['get', '-tool', ...spec.packages], {
+      cwd: moduleDir,
+      env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
+      maxBuffer: 16 << 20,
+    });
+    const packages = spec.packages.map((pkg) => pkg.replace(/@[^@]*$/, ''));
+    return {
+      args: ['build', ...flags, '-o', `${buildDir}${path.sep}`, ...packages],
+      cwd: moduleDir,
+      describe: `go build ${packages.join(' ')} (as tools of a module of their own)`,
+    };
+  }
   if (!spec.inGraphOf)
     return {
       args: ['install', ...flags, ...spec.packages],

@@ -15,6 +15,18 @@ export function devStackConfig(env: NodeJS.ProcessEnv = process.env) {
     /** Where the worker answers /healthz and /readyz (`host:port`). */
     workerHealthAddress: env.ONEJOB_WORKER_HEALTH_ADDRESS || DEFAULTS.workerHealthAddress,
     databaseName: env.ONEJOB_DATABASE_NAME ?? 'onejob',
+    /**
+     * Jaeger, the trace UI, runs unless ONEJOB_TRACE_UI=off, or the services' spans go elsewhere
+     * (OTEL_EXPORTER_OTLP_ENDPOINT, or tracing is off by OTEL_SDK_DISABLED).
+     */
+    traceUi:
+      env.ONEJOB_TRACE_UI !== 'off' &&
+      env.OTEL_SDK_DISABLED !== 'true' &&
+      !env.OTEL_EXPORTER_OTLP_ENDPOINT &&
+      !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+    traceUiPort: port(env, 'JAEGER_UI_PORT', 16686),
+    /** Where Jaeger takes OTLP over HTTP from the services. */
+    traceOtlpPort: port(env, 'JAEGER_OTLP_PORT', 4318),
   };
 }
 
@@ -65,6 +77,17 @@ export function devStackPorts(
       'ONEJOB_WORKER_HEALTH_ADDRESS',
       "the worker's health checks",
     ),
+    ...(ports.traceUi
+      ? [
+          { port: ports.traceUiPort, host: local, variable: 'JAEGER_UI_PORT', what: 'Jaeger' },
+          {
+            port: ports.traceOtlpPort,
+            host: local,
+            variable: 'JAEGER_OTLP_PORT',
+            what: "Jaeger's OTLP receiver",
+          },
+        ]
+      : []),
     // With TEMPORAL_ADDRESS set, no Temporal server of ours listens anywhere.
     ...(env.TEMPORAL_ADDRESS
       ? []

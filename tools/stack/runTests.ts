@@ -4,6 +4,7 @@ import path from 'node:path';
 import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
 import { obtainSpin } from '../modelCheck/spin';
 import { CHROMIUM, NGINX, obtainDebianProgram, PG_DUMP } from './debianPackages';
+import { obtainJaeger } from './jaeger';
 import { describeCpu, sampleCpu } from './machineCpu';
 import { resolveDatabase, startEmbeddedPostgres, type ResolvedDatabase } from './postgres';
 import { obtainTemporalCli } from './temporalCli';
@@ -27,8 +28,8 @@ import {
  * (ONEJOB_TEST_CLUSTER_WORKERS at a time). ONEJOB_TEST_LANES says how parts share the machine
  * (see laneSharing).
  *
- * What the parts need is obtained once, first: the Temporal programs (a Go build on a fresh
- * machine), Debian's programs (apt holds one lock) and PostgreSQL. The production engine's part
+ * What the parts need is obtained once, first: the Temporal programs and Jaeger (Go builds on a
+ * fresh machine), Debian's programs (apt holds one lock) and PostgreSQL. The production engine's part
  * gets an embedded PostgreSQL server of its own: the Temporal server keeps about forty
  * connections open, and beside the dev server's files one server's default hundred can run
  * out. At the end every test file's time is printed, slowest first, so a slowdown shows in
@@ -106,16 +107,17 @@ function steps(parts: Part[], sharing: ReturnType<typeof laneSharing>): Part[][]
 async function obtainPrerequisites(): Promise<ResolvedDatabase> {
   const started = Date.now();
   // Go's builds keep the cores busy while apt mostly downloads: the two go side by side.
-  const temporal = (async () => {
+  const goBuilds = (async () => {
     await obtainTemporalCli(log);
     await obtainTemporalClusterBinaries(log, { withUi: true });
+    await obtainJaeger(log);
   })();
   const debian = (async () => {
     // One after the other: apt holds one lock.
     for (const program of [CHROMIUM, NGINX, PG_DUMP]) await obtainDebianProgram(program, log);
     await obtainSpin(log);
   })();
-  await Promise.all([temporal, debian]);
+  await Promise.all([goBuilds, debian]);
   const database = await resolveDatabase({
     stateDir: path.join(ROOT, 'test-output', 'state'),
     log,

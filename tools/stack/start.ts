@@ -19,6 +19,7 @@ import {
 } from '../../src/domain/publishedSecrets';
 import { ProviderRegistry, providerConfigsFromEnv } from '../../src/providers/registry';
 import { builtProduct, builtTool } from './build';
+import { obtainJaeger, startJaeger, type Jaeger } from './jaeger';
 import { checkPorts, devStackConfig, devStackPorts } from './portCheck';
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
 import { spawnNodeScript, waitForHttp, type GuardedProcess } from './processes';
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
 
   const children: GuardedProcess[] = [];
   let temporalServer: DevServer | undefined;
+  let jaeger: Jaeger | undefined;
   let database: ResolvedDatabase | undefined;
   let stopping: Promise<void> | undefined;
 
@@ -118,6 +120,7 @@ async function main(): Promise<void> {
       // Front to back: the API stops taking requests before the worker and servers go.
       for (const child of [...children].reverse()) await child.stop();
       await temporalServer?.stop();
+      await jaeger?.stop();
       await database?.stop();
       removeDatabaseRecord(stateDir, process.pid);
       log('stopped');
@@ -158,6 +161,20 @@ async function main(): Promise<void> {
           : await startDevEngine(stateDir, ports);
       env.TEMPORAL_ADDRESS = temporalServer.address;
       temporalUi = temporalServer.uiUrl;
+    }
+
+    if (ports.traceUi) {
+      const binary = await obtainJaeger(log);
+      jaeger = await startJaeger({
+        binary,
+        dir: path.join(stateDir, 'jaeger'),
+        ports: { ui: ports.traceUiPort, otlpHttp: ports.traceOtlpPort },
+      });
+      // The services trace, and send their spans there.
+      env.OTEL_EXPORTER_OTLP_ENDPOINT = jaeger.otlpEndpoint;
+      log(
+        `Jaeger: traces at ${jaeger.uiUrl} (in memory; logs in ${path.join(stateDir, 'jaeger')})`,
+      );
     }
 
     const pool = createPool(env.DATABASE_URL, { max: 1 });
@@ -234,6 +251,9 @@ async function main(): Promise<void> {
               : '   (dev server; ONEJOB_TEMPORAL_ENGINE=cluster runs the production engine)'
         }`,
         `  Simulator       http://127.0.0.1:${ports.simulatorPort}   (stand-in provider)`,
+        jaeger
+          ? `  Traces          ${jaeger.uiUrl}   (Jaeger; ONEJOB_TRACE_UI=off runs without)`
+          : `  Traces          ${env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'to OTEL_EXPORTER_OTLP_ENDPOINT' : 'off'}`,
         `  Metrics         http://127.0.0.1:${ports.apiPort}/metrics (service), ${ports.workerMetricsAddress === 'off' ? 'off (ONEJOB_WORKER_METRICS_ADDRESS)' : `http://${ports.workerMetricsAddress}/metrics`} (Temporal SDK)`,
         `  Readiness       http://127.0.0.1:${ports.apiPort}/readyz (API), ${ports.workerHealthAddress === 'off' ? 'off (ONEJOB_WORKER_HEALTH_ADDRESS)' : `http://${ports.workerHealthAddress}/readyz`} (worker)`,
         `  PostgreSQL      ${withoutPassword(env.DATABASE_URL)}   (${

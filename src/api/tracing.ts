@@ -1,0 +1,23 @@
+import { trace } from '@opentelemetry/api';
+import type { FastifyReply } from 'fastify';
+
+/**
+ * The HTTP server span of a traced request (none when tracing is off) takes its route's name,
+ * `POST /v1/jobs`, never a path with ids in it, and its trace is answered in `traceresponse`
+ * (W3C Trace Context Level 2: version, trace id, this span's id, flags), so a caller that sent
+ * no traceparent still learns which trace its request is.
+ */
+export function nameRequestSpan(
+  method: string,
+  route: string | undefined,
+  reply: FastifyReply,
+): void {
+  const span = trace.getActiveSpan();
+  if (!span) return;
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  if (route) {
+    span.updateName(`${method} ${route}`);
+    span.setAttribute('http.route', route);
+  }
+  reply.header('traceresponse', `00-${traceId}-${spanId}-0${traceFlags & 1}`);
+}
