@@ -23,6 +23,7 @@ import { endToEndScenario } from './scenarios/endToEnd';
 import { growthScenario } from './scenarios/growth';
 import { hedgingScenario } from './scenarios/hedging';
 import { replayScenario } from './scenarios/replay';
+import { tracingScenario } from './scenarios/tracing';
 import { renderChart } from './support/chart';
 import { summarizeCpuProfile } from './support/cpuProfile';
 import { BENCH_ROOT, startBenchEnvironment } from './support/environment';
@@ -36,6 +37,7 @@ const SCENARIOS: Scenario[] = [
   replayScenario,
   duplicatesScenario,
   endToEndScenario,
+  tracingScenario,
   hedgingScenario,
   badDayScenario,
   blockedScenario,

@@ -54,6 +54,7 @@ CREATE TABLE public.attempts (
     next_check_at timestamp with time zone,
     check_delay_ms integer,
     needs_operator boolean DEFAULT false NOT NULL,
+    unknown_since timestamp with time zone,
     CONSTRAINT attempts_cached_input_tokens_check CHECK ((cached_input_tokens >= 0)),
     CONSTRAINT attempts_cached_within_input CHECK ((cached_input_tokens <= input_tokens)),
     CONSTRAINT attempts_call_deadline_after_start CHECK (((call_deadline_at IS NULL) OR ((started_at IS NOT NULL) AND (call_deadline_at >= started_at)))),
@@ -110,6 +111,18 @@ BEGIN
     RAISE EXCEPTION 'attempt % cannot move from % to %', OLD.id, OLD.state, NEW.state
       USING ERRCODE = 'check_violation';
   END IF;
+  RETURN NEW;
+END $$;
+
+--
+-- Name: attempts_note_unknown_since(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.attempts_note_unknown_since() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  NEW.unknown_since := now();
   RETURN NEW;
 END $$;
 
@@ -625,6 +638,12 @@ CREATE TRIGGER attempts_count_state_changes AFTER UPDATE OF state ON public.atte
 --
 
 CREATE TRIGGER attempts_guard_transition BEFORE UPDATE ON public.attempts FOR EACH ROW EXECUTE FUNCTION public.attempts_guard_transition();
+
+--
+-- Name: attempts attempts_note_unknown_since; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempts_note_unknown_since BEFORE UPDATE OF state ON public.attempts FOR EACH ROW WHEN (((old.state <> 'unknown'::text) AND (new.state = 'unknown'::text))) EXECUTE FUNCTION public.attempts_note_unknown_since();
 
 --
 -- Name: attempts attempts_wake_on_settle; Type: TRIGGER; Schema: public; Owner: -

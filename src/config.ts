@@ -155,13 +155,20 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
       DEFAULTS.shutdownForceTimeMs,
     ),
     hedgeBudget: hedgeBudget(env),
-    /** Where the Temporal SDK's Prometheus metrics are served (`host:port`), or `off`. */
+    ...workerAddresses(env),
+  };
+}
+
+/** Where a worker listens, each `host:port` or `off`: read by the worker, npm start and the health check. */
+export function workerAddresses(env: NodeJS.ProcessEnv = process.env) {
+  return {
+    /** Where the Temporal SDK's Prometheus metrics are served. */
     metricsAddress: listenAddress(
       env,
       'ONEJOB_WORKER_METRICS_ADDRESS',
       DEFAULTS.workerMetricsAddress,
     ),
-    /** Where the worker answers /healthz and /readyz (`host:port`), or `off`. */
+    /** Where the worker answers /healthz and /readyz, and serves its own /metrics. */
     healthAddress: listenAddress(env, 'ONEJOB_WORKER_HEALTH_ADDRESS', DEFAULTS.workerHealthAddress),
   };
 }

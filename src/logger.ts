@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { sampledSpanIds } from './telemetry/spans';
 
 export type Logger = pino.Logger;
 
@@ -22,6 +23,14 @@ export function createLogger(
       ],
       censor: '[redacted]',
     },
+    // A line written inside a traced request or job names its trace and span, so a log line
+    // leads to the trace and back. Where nothing traces there is no span: nothing is added.
+    mixin: traceFields,
   };
   return destination ? pino(options, destination) : pino(options);
+}
+
+/** The trace and span a line is written in, when it is written inside a recorded span. */
+function traceFields(): { traceId?: string; spanId?: string } {
+  return sampledSpanIds() ?? {};
 }

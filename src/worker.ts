@@ -4,6 +4,8 @@ import { attemptLooks } from './activities/attempts';
 import type { workerConfig } from './config';
 import { DEFAULTS } from './domain/defaults';
 import { recheckDueAttempts } from './service/rechecks';
+import type { Tracing } from './telemetry/tracing';
+import { tracingWorkerOptions, WORKFLOW_TRACING_MODULE } from './temporal/tracing';
 import { providerCallTaskQueue } from './workflows/definitions';
 
 export interface JobWorkerOptions extends ActivityDeps {
@@ -21,6 +23,8 @@ export interface JobWorkerOptions extends ActivityDeps {
   shutdownForceTimeMs?: number;
   /** A prebuilt workflow bundle; without it the workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;
+  /** The process's tracing, when it traces: jobs' traces then go through this worker. */
+  tracing?: Tracing;
 }
 
 /** The worker's settings, as `workerConfig()` reads them from the environment. */
@@ -56,13 +60,18 @@ export interface JobWorkers {
 export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWorkers> {
   const deps: ActivityDeps = options;
   const shutdownForceTime = options.shutdownForceTimeMs ?? DEFAULTS.shutdownForceTimeMs;
+  const tracing = tracingWorkerOptions(options.tracing);
   const jobs = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: require.resolve('./workflows') }),
+      ? { workflowBundle: options.workflowBundle, interceptors: tracing.interceptors }
+      : {
+          workflowsPath: require.resolve('./workflows'),
+          interceptors: { ...tracing.interceptors, workflowModules: [WORKFLOW_TRACING_MODULE] },
+        }),
+    sinks: tracing.sinks,
     activities: createJobActivities(deps),
     ...(options.maxCachedWorkflows ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     shutdownForceTime,
@@ -71,6 +80,7 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: providerCallTaskQueue(options.taskQueue),
+    interceptors: tracing.interceptors,
     activities: createProviderCallActivities(deps),
     maxConcurrentActivityTaskExecutions:
       options.maxConcurrentProviderCalls ?? DEFAULTS.maxConcurrentProviderCalls,
@@ -133,6 +143,7 @@ function startReconciler(deps: ActivityDeps): { stop(): void; stopped(): Promise
         temporal: deps.temporal,
         providers: deps.providers.names(),
         lookAgain,
+        metrics: deps.metrics,
       },
       deps.logger,
     )

@@ -76,6 +76,7 @@ test('the smoke run measures every row beside its baseline and says so in its re
       'growth',
       'hedging',
       'replay',
+      'tracing',
     ].sort(),
   );
   for (const [name, result] of Object.entries(report.scenarios)) {

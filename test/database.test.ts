@@ -9,7 +9,11 @@ import {
   finishJobWithoutResult,
   insertJobOrFindExisting,
 } from '../src/db/jobs';
-import { ATTEMPTS_IN_FLIGHT_SQL, JOBS_UNKNOWN_SQL } from '../src/db/metricCounts';
+import {
+  ATTEMPTS_IN_FLIGHT_SQL,
+  JOBS_UNKNOWN_SQL,
+  OLDEST_UNKNOWN_SQL,
+} from '../src/db/metricCounts';
 import { migrate, loadMigrations } from '../src/db/migrate';
 import { createPool, inTransaction, type Pool } from '../src/db/pool';
 import { OBSERVED_P95_SQL } from '../src/db/providerStats';
@@ -278,7 +282,7 @@ test('reverse-order finish: the attempt that returns first wins, the late one lo
   // ...B returns first and wins; A returns last and touches zero rows.
   await expect(
     recordAttemptResult(db.pool, { attemptId: b.id, result: { summary: 'from B' } }),
-  ).resolves.toMatchObject({ outcome: 'won' });
+  ).resolves.toMatchObject({ outcome: 'won', ended: { type: 'summarize', status: 'succeeded' } });
   await expect(
     recordAttemptResult(db.pool, { attemptId: a.id, result: { summary: 'from A' } }),
   ).resolves.toEqual({
@@ -308,10 +312,14 @@ test('reverse-order finish: the attempt that returns first wins, the late one lo
     { id: b.id, state: 'succeeded' },
   ]);
 
-  // Repeating either record (an activity retry) reports the same outcome and changes nothing.
-  await expect(
-    recordAttemptResult(db.pool, { attemptId: b.id, result: { summary: 'again' } }),
-  ).resolves.toMatchObject({ outcome: 'won', version: 1 });
+  // Repeating either record (an activity retry) reports the same outcome and changes nothing:
+  // the repeat did not end the job, so it says no end (its duration is observed once).
+  const repeated = await recordAttemptResult(db.pool, {
+    attemptId: b.id,
+    result: { summary: 'again' },
+  });
+  expect(repeated).toMatchObject({ outcome: 'won', version: 1 });
+  expect(repeated).not.toHaveProperty('ended');
   await expect(
     recordAttemptResult(db.pool, { attemptId: a.id, result: { summary: 'again' } }),
   ).resolves.toMatchObject({ outcome: 'lost', winnerAttemptId: b.id });
@@ -473,7 +481,10 @@ test('a call never begins for a job that has ended: the attempt is cancelled in 
     // While it waits, the job is still open.
     expect((await findJob(db.pool, other.id))?.terminalStatus).toBeNull();
     await start.query('COMMIT');
-    expect(await cancelled).toMatchObject({ terminalStatus: 'cancelled' });
+    expect(await cancelled).toMatchObject({
+      job: { terminalStatus: 'cancelled' },
+      ended: { type: 'summarize', status: 'cancelled' },
+    });
   } finally {
     await start.query('ROLLBACK').catch(() => undefined);
     start.release();
@@ -503,8 +514,8 @@ describe('the queries that run all the time have indexes that fit them', () => {
     expect(plan).toMatch(/Index Scan using attempts_recent_successes_idx/);
   });
 
-  test('the metrics of attempts in flight and unknown jobs read the partial index of in-flight attempts', async () => {
-    for (const sql of [ATTEMPTS_IN_FLIGHT_SQL, JOBS_UNKNOWN_SQL]) {
+  test('the metrics of attempts in flight, unknown jobs and the oldest unknown attempt read the partial index of in-flight attempts', async () => {
+    for (const sql of [ATTEMPTS_IN_FLIGHT_SQL, JOBS_UNKNOWN_SQL, OLDEST_UNKNOWN_SQL]) {
       const plan = await planOf(sql);
       expect(plan).toMatch(/attempts_in_flight_idx/);
       expect(plan).not.toMatch(/Seq Scan on attempts/);

@@ -17,6 +17,8 @@ const CHEAP = { currency: 'USD', inputPerMillion: 0.15, outputPerMillion: 0.6 };
 const DEAR = { currency: 'USD', inputPerMillion: 2.5, outputPerMillion: 10 };
 
 const stack = useTestStack({
+  // Its own process: it serves the metrics a pause is counted in.
+  workerProcess: true,
   providers: (url) => [
     chatProvider(url, 'primary', 'sim-steady', { timeoutMs: 10_000, price: CHEAP }),
     chatProvider(url, 'other-primary', 'sim-steady', { timeoutMs: 10_000, price: CHEAP }),
@@ -111,6 +113,11 @@ test('once hedges have cost more than the budget’s share, the next hedged job 
     /^hedges of jobs with primary primary cost USD .* more than 10 % of/,
   );
   expect(note.extraCost as number).toBeGreaterThan(0.1 * (note.primaryCost as number));
+  // Counted where alerts look: the worker's metrics.
+  const metrics = await (
+    await fetch(`http://${stack.serviceEnv.ONEJOB_WORKER_HEALTH_ADDRESS}/metrics`)
+  ).text();
+  expect(metrics).toMatch(/^onejob_hedging_paused_total\{primary="primary"\} [1-9]/m);
   stack.simulator.openGate('budget-second');
   const done = await untilJob(stack, second.id, (j) => j.status === 'succeeded');
   expect(done.completedBy).toBe(`${second.id}:1`);

@@ -44,6 +44,7 @@ test('the API counts creates, replays and conflicts, and reports attempts, unkno
 
   // One job blocked: its charge is held at the provider past the attempt timeout.
   stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'metrics-unknown' } });
+  const beforeBlocked = Date.now();
   const blocked = await createJob(stack, chargeBody(['simulator-pay']));
   await untilJob(stack, blocked.id, (job) => job.status === 'unknown');
   // One race: a summary held until its job was cancelled, then let go, loses the CAS.
@@ -68,6 +69,10 @@ test('the API counts creates, replays and conflicts, and reports attempts, unkno
   const response = await fetch(`${stack.apiUrl}/metrics`);
   expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
   const text = await response.text();
+  // The blocked charge is the only unknown attempt: it has been out since after its create.
+  const oldestUnknown = value(text, 'onejob_unknown_attempt_oldest_seconds');
+  expect(oldestUnknown).toBeGreaterThan(0);
+  expect(oldestUnknown).toBeLessThanOrEqual((Date.now() - beforeBlocked) / 1000);
   expect(value(text, 'onejob_jobs_created_total{type="summarize"}')).toBe(2);
   expect(value(text, 'onejob_jobs_created_total{type="charge"}')).toBe(1);
   expect(value(text, 'onejob_jobs_replayed_total{type="summarize"}')).toBe(2);
@@ -123,6 +128,99 @@ test("the worker serves its own metrics with its health checks: each provider ca
   expect(sum(text, metric, { outcome: 'succeeded' })).toBeGreaterThanOrEqual(1);
   expect(sum(text, metric, { outcome: 'lost' })).toBeGreaterThanOrEqual(1);
   expect(text).toContain('onejob_worker_process_resident_memory_bytes');
+});
+
+test('each ended job is observed once in the job-duration histogram, by the process that ended it, and a settled unknown attempt in the time-unknown histogram', async () => {
+  // The first test's blocked charge is settled by an operator: its attempt leaves unknown, and
+  // its job (one provider only) fails.
+  const blocked = await stack.pool.query<{ id: string; job_id: string }>(
+    `SELECT a.id, a.job_id FROM attempts a JOIN jobs j ON j.id = a.job_id
+      WHERE j.job_type = 'charge' AND a.state = 'unknown'`,
+  );
+  expect(blocked.rows).toHaveLength(1);
+  const [{ id: attemptId, job_id: jobId }] = blocked.rows as [{ id: string; job_id: string }];
+  const resolved = await operator(stack, 'POST', `/attempts/${attemptId}/resolve`, {
+    outcome: 'failed',
+    reason: 'the payment provider says it never arrived',
+  });
+  expect(resolved.status).toBe(200);
+  await untilJob(stack, jobId, (job) => job.status === 'failed');
+
+  const scrape = async (url: string) => (await fetch(`${url}/metrics`)).text();
+  const worker = `http://${stack.serviceEnv.ONEJOB_WORKER_HEALTH_ADDRESS}`;
+  const jobs = 'onejob_job_duration_seconds_count';
+  // The reconciler observes the unknown attempt once it has woken its workflow.
+  const charge = { provider: 'simulator-pay', settled_as: 'failed' };
+  const unknownDone = await eventually(
+    () => scrape(worker),
+    (text) => sum(text, 'onejob_attempt_unknown_duration_seconds_count', charge) > 0,
+  );
+  expect(sum(unknownDone, 'onejob_attempt_unknown_duration_seconds_count', charge)).toBe(1);
+  const [held] = (
+    await stack.pool.query<{ seconds: number }>(
+      `SELECT extract(epoch FROM finished_at - unknown_since)::float8 AS seconds
+         FROM attempts WHERE id = $1`,
+      [attemptId],
+    )
+  ).rows;
+  expect(sum(unknownDone, 'onejob_attempt_unknown_duration_seconds_sum', charge)).toBeCloseTo(
+    held!.seconds,
+    3,
+  );
+
+  // Every job of this stack has ended: each is counted exactly once across the API and the
+  // worker, under its type and the status it ended in.
+  const ended = await stack.pool.query<{ job_type: string; terminal_status: string; n: number }>(
+    `SELECT job_type, terminal_status, count(*)::int AS n FROM jobs
+      WHERE terminal_status IS NOT NULL GROUP BY 1, 2`,
+  );
+  const open = await stack.pool.query(`SELECT 1 FROM jobs WHERE terminal_status IS NULL`);
+  expect(open.rowCount).toBe(0);
+  const observed = await eventually(
+    async () => [await scrape(stack.apiUrl), await scrape(worker)] as const,
+    ([api, work]) =>
+      sum(api, jobs, {}) + sum(work, jobs, {}) >= ended.rows.reduce((n, row) => n + row.n, 0),
+  );
+  for (const row of ended.rows) {
+    const labels = { type: row.job_type, status: row.terminal_status };
+    expect([labels, sum(observed[0], jobs, labels) + sum(observed[1], jobs, labels)]).toEqual([
+      labels,
+      row.n,
+    ]);
+  }
+  expect(ended.rows.map((row) => `${row.job_type}/${row.terminal_status}`).sort()).toEqual([
+    'charge/failed',
+    'summarize/cancelled',
+    'summarize/succeeded',
+  ]);
+});
+
+test('a scraper that asks for OpenMetrics gets it, from the API and the worker alike, and the Prometheus format after it is unchanged', async () => {
+  const accept = 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5';
+  const worker = `http://${stack.serviceEnv.ONEJOB_WORKER_HEALTH_ADDRESS}`;
+  for (const [url, counter] of [
+    [stack.apiUrl, 'onejob_jobs_created_total{type="summarize"}'],
+    [worker, 'onejob_worker_process_cpu_seconds_total'],
+  ] as const) {
+    const plainBefore = await (await fetch(`${url}/metrics`)).text();
+    const open = await fetch(`${url}/metrics`, { headers: { accept } });
+    expect(open.headers.get('content-type')).toMatch(/^application\/openmetrics-text/);
+    const text = await open.text();
+    expect(text.endsWith('# EOF\n')).toBe(true);
+    expect(text).toContain(counter);
+    const plain = await fetch(`${url}/metrics`);
+    expect(plain.headers.get('content-type')).toMatch(/^text\/plain/);
+    const plainText = await plain.text();
+    expect(plainText).toContain(counter);
+    expect(plainText).not.toContain('# EOF');
+    // The same metrics, named the same, in both scrapes of the Prometheus format.
+    const names = (t: string) =>
+      t
+        .split('\n')
+        .filter((l) => l.startsWith('# TYPE'))
+        .sort();
+    expect(names(plainText)).toEqual(names(plainBefore));
+  }
 });
 
 test('every scrape counts what changed since the last one: all-time totals and what is in flight', async () => {

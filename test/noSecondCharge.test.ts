@@ -73,13 +73,17 @@ async function failedCallbackWhileCallIsOut(gate: string, then?: Fault) {
   return { job, answered: (await callback.json()) as { state: string } };
 }
 
-/** Waits until the job has ended or its workflow says an operator is needed, whichever first. */
+/**
+ * Waits until the job has ended or its workflow says an operator is needed, whichever first. The
+ * workflow is asked first: what it knows was written to the row before it knew, so the row read
+ * after it is at least as new (read the other way round, the row could predate the look).
+ */
 async function endedOrNeedsOperator(job: JobView) {
   return eventually(
-    async () => ({
-      job: await readJob(stack, job.id),
-      workflow: await workflowStatus(stack, job.workflowId),
-    }),
+    async () => {
+      const workflow = await workflowStatus(stack, job.workflowId);
+      return { job: await readJob(stack, job.id), workflow };
+    },
     ({ job: row, workflow }) =>
       ['succeeded', 'failed', 'cancelled'].includes(row.status) || workflow.needsOperator,
   );

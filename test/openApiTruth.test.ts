@@ -5,13 +5,13 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { signCallback } from '../src/api/signatures';
+import { startLinkProxy } from '../tools/chaos/linkProxy';
 import { ROOT, TEST_OUTPUT } from './support/harness';
 import { CALLBACK_SECRET, OPERATOR_TOKEN } from './support/identities';
 import { chargeBody, createJob, freshKey, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { attemptRows } from './support/rows';
 import { useTestStack } from './support/stack';
-import { startTcpProxy } from './support/tcpProxy';
 
 /**
  * The OpenAPI document tells the truth: it is valid OpenAPI, and every real answer of every
@@ -370,13 +370,13 @@ function documentedRoutes(): string[] {
 const DATABASE_FREE = ['GET /healthz', 'GET /problems/{type}'];
 
 test('with PostgreSQL unreachable, the 503 of every route that reads it is documented too', async () => {
-  const proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
+  const proxy = await startLinkProxy({ host: '127.0.0.1', port: 5432 });
   const url = new URL(stack.databaseUrl);
   url.host = `127.0.0.1:${proxy.port}`;
   const api = await stack.startExtraApi({ DATABASE_URL: url.toString() });
   const from = seen.length;
   try {
-    await proxy.cut();
+    await proxy.breakWith({ kind: 'refuse' });
     const id = '0f8fad5b-d9cb-469f-a165-70867728950e';
     const summary = JSON.stringify({ type: 'summarize', input: { text: 'Down. Documented.' } });
     const report = JSON.stringify({ attemptId: `${id}:1`, status: 'failed', error: 'no' });
@@ -455,13 +455,13 @@ test('with PostgreSQL unreachable, the 503 of every route that reads it is docum
 
 test('readiness names Temporal when it is the one away, and says ready again once it answers, without a restart', async () => {
   const [host, port] = stack.serviceEnv.TEMPORAL_ADDRESS!.split(':');
-  const proxy = await startTcpProxy({ host: host!, port: Number(port) });
+  const proxy = await startLinkProxy({ host: host!, port: Number(port) });
   const api = await stack.startExtraApi({ TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}` });
   const from = seen.length;
   const readyz = () => send({ method: 'GET', route: '/readyz', path: '/readyz', base: api.url });
   try {
     await expectStatus(readyz(), 200);
-    await proxy.cut();
+    await proxy.breakWith({ kind: 'refuse' });
     const away = await readyz();
     expect(away.status).toBe(503);
     expect(JSON.parse(away.body)).toMatchObject({
@@ -470,7 +470,7 @@ test('readiness names Temporal when it is the one away, and says ready again onc
     });
     // The reason is a code or a wait, never where the dependency lives.
     expect(away.body).not.toContain(String(proxy.port));
-    await proxy.restore();
+    await proxy.heal();
     await eventually(readyz, (answer) => answer.status === 200, 60_000);
     expect({ surprises, misfits: misfits(seen.slice(from)) }).toEqual({
       surprises: [],

@@ -117,6 +117,11 @@ test('the breaker opens after failures in a row, new jobs skip the provider, a p
   }
   const opened = await health('claude');
   expect(opened).toMatchObject({ breaker: 'open', reason: '3 failures in a row' });
+  // Held open while its open state is examined, however slow the machine: the cool-off counts
+  // from opened_at, moved an hour ahead here and put back before the probes.
+  const holdOpen = (at: Date | string) =>
+    stack.pool.query(`UPDATE provider_health SET opened_at = $1 WHERE provider = 'claude'`, [at]);
+  await holdOpen(new Date(opened!.opened_at!.getTime() + 3_600_000));
 
   // Open: a new job skips it, with a note saying why; nothing is sent to it.
   const skipping = await createJob(stack, summarizeBody(['claude', 'chat-backup']));
@@ -156,6 +161,7 @@ test('the breaker opens after failures in a row, new jobs skip the provider, a p
   );
 
   // After the cool-off one probe goes through; it fails, and the breaker opens again.
+  await holdOpen(opened!.opened_at!);
   await eventually(
     () => health('claude'),
     (row) => row?.cooled_off === true,
@@ -177,7 +183,13 @@ test('the breaker opens after failures in a row, new jobs skip the provider, a p
   );
   const probe = await createJob(stack, summarizeBody(['claude', 'chat-backup']));
   expect(triedOf(await untilJob(stack, probe.id, succeeded))).toEqual([['claude', 'succeeded']]);
-  expect((await health('claude'))?.breaker).toBe('closed');
+  // The probe's end is noted after its result is recorded (the job may be seen succeeded first).
+  expect(
+    await eventually(
+      () => health('claude'),
+      (row) => row?.breaker !== 'half_open',
+    ),
+  ).toMatchObject({ breaker: 'closed' });
   const closed = await runCli(stack, ['providers', 'status', '--json']);
   expect(JSON.parse(closed.stdout)).toContainEqual(
     expect.objectContaining({ provider: 'claude', breaker: 'closed' }),

@@ -1,22 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { CpuMeter } from '../support/cpu';
-import { CompletionsPerSecond, Latencies } from '../support/latency';
-import { interleaved } from '../support/load';
+import { interleaved, newJobsMeasurement, runJobsFor, type JobsMeasurement } from '../support/load';
 import { jsonHeaders, runJobThroughApi, summarizeBody } from '../support/ours';
 import { profileWorkflows, transactionCount } from '../support/profile';
 import { round2, type Scenario } from '../support/scenario';
 
 const USERS = 32;
 
-interface Side {
-  latency: Latencies;
-  completed: number;
-  failed: number;
-  seconds: number;
+interface Side extends JobsMeasurement {
   transactions: number;
   cpuMsPerJob: Record<string, number>;
-  rate: CompletionsPerSecond[];
-  keys: string[];
 }
 
 /**
@@ -30,16 +22,7 @@ export const endToEndScenario: Scenario = {
   async run({ env, smoke, log }) {
     const turnSeconds = smoke ? 2 : 30;
     const body = summarizeBody();
-    const fresh = (): Side => ({
-      latency: new Latencies(),
-      completed: 0,
-      failed: 0,
-      seconds: 0,
-      transactions: 0,
-      cpuMsPerJob: {},
-      rate: [],
-      keys: [],
-    });
+    const fresh = (): Side => ({ ...newJobsMeasurement(), transactions: 0, cpuMsPerJob: {} });
     const sides = { ours: fresh(), baseline: fresh() };
     const runOne = {
       ours: async (key: string) =>
@@ -59,24 +42,7 @@ export const endToEndScenario: Scenario = {
       const before = await transactionCount(env.stack.pool);
       const cpuBefore = env.cpu.read();
       const jobsBefore = side.completed + side.failed;
-      const started = Date.now();
-      const rate = new CompletionsPerSecond(started);
-      side.rate.push(rate);
-      await Promise.all(
-        Array.from({ length: USERS }, async () => {
-          while (Date.now() - started < turnSeconds * 1000) {
-            const key = `e2e-${name}-${randomUUID()}`;
-            const t0 = performance.now();
-            const ok = await runOne[name](key);
-            side.latency.recordMs(performance.now() - t0);
-            rate.record();
-            side.keys.push(key);
-            if (ok) side.completed += 1;
-            else side.failed += 1;
-          }
-        }),
-      );
-      side.seconds += (Date.now() - started) / 1000;
+      await runJobsFor(USERS, turnSeconds, `e2e-${name}`, runOne[name], side);
       const cpu = CpuMeter.perUnit(
         cpuBefore,
         env.cpu.read(),

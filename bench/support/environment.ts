@@ -26,7 +26,7 @@ export const BENCH_TOKEN = TEST_TOKEN;
  * blocked row holds unanswered (while the charge may still happen, its attempt stays `unknown`;
  * a chat model's timed-out attempt is settled `failed` once its call has ended).
  */
-function benchProviders(simulatorUrl: string): ProviderConfig[] {
+export function benchProviders(simulatorUrl: string): ProviderConfig[] {
   const baseUrl = `${simulatorUrl.replace(/\/$/, '')}/v1`;
   const chat = (name: string, model: string, timeoutMs: number): ProviderConfig => ({
     name,
@@ -55,6 +55,38 @@ function benchProviders(simulatorUrl: string): ProviderConfig[] {
       sideEffects: true,
     },
   ];
+}
+
+/**
+ * Our stack as the benchmark runs it: API and worker processes on the run's servers, the bench
+ * providers, every provider a summarize job's default plan names certified (so that no job skips
+ * one: a skipped provider costs its job a note and a warning, as in a misconfigured deployment).
+ * `env` adds to (or overrides) the services' settings.
+ */
+export async function startBenchStack(options: {
+  workerNodeFlags?: string[];
+  temporalAddress?: string;
+  env?: NodeJS.ProcessEnv;
+}): Promise<TestStack> {
+  const stack = await startTestStack({
+    workerProcess: true,
+    ...(options.workerNodeFlags ? { workerNodeFlags: options.workerNodeFlags } : {}),
+    providers: benchProviders,
+    hedgeDelayMs: BENCH_HEDGE_DELAY_MS,
+    ...(options.temporalAddress ? { temporalAddress: options.temporalAddress } : {}),
+    env: {
+      LOG_LEVEL: 'warn',
+      ONEJOB_MAX_WAITS_PER_OWNER: '1000',
+      // A held call keeps its slot for its whole late-result window: 1,000 blocked jobs need
+      // 1,000 slots (the default, 500, leaves the other 500 waiting to start their calls).
+      ONEJOB_MAX_CONCURRENT_PROVIDER_CALLS: '1500',
+      ...options.env,
+    },
+  });
+  const summarizeKinds: readonly string[] = findJobType('summarize')!.providerKinds;
+  for (const { name, kind } of benchProviders(stack.simulator.url))
+    if (summarizeKinds.includes(kind)) await stack.certify(name, 'summarize');
+  return stack;
 }
 
 /** When a hedged job starts its second attempt: about the heavy-tailed model's 98th percentile. */
@@ -159,26 +191,11 @@ export async function startBenchEnvironment(
     adminDatabaseUrl: database.adminUrl,
   } as HarnessInfo);
   const workerMetricsAddress = `127.0.0.1:${await freePort()}`;
-  const stack = await startTestStack({
-    workerProcess: true,
+  const stack = await startBenchStack({
     workerNodeFlags: options.workerNodeFlags,
-    providers: benchProviders,
-    hedgeDelayMs: BENCH_HEDGE_DELAY_MS,
     temporalAddress,
-    env: {
-      LOG_LEVEL: 'warn',
-      ONEJOB_MAX_WAITS_PER_OWNER: '1000',
-      // A held call keeps its slot for its whole late-result window: 1,000 blocked jobs need
-      // 1,000 slots (the default, 500, leaves the other 500 waiting to start their calls).
-      ONEJOB_MAX_CONCURRENT_PROVIDER_CALLS: '1500',
-      ONEJOB_WORKER_METRICS_ADDRESS: workerMetricsAddress,
-    },
+    env: { ONEJOB_WORKER_METRICS_ADDRESS: workerMetricsAddress },
   });
-  // Every provider a summarize job's default plan names, so that no job of the benchmark skips
-  // one (a skipped provider costs its job a note and a warning, as in a misconfigured deployment).
-  const summarizeKinds: readonly string[] = findJobType('summarize')!.providerKinds;
-  for (const { name, kind } of benchProviders(stack.simulator.url))
-    if (summarizeKinds.includes(kind)) await stack.certify(name, 'summarize');
   const baseline = await startBaseline(stack, temporalAddress);
   const cpu = new CpuMeter({
     'Temporal server': () => (temporalPid === undefined ? [] : withDescendants(temporalPid)),

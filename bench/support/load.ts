@@ -1,7 +1,7 @@
 import autocannon from 'autocannon';
 import { randomUUID } from 'node:crypto';
 import { CpuMeter } from './cpu';
-import { Latencies } from './latency';
+import { CompletionsPerSecond, Latencies } from './latency';
 import { round2 } from './scenario';
 
 /** One side of a comparison: what autocannon sends, and the status every answer must have. */
@@ -128,4 +128,51 @@ export function httpSummary(measurement: HttpMeasurement): Record<string, unknow
     unexpected: measurement.unexpected,
     'CPU ms per request, by process': cpuMsPerRequest(measurement),
   };
+}
+
+/** What one side of a whole-job comparison measured over all its turns. */
+export interface JobsMeasurement {
+  latency: Latencies;
+  completed: number;
+  failed: number;
+  seconds: number;
+  /** Completions per second, one series per turn. */
+  rate: CompletionsPerSecond[];
+  /** The key of every job it ran, in the order they ended. */
+  keys: string[];
+}
+
+export function newJobsMeasurement(): JobsMeasurement {
+  return { latency: new Latencies(), completed: 0, failed: 0, seconds: 0, rate: [], keys: [] };
+}
+
+/**
+ * A closed loop of whole jobs for `seconds`: `users` clients each run one job (`runOne` says
+ * whether it succeeded; a throw counts as not), then the next, adding what they saw to `into`.
+ */
+export async function runJobsFor(
+  users: number,
+  seconds: number,
+  prefix: string,
+  runOne: (key: string) => Promise<boolean>,
+  into: JobsMeasurement,
+): Promise<void> {
+  const started = Date.now();
+  const rate = new CompletionsPerSecond(started);
+  into.rate.push(rate);
+  await Promise.all(
+    Array.from({ length: users }, async () => {
+      while (Date.now() - started < seconds * 1000) {
+        const key = `${prefix}-${randomUUID()}`;
+        const t0 = performance.now();
+        const ok = await runOne(key).catch(() => false);
+        into.latency.recordMs(performance.now() - t0);
+        rate.record();
+        into.keys.push(key);
+        if (ok) into.completed += 1;
+        else into.failed += 1;
+      }
+    }),
+  );
+  into.seconds += (Date.now() - started) / 1000;
 }

@@ -47,6 +47,7 @@ type AdmissionInput = JobWorkflowInput & { workflowId: string; startFirstAttempt
 
 type AdmissionDeps = Pick<
   ActivityDeps,
+  | 'metrics'
   | 'pool'
   | 'providers'
   | 'logger'
@@ -279,6 +280,7 @@ export function admissionActivities(deps: AdmissionDeps) {
     if (!paused) return job.mode;
     await addJobNote(db, job.id, paused);
     logger.info({ jobId: job.id, ...paused }, 'hedging paused: its budget is spent');
+    deps.metrics?.hedgingPaused.inc({ primary: primary.name });
     return 'exclusive';
   }
 

@@ -22,6 +22,7 @@ import { FAILURES, typedFailure } from '../domain/failures';
 import { checkOutput, findJobType } from '../jobTypes';
 import { breakerCoolOffMs, lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
 import { attemptOutcome, recordResult } from '../service/results';
+import { inSpan } from '../telemetry/spans';
 import type { AttemptOutcome, ReconcileOutcome } from '../workflows/definitions';
 import type { ActivityDeps } from './types';
 
@@ -246,14 +247,28 @@ function lookAtAttempt(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>
       }
     }
 
-    if (provider.lookupStatus) {
-      const status = await provider.lookupStatus(attempt.id);
+    const { lookupStatus } = provider;
+    if (lookupStatus) {
+      // Its own span in the job's trace: what the provider said, beside the swap that may follow.
+      const status = await inSpan(
+        'status lookup',
+        {
+          'onejob.provider': attempt.provider,
+          'onejob.attempt_id': attempt.id,
+          'onejob.job_id': job.id,
+        },
+        async (span) => {
+          const answer = await lookupStatus(attempt.id);
+          span.setAttribute('onejob.lookup', answer.state);
+          return answer;
+        },
+      );
       if (status.state === 'succeeded') {
         const checked = checkOutput(contract, job.input, status.output, {
           attemptId: attempt.id,
         });
         if (checked.ok)
-          return recordResult(pool, logger, {
+          return recordResult(deps, {
             attemptId: attempt.id,
             result: checked.output,
             source: 'status-lookup',

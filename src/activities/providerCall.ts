@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { beginProviderCallOfJob, endCallWithoutResult } from '../db/attemptCalls';
 import { oversizedAnswerVerdict, RESPONSE_TOO_LARGE } from '../domain/certainty';
@@ -10,8 +11,10 @@ import {
   ProviderCallError,
   VIOLATION_CODES,
 } from '../providers/provider';
+import { observe } from '../service/histograms';
 import { noteCallEnd } from '../service/providerHealth';
 import { attemptOutcome, nudgeWorkflow, recordResult } from '../service/results';
+import { inSpan } from '../telemetry/spans';
 import type { AttemptOutcome } from '../workflows/definitions';
 import type { ActivityDeps } from './types';
 
@@ -40,209 +43,239 @@ export function providerCallActivities(
      * A cancel does not abort the request: once sent, the provider may do the work anyway,
      * and a late answer is recorded as a loss.
      */
-    async callProvider(input: { attemptId: string }): Promise<AttemptOutcome> {
-      const context = Context.current();
-      const { attempt, job } = await beginProviderCallOfJob(pool, input.attemptId, lateWindowsMs);
-      // Left `starting` because this worker has no such provider: nothing was sent, and the
-      // workflow's abandonment makes the attempt `failed` (never sent), not `unknown`.
-      if (attempt.state === 'starting' && !providers.has(attempt.provider))
-        throw new Error(
-          `this worker has no provider ${attempt.provider}, so attempt ${attempt.id} was not sent`,
-        );
-      // The job closed first (the attempt is now cancelled), or the attempt was settled meanwhile.
-      if (attempt.state !== 'running') return attemptOutcome(pool, attempt);
-      const contract = job && findJobType(job.type);
-      if (!job || !contract) {
-        return attemptOutcome(
+    callProvider(input: { attemptId: string }): Promise<AttemptOutcome> {
+      return inSpan('provider call', { 'onejob.attempt_id': input.attemptId }, (span) =>
+        callOnce(input, span),
+      );
+    },
+  };
+
+  async function callOnce(input: { attemptId: string }, span: Span): Promise<AttemptOutcome> {
+    const context = Context.current();
+    const { attempt, job } = await beginProviderCallOfJob(pool, input.attemptId, lateWindowsMs);
+    // Left `starting` because this worker has no such provider: nothing was sent, and the
+    // workflow's abandonment makes the attempt `failed` (never sent), not `unknown`.
+    if (attempt.state === 'starting' && !providers.has(attempt.provider))
+      throw new Error(
+        `this worker has no provider ${attempt.provider}, so attempt ${attempt.id} was not sent`,
+      );
+    // The job closed first (the attempt is now cancelled), or the attempt was settled meanwhile.
+    if (attempt.state !== 'running') return attemptOutcome(pool, attempt);
+    const contract = job && findJobType(job.type);
+    if (!job || !contract) {
+      return attemptOutcome(
+        pool,
+        await endCallWithoutResult(
           pool,
-          await endCallWithoutResult(
-            pool,
-            attempt.id,
-            { outcome: 'failed' },
-            {
-              state: 'failed',
-              error: {
-                code: 'no_contract',
-                message: `job type of ${attempt.id} is unknown; nothing was sent`,
-              },
+          attempt.id,
+          { outcome: 'failed' },
+          {
+            state: 'failed',
+            error: {
+              code: 'no_contract',
+              message: `job type of ${attempt.id} is unknown; nothing was sent`,
             },
-          ),
-        );
-      }
-      const provider = providers.get(attempt.provider);
-      const sideEffects = contract.sideEffects || provider.config.sideEffects;
-      const log = logger.child({
-        jobId: job.id,
+          },
+        ),
+      );
+    }
+    const provider = providers.get(attempt.provider);
+    const sideEffects = contract.sideEffects || provider.config.sideEffects;
+    const log = logger.child({
+      jobId: job.id,
+      attemptId: attempt.id,
+      workflowId: job.workflowId,
+      provider: provider.config.name,
+    });
+    // Who was asked what, never with what: no prompt, no input, no key on a span.
+    span.setAttributes({
+      'onejob.job_id': job.id,
+      'onejob.job_type': job.type,
+      'onejob.provider': provider.config.name,
+      ...(provider.config.kind === 'http' ? {} : { 'onejob.model': provider.config.model }),
+    });
+    const started = Date.now();
+    const isLate = (): boolean => Date.now() - started >= context.info.startToCloseTimeoutMs;
+    const windowMs = lateResultTimeoutMs(provider.config);
+    const windowClosed = AbortSignal.timeout(windowMs);
+
+    // Heartbeats only while Temporal still waits for this activity: once the attempt has
+    // timed out, the call goes on listening for a late answer, but a heartbeat would only
+    // cost the server a lookup that finds nothing (every second, for the whole window).
+    const heartbeat = setInterval(() => {
+      if (isLate()) clearInterval(heartbeat);
+      else context.heartbeat();
+    }, 1_000);
+    let output: unknown;
+    let usage: TokenUsage | undefined;
+    let reportedCost: Money | undefined;
+    let failure: ProviderCallError | undefined;
+    let violation: ContractViolation | undefined;
+    try {
+      const response = await provider.call({
         attemptId: attempt.id,
-        workflowId: job.workflowId,
-        provider: provider.config.name,
+        contract,
+        input: job.input,
+        signal: windowClosed,
       });
-      const started = Date.now();
-      const isLate = (): boolean => Date.now() - started >= context.info.startToCloseTimeoutMs;
-      const windowMs = lateResultTimeoutMs(provider.config);
-      const windowClosed = AbortSignal.timeout(windowMs);
+      ({ output, cost: reportedCost } = response);
+      usage = cleanUsage(response.usage);
+    } catch (error) {
+      if (windowClosed.aborted)
+        failure = new ProviderCallError(
+          `no complete answer within the late-result window (${windowMs} ms); the call was cut off`,
+          'ambiguous',
+          'late_window_exceeded',
+        );
+      else if (error instanceof ContractViolation) {
+        violation = error;
+        usage = cleanUsage(error.usage);
+      } else if (error instanceof ProviderCallError) failure = error;
+      else
+        failure = new ProviderCallError(
+          `provider call threw: ${(error as Error).message}`,
+          'ambiguous',
+          'unexpected',
+        );
+    } finally {
+      clearInterval(heartbeat);
+    }
+    const callSeconds = (Date.now() - started) / 1000;
+    // What the call cost is recorded whatever became of it: a loser, a broken answer and a
+    // late one are paid for all the same.
+    const cost = costOfCall(provider.config, {
+      usage,
+      reported: reportedCost,
+      refusedBeforeWork: failure?.certainty === 'definite',
+    });
+    const ledger = { usage, cost };
 
-      // Heartbeats only while Temporal still waits for this activity: once the attempt has
-      // timed out, the call goes on listening for a late answer, but a heartbeat would only
-      // cost the server a lookup that finds nothing (every second, for the whole window).
-      const heartbeat = setInterval(() => {
-        if (isLate()) clearInterval(heartbeat);
-        else context.heartbeat();
-      }, 1_000);
-      let output: unknown;
-      let usage: TokenUsage | undefined;
-      let reportedCost: Money | undefined;
-      let failure: ProviderCallError | undefined;
-      let violation: ContractViolation | undefined;
-      try {
-        const response = await provider.call({
-          attemptId: attempt.id,
-          contract,
-          input: job.input,
-          signal: windowClosed,
-        });
-        ({ output, cost: reportedCost } = response);
-        usage = cleanUsage(response.usage);
-      } catch (error) {
-        if (windowClosed.aborted)
-          failure = new ProviderCallError(
-            `no complete answer within the late-result window (${windowMs} ms); the call was cut off`,
-            'ambiguous',
-            'late_window_exceeded',
-          );
-        else if (error instanceof ContractViolation) {
-          violation = error;
-          usage = cleanUsage(error.usage);
-        } else if (error instanceof ProviderCallError) failure = error;
-        else
-          failure = new ProviderCallError(
-            `provider call threw: ${(error as Error).message}`,
-            'ambiguous',
-            'unexpected',
-          );
-      } finally {
-        clearInterval(heartbeat);
-      }
-      const callSeconds = (Date.now() - started) / 1000;
-      // What the call cost is recorded whatever became of it: a loser, a broken answer and a
-      // late one are paid for all the same.
-      const cost = costOfCall(provider.config, {
-        usage,
-        reported: reportedCost,
-        refusedBeforeWork: failure?.certainty === 'definite',
-      });
-      const ledger = { usage, cost };
-
-      let outcome: AttemptOutcome;
-      if (failure) {
-        // A 2xx cut off at the cap is the certainty table's own row; for any other error, with
-        // nothing that could have had an effect, an ended call that brought no answer is over.
-        const oversized =
-          failure.code === RESPONSE_TOO_LARGE ? oversizedAnswerVerdict(sideEffects) : undefined;
-        // planted-bug site (tools/chaos/plantedBugs.ts): unknown-as-failed
-        const failed = oversized
-          ? oversized.settle === 'failed'
-          : failure.certainty === 'definite' || !sideEffects;
-        const certainty = oversized?.certainty ?? failure.certainty;
-        log.warn({ certainty, code: failure.code, late: isLate(), failed }, 'provider call failed');
+    let outcome: AttemptOutcome;
+    // Whether what the provider did is known: an ambiguous failure, or a broken answer where
+    // there are side effects, leaves it open.
+    let certaintyOfCall = 'definite';
+    if (failure) {
+      // A 2xx cut off at the cap is the certainty table's own row; for any other error, with
+      // nothing that could have had an effect, an ended call that brought no answer is over.
+      const oversized =
+        failure.code === RESPONSE_TOO_LARGE ? oversizedAnswerVerdict(sideEffects) : undefined;
+      // planted-bug site (tools/chaos/plantedBugs.ts): unknown-as-failed
+      const failed = oversized
+        ? oversized.settle === 'failed'
+        : failure.certainty === 'definite' || !sideEffects;
+      const certainty = oversized?.certainty ?? failure.certainty;
+      certaintyOfCall = certainty;
+      log.warn({ certainty, code: failure.code, late: isLate(), failed }, 'provider call failed');
+      outcome = await attemptOutcome(
+        pool,
+        await endCallWithoutResult(
+          pool,
+          attempt.id,
+          { ...ledger, outcome: 'failed' },
+          {
+            state: failed ? 'failed' : 'unknown',
+            error: {
+              code: failure.code,
+              certainty,
+              ...(failure.httpStatus === undefined ? {} : { httpStatus: failure.httpStatus }),
+              ...(failure.detail ? { provider: failure.detail } : {}),
+              message: failure.message,
+              ...(failed && certainty === 'ambiguous'
+                ? { settledBecause: 'no side effects, and the call has ended' }
+                : {}),
+            },
+            // A 2xx from a provider with side effects: evidence of work (certainty.ts).
+            ...(oversized?.settle === 'unknown' ? { successAnswered: true } : {}),
+          },
+        ),
+      );
+    } else {
+      const checked = violation
+        ? { ok: false as const, reason: violation.message, issues: [violation.message] }
+        : checkOutput(contract, job.input, output, { attemptId: attempt.id });
+      // Truncated, refused, format ignored: each its own code; else the contract's checks.
+      const code = violation ? VIOLATION_CODES[violation.kind] : 'contract_violation';
+      if (checked.ok) {
+        // The call's end is written by the compare-and-swap's own transaction, which alone
+        // says whether the answer won: whoever sees the job end sees what the call cost.
+        outcome = await recordResult(
+          { pool, logger, metrics },
+          {
+            attemptId: attempt.id,
+            result: checked.output,
+            source: isLate() ? 'late-result' : 'provider',
+            callEnd: ledger,
+          },
+        );
+      } else {
+        if (sideEffects) certaintyOfCall = 'ambiguous';
+        // The raw answer stays on the attempt, never on the job.
+        log.warn({ code, issues: checked.issues, sideEffects }, 'provider output rejected');
+        const raw = violation ? violation.rawOutput : output;
         outcome = await attemptOutcome(
           pool,
           await endCallWithoutResult(
             pool,
             attempt.id,
-            { ...ledger, outcome: 'failed' },
-            {
-              state: failed ? 'failed' : 'unknown',
-              error: {
-                code: failure.code,
-                certainty,
-                ...(failure.httpStatus === undefined ? {} : { httpStatus: failure.httpStatus }),
-                ...(failure.detail ? { provider: failure.detail } : {}),
-                message: failure.message,
-                ...(failed && certainty === 'ambiguous'
-                  ? { settledBecause: 'no side effects, and the call has ended' }
-                  : {}),
-              },
-              // A 2xx from a provider with side effects: evidence of work (certainty.ts).
-              ...(oversized?.settle === 'unknown' ? { successAnswered: true } : {}),
-            },
+            { ...ledger, outcome: 'rejected' },
+            sideEffects
+              ? {
+                  state: 'unknown',
+                  error: {
+                    code: 'contract_violation_after_effect',
+                    violation: code,
+                    message: `the provider answered success, but ${checked.reason}. It may have taken effect: only a status lookup whose answer satisfies the contract, a signed callback or an operator settles it`,
+                    issues: checked.issues,
+                  },
+                  rawOutput: raw,
+                  // A 2xx from a provider with side effects: evidence of work (certainty.ts),
+                  // written with the call's end.
+                  successAnswered: true,
+                }
+              : {
+                  state: 'failed',
+                  error: { code, message: checked.reason, issues: checked.issues },
+                  rawOutput: raw,
+                },
           ),
         );
-      } else {
-        const checked = violation
-          ? { ok: false as const, reason: violation.message, issues: [violation.message] }
-          : checkOutput(contract, job.input, output, { attemptId: attempt.id });
-        // Truncated, refused, format ignored: each its own code; else the contract's checks.
-        const code = violation ? VIOLATION_CODES[violation.kind] : 'contract_violation';
-        if (checked.ok) {
-          // The call's end is written by the compare-and-swap's own transaction, which alone
-          // says whether the answer won: whoever sees the job end sees what the call cost.
-          outcome = await recordResult(pool, logger, {
-            attemptId: attempt.id,
-            result: checked.output,
-            source: isLate() ? 'late-result' : 'provider',
-            callEnd: ledger,
-          });
-        } else {
-          // The raw answer stays on the attempt, never on the job.
-          log.warn({ code, issues: checked.issues, sideEffects }, 'provider output rejected');
-          const raw = violation ? violation.rawOutput : output;
-          outcome = await attemptOutcome(
-            pool,
-            await endCallWithoutResult(
-              pool,
-              attempt.id,
-              { ...ledger, outcome: 'rejected' },
-              sideEffects
-                ? {
-                    state: 'unknown',
-                    error: {
-                      code: 'contract_violation_after_effect',
-                      violation: code,
-                      message: `the provider answered success, but ${checked.reason}. It may have taken effect: only a status lookup whose answer satisfies the contract, a signed callback or an operator settles it`,
-                      issues: checked.issues,
-                    },
-                    rawOutput: raw,
-                    // A 2xx from a provider with side effects: evidence of work (certainty.ts),
-                    // written with the call's end.
-                    successAnswered: true,
-                  }
-                : {
-                    state: 'failed',
-                    error: { code, message: checked.reason, issues: checked.issues },
-                    rawOutput: raw,
-                  },
-            ),
-          );
-        }
       }
-      metrics?.providerCallSeconds.observe(
+    }
+    span.setAttributes({
+      'onejob.outcome': outcome.state,
+      'onejob.late': isLate(),
+      'onejob.certainty': certaintyOfCall,
+      ...(failure ? { 'onejob.error_code': failure.code } : {}),
+      ...(cost ? { 'onejob.cost': cost.amount, 'onejob.cost_currency': cost.currency } : {}),
+    });
+    if (metrics)
+      observe(
+        metrics.providerCallSeconds,
         { provider: provider.config.name, outcome: outcome.state },
         callSeconds,
       );
-      // The provider's health for every worker: advisory, so a failure to note it is logged,
-      // never taken for the call's own (its end is already recorded).
-      await noteCallEnd(pool, logger, provider.config, {
-        attempt,
-        state: outcome.state,
-        ...(failure
-          ? {
-              failure: {
-                code: failure.code,
-                ...(failure.detail?.retryAfterMs === undefined
-                  ? {}
-                  : { retryAfterMs: failure.detail.retryAfterMs }),
-              },
-            }
-          : {}),
-      }).catch((error: unknown) =>
-        log.error({ err: error }, 'could not note the provider call in its health'),
-      );
-      // The workflow stopped waiting for this call: wake it when the call settled the attempt.
-      // One that is still unknown is the reconciler's to look at; its workflow sleeps on.
-      if ((isLate() || context.cancellationSignal.aborted) && outcome.state !== 'unknown')
-        await nudgeWorkflow(temporal, logger, job.workflowId, attempt.id);
-      return outcome;
-    },
-  };
+    // The provider's health for every worker: advisory, so a failure to note it is logged,
+    // never taken for the call's own (its end is already recorded).
+    await noteCallEnd(pool, logger, provider.config, {
+      attempt,
+      state: outcome.state,
+      ...(failure
+        ? {
+            failure: {
+              code: failure.code,
+              ...(failure.detail?.retryAfterMs === undefined
+                ? {}
+                : { retryAfterMs: failure.detail.retryAfterMs }),
+            },
+          }
+        : {}),
+    }).catch((error: unknown) =>
+      log.error({ err: error }, 'could not note the provider call in its health'),
+    );
+    // The workflow stopped waiting for this call: wake it when the call settled the attempt.
+    // One that is still unknown is the reconciler's to look at; its workflow sleeps on.
+    if ((isLate() || context.cancellationSignal.aborted) && outcome.state !== 'unknown')
+      await nudgeWorkflow(temporal, logger, job.workflowId, attempt.id);
+    return outcome;
+  }
 }

@@ -24,7 +24,10 @@ export interface ActivityDeps {
   /** What hedging may spend; without it, hedged jobs always hedge. */
   hedgeBudget?: HedgeBudget;
   /** Where the worker's own metrics are kept (served with its health checks); none without. */
-  metrics?: Pick<WorkerMetrics, 'providerCallSeconds'>;
+  metrics?: Pick<
+    WorkerMetrics,
+    'providerCallSeconds' | 'hedgingPaused' | 'jobSeconds' | 'unknownSeconds'
+  >;
 }
 
 /**

@@ -1,15 +1,20 @@
 import { settleAttemptWithoutResult } from '../db/attemptCalls';
 import { findAttempt } from '../db/attempts';
-import { finishJobWithoutResult, findJob } from '../db/jobs';
+import { findJob } from '../db/jobs';
 import { FAILURES, typedFailure } from '../domain/failures';
 import { checkJobResult } from '../jobTypes';
-import { attemptOutcome, attemptSummary, recordResult } from '../service/results';
+import {
+  attemptOutcome,
+  attemptSummary,
+  endJobWithoutResult,
+  recordResult,
+} from '../service/results';
 import type { AttemptOutcome, JobEnding } from '../workflows/definitions';
 import { settledMeanwhileRefusal } from '../workflows/policy';
 import type { ActivityDeps } from './types';
 
 /** What operators decide, and how a job ends without a result. */
-export function verdictActivities(deps: Pick<ActivityDeps, 'pool' | 'logger'>) {
+export function verdictActivities(deps: Pick<ActivityDeps, 'pool' | 'logger' | 'metrics'>) {
   const { pool, logger } = deps;
 
   async function finish(
@@ -17,7 +22,7 @@ export function verdictActivities(deps: Pick<ActivityDeps, 'pool' | 'logger'>) {
     status: 'failed' | 'cancelled',
     failure: Record<string, unknown>,
   ): Promise<JobEnding> {
-    const job = await finishJobWithoutResult(pool, jobId, status, failure);
+    const job = await endJobWithoutResult(deps, jobId, status, failure);
     // Another outcome may have been recorded first (a winner, an earlier cancel): report that one.
     return { status: job.terminalStatus ?? status, completedBy: job.completedBy };
   }
@@ -66,7 +71,7 @@ export function verdictActivities(deps: Pick<ActivityDeps, 'pool' | 'logger'>) {
           `the result does not satisfy the ${job?.type} contract: ${checked?.reason ?? 'no contract'}`,
         );
       }
-      return recordResult(pool, logger, {
+      return recordResult(deps, {
         attemptId: attempt.id,
         result: checked.output,
         source: `operator:${input.operator}`,

@@ -12,6 +12,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { JobEndings } from '../db/jobEndings';
 import { DEFAULTS } from '../domain/defaults';
 import { MAX_JSON_BYTES } from '../domain/jsonShape';
+import { observe } from '../service/histograms';
 import { checkReadiness, postgresProbe, temporalProbe } from '../service/readiness';
 import { bodyShapeProblem } from './bodyShape';
 import type { ApiDeps } from './deps';
@@ -74,7 +75,8 @@ export async function buildApi(deps: ApiDeps) {
   });
   // A route is its template, never its path: ids would make a series per job.
   app.addHook('onResponse', async (request, reply) => {
-    metrics.httpRequestSeconds.observe(
+    observe(
+      metrics.httpRequestSeconds,
       {
         route: request.routeOptions.url ?? 'unmatched',
         method: request.method,
@@ -162,8 +164,8 @@ export async function buildApi(deps: ApiDeps) {
     readiness: () => checkReadiness(probes, deps.logger),
   });
   await app.register(jobRoutes, { prefix: '/v1', deps, metrics, waits, endings });
-  await app.register(operatorRoutes, { prefix: '/v1/operator', deps });
-  await app.register(callbackRoutes, { prefix: '/v1/callbacks', deps });
+  await app.register(operatorRoutes, { prefix: '/v1/operator', deps: { ...deps, metrics } });
+  await app.register(callbackRoutes, { prefix: '/v1/callbacks', deps: { ...deps, metrics } });
 
   return app;
 }

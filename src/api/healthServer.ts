@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
 import { hostAndPort } from '../config';
-import type { Readiness } from '../service/readiness';
+import { exposition, type MetricsRegistry } from '../service/histograms';
+import { notReadyDetail, type Readiness } from '../service/readiness';
 import { type MetricsAccess, mayReadMetrics, metricsRefusal } from './metricsAccess';
 import { standaloneProblem } from './problems';
 
@@ -25,7 +25,7 @@ export async function serveHealth(options: {
   variable: string;
   readiness: () => Promise<Readiness>;
   /** Prometheus metrics at /metrics, to whoever `access` lets read them. */
-  metrics?: { registry: Registry; access: MetricsAccess };
+  metrics?: { registry: MetricsRegistry; access: MetricsAccess };
 }): Promise<HealthServer> {
   const { address, variable } = options;
   const { host, port } = hostAndPort(address, variable);
@@ -80,24 +80,21 @@ async function answer(
       return send(response, standaloneProblem('unauthorized', metricsRefusal(access)), {
         'www-authenticate': 'Bearer',
       });
-    const body = await registry.metrics();
+    const { contentType, body } = await exposition(registry, request.headers.accept);
     response.writeHead(200, {
-      'content-type': registry.contentType,
+      'content-type': contentType,
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-store',
     });
     response.end(request.method === 'HEAD' ? undefined : body);
     return;
   }
-  const { ready, checks } = await readiness();
+  const answer = await readiness();
+  const { ready, checks } = answer;
   if (ready) return sendJson(response, 200, { ready: true, checks });
-  const down = Object.keys(checks).filter((name) => !checks[name]!.ok);
   return send(
     response,
-    standaloneProblem('service-unavailable', `Not ready: ${down.join(' and ')} did not answer.`, {
-      instance: path,
-      checks,
-    }),
+    standaloneProblem('service-unavailable', notReadyDetail(answer), { instance: path, checks }),
     { 'retry-after': '5' },
   );
 }

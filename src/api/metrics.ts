@@ -1,13 +1,14 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, collectDefaultMetrics } from 'prom-client';
 import {
   attemptsInFlight,
   foldMetricDeltas,
   jobsWithUnknownAttempts,
+  oldestUnknownAttemptSeconds,
   metricTotals,
 } from '../db/metricCounts';
 import type { Queryable } from '../db/pool';
 import { listProviderHealth } from '../db/providerHealth';
-import { httpRequestHistogram } from '../service/histograms';
+import { httpRequestHistogram, jobDurationHistogram, metricsRegistry } from '../service/histograms';
 
 /** A read that callers arriving while it runs share, instead of each starting their own. */
 function shared<T>(read: () => Promise<T>): () => Promise<T> {
@@ -28,7 +29,7 @@ const BREAKER_GAUGE = { closed: 0, half_open: 1, open: 2 } as const;
  * metric_totals, which triggers keep (migration 0005).
  */
 export function createMetrics(db: Queryable, options: { waitsInProgress: () => number }) {
-  const registry = new Registry();
+  const registry = metricsRegistry();
   collectDefaultMetrics({ register: registry, prefix: 'onejob_api_' });
 
   const jobsCreated = new Counter({
@@ -95,6 +96,15 @@ export function createMetrics(db: Queryable, options: { waitsInProgress: () => n
     registers: [registry],
     async collect() {
       this.set(await jobsWithUnknownAttempts(db));
+    },
+  });
+  new Gauge({
+    name: 'onejob_unknown_attempt_oldest_seconds',
+    // What an alert on blocked jobs wants: not how many, but whether one has waited too long.
+    help: 'How long the oldest attempt still unknown has been unknown; 0 when none is (from the database)',
+    registers: [registry],
+    async collect() {
+      this.set(await oldestUnknownAttemptSeconds(db));
     },
   });
   new Gauge({
@@ -200,8 +210,9 @@ export function createMetrics(db: Queryable, options: { waitsInProgress: () => n
   });
 
   const httpRequestSeconds = httpRequestHistogram(registry);
+  const jobSeconds = jobDurationHistogram(registry);
 
-  return { registry, jobsCreated, jobsReplayed, conflicts, httpRequestSeconds, fold };
+  return { registry, jobsCreated, jobsReplayed, conflicts, httpRequestSeconds, jobSeconds, fold };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

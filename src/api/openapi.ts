@@ -100,8 +100,12 @@ export function amendOpenApiDocument(doc: OpenAPIV3.Document): OpenAPIV3.Documen
 
   const metrics = operation(doc, '/metrics', 'get');
   metrics.responses['200'] = {
-    description: 'Prometheus text exposition format',
-    content: { 'text/plain': { schema: { type: 'string' } } },
+    description:
+      'Prometheus text exposition format; OpenMetrics, with trace ids as exemplars, when Accept names application/openmetrics-text',
+    content: {
+      'text/plain': { schema: { type: 'string' } },
+      'application/openmetrics-text': { schema: { type: 'string' } },
+    },
   };
   return doc;
 }

@@ -12,6 +12,7 @@ import { refusePublishedDevSecrets } from '../domain/publishedSecrets';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { temporalConnectOptions } from '../temporal/connection';
+import { tracingClientInterceptors } from '../temporal/tracing';
 import { exitWithParent } from './parentLink';
 
 async function main(): Promise<void> {
@@ -24,7 +25,11 @@ async function main(): Promise<void> {
   const pool = createPool(config.databaseUrl);
   await migrate(pool);
   const connection = await Connection.connect(temporalConnectOptions(config.temporal));
-  const temporal = new Client({ connection, namespace: config.temporal.namespace });
+  const temporal = new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    interceptors: tracingClientInterceptors(apiTracing),
+  });
   const app = await buildApi({
     pool,
     temporal,

@@ -1,4 +1,4 @@
-import { hostAndPort, port } from '../config';
+import { hostAndPort, port, workerAddresses } from '../config';
 import { DEFAULTS } from '../domain/defaults';
 
 /**
@@ -19,7 +19,7 @@ function loopbackFor(host: string): string {
 
 function targets(env: NodeJS.ProcessEnv): string[] {
   const api = `http://${loopbackFor(env.HOST ?? '127.0.0.1')}:${port(env, 'PORT', DEFAULTS.apiPort)}/readyz`;
-  const address = env.ONEJOB_WORKER_HEALTH_ADDRESS || DEFAULTS.workerHealthAddress;
+  const address = workerAddresses(env).healthAddress;
   if (address === 'off') return [api];
   const worker = hostAndPort(address, 'ONEJOB_WORKER_HEALTH_ADDRESS');
   return [api, `http://${loopbackFor(worker.host)}:${worker.port}/readyz`];

@@ -19,6 +19,7 @@ import { reconcileAttemptsOfEndedJobs, sweepJobs } from '../service/sweeper';
 import { temporalConnectOptions } from '../temporal/connection';
 import { temporalSdkLogger } from '../temporal/logging';
 import { ensureSearchAttributes } from '../temporal/searchAttributes';
+import { tracingClientInterceptors } from '../temporal/tracing';
 import { prebuiltWorkflowBundle } from '../temporal/workflowBundle';
 import { createJobWorkers, workerSettings } from '../worker';
 import { exitWithParent } from './parentLink';
@@ -58,6 +59,7 @@ async function main(): Promise<void> {
   const temporal = new Client({
     connection: clientConnection,
     namespace: config.temporal.namespace,
+    interceptors: tracingClientInterceptors(workerTracing),
   });
   const metrics = createWorkerMetrics();
   const worker = await createJobWorkers({
@@ -71,25 +73,23 @@ async function main(): Promise<void> {
     providers,
     logger,
     workflowBundle: prebuiltWorkflowBundle(),
+    ...(workerTracing ? { tracing: workerTracing } : {}),
   });
   // SIGINT/SIGTERM already make the SDK shut the worker down; a vanished parent should too.
   exitWithParent(() => worker.shutdown());
   // Ready when PostgreSQL and Temporal answer and both workers' pollers take tasks.
+  const probes = {
+    postgres: postgresProbe(pool),
+    temporal: temporalProbe(temporal, DEFAULTS.readinessTimeoutMs),
+    pollers: pollersProbe(() => worker.notPolling()),
+  };
   const health =
     healthAddress === 'off'
       ? undefined
       : await serveHealth({
           address: healthAddress,
           variable: 'ONEJOB_WORKER_HEALTH_ADDRESS',
-          readiness: () =>
-            checkReadiness(
-              {
-                postgres: postgresProbe(pool),
-                temporal: temporalProbe(temporal, DEFAULTS.readinessTimeoutMs),
-                pollers: pollersProbe(() => worker.notPolling()),
-              },
-              logger,
-            ),
+          readiness: () => checkReadiness(probes, logger),
           metrics: { registry: metrics.registry, access: metricsAccessFor(config.metricsToken) },
         });
   const running = worker.run();

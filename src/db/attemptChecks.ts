@@ -107,10 +107,35 @@ export async function turnAgain(db: Queryable, attemptId: string, inMs: number):
 
 const WAKE_DONE = preparedStatement(
   'attempts.wake-done',
-  `UPDATE attempts SET next_check_at = NULL WHERE id = $1 AND state <> 'unknown'`,
+  `UPDATE attempts SET next_check_at = NULL
+    WHERE id = $1 AND state <> 'unknown' AND next_check_at IS NOT NULL
+   RETURNING provider, state,
+             extract(epoch FROM finished_at - unknown_since)::float8 AS unknown_seconds`,
 );
 
-/** The workflow of a settled attempt has been told: nothing is due for it any more. */
-export async function wakeDone(db: Queryable, attemptId: string): Promise<void> {
-  await db.query(WAKE_DONE([attemptId]));
+/** An attempt that was unknown, once its workflow has been woken to its settling. */
+export interface SettledUnknown {
+  provider: string;
+  state: string;
+  /** From becoming unknown to settling. */
+  unknownSeconds: number;
+}
+
+/**
+ * The workflow of a settled attempt has been told: nothing is due for it any more. Says, to the
+ * one call that cleared the turn, how long the attempt was unknown (none if it never was).
+ */
+export async function wakeDone(
+  db: Queryable,
+  attemptId: string,
+): Promise<SettledUnknown | undefined> {
+  const { rows } = await db.query<{
+    provider: string;
+    state: string;
+    unknown_seconds: number | null;
+  }>(WAKE_DONE([attemptId]));
+  const row = rows[0];
+  return row && row.unknown_seconds !== null
+    ? { provider: row.provider, state: row.state, unknownSeconds: row.unknown_seconds }
+    : undefined;
 }

@@ -1,11 +1,24 @@
 import { markCallEnded, type CallLedger } from './attemptCalls';
 import { findAttempt, findAttemptForUpdate, type AttemptRecord } from './attempts';
-import { findJob, type JobRecord } from './jobs';
+import {
+  ENDED_JOB_COLUMNS,
+  findJob,
+  toEndedJob,
+  type EndedJob,
+  type EndedJobRow,
+  type JobRecord,
+} from './jobs';
 import { inTransaction, type Pool, type Queryable } from './pool';
 import { preparedStatement } from './statements';
 
 export type RecordResultOutcome =
-  | { outcome: 'won'; attemptId: string; version: number }
+  | {
+      outcome: 'won';
+      attemptId: string;
+      version: number;
+      /** Only when this call swapped the result in: a repeat of a won swap ended nothing. */
+      ended?: EndedJob;
+    }
   | {
       outcome: 'lost';
       attemptId: string;
@@ -68,7 +81,7 @@ const SWAP_IN_RESULT = preparedStatement(
           version = version + 1, finished_at = now(), updated_at = now()
     -- planted-bug site (tools/chaos/plantedBugs.ts): cas-without-guard
     WHERE id = $1 AND version = $2 AND completed_by IS NULL
-    RETURNING version`,
+    RETURNING version, ${ENDED_JOB_COLUMNS}`,
 );
 const MARK_ATTEMPT_SUCCEEDED = preparedStatement(
   'cas.mark-attempt-succeeded',
@@ -123,8 +136,8 @@ export async function recordAttemptResultIn(
   const settledWithoutResult = attempt.state === 'failed' || attempt.state === 'cancelled';
 
   const swapped = settledWithoutResult
-    ? { rows: [] as Array<{ version: number }> }
-    : await tx.query<{ version: number }>(
+    ? { rows: [] as Array<{ version: number } & EndedJobRow> }
+    : await tx.query<{ version: number } & EndedJobRow>(
         SWAP_IN_RESULT([
           attempt.jobId,
           attempt.readVersion,
@@ -135,7 +148,7 @@ export async function recordAttemptResultIn(
   const won = swapped.rows[0];
   if (won) {
     await tx.query(MARK_ATTEMPT_SUCCEEDED([attempt.id]));
-    return { outcome: 'won', attemptId: attempt.id, version: won.version };
+    return { outcome: 'won', attemptId: attempt.id, version: won.version, ended: toEndedJob(won) };
   }
 
   const current = await tx.query<{ version: number; completed_by: string | null }>(

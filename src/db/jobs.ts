@@ -361,11 +361,37 @@ export async function findJob(db: Queryable, jobId: string): Promise<JobRecord |
   return rows[0] && toJob(rows[0]);
 }
 
+/**
+ * A job's end, told only to the statement that made it end (the compare-and-swap that won, or
+ * the finish without a result that found it open): what its duration histogram observes, once.
+ */
+export interface EndedJob {
+  type: string;
+  status: TerminalJobStatus;
+  /** From its creation to its end, by the database's clock. */
+  seconds: number;
+}
+
+/** What a statement that ends a job returns about it (see EndedJob). */
+export const ENDED_JOB_COLUMNS = `job_type, terminal_status,
+  extract(epoch FROM finished_at - created_at)::float8 AS ended_after_seconds`;
+
+export interface EndedJobRow {
+  job_type: string;
+  terminal_status: TerminalJobStatus;
+  ended_after_seconds: number;
+}
+
+export function toEndedJob(row: EndedJobRow): EndedJob {
+  return { type: row.job_type, status: row.terminal_status, seconds: row.ended_after_seconds };
+}
+
 const FINISH_JOB_WITHOUT_RESULT = preparedStatement(
   'jobs.finish-without-result',
   `UPDATE jobs SET terminal_status = $2, failure = $3, version = version + 1,
                    finished_at = now(), updated_at = now()
-    WHERE id = $1 AND terminal_status IS NULL`,
+    WHERE id = $1 AND terminal_status IS NULL
+   RETURNING ${ENDED_JOB_COLUMNS}`,
 );
 
 /**
@@ -379,11 +405,13 @@ export async function finishJobWithoutResult(
   jobId: string,
   status: Exclude<TerminalJobStatus, 'succeeded'>,
   failure: Record<string, unknown>,
-): Promise<JobRecord> {
-  await db.query(FINISH_JOB_WITHOUT_RESULT([jobId, status, JSON.stringify(failure)]));
+): Promise<{ job: JobRecord; ended?: EndedJob }> {
+  const { rows } = await db.query<EndedJobRow>(
+    FINISH_JOB_WITHOUT_RESULT([jobId, status, JSON.stringify(failure)]),
+  );
   const job = await findJob(db, jobId);
   if (!job) throw new Error(`job ${jobId} does not exist`);
-  return job;
+  return rows[0] ? { job, ended: toEndedJob(rows[0]) } : { job };
 }
 
 const CLAIM_START_LEASE = preparedStatement(

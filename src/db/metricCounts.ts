@@ -1,11 +1,15 @@
 import type { Queryable } from './pool';
 
-/** Read at every scrape: both walk the partial index of in-flight attempts, never whole tables. */
+/** Read at every scrape: each walks the partial index of in-flight attempts, never whole tables. */
 export const ATTEMPTS_IN_FLIGHT_SQL = `
   SELECT state, count(*)::int AS n FROM attempts
    WHERE state IN ('starting', 'running', 'unknown') GROUP BY state`;
 export const JOBS_UNKNOWN_SQL = `
   SELECT count(DISTINCT job_id)::int AS n FROM attempts WHERE state = 'unknown'`;
+/** Since the oldest unknown attempt became so (migration 0015); 0 when none is. */
+export const OLDEST_UNKNOWN_SQL = `
+  SELECT coalesce(extract(epoch FROM now() - min(unknown_since)), 0)::float8 AS seconds
+    FROM attempts WHERE state = 'unknown'`;
 
 /**
  * Folds the deltas the triggers of migration 0005 append into metric_totals. The totals rows are
@@ -44,4 +48,9 @@ export async function attemptsInFlight(
 /** Jobs, open or ended, with an attempt still unknown. */
 export async function jobsWithUnknownAttempts(db: Queryable): Promise<number> {
   return (await db.query<{ n: number }>(JOBS_UNKNOWN_SQL)).rows[0]?.n ?? 0;
+}
+
+/** How long the oldest attempt still unknown has been unknown, in seconds. */
+export async function oldestUnknownAttemptSeconds(db: Queryable): Promise<number> {
+  return (await db.query<{ seconds: number }>(OLDEST_UNKNOWN_SQL)).rows[0]?.seconds ?? 0;
 }

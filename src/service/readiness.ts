@@ -18,6 +18,12 @@ export interface Readiness {
   checks: Record<string, DependencyCheck>;
 }
 
+/** What a readiness answer that is not ready says, naming what did not answer. */
+export function notReadyDetail(readiness: Readiness): string {
+  const down = Object.keys(readiness.checks).filter((name) => !readiness.checks[name]!.ok);
+  return `Not ready: ${down.join(' and ')} did not answer.`;
+}
+
 /** A dependency to look at: resolves when it answers, throws when it does not. */
 export type Probe = () => Promise<unknown>;
 

@@ -3,6 +3,7 @@ import type { AttemptLook } from '../activities/attempts';
 import { claimDueChecks, turnAgain, wakeDone, type DueCheck } from '../db/attemptChecks';
 import type { Pool } from '../db/pool';
 import type { Logger } from '../logger';
+import { observe, type WorkerMetrics } from './histograms';
 import { nudgeWorkflow } from './results';
 
 /**
@@ -42,6 +43,8 @@ export async function recheckDueAttempts(
     /** The providers this worker can ask; another worker takes the rest. */
     providers: string[];
     lookAgain: (input: { attemptId: string }) => Promise<AttemptLook>;
+    /** Where the time each settled attempt spent unknown is observed. */
+    metrics?: Pick<WorkerMetrics, 'unknownSeconds'> | undefined;
   },
   logger: Logger,
 ): Promise<RecheckReport> {
@@ -60,7 +63,14 @@ export async function recheckDueAttempts(
     }
     if (await nudgeWorkflow(deps.temporal, logger, workflowId, attemptId)) {
       report.woken += 1;
-      await wakeDone(deps.pool, attemptId);
+      // Every settling of an unknown attempt, by whatever path, passes here once (migration 0014).
+      const settled = await wakeDone(deps.pool, attemptId);
+      if (settled && deps.metrics)
+        observe(
+          deps.metrics.unknownSeconds,
+          { provider: settled.provider, settled_as: settled.state },
+          settled.unknownSeconds,
+        );
     } else {
       report.failed += 1;
       await turnAgain(deps.pool, attemptId, RETRY_MS);

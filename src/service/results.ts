@@ -2,14 +2,16 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { type CallLedger } from '../db/attemptCalls';
 import { type AttemptRecord } from '../db/attempts';
 import { recordAttemptResultAndRead } from '../db/compareAndSwap';
-import { findJob, type JobRecord } from '../db/jobs';
+import { findJob, finishJobWithoutResult, type EndedJob, type JobRecord } from '../db/jobs';
 import type { Pool, Queryable } from '../db/pool';
 import type { Logger } from '../logger';
+import { inSpan } from '../telemetry/spans';
 import {
   attemptSettledSignal,
   type AttemptOutcome,
   type AttemptSummary,
 } from '../workflows/definitions';
+import { observe, type JobEndMetrics } from './histograms';
 
 /** An attempt as the workflow and its clients see it. */
 export function attemptSummary(attempt: AttemptRecord): AttemptSummary {
@@ -41,14 +43,42 @@ export async function attemptOutcome(
   };
 }
 
+/** What recording a result, or ending a job without one, needs. */
+export interface RecordingDeps {
+  pool: Pool;
+  logger: Logger;
+  /** Where the end of a job this process ends is observed; none, not observed. */
+  metrics?: JobEndMetrics | undefined;
+}
+
+/** A job this process just ended: its duration, once (the statement that ended it says so). */
+function observeJobEnd(deps: Pick<RecordingDeps, 'metrics'>, ended: EndedJob): void {
+  if (deps.metrics)
+    observe(deps.metrics.jobSeconds, { type: ended.type, status: ended.status }, ended.seconds);
+}
+
+/**
+ * Ends a job without a result (failed, cancelled), unless something ended it first: the job as
+ * it is then. The other way a job ends, beside recordResult's compare-and-swap.
+ */
+export async function endJobWithoutResult(
+  deps: Pick<RecordingDeps, 'pool' | 'metrics'>,
+  jobId: string,
+  status: 'failed' | 'cancelled',
+  failure: Record<string, unknown>,
+): Promise<JobRecord> {
+  const { job, ended } = await finishJobWithoutResult(deps.pool, jobId, status, failure);
+  if (ended) observeJobEnd(deps, ended);
+  return job;
+}
+
 /**
  * The compare-and-swap, and what follows from it: a loss is logged as a race. Every path that
  * has a result for an attempt (on time, late, status lookup, callback, operator) comes here, so
  * there is exactly one way a result reaches a job.
  */
 export async function recordResult(
-  pool: Pool,
-  logger: Logger,
+  deps: RecordingDeps,
   input: {
     attemptId: string;
     result: unknown;
@@ -57,16 +87,42 @@ export async function recordResult(
     callEnd?: Omit<CallLedger, 'outcome'>;
   },
 ): Promise<AttemptOutcome> {
-  const { outcome, attempt, job } = await recordAttemptResultAndRead(pool, {
-    attemptId: input.attemptId,
-    result: input.result,
-    ...(input.callEnd ? { callEnd: input.callEnd } : {}),
-  });
+  return inSpan(
+    'compare-and-swap',
+    { 'onejob.attempt_id': input.attemptId, 'onejob.result_source': input.source },
+    async (span) => {
+      const recorded = await recordAttemptResultAndRead(deps.pool, {
+        attemptId: input.attemptId,
+        result: input.result,
+        ...(input.callEnd ? { callEnd: input.callEnd } : {}),
+      });
+      // A lost race is the answer's end, not an error: the span says which, and who won.
+      span.setAttributes({
+        'onejob.job_id': recorded.attempt.jobId,
+        'onejob.cas': recorded.outcome.outcome,
+        ...(recorded.outcome.outcome === 'lost' && recorded.outcome.winnerAttemptId
+          ? { 'onejob.winner_attempt_id': recorded.outcome.winnerAttemptId }
+          : {}),
+      });
+      if (recorded.outcome.outcome === 'won' && recorded.outcome.ended)
+        observeJobEnd(deps, recorded.outcome.ended);
+      return afterRecording(deps.pool, deps.logger, input.source, recorded);
+    },
+  );
+}
+
+/** What follows the compare-and-swap: a loss logged as a race, then the attempt's outcome. */
+async function afterRecording(
+  pool: Pool,
+  logger: Logger,
+  source: string,
+  { outcome, attempt, job }: Awaited<ReturnType<typeof recordAttemptResultAndRead>>,
+): Promise<AttemptOutcome> {
   const log = logger.child({
     jobId: attempt.jobId,
     attemptId: attempt.id,
     workflowId: job?.workflowId,
-    source: input.source,
+    source,
   });
   if (outcome.outcome === 'lost') {
     log.warn(

@@ -1,8 +1,15 @@
+import type { BatchSpanProcessorOptions, ReadableSpan } from '@opentelemetry/sdk-trace';
 import type { IncomingMessage } from 'node:http';
 
-/** What a process may do with its tracing at the end: send what is still buffered. */
+/** A process's tracing, when it traces. */
 export interface Tracing {
+  /** Sends what is still buffered, then stops. */
   shutdown(): Promise<void>;
+  /**
+   * Where spans ended outside this process's tracer go out with its own (the worker's workflow
+   * sandbox makes spans of its own): the same batch, exporter and resource.
+   */
+  exportEnded(spans: ReadonlyArray<Omit<ReadableSpan, 'resource'>>): void;
 }
 
 /** Requests that only ask whether the process is alive, ready or how it is doing: not traced. */
@@ -14,8 +21,17 @@ const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
  * and neither OTEL_SDK_DISABLED nor OTEL_TRACES_EXPORTER=none says otherwise.
  */
 export function tracingWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  if (env.OTEL_SDK_DISABLED === 'true' || env.OTEL_TRACES_EXPORTER === 'none') return false;
-  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  return !tracingDisabled(env) && otlpTracesEndpoint(env) !== undefined;
+}
+
+/** Tracing turned off by the standard variables, wherever spans would go. */
+export function tracingDisabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.OTEL_SDK_DISABLED === 'true' || env.OTEL_TRACES_EXPORTER === 'none';
+}
+
+/** Where spans go by the standard variables (the traces-only one first), if anywhere. */
+export function otlpTracesEndpoint(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;
 }
 
 /**
@@ -43,19 +59,53 @@ export function startTracing(
     require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
   const { PgInstrumentation } =
     require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
+  const { BatchSpanProcessor } =
+    require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+  const { resourceFromAttributes } =
+    require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
   /* eslint-enable @typescript-eslint/no-require-imports */
+  const resource = resourceFromAttributes({
+    'service.name': env.OTEL_SERVICE_NAME || serviceName,
+  });
+  const batch = new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...batchOptions(env) });
   const sdk = new NodeSDK({
-    serviceName: env.OTEL_SERVICE_NAME || serviceName,
-    traceExporter: new OTLPTraceExporter(),
+    resource,
+    spanProcessors: [batch],
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request: IncomingMessage) =>
           UNTRACED_PATHS.has((request.url ?? '').split('?')[0] ?? ''),
       }),
-      // A statement outside any request or job is not a trace of its own.
-      new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true }),
+      // A statement outside any request or job is not a trace of its own. A pool checkout is
+      // not a span: it would double the statements' spans, and a wait for a connection shows
+      // as the gap before its statement.
+      new PgInstrumentation({
+        enhancedDatabaseReporting: false,
+        requireParentSpan: true,
+        ignoreConnectSpans: true,
+      }),
     ],
   });
   sdk.start();
-  return { shutdown: () => sdk.shutdown() };
+  return {
+    shutdown: () => sdk.shutdown(),
+    exportEnded: (spans) => {
+      for (const span of spans) batch.onEnd({ ...span, resource });
+    },
+  };
+}
+
+/** The batch's settings by the standard OTEL_BSP_* variables (unset: the SDK's defaults). */
+function batchOptions(env: NodeJS.ProcessEnv): Omit<BatchSpanProcessorOptions, 'exporter'> {
+  const number = (name: string): number | undefined => {
+    const value = Number(env[name]);
+    return env[name] && Number.isFinite(value) && value >= 0 ? value : undefined;
+  };
+  const options = {
+    maxQueueSize: number('OTEL_BSP_MAX_QUEUE_SIZE'),
+    scheduledDelayMillis: number('OTEL_BSP_SCHEDULE_DELAY'),
+    exportTimeoutMillis: number('OTEL_BSP_EXPORT_TIMEOUT'),
+    maxExportBatchSize: number('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+  };
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
 }

@@ -3,8 +3,16 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { tracingWorkerOptions } from '../../src/temporal/tracing';
 import { LOCAL_ADMISSION } from '../../src/workflows/activityStubs';
-import { CURRENT_ONLY_SCENARIOS, factsOf, pathProblems, SCENARIO_NAMES } from '../replay/paths';
+import { carriesTrace } from '../../src/workflows/traceHeader';
+import {
+  CURRENT_ONLY_SCENARIOS,
+  factsOf,
+  pathProblems,
+  SCENARIO_NAMES,
+  TRACED_SCENARIOS,
+} from '../replay/paths';
 import { harness } from '../support/harness';
 
 /**
@@ -16,13 +24,17 @@ import { harness } from '../support/harness';
  *   attempt 1 had a `startAttempt` activity task like every later one;
  * - test/replay/histories/remote-admission: recorded before the local-admission patch, when
  *   admission was an activity task of its own.
- * Jobs that began in an older generation may still be running.
+ * Jobs that began in an older generation may still be running. Beside them,
+ * test/replay/histories/traced holds runs of the current code started by a traced request
+ * (`npm run replay:record -- --traced`): their start carries a trace, so the workflow's
+ * tracing interceptors ran in them, and must replay the same (workflows/tracing.ts).
  */
 const HISTORIES_DIR = path.join(__dirname, '..', 'replay', 'histories');
 const GENERATIONS = {
   current: HISTORIES_DIR,
   'local-admission': path.join(HISTORIES_DIR, 'local-admission'),
   'remote-admission': path.join(HISTORIES_DIR, 'remote-admission'),
+  traced: path.join(HISTORIES_DIR, 'traced'),
 } as const;
 type Generation = keyof typeof GENERATIONS;
 
@@ -52,9 +64,11 @@ test.each(Object.keys(GENERATIONS))('there is a %s history for every scenario', 
       .map((h) => h.name)
       .sort(),
   ).toEqual(
-    SCENARIO_NAMES.filter(
-      (name) => generation === 'current' || !CURRENT_ONLY_SCENARIOS.includes(name),
-    ).sort(),
+    generation === 'traced'
+      ? [...TRACED_SCENARIOS].sort()
+      : SCENARIO_NAMES.filter(
+          (name) => generation === 'current' || !CURRENT_ONLY_SCENARIOS.includes(name),
+        ).sort(),
   );
 });
 
@@ -77,11 +91,12 @@ test.each(cases)(
       // Which admission wrote attempt 1: recorded in its result, which replay follows.
       const admission = facts.localActivities[0]?.result;
       if (admission && admission.terminalStatus === null) {
-        expect(admission.firstAttempt !== undefined).toBe(generation === 'current');
+        const current = generation === 'current' || generation === 'traced';
+        expect(admission.firstAttempt !== undefined).toBe(current);
         const startedFirst = facts.activities.some(
           (a) => a.type === 'startAttempt' && a.input?.seq === 1,
         );
-        expect(startedFirst).toBe(generation !== 'current');
+        expect(startedFirst).toBe(!current);
       }
     } else {
       expect(facts.patches).toEqual([]);
@@ -104,10 +119,22 @@ test('a history that took another path than its name says is refused', () => {
 });
 
 test.each(cases)(
-  'the %s %s history replays against the current workflow code',
+  'only the traced generation was started by a traced request: the %s %s history',
+  (generation, _name, history) => {
+    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    expect(carriesTrace(started?.header?.fields ?? undefined)).toBe(generation === 'traced');
+  },
+);
+
+test.each(cases)(
+  'the %s %s history replays against the current workflow code, with its tracing interceptors',
   async (generation, name, history) => {
     await Worker.runReplayHistory(
-      { workflowBundle: { codePath: harness().workflowBundlePath } },
+      {
+        workflowBundle: { codePath: harness().workflowBundlePath },
+        // As a worker registers it (what the sandbox's spans go to; nothing during a replay).
+        sinks: tracingWorkerOptions(undefined).sinks,
+      },
       history,
       `replay-${generation}-${name}`,
     );

@@ -243,6 +243,13 @@ export const SCENARIO_NAMES = Object.keys(PATHS);
 /** Scenarios added after the older generations of histories were recorded: current only. */
 export const CURRENT_ONLY_SCENARIOS: readonly string[] = ['admission-update-slow-admission'];
 
+/** Scenarios also recorded traced (`npm run replay:record -- --traced`): a start, signals, an update. */
+export const TRACED_SCENARIOS: readonly string[] = [
+  'happy-path',
+  'hedged-reverse-order',
+  'unknown-operator-resolve',
+];
+
 /** What the history of `scenario` fails to show; empty when it took its path. */
 export function pathProblems(scenario: string, history: History): string[] {
   const path = PATHS[scenario];

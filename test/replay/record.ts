@@ -5,10 +5,13 @@
  * the real stack (Temporal dev server, PostgreSQL, worker, API, simulator), is checked to have
  * taken the path its name says (test/replay/paths.ts; otherwise nothing is saved and the
  * recording fails), and its workflow history is saved to test/replay/histories/<scenario>.json.
- * Commit the result; test/engines/replay.test.ts replays every file against the current workflow code.
+ * `npm run replay:record -- --traced` records the TRACED_SCENARIOS (paths.ts) as a traced request
+ * starts them, into test/replay/histories/traced/. Commit the result; test/engines/replay.test.ts
+ * replays every file against the current workflow code.
  * Histories recorded by older code are worth keeping: re-record only what you mean to replace.
  */
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -21,9 +24,11 @@ import { OPERATOR_TOKEN } from '../support/identities';
 import { eventually } from '../support/polling';
 import { chatProvider, payProvider } from '../support/providers';
 import { startTestStack, type TestStack } from '../support/stack';
-import { pathProblems, SCENARIO_NAMES } from './paths';
+import { pathProblems, SCENARIO_NAMES, TRACED_SCENARIOS } from './paths';
 
 export const HISTORIES_DIR = path.join(__dirname, 'histories');
+/** Histories of runs started by a traced request (the API traced, the create a traceparent). */
+export const TRACED_HISTORIES_DIR = path.join(HISTORIES_DIR, 'traced');
 
 const providers = (url: string): ProviderConfig[] => [
   chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 }),
@@ -44,9 +49,13 @@ async function cancelThroughTemporal(stack: TestStack, id: string): Promise<void
   await stack.temporal.workflow.getHandle(rows[0]!.workflow_id).cancel();
 }
 
+/** Set while traced histories are recorded: each create then brings a sampled traceparent. */
+let tracedRecording = false;
+
 async function create(stack: TestStack, key: string, body: unknown): Promise<string> {
+  const traceparent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
   const response = await stack.request('POST', '/v1/jobs', {
-    headers: { 'idempotency-key': key },
+    headers: { 'idempotency-key': key, ...(tracedRecording ? { traceparent } : {}) },
     body,
   });
   if (response.status !== 201)
@@ -194,7 +203,8 @@ const LONG_HEDGE_SCENARIOS: Record<string, Scenario> = {
   },
 };
 
-const historyFile = (name: string): string => path.join(HISTORIES_DIR, `${name}.json`);
+const historyFile = (name: string): string =>
+  path.join(tracedRecording ? TRACED_HISTORIES_DIR : HISTORIES_DIR, `${name}.json`);
 
 /** Saves a scenario's history once it has shown the path the scenario names. */
 async function save(
@@ -219,7 +229,12 @@ async function recordScenarios(
 ): Promise<void> {
   const scenarios = Object.entries(from).filter(([name]) => wanted(name));
   if (scenarios.length === 0) return;
-  const stack = await startTestStack({ providers, hedgeDelayMs });
+  const stack = await startTestStack({
+    providers,
+    hedgeDelayMs,
+    // The API traces (its spans go nowhere: only the headers it gives Temporal matter here).
+    ...(tracedRecording ? { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' } } : {}),
+  });
   try {
     await stack.certify('chat-backup', 'summarize');
     await stack.certify('pay-backup', 'charge');
@@ -323,6 +338,7 @@ function chooseScenarios(args: string[]): (name: string) => boolean {
 
 async function main(): Promise<void> {
   process.env.LOG_LEVEL ??= 'warn';
+  if (process.argv.includes('--traced')) return recordTraced();
   const wanted = chooseScenarios(process.argv.slice(2));
   const chosen = [
     ...Object.keys(SCENARIOS),
@@ -339,6 +355,18 @@ async function main(): Promise<void> {
     await recordScenarios(SCENARIOS, 300, wanted);
     await recordScenarios(LONG_HEDGE_SCENARIOS, 600_000, wanted);
     if (CONTINUE_AS_NEW.some(wanted)) await recordContinueAsNew();
+  } finally {
+    await globalTeardown();
+  }
+}
+
+/** The TRACED_SCENARIOS again, each started by a traced request, into TRACED_HISTORIES_DIR. */
+async function recordTraced(): Promise<void> {
+  console.log(`recording ${TRACED_SCENARIOS.join(', ')}, traced`);
+  tracedRecording = true;
+  await globalSetup();
+  try {
+    await recordScenarios(SCENARIOS, 300, (name) => TRACED_SCENARIOS.includes(name));
   } finally {
     await globalTeardown();
   }

@@ -74,6 +74,11 @@ export interface GoInstall {
   alternative: string;
 }
 
+/** Every go command of a build: static binaries, and modules resolved as go.mod says. */
+function goEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod', ...extra };
+}
+
 /**
  * `go install` into a temporary folder of the cache, then each binary is renamed into place,
  * so a half-written file is never used and a concurrent build by another clone is harmless.
@@ -94,7 +99,7 @@ export async function goInstall(spec: GoInstall, log: (line: string) => void): P
       // Guarded like every child of ours: if we die or are stopped, the build stops too.
       const { child } = spawnGuarded(go, build.args, {
         cwd: build.cwd,
-        env: { ...process.env, GOBIN: buildDir, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
+        env: goEnv({ GOBIN: buildDir }),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const tail: string[] = [];
@@ -152,7 +157,7 @@ async function buildCommand(
     await writeFile(path.join(moduleDir, 'go.mod'), 'module onejob.local/toolbuild\n');
     await promisify(execFile)(go, ['get', '-tool', ...spec.packages], {
       cwd: moduleDir,
-      env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
+      env: goEnv(),
       maxBuffer: 16 << 20,
     });
     const packages = spec.packages.map((pkg) => pkg.replace(/@[^@]*$/, ''));
@@ -193,7 +198,7 @@ export async function goModuleDir(
   go = requireGo(moduleAtVersion, 'provide the files another way'),
 ): Promise<string> {
   const { stdout } = await promisify(execFile)(go, ['mod', 'download', '-json', moduleAtVersion], {
-    env: { ...process.env, GOFLAGS: '-mod=mod' },
+    env: goEnv(),
     maxBuffer: 1 << 20,
   });
   const dir = (JSON.parse(stdout) as { Dir?: string; Error?: string }).Dir;

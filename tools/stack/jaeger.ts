@@ -9,10 +9,13 @@ import { logTail } from './temporalServer';
  * Jaeger v2, the trace backend of the dev stack and of the tests that read traces back: one
  * binary (an OpenTelemetry collector with Jaeger's storage, query API and UI), pinned, found at
  * JAEGER_PATH, else in the per-user cache, else built once from the Go module proxy. Its module
- * tag v1.76.0 is the v2 binary; `go install` refuses it (its go.mod has replace directives), so
- * it is built as a tool of a module of its own (../shared/TEMPORAL-NOTES.md).
+ * tag v1.75.0 is the v2 binary; `go install` refuses it (its go.mod has replace directives), so
+ * it is built as a tool of a module of its own (../shared/TEMPORAL-NOTES.md). The module carries
+ * no built UI (Jaeger's release process adds it), so this binary's UI address serves Jaeger's
+ * placeholder page; its query API (/api/traces/…, what the tests read) is whole, and the
+ * compose file's image has the UI.
  */
-export const JAEGER_MODULE_VERSION = '1.76.0';
+export const JAEGER_MODULE_VERSION = '1.75.0';
 const JAEGER_PACKAGE = 'github.com/jaegertracing/jaeger/cmd/jaeger';
 
 export async function obtainJaeger(log: (line: string) => void): Promise<string> {

@@ -1,5 +1,6 @@
-import { hostAndPort, port } from '../../src/config';
+import { hostAndPort, port, workerAddresses } from '../../src/config';
 import { DEFAULTS } from '../../src/domain/defaults';
+import { otlpTracesEndpoint, tracingDisabled } from '../../src/telemetry/tracing';
 import { portHolder } from './portHolder';
 import { isPortFree } from './processes';
 
@@ -10,20 +11,19 @@ export function devStackConfig(env: NodeJS.ProcessEnv = process.env) {
     temporalPort: port(env, 'TEMPORAL_PORT', DEFAULTS.temporalPort),
     temporalUiPort: port(env, 'TEMPORAL_UI_PORT', 8233),
     simulatorPort: port(env, 'SIMULATOR_PORT', DEFAULTS.simulatorPort),
-    /** Where the worker serves the Temporal SDK's metrics (`host:port`). */
-    workerMetricsAddress: env.ONEJOB_WORKER_METRICS_ADDRESS || DEFAULTS.workerMetricsAddress,
-    /** Where the worker answers /healthz and /readyz (`host:port`). */
-    workerHealthAddress: env.ONEJOB_WORKER_HEALTH_ADDRESS || DEFAULTS.workerHealthAddress,
+    /** Where the worker serves the Temporal SDK's metrics (`host:port`, or `off`). */
+    workerMetricsAddress: workerAddresses(env).metricsAddress,
+    /** Where the worker answers /healthz and /readyz (`host:port`, or `off`). */
+    workerHealthAddress: workerAddresses(env).healthAddress,
     databaseName: env.ONEJOB_DATABASE_NAME ?? 'onejob',
     /**
      * Jaeger, the trace UI, runs unless ONEJOB_TRACE_UI=off, or the services' spans go elsewhere
-     * (OTEL_EXPORTER_OTLP_ENDPOINT, or tracing is off by OTEL_SDK_DISABLED).
+     * (an OTLP endpoint of your own), or the OTEL_* variables turn tracing off.
      */
     traceUi:
       env.ONEJOB_TRACE_UI !== 'off' &&
-      env.OTEL_SDK_DISABLED !== 'true' &&
-      !env.OTEL_EXPORTER_OTLP_ENDPOINT &&
-      !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+      !tracingDisabled(env) &&
+      otlpTracesEndpoint(env) === undefined,
     traceUiPort: port(env, 'JAEGER_UI_PORT', 16686),
     /** Where Jaeger takes OTLP over HTTP from the services. */
     traceOtlpPort: port(env, 'JAEGER_OTLP_PORT', 4318),

@@ -18,6 +18,7 @@ import {
   DEV_TOKEN,
 } from '../../src/domain/publishedSecrets';
 import { ProviderRegistry, providerConfigsFromEnv } from '../../src/providers/registry';
+import { otlpTracesEndpoint, tracingWanted } from '../../src/telemetry/tracing';
 import { builtProduct, builtTool } from './build';
 import { obtainJaeger, startJaeger, type Jaeger } from './jaeger';
 import { checkPorts, devStackConfig, devStackPorts } from './portCheck';
@@ -253,7 +254,7 @@ async function main(): Promise<void> {
         `  Simulator       http://127.0.0.1:${ports.simulatorPort}   (stand-in provider)`,
         jaeger
           ? `  Traces          ${jaeger.uiUrl}   (Jaeger; ONEJOB_TRACE_UI=off runs without)`
-          : `  Traces          ${env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'to OTEL_EXPORTER_OTLP_ENDPOINT' : 'off'}`,
+          : `  Traces          ${tracingWanted(env) ? `to ${otlpTracesEndpoint(env)}` : 'off'}`,
         `  Metrics         http://127.0.0.1:${ports.apiPort}/metrics (service), ${ports.workerMetricsAddress === 'off' ? 'off (ONEJOB_WORKER_METRICS_ADDRESS)' : `http://${ports.workerMetricsAddress}/metrics`} (Temporal SDK)`,
         `  Readiness       http://127.0.0.1:${ports.apiPort}/readyz (API), ${ports.workerHealthAddress === 'off' ? 'off (ONEJOB_WORKER_HEALTH_ADDRESS)' : `http://${ports.workerHealthAddress}/readyz`} (worker)`,
         `  PostgreSQL      ${withoutPassword(env.DATABASE_URL)}   (${

@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { acceptProviderCallback } from '../../service/attempts';
+import type { JobEndMetrics } from '../../service/histograms';
 import { bodyShapeProblem } from '../bodyShape';
 import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, callbackBodySchema, problemResponses } from '../openapi';
@@ -16,7 +17,10 @@ const refuseSignature = (reply: FastifyReply, reason: string): FastifyReply =>
   );
 
 export interface CallbackRoutesOptions {
-  deps: Pick<ApiDeps, 'pool' | 'temporal' | 'logger' | 'providers' | 'callbackToleranceS'>;
+  /** With the metrics that observe a job a callback's result ends. */
+  deps: Pick<ApiDeps, 'pool' | 'temporal' | 'logger' | 'providers' | 'callbackToleranceS'> & {
+    metrics: JobEndMetrics;
+  };
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { isProblemType, PROBLEM_TYPES } from '../../domain/problems';
-import type { Readiness } from '../../service/readiness';
+import { exposition } from '../../service/histograms';
+import { notReadyDetail, type Readiness } from '../../service/readiness';
 import type { Metrics } from '../metrics';
 import { type MetricsAccess, metricsGuard } from '../metricsAccess';
 import { problemResponses } from '../openapi';
@@ -48,13 +49,13 @@ export const metaRoutes: FastifyPluginAsyncZod<{
       },
     },
     async (_request, reply) => {
-      const { ready, checks } = await readiness();
+      const answer = await readiness();
+      const { ready, checks } = answer;
       if (ready) return { ready: true as const, checks };
-      const down = Object.keys(checks).filter((name) => !checks[name]!.ok);
       return sendProblem(
         reply,
         'service-unavailable',
-        `Not ready: ${down.join(' and ')} did not answer.`,
+        notReadyDetail(answer),
         { checks },
         { 'retry-after': '5' },
       );
@@ -72,8 +73,10 @@ export const metaRoutes: FastifyPluginAsyncZod<{
       },
       onRequest: metricsGuard(access),
     },
-    async (_request, reply) =>
-      reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+    async (request, reply) => {
+      const { contentType, body } = await exposition(metrics.registry, request.headers.accept);
+      return reply.type(contentType).send(body);
+    },
   );
 
   app.get(

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { cancelJob, resolveAttempt } from '../../service/attempts';
+import type { JobEndMetrics } from '../../service/histograms';
 import { releaseKey } from '../../service/keyRelease';
 import { authHeaders, requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
@@ -12,7 +13,10 @@ import { storableJson, storableText } from '../storable';
 const reason = storableText(z.string().min(1).max(2000));
 
 export interface OperatorRoutesOptions {
-  deps: Pick<ApiDeps, 'pool' | 'temporal' | 'logger' | 'operatorTokens'>;
+  /** With the metrics that observe a job an operator's verdict or cancel ends. */
+  deps: Pick<ApiDeps, 'pool' | 'temporal' | 'logger' | 'operatorTokens'> & {
+    metrics: JobEndMetrics;
+  };
 }
 
 /**
