@@ -1,18 +1,18 @@
 import { signCallback } from '../src/api/signatures';
+import { startLinkProxy, type LinkProxy } from '../tools/chaos/linkProxy';
 import { CALLBACK_SECRET, OPERATOR_TOKEN } from './support/identities';
 import { createJob, freshKey, untilJob } from './support/jobs';
 import { chatProvider, payProvider } from './support/providers';
 import { startTestStack, type TestStack } from './support/stack';
-import { startTcpProxy, type TcpProxy } from './support/tcpProxy';
 
 /**
  * When PostgreSQL cannot be reached, the API says so (503 problem+json with Retry-After) and
  * loses nothing: never "no such job", never a bare 500.
  */
 let stack: TestStack;
-let proxy: TcpProxy;
+let proxy: LinkProxy;
 beforeAll(async () => {
-  proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
+  proxy = await startLinkProxy({ host: '127.0.0.1', port: 5432 });
   stack = await startTestStack({
     providers: (url) => [
       chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 }),
@@ -41,7 +41,7 @@ test('with the database down every route answers 503 problem+json with Retry-Aft
   const job = await createJob(stack, body);
   await untilJob(stack, job.id, (j) => j.status === 'succeeded');
 
-  await proxy.cut();
+  await proxy.breakWith({ kind: 'refuse' });
   const key = freshKey('during-outage');
   const report = JSON.stringify({ attemptId: `${job.id}:1`, status: 'failed', error: 'no' });
   const operatorPost = (path: string, body: unknown) =>
@@ -101,7 +101,7 @@ test('with the database down every route answers 503 problem+json with Retry-Aft
   };
   expect(answers).toEqual(Object.fromEntries(Object.keys(asked).map((route) => [route, outage])));
 
-  await proxy.restore();
+  await proxy.heal();
   // The create that met the outage never happened; its retry with the same key makes the job.
   const retried = await stack.request('POST', '/v1/jobs', {
     headers: { 'idempotency-key': key },

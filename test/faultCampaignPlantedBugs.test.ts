@@ -50,6 +50,9 @@ const CASES: Array<[PlantedBug, number, RegExp]> = [
   ],
   // A key released while its charge was unknown: the charge lands after the release.
   ['release-while-unknown', 4, /released while attempt .* could still take effect/],
+  // A database out of reach taken for "no such job": the opening's read through a replica whose
+  // link to PostgreSQL is cut answers 404 to the job's owner.
+  ['unreachable-database-as-not-found', 1, /was answered 404 to its owner/],
   // Retries switched off: a job whose last provider met a storm or an outage fails at its first
   // refusal, with tries left on that provider.
   [

@@ -2,12 +2,12 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { createLogger } from '../src/logger';
+import { startLinkProxy, type LinkProxy } from '../tools/chaos/linkProxy';
 import { builtProduct } from '../tools/stack/build';
 import { freePort, type GuardedProcess } from '../tools/stack/processes';
 import { eventually } from './support/polling';
 import { serviceProcesses } from './support/serviceProcesses';
 import { useTestStack } from './support/stack';
-import { startTcpProxy, type TcpProxy } from './support/tcpProxy';
 import { startInProcessWorker } from './support/worker';
 
 /**
@@ -51,13 +51,13 @@ async function healthcheck(env: NodeJS.ProcessEnv): Promise<{ code: number; line
 
 let health: string;
 let worker: GuardedProcess;
-let postgres: TcpProxy;
-let temporal: TcpProxy;
+let postgres: LinkProxy;
+let temporal: LinkProxy;
 
 beforeAll(async () => {
-  postgres = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
+  postgres = await startLinkProxy({ host: '127.0.0.1', port: 5432 });
   const [host, port] = stack.serviceEnv.TEMPORAL_ADDRESS!.split(':');
-  temporal = await startTcpProxy({ host: host!, port: Number(port) });
+  temporal = await startLinkProxy({ host: host!, port: Number(port) });
   const databaseUrl = new URL(stack.databaseUrl);
   databaseUrl.host = `127.0.0.1:${postgres.port}`;
   const address = `127.0.0.1:${await freePort()}`;
@@ -125,7 +125,7 @@ test.each([
       () => get(`${health}/readyz`),
       (answer) => answer.status === 200,
     );
-    await relay().cut();
+    await relay().breakWith({ kind: 'refuse' });
     try {
       const away = await get(`${health}/readyz`);
       expect(away).toMatchObject({
@@ -142,7 +142,7 @@ test.each([
       expect(Object.entries(problem.checks).filter(([, check]) => !check.ok)).toHaveLength(1);
       expect(away.body).not.toContain(String(relay().port));
     } finally {
-      await relay().restore();
+      await relay().heal();
     }
     await eventually(
       () => get(`${health}/readyz`),
@@ -165,7 +165,7 @@ test("the image's health check asks the API's /readyz, or the worker's where no 
   const worker = await healthcheck({ PORT: nobody, ONEJOB_WORKER_HEALTH_ADDRESS: wildcard });
   expect(worker).toEqual({ code: 0, line: expect.stringContaining('"pollers":{"ok":true') });
 
-  await postgres.cut();
+  await postgres.breakWith({ kind: 'refuse' });
   try {
     const unready = await healthcheck({
       PORT: nobody,
@@ -173,7 +173,7 @@ test("the image's health check asks the API's /readyz, or the worker's where no 
     });
     expect(unready).toEqual({ code: 1, line: expect.stringMatching(/\/readyz: 503 /) });
   } finally {
-    await postgres.restore();
+    await postgres.heal();
   }
   const nothing = await healthcheck({ PORT: nobody, ONEJOB_WORKER_HEALTH_ADDRESS: 'off' });
   expect(nothing).toEqual({ code: 1, line: 'neither the API nor the worker answers here' });

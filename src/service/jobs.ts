@@ -255,6 +255,7 @@ export async function getJob(
   try {
     for (;;) {
       // The job and its attempts in one statement: most looks are also the last.
+      // planted-bug site (tools/chaos/plantedBugs.ts): unreachable-database-as-not-found
       const found = await findOwnedJobWithAttempts(deps.pool, ownerId, jobId);
       if (!found) return undefined;
       if (isTerminalJobStatus(found.job.status) || Date.now() >= deadline || signal?.aborted)

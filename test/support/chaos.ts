@@ -17,7 +17,9 @@ export async function runChaos(
     [builtTool('chaos', 'main.js'), ...args, '--report', reportFile],
     {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      // The campaign starts its own servers unless told otherwise here: the test run's own
+      // (the production engine's part sets DATABASE_URL) are not restarted under it.
+      env: { ...process.env, DATABASE_URL: undefined, TEMPORAL_ADDRESS: undefined, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

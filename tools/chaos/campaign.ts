@@ -12,9 +12,11 @@ import path from 'node:path';
 import pg from 'pg';
 import { retrySettings } from '../../src/domain/retries';
 import { lateResultTimeoutMs, notFoundGraceMs } from '../../src/providers/provider';
+import type { TemporalEngineKind } from '../stack/temporalEngine';
 import { ChaosClient } from './client';
 import { checkInvariants, isClientTimeout, type Violation } from './invariants';
-import { Journal, type ProcessFault } from './journal';
+import { Journal, type Partition, type ProcessFault } from './journal';
+import type { LinkCounts, LinkFault } from './linkProxy';
 import {
   OPERATION_WEIGHTS,
   runOpening,
@@ -44,6 +46,10 @@ export interface CampaignOptions {
   buildDir?: string;
   temporalAddress?: string;
   databaseUrl?: string;
+  /** The Temporal engine the stack runs (when no address is given): default the dev server. */
+  engine?: TemporalEngineKind;
+  /** With the production engine: Temporal's state on our PostgreSQL server, or apart. */
+  temporalPostgres?: 'shared' | 'apart';
   /** How long quiescence may take before what is still open counts as stuck. */
   settleTimeoutMs?: number;
   log: (line: string) => void;
@@ -51,6 +57,9 @@ export interface CampaignOptions {
 
 export interface CampaignReport {
   seed: number;
+  engine: TemporalEngineKind;
+  /** Where the production engine kept its state: on our PostgreSQL server, or apart. */
+  temporalPostgres?: 'shared' | 'apart';
   trafficMs: number;
   settleMs: number;
   operations: Record<string, number>;
@@ -77,7 +86,103 @@ function processFaultKinds(stack: ChaosStack): Array<ProcessFault['kind']> {
   if (stack.can.killApi) kinds.push('kill_api');
   if (stack.can.restartTemporal) kinds.push('restart_temporal');
   if (stack.can.restartPostgres) kinds.push('restart_postgres');
+  if (stack.can.restartTemporalPostgres) kinds.push('restart_temporal_postgres');
+  if (stack.links.size > 0) kinds.push('partition');
   return kinds;
+}
+
+/**
+ * How long a partition holds: past every timeout that matters here (a provider's 3 s call and
+ * not-found grace, a pool's connection wait, Temporal's sticky queue's 10 s, the 15 s late-result
+ * window), short of the client's 30 s.
+ */
+const PARTITION_MS = { min: 5_000, max: 25_000 } as const;
+/** How long a process whose link healed may take to say it is ready again. */
+const RECOVERY_MS = 60_000;
+
+function drawLinkFault(random: Random): LinkFault {
+  const kind = random.pick(['cut', 'blackhole', 'half_open', 'slow'] as const);
+  if (kind === 'half_open')
+    return { kind, blocked: random.pick(['to_server', 'to_client'] as const) };
+  if (kind === 'slow')
+    return {
+      kind,
+      latencyMs: random.int(200, 1_500),
+      ...(random.chance(0.5) ? { bytesPerSecond: 32 * 1024 } : {}),
+    };
+  return { kind };
+}
+
+/**
+ * Breaks one link while `hold` runs, notes what its near side said just before the heal, heals
+ * it, and waits until that side is ready again by itself (a restart would be a finding: the
+ * process must come back on its own, and an exit shows among the unexpected ones). Journaled as a
+ * process fault, whose window spans the partition and the recovery.
+ */
+async function partition(
+  stack: ChaosStack,
+  journal: Journal,
+  linkName: string,
+  fault: LinkFault,
+  hold: () => Promise<void>,
+  log: (line: string) => void,
+): Promise<void> {
+  const link = stack.links.get(linkName);
+  if (!link) throw new Error(`there is no link ${linkName}`);
+  const nearSide = linkName.split('→')[0]!;
+  const journaled = journal.processFault({
+    kind: 'partition',
+    target: linkName,
+    at: journal.now(),
+  });
+  log(
+    `process fault at ${(journaled.at / 1000).toFixed(1)} s: partition ${linkName} (${JSON.stringify(fault)})`,
+  );
+  const before = link.counts();
+  const broken = Date.now();
+  let saw: Awaited<ReturnType<ChaosStack['readiness']>>;
+  let after: LinkCounts;
+  try {
+    await link.breakWith(fault);
+    await hold();
+    saw = await stack.readiness(nearSide);
+  } finally {
+    after = link.counts();
+    await link.heal();
+  }
+  const healedAt = Date.now();
+  const seen: Partition = {
+    fault,
+    heldMs: healedAt - broken,
+    during: {
+      accepted: after.accepted - before.accepted,
+      reset: after.reset - before.reset,
+      bytesToServer: after.bytesToServer - before.bytesToServer,
+      bytesToClient: after.bytesToClient - before.bytesToClient,
+      held: after.held,
+    },
+    nearSideSaw: saw ? `${saw.status} ${saw.body}` : 'no answer within 5 s',
+  };
+  journaled.partition = seen;
+  try {
+    for (;;) {
+      const now = await stack.readiness(nearSide);
+      if (now?.status === 200) {
+        seen.readyAfterHealMs = Date.now() - healedAt;
+        break;
+      }
+      if (Date.now() - healedAt > RECOVERY_MS)
+        throw new Error(
+          `${nearSide} was not ready ${RECOVERY_MS / 1000} s after its link healed: ${now ? `${now.status} ${now.body}` : 'no answer'}`,
+        );
+      await sleep(250);
+    }
+  } catch (error) {
+    journaled.error = (error as Error).message;
+    log(`partition ${linkName} failed: ${journaled.error}`);
+  }
+  journaled.backAt = journal.now();
+  journal.processBack(journaled);
 }
 
 async function injectProcessFault(
@@ -88,6 +193,13 @@ async function injectProcessFault(
   log: (line: string) => void,
 ): Promise<void> {
   const index = random.int(0, 1);
+  if (kind === 'partition') {
+    const linkName = random.pick([...stack.links.keys()]);
+    const linkFault = drawLinkFault(random);
+    const heldMs = random.int(PARTITION_MS.min, PARTITION_MS.max);
+    await partition(stack, journal, linkName, linkFault, () => sleep(heldMs), log);
+    return;
+  }
   // Right after an admission wrote its job's attempt 1: its workflow task may not have
   // completed yet, so the admission runs again on the other worker and must reuse the attempt.
   // Either worker may hold that job: a kill of the other one is an ordinary kill.
@@ -102,7 +214,9 @@ async function injectProcessFault(
         ? `api-${index}`
         : kind === 'restart_temporal'
           ? 'temporal'
-          : 'postgres';
+          : kind === 'restart_temporal_postgres'
+            ? 'temporal-postgres'
+            : 'postgres';
   const fault = journal.processFault({
     kind,
     target,
@@ -115,6 +229,7 @@ async function injectProcessFault(
       await stack.killWorker(index);
     else if (kind === 'kill_api') await stack.killApi(index);
     else if (kind === 'restart_temporal') await stack.restartTemporal();
+    else if (kind === 'restart_temporal_postgres') await stack.restartTemporalPostgres();
     else await stack.restartPostgres();
   } catch (error) {
     fault.error = (error as Error).message;
@@ -184,6 +299,15 @@ const untilCallsEnded = (db: pg.Pool, jobId: string): Promise<void> =>
     (row) => row !== undefined && row.n >= 2 && row.open === 0,
   );
 
+/** Until a job's row has ended. */
+const untilJobEnded = (db: pg.Pool, jobId: string): Promise<void> =>
+  untilJobRow<{ ended: boolean }>(
+    db,
+    jobId,
+    'SELECT terminal_status IS NOT NULL AS ended FROM jobs WHERE id = $1',
+    (row) => row?.ended === true,
+  );
+
 /** The id of the next attempt 1 written, once it has committed; undefined after `ms` without one. */
 async function untilAttemptOneWritten(
   databaseUrl: string,
@@ -231,6 +355,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     log: options.log,
     temporalAddress: options.temporalAddress,
     databaseUrl: options.databaseUrl,
+    engine: options.engine,
+    temporalPostgres: options.temporalPostgres,
     // Hedges start soon, so hedged jobs race often and late losers are common.
     serviceEnv: { ONEJOB_HEDGE_DELAY_MS: '150' },
   });
@@ -261,6 +387,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     let drawn = await runOpening(actors, {
       untilCalled: (jobId) => untilFirstCallLeft(db, jobId),
       untilRaced: (jobId) => untilCallsEnded(db, jobId),
+      untilEnded: (jobId) => untilJobEnded(db, jobId),
+      partitioned: (link, fault, work) => partition(stack, journal, link, fault, work, options.log),
     });
     options.log(`opening done: ${drawn} jobs, each meeting a provider quirk aimed at it`);
     // Traffic lasts at least until every kind of process fault has struck once.
@@ -301,7 +429,11 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
         while (!trafficDone && Date.now() < until) await sleep(200);
         if (firstRoundDone && !more()) return;
         if (trafficDone) return;
-        const kind = firstRound[round] ?? random.pick(kinds);
+        // After the first round, half the faults are partitions: fourteen links, four ways to
+        // break each, against five kinds of crash.
+        const kind =
+          firstRound[round] ??
+          (kinds.includes('partition') && random.chance(0.5) ? 'partition' : random.pick(kinds));
         await injectProcessFault(stack, journal, kind, random, options.log);
       }
     })();
@@ -366,6 +498,10 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     }
     const report: CampaignReport = {
       seed: options.seed,
+      engine: options.engine ?? 'dev',
+      ...(options.engine === 'cluster'
+        ? { temporalPostgres: options.temporalPostgres ?? 'shared' }
+        : {}),
       trafficMs,
       settleMs: settled.ms,
       operations: Object.fromEntries(journal.operations),

@@ -14,6 +14,8 @@ export interface Answer {
   body: unknown;
   problem?: string;
   replayed: boolean;
+  /** The Retry-After header of a refusal, if it had one. */
+  retryAfter?: string;
 }
 
 /** The last segment of a problem type URI (`…/problems/idempotency-key-reuse`). */
@@ -94,6 +96,9 @@ export class ChaosClient {
         body: parsed,
         problem: response.ok ? undefined : problemName(parsed),
         replayed: response.headers.get('idempotent-replayed') === 'true',
+        ...(response.headers.has('retry-after')
+          ? { retryAfter: response.headers.get('retry-after')! }
+          : {}),
       };
     } catch (caught) {
       error = (caught as Error).message;
@@ -116,6 +121,7 @@ export class ChaosClient {
       ...(answer.status >= 400 ? { detail: errorDetail(answer.body) } : {}),
       ...(job ? { jobId: job.id } : {}),
       ...(answer.replayed ? { replayed: true } : {}),
+      ...(answer.retryAfter ? { retryAfter: answer.retryAfter } : {}),
       ...(error ? { error } : {}),
     });
     return answer;

@@ -7,20 +7,23 @@ import {
   retryVerdict,
   type FailedCall,
 } from '../../src/domain/retries';
-import type { FaultWindow, Journal } from './journal';
+import type { Exchange, FaultWindow, Journal } from './journal';
 import { ledgerOf, requestsOf, type LedgerEntryView, type LoggedRequest } from './operations';
 import type { World } from './world';
 
+/** A read of one job: `/v1/jobs/<id>`, perhaps with `?wait=`. */
+const JOB_READ = /^\/v1\/jobs\/([0-9a-f-]{36})(?:\?.*)?$/;
+
 /** The promises the campaign checks, numbered as docs/fault-campaign.md lists them. */
 export const INVARIANTS: Record<number, string> = {
-  1: 'one live job per (owner, key), one workflow id per job, across both entry points; a key makes another job only after an operator released it',
+  1: 'one live job per (owner, key), one workflow id per job, across both entry points; a key makes another job only after an operator released it; a job named to its owner is never a 404 to them',
   2: 'at most one winner per job; a recorded result never changes',
   3: 'every result that arrived after the job was settled is a logged race, never the result',
   4: 'no intent charged twice: at most one charge per job and one request per provider key; a succeeded charge job has exactly one; a key released only once nothing of its job can take effect, and a generation released uncharged stays uncharged',
   5: 'an unknown attempt fails only through a status lookup after its call ended, a callback or an operator',
   6: 'every job is terminal or waits on an operator; job rows and workflows agree',
   7: 'a reused key with another intent is a 409 that leaves its job untouched; a replay returns the original job',
-  8: 'no 5xx or dropped connection outside process-fault windows; every request a client retried ended in exactly one job',
+  8: 'every 5xx a 503 with Retry-After, and none (nor a dropped connection) outside process faults and partitions; every request a client retried ended in exactly one job',
   9: 'a job fails only when no retry and no healthy fallback was left',
 };
 
@@ -344,6 +347,11 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
         [id.split('\u0000')[1]!, ...rows.map((r) => r.id)],
       );
   }
+  const notFoundReads = new Map<string, Exchange[]>();
+  for (const exchange of journal.exchanges) {
+    const jobId = exchange.status === 404 ? JOB_READ.exec(exchange.path)?.[1] : undefined;
+    if (jobId) notFoundReads.set(jobId, [...(notFoundReads.get(jobId) ?? []), exchange]);
+  }
   for (const record of world.records()) {
     const rows = byKey.get(`${record.owner}\u0000${record.key}`) ?? [];
     const allowed = 1 + record.releases.length;
@@ -360,6 +368,16 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
           `key ${record.key} was answered with job ${named}, which the database does not hold for it`,
           [record.key],
         );
+    // A job once named to its owner exists for them: a read that says otherwise (a database
+    // out of reach taken for "no such job") would make a client start the work again.
+    for (const named of record.jobIds)
+      for (const exchange of notFoundReads.get(named) ?? [])
+        if (exchange.owner === record.owner)
+          violate(
+            1,
+            `job ${named} of ${record.owner} was answered 404 to its owner (${exchange.method} ${exchange.path} via ${exchange.via} at ${exchange.at} ms)`,
+            [named, record.key],
+          );
     for (const workflowId of record.workflowIds)
       if (!rows.some((row) => row.workflow_id === workflowId))
         violate(
@@ -583,6 +601,18 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
         `${exchange.method} ${exchange.path} via ${exchange.via} answered ${exchange.status || `nothing (${exchange.error})`} at ${exchange.at} ms, outside any process fault`,
         [...(exchange.jobId ? [exchange.jobId] : []), ...(exchange.key ? [exchange.key] : [])],
       );
+  }
+
+  // 8. Even inside a fault's window, a 5xx is the documented refusal: a 503 with Retry-After
+  //    (the API's own, or nginx's when no replica answered), which a client may retry.
+  for (const exchange of journal.exchanges) {
+    if (exchange.via === 'temporal' || exchange.status < 500) continue;
+    if (exchange.status === 503 && exchange.retryAfter) continue;
+    violate(
+      8,
+      `${exchange.method} ${exchange.path} via ${exchange.via} answered ${exchange.status}${exchange.problem ? ` (${exchange.problem})` : ''}${exchange.status === 503 ? ' without Retry-After' : ''} at ${exchange.at} ms: not the documented 503 with Retry-After`,
+      [...(exchange.jobId ? [exchange.jobId] : []), ...(exchange.key ? [exchange.key] : [])],
+    );
   }
 
   // 8. Nothing crashed on its own.

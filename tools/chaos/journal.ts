@@ -1,4 +1,5 @@
 import { appendFileSync, writeFileSync } from 'node:fs';
+import type { LinkCounts, LinkFault } from './linkProxy';
 
 /** One HTTP exchange (or Temporal call) the campaign made, as the client saw it. */
 export interface Exchange {
@@ -19,6 +20,7 @@ export interface Exchange {
   detail?: string;
   jobId?: string;
   replayed?: boolean;
+  retryAfter?: string;
   error?: string;
 }
 
@@ -29,14 +31,31 @@ export interface ProcessFault {
     | 'kill_worker_after_admission'
     | 'kill_api'
     | 'restart_temporal'
-    | 'restart_postgres';
+    | 'restart_postgres'
+    | 'restart_temporal_postgres'
+    | 'partition';
+  /** The process, or for a partition the link (`worker-0→postgres`). */
   target: string;
+  /** A partition: how the link broke, how long, and what each side saw. */
+  partition?: Partition;
   at: number;
   /** What the fault waited for before it struck (the attempt whose admission it followed). */
   after?: string;
   /** When the part answered again (ms since start); undefined while it is still down. */
   backAt?: number;
   error?: string;
+}
+
+/** A link broken for a while and healed, as the campaign saw it. */
+export interface Partition {
+  fault: LinkFault;
+  heldMs: number;
+  /** What the proxy saw while the link was broken: connections and bytes each way, and the bytes it held at the heal. */
+  during: LinkCounts;
+  /** The near side's `/readyz` just before the heal (status and body), or that it did not answer. */
+  nearSideSaw: string;
+  /** How long after the heal the near side said it was ready again, without a restart. */
+  readyAfterHealMs?: number;
 }
 
 /** A provider answering every call with one failure for a while: a storm or an outage. */

@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { TemporalEngineKind } from '../stack/temporalEngine';
 import { runCampaign } from './campaign';
 import { newSeed } from './random';
 import { formatReport } from './report';
@@ -42,6 +43,26 @@ async function main(): Promise<void> {
       positiveNumber('--fault-every'),
       30,
     )
+    .option(
+      '--engine <engine>',
+      'Temporal engine: dev (the dev server) or cluster (the Temporal server on PostgreSQL)',
+      (value: string): TemporalEngineKind => {
+        if (value !== 'dev' && value !== 'cluster')
+          throw new InvalidArgumentError('--engine must be dev or cluster');
+        return value;
+      },
+      'dev',
+    )
+    .option(
+      '--temporal-postgres <shape>',
+      "with --engine cluster: Temporal's state on our PostgreSQL server (shared) or on one of its own (apart)",
+      (value: string): 'shared' | 'apart' => {
+        if (value !== 'shared' && value !== 'apart')
+          throw new InvalidArgumentError('--temporal-postgres must be shared or apart');
+        return value;
+      },
+      'shared',
+    )
     .option('--dir <path>', 'folder for the journal, state and logs', '.onejob/chaos')
     .option('--build <path>', 'the compiled service to run (default: this checkout)')
     .option('--report <file>', 'also write the report as JSON here')
@@ -53,6 +74,8 @@ async function main(): Promise<void> {
     minutes?: number;
     concurrency: number;
     faultEvery: number;
+    engine: TemporalEngineKind;
+    temporalPostgres: 'shared' | 'apart';
     dir: string;
     build?: string;
     report?: string;
@@ -60,6 +83,9 @@ async function main(): Promise<void> {
   const seed = options.seed ?? newSeed();
   const minutes = options.ops === undefined && options.minutes === undefined ? 3 : options.minutes;
   console.log(`chaos: seed ${seed}`);
+  console.log(
+    `chaos: engine ${options.engine}${options.engine === 'cluster' ? `, Temporal's PostgreSQL ${options.temporalPostgres}` : ''}`,
+  );
   const dir = path.resolve(
     options.dir,
     `seed-${seed}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
@@ -74,6 +100,8 @@ async function main(): Promise<void> {
     buildDir: options.build && path.resolve(options.build),
     temporalAddress: process.env.TEMPORAL_ADDRESS,
     databaseUrl: process.env.DATABASE_URL,
+    engine: options.engine,
+    temporalPostgres: options.temporalPostgres,
     log: (line) => console.log(`chaos: ${line}`),
   });
   console.log(formatReport(report));

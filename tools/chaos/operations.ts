@@ -4,6 +4,7 @@ import { startJob } from '../../src/client/temporal';
 import type { Fault, FaultRule } from '../simulator/faults';
 import { asJob, type ChaosClient, type Via } from './client';
 import type { Journal } from './journal';
+import type { LinkFault } from './linkProxy';
 import type { Random } from './random';
 import { World, type Intent, type KeyRecord } from './world';
 
@@ -402,6 +403,13 @@ async function queueFault(
   await postFault(actors, simulator, rule);
 }
 
+/** Lets every request held at a simulator's gate go on (`POST /_simulator/gates/<gate>`). */
+async function openGate(actors: Actors, simulator: number, gate: string): Promise<void> {
+  await fetch(`${actors.simulatorUrls[simulator]}/_simulator/gates/${encodeURIComponent(gate)}`, {
+    method: 'POST',
+  });
+}
+
 /** Hands a fault rule to a simulator (`POST /_simulator/faults`). */
 async function postFault(actors: Actors, simulator: number, rule: FaultRule): Promise<void> {
   await fetch(`${actors.simulatorUrls[simulator]}/_simulator/faults`, {
@@ -430,6 +438,47 @@ async function openFaultWindow(
   await postFault(actors, simulator, rule);
 }
 
+/** An operator cancels a job so that its key may be released and its intent run again. */
+async function operatorCancel(
+  actors: Actors,
+  op: number,
+  kind: OperationKind,
+  jobId: string,
+  via: Via,
+): Promise<void> {
+  await actors.client.send(op, kind, 'POST', `/v1/operator/jobs/${jobId}/cancel`, {
+    token: actors.operatorToken,
+    via,
+    body: { reason: 'the customer wants it run again' },
+  });
+}
+
+/** An operator releases a key's job; true if the service let it go. */
+async function releaseKey(
+  actors: Actors,
+  op: number,
+  kind: OperationKind,
+  record: KeyRecord,
+  jobId: string,
+  via: Via,
+): Promise<boolean> {
+  record.releasesPending += 1;
+  try {
+    const answer = await actors.client.send(
+      op,
+      kind,
+      'POST',
+      `/v1/operator/jobs/${jobId}/release-key`,
+      { token: actors.operatorToken, via, body: { reason: 'the customer wants it run again' } },
+    );
+    if (answer.status !== 200) return false;
+    actors.world.released(record, jobId);
+    return true;
+  } finally {
+    record.releasesPending -= 1;
+  }
+}
+
 /**
  * The campaign's opening, the same in every run before the seeded lanes start: the provider
  * quirks behind the double charges this service once had, each aimed at a job of its own while
@@ -438,7 +487,8 @@ async function openFaultWindow(
  * queued fault depends on timing). On each payment provider: a charge made and then answered
  * `502` (ambiguous, after the work), and a charge filed under the provider's own id (a 2xx, then
  * "no record" under our key for ever); each job has the other provider as its fallback. A charge
- * with one provider, refused once with `429`, whose retry there must be made. And a hedged
+ * with one provider, refused once with `429`, whose retry there must be made. A charge held at
+ * its provider while an operator cancels its job and asks to release its key. And a hedged
  * summary whose primary answers seconds late, so its answer loses a race. Returns the number of
  * operations it used.
  */
@@ -449,6 +499,10 @@ export async function runOpening(
     untilCalled: (jobId: string) => Promise<void>;
     /** Until the job has two attempts and every call it made has ended (the race is run). */
     untilRaced: (jobId: string) => Promise<void>;
+    /** Until the job's row has ended. */
+    untilEnded: (jobId: string) => Promise<void>;
+    /** Breaks a link while `work` runs, then heals it (a partition, journaled as a fault). */
+    partitioned: (link: string, fault: LinkFault, work: () => Promise<void>) => Promise<void>;
   },
 ): Promise<number> {
   const { client, world, journal } = actors;
@@ -460,14 +514,23 @@ export async function runOpening(
     simulator: number,
     rule: FaultRule,
     until = waits.untilCalled,
-  ): Promise<void> => {
+  ): Promise<{ record: KeyRecord; jobId: string | undefined }> => {
     const record = world.remember(owner, `chaos-opening-${op}-${rule.fault.kind}`, intent);
     journal.operation(op, 'create', { owner, key: record.key, intent, opening: true });
-    await queueFault(actors, op, simulator, rule);
+    // A charge's fault is aimed by its account: an earlier job's retry or fallback may still be
+    // on its way to the same provider (a retry once took a hold meant for the next job).
+    const { account } = intent.input;
+    await queueFault(
+      actors,
+      op,
+      simulator,
+      intent.type === 'charge' && typeof account === 'string' ? { ...rule, account } : rule,
+    );
     await client.create(op, 'create', record, { token, via: 'lb' });
     const [jobId] = record.jobIds;
     if (jobId) await until(jobId);
     op += 1;
+    return { record, jobId };
   };
   const quirks: Fault[] = [
     { kind: 'fail_after', status: 502 },
@@ -497,6 +560,47 @@ export async function runOpening(
     0,
     { route: 'charge', fault: { kind: 'rate_limited', retryAfterSeconds: 1 } },
   );
+  // A charge held at its one provider while an operator cancels its job and releases its key:
+  // the call may still land, so the release must be refused (a build that lets it go breaks
+  // invariant 4). The gate opens after, and the held charge is made and reconciled.
+  const gate = `chaos-opening-release-${op}`;
+  const held = await aimed(
+    {
+      type: 'charge',
+      input: { amountCents: 1_000 + op, currency: 'EUR', account: `acct-opening-${op}` },
+      providers: [actors.paymentProviders[0]!],
+      mode: 'exclusive',
+    },
+    0,
+    { route: 'charge', fault: { kind: 'hold', gate } },
+  );
+  try {
+    if (held.jobId) {
+      const releaseOp = op;
+      op += 1;
+      journal.operation(releaseOp, 'release_key', {
+        jobId: held.jobId,
+        key: held.record.key,
+        open: true,
+        opening: true,
+      });
+      await operatorCancel(actors, releaseOp, 'release_key', held.jobId, 'lb');
+      await waits.untilEnded(held.jobId);
+      await releaseKey(actors, releaseOp, 'release_key', held.record, held.jobId, 'lb');
+    }
+  } finally {
+    await openGate(actors, 0, gate);
+  }
+  // A read of a job while its replica's link to PostgreSQL is cut: the documented 503 with
+  // Retry-After, never "no such job", which would make its owner start the work again.
+  if (held.jobId) {
+    const jobId = held.jobId;
+    journal.operation(op, 'status', { jobId, opening: true });
+    await waits.partitioned('api-0→postgres', { kind: 'cut' }, async () => {
+      await client.send(op, 'status', 'GET', `/v1/jobs/${jobId}`, { token, owner, via: 'api0' });
+    });
+    op += 1;
+  }
   await aimed(
     {
       type: 'summarize',
@@ -719,25 +823,10 @@ export async function runOperation(
       if (record.mismatchesInFlight > 0 || record.releasesPending > 0) return;
       journal.operation(op, kind, { jobId, key: record.key, open: target.open });
       // A job with an attempt open is cancelled first, as an operator would before a release.
-      if (target.open || random.chance(0.6))
-        await client.send(op, kind, 'POST', `/v1/operator/jobs/${jobId}/cancel`, {
-          token: actors.operatorToken,
-          via: anyVia(random),
-          body: { reason: 'the customer wants it run again' },
-        });
-      record.releasesPending += 1;
-      let answer: Awaited<ReturnType<ChaosClient['send']>>;
-      try {
-        answer = await client.send(op, kind, 'POST', `/v1/operator/jobs/${jobId}/release-key`, {
-          token: actors.operatorToken,
-          via: anyVia(random),
-          body: { reason: 'the customer wants it run again' },
-        });
-        if (answer.status === 200) world.released(record, jobId);
-      } finally {
-        record.releasesPending -= 1;
-      }
-      if (answer.status === 200 && random.chance(0.8))
+      const cancelVia = target.open || random.chance(0.6) ? anyVia(random) : undefined;
+      if (cancelVia) await operatorCancel(actors, op, kind, jobId, cancelVia);
+      const released = await releaseKey(actors, op, kind, record, jobId, anyVia(random));
+      if (released && random.chance(0.8))
         await client.create(op, kind, record, {
           token: actors.owners[record.owner]!,
           via: anyVia(random),

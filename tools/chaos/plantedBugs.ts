@@ -94,6 +94,18 @@ export const PLANTED_BUGS = {
     // The model-based test's providers run without retries (test/support/stack.ts).
     caughtBy: ['campaign'],
   },
+  /**
+   * A read of a job whose database is out of reach says there is no such job (`404`) instead
+   * of the documented `503`: its owner, told the job does not exist, would start the work again.
+   */
+  'unreachable-database-as-not-found': {
+    file: 'service/jobs.js',
+    from: '(deps.pool, ownerId, jobId);',
+    to: '(deps.pool, ownerId, jobId).catch(() => undefined);',
+    migration: undefined,
+    // The model-based test never takes PostgreSQL away from the API.
+    caughtBy: ['campaign'],
+  },
 } as const;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;

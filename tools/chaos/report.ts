@@ -13,7 +13,7 @@ export function formatReport(report: CampaignReport): string {
   const lines: string[] = [];
   const operations = Object.values(report.operations).reduce((a, b) => a + b, 0);
   lines.push(
-    `seed ${report.seed} · traffic ${seconds(report.trafficMs)} · settling ${seconds(report.settleMs)} · ${operations} operations · ${report.requests} requests`,
+    `seed ${report.seed} · engine ${report.engine}${report.temporalPostgres ? ` (Temporal's PostgreSQL ${report.temporalPostgres})` : ''} · traffic ${seconds(report.trafficMs)} · settling ${seconds(report.settleMs)} · ${operations} operations · ${report.requests} requests`,
   );
   lines.push(`operations:      ${counts(report.operations)}`);
   lines.push(`answers:         ${counts(report.statuses)}`);
@@ -30,6 +30,16 @@ export function formatReport(report: CampaignReport): string {
             .join('; ')
     }`,
   );
+  for (const { target, at, partition, error } of report.processFaults) {
+    if (!partition) continue;
+    const { fault, heldMs, during, nearSideSaw, readyAfterHealMs } = partition;
+    const how = Object.entries(fault)
+      .filter(([key]) => key !== 'kind')
+      .map(([key, value]) => `${key} ${String(value)}`);
+    lines.push(
+      `  partition ${target} at ${seconds(at)}: ${fault.kind}${how.length ? ` (${how.join(', ')})` : ''} for ${seconds(heldMs)}; the proxy saw ${during.accepted} connections (${during.reset} reset), ${during.bytesToServer} B to the server, ${during.bytesToClient} B back, ${during.held} B waiting at the heal; the near side said ${nearSideSaw.replace(/\s+/g, ' ')}; ${readyAfterHealMs === undefined ? `not ready after the heal${error ? ` (${error})` : ''}` : `ready ${seconds(readyAfterHealMs)} after the heal`}`,
+    );
+  }
   lines.push(`jobs:            ${counts(report.jobsByState)}`);
   lines.push(
     `race events ${report.raceEvents} · key releases ${report.keyReleases} · operator settlements ${report.operatorSettlements} · workflows checked ${report.workflowsChecked}`,
@@ -50,7 +60,7 @@ export function formatReport(report: CampaignReport): string {
   }
   if (report.violations.length > 20) lines.push(`  … and ${report.violations.length - 20} more`);
   lines.push(
-    `replay with: npm run chaos -- --seed ${report.seed} (journal: ${report.journalFile})`,
+    `replay with: npm run chaos -- --seed ${report.seed}${report.engine === 'dev' ? '' : ` --engine ${report.engine}`}${report.temporalPostgres === 'apart' ? ' --temporal-postgres apart' : ''} (journal: ${report.journalFile})`,
   );
   return lines.join('\n');
 }

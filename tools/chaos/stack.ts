@@ -25,14 +25,20 @@ import {
   type GuardedProcess,
 } from '../stack/processes';
 import { obtainTemporalCli } from '../stack/temporalCli';
+import { startTemporalCluster } from '../stack/temporalCluster';
+import { obtainTemporalClusterBinaries } from '../stack/temporalClusterBinaries';
+import { pickClusterPorts } from '../stack/temporalClusterConfig';
+import type { TemporalEngineKind } from '../stack/temporalEngine';
 import { startTemporalDevServer, type DevServer } from '../stack/temporalServer';
+import { startLinkProxy, type LinkProxy } from './linkProxy';
 
 /**
- * The real stack a chaos campaign attacks: PostgreSQL, the Temporal dev server, two workers and
- * two API replicas behind nginx, and two provider simulators, each its own process as under
- * `npm start`, with the process faults the campaign injects (SIGKILL a worker or an API replica,
- * crash and restart Temporal or PostgreSQL). Everything lands in one folder: the state files,
- * PostgreSQL's data, nginx's files and every service's log.
+ * The real stack a chaos campaign attacks: PostgreSQL, Temporal (the dev server, or the Temporal
+ * server on PostgreSQL), two workers and two API replicas behind nginx, and two provider
+ * simulators, each its own process as under `npm start`, with a breakable proxy on every link
+ * between them, and the process faults the campaign injects (SIGKILL a worker or an API replica,
+ * crash and restart Temporal or PostgreSQL, partition a link). Everything lands in one folder:
+ * the state files, PostgreSQL's data, nginx's files and every service's log.
  */
 
 export interface ChaosStackOptions {
@@ -46,6 +52,17 @@ export interface ChaosStackOptions {
   /** Use a running Temporal (no Temporal restarts then) / PostgreSQL server (admin URL; a database of its own is created on it; no PostgreSQL restarts then). */
   temporalAddress?: string;
   databaseUrl?: string;
+  /**
+   * The Temporal engine to run when no address is given: the dev server (its state in a file
+   * here), or the Temporal server on PostgreSQL, our production engine, whose state lives in the
+   * campaign's PostgreSQL server beside ours, so one PostgreSQL crash takes both. Default dev.
+   */
+  engine?: TemporalEngineKind;
+  /**
+   * With the production engine: Temporal's state on our PostgreSQL server (`shared`, the
+   * default: one crash takes both), or on a server of its own that crashes apart (`apart`).
+   */
+  temporalPostgres?: 'shared' | 'apart';
   /** Every provider's attempt timeout: a hung call becomes `unknown` this soon. Default 3000 ms. */
   providerTimeoutMs?: number;
 }
@@ -77,6 +94,15 @@ async function certifyProviders(
   } finally {
     await db.end();
   }
+}
+
+/** A PostgreSQL server of the campaign's own, started embedded, which it may crash. */
+interface OwnPostgres {
+  requestedDir: string;
+  dataDir: string;
+  port: number;
+  url: string;
+  process: GuardedProcess;
 }
 
 /** A service that died without being told to (not one of our kills): a finding in itself. */
@@ -117,15 +143,28 @@ export interface ChaosStack {
     killApi: boolean;
     restartTemporal: boolean;
     restartPostgres: boolean;
+    restartTemporalPostgres: boolean;
   };
   /** SIGKILL worker `index` (0 or 1), wait for its exit, start a fresh one; resolves when the new one reports ready. */
   killWorker(index: number): Promise<void>;
   /** SIGKILL API replica `index`, wait, restart it on the SAME port; resolves when /healthz answers. */
   killApi(index: number): Promise<void>;
-  /** SIGKILL the `temporal` process itself and start it again on the same ports with the same state file; resolves when it answers. */
+  /** SIGKILL the `temporal` process itself and start it again on the same ports with the same state; resolves when it answers. */
   restartTemporal(): Promise<void>;
   /** SIGKILL every PostgreSQL process at once (a crash) and start it again on the SAME port with the same data; resolves when it accepts connections. */
   restartPostgres(): Promise<void>;
+  /** The same crash of Temporal's own PostgreSQL server, when its state lives apart from ours. */
+  restartTemporalPostgres(): Promise<void>;
+  /**
+   * The links between our processes, each through a proxy the campaign can break: `api-0→postgres`,
+   * `worker-1→temporal`, `worker-0→simulator-1`, `nginx→api-1`, …
+   */
+  links: ReadonlyMap<string, LinkProxy>;
+  /**
+   * What a service (`api-0`, `worker-1`) answers on `/readyz` now, or nginx on `/healthz` (which
+   * it passes to a replica); undefined if it does not answer within 5 s (each of its checks waits up to 2 s).
+   */
+  readiness(service: string): Promise<{ status: number; body: string } | undefined>;
   /** Lines every service process wrote (APIs, workers, simulators; the latest 1 MB). */
   serviceOutput(): string;
   /** Processes that exited on their own after they were up (services, simulators, Temporal, the PostgreSQL wrapper, nginx). */
@@ -234,6 +273,8 @@ interface Slot {
   script: string;
   env: () => Promise<NodeJS.ProcessEnv>;
   ready: (proc: GuardedProcess) => Promise<void>;
+  /** Where the running process says whether it can serve (`/readyz`), for a service. */
+  readinessUrl?: string;
   process?: GuardedProcess;
   /** Up and not being killed by us: an exit now is unexpected. */
   up: boolean;
@@ -298,15 +339,18 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       if (!stopping && !killedByUs.has(proc)) noteExit(service, proc, code);
     });
 
-  // Whatever has started so far, so that a failed start leaves nothing behind.
-  let postgres:
-    { requestedDir: string; dataDir: string; port: number; process: GuardedProcess } | undefined;
+  // Whatever has started so far, so that a failed start leaves nothing behind. The PostgreSQL
+  // servers of the campaign's own: `postgres` (ours), and `temporal-postgres` when Temporal's
+  // state lives apart.
+  const ownPostgres = new Map<string, OwnPostgres>();
   let temporal: DevServer | undefined;
   let nginx: LoadBalancer | undefined;
   const slots: Slot[] = [];
+  const links = new Map<string, LinkProxy>();
 
   const temporalFaults = new Serial();
   const postgresFaults = new Serial();
+  const temporalPostgresFaults = new Serial();
   let stopped: Promise<void> | undefined;
   const stopAll = (): Promise<void> => {
     stopping = true;
@@ -315,7 +359,11 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
   };
   const stopEverything = async (): Promise<void> => {
     // A server restart under way would otherwise bring its server back after we stopped it.
-    await Promise.all([temporalFaults.idle(), postgresFaults.idle()]);
+    await Promise.all([
+      temporalFaults.idle(),
+      postgresFaults.idle(),
+      temporalPostgresFaults.idle(),
+    ]);
     await nginx?.stop();
     const stopSlots = (prefix: string) =>
       Promise.all(
@@ -326,12 +374,74 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     await stopSlots('api');
     await stopSlots('simulator');
     await stopSlots('worker');
+    await Promise.all([...links.values()].map((link) => link.close()));
     await temporal?.stop();
-    await postgres?.process.stop();
-    // Data the postgres user could not keep in the run's folder went to /var/lib/onejob (as
-    // root): one folder per run, removed here so that runs do not pile up. The log stays.
-    if (postgres && postgres.dataDir !== postgres.requestedDir)
-      rmSync(path.dirname(postgres.dataDir), { recursive: true, force: true });
+    for (const server of ownPostgres.values()) {
+      await server.process.stop();
+      // Data the postgres user could not keep in the run's folder went to /var/lib/onejob (as
+      // root): one folder per run, removed here so that runs do not pile up. The log stays.
+      if (server.dataDir !== server.requestedDir)
+        rmSync(path.dirname(server.dataDir), { recursive: true, force: true });
+    }
+  };
+
+  /** Starts one of the campaign's own PostgreSQL servers, its data under `dir/<name>`. */
+  const startOwnPostgres = async (name: string, port?: number): Promise<OwnPostgres> => {
+    const requestedDir = path.join(dir, name);
+    const started = await startEmbeddedPostgres(requestedDir, log, port);
+    const server = { requestedDir, ...started };
+    ownPostgres.set(name, server);
+    watchServer(name, started.process);
+    return server;
+  };
+
+  /**
+   * Crashes one of our PostgreSQL servers (every process SIGKILLed at once) and starts it again
+   * on the same port with the same data; resolves when `probeUrl` accepts connections.
+   */
+  const crashPostgres = async (name: string, probeUrl: string): Promise<void> => {
+    const server = ownPostgres.get(name);
+    if (!server) throw new Error(`${name} is external: it cannot be restarted`);
+    killedByUs.add(server.process);
+    const pidFile = path.join(server.dataDir, 'postmaster.pid');
+    const postmaster = existsSync(pidFile)
+      ? Number(readFileSync(pidFile, 'utf8').split('\n')[0])
+      : NaN;
+    // (Not running: it has died already, and only the start below is left to do.)
+    if (Number.isInteger(postmaster) && postmaster > 0 && isRunning(postmaster)) {
+      // Frozen first, so it forks no backend we would miss; then every process at once,
+      // as a crash takes them, its children before it so none sees it gone and shuts
+      // down politely: no shutdown checkpoint, the next start recovers from the WAL.
+      kill(postmaster, 'SIGSTOP');
+      const victims = [...childPids(postmaster), postmaster];
+      for (const pid of victims) kill(pid, 'SIGKILL');
+      await until(
+        () => victims.every((pid) => !isRunning(pid)),
+        10_000,
+        'PostgreSQL processes did not die',
+      );
+    }
+    // The wrapper process outlives its server and would only wait for it: kill it too.
+    server.process.child.kill('SIGKILL');
+    await server.process.exited;
+    // Reaped for good: a start that still saw this pid would take postmaster.pid for a
+    // live server's. A stale postmaster.pid of a dead one PostgreSQL handles itself.
+    if (Number.isInteger(postmaster) && postmaster > 0)
+      await until(
+        () => !existsSync(`/proc/${postmaster}`),
+        10_000,
+        `the old postmaster ${postmaster} was not reaped`,
+      );
+    ownPostgres.delete(name);
+    // Each start rewrites its log; keep what the crashed server wrote.
+    const logFile = `${server.dataDir}.log`;
+    if (existsSync(logFile))
+      appendFileSync(
+        path.join(dir, `${name}-earlier-runs.log`),
+        `--- killed ${new Date().toISOString()}\n${readFileSync(logFile, 'utf8')}`,
+      );
+    await startOwnPostgres(name, server.port);
+    await waitForPostgres(probeUrl, 30_000);
   };
 
   /** Starts the slot's process, again until it is ready (its dependencies may be restarting). */
@@ -389,11 +499,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     if (options.databaseUrl) {
       adminUrl = options.databaseUrl;
     } else {
-      const requestedDir = path.join(dir, 'postgres');
-      const started = await startEmbeddedPostgres(requestedDir, log);
-      postgres = { requestedDir, ...started };
-      watchServer('postgres', started.process);
-      adminUrl = started.url;
+      adminUrl = (await startOwnPostgres('postgres')).url;
     }
     const databaseUrl = await ensureDatabase(adminUrl, databaseName);
     // Migrated before any service starts (they migrate too, under the same lock), as npm start does.
@@ -404,12 +510,34 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       await setupPool.end();
     }
 
-    // Temporal: the dev server with its state in our folder, on ports fixed for the campaign so
-    // that a restart comes back where the services look for it.
+    // Temporal: the dev server with its state in our folder, or the server on PostgreSQL with
+    // its state beside ours, on ports fixed for the campaign so that a restart comes back where
+    // the services look for it.
     let temporalAddress: string;
     let startTemporal: (() => Promise<DevServer>) | undefined;
     if (options.temporalAddress) {
       temporalAddress = options.temporalAddress;
+    } else if (options.engine === 'cluster') {
+      const binaries = await obtainTemporalClusterBinaries(log, { withUi: false });
+      const ports = await pickClusterPorts();
+      const temporalAdminUrl =
+        options.temporalPostgres === 'apart'
+          ? (await startOwnPostgres('temporal-postgres')).url
+          : adminUrl;
+      startTemporal = async () => {
+        const server = await startTemporalCluster({
+          binaries,
+          adminDatabaseUrl: temporalAdminUrl,
+          databaseName: `${databaseName}_temporal`,
+          dir: path.join(dir, 'temporal-cluster'),
+          ports,
+          log,
+        });
+        watchServer('temporal', server.process);
+        return server;
+      };
+      temporal = await startTemporal();
+      temporalAddress = temporal.address;
     } else {
       const cli = await obtainTemporalCli(log);
       const ports = { port: await freePort(), httpPort: await freePort() };
@@ -432,27 +560,48 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     const simulatorPorts = [await freePort(), await freePort()];
     const simulatorUrls = simulatorPorts.map((port) => `http://127.0.0.1:${port}`);
     const timeoutMs = options.providerTimeoutMs ?? 3_000;
-    const [sim0, sim1] = simulatorUrls as [string, string];
     // The standard simulator providers on [0], a second payment API on [1] with a callback
     // secret of its own, all with the short timeout and windows.
-    const secondPay: ProviderConfig = {
-      name: 'simulator-pay-2',
-      kind: 'http',
-      url: `${sim1}/v1/charges`,
-      statusUrl: `${sim1}/v1/charges/by-key/{key}`,
-      timeoutMs,
-      sideEffects: true,
-      callbackSecretEnv: 'ONEJOB_CHAOS_PAY_2_CALLBACK_SECRET',
-    };
-    const providers: ProviderConfig[] = [...simulatorProviders(sim0), secondPay].map(
-      (provider) => ({
+    const providersAt = ([sim0, sim1]: string[]): ProviderConfig[] =>
+      [
+        ...simulatorProviders(sim0!),
+        {
+          name: 'simulator-pay-2',
+          kind: 'http' as const,
+          url: `${sim1}/v1/charges`,
+          statusUrl: `${sim1}/v1/charges/by-key/{key}`,
+          timeoutMs,
+          sideEffects: true,
+          callbackSecretEnv: 'ONEJOB_CHAOS_PAY_2_CALLBACK_SECRET',
+        },
+      ].map((provider) => ({
         ...provider,
         timeoutMs,
         lateResultTimeoutMs: Math.max(LATE_RESULT_MS, 4 * timeoutMs),
         notFoundGraceMs: NOT_FOUND_GRACE_MS,
         breaker: { coolOffMs: BREAKER_COOL_OFF_MS },
-      }),
-    );
+      }));
+    const providers = providersAt(simulatorUrls);
+
+    // Every link between our processes runs through a proxy of its own that the campaign can
+    // break and heal (partitions): each service to PostgreSQL and to Temporal, each worker to
+    // each provider, nginx to each replica. The campaign's own observers connect directly.
+    const linked = async (name: string, host: string, port: number): Promise<number> => {
+      const proxy = await startLinkProxy({ host, port });
+      links.set(name, proxy);
+      return proxy.port;
+    };
+    const postgresAt = new URL(databaseUrl);
+    const [temporalHost, temporalPort] = temporalAddress.split(':') as [string, string];
+    /** DATABASE_URL and TEMPORAL_ADDRESS of one service, each through its own link. */
+    const linkedDependencies = async (service: string): Promise<NodeJS.ProcessEnv> => {
+      const database = new URL(databaseUrl);
+      database.port = String(
+        await linked(`${service}→postgres`, postgresAt.hostname, Number(postgresAt.port)),
+      );
+      const temporalLink = await linked(`${service}→temporal`, temporalHost, Number(temporalPort));
+      return { DATABASE_URL: database.toString(), TEMPORAL_ADDRESS: `127.0.0.1:${temporalLink}` };
+    };
 
     const owners: Record<string, string> = Object.fromEntries(
       ['chaos-alice', 'chaos-bob', 'chaos-carol'].map((owner) => [owner, token(owner)]),
@@ -506,28 +655,51 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     })();
 
     const apiPorts = [await freePort(), await freePort()];
-    const workers = [0, 1].map((index): Slot => ({
-      name: `worker-${index}`,
-      script: path.join(buildDir, 'bin', 'worker.js'),
-      // Fresh metrics and health ports each start: nobody scrapes them, and none can be taken
-      // meanwhile.
-      env: async () => ({
-        ...serviceEnv,
-        ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
-        ONEJOB_WORKER_HEALTH_ADDRESS: `127.0.0.1:${await freePort()}`,
-      }),
-      ready: (proc) => waitForReadyMessage(proc, 120_000),
-      up: false,
-      faults: new Serial(),
-    }));
-    const apis = apiPorts.map((port, index): Slot => ({
-      name: `api-${index}`,
-      script: path.join(buildDir, 'bin', 'api.js'),
-      env: async () => ({ ...serviceEnv, PORT: String(port) }),
-      ready: (proc) => waitForHttp(`http://127.0.0.1:${port}/healthz`, 60_000, proc.exited),
-      up: false,
-      faults: new Serial(),
-    }));
+    const workers: Slot[] = [];
+    for (const index of [0, 1]) {
+      const name = `worker-${index}`;
+      const dependencies = await linkedDependencies(name);
+      const simulatorLinks: string[] = [];
+      for (const [simulator, port] of simulatorPorts.entries())
+        simulatorLinks.push(
+          `http://127.0.0.1:${await linked(`${name}→simulator-${simulator}`, '127.0.0.1', port)}`,
+        );
+      const slot: Slot = {
+        name,
+        script: path.join(buildDir, 'bin', 'worker.js'),
+        // Fresh metrics and health ports each start: nobody scrapes them, and none can be taken
+        // meanwhile.
+        env: async () => {
+          const health = `127.0.0.1:${await freePort()}`;
+          slot.readinessUrl = `http://${health}/readyz`;
+          return {
+            ...serviceEnv,
+            ...dependencies,
+            ONEJOB_PROVIDERS: JSON.stringify(providersAt(simulatorLinks)),
+            ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+            ONEJOB_WORKER_HEALTH_ADDRESS: health,
+          };
+        },
+        ready: (proc) => waitForReadyMessage(proc, 120_000),
+        up: false,
+        faults: new Serial(),
+      };
+      workers.push(slot);
+    }
+    const apis: Slot[] = [];
+    for (const [index, port] of apiPorts.entries()) {
+      const name = `api-${index}`;
+      const dependencies = await linkedDependencies(name);
+      apis.push({
+        name,
+        script: path.join(buildDir, 'bin', 'api.js'),
+        env: async () => ({ ...serviceEnv, ...dependencies, PORT: String(port) }),
+        ready: (proc) => waitForHttp(`http://127.0.0.1:${port}/healthz`, 60_000, proc.exited),
+        readinessUrl: `http://127.0.0.1:${port}/readyz`,
+        up: false,
+        faults: new Serial(),
+      });
+    }
     slots.push(...workers, ...apis);
     // Workers and API replicas need no provider before traffic: they start while certifying.
     await Promise.all([certified, ...[...workers, ...apis].map(startSlot)]);
@@ -536,7 +708,12 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     nginx = await startNginx({
       dir: path.join(dir, 'nginx'),
       port: await freePort(),
-      upstreams: apiPorts.map((port) => `127.0.0.1:${port}`),
+      upstreams: await Promise.all(
+        apiPorts.map(
+          async (port, index) =>
+            `127.0.0.1:${await linked(`nginx→api-${index}`, '127.0.0.1', port)}`,
+        ),
+      ),
       balance: 'round-robin',
       nginxPath,
     });
@@ -570,7 +747,8 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
         killWorker: true,
         killApi: true,
         restartTemporal: temporal !== undefined,
-        restartPostgres: postgres !== undefined,
+        restartPostgres: ownPostgres.has('postgres'),
+        restartTemporalPostgres: ownPostgres.has('temporal-postgres'),
       },
       killWorker: (index) => killSlot(slotAt(workers, index, 'worker')),
       killApi: (index) => killSlot(slotAt(apis, index, 'API replica')),
@@ -592,55 +770,26 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
           temporal = await startTemporal();
         }),
 
-      restartPostgres: () =>
-        postgresFaults.run(async () => {
-          const server = postgres;
-          if (!server)
-            throw new Error('PostgreSQL is external (databaseUrl): it cannot be restarted');
-          killedByUs.add(server.process);
-          const pidFile = path.join(server.dataDir, 'postmaster.pid');
-          const postmaster = existsSync(pidFile)
-            ? Number(readFileSync(pidFile, 'utf8').split('\n')[0])
-            : NaN;
-          // (Not running: it has died already, and only the start below is left to do.)
-          if (Number.isInteger(postmaster) && postmaster > 0 && isRunning(postmaster)) {
-            // Frozen first, so it forks no backend we would miss; then every process at once,
-            // as a crash takes them, its children before it so none sees it gone and shuts
-            // down politely: no shutdown checkpoint, the next start recovers from the WAL.
-            kill(postmaster, 'SIGSTOP');
-            const victims = [...childPids(postmaster), postmaster];
-            for (const pid of victims) kill(pid, 'SIGKILL');
-            await until(
-              () => victims.every((pid) => !isRunning(pid)),
-              10_000,
-              'PostgreSQL processes did not die',
-            );
-          }
-          // The wrapper process outlives its server and would only wait for it: kill it too.
-          server.process.child.kill('SIGKILL');
-          await server.process.exited;
-          // Reaped for good: a start that still saw this pid would take postmaster.pid for a
-          // live server's. A stale postmaster.pid of a dead one PostgreSQL handles itself.
-          if (Number.isInteger(postmaster) && postmaster > 0)
-            await until(
-              () => !existsSync(`/proc/${postmaster}`),
-              10_000,
-              `the old postmaster ${postmaster} was not reaped`,
-            );
-          postgres = undefined;
-          // Each start rewrites its log; keep what the crashed server wrote.
-          const logFile = `${server.dataDir}.log`;
-          if (existsSync(logFile))
-            appendFileSync(
-              path.join(dir, 'postgres-earlier-runs.log'),
-              `--- killed ${new Date().toISOString()}\n${readFileSync(logFile, 'utf8')}`,
-            );
-          const started = await startEmbeddedPostgres(server.requestedDir, log, server.port);
-          postgres = { requestedDir: server.requestedDir, ...started };
-          watchServer('postgres', started.process);
-          await waitForPostgres(databaseUrl, 30_000);
-        }),
+      restartPostgres: () => postgresFaults.run(() => crashPostgres('postgres', databaseUrl)),
+      restartTemporalPostgres: () =>
+        temporalPostgresFaults.run(() =>
+          crashPostgres('temporal-postgres', ownPostgres.get('temporal-postgres')?.url ?? ''),
+        ),
 
+      links,
+      readiness: async (service) => {
+        const url =
+          service === 'nginx'
+            ? `${nginx!.url}/healthz`
+            : slots.find((slot) => slot.name === service)?.readinessUrl;
+        if (!url) throw new Error(`there is no service ${service} with a readiness check`);
+        try {
+          const answer = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+          return { status: answer.status, body: (await answer.text()).slice(0, 300) };
+        } catch {
+          return undefined;
+        }
+      },
       serviceOutput: () => outputs.text(),
       unexpectedExits: () => [...exits],
       stop: stopAll,

@@ -84,6 +84,8 @@ export interface FaultRule {
   model?: string;
   /** Only requests whose Idempotency-Key starts with this. */
   keyPrefix?: string;
+  /** Only charges to this account: a rule for one job whose attempt ids are not known yet. */
+  account?: string;
   /** How many matching requests it applies to; default 1. */
   times?: number;
   /**
@@ -92,6 +94,10 @@ export interface FaultRule {
    */
   forMs?: number;
   fault: Fault;
+}
+
+function accountOf(body: unknown): unknown {
+  return typeof body === 'object' && body !== null && 'account' in body ? body.account : undefined;
 }
 
 export class FaultQueue {
@@ -112,7 +118,7 @@ export class FaultQueue {
   /** The first rule matching this request, consumed once. */
   take(
     route: SimulatorRoute,
-    request: { model?: string; idempotencyKey: string },
+    request: { model?: string; idempotencyKey: string; body?: unknown },
   ): Fault | undefined {
     // Outages that have healed are gone.
     const now = Date.now();
@@ -122,7 +128,8 @@ export class FaultQueue {
       (rule) =>
         rule.route === route &&
         (rule.model === undefined || rule.model === request.model) &&
-        (rule.keyPrefix === undefined || request.idempotencyKey.startsWith(rule.keyPrefix)),
+        (rule.keyPrefix === undefined || request.idempotencyKey.startsWith(rule.keyPrefix)) &&
+        (rule.account === undefined || accountOf(request.body) === rule.account),
     );
     const rule = this.rules[index];
     if (!rule) return undefined;

@@ -41,7 +41,7 @@ const RESULTS_DIR = path.join(ROOT, 'test-output', 'results');
 const LENGTH_VARIABLE = 'ONEJOB_TEST_LENGTH';
 /** The tests that explore (random traffic, generated scenarios): what `--long` lengthens. */
 const EXPLORING_TESTS = [
-  'test/faultCampaign.test.ts',
+  'test/engines/faultCampaign.test.ts',
   'test/faultCampaignPlantedBugs.test.ts',
   'test/modelBased.test.ts',
   'test/modelBasedPlantedBugs.test.ts',

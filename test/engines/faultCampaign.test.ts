@@ -1,32 +1,38 @@
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
-import { runChaos } from './support/chaos';
-import { TEST_OUTPUT } from './support/harness';
-import { byLength } from './support/lengths';
+import { temporalEngineKind } from '../../tools/stack/temporalEngine';
+import { runChaos } from '../support/chaos';
+import { TEST_OUTPUT } from '../support/harness';
+import { byLength } from '../support/lengths';
 
 /**
- * The fault campaign of CI: a fixed seed, random concurrent traffic with provider faults, while
+ * The fault campaign of CI, on the engine of this run (the dev server, or the Temporal server on
+ * PostgreSQL, whose state then shares the campaign's PostgreSQL server with ours, so that one
+ * crash takes both): a fixed seed, random concurrent traffic with provider faults, while
  * a worker and an API replica are killed and Temporal and PostgreSQL restarted. Traffic lasts
  * at least until each kind of process fault has struck once (the campaign's own rule). Short, a
  * fixed number of operations (as many on a busy machine as on an idle one), the faults 8 s
- * apart; long (`npm run test:long`), 2.5 minutes, the faults 20 s and more apart.
+ * apart; long (`npm run test:long`, the nightly command), 30 minutes on each engine with four
+ * lanes, the faults 30 s and more apart, half of them partitions after the first round.
  */
 const SEED = 20261130;
+const ENGINE = temporalEngineKind();
 const TRAFFIC = byLength({
   short: ['--ops', '600', '--fault-every', '8'],
-  long: ['--minutes', '2.5', '--fault-every', '20'],
+  long: ['--minutes', '30', '--concurrency', '4', '--fault-every', '30'],
 });
 
 test(
-  'a fixed-seed campaign with worker kills (one right after an admission), an API kill, a Temporal restart, a PostgreSQL restart, key releases, rate-limit storms and provider outages breaks no invariant',
+  `on the ${ENGINE} engine, a fixed-seed campaign with worker kills (one right after an admission), an API kill, a Temporal restart, a PostgreSQL restart, a partition of a link between our processes, key releases, rate-limit storms and provider outages breaks no invariant`,
   async () => {
     const dir = mkdtempSync(path.join(TEST_OUTPUT, 'chaos-'));
     const { code, output, report } = await runChaos(
-      ['--seed', String(SEED), ...TRAFFIC, '--dir', dir],
+      ['--seed', String(SEED), '--engine', ENGINE, ...TRAFFIC, '--dir', dir],
       path.join(dir, 'report.json'),
     );
     expect(output).toMatch(new RegExp(`^chaos: seed ${SEED}$`, 'm'));
     if (!report) throw new Error(`the campaign wrote no report:\n${output}`);
+    expect(report.engine).toBe(ENGINE);
     // Each kind of process fault happened, and each part came back.
     const kinds = report.processFaults.map((fault) => fault.kind);
     for (const kind of [
@@ -35,9 +41,13 @@ test(
       'kill_api',
       'restart_temporal',
       'restart_postgres',
+      'partition',
     ])
       expect(kinds).toContain(kind);
     expect(report.processFaults.filter((fault) => fault.error)).toEqual([]);
+    // Each partition healed, and the process on its near side was ready again by itself.
+    for (const fault of report.processFaults.filter((f) => f.kind === 'partition'))
+      expect(fault.partition?.readyAfterHealMs).toEqual(expect.any(Number));
     // The kill after admission struck right after an attempt 1 was written.
     expect(
       report.processFaults.find((fault) => fault.kind === 'kill_worker_after_admission')?.after,
@@ -55,5 +65,6 @@ test(
     expect(report.violations.map((v) => `[${v.invariant}] ${v.message}`)).toEqual([]);
     expect(code).toBe(0);
   },
-  15 * 60_000,
+  // Traffic, then settling (two minutes in the long runs), then the checks.
+  byLength({ short: 15, long: 45 }) * 60_000,
 );
