@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { reportAttemptFailure, settleAttemptWithoutResult } from '../db/attemptCalls';
 import { findAttempt, listAttempts, type AttemptRecord } from '../db/attempts';
 import { findCallbackReceipt, saveCallbackReceipt } from '../db/callbacks';
-import { findJob, findOwnedJob, finishJobWithoutResult, type JobRecord } from '../db/jobs';
+import { findJob, findOwnedJob, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
 import { FAILURES, problemOfFailure } from '../domain/failures';
 import { checkJobResult } from '../jobTypes';
@@ -20,12 +20,21 @@ import {
 } from '../workflows/definitions';
 import { NOT_ADMITTED } from '../workflows/policy';
 import { isWorkflowTaskFailing, ServiceError } from './errors';
-import { attemptOutcome, attemptSummary, nudgeWorkflow, recordResult } from './results';
+import type { JobEndMetrics } from './histograms';
+import {
+  attemptOutcome,
+  attemptSummary,
+  endJobWithoutResult,
+  nudgeWorkflow,
+  recordResult,
+} from './results';
 
 export interface AttemptServiceDeps {
   pool: Pool;
   temporal: Client;
   logger: Logger;
+  /** Where a job this process ends (a cancel, a callback's result) is observed. */
+  metrics?: JobEndMetrics | undefined;
 }
 
 const isUuid = (value: string): boolean => z.uuid().safeParse(value).success;
@@ -85,7 +94,32 @@ export async function requestAttempt(
   if (!job) return undefined;
   if (job.terminalStatus)
     throw new ServiceError('job-terminal', `job ${job.id} is ${job.terminalStatus}`);
-  return updateJobWorkflow(deps, job, requestAttemptUpdate, { provider });
+  try {
+    return await updateJobWorkflow(deps, job, requestAttemptUpdate, { provider });
+  } catch (error) {
+    throw await withRecordedBlockingState(deps, error);
+  }
+}
+
+/**
+ * A refusal names the attempt that blocks as the workflow last saw it; its row may be newer (the
+ * row turns `unknown` before the workflow hears of it), and the answer agrees with what a read of
+ * the job shows, so the refusal's state, and the wait it advises, are the row's.
+ */
+async function withRecordedBlockingState(
+  deps: Pick<AttemptServiceDeps, 'pool'>,
+  error: unknown,
+): Promise<unknown> {
+  if (!(error instanceof ServiceError) || error.problemType !== 'attempt-in-flight') return error;
+  const blocking = error.details.blockingAttempt as AttemptSummary | undefined;
+  if (!blocking?.attemptId) return error;
+  const row = await findAttempt(deps.pool, blocking.attemptId);
+  if (!row || row.state === blocking.state) return error;
+  const message = `attempt ${blocking.seq} on ${blocking.provider} is ${row.state}`;
+  return new ServiceError(error.problemType, message, {
+    ...error.details,
+    blockingAttempt: { ...blocking, state: row.state },
+  });
 }
 
 /**
@@ -195,7 +229,7 @@ async function resolveAfterWorkflowClosed(
       'invalid-input',
       `the result does not satisfy the ${job.type} contract: ${checked.reason}`,
     );
-  const outcome = await recordResult(deps.pool, deps.logger, {
+  const outcome = await recordResult(deps, {
     attemptId: attempt.id,
     result: checked.output,
     source: `operator:${operator}`,
@@ -229,7 +263,7 @@ export async function cancelJob(
   // cancel yet: end the row here. Nothing is sent for it after this (a call begins only on an
   // open job), and anything that still arrives loses the CAS; an admitting workflow finds the
   // job ended and closes.
-  const ended = await finishJobWithoutResult(deps.pool, job.id, 'cancelled', {
+  const ended = await endJobWithoutResult(deps, job.id, 'cancelled', {
     code: 'cancelled',
     operator,
     reason,
@@ -302,7 +336,7 @@ export async function acceptProviderCallback(
         'invalid-input',
         `the reported output breaks the ${job.type} contract: ${checked.reason}`,
       );
-    outcome = await recordResult(deps.pool, deps.logger, {
+    outcome = await recordResult(deps, {
       attemptId: attempt.id,
       result: checked.output,
       source: `callback:${signed.provider}`,
