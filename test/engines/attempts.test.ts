@@ -17,6 +17,8 @@ const providers = (url: string): ProviderConfig[] => [
   // Each provider's callback secret is its own (refused at start otherwise).
   payProvider(url, 'pay', { callbackSecretEnv: 'TEST_PAY_CALLBACK_SECRET' }),
   payProvider(url, 'pay-backup'),
+  // Its calls outlast any test step: only the test decides when they end.
+  payProvider(url, 'pay-patient', { timeoutMs: 120_000 }),
   payProvider(url, 'pay-blind', {
     statusUrl: undefined,
     callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
@@ -33,7 +35,7 @@ beforeAll(async () => {
   // Failover only goes to certified providers.
   await certifyForSetup(
     stack,
-    ['pay', 'pay-backup', 'pay-blind'].map((name) => [name, 'charge'] as const),
+    ['pay', 'pay-backup', 'pay-blind', 'pay-patient'].map((name) => [name, 'charge'] as const),
   );
 });
 afterAll(async () => {
@@ -120,6 +122,34 @@ test('a provoked timeout makes the attempt and the job unknown, blocks new attem
     requests: [`${job.id}:1`],
     effects: [`${job.id}:1`],
   });
+});
+
+test('a refused try-again names its blocking attempt as the attempt’s row has it, even before the workflow hears: a row already unknown advises a minute’s wait', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'row-ahead' } });
+  const job = await charge(['pay-patient', 'pay-backup']);
+  const firstId = `${job.id}:1`;
+  await eventually(
+    () => getJob(job.id),
+    (j) => j.attempts[0]?.state === 'running',
+  );
+  // What the worker writes when a call is cut off, before its workflow learns of it: the row
+  // is unknown while the workflow still has the attempt running.
+  await stack.pool.query(`UPDATE attempts SET state = 'unknown' WHERE id = $1`, [firstId]);
+
+  const retry = await stack.request('POST', `/v1/jobs/${job.id}/attempts`, {
+    body: { provider: 'pay-backup' },
+  });
+  expect(retry.status).toBe(409);
+  expect(retry.headers.get('retry-after')).toBe('60');
+  expect(await retry.json()).toMatchObject({
+    type: '/problems/attempt-in-flight',
+    blockingAttempt: { attemptId: firstId, state: 'unknown' },
+  });
+
+  // The held call's answer still goes through the compare-and-swap and wins.
+  stack.simulator.openGate('row-ahead');
+  const done = await untilStatus(job.id, 'succeeded');
+  expect(done.completedBy).toBe(firstId);
 });
 
 test('when the provider’s status says the attempt was never processed, it fails, and only then the fallback runs', async () => {
@@ -275,7 +305,21 @@ test('an operator resolves an unknown attempt as succeeded with its result, whic
   expect(await rowsOfJob(stack, job.id)).toEqual(settled);
 });
 
-test('a signed provider callback settles an unknown attempt; a bad signature is refused', async () => {
+/** How many `charge` jobs that succeeded this API process has seen end (it ended them). */
+async function chargesEndedByApi(): Promise<number> {
+  const text = await (await fetch(`${stack.apiUrl}/metrics`)).text();
+  const line = text
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith('onejob_job_duration_seconds_count{') &&
+        l.includes('type="charge"') &&
+        l.includes('status="succeeded"'),
+    );
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+test('a signed provider callback settles an unknown attempt, and the API that recorded it observes the job’s end; a bad signature is refused', async () => {
   stack.simulator.inject({ route: 'charge', fault: { kind: 'drop_after' } });
   const job = await charge(['pay-blind']);
   await untilStatus(job.id, 'unknown');
@@ -295,6 +339,7 @@ test('a signed provider callback settles an unknown attempt; a bad signature is 
   expect(forged.status).toBe(401);
   expect((await getJob(job.id)).status).toBe('unknown');
 
+  const endedBefore = await chargesEndedByApi();
   const signed = await fetch(`${stack.apiUrl}/v1/callbacks/pay-blind`, {
     method: 'POST',
     headers: {
@@ -306,6 +351,7 @@ test('a signed provider callback settles an unknown attempt; a bad signature is 
   expect(signed.status).toBe(200);
   const done = await untilStatus(job.id, 'succeeded');
   expect(done.result).toEqual(charged);
+  expect(await chargesEndedByApi()).toBe(endedBefore + 1);
 });
 
 test('a result arriving after an operator cancelled the job is discarded and logged as a race', async () => {
