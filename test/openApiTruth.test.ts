@@ -267,6 +267,34 @@ test('every route answers as the document says, successes and problems alike', a
   await expectStatus(cancel('0f8fad5b-d9cb-469f-a165-70867728950e', jsonOf(asOperator)), 404);
   await expectStatus(cancel(hanging.id, jsonOf(asOperator), '{}'), 400);
   await expectStatus(cancel(hanging.id, jsonOf(asOwner)), 401);
+  // Owners cancel their own: 200 (without a body too), then 409; another's or none (404), a
+  // bad body (400), no token (401).
+  stack.simulator.inject({ route: 'chat', times: 1, fault: { kind: 'hang' } });
+  const owned = await createJob(stack, {
+    type: 'summarize',
+    input: { text: 'Hangs until its owner cancels it.' },
+    providers: ['simulator'],
+  });
+  await eventually(
+    () => attemptRows(stack.pool, owned.id),
+    (rows) => rows[0]?.state === 'running',
+  );
+  const ownerCancel = (id: string, headers: Record<string, string>, body?: string) =>
+    send({
+      method: 'POST',
+      route: '/v1/jobs/{id}/cancel',
+      path: `/v1/jobs/${id}/cancel`,
+      headers,
+      ...(body === undefined ? {} : { body }),
+    });
+  await expectStatus(ownerCancel(owned.id, jsonOf(asOwner), '{"reason":""}'), 400);
+  await expectStatus(ownerCancel(owned.id, asOwner), 200);
+  await expectStatus(ownerCancel(owned.id, jsonOf(asOwner), '{"reason":"openapi"}'), 409);
+  await expectStatus(
+    ownerCancel('0f8fad5b-d9cb-469f-a165-70867728950e', jsonOf(asOwner), '{}'),
+    404,
+  );
+  await expectStatus(ownerCancel(owned.id, jsonOf({}), '{}'), 401);
   // Release an ended job's key: 200, then 409 (released already, or an attempt may still take
   // effect); 404, 400, 401.
   await untilJob(stack, hanging.id, (j) => j.status === 'cancelled');
@@ -397,6 +425,13 @@ test('with PostgreSQL unreachable, the 503 of every route that reads it is docum
         method: 'POST',
         route: '/v1/jobs/{id}/attempts',
         path: `/v1/jobs/${id}/attempts`,
+        headers: jsonOf(asOwner),
+        body: '{}',
+      },
+      {
+        method: 'POST',
+        route: '/v1/jobs/{id}/cancel',
+        path: `/v1/jobs/${id}/cancel`,
         headers: jsonOf(asOwner),
         body: '{}',
       },

@@ -9,7 +9,12 @@ import {
   endJobWithoutResult,
   recordResult,
 } from '../service/results';
-import type { AttemptOutcome, JobEnding } from '../workflows/definitions';
+import {
+  cancellationRecord,
+  type AttemptOutcome,
+  type CancelJobInput,
+  type JobEnding,
+} from '../workflows/definitions';
 import { settledMeanwhileRefusal } from '../workflows/policy';
 import type { ActivityDeps } from './types';
 
@@ -78,20 +83,11 @@ export function verdictActivities(deps: Pick<ActivityDeps, 'pool' | 'logger' | '
       });
     },
 
-    async cancelJob(input: {
-      jobId: string;
-      reason: string;
-      operator: string;
-    }): Promise<JobEnding> {
-      const ending = await finish(input.jobId, 'cancelled', {
-        code: 'cancelled',
-        operator: input.operator,
-        reason: input.reason,
-      });
-      logger.info(
-        { jobId: input.jobId, operator: input.operator, reason: input.reason, ...ending },
-        'job cancelled',
-      );
+    async cancelJob(input: { jobId: string } & CancelJobInput): Promise<JobEnding> {
+      const { jobId, ...cancel } = input;
+      const record = cancellationRecord(cancel);
+      const ending = await finish(jobId, 'cancelled', record);
+      logger.info({ jobId, ...record, ...ending }, 'job cancelled');
       return ending;
     },
 

@@ -23,7 +23,8 @@ export const attemptResourceSchema = z.object({
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
   /** What the call came to, once it has ended. */
-  callOutcome: z.enum(CALL_OUTCOMES).nullable(),
+  // null among the values: OpenAPI 3.0's `nullable` does not widen an enum.
+  callOutcome: z.literal([...CALL_OUTCOMES, null]),
   /** Tokens the provider reported for the call; null when it reported none. */
   usage: tokenUsageSchema.nullable(),
   /** What the call cost; null while unknown (no usage reported, no price, or not ended). */

@@ -164,7 +164,10 @@ export function addOperatorCommands(program: Command): void {
     .option('--operator <name>', 'who (default: $USER)')
     .action(async (jobId: string, options: { reason: string; operator?: string }) => {
       await withServices(async (deps) => {
-        const status = await cancelJob(deps, operatorName(options.operator), jobId, options.reason);
+        const status = await cancelJob(deps, jobId, {
+          operator: operatorName(options.operator),
+          reason: options.reason,
+        });
         if (!status) throw new Error(`no job ${jobId}`);
         console.log(`job ${jobId} is ${status.status}`);
       });

@@ -11,10 +11,12 @@ import { checkJobResult } from '../jobTypes';
 import type { Logger } from '../logger';
 import {
   cancelJobUpdate,
+  cancellationRecord,
   requestAttemptUpdate,
   resolveAttemptUpdate,
   type AttemptOutcome,
   type AttemptSummary,
+  type CancelJobInput,
   type JobWorkflowStatus,
   type ResolveAttemptResult,
 } from '../workflows/definitions';
@@ -237,42 +239,45 @@ async function resolveAfterWorkflowClosed(
   return { attemptId: outcome.attemptId, state: outcome.state };
 }
 
-/** An operator cancels a job. Running calls are abandoned; anything they bring back is discarded. */
+/**
+ * Cancels a job: an operator any job, its owner only its own (another's is not found). A running
+ * side-effect attempt is abandoned (unknown, reconciled as ever); a winner already recorded
+ * stands, and the refusal says which status the job ended in and by which attempt.
+ */
 export async function cancelJob(
   deps: AttemptServiceDeps,
-  operator: string,
   jobId: string,
-  reason: string,
+  cancel: CancelJobInput,
 ): Promise<JobWorkflowStatus | undefined> {
   if (!isUuid(jobId)) return undefined;
-  const job = await findJob(deps.pool, jobId);
+  const job =
+    cancel.owner !== undefined
+      ? await findOwnedJob(deps.pool, cancel.owner, jobId)
+      : await findJob(deps.pool, jobId);
   if (!job) return undefined;
-  if (job.terminalStatus)
-    throw new ServiceError('job-terminal', `job ${job.id} is ${job.terminalStatus}`);
+  if (job.terminalStatus) throw endedAlready(job);
   let workflow: 'closed' | 'admitting';
   try {
-    return await updateJobWorkflow(deps, job, cancelJobUpdate, { operator, reason });
+    return await updateJobWorkflow(deps, job, cancelJobUpdate, cancel);
   } catch (error) {
     if (error instanceof WorkflowClosedError) workflow = 'closed';
     else if (error instanceof ServiceError && error.message === NOT_ADMITTED)
       workflow = 'admitting';
-    else throw error;
+    else if (error instanceof ServiceError && error.problemType === 'job-terminal') {
+      // Settled behind the workflow's back as the cancel arrived: that outcome stands.
+      const ended = await findJob(deps.pool, job.id);
+      throw ended?.terminalStatus ? endedAlready(ended) : error;
+    } else throw error;
   }
   // Nothing runs the job any more (its workflow closed and the sweeper gave up on it), or its
   // workflow is still admitting it (reading the plan, writing attempt 1) and cannot take the
   // cancel yet: end the row here. Nothing is sent for it after this (a call begins only on an
   // open job), and anything that still arrives loses the CAS; an admitting workflow finds the
   // job ended and closes.
-  const ended = await endJobWithoutResult(deps, job.id, 'cancelled', {
-    code: 'cancelled',
-    operator,
-    reason,
-    workflow,
-  });
-  deps.logger.info(
-    { jobId: job.id, operator, reason, workflow },
-    'job cancelled without its workflow',
-  );
+  const record = { ...cancellationRecord(cancel), workflow };
+  const ended = await endJobWithoutResult(deps, job.id, 'cancelled', record);
+  deps.logger.info({ jobId: job.id, ...record }, 'job cancelled without its workflow');
+  if (ended.status !== 'cancelled') throw endedAlready(ended);
   return {
     jobId: job.id,
     status: ended.status,
@@ -281,6 +286,15 @@ export async function cancelJob(
     needsOperator: false,
     run: 0,
   };
+}
+
+/** The job had ended before a cancel could: with what, and by which attempt. */
+function endedAlready(job: Pick<JobRecord, 'id' | 'terminalStatus' | 'completedBy'>): ServiceError {
+  return new ServiceError(
+    'job-terminal',
+    `job ${job.id} is ${job.terminalStatus}; it was not cancelled`,
+    { jobStatus: job.terminalStatus, completedBy: job.completedBy },
+  );
 }
 
 /** A signed callback, as the API verified it: who signed, when, and its digest. */

@@ -259,10 +259,21 @@ export const resolveAttemptUpdate = defineUpdate<ResolveAttemptResult, [ResolveA
   'resolveAttempt',
 );
 
-export interface CancelJobInput {
-  reason: string;
-  operator: string;
-}
+/** A cancel, by an operator (any job) or by the job's owner (`POST /v1/jobs/:id/cancel`). */
+export type CancelJobInput = { reason: string } & (
+  { operator: string; owner?: undefined } | { owner: string; operator?: undefined }
+);
+
+/** Who cancelled, as the job's summary says it. */
+export const cancelledBy = (cancel: CancelJobInput): string =>
+  cancel.owner !== undefined ? 'its owner' : cancel.operator;
+
+/** What the job's row records of a cancel: who (an operator, or the owner), and why. */
+export const cancellationRecord = (cancel: CancelJobInput): Record<string, string> => ({
+  code: 'cancelled',
+  ...(cancel.owner !== undefined ? { owner: cancel.owner } : { operator: cancel.operator }),
+  reason: cancel.reason,
+});
 export const cancelJobUpdate = defineUpdate<JobWorkflowStatus, [CancelJobInput]>('cancelJob');
 
 export { FAILURES } from '../domain/failures';

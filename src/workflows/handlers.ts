@@ -7,6 +7,7 @@ import {
   admitUpdate,
   attemptSettledSignal,
   cancelJobUpdate,
+  cancelledBy,
   requestAttemptUpdate,
   resolveAttemptUpdate,
   statusQuery,
@@ -130,9 +131,9 @@ export function installHandlers(run: JobRun): void {
         );
       run.show(
         'cancelled',
-        `done: cancelled by ${cancellation.operator} (${cancellation.reason})`,
+        `done: cancelled by ${cancelledBy(cancellation)} (${cancellation.reason})`,
         false,
-        `done: cancelled by ${markdownText(cancellation.operator)} (${markdownText(cancellation.reason)})`,
+        `done: cancelled by ${markdownText(cancelledBy(cancellation))} (${markdownText(cancellation.reason)})`,
       );
       return run.status;
     },

@@ -4,7 +4,8 @@ import type { JobEndings } from '../../db/jobEndings';
 import { DEFAULTS } from '../../domain/defaults';
 import { IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from '../../domain/identity';
 import { JOB_MODES, JOB_STATUSES } from '../../domain/job';
-import { requestAttempt } from '../../service/attempts';
+import { cancelJob, requestAttempt } from '../../service/attempts';
+import type { JobEndMetrics } from '../../service/histograms';
 import { createJob, getJob, listJobs } from '../../service/jobs';
 import { authHeaders, requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
@@ -22,6 +23,7 @@ import {
   LIST_INCLUSIONS,
   type ListInclusion,
 } from '../representation';
+import { storableText } from '../storable';
 import type { WaitLimiter } from '../waitLimiter';
 
 export interface JobRoutesOptions {
@@ -37,7 +39,8 @@ export interface JobRoutesOptions {
     | 'ownerLimits'
     | 'listPageMaxBytes'
   >;
-  metrics: Pick<Metrics, 'jobsCreated' | 'jobsReplayed'>;
+  /** With the metrics that observe a job its owner's cancel ends. */
+  metrics: Pick<Metrics, 'jobsCreated' | 'jobsReplayed'> & JobEndMetrics;
   waits: WaitLimiter;
   endings: JobEndings;
 }
@@ -61,6 +64,12 @@ const createJobBody = z.strictObject({
     .optional()
     .describe('exclusive (default) or hedged (side-effect-free jobs only).'),
 });
+
+/**
+ * A body the caller may leave out. Fastify hands a missing body to the schema as null, so null
+ * stands for "none" (a JSON `null` body means the same).
+ */
+const optionalBody = <T extends z.ZodType>(schema: T) => schema.nullish();
 
 const attemptSummarySchema = z.object({
   attemptId: z.string(),
@@ -242,7 +251,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
         summary: 'Try again, or use the fallback: a new attempt under the same job',
         headers: authHeaders,
         params: z.object({ id: z.string() }),
-        body: z.strictObject({ provider: z.string().min(1).max(63).optional() }).optional(),
+        body: optionalBody(z.strictObject({ provider: z.string().min(1).max(63).optional() })),
         response: {
           202: attemptSummarySchema,
           ...problemResponses(401, 404, 409, 422, ...BODY_ERRORS),
@@ -258,6 +267,36 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
       );
       if (!attempt) return sendNotFound(reply, `job ${request.params.id}`);
       return reply.code(202).header('location', `/v1/jobs/${request.params.id}`).send(attempt);
+    },
+  );
+
+  app.post(
+    '/jobs/:id/cancel',
+    {
+      schema: {
+        summary:
+          'Cancel your job: a running attempt is abandoned (its outcome still reconciled); a result already recorded stands (409, with the status it ended in)',
+        headers: authHeaders,
+        params: z.object({ id: z.string() }),
+        body: optionalBody(
+          z.strictObject({
+            reason: storableText(z.string().min(1).max(2000))
+              .optional()
+              .describe('Why, as recorded with the job. Default: "cancelled by its owner".'),
+          }),
+        ),
+        response: { 200: jobResourceSchema, ...problemResponses(401, 404, 409, ...BODY_ERRORS) },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const cancelled = await cancelJob({ ...deps, metrics }, id, {
+        owner: request.ownerId,
+        reason: request.body?.reason ?? 'cancelled by its owner',
+      });
+      const found = cancelled && (await getJob(deps, request.ownerId, id));
+      if (!found) return sendNotFound(reply, `job ${id}`);
+      return jobResource(found.job, found.attempts);
     },
   );
 };

@@ -105,7 +105,10 @@ export const operatorRoutes: FastifyPluginAsyncZod<OperatorRoutesOptions> = asyn
     },
     async (request, reply) => {
       const { id } = request.params;
-      const cancelled = await cancelJob(deps, request.ownerId, id, request.body.reason);
+      const cancelled = await cancelJob(deps, id, {
+        operator: request.ownerId,
+        reason: request.body.reason,
+      });
       return cancelled ? { ...cancelled } : sendNotFound(reply, `job ${id}`);
     },
   );
