@@ -1,22 +1,29 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { apiConfig, serviceConfig, workerConfig } from '../src/config';
 import { refusePublishedDevSecrets } from '../src/domain/publishedSecrets';
 import { MAX_WORKFLOW_ID_LENGTH } from '../src/domain/workflowId';
 import { providerConfigsFromEnv, simulatorProviders } from '../src/providers/registry';
-import { SCHEMA_SCRIPT } from '../tools/stack/temporalCluster';
+import {
+  CLUSTER_RETENTION_MS,
+  NAMESPACE_SCRIPT,
+  SCHEMA_SCRIPT,
+} from '../tools/stack/temporalCluster';
 import {
   TEMPORAL_SERVER_VERSION,
   TEMPORAL_UI_SERVER_VERSION,
 } from '../tools/stack/temporalClusterBinaries';
 import {
+  CLUSTER_NAMESPACE,
   clusterServerConfig,
   DYNAMIC_CONFIG,
   HISTORY_SHARDS,
   pickClusterPorts,
 } from '../tools/stack/temporalClusterConfig';
-import { ROOT } from './support/harness';
+import { harness, ROOT } from './support/harness';
 
 /**
  * Docker does not run here, so the compose file is checked against the code instead: every
@@ -101,11 +108,15 @@ test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, wor
     'postgres',
     'simulator',
     'temporal',
+    'temporal-namespace',
     'temporal-schema',
     'temporal-ui',
     'worker',
   ]);
-  expect(services.temporal?.image).toMatch(/^temporalio\/auto-setup:/);
+  // The images Temporal maintains: the server's, and admin-tools for its set-up steps.
+  expect(services.temporal?.image).toMatch(/^temporalio\/server:/);
+  for (const step of ['temporal-schema', 'temporal-namespace'])
+    expect(services[step]?.image).toMatch(/^temporalio\/admin-tools:/);
   expect(services.temporal?.environment).toMatchObject({
     DB: 'postgres12',
     POSTGRES_SEEDS: 'postgres',
@@ -276,10 +287,12 @@ test('hosts and ports agree across services', () => {
     expect(url.hostname).toBe('postgres');
     expect(url.pathname).toBe('/onejob');
     expect(env(name).TEMPORAL_ADDRESS).toBe('temporal:7233');
+    // Temporal's server answers and the namespace they run in exists.
     expect(services[name]!.depends_on).toMatchObject({
       postgres: { condition: 'service_healthy' },
-      temporal: { condition: 'service_healthy' },
+      'temporal-namespace': { condition: 'service_completed_successfully' },
     });
+    expect(env(name).TEMPORAL_NAMESPACE).toBe(env('temporal-namespace').TEMPORAL_NAMESPACE);
   }
   expect(services['temporal-ui']!.environment!.TEMPORAL_ADDRESS).toBe('temporal:7233');
   expect(services.postgres!.healthcheck!.test.join(' ')).toContain('-d onejob');
@@ -298,25 +311,23 @@ describe('docker-compose.yml and cluster mode run the same production engine', (
   }
 
   test('the same server version, and the Web UI version that cluster mode builds', () => {
-    expect(services.temporal?.image).toBe(`temporalio/auto-setup:${TEMPORAL_SERVER_VERSION}`);
-    // The schema step runs the SQL tool of the same server version.
-    expect(services['temporal-schema']?.image).toBe(
-      `temporalio/auto-setup:${TEMPORAL_SERVER_VERSION}`,
-    );
+    expect(services.temporal?.image).toBe(`temporalio/server:${TEMPORAL_SERVER_VERSION}`);
+    // The set-up steps run the SQL tool and CLI of the same server version.
+    for (const step of ['temporal-schema', 'temporal-namespace'])
+      expect(services[step]?.image).toBe(`temporalio/admin-tools:${TEMPORAL_SERVER_VERSION}`);
     expect(services['temporal-ui']?.image).toBe(`temporalio/ui:${TEMPORAL_UI_SERVER_VERSION}`);
   });
 
   test('the same schema steps: the one script, against the same PostgreSQL 12 schemas, before the server starts', () => {
     const schema = services['temporal-schema']!;
-    expect(schema.entrypoint).toEqual(['bash', inContainer(schema, SCHEMA_SCRIPT)]);
+    // POSIX sh, as cluster mode runs it too: admin-tools is a small image.
+    expect(schema.entrypoint).toEqual(['sh', inContainer(schema, SCHEMA_SCRIPT)]);
     expect(schema.environment).toMatchObject({
       TEMPORAL_SCHEMA_DIR: '/etc/temporal/schema/postgresql/v12',
       TEMPORAL_DB: services.temporal!.environment!.DBNAME,
       TEMPORAL_VISIBILITY_DB: services.temporal!.environment!.VISIBILITY_DBNAME,
       SQL_HOST: services.temporal!.environment!.POSTGRES_SEEDS,
     });
-    // The server's own image must not set the schema up its own way.
-    expect(services.temporal!.environment!.SKIP_SCHEMA_SETUP).toBe('true');
     expect(services.temporal!.depends_on).toMatchObject({
       'temporal-schema': { condition: 'service_completed_successfully' },
     });
@@ -346,5 +357,41 @@ describe('docker-compose.yml and cluster mode run the same production engine', (
     >;
     expect(dynamic['limit.maxIDLength']?.[0]?.value).toBe(MAX_WORKFLOW_ID_LENGTH);
     expect(dynamic['frontend.enableExecuteMultiOperation']?.[0]?.value).toBe(true);
+  });
+
+  test("the namespace step registers cluster mode's namespace with its retention, on a real server, and does nothing the second time", async () => {
+    const step = services['temporal-namespace']!;
+    expect(step.entrypoint).toEqual(['sh', inContainer(step, NAMESPACE_SCRIPT)]);
+    expect(step.depends_on).toEqual({ temporal: { condition: 'service_healthy' } });
+    expect(env('temporal-namespace')).toMatchObject({
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      TEMPORAL_NAMESPACE: CLUSTER_NAMESPACE,
+      NAMESPACE_RETENTION: `${CLUSTER_RETENTION_MS / 3_600_000}h`,
+    });
+
+    // The script itself, with the CLI global setup obtained, against this run's server.
+    const { temporalCliPath, temporalAddress } = harness();
+    const namespace = `compose-check-${Date.now().toString(36)}`;
+    const run = () =>
+      promisify(execFile)('sh', [NAMESPACE_SCRIPT], {
+        env: {
+          ...process.env,
+          ...env('temporal-namespace'),
+          PATH: `${path.dirname(temporalCliPath)}:${process.env.PATH}`,
+          TEMPORAL_ADDRESS: temporalAddress,
+          TEMPORAL_NAMESPACE: namespace,
+        },
+      });
+    await run();
+    const described = JSON.parse(
+      (
+        await promisify(execFile)(temporalCliPath, [
+          ...['operator', 'namespace', 'describe', '--namespace', namespace],
+          ...['--address', temporalAddress, '--output', 'json'],
+        ])
+      ).stdout,
+    ) as { config: { workflowExecutionRetentionTtl: string } };
+    expect(described.config.workflowExecutionRetentionTtl).toBe(`${CLUSTER_RETENTION_MS / 1000}s`);
+    expect((await run()).stdout).toContain(`namespace ${namespace} exists`);
   });
 });

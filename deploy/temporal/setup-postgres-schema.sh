@@ -1,11 +1,12 @@
-#!/usr/bin/env bash
+#!/bin/sh
 # Creates, or brings up to date, the Temporal server's two PostgreSQL databases with Temporal's
 # own SQL tool. One script for every place that runs the server on PostgreSQL: `npm start` and
 # the tests in cluster mode (tools/stack/temporalCluster.ts) and docker-compose.yml.
 # Every step is safe to repeat: create-database ignores an existing database, setup-schema
 # -v 0.0 only creates the version tables, and update-schema applies the versions not yet applied.
 # The password travels in SQL_PASSWORD, which the tool reads itself: it never appears in `ps`.
-set -euo pipefail
+# POSIX sh: Temporal's admin-tools image runs it with sh.
+set -eu
 
 : "${SQL_TOOL:=temporal-sql-tool}"
 : "${TEMPORAL_SCHEMA_DIR:?the folder holding temporal/versioned and visibility/versioned}"

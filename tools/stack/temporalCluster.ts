@@ -30,7 +30,9 @@ import { logTail, waitForTemporal, type DevServer } from './temporalServer';
 const REPO_ROOT = PACKAGE_ROOT;
 /** Shared with docker-compose.yml: the same schema steps. */
 export const SCHEMA_SCRIPT = path.join(REPO_ROOT, 'deploy', 'temporal', 'setup-postgres-schema.sh');
-const RETENTION_MS = 3 * 24 * 3600 * 1000;
+/** docker-compose.yml registers its namespace with this script, and the same retention. */
+export const NAMESPACE_SCRIPT = path.join(REPO_ROOT, 'deploy', 'temporal', 'create-namespace.sh');
+export const CLUSTER_RETENTION_MS = 3 * 24 * 3600 * 1000;
 const GRPC_ALREADY_EXISTS = 6;
 const grpcCode = (error: unknown): number | undefined => (error as { code?: number })?.code;
 
@@ -53,7 +55,7 @@ export async function setUpClusterSchema(
   databaseName: string,
 ): Promise<void> {
   try {
-    await promisify(execFile)('bash', [SCHEMA_SCRIPT], {
+    await promisify(execFile)('sh', [SCHEMA_SCRIPT], {
       env: {
         PATH: process.env.PATH,
         SQL_TOOL: binaries.sqlTool,
@@ -83,7 +85,7 @@ async function namespaceReady(connection: Connection): Promise<void> {
   await connection.workflowService
     .registerNamespace({
       namespace: CLUSTER_NAMESPACE,
-      workflowExecutionRetentionPeriod: msToTs(RETENTION_MS),
+      workflowExecutionRetentionPeriod: msToTs(CLUSTER_RETENTION_MS),
     })
     .catch((error: unknown) => {
       if (grpcCode(error) !== GRPC_ALREADY_EXISTS) throw error;
