@@ -12,7 +12,17 @@ const PRODUCT_ONLY = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.onejob/', 'test-output/', 'coverage/', 'bench/output/'] },
+  {
+    ignores: [
+      'dist/',
+      'client/dist/',
+      'node_modules/',
+      '.onejob/',
+      'test-output/',
+      'coverage/',
+      'bench/output/',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,13 +1,7 @@
-/** The public surface of the onejob package: the typed HTTP client and the shared vocabulary. */
-export {
-  IdempotencyKeyReuseError,
-  InvalidJobIdentityError,
-  OneJobClient,
-  OneJobProblemError,
-  startJob,
-} from './client';
+/** The public surface of the onejob package: the Temporal-native entry and the shared vocabulary. */
+// The HTTP client is the onejob-client package (client/): it depends on nothing of the server.
+export { IdempotencyKeyReuseError, InvalidJobIdentityError, startJob } from './client';
 export type { StartedJob, StartJobRequest } from './client';
-export type { CreateJobInput, CreatedJob, Job, OneJobClientOptions, Problem } from './client';
 export { jobWorkflowId, parseJobWorkflowId } from './domain/workflowId';
 export { ATTEMPT_STATES, JOB_MODES, JOB_STATUSES } from './domain/job';
 export type { AttemptState, JobMode, JobStatus } from './domain/job';

@@ -1,4 +1,4 @@
-import { OneJobClient, OneJobProblemError } from '../src/client';
+import { OneJobClient, OneJobProblemError } from '../client/src';
 import { TEST_TOKEN } from './support/identities';
 import { startTestStack, type TestStack } from './support/stack';
 

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OneJobClient, OneJobProblemError } from '../src/client';
+import { OneJobClient, OneJobProblemError } from '../client/src';
 
 /**
  * The typed client's retry rules, against a tiny real HTTP server that answers a scripted

@@ -1,4 +1,4 @@
-import { OneJobClient, OneJobProblemError } from '../src/client';
+import { OneJobClient, OneJobProblemError } from '../client/src';
 import { listOwnedJobs } from '../src/db/jobLists';
 import {
   LONGEST_OWNER,

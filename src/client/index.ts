@@ -1,11 +1,4 @@
-export { OneJobClient, OneJobProblemError } from './http';
-export type {
-  CreateJobInput,
-  CreatedJob,
-  Job,
-  ListedJob,
-  OneJobClientOptions,
-  Problem,
-} from './http';
+// The HTTP client is its own package (client/, published as onejob-client); the server package
+// keeps the Temporal-native entry, which needs the workflow's definitions.
 export { IdempotencyKeyReuseError, InvalidJobIdentityError, startJob } from './temporal';
 export type { StartedJob, StartJobRequest } from './temporal';

@@ -1,16 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { JobListItem, JobResource, ListInclusion } from '../api/representation';
-import type { JobMode, JobStatus } from '../domain/job';
+import type { Attempt, CreateJobBody, Job, JobPage, JobStatus, ListInclusion } from './types';
 
 /**
  * A typed HTTP client for backend services. Its retries are safe by construction: every
  * retry of a create carries the same Idempotency-Key, so however many times a request is
- * sent, it is one job. It never imports server code.
+ * sent, it is one job. Its types come from the API's OpenAPI document; it needs nothing but
+ * Node's own fetch and crypto.
  */
-
-export type Job = JobResource;
-/** A job as a list shows it: `input` and `result` only when the list was asked for them. */
-export type ListedJob = JobListItem;
 
 export interface Problem {
   type: string;
@@ -53,14 +49,10 @@ export interface OneJobClientOptions {
   fetch?: typeof fetch;
 }
 
-export interface CreateJobInput {
-  type: string;
-  input: Record<string, unknown>;
-  providers?: string[];
-  mode?: JobMode;
+export type CreateJobInput = CreateJobBody & {
   /** The identity of this intent. Generated when omitted; pass your own to make your own retries safe too. */
   idempotencyKey?: string;
-}
+};
 
 export interface CreatedJob {
   job: Job;
@@ -129,7 +121,7 @@ export class OneJobClient {
       cursor?: string;
       include?: ListInclusion[];
     } = {},
-  ): Promise<{ jobs: ListedJob[]; nextCursor: string | null }> {
+  ): Promise<JobPage> {
     const query = new URLSearchParams();
     if (options.status) query.set('status', options.status);
     if (options.limit) query.set('limit', String(options.limit));
@@ -137,14 +129,52 @@ export class OneJobClient {
     if (options.include?.length) query.set('include', options.include.join(','));
     const suffix = query.size > 0 ? `?${query}` : '';
     const response = await this.send('GET', `/v1/jobs${suffix}`);
-    return (await response.json()) as { jobs: ListedJob[]; nextCursor: string | null };
+    return (await response.json()) as JobPage;
+  }
+
+  /**
+   * Try again, or use the fallback `provider`: a new attempt under the same job. Refused (a
+   * OneJobProblemError, 409) while an attempt may still take effect or once the job has ended.
+   * Sent again only when the API said nothing happened (429, 503): a lost answer may hide an
+   * attempt that started, so a network error is the caller's to judge (read the job).
+   */
+  async retryJob(id: string, options: { provider?: string } = {}): Promise<Attempt> {
+    const body = options.provider === undefined ? {} : { provider: options.provider };
+    const response = await this.send('POST', `/v1/jobs/${encodeURIComponent(id)}/attempts`, {
+      body,
+      retry: 'nothing-happened',
+    });
+    return (await response.json()) as Attempt;
+  }
+
+  /**
+   * Cancels the job: a call still out is abandoned (and still reconciled). A job that has
+   * ended is a OneJobProblemError (409 job-terminal) naming its status and the winning attempt.
+   * Sent again only when the API said nothing happened (429, 503), like retryJob.
+   */
+  async cancelJob(id: string, options: { reason?: string } = {}): Promise<Job> {
+    const body = options.reason === undefined ? {} : { reason: options.reason };
+    const response = await this.send('POST', `/v1/jobs/${encodeURIComponent(id)}/cancel`, {
+      body,
+      retry: 'nothing-happened',
+    });
+    return (await response.json()) as Job;
   }
 
   /** Sends one request, retrying what may safely be retried; throws OneJobProblemError for a final problem. */
   private async send(
     method: string,
     path: string,
-    options: { body?: unknown; headers?: Record<string, string>; timeoutMs?: number } = {},
+    options: {
+      body?: unknown;
+      headers?: Record<string, string>;
+      timeoutMs?: number;
+      /**
+       * `all` (default): what may safely be sent again. `nothing-happened`: only answers that
+       * say the request had no effect (429, 503), for requests that are not idempotent.
+       */
+      retry?: 'all' | 'nothing-happened';
+    } = {},
   ): Promise<Response> {
     const maxRetries = this.options.maxRetries ?? 4;
     let backoff = this.options.initialBackoffMs ?? 200;
@@ -183,7 +213,13 @@ export class OneJobClient {
           };
         }
         retryable =
-          isRetryableStatus(response.status) && response.headers.get('x-should-retry') !== 'false';
+          (options.retry === 'nothing-happened'
+            ? response.status === 429 || response.status === 503
+            : isRetryableStatus(response.status)) &&
+          response.headers.get('x-should-retry') !== 'false';
+      } else if (options.retry === 'nothing-happened') {
+        // The request may have arrived and acted: the caller decides, knowing that.
+        retryable = false;
       }
       const retryAfter = Number(response?.headers.get('retry-after'));
       const askedWait = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 0;

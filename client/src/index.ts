@@ -1,0 +1,7 @@
+/** onejob-client: the typed HTTP client of onejob, and the verifier of its webhooks. */
+export { OneJobClient, OneJobProblemError } from './client';
+export type { CreatedJob, CreateJobInput, OneJobClientOptions, Problem } from './client';
+export type { Attempt, Job, JobPage, JobStatus, ListedJob, ListInclusion } from './types';
+export { verifyWebhook, WebhookVerificationError } from './webhooks';
+export type { VerifyWebhookOptions } from './webhooks';
+export type { paths } from './openapi';

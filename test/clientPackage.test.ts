@@ -1,0 +1,170 @@
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Webhook } from 'standardwebhooks';
+import {
+  OneJobClient,
+  OneJobProblemError,
+  verifyWebhook,
+  WebhookVerificationError,
+} from '../client/src';
+import { ROOT, TEST_OUTPUT } from './support/harness';
+import { TEST_TOKEN } from './support/identities';
+import { createJob, untilJob } from './support/jobs';
+import { eventually } from './support/polling';
+import { attemptRows } from './support/rows';
+import { startTestStack, type TestStack } from './support/stack';
+
+/**
+ * The client is a package of its own (client/, onejob-client): typed from the API's document,
+ * packed and installed apart from the server, its README's example run against the real stack.
+ */
+const CLIENT = path.join(ROOT, 'client');
+const run = promisify(execFile);
+
+let stack: TestStack;
+let onejob: OneJobClient;
+beforeAll(async () => {
+  // No hedge unless asked for: a hedged job's attempts are the ones the test asks for.
+  stack = await startTestStack({ hedgeDelayMs: 600_000 });
+  onejob = new OneJobClient({ baseUrl: stack.apiUrl, token: TEST_TOKEN });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+test("the client's types are generated from the API's own document, so they cannot drift from it", async () => {
+  const document = path.join(TEST_OUTPUT, `openapi-client-${process.pid}.json`);
+  writeFileSync(document, await (await fetch(`${stack.apiUrl}/docs/json`)).text());
+  const check = run('node', [path.join(ROOT, 'dist/tools/client/types.js'), '--check', document]);
+  await expect(check).resolves.toBeDefined();
+});
+
+test('npm pack ships the compiled client and its README only; installed in a project of its own, the README example runs against the real stack', async () => {
+  await run('node', [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', CLIENT]);
+  const work = mkdtempSync(path.join(TEST_OUTPUT, 'client-pack-'));
+  const quiet = { ...process.env, npm_config_loglevel: 'silent' };
+  const [packed] = JSON.parse(
+    (
+      await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], {
+        cwd: CLIENT,
+        env: quiet,
+      })
+    ).stdout,
+  ) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  const files = packed!.files.map((f) => f.path).sort();
+  expect(files).toEqual(expect.arrayContaining(['README.md', 'dist/index.d.ts', 'dist/index.js']));
+  expect(
+    files.filter((f) => !/^(README\.md|package\.json|dist\/[\w.]+\.(js|d\.ts))$/.test(f)),
+  ).toEqual([]);
+
+  // A project of its own: it has the packed client and nothing of the server.
+  const project = path.join(work, 'project');
+  mkdirSync(project);
+  writeFileSync(path.join(project, 'package.json'), '{"name":"uses-onejob","private":true}');
+  await run(
+    'npm',
+    ['install', '--offline', '--no-audit', '--no-fund', path.join(work, packed!.filename)],
+    { cwd: project, env: quiet },
+  );
+  const example = path.join(CLIENT, 'examples', 'quickstart.ts');
+  // The README shows the example as it is.
+  expect(readFileSync(path.join(CLIENT, 'README.md'), 'utf8')).toContain(
+    readFileSync(example, 'utf8'),
+  );
+  copyFileSync(example, path.join(project, 'quickstart.ts'));
+  // Its types hold for a user: strict, against the installed package's declarations.
+  await run(
+    'node',
+    [
+      path.join(ROOT, 'node_modules/typescript/bin/tsc'),
+      ...['--noEmit', '--strict', '--skipLibCheck', '--target', 'ES2022'],
+      ...['--module', 'node16', '--moduleResolution', 'node16'],
+      ...['--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules/@types')],
+      'quickstart.ts',
+    ],
+    { cwd: project },
+  );
+  const { stdout } = await run(
+    'node',
+    [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), 'quickstart.ts'],
+    {
+      cwd: project,
+      env: { ...process.env, ONEJOB_URL: stack.apiUrl, ONEJOB_TOKEN: TEST_TOKEN },
+    },
+  );
+  expect(stdout).toMatch(/^job [0-9a-f-]{36} created: pending$/m);
+  expect(stdout).toMatch(/^job [0-9a-f-]{36} succeeded: \{"summary":/m);
+  expect(stdout).toMatch(/^not cancelled: it succeeded$/m);
+});
+
+test('retryJob asks for another attempt, and a refusal is a problem naming its cause, not retried', async () => {
+  // A hedged job whose first call hangs: another attempt may run beside it.
+  stack.simulator.inject({ route: 'chat', times: 2, fault: { kind: 'hang' } });
+  const hanging = await createJob(stack, {
+    type: 'summarize',
+    input: { text: 'Hangs until cancelled. Then it ends.' },
+    providers: ['simulator', 'simulator-backup'],
+    mode: 'hedged',
+  });
+  await eventually(
+    () => attemptRows(stack.pool, hanging.id),
+    (rows) => rows[0]?.state === 'running',
+  );
+  const attempt = await onejob.retryJob(hanging.id, { provider: 'simulator' });
+  expect(attempt).toMatchObject({ attemptId: `${hanging.id}:2`, provider: 'simulator' });
+
+  const cancelled = await onejob.cancelJob(hanging.id, { reason: 'enough' });
+  expect(cancelled).toMatchObject({
+    id: hanging.id,
+    status: 'cancelled',
+    failure: { code: 'cancelled', reason: 'enough' },
+  });
+  const refused = await onejob.retryJob(hanging.id).catch((error: unknown) => error);
+  expect(refused).toBeInstanceOf(OneJobProblemError);
+  expect((refused as OneJobProblemError).problem).toMatchObject({
+    status: 409,
+    type: '/problems/job-terminal',
+  });
+  await untilJob(stack, hanging.id, (j) => j.attempts.every((a) => a.state !== 'running'));
+});
+
+describe('verifyWebhook agrees with the Standard Webhooks reference library', () => {
+  const secret = `whsec_${Buffer.from('onejob-client-test-secret-0123456789').toString('base64')}`;
+  const older = `whsec_${Buffer.from('the-secret-being-rotated-out-0123').toString('base64')}`;
+  const payload = JSON.stringify({ type: 'job.succeeded', data: { id: 'j-1' } });
+  const signedBy = (key: string, id: string, at: Date) => ({
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': new Webhook(key).sign(id, at, payload),
+  });
+
+  test('a request the library signed verifies, with one secret or several (a rotation)', () => {
+    const headers = signedBy(secret, 'msg_1', new Date());
+    expect(verifyWebhook(secret, headers, payload)).toEqual(JSON.parse(payload));
+    expect(verifyWebhook([older, secret], new Headers(headers), payload)).toEqual(
+      JSON.parse(payload),
+    );
+    // During a rotation the sender signs with both; a receiver with either one accepts.
+    const both = {
+      ...headers,
+      'webhook-signature': `${signedBy(older, 'msg_1', new Date())['webhook-signature']} ${headers['webhook-signature']}`,
+    };
+    expect(verifyWebhook(older, both, payload)).toEqual(JSON.parse(payload));
+    // …and the library accepts what we accept.
+    expect(new Webhook(secret).verify(payload, both)).toEqual(JSON.parse(payload));
+  });
+
+  test('a changed body, id or secret, a stale time and missing headers are refused', () => {
+    const headers = signedBy(secret, 'msg_2', new Date());
+    const refuses = (thunk: () => unknown) => expect(thunk).toThrow(WebhookVerificationError);
+    refuses(() => verifyWebhook(secret, headers, payload.replace('j-1', 'j-2')));
+    refuses(() => verifyWebhook(secret, { ...headers, 'webhook-id': 'msg_3' }, payload));
+    refuses(() => verifyWebhook(older, headers, payload));
+    const stale = signedBy(secret, 'msg_4', new Date(Date.now() - 10 * 60_000));
+    refuses(() => verifyWebhook(secret, stale, payload));
+    expect(() => new Webhook(secret).verify(payload, stale)).toThrow();
+    refuses(() => verifyWebhook(secret, { 'webhook-id': 'msg_5' }, payload));
+  });
+});
