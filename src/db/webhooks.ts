@@ -1,0 +1,428 @@
+import type { DeliveryState, WebhookEvent } from '../domain/webhooks';
+import { inTransaction, type Pool, type Queryable } from './pool';
+
+/** An owner's webhook endpoint, as its owner sees it (never with its secrets). */
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  events: WebhookEvent[];
+  description: string | null;
+  disabledAt: Date | null;
+  disabledReason: string | null;
+  createdAt: Date;
+}
+
+interface EndpointRow {
+  id: string;
+  url: string;
+  events: WebhookEvent[];
+  description: string | null;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
+  created_at: Date;
+}
+
+const ENDPOINT_COLUMNS = 'id, url, events, description, disabled_at, disabled_reason, created_at';
+
+function toEndpoint(row: EndpointRow): WebhookEndpoint {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    description: row.description,
+    disabledAt: row.disabled_at,
+    disabledReason: row.disabled_reason,
+    createdAt: row.created_at,
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Registers an endpoint with its first secret, in one transaction. */
+export async function insertEndpoint(
+  pool: Pool,
+  ownerId: string,
+  endpoint: { url: string; events: readonly WebhookEvent[]; description?: string },
+  secret: string,
+): Promise<WebhookEndpoint> {
+  return inTransaction(pool, async (client) => {
+    const { rows } = await client.query<EndpointRow>(
+      `INSERT INTO webhook_endpoints (owner_id, url, events, description)
+       VALUES ($1, $2, $3, $4) RETURNING ${ENDPOINT_COLUMNS}`,
+      [ownerId, endpoint.url, endpoint.events, endpoint.description ?? null],
+    );
+    const created = toEndpoint(rows[0]!);
+    await client.query('INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)', [
+      created.id,
+      secret,
+    ]);
+    return created;
+  });
+}
+
+export async function listEndpoints(db: Queryable, ownerId: string): Promise<WebhookEndpoint[]> {
+  const { rows } = await db.query<EndpointRow>(
+    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints
+      WHERE owner_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`,
+    [ownerId],
+  );
+  return rows.map(toEndpoint);
+}
+
+export async function findEndpoint(
+  db: Queryable,
+  ownerId: string,
+  endpointId: string,
+): Promise<WebhookEndpoint | undefined> {
+  if (!UUID.test(endpointId)) return undefined;
+  const { rows } = await db.query<EndpointRow>(
+    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints
+      WHERE id = $1 AND owner_id = $2 AND deleted_at IS NULL`,
+    [endpointId, ownerId],
+  );
+  return rows[0] && toEndpoint(rows[0]);
+}
+
+/**
+ * Deletes an endpoint: nothing more is sent to it, and what was waiting is abandoned. The row
+ * stays, so the deliveries recorded on jobs keep naming it. False when there was none.
+ */
+export async function deleteEndpoint(
+  pool: Pool,
+  ownerId: string,
+  endpointId: string,
+): Promise<boolean> {
+  if (!UUID.test(endpointId)) return false;
+  return inTransaction(pool, async (client) => {
+    const { rowCount } = await client.query(
+      `UPDATE webhook_endpoints SET deleted_at = now()
+        WHERE id = $1 AND owner_id = $2 AND deleted_at IS NULL`,
+      [endpointId, ownerId],
+    );
+    if (!rowCount) return false;
+    await abandonPending(client, endpointId, 'the endpoint was deleted');
+    return true;
+  });
+}
+
+/** Turns an endpoint on again (after a 410, say): events from now on are sent to it. */
+export async function enableEndpoint(
+  db: Queryable,
+  ownerId: string,
+  endpointId: string,
+): Promise<WebhookEndpoint | undefined> {
+  if (!UUID.test(endpointId)) return undefined;
+  const { rows } = await db.query<EndpointRow>(
+    `UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL
+      WHERE id = $1 AND owner_id = $2 AND deleted_at IS NULL RETURNING ${ENDPOINT_COLUMNS}`,
+    [endpointId, ownerId],
+  );
+  return rows[0] && toEndpoint(rows[0]);
+}
+
+/**
+ * A new current secret; the one it replaces (and any older still live) stays live until
+ * `previousExpireAt`, so every delivery meanwhile carries a signature under each.
+ */
+export async function rotateSecret(
+  pool: Pool,
+  ownerId: string,
+  endpointId: string,
+  secret: string,
+  previousLiveForMs: number,
+): Promise<{ previousExpireAt: Date } | undefined> {
+  if (!UUID.test(endpointId)) return undefined;
+  return inTransaction(pool, async (client) => {
+    const { rowCount } = await client.query(
+      `SELECT 1 FROM webhook_endpoints
+        WHERE id = $1 AND owner_id = $2 AND deleted_at IS NULL FOR UPDATE`,
+      [endpointId, ownerId],
+    );
+    if (!rowCount) return undefined;
+    const { rows } = await client.query<{ expires_at: Date }>(
+      `UPDATE webhook_secrets SET expires_at = now() + make_interval(secs => $2 / 1000.0)
+        WHERE endpoint_id = $1 AND expires_at IS NULL RETURNING expires_at`,
+      [endpointId, previousLiveForMs],
+    );
+    await client.query('INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)', [
+      endpointId,
+      secret,
+    ]);
+    return { previousExpireAt: rows[0]?.expires_at ?? new Date() };
+  });
+}
+
+async function abandonPending(db: Queryable, endpointId: string, why: string): Promise<void> {
+  await db.query(
+    `UPDATE webhook_deliveries SET state = 'abandoned', ended_at = now(), last_error = $2
+      WHERE endpoint_id = $1 AND state = 'pending'`,
+    [endpointId, why],
+  );
+}
+
+/**
+ * The event that a job's attempt has waited `unknown` for an operator: one delivery per
+ * endpoint that takes it (none twice). Returns whether any of the job's deliveries of it wait.
+ */
+export async function insertNeedsOperatorDeliveries(
+  db: Queryable,
+  jobId: string,
+  eventKey: string,
+): Promise<boolean> {
+  const { rows } = await db.query<{ waiting: boolean }>(
+    `WITH added AS (
+       INSERT INTO webhook_deliveries (job_id, endpoint_id, event, event_key)
+       SELECT j.id, e.id, 'job.needs_operator', $2
+         FROM jobs j JOIN webhook_endpoints e ON e.owner_id = j.owner_id
+        WHERE j.id = $1 AND j.terminal_status IS NULL
+          AND e.deleted_at IS NULL AND e.disabled_at IS NULL
+          AND 'job.needs_operator' = ANY (e.events)
+       ON CONFLICT DO NOTHING
+       RETURNING 1)
+     SELECT EXISTS (SELECT 1 FROM added)
+         OR EXISTS (SELECT 1 FROM webhook_deliveries
+                     WHERE job_id = $1 AND event_key = $2 AND state = 'pending') AS waiting`,
+    [jobId, eventKey],
+  );
+  return rows[0]?.waiting ?? false;
+}
+
+/** The event keys of a job's deliveries still waiting to be sent. */
+export async function pendingEventKeys(db: Queryable, jobId: string): Promise<string[]> {
+  const { rows } = await db.query<{ event_key: string }>(
+    `SELECT event_key FROM webhook_deliveries WHERE job_id = $1 AND state = 'pending'
+      GROUP BY event_key ORDER BY min(position)`,
+    [jobId],
+  );
+  return rows.map((row) => row.event_key);
+}
+
+/** One delivery as its sender needs it: where, what, and which secrets sign it. */
+export interface DueDelivery {
+  id: string;
+  endpointId: string;
+  url: string;
+  event: WebhookEvent;
+  eventKey: string;
+  /** The exact body every try sends; null until the first try fixes it. */
+  body: string | null;
+  tries: number;
+  secrets: string[];
+}
+
+/**
+ * The first waiting delivery of each endpoint a job has deliveries for, in order: a later event
+ * to an endpoint waits until the earlier one to it has ended. Each is claimed for `leaseMs`, so
+ * a second sender (another event's run, a restarted try) passes it by meanwhile. Returns the
+ * claimed ones, and how many endpoints' first deliveries it left (held or skipped).
+ */
+export async function claimNextDeliveries(
+  pool: Pool,
+  jobId: string,
+  leaseMs: number,
+  /** Endpoints this sender leaves alone now (they refused in this round). */
+  skipEndpoints: readonly string[] = [],
+): Promise<{ claimed: DueDelivery[]; waiting: number }> {
+  return inTransaction(pool, async (client) => {
+    // Every waiting delivery of the job (a few), locked; the first of each endpoint is due.
+    const { rows: waiting } = await client.query<{
+      id: string;
+      endpoint_id: string;
+      url: string;
+      event: WebhookEvent;
+      event_key: string;
+      body: string | null;
+      tries: number;
+      free: boolean;
+    }>(
+      `SELECT d.id, d.endpoint_id, e.url, d.event, d.event_key, d.body, d.tries,
+              (d.claimed_until IS NULL OR d.claimed_until < now())
+                AND NOT d.endpoint_id = ANY ($2) AS free
+         FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.job_id = $1 AND d.state = 'pending'
+        ORDER BY d.position
+        FOR UPDATE OF d`,
+      [jobId, skipEndpoints],
+    );
+    const rows = waiting.filter(
+      (row, index) => waiting.findIndex((other) => other.endpoint_id === row.endpoint_id) === index,
+    );
+    const free = rows.filter((row) => row.free);
+    if (free.length === 0) return { claimed: [], waiting: rows.length };
+    const ids = free.map((row) => row.id);
+    await client.query(
+      `UPDATE webhook_deliveries SET claimed_until = now() + make_interval(secs => $2 / 1000.0)
+        WHERE id = ANY ($1)`,
+      [ids, leaseMs],
+    );
+    const secrets = await client.query<{ endpoint_id: string; secret: string }>(
+      `SELECT endpoint_id, secret FROM webhook_secrets
+        WHERE endpoint_id = ANY ($1) AND (expires_at IS NULL OR expires_at > now())
+        ORDER BY id DESC`,
+      [free.map((row) => row.endpoint_id)],
+    );
+    return {
+      waiting: rows.length - free.length,
+      claimed: free.map((row) => ({
+        id: row.id,
+        endpointId: row.endpoint_id,
+        url: row.url,
+        event: row.event,
+        eventKey: row.event_key,
+        body: row.body,
+        tries: row.tries,
+        secrets: secrets.rows.filter((s) => s.endpoint_id === row.endpoint_id).map((s) => s.secret),
+      })),
+    };
+  });
+}
+
+/** What one try came to: the receiver's status, or why there was none. */
+export interface DeliveryTry {
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+  /** The body sent (fixed by the first try). */
+  body: string;
+  outcome: 'delivered' | 'retry' | 'gone';
+}
+
+/**
+ * Records a try and what it decided, in one transaction: delivered ends the delivery; `gone`
+ * (410) disables the endpoint and abandons what waited for it; a retry frees it for the next.
+ */
+export async function recordDeliveryTry(
+  pool: Pool,
+  delivery: Pick<DueDelivery, 'id' | 'endpointId'>,
+  attempt: DeliveryTry,
+): Promise<void> {
+  await inTransaction(pool, async (client) => {
+    const state: DeliveryState = attempt.outcome === 'delivered' ? 'delivered' : 'pending';
+    const { rows } = await client.query<{ tries: number }>(
+      `UPDATE webhook_deliveries
+          SET tries = tries + 1, body = coalesce(body, $2), state = $3,
+              ended_at = CASE WHEN $3 = 'pending' THEN NULL ELSE now() END,
+              claimed_until = NULL, last_status = $4, last_error = $5, last_try_at = now()
+        WHERE id = $1 AND state = 'pending'
+        RETURNING tries`,
+      [delivery.id, attempt.body, state, attempt.status, attempt.error],
+    );
+    const tried = rows[0];
+    if (!tried) return;
+    await client.query(
+      `INSERT INTO webhook_delivery_tries (delivery_id, n, status, error, duration_ms)
+       VALUES ($1, $2, $3, $4, $5)`,
+      [delivery.id, tried.tries, attempt.status, attempt.error, Math.round(attempt.durationMs)],
+    );
+    if (attempt.outcome === 'gone') {
+      await client.query(
+        `UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2
+          WHERE id = $1 AND disabled_at IS NULL`,
+        [delivery.endpointId, 'the receiver answered 410 Gone'],
+      );
+      await abandonPending(client, delivery.endpointId, 'the receiver answered 410 Gone');
+    }
+  });
+}
+
+/** Ends what still waits of a job's event once its sender gives up. */
+export async function failPendingDeliveries(
+  db: Queryable,
+  jobId: string,
+  eventKey: string,
+  why: string,
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE webhook_deliveries SET state = 'failed', ended_at = now(), claimed_until = NULL,
+            last_error = coalesce(last_error, $3)
+      WHERE job_id = $1 AND event_key = $2 AND state = 'pending'`,
+    [jobId, eventKey, why],
+  );
+  return rowCount ?? 0;
+}
+
+/** A job's deliveries and each try, for its owner or an operator. */
+export interface DeliveryRecord {
+  id: string;
+  endpointId: string;
+  url: string;
+  event: WebhookEvent;
+  state: DeliveryState;
+  tries: Array<{
+    n: number;
+    at: Date;
+    status: number | null;
+    error: string | null;
+    durationMs: number;
+  }>;
+  lastError: string | null;
+  createdAt: Date;
+  endedAt: Date | null;
+}
+
+export async function deliveriesOfJob(db: Queryable, jobId: string): Promise<DeliveryRecord[]> {
+  const { rows } = await db.query<{
+    id: string;
+    endpoint_id: string;
+    url: string;
+    event: WebhookEvent;
+    state: DeliveryState;
+    last_error: string | null;
+    created_at: Date;
+    ended_at: Date | null;
+    tries: Array<{
+      n: number;
+      at: string;
+      status: number | null;
+      error: string | null;
+      duration_ms: number;
+    }>;
+  }>(
+    `SELECT d.id, d.endpoint_id, e.url, d.event, d.state, d.last_error, d.created_at, d.ended_at,
+            coalesce((SELECT json_agg(json_build_object('n', t.n, 'at', t.at, 'status', t.status,
+                                                        'error', t.error, 'duration_ms', t.duration_ms)
+                                      ORDER BY t.n)
+                        FROM webhook_delivery_tries t WHERE t.delivery_id = d.id), '[]') AS tries
+       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      WHERE d.job_id = $1
+      ORDER BY d.position`,
+    [jobId],
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    endpointId: row.endpoint_id,
+    url: row.url,
+    event: row.event,
+    state: row.state,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+    endedAt: row.ended_at,
+    tries: row.tries.map((t) => ({
+      n: t.n,
+      at: new Date(t.at),
+      status: t.status,
+      error: t.error,
+      durationMs: t.duration_ms,
+    })),
+  }));
+}
+
+/**
+ * Jobs with a delivery that has waited past `olderThanMs` and nobody holds: the backstop that
+ * starts their senders again (a job workflow that was terminated, an owner who registered an
+ * endpoint after its job began). At most `limit`, oldest first.
+ */
+export async function strandedDeliveries(
+  db: Queryable,
+  olderThanMs: number,
+  limit: number,
+): Promise<Array<{ jobId: string; eventKey: string }>> {
+  const { rows } = await db.query<{ job_id: string; event_key: string }>(
+    `SELECT job_id, event_key FROM webhook_deliveries
+      WHERE state = 'pending' AND created_at < now() - make_interval(secs => $1 / 1000.0)
+        AND (claimed_until IS NULL OR claimed_until < now())
+      GROUP BY job_id, event_key ORDER BY min(created_at) LIMIT $2`,
+    [olderThanMs, limit],
+  );
+  return rows.map((row) => ({ jobId: row.job_id, eventKey: row.event_key }));
+}
