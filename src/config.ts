@@ -130,6 +130,30 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
     ),
     /** How often a workflow blocked on an unknown attempt looks at it itself. */
     blockedSelfLookMs: milliseconds(env, 'ONEJOB_BLOCKED_SELF_LOOK_MS', DEFAULTS.blockedSelfLookMs),
+    /** An attempt unknown this long sends job.needs_operator to its owner's webhooks. */
+    needsOperatorAfterMs: milliseconds(
+      env,
+      'ONEJOB_NEEDS_OPERATOR_AFTER_MS',
+      DEFAULTS.needsOperatorAfterMs,
+    ),
+    /** How webhook deliveries are retried: first wait, longest wait, and when to give up. */
+    webhookRetry: {
+      initialIntervalMs: milliseconds(
+        env,
+        'ONEJOB_WEBHOOK_FIRST_RETRY_MS',
+        DEFAULTS.webhookRetry.initialIntervalMs,
+      ),
+      maximumIntervalMs: milliseconds(
+        env,
+        'ONEJOB_WEBHOOK_MAX_RETRY_INTERVAL_MS',
+        DEFAULTS.webhookRetry.maximumIntervalMs,
+      ),
+      giveUpAfterMs: milliseconds(
+        env,
+        'ONEJOB_WEBHOOK_GIVE_UP_AFTER_MS',
+        DEFAULTS.webhookRetry.giveUpAfterMs,
+      ),
+    },
     /** Provider calls one worker process runs at once (their own task queue and slots). */
     maxConcurrentProviderCalls: positiveInteger(
       env,

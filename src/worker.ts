@@ -1,9 +1,11 @@
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { createJobActivities, createProviderCallActivities, type ActivityDeps } from './activities';
 import { attemptLooks } from './activities/attempts';
+import { webhookRetry } from './activities/webhooks';
 import type { workerConfig } from './config';
 import { DEFAULTS } from './domain/defaults';
 import { recheckDueAttempts } from './service/rechecks';
+import { startStrandedSenders } from './service/webhookBackstop';
 import type { Tracing } from './telemetry/tracing';
 import { tracingWorkerOptions, WORKFLOW_TRACING_MODULE } from './temporal/tracing';
 import { providerCallTaskQueue } from './workflows/definitions';
@@ -37,6 +39,8 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     reconcileMaxDelayMs: config.reconcileMaxDelayMs,
     reconcileFirstDelayMs: config.reconcileFirstDelayMs,
     blockedSelfLookMs: config.blockedSelfLookMs,
+    needsOperatorAfterMs: config.needsOperatorAfterMs,
+    webhookRetry: config.webhookRetry,
     maxConcurrentProviderCalls: config.maxConcurrentProviderCalls,
     maxCachedWorkflows: config.maxCachedWorkflows,
     shutdownForceTimeMs: config.shutdownForceTimeMs,
@@ -86,7 +90,7 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
       options.maxConcurrentProviderCalls ?? DEFAULTS.maxConcurrentProviderCalls,
     shutdownForceTime,
   });
-  const reconciler = startReconciler(deps);
+  const reconciler = startReconciler(deps, options.taskQueue);
   const shutdown = (): void => {
     reconciler.stop();
     for (const worker of [jobs, calls]) {
@@ -130,7 +134,10 @@ function pollerTrouble(
  * DEFAULTS.recheckIntervalMs, one round at a time. Part of every worker, since a blocked job
  * moves on only when a look (or a late answer, a callback, an operator) settles its attempt.
  */
-function startReconciler(deps: ActivityDeps): { stop(): void; stopped(): Promise<void> } {
+function startReconciler(
+  deps: ActivityDeps,
+  taskQueue: string,
+): { stop(): void; stopped(): Promise<void> } {
   const { lookAgain } = attemptLooks(deps);
   let round: Promise<void> = Promise.resolve();
   let running = false;
@@ -155,8 +162,25 @@ function startReconciler(deps: ActivityDeps): { stop(): void; stopped(): Promise
       .finally(() => (running = false));
   }, DEFAULTS.recheckIntervalMs);
   timer.unref();
+  // Webhook deliveries left without a sender, at a slower pace (they have waited long already).
+  const backstop = setInterval(() => {
+    void startStrandedSenders(
+      {
+        ...deps,
+        taskQueue,
+        retry: webhookRetry(deps),
+      },
+      DEFAULTS.strandedDeliveryAfterMs,
+    ).catch((error: unknown) =>
+      deps.logger.error({ err: error }, 'could not look for stranded webhook deliveries'),
+    );
+  }, DEFAULTS.strandedDeliveryAfterMs / 10);
+  backstop.unref();
   return {
-    stop: () => clearInterval(timer),
+    stop: () => {
+      clearInterval(timer);
+      clearInterval(backstop);
+    },
     stopped: () => round,
   };
 }

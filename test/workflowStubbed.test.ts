@@ -8,6 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import type { JobActivities, ProviderCallActivities } from '../src/activities';
+import { DEFAULTS } from '../src/domain/defaults';
 import { FAILURES } from '../src/domain/failures';
 import type { AttemptState, TerminalJobStatus } from '../src/domain/job';
 import {
@@ -162,6 +163,13 @@ const jobActivities: Partial<JobActivities> = {
     job.failure = failure;
     return { status: job.terminal, completedBy: job.winner };
   },
+  // No owner here has webhooks: nothing ever waits to be sent.
+  async webhookEventsWaiting() {
+    return { eventKeys: [], retry: DEFAULTS.webhookRetry };
+  },
+  async raiseNeedsOperator() {
+    return { eventKey: null, retry: DEFAULTS.webhookRetry };
+  },
 };
 
 const providerCalls: ProviderCallActivities = {
@@ -178,6 +186,9 @@ const providerCalls: ProviderCallActivities = {
     } else if (script.kind === 'unknown') attempt.state = 'unknown';
     else return answer(attemptId);
     return outcome(job, attempt);
+  },
+  async deliverWebhooks() {
+    throw new Error('no webhook is ever due in these tests');
   },
 };
 

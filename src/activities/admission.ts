@@ -58,6 +58,7 @@ type AdmissionDeps = Pick<
   | 'reconcileMaxDelayMs'
   | 'reconcileFirstDelayMs'
   | 'blockedSelfLookMs'
+  | 'needsOperatorAfterMs'
   | 'hedgeBudget'
 >;
 
@@ -389,6 +390,7 @@ export function admissionActivities(deps: AdmissionDeps) {
       reconcileMaxDelayMs: deps.reconcileMaxDelayMs ?? DEFAULTS.reconcileMaxDelayMs,
       reconcileFirstDelayMs: deps.reconcileFirstDelayMs ?? DEFAULTS.reconcileFirstDelayMs,
       blockedSelfLookMs: deps.blockedSelfLookMs ?? DEFAULTS.blockedSelfLookMs,
+      needsOperatorAfterMs: deps.needsOperatorAfterMs ?? DEFAULTS.needsOperatorAfterMs,
     };
     const first = plan[0];
     if (reusable && input.startFirstAttempt) return answer({ ...admitted, firstAttempt: reusable });

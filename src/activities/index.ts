@@ -4,6 +4,7 @@ import { finalOnRefusal } from './failures';
 import { providerCallActivities } from './providerCall';
 import type { ActivityDeps } from './types';
 import { verdictActivities } from './verdicts';
+import { webhookActivities, webhookSendingActivities } from './webhooks';
 
 export * from './types';
 
@@ -15,6 +16,7 @@ export function createJobActivities(deps: ActivityDeps) {
     ...admissionActivities(deps),
     ...attemptActivities(deps),
     ...verdictActivities(deps),
+    ...webhookActivities(deps),
   };
   // A refusal by the database (a CHECK, a bad value) is final: retrying it for ever heals nothing.
   return Object.fromEntries(
@@ -25,9 +27,12 @@ export function createJobActivities(deps: ActivityDeps) {
   ) as typeof activities;
 }
 
-/** The provider call, registered on its own task queue so it cannot starve the bookkeeping. */
+/**
+ * The provider call, registered on its own task queue so it cannot starve the bookkeeping, and
+ * the other work that waits on someone else's server there: webhook deliveries.
+ */
 export function createProviderCallActivities(deps: ActivityDeps) {
-  return providerCallActivities(deps);
+  return { ...providerCallActivities(deps), ...webhookSendingActivities(deps) };
 }
 
 export type JobActivities = ReturnType<typeof createJobActivities>;

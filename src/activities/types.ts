@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Pool } from '../db/pool';
+import type { WebhookRetry } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import type { ProviderRegistry } from '../providers/registry';
 import type { WorkerMetrics } from '../service/histograms';
@@ -21,6 +22,10 @@ export interface ActivityDeps {
   reconcileMaxDelayMs?: number;
   reconcileFirstDelayMs?: number;
   blockedSelfLookMs?: number;
+  /** How webhook deliveries are retried (DEFAULTS.webhookRetry for what is left out). */
+  webhookRetry?: Partial<WebhookRetry>;
+  /** An attempt unknown this long sends `job.needs_operator` (DEFAULTS.needsOperatorAfterMs). */
+  needsOperatorAfterMs?: number;
   /** What hedging may spend; without it, hedged jobs always hedge. */
   hedgeBudget?: HedgeBudget;
   /** Where the worker's own metrics are kept (served with its health checks); none without. */

@@ -31,6 +31,19 @@ export const DEFAULTS = {
    * (Temporal unreachable when the reconciler sent it).
    */
   blockedSelfLookMs: 3_600_000,
+  /**
+   * Webhook deliveries: the first retry after 5 s, doubling to one every 5 minutes, for 3 days;
+   * a receiver down for an hour gets its events within 5 minutes of coming back.
+   */
+  webhookRetry: {
+    initialIntervalMs: 5_000,
+    maximumIntervalMs: 300_000,
+    giveUpAfterMs: 259_200_000,
+  },
+  /** An attempt unknown this long (or one only an operator can settle) sends job.needs_operator. */
+  needsOperatorAfterMs: 900_000,
+  /** A delivery waiting this long that no sender holds is handed to a new sender (the backstop). */
+  strandedDeliveryAfterMs: 600_000,
   /** How often each worker's reconciler takes the looks at unknown attempts that are due. */
   recheckIntervalMs: 1_000,
   /** Workflow runs one worker keeps cached between their tasks (the rest replay when they run). */

@@ -49,6 +49,15 @@ export const keyLookup = proxyLocalActivities<Pick<JobActivities, 'findKeyJobs'>
   retry: dbRetry,
 });
 
+/**
+ * Which of a job's events wait to be sent, asked once as the job ends: a local activity, so a
+ * job without webhooks pays one read and one marker, not an activity task.
+ */
+export const webhookLookup = proxyLocalActivities<Pick<JobActivities, 'webhookEventsWaiting'>>({
+  startToCloseTimeout: '30 seconds',
+  retry: dbRetry,
+});
+
 /** Patch id of local admission; runs that began without it admit through an activity task. */
 export const LOCAL_ADMISSION = 'local-admission';
 

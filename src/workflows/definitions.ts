@@ -7,9 +7,11 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Money } from '../domain/cost';
 import type { AttemptState, JobMode, JobStatus, TerminalJobStatus } from '../domain/job';
 import type { RetrySettings } from '../domain/retries';
+import type { WebhookRetry } from '../domain/webhooks';
 
 export const DEFAULT_TASK_QUEUE = 'onejob';
 export const JOB_WORKFLOW_TYPE = 'jobWorkflow';
+export const WEBHOOK_SENDER_WORKFLOW_TYPE = 'webhookSenderWorkflow';
 
 /**
  * Provider calls run on a task queue of their own, next to the job's, with their own slots: a
@@ -67,6 +69,11 @@ export interface JobPlan {
    * looks (policy.ts). Absent in plans admitted before it existed.
    */
   blockedSelfLookMs?: number;
+  /**
+   * An attempt unknown this long sends `job.needs_operator` to its owner's webhooks. Absent in
+   * plans admitted before webhooks existed: DEFAULTS.needsOperatorAfterMs.
+   */
+  needsOperatorAfterMs?: number;
 }
 
 /**
@@ -121,6 +128,13 @@ export interface JobWorkflowInput {
   };
   /** Set by continue-as-new: the state of the run before this one (admission is not repeated). */
   carried?: CarriedJobState;
+}
+
+/** One event of one job to deliver: what the webhook sender workflow is started with. */
+export interface WebhookSenderInput {
+  jobId: string;
+  eventKey: string;
+  retry: WebhookRetry;
 }
 
 export interface Admission {

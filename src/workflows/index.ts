@@ -1,2 +1,3 @@
 export { jobWorkflow } from './jobWorkflow';
 export { keyJobsWorkflow } from './keyJobsWorkflow';
+export { webhookSenderWorkflow } from './webhookSender';

@@ -14,7 +14,7 @@ import { markdownText } from '../domain/displayText';
 import { FAILURES } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type AttemptState, type TerminalJobStatus } from '../domain/job';
 import { intentShapeRefusal } from '../domain/jsonShape';
-import { nonCancellable, providerCall } from './activityStubs';
+import { nonCancellable, providerCall, webhookLookup } from './activityStubs';
 import type {
   AttemptSummary,
   JobPlan,
@@ -32,18 +32,26 @@ import {
   exhaustedFailure,
   firstReconcileDelayMs,
   nextReconcileDelayMs,
+  operatorDueAt,
   reconcileWaitMs,
   retryAfterFailure,
   shouldContinueAsNew,
   type PlannedRetry,
 } from './policy';
 import { TEMPORAL_CANCEL, abandonment, failureOf, refuse } from './refusals';
+import { startWebhookSender } from './webhookSender';
 
 /** Patch id of leaving the looks at a blocked job's unknown attempt to the workers' reconciler. */
 const RECHECKS_BY_RECONCILER = 'rechecks-by-reconciler';
 
 /** Patch id of refusing an intent of a bad shape before admission (runs that began without it admitted it). */
 const INTENT_SHAPE_CHECK = 'intent-shape-check';
+
+/**
+ * Patch id of completion webhooks: the job's events are handed to their senders when it ends,
+ * and an attempt left unknown sends `job.needs_operator`. Runs recorded without it did neither.
+ */
+const COMPLETION_WEBHOOKS = 'completion-webhooks';
 
 /**
  * One job, one workflow: admit the job, run its attempts (one at a time, or hedged), wait out
@@ -80,6 +88,8 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   async function reconcile(admitted: JobPlan, summary: AttemptSummary): Promise<void> {
     const since = job.unknownSince(summary.attemptId);
     const sleeps = patched(RECHECKS_BY_RECONCILER);
+    const webhooks = patched(COMPLETION_WEBHOOKS);
+    const callOperatorAt = operatorDueAt(admitted, since);
     let delayMs = firstReconcileDelayMs(admitted);
     while (summary.state === 'unknown' && !job.terminal) {
       // A nudge is served by the look that starts after it: one that arrives while the look
@@ -102,14 +112,45 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       const requested = (): boolean =>
         admitted.mode === 'hedged' && job.pendingRequest() !== undefined;
       if (requested()) return;
+      if (
+        webhooks &&
+        !operatorsCalled.has(summary.attemptId) &&
+        (found.needsOperator || Date.now() >= callOperatorAt)
+      )
+        await callOperator(admitted.jobId, summary.attemptId);
       await continueAsNewIfLarge(admitted);
+      const lookMs = sleeps
+        ? blockedSelfLookMs(admitted)
+        : reconcileWaitMs(delayMs, found.recheckInMs);
+      // Until the operator has been called for, the run also wakes when that is due.
+      const untilOperatorCall = webhooks && !operatorsCalled.has(summary.attemptId);
       await condition(
         () => job.nudged.has(summary.attemptId) || job.terminal !== null || requested(),
-        sleeps ? blockedSelfLookMs(admitted) : reconcileWaitMs(delayMs, found.recheckInMs),
+        untilOperatorCall ? Math.max(1, Math.min(lookMs, callOperatorAt - Date.now())) : lookMs,
         { summary: `reconcile attempt ${summary.seq} on ${summary.provider}` },
       );
       delayMs = nextReconcileDelayMs(delayMs, admitted);
     }
+  }
+
+  /** Attempts this run has sent `job.needs_operator` for (the database keeps it to once anyway). */
+  const operatorsCalled = new Set<string>();
+
+  /** Tells the owner's webhooks that an attempt waits for an operator. */
+  async function callOperator(jobId: string, attemptId: string): Promise<void> {
+    operatorsCalled.add(attemptId);
+    const { eventKey, retry } = await job.db.raiseNeedsOperator({ jobId, attemptId });
+    if (eventKey) await startWebhookSender(jobId, eventKey, retry);
+  }
+
+  /**
+   * Hands the job's ending events (written with the ending, migration 0016) to their senders,
+   * which outlive this workflow: its result never waits for a receiver.
+   */
+  async function announceEnding(jobId: string): Promise<void> {
+    if (!patched(COMPLETION_WEBHOOKS)) return;
+    const { eventKeys, retry } = await webhookLookup.webhookEventsWaiting({ jobId });
+    for (const eventKey of eventKeys) await startWebhookSender(jobId, eventKey, retry);
   }
 
   /** One attempt: its row, its single provider call, and what the call came to. */
@@ -446,6 +487,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     const final: TerminalJobStatus = job.terminal ?? 'failed';
     if (job.status.status !== final)
       job.show(final, final === 'succeeded' ? `done: ${job.winner} won` : `done: ${final}`);
+    await announceEnding(admitted.jobId);
     await condition(allHandlersFinished);
     return { jobId: admitted.jobId, status: final, completedBy: job.winner };
   }
@@ -469,6 +511,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
           ? `done: cancelled by ${TEMPORAL_CANCEL.operator} (${TEMPORAL_CANCEL.reason})`
           : `done: ${final} before the cancel arrived`,
       );
+      await announceEnding(admitted.jobId);
       await condition(allHandlersFinished);
       if (final === 'cancelled') throw error;
       return { jobId: admitted.jobId, status: final, completedBy: job.winner };

@@ -250,6 +250,14 @@ const FIRST_RECONCILE_DELAY_OF_OLD_PLANS_MS = 1_000;
 export const firstReconcileDelayMs = (plan: JobPlan): number =>
   plan.reconcileFirstDelayMs ?? FIRST_RECONCILE_DELAY_OF_OLD_PLANS_MS;
 
+/**
+ * When an attempt unknown since `since` calls for an operator (`job.needs_operator`). Plans
+ * admitted before webhooks hold no value: 15 minutes for them, for ever, for their replays' sake.
+ */
+export const operatorDueAt = (plan: JobPlan, since: string): number =>
+  Date.parse(since) + (plan.needsOperatorAfterMs ?? NEEDS_OPERATOR_AFTER_MS_OF_OLD_PLANS);
+const NEEDS_OPERATOR_AFTER_MS_OF_OLD_PLANS = 900_000;
+
 /** The wait before the next look: the backoff, sooner if the activity asked, never below 100 ms. */
 export const reconcileWaitMs = (delayMs: number, recheckInMs?: number): number =>
   Math.max(100, Math.min(delayMs, recheckInMs ?? delayMs));

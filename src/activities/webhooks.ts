@@ -1,0 +1,69 @@
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  failPendingDeliveries,
+  insertNeedsOperatorDeliveries,
+  pendingEventKeys,
+} from '../db/webhooks';
+import { DEFAULTS } from '../domain/defaults';
+import { deliveryEventKey, type WebhookRetry } from '../domain/webhooks';
+import { deliverJobWebhooks } from '../service/webhookDelivery';
+import type { ActivityDeps } from './types';
+
+/** How this worker's job workflows retry their deliveries (DEFAULTS, or its settings). */
+export function webhookRetry(deps: Pick<ActivityDeps, 'webhookRetry'>): WebhookRetry {
+  return { ...DEFAULTS.webhookRetry, ...deps.webhookRetry };
+}
+
+/** The job workflow's webhook steps: what waits to be sent, and an operator's call. */
+export function webhookActivities(deps: Pick<ActivityDeps, 'pool' | 'webhookRetry'>) {
+  return {
+    /** The events of a job still waiting to be sent (its ending's, written with the ending). */
+    async webhookEventsWaiting(input: {
+      jobId: string;
+    }): Promise<{ eventKeys: string[]; retry: WebhookRetry }> {
+      return {
+        eventKeys: await pendingEventKeys(deps.pool, input.jobId),
+        retry: webhookRetry(deps),
+      };
+    },
+
+    /** `job.needs_operator` for an attempt left unknown: its deliveries, once per endpoint. */
+    async raiseNeedsOperator(input: {
+      jobId: string;
+      attemptId: string;
+    }): Promise<{ eventKey: string | null; retry: WebhookRetry }> {
+      const eventKey = deliveryEventKey('job.needs_operator', input.attemptId);
+      const waiting = await insertNeedsOperatorDeliveries(deps.pool, input.jobId, eventKey);
+      return { eventKey: waiting ? eventKey : null, retry: webhookRetry(deps) };
+    },
+
+    /** The sender gave up on an event: what still waits of it is marked failed. */
+    async giveUpWebhooks(input: {
+      jobId: string;
+      eventKey: string;
+      reason: string;
+    }): Promise<number> {
+      return failPendingDeliveries(deps.pool, input.jobId, input.eventKey, input.reason);
+    },
+  };
+}
+
+/**
+ * The sending itself, on the network-bound task queue: one round over the job's waiting
+ * deliveries. While any of this event's still waits, the round fails (retryably), and
+ * Temporal's retry policy is the backoff between rounds; each try is recorded in its row.
+ */
+export function webhookSendingActivities(deps: Pick<ActivityDeps, 'pool' | 'logger'>) {
+  return {
+    async deliverWebhooks(input: { jobId: string; eventKey: string }): Promise<number> {
+      const round = await deliverJobWebhooks(deps, input.jobId);
+      const left = await pendingEventKeys(deps.pool, input.jobId);
+      if (left.includes(input.eventKey))
+        throw ApplicationFailure.retryable(
+          `${input.eventKey} of job ${input.jobId} still waits: ${round.lastError ?? 'queued behind an earlier event, or being sent by another round'}`,
+          'WebhookDeliveryWaiting',
+        );
+      return round.delivered;
+    },
+  };
+}
