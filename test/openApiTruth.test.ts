@@ -370,6 +370,62 @@ test('every route answers as the document says, successes and problems alike', a
   await expectStatus(callback({ 'content-type': 'application/json' }, report), 401);
   await expectStatus(callback({ 'content-type': 'text/plain' }, report), 415);
 
+  // Webhook endpoints: register (201, 400, 401), list, read (200, 404), enable, rotate (200,
+  // 400, 404), a job's deliveries (200, 404), delete (204, 404).
+  const hooks = (
+    method: string,
+    route: string,
+    path: string,
+    headers: Record<string, string>,
+    body?: string,
+  ) => send({ method, route, path, headers, ...(body === undefined ? {} : { body }) });
+  const endpointBody = JSON.stringify({ url: 'http://127.0.0.1:9/hooks', events: ['job.failed'] });
+  const registered = await hooks(
+    'POST',
+    '/v1/webhooks',
+    '/v1/webhooks',
+    jsonOf(asOwner),
+    endpointBody,
+  );
+  if (registered.status !== 201)
+    throw new Error(`register: ${registered.status} ${registered.body}`);
+  const endpointId = (JSON.parse(registered.body) as { id: string }).id;
+  const missingEndpoint = '0f8fad5b-d9cb-469f-a165-70867728950e';
+  await expectStatus(
+    hooks('POST', '/v1/webhooks', '/v1/webhooks', jsonOf(asOwner), '{"url":"ftp://x"}'),
+    400,
+  );
+  await expectStatus(hooks('POST', '/v1/webhooks', '/v1/webhooks', jsonOf({}), endpointBody), 401);
+  await expectStatus(hooks('GET', '/v1/webhooks', '/v1/webhooks', asOwner), 200);
+  const oneEndpoint = (id: string) => `/v1/webhooks/${id}`;
+  await expectStatus(hooks('GET', '/v1/webhooks/{id}', oneEndpoint(endpointId), asOwner), 200);
+  await expectStatus(hooks('GET', '/v1/webhooks/{id}', oneEndpoint(missingEndpoint), asOwner), 404);
+  await expectStatus(
+    hooks('POST', '/v1/webhooks/{id}/enable', `${oneEndpoint(endpointId)}/enable`, asOwner),
+    200,
+  );
+  await expectStatus(
+    hooks('POST', '/v1/webhooks/{id}/enable', `${oneEndpoint(missingEndpoint)}/enable`, asOwner),
+    404,
+  );
+  const rotate = (id: string, body: string) =>
+    hooks(
+      'POST',
+      '/v1/webhooks/{id}/secret-rotations',
+      `${oneEndpoint(id)}/secret-rotations`,
+      jsonOf(asOwner),
+      body,
+    );
+  await expectStatus(rotate(endpointId, '{"previousSecretExpiresInSeconds":60}'), 200);
+  await expectStatus(rotate(endpointId, '{"previousSecretExpiresInSeconds":-1}'), 400);
+  await expectStatus(rotate(missingEndpoint, '{}'), 404);
+  const deliveriesOf = (id: string) =>
+    hooks('GET', '/v1/jobs/{id}/webhook-deliveries', `/v1/jobs/${id}/webhook-deliveries`, asOwner);
+  await expectStatus(deliveriesOf(job.id), 200);
+  await expectStatus(deliveriesOf(missingEndpoint), 404);
+  await expectStatus(hooks('DELETE', '/v1/webhooks/{id}', oneEndpoint(endpointId), asOwner), 204);
+  await expectStatus(hooks('DELETE', '/v1/webhooks/{id}', oneEndpoint(endpointId), asOwner), 404);
+
   // What the service says about itself.
   await expectStatus(send({ method: 'GET', route: '/healthz', path: '/healthz' }), 200);
   await expectStatus(send({ method: 'GET', route: '/readyz', path: '/readyz' }), 200);
@@ -434,6 +490,40 @@ test('with PostgreSQL unreachable, the 503 of every route that reads it is docum
         path: `/v1/jobs/${id}/cancel`,
         headers: jsonOf(asOwner),
         body: '{}',
+      },
+      { method: 'GET', route: '/v1/webhooks', path: '/v1/webhooks', headers: asOwner },
+      {
+        method: 'POST',
+        route: '/v1/webhooks',
+        path: '/v1/webhooks',
+        headers: jsonOf(asOwner),
+        body: '{"url":"http://127.0.0.1:9/hooks"}',
+      },
+      { method: 'GET', route: '/v1/webhooks/{id}', path: `/v1/webhooks/${id}`, headers: asOwner },
+      {
+        method: 'DELETE',
+        route: '/v1/webhooks/{id}',
+        path: `/v1/webhooks/${id}`,
+        headers: asOwner,
+      },
+      {
+        method: 'POST',
+        route: '/v1/webhooks/{id}/enable',
+        path: `/v1/webhooks/${id}/enable`,
+        headers: asOwner,
+      },
+      {
+        method: 'POST',
+        route: '/v1/webhooks/{id}/secret-rotations',
+        path: `/v1/webhooks/${id}/secret-rotations`,
+        headers: jsonOf(asOwner),
+        body: '{}',
+      },
+      {
+        method: 'GET',
+        route: '/v1/jobs/{id}/webhook-deliveries',
+        path: `/v1/jobs/${id}/webhook-deliveries`,
+        headers: asOwner,
       },
       {
         method: 'POST',

@@ -30,6 +30,7 @@ import { callbackRoutes } from './routes/callbacks';
 import { jobRoutes } from './routes/jobs';
 import { metaRoutes } from './routes/meta';
 import { operatorRoutes } from './routes/operator';
+import { webhookRoutes } from './routes/webhooks';
 import { nameRequestSpan } from './tracing';
 import { WaitLimiter } from './waitLimiter';
 
@@ -164,6 +165,7 @@ export async function buildApi(deps: ApiDeps) {
     readiness: () => checkReadiness(probes, deps.logger),
   });
   await app.register(jobRoutes, { prefix: '/v1', deps, metrics, waits, endings });
+  await app.register(webhookRoutes, { prefix: '/v1', deps });
   await app.register(operatorRoutes, { prefix: '/v1/operator', deps: { ...deps, metrics } });
   await app.register(callbackRoutes, { prefix: '/v1/callbacks', deps: { ...deps, metrics } });
 

@@ -7,6 +7,7 @@ import { listJobsForOperators } from '../db/jobLists';
 import { findJob } from '../db/jobs';
 import { createPool, type Pool } from '../db/pool';
 import { listRaces } from '../db/races';
+import { deliveriesOfJob } from '../db/webhooks';
 import { describeJobCost, formatMoney } from '../domain/cost';
 import { terminalText } from '../domain/displayText';
 import { JOB_STATUSES, type JobStatus } from '../domain/job';
@@ -109,7 +110,7 @@ export function addOperatorCommands(program: Command): void {
     );
   jobs
     .command('show <jobId>')
-    .description('A job with its attempts and lost races')
+    .description('A job with its attempts, lost races and webhook deliveries')
     .option('--json', 'print JSON')
     .action(async (jobId: string, options: { json?: boolean }) => {
       await withPool(async (pool) => {
@@ -121,8 +122,9 @@ export function addOperatorCommands(program: Command): void {
         if (!job) throw new Error(`no job ${jobId}`);
         const attempts = await listAttempts(pool, job.id);
         const races = await listRaces(pool, { jobId: job.id, limit: 100 });
+        const webhookDeliveries = await deliveriesOfJob(pool, job.id);
         const resource = jobResource(job, attempts, 'operator');
-        output(options.json, { ...resource, races }, () =>
+        output(options.json, { ...resource, races, webhookDeliveries }, () =>
           [
             `job ${job.id}  ${job.type}  ${job.status}  owner ${job.ownerId}  key ${job.idempotencyKey}`,
             `workflow ${job.workflowId}  version ${job.version}  completed by ${job.completedBy ?? '-'}`,
@@ -150,6 +152,26 @@ export function addOperatorCommands(program: Command): void {
             ),
             ...(races.length > 0
               ? ['', `lost races: ${races.map((r) => r.losingAttemptId).join(', ')}`]
+              : []),
+            ...(webhookDeliveries.length > 0
+              ? [
+                  '',
+                  'webhook deliveries:',
+                  renderTable(
+                    ['webhook-id', 'event', 'endpoint', 'state', 'tries', 'last answer'],
+                    webhookDeliveries.map((d) => {
+                      const last = d.tries.at(-1);
+                      return [
+                        d.id,
+                        d.event,
+                        d.endpointId,
+                        d.state,
+                        String(d.tries.length),
+                        last ? (last.error ?? String(last.status)) : (d.lastError ?? '-'),
+                      ];
+                    }),
+                  ),
+                ]
               : []),
             // What the workflow noted on its way: skipped providers, retries and their waits.
             ...(job.notes.length > 0 ? ['', 'notes:', ...job.notes.map(noteText)] : []),

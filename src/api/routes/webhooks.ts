@@ -1,0 +1,268 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { findOwnedJob } from '../../db/jobs';
+import {
+  deleteEndpoint,
+  deliveriesOfJob,
+  enableEndpoint,
+  findEndpoint,
+  insertEndpoint,
+  listEndpoints,
+  rotateSecret,
+  type DeliveryRecord,
+  type WebhookEndpoint,
+} from '../../db/webhooks';
+import { DELIVERY_STATES, WEBHOOK_EVENTS } from '../../domain/webhooks';
+import { newWebhookSecret } from '../../service/webhookDelivery';
+import { authHeaders, requireBearer } from '../auth';
+import type { ApiDeps } from '../deps';
+import { BODY_ERRORS, problemResponses } from '../openapi';
+import { sendNotFound } from '../problems';
+import { storableText } from '../storable';
+
+/** How long a replaced secret still signs, unless the rotation says otherwise: one day. */
+const DEFAULT_PREVIOUS_SECRET_SECONDS = 86_400;
+/** A replaced secret signs at most a week. */
+const MAX_PREVIOUS_SECRET_SECONDS = 604_800;
+
+const endpointSchema = z.object({
+  id: z.uuid(),
+  url: z.string(),
+  events: z.array(z.enum(WEBHOOK_EVENTS)),
+  description: z.string().nullable(),
+  /** Set when nothing is sent to it: the receiver answered 410 Gone. */
+  disabledAt: z.string().nullable(),
+  disabledReason: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+const deliverySchema = z.object({
+  id: z.uuid().describe('Sent as webhook-id: the same on every try.'),
+  endpointId: z.uuid(),
+  url: z.string(),
+  event: z.enum(WEBHOOK_EVENTS),
+  state: z.enum(DELIVERY_STATES),
+  tries: z.array(
+    z.object({
+      n: z.number().int(),
+      at: z.string(),
+      status: z.number().int().nullable().describe("The receiver's HTTP status; null: no answer."),
+      error: z.string().nullable(),
+      durationMs: z.number().int(),
+    }),
+  ),
+  lastError: z.string().nullable(),
+  createdAt: z.string(),
+  endedAt: z.string().nullable(),
+});
+
+function endpointResource(endpoint: WebhookEndpoint): z.infer<typeof endpointSchema> {
+  return {
+    ...endpoint,
+    disabledAt: endpoint.disabledAt?.toISOString() ?? null,
+    createdAt: endpoint.createdAt.toISOString(),
+  };
+}
+
+function deliveryResource(delivery: DeliveryRecord): z.infer<typeof deliverySchema> {
+  return {
+    ...delivery,
+    tries: delivery.tries.map((t) => ({ ...t, at: t.at.toISOString() })),
+    createdAt: delivery.createdAt.toISOString(),
+    endedAt: delivery.endedAt?.toISOString() ?? null,
+  };
+}
+
+const endpointParams = z.object({ id: z.string().max(100) });
+
+/** An owner's webhook endpoints, and the deliveries of its jobs (under /v1). */
+export const webhookRoutes: FastifyPluginAsyncZod<{
+  deps: Pick<ApiDeps, 'pool' | 'tokens'>;
+}> = async (app, { deps }) => {
+  requireBearer(app, deps.tokens, 'token');
+
+  app.post(
+    '/webhooks',
+    {
+      schema: {
+        summary:
+          'Register a webhook endpoint: your jobs’ events are POSTed to it, signed per Standard Webhooks with the secret in this answer (shown only here)',
+        headers: authHeaders,
+        body: z.strictObject({
+          url: z
+            .url({ protocol: /^https?$/ })
+            .max(2000)
+            .describe('Where events are POSTed (http or https).'),
+          events: z
+            .array(z.enum(WEBHOOK_EVENTS))
+            .min(1)
+            .optional()
+            .describe('The events it takes. Default: all of them.'),
+          description: storableText(z.string().max(500)).optional(),
+        }),
+        response: {
+          201: endpointSchema.extend({
+            secret: z
+              .string()
+              .describe('whsec_…: the signing secret. Keep it; it is not shown again.'),
+          }),
+          ...problemResponses(401, ...BODY_ERRORS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const secret = newWebhookSecret();
+      const endpoint = await insertEndpoint(
+        deps.pool,
+        request.ownerId,
+        {
+          url: request.body.url,
+          events: [...new Set(request.body.events ?? WEBHOOK_EVENTS)],
+          ...(request.body.description === undefined
+            ? {}
+            : { description: request.body.description }),
+        },
+        secret,
+      );
+      return reply
+        .code(201)
+        .header('location', `/v1/webhooks/${endpoint.id}`)
+        .send({ ...endpointResource(endpoint), secret });
+    },
+  );
+
+  app.get(
+    '/webhooks',
+    {
+      schema: {
+        summary: 'Your webhook endpoints',
+        headers: authHeaders,
+        response: {
+          200: z.object({ endpoints: z.array(endpointSchema) }),
+          ...problemResponses(401),
+        },
+      },
+    },
+    async (request) => ({
+      endpoints: (await listEndpoints(deps.pool, request.ownerId)).map(endpointResource),
+    }),
+  );
+
+  app.get(
+    '/webhooks/:id',
+    {
+      schema: {
+        summary: 'One of your webhook endpoints',
+        headers: authHeaders,
+        params: endpointParams,
+        response: { 200: endpointSchema, ...problemResponses(401, 404) },
+      },
+    },
+    async (request, reply) => {
+      const endpoint = await findEndpoint(deps.pool, request.ownerId, request.params.id);
+      if (!endpoint) return sendNotFound(reply, `webhook endpoint ${request.params.id}`);
+      return endpointResource(endpoint);
+    },
+  );
+
+  app.delete(
+    '/webhooks/:id',
+    {
+      schema: {
+        summary: 'Delete a webhook endpoint: nothing more is sent to it; what waited is abandoned',
+        headers: authHeaders,
+        params: endpointParams,
+        response: { 204: z.null(), ...problemResponses(401, 404) },
+      },
+    },
+    async (request, reply) => {
+      if (!(await deleteEndpoint(deps.pool, request.ownerId, request.params.id)))
+        return sendNotFound(reply, `webhook endpoint ${request.params.id}`);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/webhooks/:id/enable',
+    {
+      schema: {
+        summary: 'Turn an endpoint on again after it was disabled (a 410): later events go to it',
+        headers: authHeaders,
+        params: endpointParams,
+        response: { 200: endpointSchema, ...problemResponses(401, 404) },
+      },
+    },
+    async (request, reply) => {
+      const endpoint = await enableEndpoint(deps.pool, request.ownerId, request.params.id);
+      if (!endpoint) return sendNotFound(reply, `webhook endpoint ${request.params.id}`);
+      return endpointResource(endpoint);
+    },
+  );
+
+  app.post(
+    '/webhooks/:id/secret-rotations',
+    {
+      schema: {
+        summary:
+          'Rotate the signing secret without a gap: the new one signs from now on, the old one too until it expires',
+        headers: authHeaders,
+        params: endpointParams,
+        body: z
+          .strictObject({
+            previousSecretExpiresInSeconds: z
+              .number()
+              .int()
+              .min(0)
+              .max(MAX_PREVIOUS_SECRET_SECONDS)
+              .optional()
+              .describe('How long the replaced secret still signs. Default: 86400 (a day).'),
+          })
+          .nullish(),
+        response: {
+          200: z.object({
+            secret: z.string().describe('whsec_…: the new secret; it is not shown again.'),
+            previousSecretExpiresAt: z.string(),
+          }),
+          ...problemResponses(401, 404, ...BODY_ERRORS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const secret = newWebhookSecret();
+      const seconds =
+        request.body?.previousSecretExpiresInSeconds ?? DEFAULT_PREVIOUS_SECRET_SECONDS;
+      const rotated = await rotateSecret(
+        deps.pool,
+        request.ownerId,
+        request.params.id,
+        secret,
+        seconds * 1000,
+      );
+      if (!rotated) return sendNotFound(reply, `webhook endpoint ${request.params.id}`);
+      return { secret, previousSecretExpiresAt: rotated.previousExpireAt.toISOString() };
+    },
+  );
+
+  app.get(
+    '/jobs/:id/webhook-deliveries',
+    {
+      schema: {
+        summary: "A job's webhook deliveries, in the order they are sent, with every try",
+        headers: authHeaders,
+        params: z.object({ id: z.string() }),
+        response: {
+          200: z.object({ deliveries: z.array(deliverySchema) }),
+          ...problemResponses(401, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const given = request.params.id;
+      const job = z.uuid().safeParse(given).success
+        ? await findOwnedJob(deps.pool, request.ownerId, given.toLowerCase())
+        : undefined;
+      if (!job) return sendNotFound(reply, `job ${request.params.id}`);
+      return { deliveries: (await deliveriesOfJob(deps.pool, job.id)).map(deliveryResource) };
+    },
+  );
+};

@@ -1,0 +1,268 @@
+import { Webhook } from 'standardwebhooks';
+import type { ProviderConfig } from '../src/providers/provider';
+import { OTHER_TOKEN } from './support/identities';
+import { chargeBody, createJob, summarizeBody, untilJob, type JobView } from './support/jobs';
+import { eventually } from './support/polling';
+import { chatProvider, payProvider } from './support/providers';
+import { startTestStack, type TestStack } from './support/stack';
+import { WebhookReceiver, type ReceivedWebhook } from './support/webhookReceiver';
+
+/**
+ * Completion webhooks end to end: the real API registers endpoints, the real worker's job
+ * workflows hand their events to sender workflows, and a receiver on a real port checks every
+ * signature with the Standard Webhooks reference library.
+ */
+const providers = (url: string): ProviderConfig[] => [
+  chatProvider(url, 'chat', 'sim-steady'),
+  chatProvider(url, 'chat-refuses', 'sim-refuses'),
+  // Its calls outlast any test step: only the test decides when they end.
+  payProvider(url, 'pay-patient', { timeoutMs: 120_000 }),
+  // Cut off after a second: its attempt is unknown while the simulator holds the charge.
+  payProvider(url, 'pay'),
+];
+
+let stack: TestStack;
+let receiver: WebhookReceiver;
+beforeAll(async () => {
+  stack = await startTestStack({
+    providers,
+    env: {
+      // Retries a few hundred milliseconds apart, so that a test sees several.
+      ONEJOB_WEBHOOK_FIRST_RETRY_MS: '200',
+      ONEJOB_WEBHOOK_MAX_RETRY_INTERVAL_MS: '1000',
+      ONEJOB_NEEDS_OPERATOR_AFTER_MS: '1000',
+    },
+  });
+  receiver = await WebhookReceiver.start();
+  // The receiver reads the job's row as each event arrives: it must have ended already.
+  receiver.onRequest = async (payload) => {
+    const { type, data } = payload as { type: string; data: { id: string } };
+    const { rows } = await stack.pool.query<{ terminal_status: string | null }>(
+      'SELECT terminal_status FROM jobs WHERE id = $1',
+      [data.id],
+    );
+    return { type, rowStatus: rows[0]?.terminal_status ?? null };
+  };
+});
+afterAll(async () => {
+  await receiver?.down();
+  await stack?.stop();
+});
+
+interface Endpoint {
+  id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  disabledAt: string | null;
+}
+
+const registered: string[] = [];
+/** Registers the receiver for the test owner's jobs; it is deleted after the test. */
+async function register(events?: string[]): Promise<Endpoint> {
+  const answer = await stack.request('POST', '/v1/webhooks', {
+    body: { url: receiver.url, ...(events ? { events } : {}) },
+  });
+  expect(answer.status).toBe(201);
+  const endpoint = (await answer.json()) as Endpoint;
+  registered.push(endpoint.id);
+  receiver.secret = endpoint.secret;
+  return endpoint;
+}
+afterEach(async () => {
+  for (const id of registered.splice(0)) await stack.request('DELETE', `/v1/webhooks/${id}`);
+});
+
+interface Delivery {
+  id: string;
+  event: string;
+  state: string;
+  tries: Array<{ n: number; status: number | null; error: string | null }>;
+}
+const deliveries = async (jobId: string): Promise<Delivery[]> =>
+  (
+    (await (await stack.request('GET', `/v1/jobs/${jobId}/webhook-deliveries`)).json()) as {
+      deliveries: Delivery[];
+    }
+  ).deliveries;
+const untilDeliveries = (jobId: string, done: (d: Delivery[]) => boolean) =>
+  eventually(() => deliveries(jobId), done, 60_000);
+const untilReceived = (jobId: string, done: (r: ReceivedWebhook[]) => boolean) =>
+  eventually(async () => receiver.of(jobId), done, 60_000);
+
+const typeOf = (r: ReceivedWebhook): string => (JSON.parse(r.body) as { type: string }).type;
+
+test('each ending sends one event, signed per Standard Webhooks (verified by the reference library), after the job row has ended; its body is the ended job resource and the delivery is recorded on the job', async () => {
+  await register();
+  const won = await createJob(stack, summarizeBody(['chat']));
+  const failed = await createJob(stack, summarizeBody(['chat-refuses']));
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'cancelled-charge' } });
+  const cancelled = await createJob(stack, chargeBody(['pay-patient']));
+  await untilJob(stack, cancelled.id, (j) => j.attempts[0]?.state === 'running');
+  expect((await stack.request('POST', `/v1/jobs/${cancelled.id}/cancel`)).status).toBe(200);
+
+  for (const [job, event, status] of [
+    [won, 'job.succeeded', 'succeeded'],
+    [failed, 'job.failed', 'failed'],
+    [cancelled, 'job.cancelled', 'cancelled'],
+  ] as const) {
+    const [got] = await untilReceived(job.id, (r) => r.length === 1);
+    expect(got!.verified).toMatchObject({ type: event, data: { id: job.id, status } });
+    // The receiver that reads the job on the event finds it ended.
+    expect(got!.seen).toEqual({ type: event, rowStatus: status });
+    const [recorded] = await untilDeliveries(job.id, (d) => d[0]?.state === 'delivered');
+    expect(recorded).toMatchObject({ id: got!.id, event, tries: [{ n: 1, status: 204 }] });
+  }
+  stack.simulator.openGate('cancelled-charge');
+  // Nothing more is sent: one event per ending.
+  await untilJob(stack, cancelled.id, (j) => j.attempts[0]?.state === 'lost');
+  expect(receiver.of(cancelled.id)).toHaveLength(1);
+});
+
+test('a refused delivery is retried with the same webhook-id and the same body until the receiver takes it, and each try is recorded', async () => {
+  await register(['job.succeeded']);
+  receiver.answerNext(503, 500);
+  const job = await createJob(stack, summarizeBody(['chat']));
+
+  const got = await untilReceived(job.id, (r) => r.length === 3);
+  expect(got.map((r) => r.answered)).toEqual([503, 500, 204]);
+  expect(new Set(got.map((r) => r.id)).size).toBe(1);
+  expect(new Set(got.map((r) => r.body)).size).toBe(1);
+  for (const r of got) expect(r.verified).toMatchObject({ type: 'job.succeeded' });
+  const [recorded] = await untilDeliveries(job.id, (d) => d[0]?.state === 'delivered');
+  expect(recorded!.tries.map((t) => t.status)).toEqual([503, 500, 204]);
+  expect(recorded!.id).toBe(got[0]!.id);
+});
+
+test('a receiver that is down gets its events once it is back, in order per job: the attempt that needed an operator before the job’s ending', async () => {
+  await register();
+  await receiver.down();
+  try {
+    // The charge's call is cut off after a second with the simulator holding it: unknown.
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'late-charge' } });
+    const job = await createJob(stack, chargeBody(['pay']));
+    await untilJob(stack, job.id, (j) => j.status === 'unknown', 30_000);
+    // Past the threshold the job calls for an operator; the receiver cannot hear it yet.
+    await untilDeliveries(job.id, (d) =>
+      d.some((x) => x.event === 'job.needs_operator' && x.tries.length >= 2),
+    );
+    // The late charge lands and wins; the ending queues behind the operator's event.
+    stack.simulator.openGate('late-charge');
+    await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+    const queued = await untilDeliveries(job.id, (d) => d.length === 2);
+    expect(queued.map((d) => d.event)).toEqual(['job.needs_operator', 'job.succeeded']);
+    // Nothing of the ending was tried before the earlier event got through.
+    expect(queued[1]!.tries).toEqual([]);
+    expect(receiver.of(job.id)).toEqual([]);
+
+    await receiver.up();
+    const got = await untilReceived(job.id, (r) => r.length === 2);
+    expect(got.map(typeOf)).toEqual(['job.needs_operator', 'job.succeeded']);
+    expect(got[0]!.verified).toMatchObject({ data: { id: job.id, status: 'unknown' } });
+    expect(got[1]!.verified).toMatchObject({ data: { id: job.id, status: 'succeeded' } });
+    const done = await untilDeliveries(job.id, (d) => d.every((x) => x.state === 'delivered'));
+    expect(done[0]!.tries.at(-1)!.status).toBe(204);
+    expect(done[0]!.tries[0]!.error).toMatch(/ECONNREFUSED/);
+  } finally {
+    await receiver.up().catch(() => undefined);
+  }
+});
+
+test('a rotated secret leaves no gap: during the rotation every event is signed with the old and the new secret, each verifying alone', async () => {
+  const endpoint = await register(['job.succeeded']);
+  const rotation = await stack.request('POST', `/v1/webhooks/${endpoint.id}/secret-rotations`, {
+    body: { previousSecretExpiresInSeconds: 3600 },
+  });
+  expect(rotation.status).toBe(200);
+  const { secret } = (await rotation.json()) as { secret: string };
+  expect(secret).not.toBe(endpoint.secret);
+
+  const job = await createJob(stack, summarizeBody(['chat']));
+  const [got] = await untilReceived(job.id, (r) => r.length === 1);
+  expect(got!.signatures).toHaveLength(2);
+  const headers = {
+    'webhook-id': got!.id,
+    'webhook-timestamp': got!.timestamp,
+    'webhook-signature': got!.signatures.join(' '),
+  };
+  for (const key of [endpoint.secret, secret])
+    expect(new Webhook(key).verify(got!.body, headers)).toMatchObject({ type: 'job.succeeded' });
+  for (const single of got!.signatures) {
+    const oneSigned = { ...headers, 'webhook-signature': single };
+    const verifiers = [endpoint.secret, secret].filter((key) => {
+      try {
+        new Webhook(key).verify(got!.body, oneSigned);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    expect(verifiers).toHaveLength(1);
+  }
+
+  // Once the old secret has expired, only the new one signs.
+  await stack.pool.query(
+    `UPDATE webhook_secrets SET expires_at = now() WHERE endpoint_id = $1 AND expires_at IS NOT NULL`,
+    [endpoint.id],
+  );
+  receiver.secret = secret;
+  const next = await createJob(stack, summarizeBody(['chat']));
+  const [later] = await untilReceived(next.id, (r) => r.length === 1);
+  expect(later!.signatures).toHaveLength(1);
+  expect(later!.verified).toMatchObject({ type: 'job.succeeded' });
+});
+
+test('a receiver that answers 410 Gone disables its endpoint: nothing more is sent to it until its owner enables it again', async () => {
+  const endpoint = await register(['job.succeeded']);
+  receiver.answerNext(410);
+  const first = await createJob(stack, summarizeBody(['chat']));
+  const [gone] = await untilDeliveries(first.id, (d) => d[0]?.state === 'abandoned');
+  expect(gone!.tries.map((t) => t.status)).toEqual([410]);
+  const disabled = (await (await stack.request('GET', `/v1/webhooks/${endpoint.id}`)).json()) as {
+    disabledAt: string | null;
+    disabledReason: string | null;
+  };
+  expect(disabled.disabledAt).not.toBeNull();
+  expect(disabled.disabledReason).toMatch(/410/);
+
+  const second = await createJob(stack, summarizeBody(['chat']));
+  await untilJob(stack, second.id, (j: JobView) => j.status === 'succeeded');
+  expect(await deliveries(second.id)).toEqual([]);
+
+  expect((await stack.request('POST', `/v1/webhooks/${endpoint.id}/enable`)).status).toBe(200);
+  const third = await createJob(stack, summarizeBody(['chat']));
+  await untilReceived(third.id, (r) => r.length === 1);
+  expect(receiver.of(first.id)).toHaveLength(1);
+  expect(receiver.of(second.id)).toEqual([]);
+});
+
+test('endpoints are their owner’s: a bad URL is a 400 problem, the secret is shown only at registration, another owner sees 404, and a deleted endpoint is gone', async () => {
+  const bad = await stack.request('POST', '/v1/webhooks', { body: { url: 'ftp://example.com/x' } });
+  expect(bad.status).toBe(400);
+  expect(bad.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const unknownEvent = await stack.request('POST', '/v1/webhooks', {
+    body: { url: receiver.url, events: ['job.exploded'] },
+  });
+  expect(unknownEvent.status).toBe(400);
+
+  const endpoint = await register(['job.failed']);
+  expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+  const listed = (await (await stack.request('GET', '/v1/webhooks')).json()) as {
+    endpoints: Array<Record<string, unknown>>;
+  };
+  expect(listed.endpoints).toEqual([
+    expect.objectContaining({ id: endpoint.id, url: receiver.url, events: ['job.failed'] }),
+  ]);
+  expect(JSON.stringify(listed)).not.toContain(endpoint.secret);
+  for (const [method, path] of [
+    ['GET', `/v1/webhooks/${endpoint.id}`],
+    ['DELETE', `/v1/webhooks/${endpoint.id}`],
+    ['POST', `/v1/webhooks/${endpoint.id}/secret-rotations`],
+  ] as const)
+    expect((await stack.request(method, path, { token: OTHER_TOKEN })).status).toBe(404);
+
+  expect((await stack.request('DELETE', `/v1/webhooks/${endpoint.id}`)).status).toBe(204);
+  expect((await stack.request('GET', `/v1/webhooks/${endpoint.id}`)).status).toBe(404);
+  expect((await stack.request('DELETE', `/v1/webhooks/${endpoint.id}`)).status).toBe(404);
+  expect((await stack.request('GET', '/v1/jobs/not-a-job/webhook-deliveries')).status).toBe(404);
+});
