@@ -121,7 +121,13 @@ function misfits(answers = seen): string[] {
       continue;
     }
     const mediaType = contentType.split(';')[0]!.trim();
-    const content = documented.content ?? {};
+    // A response documented without content must come without a body.
+    if (!documented.content) {
+      if (mediaType || body)
+        problems.push(`${where}: a body (${mediaType}) where none is documented`);
+      continue;
+    }
+    const content = documented.content;
     const media = content[mediaType];
     if (!media) {
       problems.push(

@@ -3310,14 +3310,12 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Deleted. */
                 204: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content: {
-                        "application/json": null;
-                    };
+                    content?: never;
                 };
                 /** @description application/problem+json: validation-error, malformed-request, invalid-cursor, malformed-body, idempotency-key-missing, idempotency-key-invalid, unknown-job-type, invalid-input, unknown-provider, incompatible-provider, hedging-not-allowed */
                 400: {

@@ -60,13 +60,15 @@ function requireHeader(op: Operation, name: string): void {
  * application/problem+json (the routes send them so), Idempotency-Key is required on create
  * (the route answers its absence with its own problem, so the schema keeps it optional), the
  * callback's signed body and signature header (the route reads the raw bytes), and /metrics
- * answers Prometheus text. test/openApiTruth.test.ts holds real responses against the result.
+ * answers Prometheus text, and a 204 has no body. test/openApiTruth.test.ts holds real responses against the result.
  */
 export function amendOpenApiDocument(doc: OpenAPIV3.Document): OpenAPIV3.Document {
   for (const methods of Object.values(doc.paths)) {
     for (const op of Object.values(methods ?? {}) as Operation[]) {
       if (typeof op !== 'object' || !op.responses) continue;
       for (const [status, response] of Object.entries(op.responses)) {
+        // No Content has none: the route schema can only say so with a JSON body.
+        if (status === '204' && 'content' in response) delete response.content;
         if (!/^[45]/.test(status) || !('content' in response) || !response.content) continue;
         const json = response.content['application/json'];
         if (json) response.content = { 'application/problem+json': json };

@@ -172,13 +172,13 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
         summary: 'Delete a webhook endpoint: nothing more is sent to it; what waited is abandoned',
         headers: authHeaders,
         params: endpointParams,
-        response: { 204: z.null(), ...problemResponses(401, 404) },
+        response: { 204: z.void().describe('Deleted.'), ...problemResponses(401, 404) },
       },
     },
     async (request, reply) => {
       if (!(await deleteEndpoint(deps.pool, request.ownerId, request.params.id)))
         return sendNotFound(reply, `webhook endpoint ${request.params.id}`);
-      return reply.code(204).send(null);
+      return reply.code(204).send();
     },
   );
 
