@@ -39,19 +39,13 @@ import {
   type PlannedRetry,
 } from './policy';
 import { TEMPORAL_CANCEL, abandonment, failureOf, refuse } from './refusals';
-import { startWebhookSender } from './webhookSender';
+import { COMPLETION_WEBHOOKS, startWebhookSender } from './webhookSender';
 
 /** Patch id of leaving the looks at a blocked job's unknown attempt to the workers' reconciler. */
 const RECHECKS_BY_RECONCILER = 'rechecks-by-reconciler';
 
 /** Patch id of refusing an intent of a bad shape before admission (runs that began without it admitted it). */
 const INTENT_SHAPE_CHECK = 'intent-shape-check';
-
-/**
- * Patch id of completion webhooks: the job's events are handed to their senders when it ends,
- * and an attempt left unknown sends `job.needs_operator`. Runs recorded without it did neither.
- */
-const COMPLETION_WEBHOOKS = 'completion-webhooks';
 
 /**
  * One job, one workflow: admit the job, run its attempts (one at a time, or hedged), wait out

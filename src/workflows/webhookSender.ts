@@ -12,6 +12,12 @@ import { db } from './activityStubs';
 import { providerCallTaskQueue, type WebhookSenderInput } from './definitions';
 
 /**
+ * Patch id of completion webhooks: the job's events are handed to their senders when it ends,
+ * and an attempt left unknown sends `job.needs_operator`. Runs recorded without it did neither.
+ */
+export const COMPLETION_WEBHOOKS = 'completion-webhooks';
+
+/**
  * Delivers one event of one job to its owner's endpoints, at least once: rounds of tries (each
  * recorded in its delivery's row) with Temporal's backoff between them, until every delivery of
  * the event has been answered 2xx, its endpoint has gone (410), or `giveUpAfterMs` has passed.

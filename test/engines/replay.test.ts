@@ -6,6 +6,7 @@ import path from 'node:path';
 import { tracingWorkerOptions } from '../../src/temporal/tracing';
 import { LOCAL_ADMISSION } from '../../src/workflows/activityStubs';
 import { carriesTrace } from '../../src/workflows/traceHeader';
+import { COMPLETION_WEBHOOKS } from '../../src/workflows/webhookSender';
 import {
   CURRENT_ONLY_SCENARIOS,
   factsOf,
@@ -32,6 +33,7 @@ import { harness } from '../support/harness';
 const HISTORIES_DIR = path.join(__dirname, '..', 'replay', 'histories');
 const GENERATIONS = {
   current: HISTORIES_DIR,
+  'before-webhooks': path.join(HISTORIES_DIR, 'before-webhooks'),
   'local-admission': path.join(HISTORIES_DIR, 'local-admission'),
   'remote-admission': path.join(HISTORIES_DIR, 'remote-admission'),
   traced: path.join(HISTORIES_DIR, 'traced'),
@@ -66,8 +68,12 @@ test.each(Object.keys(GENERATIONS))('there is a %s history for every scenario', 
   ).toEqual(
     generation === 'traced'
       ? [...TRACED_SCENARIOS].sort()
-      : SCENARIO_NAMES.filter(
-          (name) => generation === 'current' || !CURRENT_ONLY_SCENARIOS.includes(name),
+      : SCENARIO_NAMES.filter((name) =>
+          generation === 'current'
+            ? true
+            : generation === 'before-webhooks'
+              ? name !== 'webhooks'
+              : !CURRENT_ONLY_SCENARIOS.includes(name),
         ).sort(),
   );
 });
@@ -86,12 +92,14 @@ test.each(cases)(
     const admits = facts.input?.carried === undefined;
     if (generation !== 'remote-admission') {
       expect(facts.patches).toContain(LOCAL_ADMISSION);
-      expect(local).toEqual(admits ? ['admitJob'] : []);
+      expect(local.filter((type) => type === 'admitJob')).toEqual(admits ? ['admitJob'] : []);
+      if (admits) expect(local[0]).toBe('admitJob');
       expect(remote).not.toContain('admitJob');
       // Which admission wrote attempt 1: recorded in its result, which replay follows.
       const admission = facts.localActivities[0]?.result;
       if (admission && admission.terminalStatus === null) {
-        const current = generation === 'current' || generation === 'traced';
+        // Every generation since admission wrote attempt 1.
+        const current = generation !== 'local-admission';
         expect(admission.firstAttempt !== undefined).toBe(current);
         const startedFirst = facts.activities.some(
           (a) => a.type === 'startAttempt' && a.input?.seq === 1,
@@ -102,6 +110,22 @@ test.each(cases)(
       expect(facts.patches).toEqual([]);
       expect(local).toEqual([]);
       expect(remote.filter((type) => type === 'admitJob')).toEqual(admits ? ['admitJob'] : []);
+    }
+  },
+);
+
+test.each(cases)(
+  'only the current generation hands a job’s events to webhook senders: the %s %s history',
+  (generation, _name, history) => {
+    const facts = factsOf(history);
+    const handsOver = facts.localActivities.some((a) => a.type === 'webhookEventsWaiting');
+    if (generation !== 'current') {
+      expect(facts.patches).not.toContain(COMPLETION_WEBHOOKS);
+      expect(handsOver).toBe(false);
+    } else if (facts.closed === 'completed' || facts.closed === 'canceled') {
+      // A run that ended its job asks which of its events wait, under the patch.
+      expect(facts.patches).toContain(COMPLETION_WEBHOOKS);
+      expect(handsOver).toBe(true);
     }
   },
 );

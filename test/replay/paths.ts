@@ -25,6 +25,8 @@ export interface HistoryFacts {
   localActivities: Array<{ type: string; result?: Record<string, unknown> }>;
   /** Patches the code took, by id. */
   patches: string[];
+  /** Child workflows started, by workflow id. */
+  children: string[];
   /** Updates accepted, by name, with whether they completed successfully. */
   updates: Array<{ name: string; succeeded: boolean }>;
   signals: string[];
@@ -54,6 +56,7 @@ export function factsOf(history: History): HistoryFacts {
     activities: [],
     localActivities: [],
     patches: [],
+    children: [],
     updates: [],
     signals: [],
     timers: [],
@@ -121,6 +124,8 @@ export function factsOf(history: History): HistoryFacts {
     if (event.workflowExecutionSignaledEventAttributes)
       facts.signals.push(event.workflowExecutionSignaledEventAttributes.signalName ?? '');
     if (event.workflowExecutionCancelRequestedEventAttributes) facts.cancelRequested = true;
+    const child = event.startChildWorkflowExecutionInitiatedEventAttributes;
+    if (child) facts.children.push(child.workflowId ?? '');
     if (event.workflowExecutionStartedEventAttributes)
       facts.input = first(event.workflowExecutionStartedEventAttributes.input);
     if (event.workflowExecutionCompletedEventAttributes) {
@@ -225,6 +230,15 @@ const PATHS: Record<string, (facts: HistoryFacts) => Array<[string, boolean]>> =
     ],
     ['the requested attempt won', wonBy(f, 'succeeded', 2)],
   ],
+  webhooks: (f) => [
+    [
+      'attempt 1, unknown past the threshold, called for an operator',
+      results(f, 'raiseNeedsOperator')[0]?.eventKey === `job.needs_operator:${f.input?.jobId}:1`,
+    ],
+    ['a sender was started for it', f.children.some((id) => id.includes('/job.needs_operator:'))],
+    ['the late charge won', wonBy(f, 'succeeded', 1)],
+    ['the ending was handed to a sender', f.children.some((id) => id.endsWith('/job.succeeded'))],
+  ],
   'status-lookup-success': (f) => [
     [
       'the only call ended unknown',
@@ -241,7 +255,10 @@ const PATHS: Record<string, (facts: HistoryFacts) => Array<[string, boolean]>> =
 export const SCENARIO_NAMES = Object.keys(PATHS);
 
 /** Scenarios added after the older generations of histories were recorded: current only. */
-export const CURRENT_ONLY_SCENARIOS: readonly string[] = ['admission-update-slow-admission'];
+export const CURRENT_ONLY_SCENARIOS: readonly string[] = [
+  'admission-update-slow-admission',
+  'webhooks',
+];
 
 /** Scenarios also recorded traced (`npm run replay:record -- --traced`): a start, signals, an update. */
 export const TRACED_SCENARIOS: readonly string[] = [

@@ -160,6 +160,39 @@ const SCENARIOS: Record<string, Scenario> = {
     stack.simulator.inject({ route: 'charge', fault: { kind: 'drop_after' } });
     return create(stack, key, charge(['pay', 'pay-backup']));
   },
+  webhooks: async (stack, key) => {
+    // An owner with an endpoint where nobody listens: the senders' tries are in their own
+    // workflows, not in this history, which shows the job handing its events over.
+    const registered = await stack.request('POST', '/v1/webhooks', {
+      body: { url: 'http://127.0.0.1:9/replay-hooks' },
+    });
+    const endpoint = ((await registered.json()) as { id: string }).id;
+    stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: `${key}-charge` } });
+    const id = await create(stack, key, charge(['pay']));
+    // Unknown past the threshold: the job calls for an operator; then the late charge wins.
+    await eventually(
+      async () =>
+        (
+          await stack.pool.query(
+            `SELECT 1 FROM webhook_deliveries
+              WHERE job_id = $1 AND event = 'job.needs_operator' AND tries > 0`,
+            [id],
+          )
+        ).rowCount,
+      (count) => count === 1,
+      60_000,
+    );
+    stack.simulator.openGate(`${key}-charge`);
+    // The ending waits behind the unanswered event: the job's own run has handed it over once
+    // the run has closed.
+    const { rows } = await stack.pool.query<{ workflow_id: string }>(
+      'SELECT workflow_id FROM jobs WHERE id = $1',
+      [id],
+    );
+    await stack.temporal.workflow.getHandle(rows[0]!.workflow_id).result();
+    await stack.request('DELETE', `/v1/webhooks/${endpoint}`);
+    return id;
+  },
   cancel: async (stack, key) => {
     stack.simulator.inject({ route: 'chat', model: 'sim-steady', fault: { kind: 'hang' } });
     const id = await create(stack, key, summarize(['chat-quick']));
@@ -232,8 +265,12 @@ async function recordScenarios(
   const stack = await startTestStack({
     providers,
     hedgeDelayMs,
-    // The API traces (its spans go nowhere: only the headers it gives Temporal matter here).
-    ...(tracedRecording ? { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' } } : {}),
+    env: {
+      // An attempt unknown for a second calls for an operator (the webhooks scenario).
+      ONEJOB_NEEDS_OPERATOR_AFTER_MS: '1000',
+      // The API traces (its spans go nowhere: only the headers it gives Temporal matter here).
+      ...(tracedRecording ? { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' } : {}),
+    },
   });
   try {
     await stack.certify('chat-backup', 'summarize');
