@@ -1,14 +1,16 @@
 import { Client, Connection } from '@temporalio/client';
-import { mkdtempSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { DEV_TOKEN } from '../src/domain/publishedSecrets';
 import { ensureDatabase, withDatabase } from '../tools/stack/postgres';
 import { childPids, freePort, processGroup } from '../tools/stack/processes';
 import { runDevStart, untilRunning, type StartedStack, exitOf } from './support/devStart';
-import { harness, TEST_OUTPUT } from './support/harness';
+import { harness, ROOT, TEST_OUTPUT } from './support/harness';
 import { eventually } from './support/polling';
 import { processesMentioning, waitUntil } from './support/processScan';
+import { WebhookReceiver } from './support/webhookReceiver';
 
 /**
  * `npm start` for real: the supervisor, a Temporal dev server with its Web UI, PostgreSQL,
@@ -87,6 +89,41 @@ async function summarizeAndWait(
   return { id, workflowId: finished.workflowId };
 }
 
+/**
+ * The client package's README example, as it is, run against the API on `apiPort` with no
+ * token given (its default is npm start's development token). `onejob-client` resolves to the
+ * package's source. Returns what it printed.
+ */
+async function runClientExample(apiPort: number): Promise<string> {
+  const project = mkdtempSync(path.join(TEST_OUTPUT, 'client-example-'));
+  copyFileSync(
+    path.join(ROOT, 'client', 'examples', 'quickstart.ts'),
+    path.join(project, 'quickstart.ts'),
+  );
+  writeFileSync(
+    path.join(project, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        paths: { 'onejob-client': [path.join(ROOT, 'client', 'src', 'index.ts')] },
+      },
+    }),
+  );
+  const { ONEJOB_TOKEN: _unset, ...env } = process.env;
+  return new Promise((resolve, reject) =>
+    execFile(
+      process.execPath,
+      [path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'quickstart.ts'],
+      {
+        cwd: project,
+        env: { ...env, ONEJOB_URL: `http://127.0.0.1:${apiPort}` },
+        timeout: 120_000,
+      },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+    ),
+  );
+}
+
 beforeAll(async () => {
   if (process.env.DATABASE_URL) await ensureDatabase(process.env.DATABASE_URL, databaseName);
   ports = {
@@ -122,6 +159,32 @@ test('npm start serves a job to success, keeps it across a restart, and leaves n
     'dev-stack-job',
     'The stack is real. Every layer takes part in this job.',
   );
+
+  // The client package's README example runs as it is against npm start.
+  const example = await runClientExample(ports.api);
+  expect(example).toMatch(/^job [0-9a-f-]{36} succeeded: \{"summary":/m);
+
+  // A receiver registered for the dev owner hears of a job's ending, signed.
+  const receiver = await WebhookReceiver.start();
+  try {
+    const registered = await api('/v1/webhooks', {
+      method: 'POST',
+      body: JSON.stringify({ url: receiver.url, events: ['job.succeeded'] }),
+    });
+    expect(registered.status).toBe(201);
+    receiver.secret = ((await registered.json()) as { secret: string }).secret;
+    const notified = await summarizeAndWait('dev-stack-webhook', 'Told, not asked. Pushed.');
+    const [event] = await eventually(
+      async () => receiver.of(notified.id),
+      (got) => got.length > 0,
+    );
+    expect(event!.verified).toMatchObject({
+      type: 'job.succeeded',
+      data: { id: notified.id, status: 'succeeded' },
+    });
+  } finally {
+    await receiver.down();
+  }
 
   const ui = await fetch(`http://127.0.0.1:${ports.ui}/`);
   expect(ui.status).toBe(200);
