@@ -136,6 +136,12 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
       'ONEJOB_NEEDS_OPERATOR_AFTER_MS',
       DEFAULTS.needsOperatorAfterMs,
     ),
+    /** A webhook delivery waiting this long with no sender gets one (the backstop). */
+    webhookStrandedAfterMs: milliseconds(
+      env,
+      'ONEJOB_WEBHOOK_STRANDED_AFTER_MS',
+      DEFAULTS.strandedDeliveryAfterMs,
+    ),
     /** How webhook deliveries are retried: first wait, longest wait, and when to give up. */
     webhookRetry: {
       initialIntervalMs: milliseconds(

@@ -41,6 +41,7 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     blockedSelfLookMs: config.blockedSelfLookMs,
     needsOperatorAfterMs: config.needsOperatorAfterMs,
     webhookRetry: config.webhookRetry,
+    webhookStrandedAfterMs: config.webhookStrandedAfterMs,
     maxConcurrentProviderCalls: config.maxConcurrentProviderCalls,
     maxCachedWorkflows: config.maxCachedWorkflows,
     shutdownForceTimeMs: config.shutdownForceTimeMs,
@@ -163,6 +164,7 @@ function startReconciler(
   }, DEFAULTS.recheckIntervalMs);
   timer.unref();
   // Webhook deliveries left without a sender, at a slower pace (they have waited long already).
+  const strandedAfterMs = deps.webhookStrandedAfterMs ?? DEFAULTS.strandedDeliveryAfterMs;
   const backstop = setInterval(() => {
     void startStrandedSenders(
       {
@@ -170,11 +172,11 @@ function startReconciler(
         taskQueue,
         retry: webhookRetry(deps),
       },
-      DEFAULTS.strandedDeliveryAfterMs,
+      strandedAfterMs,
     ).catch((error: unknown) =>
       deps.logger.error({ err: error }, 'could not look for stranded webhook deliveries'),
     );
-  }, DEFAULTS.strandedDeliveryAfterMs / 10);
+  }, strandedAfterMs / 10);
   backstop.unref();
   return {
     stop: () => {

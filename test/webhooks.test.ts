@@ -31,6 +31,8 @@ beforeAll(async () => {
       ONEJOB_WEBHOOK_FIRST_RETRY_MS: '200',
       ONEJOB_WEBHOOK_MAX_RETRY_INTERVAL_MS: '1000',
       ONEJOB_NEEDS_OPERATOR_AFTER_MS: '1000',
+      // The workers' backstop looks every 300 ms for deliveries left 3 s without a sender.
+      ONEJOB_WEBHOOK_STRANDED_AFTER_MS: '3000',
     },
   });
   receiver = await WebhookReceiver.start();
@@ -163,6 +165,26 @@ test('a receiver that is down gets its events once it is back, in order per job:
     const done = await untilDeliveries(job.id, (d) => d.every((x) => x.state === 'delivered'));
     expect(done[0]!.tries.at(-1)!.status).toBe(204);
     expect(done[0]!.tries[0]!.error).toMatch(/ECONNREFUSED/);
+  } finally {
+    await receiver.up().catch(() => undefined);
+  }
+});
+
+test('a delivery whose sender was lost (its workflow terminated) is handed to a new sender by the workers’ backstop, and arrives', async () => {
+  await register(['job.succeeded']);
+  await receiver.down();
+  try {
+    const job = await createJob(stack, summarizeBody(['chat']));
+    await untilDeliveries(job.id, (d) => (d[0]?.tries.length ?? 0) >= 1);
+    // An operator terminates the sender: nothing of the job's own run will start another.
+    const sender = stack.temporal.workflow.getHandle(`webhooks/${job.id}/job.succeeded`);
+    const lost = (await sender.describe()).runId;
+    await sender.terminate('lost on purpose');
+    await receiver.up();
+    const [got] = await untilReceived(job.id, (r) => r.length === 1);
+    expect(got!.verified).toMatchObject({ type: 'job.succeeded', data: { id: job.id } });
+    expect((await sender.describe()).runId).not.toBe(lost);
+    await untilDeliveries(job.id, (d) => d[0]?.state === 'delivered');
   } finally {
     await receiver.up().catch(() => undefined);
   }

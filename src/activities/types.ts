@@ -24,6 +24,8 @@ export interface ActivityDeps {
   blockedSelfLookMs?: number;
   /** How webhook deliveries are retried (DEFAULTS.webhookRetry for what is left out). */
   webhookRetry?: Partial<WebhookRetry>;
+  /** A delivery waiting this long with no sender gets one (DEFAULTS.strandedDeliveryAfterMs). */
+  webhookStrandedAfterMs?: number;
   /** An attempt unknown this long sends `job.needs_operator` (DEFAULTS.needsOperatorAfterMs). */
   needsOperatorAfterMs?: number;
   /** What hedging may spend; without it, hedged jobs always hedge. */

@@ -47,6 +47,7 @@ export class WebhookReceiver {
   }
 
   async up(): Promise<void> {
+    if (this.server) return;
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
