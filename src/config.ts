@@ -1,6 +1,7 @@
 import { MAX_WAIT_SECONDS, type HttpBounds } from './api/httpBounds';
 import { DEFAULTS } from './domain/defaults';
 import { ownerLimitSettings } from './domain/ownerLimits';
+import { startedByDevStack } from './domain/publishedSecrets';
 import { temporalConnectionSettings } from './temporal/connection';
 import { DEFAULT_TASK_QUEUE } from './workflows/definitions';
 
@@ -27,6 +28,18 @@ export function hostAndPort(address: string, variable: string): { host: string; 
   if (at < 0 || address.slice(at + 1) === '' || !Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`${variable} must be host:port or off, got "${address}"`);
   return { host: address.slice(0, at).replace(/^\[|\]$/g, '') || '127.0.0.1', port };
+}
+
+/**
+ * Whether webhooks may go to internal networks (loopback, private, link-local):
+ * ONEJOB_WEBHOOK_INTERNAL_TARGETS is `allow` or `deny`; unset, only processes npm start started
+ * allow them (a receiver on this machine is how one tries webhooks out).
+ */
+function webhookInternalTargets(env: NodeJS.ProcessEnv): boolean {
+  const raw = env.ONEJOB_WEBHOOK_INTERNAL_TARGETS;
+  if (raw === undefined || raw === '') return startedByDevStack(env);
+  if (raw === 'allow' || raw === 'deny') return raw === 'allow';
+  throw new Error(`ONEJOB_WEBHOOK_INTERNAL_TARGETS must be allow or deny, got "${raw}"`);
 }
 
 /** `host:port` from `name` (checked), `fallback` when unset, or `off`. */
@@ -97,6 +110,8 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
      * loopback callers get it.
      */
     metricsToken: optionalToken(env, 'ONEJOB_METRICS_TOKEN'),
+    /** Webhook endpoints on internal networks: allowed, or refused (see webhookInternalTargets). */
+    allowInternalWebhookTargets: webhookInternalTargets(env),
   };
 }
 

@@ -42,6 +42,7 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     needsOperatorAfterMs: config.needsOperatorAfterMs,
     webhookRetry: config.webhookRetry,
     webhookStrandedAfterMs: config.webhookStrandedAfterMs,
+    allowInternalWebhookTargets: config.allowInternalWebhookTargets,
     maxConcurrentProviderCalls: config.maxConcurrentProviderCalls,
     maxCachedWorkflows: config.maxCachedWorkflows,
     shutdownForceTimeMs: config.shutdownForceTimeMs,

@@ -1,6 +1,9 @@
 import { Webhook } from 'standardwebhooks';
+import { createLogger } from '../src/logger';
 import type { ProviderConfig } from '../src/providers/provider';
-import { OTHER_TOKEN } from './support/identities';
+import { deliverJobWebhooks } from '../src/service/webhookDelivery';
+import { isInternalAddress } from '../src/service/webhookTargets';
+import { OTHER_TOKEN, TEST_TOKEN } from './support/identities';
 import { chargeBody, createJob, summarizeBody, untilJob, type JobView } from './support/jobs';
 import { eventually } from './support/polling';
 import { chatProvider, payProvider } from './support/providers';
@@ -287,4 +290,71 @@ test('endpoints are their owner’s: a bad URL is a 400 problem, the secret is s
   expect((await stack.request('GET', `/v1/webhooks/${endpoint.id}`)).status).toBe(404);
   expect((await stack.request('DELETE', `/v1/webhooks/${endpoint.id}`)).status).toBe(404);
   expect((await stack.request('GET', '/v1/jobs/not-a-job/webhook-deliveries')).status).toBe(404);
+});
+
+test('internal addresses (loopback, private, link-local) are refused where not allowed: at registration by the API, and at every try by the sender, before it connects', async () => {
+  const denying = await stack.startExtraApi({ ONEJOB_WEBHOOK_INTERNAL_TARGETS: 'deny' });
+  try {
+    for (const url of [
+      receiver.url,
+      receiver.url.replace('127.0.0.1', 'localhost'),
+      'http://169.254.169.254/latest',
+      'http://[::1]:9/x',
+    ]) {
+      const refused = await fetch(`${denying.url}/v1/webhooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url }),
+      });
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({
+        type: '/problems/validation-error',
+        detail: expect.stringMatching(/internal address/),
+      });
+    }
+  } finally {
+    await denying.stop();
+  }
+  for (const address of [
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd00::1',
+    '::ffff:10.0.0.1',
+  ])
+    expect([address, isInternalAddress(address)]).toEqual([address, true]);
+  for (const address of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '2001:4860:4860::8888'])
+    expect([address, isInternalAddress(address)]).toEqual([address, false]);
+
+  // A sender that denies them records why and never connects (a down receiver would say
+  // ECONNREFUSED): registered where allowed, tried by a sender that denies.
+  await register(['job.succeeded']);
+  await receiver.down();
+  try {
+    const job = await createJob(stack, summarizeBody(['chat']));
+    const denyingSender = {
+      pool: stack.pool,
+      logger: createLogger('test', 'silent'),
+      allowInternal: false,
+    };
+    const tried = await eventually(
+      async () => {
+        await deliverJobWebhooks(denyingSender, job.id);
+        return deliveries(job.id);
+      },
+      (d) => d[0]?.tries.some((t) => /internal address/.test(t.error ?? '')) === true,
+    );
+    expect(tried[0]!.tries.find((t) => /internal address/.test(t.error ?? ''))).toMatchObject({
+      status: null,
+      error: expect.stringMatching(/^127\.0\.0\.1 is an internal address/),
+    });
+  } finally {
+    await receiver.up();
+  }
 });

@@ -24,6 +24,8 @@ export interface ActivityDeps {
   blockedSelfLookMs?: number;
   /** How webhook deliveries are retried (DEFAULTS.webhookRetry for what is left out). */
   webhookRetry?: Partial<WebhookRetry>;
+  /** Whether webhooks may go to internal networks (loopback, private, link-local). Default: no. */
+  allowInternalWebhookTargets?: boolean;
   /** A delivery waiting this long with no sender gets one (DEFAULTS.strandedDeliveryAfterMs). */
   webhookStrandedAfterMs?: number;
   /** An attempt unknown this long sends `job.needs_operator` (DEFAULTS.needsOperatorAfterMs). */

@@ -53,10 +53,13 @@ export function webhookActivities(deps: Pick<ActivityDeps, 'pool' | 'webhookRetr
  * deliveries. While any of this event's still waits, the round fails (retryably), and
  * Temporal's retry policy is the backoff between rounds; each try is recorded in its row.
  */
-export function webhookSendingActivities(deps: Pick<ActivityDeps, 'pool' | 'logger'>) {
+export function webhookSendingActivities(
+  deps: Pick<ActivityDeps, 'pool' | 'logger' | 'allowInternalWebhookTargets'>,
+) {
+  const sending = { ...deps, allowInternal: deps.allowInternalWebhookTargets ?? false };
   return {
     async deliverWebhooks(input: { jobId: string; eventKey: string }): Promise<number> {
-      const round = await deliverJobWebhooks(deps, input.jobId);
+      const round = await deliverJobWebhooks(sending, input.jobId);
       const left = await pendingEventKeys(deps.pool, input.jobId);
       if (left.includes(input.eventKey))
         throw ApplicationFailure.retryable(

@@ -28,4 +28,6 @@ export interface ApiDeps extends JobServiceDeps {
   instanceHeader?: boolean;
   /** How long and how much one client may hold of the server. Default: DEFAULTS. */
   httpBounds?: HttpBounds;
+  /** Whether webhook endpoints may be on internal networks (loopback, private). Default: no. */
+  allowInternalWebhookTargets?: boolean;
 }

@@ -46,6 +46,7 @@ async function main(): Promise<void> {
     httpBounds: config.httpBounds,
     ownerLimits: config.ownerLimits,
     listPageMaxBytes: config.listPageMaxBytes,
+    allowInternalWebhookTargets: config.allowInternalWebhookTargets,
   });
   await app.listen({ host: config.host, port: config.port });
 

@@ -1,4 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
 import { jobResource } from '../api/representation';
 import { listAttempts } from '../db/attempts';
 import { findJob } from '../db/jobs';
@@ -10,6 +13,7 @@ import {
   type DueDelivery,
 } from '../db/webhooks';
 import type { Logger } from '../logger';
+import { externalOnlyLookup, isInternalAddress } from './webhookTargets';
 
 /** How long one try waits for the receiver's answer. */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
@@ -53,16 +57,64 @@ async function eventBody(pool: Pool, jobId: string, event: string): Promise<unkn
   };
 }
 
+/** The receiver's status and the start of its answer (what is kept with the try). */
+function post(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  allowInternal: boolean,
+): Promise<{ status: number; answer: string }> {
+  return new Promise((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        // Names are resolved here and checked; the connection goes to the address checked.
+        ...(allowInternal ? {} : { lookup: externalOnlyLookup }),
+        agent: false,
+      },
+      (response) => {
+        let answer = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          if (answer.length < KEPT_ANSWER_CHARS) answer += chunk;
+        });
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, answer: answer.slice(0, KEPT_ANSWER_CHARS) }),
+        );
+        response.on('error', reject);
+      },
+    );
+    const timer = setTimeout(
+      () => request.destroy(new Error(`no answer within ${WEBHOOK_TIMEOUT_MS} ms`)),
+      WEBHOOK_TIMEOUT_MS,
+    );
+    request.on('close', () => clearTimeout(timer));
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
 /** One POST to the receiver, and what its answer decides. Never follows a redirect. */
-async function tryOnce(delivery: DueDelivery, body: string): Promise<Omit<DeliveryTry, 'body'>> {
+async function tryOnce(
+  delivery: DueDelivery,
+  body: string,
+  allowInternal: boolean,
+): Promise<Omit<DeliveryTry, 'body'>> {
   const started = performance.now();
   const timestamp = Math.floor(Date.now() / 1000);
   try {
-    const response = await fetch(delivery.url, {
-      method: 'POST',
-      redirect: 'manual',
-      signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
-      headers: {
+    const url = new URL(delivery.url);
+    // An address written in the URL is never looked up: check it here.
+    const literal = url.hostname.replace(/^\[|\]$/g, '');
+    if (!allowInternal && isIP(literal) && isInternalAddress(literal))
+      throw Object.assign(new Error(`${literal} is an internal address`), {
+        code: 'EINTERNALADDRESS',
+      });
+    const { status, answer } = await post(
+      url,
+      {
         'content-type': 'application/json',
         'user-agent': 'onejob-webhooks',
         'webhook-id': delivery.id,
@@ -70,26 +122,22 @@ async function tryOnce(delivery: DueDelivery, body: string): Promise<Omit<Delive
         'webhook-signature': webhookSignature(delivery.secrets, delivery.id, timestamp, body),
       },
       body,
-    });
-    const answer = (await response.text().catch(() => '')).slice(0, KEPT_ANSWER_CHARS);
+      allowInternal,
+    );
     const durationMs = performance.now() - started;
-    if (response.status >= 200 && response.status < 300)
-      return { status: response.status, error: null, durationMs, outcome: 'delivered' };
+    if (status >= 200 && status < 300)
+      return { status, error: null, durationMs, outcome: 'delivered' };
     return {
-      status: response.status,
-      error: answer ? `answered ${response.status}: ${answer}` : `answered ${response.status}`,
+      status,
+      error: answer ? `answered ${status}: ${answer}` : `answered ${status}`,
       durationMs,
-      outcome: response.status === 410 ? 'gone' : 'retry',
+      outcome: status === 410 ? 'gone' : 'retry',
     };
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code;
-    const message =
-      (error as Error).name === 'TimeoutError'
-        ? `no answer within ${WEBHOOK_TIMEOUT_MS} ms`
-        : `${(error as Error).message}${cause ? ` (${cause})` : ''}`;
+    const code = (error as { code?: string }).code;
     return {
       status: null,
-      error: message,
+      error: `${(error as Error).message}${code && !(error as Error).message.includes(code) ? ` (${code})` : ''}`,
       durationMs: performance.now() - started,
       outcome: 'retry',
     };
@@ -110,7 +158,12 @@ export interface DeliveryRound {
  * are served side by side; each try is recorded before the next begins.
  */
 export async function deliverJobWebhooks(
-  deps: { pool: Pool; logger: Logger },
+  deps: {
+    pool: Pool;
+    logger: Logger;
+    /** Whether receivers on internal networks may be called (webhookInternalTargets). */
+    allowInternal: boolean;
+  },
   jobId: string,
 ): Promise<DeliveryRound> {
   const round: DeliveryRound = { delivered: 0, waiting: 0 };
@@ -128,7 +181,7 @@ export async function deliverJobWebhooks(
       claimed.map(async (delivery) => {
         const body =
           delivery.body ?? JSON.stringify(await eventBody(deps.pool, jobId, delivery.event));
-        const answer = await tryOnce(delivery, body);
+        const answer = await tryOnce(delivery, body, deps.allowInternal);
         await recordDeliveryTry(deps.pool, delivery, { ...answer, body });
         if (answer.outcome === 'delivered') {
           round.delivered += 1;

@@ -169,6 +169,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
     ONEJOB_WORKER_HEALTH_ADDRESS: `127.0.0.1:${await freePort()}`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    // The tests' webhook receivers listen on loopback, which deployments refuse by default.
+    ONEJOB_WEBHOOK_INTERNAL_TARGETS: 'allow',
     ...options.env,
   };
 

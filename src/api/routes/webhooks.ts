@@ -14,10 +14,11 @@ import {
 } from '../../db/webhooks';
 import { DELIVERY_STATES, WEBHOOK_EVENTS } from '../../domain/webhooks';
 import { newWebhookSecret } from '../../service/webhookDelivery';
+import { internalTargetOf } from '../../service/webhookTargets';
 import { authHeaders, requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, problemResponses } from '../openapi';
-import { sendNotFound } from '../problems';
+import { sendNotFound, sendProblem } from '../problems';
 import { storableText } from '../storable';
 
 /** How long a replaced secret still signs, unless the rotation says otherwise: one day. */
@@ -77,7 +78,7 @@ const endpointParams = z.object({ id: z.string().max(100) });
 
 /** An owner's webhook endpoints, and the deliveries of its jobs (under /v1). */
 export const webhookRoutes: FastifyPluginAsyncZod<{
-  deps: Pick<ApiDeps, 'pool' | 'tokens'>;
+  deps: Pick<ApiDeps, 'pool' | 'tokens' | 'allowInternalWebhookTargets'>;
 }> = async (app, { deps }) => {
   requireBearer(app, deps.tokens, 'token');
 
@@ -111,6 +112,16 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
       },
     },
     async (request, reply) => {
+      // Refused now if it names an internal address; each try checks again (DNS changes).
+      const internal =
+        !deps.allowInternalWebhookTargets &&
+        (await internalTargetOf(new URL(request.body.url).hostname));
+      if (internal)
+        return sendProblem(
+          reply,
+          'validation-error',
+          `url: ${internal}; webhooks go to public addresses only (ONEJOB_WEBHOOK_INTERNAL_TARGETS).`,
+        );
       const secret = newWebhookSecret();
       const endpoint = await insertEndpoint(
         deps.pool,
