@@ -172,6 +172,57 @@ describe('evidence of work outranks "no record"', () => {
   });
 });
 
+describe('a provider seen breaking its contract after the work is not believed on "no record"', () => {
+  test('once it has answered a charge under a key of its own, a later charge of it whose answer was lost (filed under its own id again) stays unknown for an operator, PostgreSQL refuses to fail it, and the fallback never charges', async () => {
+    // Seen once: a charge answered success under a key of the provider's own.
+    stack.simulator.inject({
+      route: 'charge',
+      fault: { kind: 'files_under_own_id', answer: 'own_key' },
+    });
+    const seenOnce = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+    expect((await endedOrNeedsOperator(seenOnce)).workflow.needsOperator).toBe(true);
+
+    // Then it charges under its own id again, and the answer never reaches us (as when a
+    // worker is killed between the provider's answer and its write): no success answer is on
+    // the row, and its status lookup will say "no record" for ever.
+    stack.simulator.inject({
+      route: 'charge',
+      fault: { kind: 'files_under_own_id', answer: 'lost' },
+    });
+    const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+    const { job: seen, workflow } = await endedOrNeedsOperator(job);
+
+    expect(seen.attempts.map((a) => [a.provider, a.state])).toEqual([['pay', 'unknown']]);
+    expect(workflow.needsOperator).toBe(true);
+    expect(workflow.waitingOn).toMatch(/answered success in breach of its contract before/);
+    expect(seen.attempts[0]?.error).toMatchObject({
+      code: 'needs_operator',
+      evidence: 'not-found-twice',
+    });
+    expect(providerSaw(stack, job.id)).toEqual({
+      requests: [`${job.id}:1`],
+      effects: [`${job.id}:1`],
+    });
+    await expect(
+      stack.pool.query(
+        `UPDATE attempts SET state = 'failed', finished_at = now(),
+                error = '{"code":"never_processed"}' WHERE id = $1`,
+        [`${job.id}:1`],
+      ),
+    ).rejects.toThrow(/proves nothing/);
+
+    // Both end by an operator's word: cancelled, their charges left for them to settle.
+    for (const open of [seenOnce, job])
+      expect(
+        (
+          await operator(stack, 'POST', `/jobs/${open.id}/cancel`, {
+            reason: 'charges settled at the provider by hand',
+          })
+        ).status,
+      ).toBe(200);
+  });
+});
+
 describe('a success answer is written whole', () => {
   test('a 2xx that breaks the contract is recorded with its call’s end in one step: a failed callback that comes between them cannot fail the charge, and the fallback never charges', async () => {
     // The call is out and a signed "failed" callback is held; the call then answers 2xx

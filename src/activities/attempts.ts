@@ -4,6 +4,7 @@ import {
   noteNoRecord,
   reportAttemptFailure,
   settleAbandonedAttempt,
+  providerRecordsUntrusted,
   settleAttemptWithoutResult,
 } from '../db/attemptCalls';
 import { scheduleNextCheck } from '../db/attemptChecks';
@@ -16,7 +17,7 @@ import {
   type AttemptRecord,
 } from '../db/attempts';
 import { addCountedJobNote, addJobNote, findJob } from '../db/jobs';
-import { failureVerdict, type FailureEvidence } from '../domain/certainty';
+import { failureVerdict, type AttemptEvidence, type FailureEvidence } from '../domain/certainty';
 import { DEFAULTS } from '../domain/defaults';
 import { FAILURES, typedFailure } from '../domain/failures';
 import { checkOutput, findJobType } from '../jobTypes';
@@ -213,7 +214,10 @@ function lookAtAttempt(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>
       attemptId: attempt.id,
       workflowId: job.workflowId,
     });
-    const evidence = { sideEffects, successAnswered: attempt.successAnsweredAt !== null };
+    const evidence: AttemptEvidence = {
+      sideEffects,
+      successAnswered: attempt.successAnsweredAt !== null,
+    };
     /** Settles by the certainty table, or says why an operator must. */
     const onFailureEvidence = async (
       kind: FailureEvidence,
@@ -298,6 +302,7 @@ function lookAtAttempt(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>
           return attemptOutcome(pool, current);
         }
         if (noRecord.verdict === 'confirmed') {
+          evidence.recordsUntrusted = await providerRecordsUntrusted(pool, attempt.provider);
           log.info('provider says twice that the attempt was never processed');
           return onFailureEvidence('not-found-twice', {
             code: 'never_processed',

@@ -461,3 +461,17 @@ export async function unknownAttemptsOfEndedJobs(
   );
   return rows.map((row) => row.id);
 }
+
+const PROVIDER_RECORDS_UNTRUSTED = preparedStatement(
+  'providers.records-untrusted',
+  'SELECT EXISTS (SELECT 1 FROM provider_record_breaches WHERE provider = $1) AS untrusted',
+);
+
+/**
+ * Whether a provider has answered a 2xx in breach of its contract (migration 0017): then its
+ * "no record under our key" proves nothing.
+ */
+export async function providerRecordsUntrusted(db: Queryable, provider: string): Promise<boolean> {
+  const { rows } = await db.query<{ untrusted: boolean }>(PROVIDER_RECORDS_UNTRUSTED([provider]));
+  return rows[0]?.untrusted ?? false;
+}

@@ -28,6 +28,11 @@ export interface AttemptEvidence {
   sideEffects: boolean;
   /** A provider with side effects answered this attempt's call with a 2xx. */
   successAnswered: boolean;
+  /**
+   * The provider has answered some attempt with a 2xx that broke the contract (migration 0017):
+   * it may file work under a key of its own, so its "no record under our key" proves nothing.
+   */
+  recordsUntrusted?: boolean;
 }
 
 /** What a piece of failure evidence makes of an attempt. */
@@ -41,14 +46,24 @@ const NEEDS_OPERATOR: Record<FailureEvidence, string> = {
     'needs an operator: the provider answered success, but a signed callback says it failed',
 };
 
+const UNTRUSTED_RECORDS =
+  'needs an operator: no record is found under our key, but this provider has answered success in breach of its contract before (it may file work under a key of its own)';
+
 /** The table's rows for evidence of failure (the call's own errors are settled where they end). */
 export function failureVerdict(
   evidence: FailureEvidence,
   attempt: AttemptEvidence,
 ): FailureVerdict {
+  // A lost answer leaves no successAnswered: "no record" from a provider that keeps records
+  // under keys of its own is no evidence either way.
+  const untrusted = evidence === 'not-found-twice' && attempt.recordsUntrusted === true;
   // planted-bug site (tools/chaos/plantedBugs.ts): not-found-outranks-2xx
-  if (attempt.sideEffects && attempt.successAnswered)
-    return { settle: 'unknown', needsOperator: true, detail: NEEDS_OPERATOR[evidence] };
+  if (attempt.sideEffects && (attempt.successAnswered || untrusted))
+    return {
+      settle: 'unknown',
+      needsOperator: true,
+      detail: attempt.successAnswered ? NEEDS_OPERATOR[evidence] : UNTRUSTED_RECORDS,
+    };
   return { settle: 'failed' };
 }
 

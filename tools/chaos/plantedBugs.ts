@@ -62,10 +62,10 @@ export const PLANTED_BUGS = {
    */
   'not-found-outranks-2xx': {
     file: 'domain/certainty.js',
-    from: 'if (attempt.sideEffects && attempt.successAnswered)',
+    from: 'if (attempt.sideEffects && (attempt.successAnswered || untrusted))',
     to: 'if (attempt.sideEffects && !attempt.sideEffects)',
     migration:
-      'ALTER TABLE attempts DROP CONSTRAINT attempts_success_answer_is_not_failed_by_machine;',
+      'ALTER TABLE attempts DROP CONSTRAINT attempts_success_answer_is_not_failed_by_machine; DROP TRIGGER attempts_no_record_of_breaching_provider ON attempts;',
     // The model-based test's providers never file a charge under an id of their own.
     caughtBy: ['campaign'],
   },

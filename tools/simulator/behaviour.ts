@@ -226,7 +226,10 @@ export class Behaviour {
       }
       if (fault?.kind === 'oversized_body')
         return this.sendOversized(res, status, response, headers, fault.bytes, fault.endless);
-      if (fault?.kind === 'files_under_own_id') this.ledger.filedUnderOwnId.add(slot);
+      if (fault?.kind === 'files_under_own_id') {
+        this.ledger.filedUnderOwnId.add(slot);
+        if (fault.answer === 'lost') return void req.socket.destroy();
+      }
       const body =
         fault?.kind === 'answer_with'
           ? withMerged(route, response, fault.merge)

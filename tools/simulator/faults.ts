@@ -57,10 +57,11 @@ export type Fault =
   /**
    * Charge only: a provider that files the charge under its own id instead of our key. It does
    * the work and answers success, but its body says `"status": "pending"` (`answer: 'pending'`)
-   * or names its own key (`answer: 'own_key'`), and its status lookup by our key answers "no
+   * or names its own key (`answer: 'own_key'`), or its answer is lost on the way (`answer:
+   * 'lost'`: the connection drops after the work); its status lookup by our key answers "no
    * record" for ever.
    */
-  | { kind: 'files_under_own_id'; answer: 'pending' | 'own_key' }
+  | { kind: 'files_under_own_id'; answer: 'pending' | 'own_key' | 'lost' }
   /** Chat only: the model writes on and on, so its answer always runs into the output cap. */
   | { kind: 'runs_long' }
   /** Chat only: the model declines (OpenAI's `refusal`, Anthropic's `stop_reason: "refusal"`). */
