@@ -115,6 +115,35 @@ BEGIN
 END $$;
 
 --
+-- Name: attempts_no_record_of_breaching_provider(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.attempts_no_record_of_breaching_provider() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM provider_record_breaches WHERE provider = NEW.provider) THEN
+    RAISE EXCEPTION 'attempt %: provider % has answered success in breach of its contract, so "no record" proves nothing', NEW.id, NEW.provider
+      USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NEW;
+END $$;
+
+--
+-- Name: attempts_note_record_breach(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.attempts_note_record_breach() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  INSERT INTO provider_record_breaches (provider, attempt_id)
+  VALUES (NEW.provider, NEW.id)
+  ON CONFLICT (provider) DO NOTHING;
+  RETURN NULL;
+END $$;
+
+--
 -- Name: attempts_note_unknown_since(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -259,6 +288,48 @@ END
 $$;
 
 --
+-- Name: webhook_deliveries_final(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.webhook_deliveries_final() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF OLD.state <> 'pending' AND NEW.state <> OLD.state THEN
+    RAISE EXCEPTION 'webhook delivery % is % and stays so', OLD.id, OLD.state
+      USING ERRCODE = 'check_violation';
+  END IF;
+  IF OLD.body IS NOT NULL AND NEW.body IS DISTINCT FROM OLD.body THEN
+    RAISE EXCEPTION 'webhook delivery % has its body already', OLD.id
+      USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+--
+-- Name: webhook_job_ended(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.webhook_job_ended() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  ending text := 'job.' || NEW.terminal_status;
+BEGIN
+  INSERT INTO webhook_deliveries (job_id, endpoint_id, event, event_key)
+  SELECT NEW.id, e.id, ending, ending
+    FROM webhook_endpoints e
+   WHERE e.owner_id = NEW.owner_id
+     AND e.deleted_at IS NULL
+     AND e.disabled_at IS NULL
+     AND ending = ANY (e.events)
+  ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END
+$$;
+
+--
 -- Name: certifications; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -395,6 +466,16 @@ CREATE TABLE public.provider_health (
 );
 
 --
+-- Name: provider_record_breaches; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.provider_record_breaches (
+    provider text NOT NULL,
+    attempt_id text NOT NULL,
+    seen_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
 -- Name: race_events; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -425,6 +506,108 @@ CREATE SEQUENCE public.race_events_id_seq
 --
 
 ALTER SEQUENCE public.race_events_id_seq OWNED BY public.race_events.id;
+
+--
+-- Name: webhook_deliveries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_deliveries (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    "position" bigint NOT NULL,
+    job_id uuid NOT NULL,
+    endpoint_id uuid NOT NULL,
+    event text NOT NULL,
+    event_key text NOT NULL,
+    state text DEFAULT 'pending'::text NOT NULL,
+    body text,
+    tries integer DEFAULT 0 NOT NULL,
+    claimed_until timestamp with time zone,
+    last_status integer,
+    last_error text,
+    last_try_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    ended_at timestamp with time zone,
+    CONSTRAINT webhook_deliveries_check CHECK (((state = 'pending'::text) = (ended_at IS NULL))),
+    CONSTRAINT webhook_deliveries_check1 CHECK (((state <> 'delivered'::text) OR (body IS NOT NULL))),
+    CONSTRAINT webhook_deliveries_event_check CHECK ((event = ANY (ARRAY['job.succeeded'::text, 'job.failed'::text, 'job.cancelled'::text, 'job.needs_operator'::text]))),
+    CONSTRAINT webhook_deliveries_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text, 'abandoned'::text]))),
+    CONSTRAINT webhook_deliveries_tries_check CHECK ((tries >= 0))
+);
+
+--
+-- Name: webhook_deliveries_position_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.webhook_deliveries ALTER COLUMN "position" ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.webhook_deliveries_position_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: webhook_delivery_tries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_delivery_tries (
+    delivery_id uuid NOT NULL,
+    n integer NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    status integer,
+    error text,
+    duration_ms integer NOT NULL,
+    CONSTRAINT webhook_delivery_tries_duration_ms_check CHECK ((duration_ms >= 0)),
+    CONSTRAINT webhook_delivery_tries_n_check CHECK ((n >= 1))
+);
+
+--
+-- Name: webhook_endpoints; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_endpoints (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    owner_id text NOT NULL,
+    url text NOT NULL,
+    events text[] NOT NULL,
+    description text,
+    disabled_at timestamp with time zone,
+    disabled_reason text,
+    deleted_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webhook_endpoints_check CHECK (((disabled_at IS NULL) = (disabled_reason IS NULL))),
+    CONSTRAINT webhook_endpoints_description_check CHECK ((length(description) <= 500)),
+    CONSTRAINT webhook_endpoints_events_check CHECK (((cardinality(events) >= 1) AND (events <@ ARRAY['job.succeeded'::text, 'job.failed'::text, 'job.cancelled'::text, 'job.needs_operator'::text]))),
+    CONSTRAINT webhook_endpoints_owner_id_check CHECK ((owner_id ~ '^[\x20-\x7e]{1,64}$'::text)),
+    CONSTRAINT webhook_endpoints_url_check CHECK (((url ~ '^https?://[^\s]+$'::text) AND (length(url) <= 2000)))
+);
+
+--
+-- Name: webhook_secrets; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_secrets (
+    id bigint NOT NULL,
+    endpoint_id uuid NOT NULL,
+    secret text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone,
+    CONSTRAINT webhook_secrets_secret_check CHECK ((secret ~ '^whsec_[A-Za-z0-9+/]{32,}={0,2}$'::text))
+);
+
+--
+-- Name: webhook_secrets_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.webhook_secrets ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.webhook_secrets_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 --
 -- Name: race_events id; Type: DEFAULT; Schema: public; Owner: -
@@ -524,6 +707,13 @@ ALTER TABLE ONLY public.provider_health
     ADD CONSTRAINT provider_health_pkey PRIMARY KEY (provider);
 
 --
+-- Name: provider_record_breaches provider_record_breaches_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.provider_record_breaches
+    ADD CONSTRAINT provider_record_breaches_pkey PRIMARY KEY (provider);
+
+--
 -- Name: race_events race_events_losing_attempt_id_key; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -536,6 +726,48 @@ ALTER TABLE ONLY public.race_events
 
 ALTER TABLE ONLY public.race_events
     ADD CONSTRAINT race_events_pkey PRIMARY KEY (id);
+
+--
+-- Name: webhook_deliveries webhook_deliveries_job_id_endpoint_id_event_key_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_job_id_endpoint_id_event_key_key UNIQUE (job_id, endpoint_id, event_key);
+
+--
+-- Name: webhook_deliveries webhook_deliveries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id);
+
+--
+-- Name: webhook_deliveries webhook_deliveries_position_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_position_key UNIQUE ("position");
+
+--
+-- Name: webhook_delivery_tries webhook_delivery_tries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_delivery_tries
+    ADD CONSTRAINT webhook_delivery_tries_pkey PRIMARY KEY (delivery_id, n);
+
+--
+-- Name: webhook_endpoints webhook_endpoints_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_endpoints
+    ADD CONSTRAINT webhook_endpoints_pkey PRIMARY KEY (id);
+
+--
+-- Name: webhook_secrets webhook_secrets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_secrets
+    ADD CONSTRAINT webhook_secrets_pkey PRIMARY KEY (id);
 
 --
 -- Name: attempts_call_ends_idx; Type: INDEX; Schema: public; Owner: -
@@ -616,6 +848,30 @@ CREATE INDEX jobs_owner_page_idx ON public.jobs USING btree (owner_id, created_a
 CREATE INDEX race_events_job_idx ON public.race_events USING btree (job_id, occurred_at);
 
 --
+-- Name: webhook_deliveries_job_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_job_idx ON public.webhook_deliveries USING btree (job_id, "position");
+
+--
+-- Name: webhook_deliveries_pending_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_pending_idx ON public.webhook_deliveries USING btree (created_at) WHERE (state = 'pending'::text);
+
+--
+-- Name: webhook_endpoints_owner_live_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_endpoints_owner_live_idx ON public.webhook_endpoints USING btree (owner_id) WHERE (deleted_at IS NULL);
+
+--
+-- Name: webhook_secrets_one_current; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX webhook_secrets_one_current ON public.webhook_secrets USING btree (endpoint_id) WHERE (expires_at IS NULL);
+
+--
 -- Name: attempts attempts_count_call_ends; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -638,6 +894,18 @@ CREATE TRIGGER attempts_count_state_changes AFTER UPDATE OF state ON public.atte
 --
 
 CREATE TRIGGER attempts_guard_transition BEFORE UPDATE ON public.attempts FOR EACH ROW EXECUTE FUNCTION public.attempts_guard_transition();
+
+--
+-- Name: attempts attempts_no_record_of_breaching_provider; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempts_no_record_of_breaching_provider BEFORE UPDATE OF state ON public.attempts FOR EACH ROW WHEN (((new.state = 'failed'::text) AND ((new.error ->> 'code'::text) = 'never_processed'::text) AND (new.success_answered_at IS NULL))) EXECUTE FUNCTION public.attempts_no_record_of_breaching_provider();
+
+--
+-- Name: attempts attempts_note_record_breach; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempts_note_record_breach AFTER UPDATE OF error ON public.attempts FOR EACH ROW WHEN ((((new.error ->> 'code'::text) = 'contract_violation_after_effect'::text) AND ((old.error ->> 'code'::text) IS DISTINCT FROM 'contract_violation_after_effect'::text))) EXECUTE FUNCTION public.attempts_note_record_breach();
 
 --
 -- Name: attempts attempts_note_unknown_since; Type: TRIGGER; Schema: public; Owner: -
@@ -670,10 +938,22 @@ CREATE TRIGGER jobs_notify_ended AFTER UPDATE OF terminal_status ON public.jobs 
 CREATE TRIGGER jobs_release_only_when_settled BEFORE UPDATE OF key_release ON public.jobs FOR EACH ROW WHEN (((old.key_release IS NULL) AND (new.key_release IS NOT NULL))) EXECUTE FUNCTION public.jobs_refuse_release_while_attempts_open();
 
 --
+-- Name: jobs jobs_webhook_ended; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER jobs_webhook_ended AFTER UPDATE OF terminal_status ON public.jobs FOR EACH ROW WHEN (((old.terminal_status IS NULL) AND (new.terminal_status IS NOT NULL))) EXECUTE FUNCTION public.webhook_job_ended();
+
+--
 -- Name: race_events race_events_count_rows; Type: TRIGGER; Schema: public; Owner: -
 --
 
 CREATE TRIGGER race_events_count_rows AFTER INSERT OR DELETE ON public.race_events FOR EACH ROW EXECUTE FUNCTION public.metric_deltas_of_race_events();
+
+--
+-- Name: webhook_deliveries webhook_deliveries_final; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER webhook_deliveries_final BEFORE UPDATE ON public.webhook_deliveries FOR EACH ROW EXECUTE FUNCTION public.webhook_deliveries_final();
 
 --
 -- Name: attempts attempts_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -730,6 +1010,34 @@ ALTER TABLE ONLY public.race_events
 
 ALTER TABLE ONLY public.race_events
     ADD CONSTRAINT race_events_job_id_winning_attempt_id_fkey FOREIGN KEY (job_id, winning_attempt_id) REFERENCES public.attempts(job_id, id);
+
+--
+-- Name: webhook_deliveries webhook_deliveries_endpoint_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES public.webhook_endpoints(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_deliveries webhook_deliveries_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.jobs(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_delivery_tries webhook_delivery_tries_delivery_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_delivery_tries
+    ADD CONSTRAINT webhook_delivery_tries_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES public.webhook_deliveries(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_secrets webhook_secrets_endpoint_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_secrets
+    ADD CONSTRAINT webhook_secrets_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES public.webhook_endpoints(id) ON DELETE CASCADE;
 
 --
 -- PostgreSQL database dump complete

@@ -89,6 +89,14 @@ async function endedOrNeedsOperator(job: JobView) {
   );
 }
 
+/** A machine failing the attempt as never processed, straight in PostgreSQL, which must refuse. */
+const failAsNeverProcessed = (attemptId: string) =>
+  stack.pool.query(
+    `UPDATE attempts SET state = 'failed', finished_at = now(),
+            error = '{"code":"never_processed"}' WHERE id = $1`,
+    [attemptId],
+  );
+
 describe('evidence of work outranks "no record"', () => {
   test.each([
     ['answers "status": "pending"', 'pending' as const],
@@ -114,13 +122,9 @@ describe('evidence of work outranks "no record"', () => {
         effects: [`${job.id}:1`],
       });
       // PostgreSQL refuses to fail it too: only an operator's verdict may.
-      await expect(
-        stack.pool.query(
-          `UPDATE attempts SET state = 'failed', finished_at = now(),
-                  error = '{"code":"never_processed"}' WHERE id = $1`,
-          [`${job.id}:1`],
-        ),
-      ).rejects.toThrow(/attempts_success_answer_is_not_failed_by_machine/);
+      await expect(failAsNeverProcessed(`${job.id}:1`)).rejects.toThrow(
+        /attempts_success_answer_is_not_failed_by_machine/,
+      );
 
       // The operator, who found the charge at the provider, records it; still one charge.
       const resolved = await operator(stack, 'POST', `/attempts/${job.id}:1/resolve`, {
@@ -203,13 +207,7 @@ describe('a provider seen breaking its contract after the work is not believed o
       requests: [`${job.id}:1`],
       effects: [`${job.id}:1`],
     });
-    await expect(
-      stack.pool.query(
-        `UPDATE attempts SET state = 'failed', finished_at = now(),
-                error = '{"code":"never_processed"}' WHERE id = $1`,
-        [`${job.id}:1`],
-      ),
-    ).rejects.toThrow(/proves nothing/);
+    await expect(failAsNeverProcessed(`${job.id}:1`)).rejects.toThrow(/proves nothing/);
 
     // Both end by an operator's word: cancelled, their charges left for them to settle.
     for (const open of [seenOnce, job])
