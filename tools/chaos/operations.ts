@@ -680,7 +680,13 @@ export async function runOperation(
     case 'mismatch': {
       const record = createdRecord(actors, random);
       // A released key takes another intent as its next job: no longer a reuse to refuse.
-      if (!record || record.releases.length > 0 || record.releasesPending > 0) return;
+      if (
+        !record ||
+        record.releases.length > 0 ||
+        record.releasesPending > 0 ||
+        record.releaseOpsInFlight > 0
+      )
+        return;
       const other: Intent =
         record.intent.type === 'charge'
           ? {
@@ -822,15 +828,21 @@ export async function runOperation(
       const { record, jobId } = target;
       if (record.mismatchesInFlight > 0 || record.releasesPending > 0) return;
       journal.operation(op, kind, { jobId, key: record.key, open: target.open });
-      // A job with an attempt open is cancelled first, as an operator would before a release.
-      const cancelVia = target.open || random.chance(0.6) ? anyVia(random) : undefined;
-      if (cancelVia) await operatorCancel(actors, op, kind, jobId, cancelVia);
-      const released = await releaseKey(actors, op, kind, record, jobId, anyVia(random));
-      if (released && random.chance(0.8))
-        await client.create(op, kind, record, {
-          token: actors.owners[record.owner]!,
-          via: anyVia(random),
-        });
+      // Held from here: a mismatch sent while the cancel below runs could land after the release.
+      record.releaseOpsInFlight += 1;
+      try {
+        // A job with an attempt open is cancelled first, as an operator would before a release.
+        const cancelVia = target.open || random.chance(0.6) ? anyVia(random) : undefined;
+        if (cancelVia) await operatorCancel(actors, op, kind, jobId, cancelVia);
+        const released = await releaseKey(actors, op, kind, record, jobId, anyVia(random));
+        if (released && random.chance(0.8))
+          await client.create(op, kind, record, {
+            token: actors.owners[record.owner]!,
+            via: anyVia(random),
+          });
+      } finally {
+        record.releaseOpsInFlight -= 1;
+      }
       return;
     }
     case 'temporal_cancel': {

@@ -35,6 +35,12 @@ export interface KeyRecord {
   releases: Array<{ jobId: string; at: number }>;
   /** Releases sent and not yet answered: a job they allow may be named before their answer. */
   releasesPending: number;
+  /**
+   * release_key operations under way (from their check to their end, the cancel before the
+   * release included): a mismatch is not sent meanwhile, or it could land just after the release
+   * and rightly make the key's next job.
+   */
+  releaseOpsInFlight: number;
   /** Creates with another intent still in flight (a release waits for them: see mismatch). */
   mismatchesInFlight: number;
 }
@@ -94,6 +100,7 @@ export class World {
         retried: false,
         releases: [],
         releasesPending: 0,
+        releaseOpsInFlight: 0,
         mismatchesInFlight: 0,
       };
       this.keys.set(id, record);
