@@ -214,7 +214,7 @@ export interface DueDelivery {
  * The first waiting delivery of each endpoint a job has deliveries for, in order: a later event
  * to an endpoint waits until the earlier one to it has ended. Each is claimed for `leaseMs`, so
  * a second sender (another event's run, a restarted try) passes it by meanwhile. Returns the
- * claimed ones, and how many endpoints' first deliveries it left (held or skipped).
+ * claimed ones.
  */
 export async function claimNextDeliveries(
   pool: Pool,
@@ -222,7 +222,7 @@ export async function claimNextDeliveries(
   leaseMs: number,
   /** Endpoints this sender leaves alone now (they refused in this round). */
   skipEndpoints: readonly string[] = [],
-): Promise<{ claimed: DueDelivery[]; waiting: number }> {
+): Promise<{ claimed: DueDelivery[] }> {
   return inTransaction(pool, async (client) => {
     // Every waiting delivery of the job (a few), locked; the first of each endpoint is due.
     const { rows: waiting } = await client.query<{
@@ -248,7 +248,7 @@ export async function claimNextDeliveries(
       (row, index) => waiting.findIndex((other) => other.endpoint_id === row.endpoint_id) === index,
     );
     const free = rows.filter((row) => row.free);
-    if (free.length === 0) return { claimed: [], waiting: rows.length };
+    if (free.length === 0) return { claimed: [] };
     const ids = free.map((row) => row.id);
     await client.query(
       `UPDATE webhook_deliveries SET claimed_until = now() + make_interval(secs => $2 / 1000.0)
@@ -262,7 +262,6 @@ export async function claimNextDeliveries(
       [free.map((row) => row.endpoint_id)],
     );
     return {
-      waiting: rows.length - free.length,
       claimed: free.map((row) => ({
         id: row.id,
         endpointId: row.endpoint_id,

@@ -147,8 +147,6 @@ async function tryOnce(
 /** What one round of a job's deliveries came to. */
 export interface DeliveryRound {
   delivered: number;
-  /** Deliveries still waiting: tried and refused, held by another sender, or queued behind. */
-  waiting: number;
   lastError?: string;
 }
 
@@ -166,16 +164,15 @@ export async function deliverJobWebhooks(
   },
   jobId: string,
 ): Promise<DeliveryRound> {
-  const round: DeliveryRound = { delivered: 0, waiting: 0 };
+  const round: DeliveryRound = { delivered: 0 };
   const refused: string[] = [];
   for (;;) {
-    const { claimed, waiting } = await claimNextDeliveries(
+    const { claimed } = await claimNextDeliveries(
       deps.pool,
       jobId,
       WEBHOOK_TIMEOUT_MS * 3,
       refused,
     );
-    round.waiting = waiting;
     if (claimed.length === 0) return round;
     await Promise.all(
       claimed.map(async (delivery) => {

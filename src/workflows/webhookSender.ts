@@ -6,7 +6,7 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { JobActivities, ProviderCallActivities } from '../activities';
+import type { ProviderCallActivities } from '../activities';
 import { webhookWorkflowId, type WebhookRetry } from '../domain/webhooks';
 import { db } from './activityStubs';
 import { providerCallTaskQueue, type WebhookSenderInput } from './definitions';
@@ -70,5 +70,3 @@ export async function startWebhookSender(
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
   }
 }
-
-export type WebhookSteps = Pick<JobActivities, 'webhookEventsWaiting' | 'raiseNeedsOperator'>;
