@@ -3,6 +3,7 @@ import type { AttemptRecord } from '../db/attempts';
 import type { JobPageCursor } from '../db/jobLists';
 import type { JobRecord } from '../db/jobs';
 import { CALL_OUTCOMES, jobCost } from '../domain/cost';
+import { isUuid } from '../domain/identity';
 import { ATTEMPT_STATES, JOB_MODES, JOB_STATUSES } from '../domain/job';
 
 const tokenUsageSchema = z.object({
@@ -171,7 +172,7 @@ export function decodeCursor(text: string): JobPageCursor | undefined {
   const match = /^(\d{1,17})\.([0-9a-f-]{36})$/.exec(
     Buffer.from(text, 'base64url').toString('utf8'),
   );
-  if (!match || !z.uuid().safeParse(match[2]).success) return undefined;
+  if (!match || !isUuid(match[2]!)) return undefined;
   const createdAtMicros = Number(match[1]);
   // A time a JavaScript number cannot hold exactly (after the year 2255) is no cursor we issued.
   if (!Number.isSafeInteger(createdAtMicros)) return undefined;

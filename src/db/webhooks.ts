@@ -1,3 +1,4 @@
+import { isUuid } from '../domain/identity';
 import type { DeliveryState, WebhookEvent } from '../domain/webhooks';
 import { inTransaction, type Pool, type Queryable } from './pool';
 
@@ -36,8 +37,6 @@ function toEndpoint(row: EndpointRow): WebhookEndpoint {
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Registers an endpoint with its first secret, in one transaction. */
 export async function insertEndpoint(
   pool: Pool,
@@ -74,7 +73,7 @@ export async function findEndpoint(
   ownerId: string,
   endpointId: string,
 ): Promise<WebhookEndpoint | undefined> {
-  if (!UUID.test(endpointId)) return undefined;
+  if (!isUuid(endpointId)) return undefined;
   const { rows } = await db.query<EndpointRow>(
     `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints
       WHERE id = $1 AND owner_id = $2 AND deleted_at IS NULL`,
@@ -92,7 +91,7 @@ export async function deleteEndpoint(
   ownerId: string,
   endpointId: string,
 ): Promise<boolean> {
-  if (!UUID.test(endpointId)) return false;
+  if (!isUuid(endpointId)) return false;
   return inTransaction(pool, async (client) => {
     const { rowCount } = await client.query(
       `UPDATE webhook_endpoints SET deleted_at = now()
@@ -111,7 +110,7 @@ export async function enableEndpoint(
   ownerId: string,
   endpointId: string,
 ): Promise<WebhookEndpoint | undefined> {
-  if (!UUID.test(endpointId)) return undefined;
+  if (!isUuid(endpointId)) return undefined;
   const { rows } = await db.query<EndpointRow>(
     `UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL
       WHERE id = $1 AND owner_id = $2 AND deleted_at IS NULL RETURNING ${ENDPOINT_COLUMNS}`,
@@ -131,7 +130,7 @@ export async function rotateSecret(
   secret: string,
   previousLiveForMs: number,
 ): Promise<{ previousExpireAt: Date } | undefined> {
-  if (!UUID.test(endpointId)) return undefined;
+  if (!isUuid(endpointId)) return undefined;
   return inTransaction(pool, async (client) => {
     const { rowCount } = await client.query(
       `SELECT 1 FROM webhook_endpoints

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * What makes a valid owner id and idempotency key: one rule for every entry point (HTTP, the
  * Temporal-native start, a child workflow's admission) and the same one the database CHECKs.
@@ -42,4 +44,12 @@ export function tokenPairs(spec: string): Array<{ name: string; token: string }>
       const cut = pair.lastIndexOf(':');
       return { name: cut <= 0 ? '' : pair.slice(0, cut), token: pair.slice(cut + 1) };
     });
+}
+
+/**
+ * Whether `value` can be the id of a row of ours (jobs, attempts and webhook endpoints have UUIDs).
+ * A lookup by anything else finds nothing; asked of PostgreSQL it would be a cast error instead.
+ */
+export function isUuid(value: string): boolean {
+  return z.uuid().safeParse(value).success;
 }

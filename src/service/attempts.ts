@@ -1,12 +1,12 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, type UpdateDefinition } from '@temporalio/common';
-import { z } from 'zod';
 import { reportAttemptFailure, settleAttemptWithoutResult } from '../db/attemptCalls';
 import { findAttempt, listAttempts, type AttemptRecord } from '../db/attempts';
 import { findCallbackReceipt, saveCallbackReceipt } from '../db/callbacks';
 import { findJob, findOwnedJob, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
 import { FAILURES, problemOfFailure } from '../domain/failures';
+import { isUuid } from '../domain/identity';
 import { checkJobResult } from '../jobTypes';
 import type { Logger } from '../logger';
 import {
@@ -38,8 +38,6 @@ export interface AttemptServiceDeps {
   /** Where a job this process ends (a cancel, a callback's result) is observed. */
   metrics?: JobEndMetrics | undefined;
 }
-
-const isUuid = (value: string): boolean => z.uuid().safeParse(value).success;
 
 /** The job's workflow has closed, so no update can reach it. */
 class WorkflowClosedError extends ServiceError {

@@ -1,5 +1,4 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { z } from 'zod';
 import type { AttemptRecord } from '../db/attempts';
 import type { JobEndings } from '../db/jobEndings';
 import { listOwnedJobs, type JobPageCursor, type OwnedPageOptions } from '../db/jobLists';
@@ -7,6 +6,7 @@ import { claimStartLease, findJobByKey, giveBackStartLease, type JobRecord } fro
 import { findOwnedJobWithAttempts } from '../db/jobWithAttempts';
 import type { Pool } from '../db/pool';
 import { DEFAULTS } from '../domain/defaults';
+import { isUuid } from '../domain/identity';
 import { isTerminalJobStatus, type JobMode } from '../domain/job';
 import type { OwnerLimitSettings } from '../domain/ownerLimits';
 import { jobWorkflowId } from '../domain/workflowId';
@@ -244,7 +244,7 @@ export async function getJob(
   given: string,
   options: WaitOptions = {},
 ): Promise<JobWithAttempts | undefined> {
-  if (!z.uuid().safeParse(given).success) return undefined;
+  if (!isUuid(given)) return undefined;
   // One spelling of the id from here on: the job-ending notification names it in lower case.
   const jobId = given.toLowerCase();
   const deadline = Date.now() + (options.waitMs ?? 0);

@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import { attemptThatMayTakeEffect, findJob, releaseJobKey, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
+import { isUuid } from '../domain/identity';
 import type { Logger } from '../logger';
 import { ServiceError } from './errors';
 
@@ -17,7 +17,7 @@ export async function releaseKey(
   jobId: string,
   reason: string,
 ): Promise<JobRecord | undefined> {
-  if (!z.uuid().safeParse(jobId).success) return undefined;
+  if (!isUuid(jobId)) return undefined;
   const released = await releaseJobKey(deps.pool, jobId, { operator, reason });
   if (released) {
     deps.logger.info(

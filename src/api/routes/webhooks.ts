@@ -12,6 +12,7 @@ import {
   type DeliveryRecord,
   type WebhookEndpoint,
 } from '../../db/webhooks';
+import { isUuid } from '../../domain/identity';
 import { DELIVERY_STATES, WEBHOOK_EVENTS } from '../../domain/webhooks';
 import { newWebhookSecret } from '../../service/webhookDelivery';
 import { internalTargetOf } from '../../service/webhookTargets';
@@ -269,7 +270,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
     },
     async (request, reply) => {
       const given = request.params.id;
-      const job = z.uuid().safeParse(given).success
+      const job = isUuid(given)
         ? await findOwnedJob(deps.pool, request.ownerId, given.toLowerCase())
         : undefined;
       if (!job) return sendNotFound(reply, `job ${request.params.id}`);
