@@ -200,6 +200,8 @@ export async function pendingEventKeys(db: Queryable, jobId: string): Promise<st
 export interface DueDelivery {
   id: string;
   endpointId: string;
+  /** The endpoint's owner: the only one whose job it may be sent. */
+  ownerId: string;
   url: string;
   event: WebhookEvent;
   eventKey: string;
@@ -227,6 +229,7 @@ export async function claimNextDeliveries(
     const { rows: waiting } = await client.query<{
       id: string;
       endpoint_id: string;
+      owner_id: string;
       url: string;
       event: WebhookEvent;
       event_key: string;
@@ -234,7 +237,7 @@ export async function claimNextDeliveries(
       tries: number;
       free: boolean;
     }>(
-      `SELECT d.id, d.endpoint_id, e.url, d.event, d.event_key, d.body, d.tries,
+      `SELECT d.id, d.endpoint_id, e.owner_id, e.url, d.event, d.event_key, d.body, d.tries,
               (d.claimed_until IS NULL OR d.claimed_until < now())
                 AND NOT d.endpoint_id = ANY ($2) AS free
          FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
@@ -264,6 +267,7 @@ export async function claimNextDeliveries(
       claimed: free.map((row) => ({
         id: row.id,
         endpointId: row.endpoint_id,
+        ownerId: row.owner_id,
         url: row.url,
         event: row.event,
         eventKey: row.event_key,

@@ -3,8 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { jobResource } from '../api/representation';
-import { listAttempts } from '../db/attempts';
-import { findJob } from '../db/jobs';
+import { findOwnedJobWithAttempts } from '../db/jobWithAttempts';
 import type { Pool } from '../db/pool';
 import {
   claimNextDeliveries,
@@ -45,15 +44,21 @@ export function webhookSignature(
     .join(' ');
 }
 
-/** The body of an event: its type, when it happened, and the job resource as its owner sees it. */
-async function eventBody(pool: Pool, jobId: string, event: string): Promise<unknown> {
-  const job = await findJob(pool, jobId);
-  if (!job) throw new Error(`job ${jobId} is gone`);
-  const attempts = await listAttempts(pool, jobId);
+/**
+ * The body of an event: its type, when it happened, and the job resource as its owner sees it
+ * (read as the owner reads it, so an endpoint is never sent another owner's job).
+ */
+async function eventBody(
+  pool: Pool,
+  delivery: Pick<DueDelivery, 'ownerId' | 'event'>,
+  jobId: string,
+): Promise<unknown> {
+  const found = await findOwnedJobWithAttempts(pool, delivery.ownerId, jobId);
+  if (!found) throw new Error(`job ${jobId} is gone`);
   return {
-    type: event,
-    timestamp: (job.finishedAt ?? new Date()).toISOString(),
-    data: jobResource(job, attempts),
+    type: delivery.event,
+    timestamp: (found.job.finishedAt ?? new Date()).toISOString(),
+    data: jobResource(found.job, found.attempts),
   };
 }
 
@@ -176,8 +181,7 @@ export async function deliverJobWebhooks(
     if (claimed.length === 0) return round;
     await Promise.all(
       claimed.map(async (delivery) => {
-        const body =
-          delivery.body ?? JSON.stringify(await eventBody(deps.pool, jobId, delivery.event));
+        const body = delivery.body ?? JSON.stringify(await eventBody(deps.pool, delivery, jobId));
         const answer = await tryOnce(delivery, body, deps.allowInternal);
         await recordDeliveryTry(deps.pool, delivery, { ...answer, body });
         if (answer.outcome === 'delivered') {
