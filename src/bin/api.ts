@@ -13,7 +13,7 @@ import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { temporalConnectOptions } from '../temporal/connection';
 import { tracingClientInterceptors } from '../temporal/tracing';
-import { exitWithParent } from './parentLink';
+import { exitWithParent, tellParent } from './parentLink';
 
 async function main(): Promise<void> {
   const logger = createLogger('onejob-api');
@@ -23,13 +23,16 @@ async function main(): Promise<void> {
   refusePublishedDevSecrets(process.env, providerConfigs);
   const providers = new ProviderRegistry(providerConfigs);
   const pool = createPool(config.databaseUrl);
+  tellParent({ starting: 'migrations' });
   await migrate(pool);
+  tellParent({ starting: 'connecting to Temporal' });
   const connection = await Connection.connect(temporalConnectOptions(config.temporal));
   const temporal = new Client({
     connection,
     namespace: config.temporal.namespace,
     interceptors: tracingClientInterceptors(apiTracing),
   });
+  tellParent({ starting: 'routes' });
   const app = await buildApi({
     pool,
     temporal,
@@ -48,7 +51,9 @@ async function main(): Promise<void> {
     listPageMaxBytes: config.listPageMaxBytes,
     allowInternalWebhookTargets: config.allowInternalWebhookTargets,
   });
+  tellParent({ starting: 'listening' });
   await app.listen({ host: config.host, port: config.port });
+  tellParent({ ready: true });
 
   let stopping = false;
   const stop = async (): Promise<void> => {

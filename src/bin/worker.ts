@@ -22,7 +22,7 @@ import { ensureSearchAttributes } from '../temporal/searchAttributes';
 import { tracingClientInterceptors } from '../temporal/tracing';
 import { prebuiltWorkflowBundle } from '../temporal/workflowBundle';
 import { createJobWorkers, workerSettings } from '../worker';
-import { exitWithParent } from './parentLink';
+import { exitWithParent, tellParent } from './parentLink';
 
 async function main(): Promise<void> {
   const logger = createLogger('onejob-worker');
@@ -44,7 +44,9 @@ async function main(): Promise<void> {
   const sweep = sweeperConfig();
   const providers = new ProviderRegistry(providerConfigs);
   const pool = createPool(config.databaseUrl);
+  tellParent({ starting: 'migrations' });
   await migrate(pool);
+  tellParent({ starting: 'connecting to Temporal' });
   const connection = await NativeConnection.connect(temporalConnectOptions(config.temporal));
   try {
     const added = await ensureSearchAttributes(connection, config.temporal.namespace);
@@ -62,6 +64,7 @@ async function main(): Promise<void> {
     interceptors: tracingClientInterceptors(workerTracing),
   });
   const metrics = createWorkerMetrics();
+  tellParent({ starting: 'workers (workflow bundle, pollers)' });
   const worker = await createJobWorkers({
     temporal,
     metrics,
@@ -128,7 +131,7 @@ async function main(): Promise<void> {
   sweeper.unref();
 
   // Tell a supervising parent (npm start) that jobs will now be picked up.
-  process.send?.({ ready: true });
+  tellParent({ ready: true });
   await running;
   clearInterval(sweeper);
   await health?.close();

@@ -1,24 +1,33 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { BUILT_PRODUCT, builtProduct } from '../../tools/stack/build';
-import { spawnNodeScript, type GuardedProcess } from '../../tools/stack/processes';
+import {
+  spawnNodeScript,
+  startupProgress,
+  waitForHttp,
+  waitForReady,
+  type GuardedProcess,
+} from '../../tools/stack/processes';
 
-/** Waits until `url` answers OK while the process lives; fails with what the processes wrote. */
+/**
+ * Waits until `url` answers OK while the process lives; otherwise stops it and fails with where its
+ * start stood and what the processes wrote. Call it right after the spawn: it follows the process's start-up steps. A
+ * minute, since a loaded machine once took over 30 s to bring an API up on the production engine.
+ */
 export async function waitForHealthy(
   url: string,
   proc: GuardedProcess,
   output: () => string,
 ): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && proc.child.exitCode === null) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  const progress = startupProgress(proc);
+  try {
+    await waitForHttp(url, 60_000, proc.exited, progress);
+  } catch (error) {
+    await proc.stop();
+    throw new Error(
+      `the API process did not become healthy: ${(error as Error).message}\n${output()}`,
+    );
   }
-  throw new Error(`the API process did not become healthy:\n${output()}`);
 }
 
 /**
@@ -53,10 +62,12 @@ export function serviceProcesses(
     /** A worker process, once it says it is ready. */
     async startWorker(): Promise<GuardedProcess> {
       const child = spawnService('worker');
-      await new Promise<void>((resolve, reject) => {
-        child.child.on('message', (message: { ready?: boolean }) => message.ready && resolve());
-        void child.exited.then(() => reject(new Error(`the worker process exited:\n${output}`)));
-      });
+      try {
+        await waitForReady(child, 120_000);
+      } catch (error) {
+        await child.stop();
+        throw new Error(`the worker process: ${(error as Error).message}\n${output}`);
+      }
       return child;
     },
   };

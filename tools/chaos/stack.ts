@@ -21,7 +21,9 @@ import {
   isRunning,
   sleep,
   spawnNodeScript,
+  startupProgress,
   waitForHttp,
+  waitForReady,
   type GuardedProcess,
 } from '../stack/processes';
 import { obtainTemporalCli } from '../stack/temporalCli';
@@ -279,25 +281,6 @@ interface Slot {
   /** Up and not being killed by us: an exit now is unexpected. */
   up: boolean;
   faults: Serial;
-}
-
-function waitForReadyMessage(proc: GuardedProcess, timeoutMs: number): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no ready message within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    proc.child.on('message', (message: { ready?: boolean }) => {
-      if (message.ready === true) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    void proc.exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited (code ${code}) before it was ready`));
-    });
-  });
 }
 
 async function waitForPostgres(url: string, timeoutMs: number): Promise<void> {
@@ -680,7 +663,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
             ONEJOB_WORKER_HEALTH_ADDRESS: health,
           };
         },
-        ready: (proc) => waitForReadyMessage(proc, 120_000),
+        ready: (proc) => waitForReady(proc, 120_000),
         up: false,
         faults: new Serial(),
       };
@@ -694,7 +677,13 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
         name,
         script: path.join(buildDir, 'bin', 'api.js'),
         env: async () => ({ ...serviceEnv, ...dependencies, PORT: String(port) }),
-        ready: (proc) => waitForHttp(`http://127.0.0.1:${port}/healthz`, 60_000, proc.exited),
+        ready: (proc) =>
+          waitForHttp(
+            `http://127.0.0.1:${port}/healthz`,
+            60_000,
+            proc.exited,
+            startupProgress(proc),
+          ),
         readinessUrl: `http://127.0.0.1:${port}/readyz`,
         up: false,
         faults: new Serial(),

@@ -186,27 +186,73 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Waits until `url` answers 2xx, or fails once the process behind it has exited. */
+/**
+ * Follows the steps a service of ours reports as it starts (tellParent in src/bin/parentLink.ts).
+ * Attach it right after the spawn; it says where the start stands, for a wait that gives up.
+ */
+export function startupProgress(proc: GuardedProcess): () => string {
+  let step = 'before its first step';
+  let since = Date.now();
+  proc.child.on('message', (message: { starting?: unknown; ready?: unknown }) => {
+    if (typeof message.starting !== 'string' && message.ready !== true) return;
+    step = typeof message.starting === 'string' ? message.starting : 'ready';
+    since = Date.now();
+  });
+  return () => `its start was at "${step}" for ${Math.round((Date.now() - since) / 1000)} s`;
+}
+
+/**
+ * Waits for a service of ours to say it is ready (tellParent's `ready`), or fails once it has
+ * exited or `timeoutMs` has passed, saying where its start stood.
+ */
+export function waitForReady(proc: GuardedProcess, timeoutMs: number): Promise<void> {
+  const progress = startupProgress(proc);
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`not ready within ${timeoutMs} ms (${progress()})`)),
+      timeoutMs,
+    );
+    proc.child.on('message', (message: { ready?: unknown }) => {
+      if (message.ready !== true) return;
+      clearTimeout(timer);
+      resolve();
+    });
+    void proc.exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited (code ${code}) before it was ready (${progress()})`));
+    });
+  });
+}
+
+/**
+ * Waits until `url` answers 2xx, or fails once the process behind it has exited. A failure says
+ * what the last try got and, given `progress` (startupProgress), where the process's start stood.
+ */
 export async function waitForHttp(
   url: string,
   timeoutMs: number,
   exited: Promise<unknown>,
+  progress?: () => string,
 ): Promise<void> {
   let gone = false;
   void exited.then(() => (gone = true));
   const deadline = Date.now() + timeoutMs;
+  let lastTry = 'no try yet';
   while (Date.now() < deadline && !gone) {
     try {
       const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
       if (response.ok) return;
-    } catch {
-      // not up yet
+      lastTry = `answered ${response.status}`;
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause?.code;
+      lastTry = cause ?? (error as Error).message; // ECONNREFUSED: nothing listens yet
     }
     await sleep(200);
   }
+  const where = [`last try: ${lastTry}`, ...(progress ? [progress()] : [])].join('; ');
   throw new Error(
     gone
-      ? `${url}: the process exited before it answered`
-      : `${url} did not answer within ${timeoutMs} ms`,
+      ? `${url}: the process exited before it answered (${where})`
+      : `${url} did not answer within ${timeoutMs} ms (${where})`,
   );
 }

@@ -23,7 +23,13 @@ import { builtProduct, builtTool } from './build';
 import { obtainJaeger, startJaeger, type Jaeger } from './jaeger';
 import { checkPorts, devStackConfig, devStackPorts } from './portCheck';
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
-import { spawnNodeScript, waitForHttp, type GuardedProcess } from './processes';
+import {
+  spawnNodeScript,
+  startupProgress,
+  waitForHttp,
+  waitForReady,
+  type GuardedProcess,
+} from './processes';
 import { obtainTemporalCli } from './temporalCli';
 import { startTemporalCluster } from './temporalCluster';
 import { obtainTemporalClusterBinaries, TEMPORAL_SERVER_VERSION } from './temporalClusterBinaries';
@@ -45,26 +51,6 @@ const SCRIPTS = {
 };
 
 /** Waits for a child's `{ [key]: true }` IPC message. */
-async function waitForMessage(
-  child: GuardedProcess,
-  key: string,
-  timeoutMs: number,
-): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no "${key}" message within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    child.child.on('message', (message: Record<string, unknown>) => {
-      if (message[key] === true) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    void child.exited.then(() => reject(new Error('the process exited before it was ready')));
-  });
-}
-
 async function startDevEngine(
   stateDir: string,
   ports: ReturnType<typeof devStackConfig>,
@@ -233,9 +219,14 @@ async function main(): Promise<void> {
       }
     }
     const worker = start('worker');
-    await waitForMessage(worker, 'ready', 120_000);
+    await waitForReady(worker, 120_000);
     const api = start('api');
-    await waitForHttp(`http://127.0.0.1:${ports.apiPort}/healthz`, 60_000, api.exited);
+    await waitForHttp(
+      `http://127.0.0.1:${ports.apiPort}/healthz`,
+      60_000,
+      api.exited,
+      startupProgress(api),
+    );
 
     const devToken = process.env.ONEJOB_API_TOKENS ? undefined : DEV_TOKEN;
     console.log(
