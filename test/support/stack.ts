@@ -131,163 +131,176 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   const database = await createTestDatabase(
     options.build === undefined ? undefined : path.join(options.build, '..', '..', 'migrations'),
   );
-  const taskQueue = uniqueName('onejob-test');
-  const simulator = await startSimulator();
-  // The in-process worker logs into memory, so tests can read what an operator would see.
-  const workerLogLines: string[] = [];
-  const logger = createLogger('onejob-test', 'info', {
-    write: (line: string) => void workerLogLines.push(line),
-  });
-  const port = await freePort();
-  const serviceEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: database.url,
-    TEMPORAL_ADDRESS: options.temporalAddress ?? info.temporalAddress,
-    TEMPORAL_NAMESPACE: options.namespace ?? 'default',
-    ONEJOB_TASK_QUEUE: taskQueue,
-    ONEJOB_SIMULATOR_URL: simulator.url,
-    // The simulator's standard providers by default; either way without retries on the same
-    // provider or a breaker unless the test's configs turn them on (see support/providers.ts).
-    ONEJOB_PROVIDERS: JSON.stringify(
-      (options.providers ?? simulatorProviders)(simulator.url).map((config) => ({
-        retry: false,
-        breaker: false,
-        ...config,
-      })),
-    ),
-    ONEJOB_OPERATOR_TOKENS: `${OPERATOR}:${OPERATOR_TOKEN}`,
-    ONEJOB_SIMULATOR_CALLBACK_SECRET: CALLBACK_SECRET,
-    ONEJOB_HEDGE_DELAY_MS: String(options.hedgeDelayMs ?? 2_000),
-    ONEJOB_API_TOKENS: [
-      `${TEST_OWNER}:${TEST_TOKEN}`,
-      `${OTHER_OWNER}:${OTHER_TOKEN}`,
-      `${LONGEST_OWNER}:${LONGEST_OWNER_TOKEN}`,
-      ...Object.entries(TRICK_OWNERS).map(([owner, token]) => `${owner}:${token}`),
-    ].join(','),
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
-    ONEJOB_WORKER_HEALTH_ADDRESS: `127.0.0.1:${await freePort()}`,
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-    // The tests' webhook receivers listen on loopback, which deployments refuse by default.
-    ONEJOB_WEBHOOK_INTERNAL_TARGETS: 'allow',
-    ...options.env,
-  };
+  // What has started so far, stopped again (newest first) if a later step fails: a stack that
+  // never came up must not leave a worker polling or an API running, which would keep Jest (and
+  // CI) waiting to the end of its time instead of failing at once.
+  const undoStart: Array<() => Promise<unknown>> = [() => database.drop()];
+  try {
+    const taskQueue = uniqueName('onejob-test');
+    const simulator = await startSimulator();
+    undoStart.push(() => simulator.close());
+    // The in-process worker logs into memory, so tests can read what an operator would see.
+    const workerLogLines: string[] = [];
+    const logger = createLogger('onejob-test', 'info', {
+      write: (line: string) => void workerLogLines.push(line),
+    });
+    const port = await freePort();
+    const serviceEnv: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: database.url,
+      TEMPORAL_ADDRESS: options.temporalAddress ?? info.temporalAddress,
+      TEMPORAL_NAMESPACE: options.namespace ?? 'default',
+      ONEJOB_TASK_QUEUE: taskQueue,
+      ONEJOB_SIMULATOR_URL: simulator.url,
+      // The simulator's standard providers by default; either way without retries on the same
+      // provider or a breaker unless the test's configs turn them on (see support/providers.ts).
+      ONEJOB_PROVIDERS: JSON.stringify(
+        (options.providers ?? simulatorProviders)(simulator.url).map((config) => ({
+          retry: false,
+          breaker: false,
+          ...config,
+        })),
+      ),
+      ONEJOB_OPERATOR_TOKENS: `${OPERATOR}:${OPERATOR_TOKEN}`,
+      ONEJOB_SIMULATOR_CALLBACK_SECRET: CALLBACK_SECRET,
+      ONEJOB_HEDGE_DELAY_MS: String(options.hedgeDelayMs ?? 2_000),
+      ONEJOB_API_TOKENS: [
+        `${TEST_OWNER}:${TEST_TOKEN}`,
+        `${OTHER_OWNER}:${OTHER_TOKEN}`,
+        `${LONGEST_OWNER}:${LONGEST_OWNER_TOKEN}`,
+        ...Object.entries(TRICK_OWNERS).map(([owner, token]) => `${owner}:${token}`),
+      ].join(','),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
+      ONEJOB_WORKER_HEALTH_ADDRESS: `127.0.0.1:${await freePort()}`,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      // The tests' webhook receivers listen on loopback, which deployments refuse by default.
+      ONEJOB_WEBHOOK_INTERNAL_TARGETS: 'allow',
+      ...options.env,
+    };
 
-  const services = serviceProcesses(serviceEnv, options.build, options.workerNodeFlags);
+    const services = serviceProcesses(serviceEnv, options.build, options.workerNodeFlags);
 
-  // Connected as the services connect (TLS settings included, when the test sets them).
-  const connection = await Connection.connect(
-    temporalConnectOptions(temporalConnectionSettings(serviceEnv)),
-  );
-  const temporal = new Client({ connection, namespace: options.namespace ?? 'default' });
-  const registry = new ProviderRegistry(providerConfigsFromEnv(serviceEnv), serviceEnv);
+    // Connected as the services connect (TLS settings included, when the test sets them).
+    const connection = await Connection.connect(
+      temporalConnectOptions(temporalConnectionSettings(serviceEnv)),
+    );
+    undoStart.push(() => connection.close());
+    const temporal = new Client({ connection, namespace: options.namespace ?? 'default' });
+    const registry = new ProviderRegistry(providerConfigsFromEnv(serviceEnv), serviceEnv);
 
-  let workerProcess: GuardedProcess | undefined;
-  const workerDeps = {
-    temporal,
-    pool: database.pool,
-    providers: registry,
-    logger,
-    serviceEnv,
-  };
-  const extraWorkers: Array<{ stop(): Promise<void> }> = [];
-  let stopWorker: () => Promise<void>;
-  if (options.workerProcess) {
-    workerProcess = await services.startWorker();
-    stopWorker = async () => workerProcess?.stop();
-  } else {
-    const worker = await startInProcessWorker(workerDeps, taskQueue);
-    stopWorker = () => worker.stop();
-  }
-
-  const extraApis: GuardedProcess[] = [];
-  const api = services.spawn(
-    'api',
-    options.apiDatabaseUrl ? { DATABASE_URL: options.apiDatabaseUrl(database.url) } : {},
-  );
-  const apiUrl = `http://127.0.0.1:${port}`;
-  await waitForHealthy(`${apiUrl}/healthz`, api, services.output);
-  liveSimulators.add(simulator);
-
-  return {
-    apiUrl,
-    databaseUrl: database.url,
-    serviceEnv,
-    pool: database.pool,
-    temporal,
-    taskQueue,
-    simulator,
-    api,
-    apiOutput: services.output,
-    serviceLogs: () =>
-      [...workerLogLines, ...services.output().split('\n')].flatMap((line) => {
-        if (!line.startsWith('{')) return [];
-        try {
-          return [JSON.parse(line) as Record<string, unknown>];
-        } catch {
-          return [];
-        }
-      }),
-    registry,
-    async startWorkerOn(queue) {
-      extraWorkers.push(await startInProcessWorker(workerDeps, queue));
-    },
-    async startExtraApi(env = {}) {
-      const extraPort = await freePort();
-      const extra = services.spawn('api', { ...env, PORT: String(extraPort) });
-      const url = `http://127.0.0.1:${extraPort}`;
-      await waitForHealthy(`${url}/healthz`, extra, services.output);
-      extraApis.push(extra);
-      return { url, port: extraPort, stop: () => extra.stop() };
-    },
-    certify(provider, jobType, { deadlineMs } = {}) {
-      const configured = registry.get(provider);
-      // The same adapter with another attempt timeout: certification's deadline is the only use.
-      const adapter =
-        deadlineMs === undefined
-          ? configured
-          : new ProviderRegistry([{ ...configured.config, timeoutMs: deadlineMs }], serviceEnv).get(
-              provider,
-            );
-      return certifyProvider({ db: database.pool, provider: adapter, jobType });
-    },
-    async killWorker(signal = 'SIGKILL') {
-      if (!workerProcess)
-        throw new Error(
-          'the worker runs in this process; start the stack with workerProcess: true',
-        );
-      workerProcess.child.kill(signal);
-      return workerProcess.exited;
-    },
-    async restartWorker() {
+    let workerProcess: GuardedProcess | undefined;
+    const workerDeps = {
+      temporal,
+      pool: database.pool,
+      providers: registry,
+      logger,
+      serviceEnv,
+    };
+    const extraWorkers: Array<{ stop(): Promise<void> }> = [];
+    let stopWorker: () => Promise<void>;
+    if (options.workerProcess) {
       workerProcess = await services.startWorker();
-    },
-    workerPid: () => workerProcess?.child.pid,
-    request(method, path, options = {}) {
-      const headers: Record<string, string> = {
-        authorization: `Bearer ${options.token ?? TEST_TOKEN}`,
-        ...options.headers,
-      };
-      let body: string | undefined;
-      if (options.body !== undefined) {
-        body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-        headers['content-type'] ??= 'application/json';
-      }
-      return fetch(`${apiUrl}${path}`, { method, headers, body });
-    },
-    async stop() {
-      for (const extra of extraApis) await extra.stop();
-      await api.stop();
-      // The simulator first: calls still hanging on it end at once, so the worker stops promptly.
-      liveSimulators.delete(simulator);
-      await simulator.close();
-      for (const extra of extraWorkers) await extra.stop();
-      await stopWorker();
-      await connection.close();
-      await database.drop();
-    },
-  };
+      stopWorker = async () => workerProcess?.stop();
+    } else {
+      const worker = await startInProcessWorker(workerDeps, taskQueue);
+      stopWorker = () => worker.stop();
+    }
+    undoStart.push(stopWorker);
+
+    const extraApis: GuardedProcess[] = [];
+    const api = services.spawn(
+      'api',
+      options.apiDatabaseUrl ? { DATABASE_URL: options.apiDatabaseUrl(database.url) } : {},
+    );
+    const apiUrl = `http://127.0.0.1:${port}`;
+    await waitForHealthy(`${apiUrl}/healthz`, api, services.output);
+    liveSimulators.add(simulator);
+
+    return {
+      apiUrl,
+      databaseUrl: database.url,
+      serviceEnv,
+      pool: database.pool,
+      temporal,
+      taskQueue,
+      simulator,
+      api,
+      apiOutput: services.output,
+      serviceLogs: () =>
+        [...workerLogLines, ...services.output().split('\n')].flatMap((line) => {
+          if (!line.startsWith('{')) return [];
+          try {
+            return [JSON.parse(line) as Record<string, unknown>];
+          } catch {
+            return [];
+          }
+        }),
+      registry,
+      async startWorkerOn(queue) {
+        extraWorkers.push(await startInProcessWorker(workerDeps, queue));
+      },
+      async startExtraApi(env = {}) {
+        const extraPort = await freePort();
+        const extra = services.spawn('api', { ...env, PORT: String(extraPort) });
+        const url = `http://127.0.0.1:${extraPort}`;
+        await waitForHealthy(`${url}/healthz`, extra, services.output);
+        extraApis.push(extra);
+        return { url, port: extraPort, stop: () => extra.stop() };
+      },
+      certify(provider, jobType, { deadlineMs } = {}) {
+        const configured = registry.get(provider);
+        // The same adapter with another attempt timeout: certification's deadline is the only use.
+        const adapter =
+          deadlineMs === undefined
+            ? configured
+            : new ProviderRegistry(
+                [{ ...configured.config, timeoutMs: deadlineMs }],
+                serviceEnv,
+              ).get(provider);
+        return certifyProvider({ db: database.pool, provider: adapter, jobType });
+      },
+      async killWorker(signal = 'SIGKILL') {
+        if (!workerProcess)
+          throw new Error(
+            'the worker runs in this process; start the stack with workerProcess: true',
+          );
+        workerProcess.child.kill(signal);
+        return workerProcess.exited;
+      },
+      async restartWorker() {
+        workerProcess = await services.startWorker();
+      },
+      workerPid: () => workerProcess?.child.pid,
+      request(method, path, options = {}) {
+        const headers: Record<string, string> = {
+          authorization: `Bearer ${options.token ?? TEST_TOKEN}`,
+          ...options.headers,
+        };
+        let body: string | undefined;
+        if (options.body !== undefined) {
+          body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+          headers['content-type'] ??= 'application/json';
+        }
+        return fetch(`${apiUrl}${path}`, { method, headers, body });
+      },
+      async stop() {
+        for (const extra of extraApis) await extra.stop();
+        await api.stop();
+        // The simulator first: calls still hanging on it end at once, so the worker stops promptly.
+        liveSimulators.delete(simulator);
+        await simulator.close();
+        for (const extra of extraWorkers) await extra.stop();
+        await stopWorker();
+        await connection.close();
+        await database.drop();
+      },
+    };
+  } catch (error) {
+    for (const undo of undoStart.reverse()) await undo().catch(() => undefined);
+    throw error;
+  }
 }
 
 /**
