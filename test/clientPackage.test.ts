@@ -15,6 +15,7 @@ import { createJob, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { attemptRows } from './support/rows';
 import { startTestStack, type TestStack } from './support/stack';
+import { WebhookReceiver } from './support/webhookReceiver';
 
 /**
  * The client is a package of its own (client/, onejob-client): typed from the API's document,
@@ -128,6 +129,56 @@ test('retryJob asks for another attempt, and a refusal is a problem naming its c
     type: '/problems/job-terminal',
   });
   await untilJob(stack, hanging.id, (j) => j.attempts.every((a) => a.state !== 'running'));
+});
+
+test('the client registers a webhook endpoint, rotates its secret, reads a job’s deliveries and deletes it; the event verifies under either secret of the rotation', async () => {
+  const receiver = await WebhookReceiver.start();
+  const endpoint = await onejob.createWebhookEndpoint({
+    url: receiver.url,
+    events: ['job.succeeded'],
+  });
+  try {
+    expect(endpoint).toMatchObject({ url: receiver.url, events: ['job.succeeded'] });
+    expect(endpoint.secret).toMatch(/^whsec_/);
+    const listed = await onejob.listWebhookEndpoints();
+    expect(listed.find((e) => e.id === endpoint.id)).not.toHaveProperty('secret');
+    const rotation = await onejob.rotateWebhookSecret(endpoint.id, {
+      previousSecretExpiresInSeconds: 600,
+    });
+    expect(rotation.secret).not.toBe(endpoint.secret);
+    receiver.secret = rotation.secret;
+
+    const { job } = await onejob.createJob({
+      type: 'summarize',
+      input: { text: 'Announced when it ends. Signed twice.' },
+      providers: ['simulator'],
+    });
+    expect((await onejob.waitForJob(job.id)).status).toBe('succeeded');
+    const deliveries = await eventually(
+      () => onejob.listWebhookDeliveries(job.id),
+      (found) => found[0]?.state === 'delivered',
+      60_000,
+    );
+    expect(deliveries).toEqual([
+      expect.objectContaining({ endpointId: endpoint.id, event: 'job.succeeded' }),
+    ]);
+    const [event] = receiver.of(job.id);
+    // The reference library took it under the new secret; ours does under each, alone.
+    expect(event?.verified).toMatchObject({ type: 'job.succeeded', data: { id: job.id } });
+    for (const secret of [endpoint.secret, rotation.secret])
+      expect(verifyWebhook(secret, event!.headers, event!.body)).toMatchObject({
+        data: { id: job.id, status: 'succeeded' },
+      });
+
+    expect(await onejob.enableWebhookEndpoint(endpoint.id)).toMatchObject({ disabledAt: null });
+    await onejob.deleteWebhookEndpoint(endpoint.id);
+    const gone = await onejob.getWebhookEndpoint(endpoint.id).catch((error: unknown) => error);
+    expect(gone).toBeInstanceOf(OneJobProblemError);
+    expect((gone as OneJobProblemError).status).toBe(404);
+  } finally {
+    await onejob.deleteWebhookEndpoint(endpoint.id).catch(() => undefined);
+    await receiver.down();
+  }
 });
 
 describe('verifyWebhook agrees with the Standard Webhooks reference library', () => {

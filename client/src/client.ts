@@ -1,5 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { Attempt, CreateJobBody, Job, JobPage, JobStatus, ListInclusion } from './types';
+import type {
+  Attempt,
+  CreatedWebhookEndpoint,
+  CreateJobBody,
+  CreateWebhookEndpointBody,
+  Job,
+  JobPage,
+  JobStatus,
+  ListInclusion,
+  SecretRotation,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from './types';
 
 /**
  * A typed HTTP client for backend services. Its retries are safe by construction: every
@@ -159,6 +171,68 @@ export class OneJobClient {
       retry: 'nothing-happened',
     });
     return (await response.json()) as Job;
+  }
+
+  /**
+   * Registers a webhook endpoint for your jobs' events. The answer carries its signing secret,
+   * shown only here: keep it for verifyWebhook. Not idempotent, so sent again only when the API
+   * said nothing happened (429, 503); after a network error, list the endpoints to see.
+   */
+  async createWebhookEndpoint(body: CreateWebhookEndpointBody): Promise<CreatedWebhookEndpoint> {
+    const response = await this.send('POST', '/v1/webhooks', { body, retry: 'nothing-happened' });
+    return (await response.json()) as CreatedWebhookEndpoint;
+  }
+
+  async listWebhookEndpoints(): Promise<WebhookEndpoint[]> {
+    const response = await this.send('GET', '/v1/webhooks');
+    return ((await response.json()) as { endpoints: WebhookEndpoint[] }).endpoints;
+  }
+
+  async getWebhookEndpoint(id: string): Promise<WebhookEndpoint> {
+    const response = await this.send('GET', `/v1/webhooks/${encodeURIComponent(id)}`);
+    return (await response.json()) as WebhookEndpoint;
+  }
+
+  /**
+   * Deletes an endpoint: nothing more is sent to it, and what waited for it is abandoned. A
+   * second delete is a OneJobProblemError (404), so it is sent again only when nothing happened.
+   */
+  async deleteWebhookEndpoint(id: string): Promise<void> {
+    await this.send('DELETE', `/v1/webhooks/${encodeURIComponent(id)}`, {
+      retry: 'nothing-happened',
+    });
+  }
+
+  /** Turns an endpoint on again (one that answered 410 was turned off): events from now on reach it. */
+  async enableWebhookEndpoint(id: string): Promise<WebhookEndpoint> {
+    const response = await this.send('POST', `/v1/webhooks/${encodeURIComponent(id)}/enable`);
+    return (await response.json()) as WebhookEndpoint;
+  }
+
+  /**
+   * A new signing secret, without a gap: the old one keeps signing beside it until
+   * `previousSecretExpiresInSeconds` (default a day) has passed. Each call makes a secret, so it
+   * is sent again only when nothing happened.
+   */
+  async rotateWebhookSecret(
+    id: string,
+    options: { previousSecretExpiresInSeconds?: number } = {},
+  ): Promise<SecretRotation> {
+    const response = await this.send(
+      'POST',
+      `/v1/webhooks/${encodeURIComponent(id)}/secret-rotations`,
+      { body: options, retry: 'nothing-happened' },
+    );
+    return (await response.json()) as SecretRotation;
+  }
+
+  /** A job's webhook deliveries, in the order they are sent, each with every try. */
+  async listWebhookDeliveries(jobId: string): Promise<WebhookDelivery[]> {
+    const response = await this.send(
+      'GET',
+      `/v1/jobs/${encodeURIComponent(jobId)}/webhook-deliveries`,
+    );
+    return ((await response.json()) as { deliveries: WebhookDelivery[] }).deliveries;
   }
 
   /** Sends one request, retrying what may safely be retried; throws OneJobProblemError for a final problem. */

@@ -1,7 +1,20 @@
 /** onejob-client: the typed HTTP client of onejob, and the verifier of its webhooks. */
 export { OneJobClient, OneJobProblemError } from './client';
 export type { CreatedJob, CreateJobInput, OneJobClientOptions, Problem } from './client';
-export type { Attempt, Job, JobPage, JobStatus, ListedJob, ListInclusion } from './types';
+export type {
+  Attempt,
+  CreatedWebhookEndpoint,
+  CreateWebhookEndpointBody,
+  Job,
+  JobPage,
+  JobStatus,
+  ListedJob,
+  ListInclusion,
+  SecretRotation,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEvent,
+} from './types';
 export { verifyWebhook, WebhookVerificationError } from './webhooks';
 export type { VerifyWebhookOptions } from './webhooks';
 export type { paths } from './openapi';
