@@ -20,7 +20,12 @@ import {
   type JobWorkflowStatus,
   type ResolveAttemptResult,
 } from '../workflows/definitions';
-import { NOT_ADMITTED } from '../workflows/policy';
+import {
+  blockingAttemptMessage,
+  endedJobMessage,
+  NOT_ADMITTED,
+  notCancelledMessage,
+} from '../workflows/policy';
 import { isWorkflowTaskFailing, ServiceError } from './errors';
 import type { JobEndMetrics } from './histograms';
 import {
@@ -93,7 +98,7 @@ export async function requestAttempt(
   const job = await findOwnedJob(deps.pool, ownerId, jobId);
   if (!job) return undefined;
   if (job.terminalStatus)
-    throw new ServiceError('job-terminal', `job ${job.id} is ${job.terminalStatus}`);
+    throw new ServiceError('job-terminal', endedJobMessage(job.id, job.terminalStatus));
   try {
     return await updateJobWorkflow(deps, job, requestAttemptUpdate, { provider });
   } catch (error) {
@@ -115,11 +120,14 @@ async function withRecordedBlockingState(
   if (!blocking?.attemptId) return error;
   const row = await findAttempt(deps.pool, blocking.attemptId);
   if (!row || row.state === blocking.state) return error;
-  const message = `attempt ${blocking.seq} on ${blocking.provider} is ${row.state}`;
-  return new ServiceError(error.problemType, message, {
-    ...error.details,
-    blockingAttempt: { ...blocking, state: row.state },
-  });
+  return new ServiceError(
+    error.problemType,
+    blockingAttemptMessage({ ...blocking, state: row.state }),
+    {
+      ...error.details,
+      blockingAttempt: { ...blocking, state: row.state },
+    },
+  );
 }
 
 /**
@@ -290,7 +298,7 @@ export async function cancelJob(
 function endedAlready(job: Pick<JobRecord, 'id' | 'terminalStatus' | 'completedBy'>): ServiceError {
   return new ServiceError(
     'job-terminal',
-    `job ${job.id} is ${job.terminalStatus}; it was not cancelled`,
+    notCancelledMessage(job.id, job.terminalStatus ?? 'ended'),
     { jobStatus: job.terminalStatus, completedBy: job.completedBy },
   );
 }

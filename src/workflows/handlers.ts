@@ -16,6 +16,7 @@ import {
 import type { AttemptRequest, JobRun } from './jobRun';
 import {
   attemptRequestRefusal,
+  notCancelledMessage,
   notOpenRefusal,
   resolutionRefusal,
   settledMeanwhileRefusal,
@@ -125,10 +126,7 @@ export function installHandlers(run: JobRun): void {
       for (const scope of run.runningCalls.values()) scope.cancel();
       if (run.terminal !== 'cancelled')
         // Settled behind this workflow's back (a late result, a callback): that outcome stands.
-        refuse(
-          FAILURES.jobTerminal,
-          `job ${run.jobId} is ${run.terminal ?? 'ended'}; it was not cancelled`,
-        );
+        refuse(FAILURES.jobTerminal, notCancelledMessage(run.jobId, run.terminal ?? 'ended'));
       run.show(
         'cancelled',
         `done: cancelled by ${cancelledBy(cancellation)} (${cancellation.reason})`,

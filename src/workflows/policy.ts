@@ -46,12 +46,29 @@ export const inFlight = (attempts: readonly AttemptSummary[]): AttemptSummary[] 
 
 export const NOT_ADMITTED = 'the job has not been admitted yet';
 
+/** What a refusal says of a job that has ended: one wording on every path that refuses. */
+export function endedJobMessage(jobId: string | null, status: string): string {
+  return `job ${jobId} is ${status}`;
+}
+
+/** What a cancel that came too late says: the job's outcome stands. */
+export function notCancelledMessage(jobId: string | null, status: string): string {
+  return `${endedJobMessage(jobId, status)}; it was not cancelled`;
+}
+
+/** What a refusal says of the attempt that blocks another: which one, and in which state. */
+export function blockingAttemptMessage(
+  attempt: Pick<AttemptSummary, 'seq' | 'provider' | 'state'>,
+): string {
+  return `attempt ${attempt.seq} on ${attempt.provider} is ${attempt.state}`;
+}
+
 /** The job has ended, or is not admitted yet: nothing may be asked of it. */
 export function notOpenRefusal(
   job: Pick<JobView, 'jobId' | 'plan' | 'terminal'>,
 ): Refusal | undefined {
   if (job.terminal)
-    return { type: FAILURES.jobTerminal, message: `job ${job.jobId} is ${job.terminal}` };
+    return { type: FAILURES.jobTerminal, message: endedJobMessage(job.jobId, job.terminal) };
   if (!job.plan) return { type: FAILURES.jobTerminal, message: NOT_ADMITTED };
   return undefined;
 }
@@ -68,9 +85,7 @@ export function attemptRequestRefusal(
   if (!plan || blocking || job.requestWaiting) {
     return {
       type: FAILURES.attemptInFlight,
-      message: blocking
-        ? `attempt ${blocking.seq} on ${blocking.provider} is ${blocking.state}`
-        : 'an attempt is about to start',
+      message: blocking ? blockingAttemptMessage(blocking) : 'an attempt is about to start',
       details: blocking,
     };
   }
