@@ -26,17 +26,51 @@ for (const [network, prefix] of [
   ['::', 127],
   ['fc00::', 7],
   ['fe80::', 10],
+  // Site-local (deprecated, still routed inside some networks) and local-use NAT64.
+  ['fec0::', 10],
+  ['64:ff9b:1::', 48],
   ['ff00::', 8],
 ] as const)
   INTERNAL.addSubnet(network, prefix, 'ipv6');
 
-/** Whether an IP address is on an internal network (an IPv4-mapped IPv6 one by its IPv4 part). */
+/** An IPv6 address's eight 16-bit groups (a dotted IPv4 tail taken as the last two). */
+function ipv6Groups(address: string): number[] {
+  const dotted = /^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address);
+  const text = dotted
+    ? `${dotted[1]}${((+dotted[2]! << 8) | +dotted[3]!).toString(16)}:${((+dotted[4]! << 8) | +dotted[5]!).toString(16)}`
+    : address;
+  const [head = '', tail] = text.split('::');
+  const parse = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
+  const front = parse(head);
+  const back = tail === undefined ? [] : parse(tail);
+  return [...front, ...Array<number>(8 - front.length - back.length).fill(0), ...back];
+}
+
+const dottedOf = (high: number, low: number): string =>
+  [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+
+/**
+ * The IPv4 address an IPv6 one carries to an IPv4 host, where it does: IPv4-mapped (::ffff:0:0/96)
+ * and IPv4-compatible (::/96), NAT64's well-known prefix (64:ff9b::/96, which reaches
+ * 169.254.169.254 from an IPv6-only network) and 6to4 (2002::/16).
+ */
+function embeddedIpv4(address: string): string | undefined {
+  const g = ipv6Groups(address);
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && (g[5] === 0xffff || (g[5] === 0 && (g[6] !== 0 || g[7]! > 1))))
+    return dottedOf(g[6]!, g[7]!);
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return dottedOf(g[6]!, g[7]!);
+  if (g[0] === 0x2002) return dottedOf(g[1]!, g[2]!);
+  return undefined;
+}
+
+/** Whether an IP address is on an internal network (an IPv6 one carrying IPv4 by that IPv4). */
 export function isInternalAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return INTERNAL.check(mapped[1]!, 'ipv4');
   const family = isIP(address);
   if (family === 0) return false;
-  return INTERNAL.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (family === 4) return INTERNAL.check(address, 'ipv4');
+  const carried = embeddedIpv4(address);
+  return carried === undefined ? INTERNAL.check(address, 'ipv6') : INTERNAL.check(carried, 'ipv4');
 }
 
 /** Why a host may not be called, or undefined when it may: its addresses, as DNS gives them now. */
