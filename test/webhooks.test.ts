@@ -1,4 +1,6 @@
 import { Webhook } from 'standardwebhooks';
+import { finishJobWithoutResult } from '../src/db/jobs';
+import { insertNeedsOperatorDeliveries } from '../src/db/webhooks';
 import { createLogger } from '../src/logger';
 import type { ProviderConfig } from '../src/providers/provider';
 import { deliverJobWebhooks } from '../src/service/webhookDelivery';
@@ -327,9 +329,22 @@ test('internal addresses (loopback, private, link-local) are refused where not a
     'fe80::1',
     'fd00::1',
     '::ffff:10.0.0.1',
+    // IPv6 that reaches an internal IPv4 host: mapped in hex, NAT64, IPv4-compatible, 6to4.
+    '::ffff:7f00:1',
+    '64:ff9b::a9fe:a9fe',
+    '::7f00:1',
+    '2002:7f00:1::',
+    'fec0::1',
   ])
     expect([address, isInternalAddress(address)]).toEqual([address, true]);
-  for (const address of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '2001:4860:4860::8888'])
+  for (const address of [
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '2001:4860:4860::8888',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+  ])
     expect([address, isInternalAddress(address)]).toEqual([address, false]);
 
   // A sender that denies them records why and never connects (a down receiver would say
@@ -356,5 +371,112 @@ test('internal addresses (loopback, private, link-local) are refused where not a
     });
   } finally {
     await receiver.up();
+  }
+});
+
+test('the bytes of an event are fixed in its delivery before they are first sent: a try whose answer is never recorded (a crash, the database gone) is sent again with the same bytes', async () => {
+  await register(['job.succeeded']);
+  const readsRow = receiver.onRequest;
+  // As each event comes in, the receiver reads what its delivery's row holds as its body.
+  receiver.onRequest = async (payload) => {
+    const { data } = payload as { data: { id: string } };
+    const { rows } = await stack.pool.query<{ body: string | null }>(
+      `SELECT body FROM webhook_deliveries WHERE job_id = $1 AND event = 'job.succeeded'`,
+      [data.id],
+    );
+    return { fixedBody: rows[0]?.body ?? null };
+  };
+  try {
+    const job = await createJob(stack, summarizeBody(['chat']));
+    const [got] = await untilReceived(job.id, (r) => r.length === 1);
+    expect(got!.seen).toEqual({ fixedBody: got!.body });
+  } finally {
+    receiver.onRequest = readsRow;
+  }
+});
+
+/**
+ * Holds a job's ending open: the product's own statement ends the row (its trigger writes the
+ * ending's deliveries) in a transaction that commits only when the test says, as a late result
+ * or a callback ending the job in another process would be, mid-way.
+ */
+async function endingHeldOpen(jobId: string): Promise<{ commit(): Promise<void> }> {
+  const client = await stack.pool.connect();
+  await client.query('BEGIN');
+  await finishJobWithoutResult(client, jobId, 'cancelled', {
+    code: 'cancelled',
+    reason: 'ended in another transaction',
+  });
+  return {
+    async commit() {
+      try {
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+    },
+  };
+}
+
+/** Whether a statement containing `text` waits on a lock in the stack's database now. */
+async function waitingOnLock(text: string): Promise<boolean> {
+  const { rows } = await stack.pool.query(
+    `SELECT 1 FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`,
+    [`%${text}%`],
+  );
+  return rows.length > 0;
+}
+
+test('no job.needs_operator is written for a job whose ending is being written at that moment: it waits for the ending and sees it, so it is never sent after the ending', async () => {
+  await register(['job.needs_operator', 'job.cancelled']);
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'needs-operator-race' } });
+  const job = await createJob(stack, chargeBody(['pay-patient']));
+  try {
+    await untilJob(stack, job.id, (j) => j.attempts[0]?.state === 'running');
+    const ending = await endingHeldOpen(job.id);
+    let settled = false;
+    const raising = insertNeedsOperatorDeliveries(stack.pool, job.id, 'needs_operator:1').finally(
+      () => (settled = true),
+    );
+    // The ending is still uncommitted when the event is written, or waited for.
+    await eventually(
+      async () => settled || (await waitingOnLock("'job.needs_operator', $2")),
+      (ready) => ready,
+    );
+    await ending.commit();
+    expect(await raising).toBe(false);
+    const { rows } = await stack.pool.query<{ event: string }>(
+      'SELECT event FROM webhook_deliveries WHERE job_id = $1 ORDER BY position',
+      [job.id],
+    );
+    expect(rows.map((row) => row.event)).toEqual(['job.cancelled']);
+  } finally {
+    stack.simulator.openGate('needs-operator-race');
+  }
+});
+
+test('an endpoint deleted while a job’s ending was being written is sent nothing of it: the delivery the ending wrote for it is abandoned, not tried', async () => {
+  const endpoint = await register(['job.cancelled']);
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'deleted-endpoint' } });
+  const job = await createJob(stack, chargeBody(['pay-patient']));
+  try {
+    await untilJob(stack, job.id, (j) => j.attempts[0]?.state === 'running');
+    const ending = await endingHeldOpen(job.id);
+    expect((await stack.request('DELETE', `/v1/webhooks/${endpoint.id}`)).status).toBe(204);
+    await ending.commit();
+    // A sender for the job's events (the backstop would start one for a delivery left waiting).
+    await deliverJobWebhooks(
+      { pool: stack.pool, logger: createLogger('test', 'silent'), allowInternal: true },
+      job.id,
+    );
+    const { rows } = await stack.pool.query<{ state: string; last_error: string | null }>(
+      'SELECT state, last_error FROM webhook_deliveries WHERE job_id = $1',
+      [job.id],
+    );
+    expect(rows).toEqual([{ state: 'abandoned', last_error: 'the endpoint was deleted' }]);
+    expect(receiver.of(job.id)).toEqual([]);
+  } finally {
+    stack.simulator.openGate('deleted-endpoint');
   }
 });

@@ -161,7 +161,8 @@ async function abandonPending(db: Queryable, endpointId: string, why: string): P
 
 /**
  * The event that a job's attempt has waited `unknown` for an operator: one delivery per
- * endpoint that takes it (none twice). Returns whether any of the job's deliveries of it wait.
+ * endpoint that takes it (none twice), and none once the job has ended, even by a transaction
+ * that commits while this one runs. Returns whether any of the job's deliveries of it wait.
  */
 export async function insertNeedsOperatorDeliveries(
   db: Queryable,
@@ -176,6 +177,9 @@ export async function insertNeedsOperatorDeliveries(
         WHERE j.id = $1 AND j.terminal_status IS NULL
           AND e.deleted_at IS NULL AND e.disabled_at IS NULL
           AND 'job.needs_operator' = ANY (e.events)
+          -- Waits for an ending still being written, then sees it: an event about a job that
+          -- has ended would otherwise be written, and sent, after the ending's.
+          FOR SHARE OF j
        ON CONFLICT DO NOTHING
        RETURNING 1)
      SELECT EXISTS (SELECT 1 FROM added)
@@ -205,8 +209,10 @@ export interface DueDelivery {
   url: string;
   event: WebhookEvent;
   eventKey: string;
-  /** The exact body every try sends; null until the first try fixes it. */
+  /** The exact body every try sends; null until the first try fixes it (fixDeliveryBody). */
   body: string | null;
+  /** When the event was written: the time a job.needs_operator event carries. */
+  createdAt: Date;
   tries: number;
   secrets: string[];
 }
@@ -225,6 +231,18 @@ export async function claimNextDeliveries(
   skipEndpoints: readonly string[] = [],
 ): Promise<{ claimed: DueDelivery[] }> {
   return inTransaction(pool, async (client) => {
+    // An endpoint deleted or disabled while a job's ending was being written (the ending's
+    // trigger still saw it live) keeps a delivery that abandonPending could not see yet.
+    await client.query(
+      `UPDATE webhook_deliveries d
+          SET state = 'abandoned', ended_at = now(), claimed_until = NULL,
+              last_error = CASE WHEN e.deleted_at IS NOT NULL THEN 'the endpoint was deleted'
+                                ELSE e.disabled_reason END
+         FROM webhook_endpoints e
+        WHERE e.id = d.endpoint_id AND d.job_id = $1 AND d.state = 'pending'
+          AND (e.deleted_at IS NOT NULL OR e.disabled_at IS NOT NULL)`,
+      [jobId],
+    );
     // Every waiting delivery of the job (a few), locked; the first of each endpoint is due.
     const { rows: waiting } = await client.query<{
       id: string;
@@ -235,9 +253,10 @@ export async function claimNextDeliveries(
       event_key: string;
       body: string | null;
       tries: number;
+      created_at: Date;
       free: boolean;
     }>(
-      `SELECT d.id, d.endpoint_id, e.owner_id, e.url, d.event, d.event_key, d.body, d.tries,
+      `SELECT d.id, d.endpoint_id, e.owner_id, e.url, d.event, d.event_key, d.body, d.tries, d.created_at,
               (d.claimed_until IS NULL OR d.claimed_until < now())
                 AND NOT d.endpoint_id = ANY ($2) AS free
          FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
@@ -272,11 +291,29 @@ export async function claimNextDeliveries(
         event: row.event,
         eventKey: row.event_key,
         body: row.body,
+        createdAt: row.created_at,
         tries: row.tries,
         secrets: secrets.rows.filter((s) => s.endpoint_id === row.endpoint_id).map((s) => s.secret),
       })),
     };
   });
+}
+
+/**
+ * Fixes the bytes of a delivery before its first try is sent, and returns the bytes fixed (those
+ * of another sender that was first). A try whose answer is never recorded (a crash, the database
+ * gone) is then sent again with the same bytes, not rebuilt from a job that may have changed.
+ */
+export async function fixDeliveryBody(
+  db: Queryable,
+  deliveryId: string,
+  body: string,
+): Promise<string> {
+  const { rows } = await db.query<{ body: string }>(
+    'UPDATE webhook_deliveries SET body = coalesce(body, $2) WHERE id = $1 RETURNING body',
+    [deliveryId, body],
+  );
+  return rows[0]?.body ?? body;
 }
 
 /** What one try came to: the receiver's status, or why there was none. */

@@ -7,6 +7,7 @@ import { findOwnedJobWithAttempts } from '../db/jobWithAttempts';
 import type { Pool } from '../db/pool';
 import {
   claimNextDeliveries,
+  fixDeliveryBody,
   recordDeliveryTry,
   type DeliveryTry,
   type DueDelivery,
@@ -45,19 +46,24 @@ export function webhookSignature(
 }
 
 /**
- * The body of an event: its type, when it happened, and the job resource as its owner sees it
- * (read as the owner reads it, so an endpoint is never sent another owner's job).
+ * The body of an event: its type, when it happened (the job's end, or when an attempt was found
+ * to need an operator), and the job resource as its owner sees it (read as the owner reads it,
+ * so an endpoint is never sent another owner's job).
  */
 async function eventBody(
   pool: Pool,
-  delivery: Pick<DueDelivery, 'ownerId' | 'event'>,
+  delivery: Pick<DueDelivery, 'ownerId' | 'event' | 'createdAt'>,
   jobId: string,
 ): Promise<unknown> {
   const found = await findOwnedJobWithAttempts(pool, delivery.ownerId, jobId);
   if (!found) throw new Error(`job ${jobId} is gone`);
+  const happenedAt =
+    delivery.event === 'job.needs_operator'
+      ? delivery.createdAt
+      : (found.job.finishedAt ?? delivery.createdAt);
   return {
     type: delivery.event,
-    timestamp: (found.job.finishedAt ?? new Date()).toISOString(),
+    timestamp: happenedAt.toISOString(),
     data: jobResource(found.job, found.attempts),
   };
 }
@@ -181,7 +187,13 @@ export async function deliverJobWebhooks(
     if (claimed.length === 0) return round;
     await Promise.all(
       claimed.map(async (delivery) => {
-        const body = delivery.body ?? JSON.stringify(await eventBody(deps.pool, delivery, jobId));
+        const body =
+          delivery.body ??
+          (await fixDeliveryBody(
+            deps.pool,
+            delivery.id,
+            JSON.stringify(await eventBody(deps.pool, delivery, jobId)),
+          ));
         const answer = await tryOnce(delivery, body, deps.allowInternal);
         await recordDeliveryTry(deps.pool, delivery, { ...answer, body });
         if (answer.outcome === 'delivered') {
