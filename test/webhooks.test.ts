@@ -3,6 +3,7 @@ import { finishJobWithoutResult } from '../src/db/jobs';
 import { insertNeedsOperatorDeliveries } from '../src/db/webhooks';
 import { createLogger } from '../src/logger';
 import type { ProviderConfig } from '../src/providers/provider';
+import { BACKSTOP_BATCH } from '../src/service/webhookBackstop';
 import { deliverJobWebhooks } from '../src/service/webhookDelivery';
 import { isInternalAddress } from '../src/service/webhookTargets';
 import { OTHER_TOKEN, TEST_TOKEN } from './support/identities';
@@ -190,6 +191,34 @@ test('a delivery whose sender was lost (its workflow terminated) is handed to a 
     expect(got!.verified).toMatchObject({ type: 'job.succeeded', data: { id: job.id } });
     expect((await sender.describe()).runId).not.toBe(lost);
     await untilDeliveries(job.id, (d) => d[0]?.state === 'delivered');
+  } finally {
+    await receiver.up().catch(() => undefined);
+  }
+});
+
+test('the backstop reaches a lost sender however many live senders wait in their backoff ahead of it: the least recently tried come first', async () => {
+  await register(['job.succeeded']);
+  await receiver.down();
+  try {
+    // Two rounds' worth of older events whose senders are alive and retrying: oldest first, a
+    // round would take only those (a few may be mid-try, and so passed by, at any moment).
+    const alive = [];
+    for (let n = 0; n < 2 * BACKSTOP_BATCH; n += 1)
+      alive.push(await createJob(stack, summarizeBody(['chat'])));
+    for (const job of alive) await untilDeliveries(job.id, (d) => (d[0]?.tries.length ?? 0) >= 1);
+    const job = await createJob(stack, summarizeBody(['chat']));
+    await untilDeliveries(job.id, (d) => (d[0]?.tries.length ?? 0) >= 1);
+    const sender = stack.temporal.workflow.getHandle(`webhooks/${job.id}/job.succeeded`);
+    const lost = (await sender.describe()).runId;
+    await sender.terminate('lost on purpose');
+    // Restarted while the receiver is still down, so the live senders still wait ahead of it.
+    await eventually(
+      () => sender.describe(),
+      (run) => run.runId !== lost,
+      60_000,
+    );
+    await receiver.up();
+    await untilReceived(job.id, (r) => r.length === 1);
   } finally {
     await receiver.up().catch(() => undefined);
   }

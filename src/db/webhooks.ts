@@ -449,7 +449,7 @@ export async function deliveriesOfJob(db: Queryable, jobId: string): Promise<Del
 /**
  * Jobs with a delivery that has waited past `olderThanMs` and nobody holds: the backstop that
  * starts their senders again (a job workflow that was terminated, an owner who registered an
- * endpoint after its job began). At most `limit`, oldest first.
+ * endpoint after its job began). At most `limit`, the least recently tried first.
  */
 export async function strandedDeliveries(
   db: Queryable,
@@ -457,10 +457,15 @@ export async function strandedDeliveries(
   limit: number,
 ): Promise<Array<{ jobId: string; eventKey: string }>> {
   const { rows } = await db.query<{ job_id: string; event_key: string }>(
-    `SELECT job_id, event_key FROM webhook_deliveries
-      WHERE state = 'pending' AND created_at < now() - make_interval(secs => $1 / 1000.0)
-        AND (claimed_until IS NULL OR claimed_until < now())
-      GROUP BY job_id, event_key ORDER BY min(created_at) LIMIT $2`,
+    `SELECT d.job_id, d.event_key FROM webhook_deliveries d
+      WHERE d.state = 'pending' AND d.created_at < now() - make_interval(secs => $1 / 1000.0)
+        AND (d.claimed_until IS NULL OR d.claimed_until < now())
+      GROUP BY d.job_id, d.event_key
+      -- Least recently tried first: a sender alive in its backoff has tried its job lately, so
+      -- however many of those are older, a job that no sender tries comes first.
+      ORDER BY (SELECT max(coalesce(x.last_try_at, x.created_at)) FROM webhook_deliveries x
+                 WHERE x.job_id = d.job_id AND x.state = 'pending')
+      LIMIT $2`,
     [olderThanMs, limit],
   );
   return rows.map((row) => ({ jobId: row.job_id, eventKey: row.event_key }));

@@ -5,8 +5,8 @@ import { webhookWorkflowId, type WebhookRetry } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import { WEBHOOK_SENDER_WORKFLOW_TYPE } from '../workflows/definitions';
 
-/** Senders started per round at most; the rest wait for the next round. */
-const BATCH = 20;
+/** Deliveries looked at per round at most, least recently tried first; the rest wait for the next. */
+export const BACKSTOP_BATCH = 20;
 
 /**
  * The backstop of at-least-once delivery: a delivery that has waited long with no sender
@@ -18,7 +18,11 @@ export async function startStrandedSenders(
   olderThanMs: number,
 ): Promise<number> {
   let started = 0;
-  for (const { jobId, eventKey } of await strandedDeliveries(deps.pool, olderThanMs, BATCH)) {
+  for (const { jobId, eventKey } of await strandedDeliveries(
+    deps.pool,
+    olderThanMs,
+    BACKSTOP_BATCH,
+  )) {
     try {
       await deps.temporal.workflow.start(WEBHOOK_SENDER_WORKFLOW_TYPE, {
         workflowId: webhookWorkflowId(jobId, eventKey),
