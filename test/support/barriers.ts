@@ -56,6 +56,8 @@ export function holdStatement(name: string, when: (values: readonly unknown[]) =
   const reached = new Promise<void>((resolve) => (reach = resolve));
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
   let armed = true;
   prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const config = args[0] as { name?: string; values?: unknown[] } | undefined;
@@ -63,14 +65,31 @@ export function holdStatement(name: string, when: (values: readonly unknown[]) =
       return send.apply(this, args);
     armed = false;
     reach();
-    const later = released.then(() => send.apply(this, args));
     // pg's pool passes a callback (the answer goes there); a direct caller awaits the promise.
-    return typeof args[args.length - 1] === 'function' ? undefined : later;
+    const last = args[args.length - 1];
+    if (typeof last === 'function') {
+      const callback = last as (...results: unknown[]) => void;
+      void released.then(() =>
+        send.apply(this, [
+          ...args.slice(0, -1),
+          (...results: unknown[]) => {
+            callback(...results);
+            answer();
+          },
+        ]),
+      );
+      return undefined;
+    }
+    const later = released.then(() => send.apply(this, args) as Promise<unknown>);
+    void later.finally(answer).catch(() => undefined);
+    return later;
   };
   return {
     /** Resolves once the statement has been caught. */
     reached,
     release,
+    /** Resolves once the statement, let go, has been answered (and its caller told). */
+    answered,
     /** Puts the driver back as it was (call it whatever happened). */
     restore(): void {
       prototype.query = send;

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Fault, FaultQueue, SimulatorRoute } from './faults';
-import { sendJson } from './http';
+import { sendJson, sendUnreadable } from './http';
 import { ledgerKey, type Ledger, type LedgerRequest } from './ledger';
 import { modelProfile } from './models';
 import { providerError, rateLimited } from './protocols';
@@ -229,6 +229,10 @@ export class Behaviour {
       if (fault?.kind === 'files_under_own_id') {
         this.ledger.filedUnderOwnId.add(slot);
         if (fault.answer === 'lost') return void req.socket.destroy();
+      }
+      if (fault?.kind === 'unreadable_success') {
+        if (fault.filesUnderOwnId) this.ledger.filedUnderOwnId.add(slot);
+        return sendUnreadable(res, status, response, headers, fault.body);
       }
       const body =
         fault?.kind === 'answer_with'

@@ -62,6 +62,13 @@ export type Fault =
    * record" for ever.
    */
   | { kind: 'files_under_own_id'; answer: 'pending' | 'own_key' | 'lost' }
+  /**
+   * Charge only: do the work, then answer 2xx with a body that cannot be read as the charge: an
+   * HTML page a proxy put in its place (`not_json`), or the JSON cut off mid-body by a dropped
+   * connection (`cut_off`). With `filesUnderOwnId`, the work is filed under the provider's own
+   * id, as `files_under_own_id` does: its status lookup by our key answers "no record" for ever.
+   */
+  | { kind: 'unreadable_success'; body: 'not_json' | 'cut_off'; filesUnderOwnId?: boolean }
   /** Chat only: the model writes on and on, so its answer always runs into the output cap. */
   | { kind: 'runs_long' }
   /** Chat only: the model declines (OpenAI's `refusal`, Anthropic's `stop_reason: "refusal"`). */

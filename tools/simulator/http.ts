@@ -44,3 +44,35 @@ export async function readBody(req: IncomingMessage): Promise<string> {
   }
   return Buffer.concat(chunks).toString('utf8');
 }
+
+/**
+ * A 2xx whose body cannot be read as the answer: an HTML page where the JSON should be (what a
+ * proxy in front of a provider sends), or the JSON cut off halfway by a dropped connection.
+ */
+export function sendUnreadable(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string>,
+  kind: 'not_json' | 'cut_off',
+): void {
+  if (res.destroyed) return;
+  if (kind === 'not_json') {
+    const page = '<html><body><h1>Request accepted</h1></body></html>';
+    res.writeHead(status, {
+      'content-type': 'text/html',
+      'content-length': Buffer.byteLength(page),
+      ...headers,
+    });
+    res.end(page);
+    return;
+  }
+  const payload = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+    ...headers,
+  });
+  // Half the promised bytes, then the connection drops.
+  res.write(payload.slice(0, Math.floor(payload.length / 2)), () => res.destroy());
+}
