@@ -55,11 +55,16 @@ CREATE TABLE public.attempts (
     check_delay_ms integer,
     needs_operator boolean DEFAULT false NOT NULL,
     unknown_since timestamp with time zone,
+    call_token uuid,
+    call_grace_ms integer,
     CONSTRAINT attempts_cached_input_tokens_check CHECK ((cached_input_tokens >= 0)),
     CONSTRAINT attempts_cached_within_input CHECK ((cached_input_tokens <= input_tokens)),
     CONSTRAINT attempts_call_deadline_after_start CHECK (((call_deadline_at IS NULL) OR ((started_at IS NOT NULL) AND (call_deadline_at >= started_at)))),
     CONSTRAINT attempts_call_ends_after_start CHECK (((call_ended_at IS NULL) OR (started_at IS NOT NULL))),
+    CONSTRAINT attempts_call_grace_ms_check CHECK ((call_grace_ms >= 0)),
+    CONSTRAINT attempts_call_grace_with_start CHECK (((call_grace_ms IS NULL) OR (started_at IS NOT NULL))),
     CONSTRAINT attempts_call_outcome_check CHECK ((call_outcome = ANY (ARRAY['won'::text, 'lost'::text, 'rejected'::text, 'failed'::text]))),
+    CONSTRAINT attempts_call_token_with_start CHECK (((call_token IS NULL) OR (started_at IS NOT NULL))),
     CONSTRAINT attempts_check CHECK ((id = (((job_id)::text || ':'::text) || (seq)::text))),
     CONSTRAINT attempts_check1 CHECK (((state = ANY (ARRAY['starting'::text, 'running'::text, 'unknown'::text])) = (finished_at IS NULL))),
     CONSTRAINT attempts_check_delay_ms_check CHECK ((check_delay_ms > 0)),
@@ -216,6 +221,18 @@ BEGIN
 END $$;
 
 --
+-- Name: jobs_settle_attempts_on_end(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.jobs_settle_attempts_on_end() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  PERFORM settle_attempts_of_ended_job(NEW.id, true);
+  RETURN NULL;
+END $$;
+
+--
 -- Name: metric_deltas_of_attempts(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -288,6 +305,56 @@ END
 $$;
 
 --
+-- Name: settle_attempts_of_ended_job(uuid, boolean); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.settle_attempts_of_ended_job(ended_job uuid, skip_locked boolean) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  ending record;
+  open_ids text[];
+  settled integer;
+BEGIN
+  SELECT terminal_status, completed_by INTO ending FROM jobs WHERE id = ended_job;
+  IF ending.terminal_status IS NULL THEN
+    RETURN 0;
+  END IF;
+  IF skip_locked THEN
+    SELECT array_agg(a.id) INTO open_ids FROM (
+      SELECT id FROM attempts
+       WHERE job_id = ended_job AND state IN ('starting', 'running')
+         AND id IS DISTINCT FROM ending.completed_by
+       FOR UPDATE SKIP LOCKED) a;
+  ELSE
+    SELECT array_agg(a.id) INTO open_ids FROM (
+      SELECT id FROM attempts
+       WHERE job_id = ended_job AND state IN ('starting', 'running')
+         AND id IS DISTINCT FROM ending.completed_by
+       FOR UPDATE) a;
+  END IF;
+  UPDATE attempts
+     SET state = CASE WHEN state = 'starting' THEN 'cancelled' ELSE 'unknown' END,
+         error = CASE
+                   WHEN state = 'starting' THEN jsonb_build_object(
+                     'code', 'job_not_open',
+                     'message', 'the job was ' || ending.terminal_status || ' before the request left; nothing was sent')
+                   ELSE jsonb_build_object(
+                     'code', 'job_ended',
+                     'message', 'the job was ' || ending.terminal_status || ' while the call was out; it may still take effect')
+                     || CASE WHEN error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('earlier', error) END
+                 END,
+         finished_at = CASE WHEN state = 'starting' THEN now() END,
+         -- A job that ended without a result: what its call did is looked up at once.
+         next_check_at = CASE WHEN state = 'running' AND ending.terminal_status <> 'succeeded'
+                              THEN now() ELSE next_check_at END,
+         updated_at = now()
+   WHERE id = ANY (open_ids) AND state IN ('starting', 'running');
+  GET DIAGNOSTICS settled = ROW_COUNT;
+  RETURN settled;
+END $$;
+
+--
 -- Name: webhook_deliveries_final(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -328,6 +395,24 @@ BEGIN
   RETURN NULL;
 END
 $$;
+
+--
+-- Name: webhook_late_result(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.webhook_late_result() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  INSERT INTO webhook_deliveries (job_id, endpoint_id, event, event_key)
+  SELECT j.id, e.id, 'job.late_result', 'job.late_result:' || NEW.id
+    FROM jobs j JOIN webhook_endpoints e ON e.owner_id = j.owner_id
+   WHERE j.id = NEW.job_id AND j.terminal_status IN ('cancelled', 'failed')
+     AND e.deleted_at IS NULL AND e.disabled_at IS NULL
+     AND 'job.late_result' = ANY (e.events)
+  ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END $$;
 
 --
 -- Name: certifications; Type: TABLE; Schema: public; Owner: -
@@ -529,7 +614,7 @@ CREATE TABLE public.webhook_deliveries (
     ended_at timestamp with time zone,
     CONSTRAINT webhook_deliveries_check CHECK (((state = 'pending'::text) = (ended_at IS NULL))),
     CONSTRAINT webhook_deliveries_check1 CHECK (((state <> 'delivered'::text) OR (body IS NOT NULL))),
-    CONSTRAINT webhook_deliveries_event_check CHECK ((event = ANY (ARRAY['job.succeeded'::text, 'job.failed'::text, 'job.cancelled'::text, 'job.needs_operator'::text]))),
+    CONSTRAINT webhook_deliveries_event_check CHECK ((event = ANY (ARRAY['job.succeeded'::text, 'job.failed'::text, 'job.cancelled'::text, 'job.needs_operator'::text, 'job.late_result'::text]))),
     CONSTRAINT webhook_deliveries_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text, 'abandoned'::text]))),
     CONSTRAINT webhook_deliveries_tries_check CHECK ((tries >= 0))
 );
@@ -578,7 +663,7 @@ CREATE TABLE public.webhook_endpoints (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT webhook_endpoints_check CHECK (((disabled_at IS NULL) = (disabled_reason IS NULL))),
     CONSTRAINT webhook_endpoints_description_check CHECK ((length(description) <= 500)),
-    CONSTRAINT webhook_endpoints_events_check CHECK (((cardinality(events) >= 1) AND (events <@ ARRAY['job.succeeded'::text, 'job.failed'::text, 'job.cancelled'::text, 'job.needs_operator'::text]))),
+    CONSTRAINT webhook_endpoints_events_check CHECK (((cardinality(events) >= 1) AND (events <@ ARRAY['job.succeeded'::text, 'job.failed'::text, 'job.cancelled'::text, 'job.needs_operator'::text, 'job.late_result'::text]))),
     CONSTRAINT webhook_endpoints_owner_id_check CHECK ((owner_id ~ '^[\x20-\x7e]{1,64}$'::text)),
     CONSTRAINT webhook_endpoints_url_check CHECK (((url ~ '^https?://[^\s]+$'::text) AND (length(url) <= 2000)))
 );
@@ -920,6 +1005,12 @@ CREATE TRIGGER attempts_note_unknown_since BEFORE UPDATE OF state ON public.atte
 CREATE TRIGGER attempts_wake_on_settle BEFORE UPDATE OF state ON public.attempts FOR EACH ROW WHEN (((old.state = 'unknown'::text) AND (new.state <> 'unknown'::text))) EXECUTE FUNCTION public.attempts_wake_on_settle();
 
 --
+-- Name: attempts attempts_webhook_late_result; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempts_webhook_late_result AFTER UPDATE OF state ON public.attempts FOR EACH ROW WHEN (((new.state = 'lost'::text) AND (old.state <> 'lost'::text))) EXECUTE FUNCTION public.webhook_late_result();
+
+--
 -- Name: jobs jobs_guard_outcome; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -936,6 +1027,12 @@ CREATE TRIGGER jobs_notify_ended AFTER UPDATE OF terminal_status ON public.jobs 
 --
 
 CREATE TRIGGER jobs_release_only_when_settled BEFORE UPDATE OF key_release ON public.jobs FOR EACH ROW WHEN (((old.key_release IS NULL) AND (new.key_release IS NOT NULL))) EXECUTE FUNCTION public.jobs_refuse_release_while_attempts_open();
+
+--
+-- Name: jobs jobs_settle_attempts_on_end; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER jobs_settle_attempts_on_end AFTER UPDATE OF terminal_status ON public.jobs FOR EACH ROW WHEN (((old.terminal_status IS NULL) AND (new.terminal_status IS NOT NULL))) EXECUTE FUNCTION public.jobs_settle_attempts_on_end();
 
 --
 -- Name: jobs jobs_webhook_ended; Type: TRIGGER; Schema: public; Owner: -

@@ -2,6 +2,7 @@ import { MAX_WAIT_SECONDS, type HttpBounds } from './api/httpBounds';
 import { DEFAULTS } from './domain/defaults';
 import { ownerLimitSettings } from './domain/ownerLimits';
 import { startedByDevStack } from './domain/publishedSecrets';
+import type { WebhookRetry } from './domain/webhooks';
 import { temporalConnectionSettings } from './temporal/connection';
 import { DEFAULT_TASK_QUEUE } from './workflows/definitions';
 
@@ -112,6 +113,32 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
     metricsToken: optionalToken(env, 'ONEJOB_METRICS_TOKEN'),
     /** Webhook endpoints on internal networks: allowed, or refused (see webhookInternalTargets). */
     allowInternalWebhookTargets: webhookInternalTargets(env),
+    /**
+     * How webhook deliveries are retried, by the senders either process starts (a worker for a
+     * job's workflow, the API or the CLI for a job that has none).
+     */
+    webhookRetry: webhookRetrySettings(env),
+  };
+}
+
+/** How webhook deliveries are retried: first wait, longest wait, and when to give up. */
+export function webhookRetrySettings(env: NodeJS.ProcessEnv = process.env): WebhookRetry {
+  return {
+    initialIntervalMs: milliseconds(
+      env,
+      'ONEJOB_WEBHOOK_FIRST_RETRY_MS',
+      DEFAULTS.webhookRetry.initialIntervalMs,
+    ),
+    maximumIntervalMs: milliseconds(
+      env,
+      'ONEJOB_WEBHOOK_MAX_RETRY_INTERVAL_MS',
+      DEFAULTS.webhookRetry.maximumIntervalMs,
+    ),
+    giveUpAfterMs: milliseconds(
+      env,
+      'ONEJOB_WEBHOOK_GIVE_UP_AFTER_MS',
+      DEFAULTS.webhookRetry.giveUpAfterMs,
+    ),
   };
 }
 
@@ -157,24 +184,6 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
       'ONEJOB_WEBHOOK_STRANDED_AFTER_MS',
       DEFAULTS.strandedDeliveryAfterMs,
     ),
-    /** How webhook deliveries are retried: first wait, longest wait, and when to give up. */
-    webhookRetry: {
-      initialIntervalMs: milliseconds(
-        env,
-        'ONEJOB_WEBHOOK_FIRST_RETRY_MS',
-        DEFAULTS.webhookRetry.initialIntervalMs,
-      ),
-      maximumIntervalMs: milliseconds(
-        env,
-        'ONEJOB_WEBHOOK_MAX_RETRY_INTERVAL_MS',
-        DEFAULTS.webhookRetry.maximumIntervalMs,
-      ),
-      giveUpAfterMs: milliseconds(
-        env,
-        'ONEJOB_WEBHOOK_GIVE_UP_AFTER_MS',
-        DEFAULTS.webhookRetry.giveUpAfterMs,
-      ),
-    },
     /** Provider calls one worker process runs at once (their own task queue and slots). */
     maxConcurrentProviderCalls: positiveInteger(
       env,

@@ -5,7 +5,7 @@ import { webhookRetry } from './activities/webhooks';
 import type { workerConfig } from './config';
 import { DEFAULTS } from './domain/defaults';
 import { recheckDueAttempts } from './service/rechecks';
-import { startStrandedSenders } from './service/webhookBackstop';
+import { startMissingSenders } from './service/webhookSenders';
 import type { Tracing } from './telemetry/tracing';
 import { tracingWorkerOptions, WORKFLOW_TRACING_MODULE } from './temporal/tracing';
 import { providerCallTaskQueue } from './workflows/definitions';
@@ -150,6 +150,8 @@ function startReconciler(
       {
         pool: deps.pool,
         temporal: deps.temporal,
+        taskQueue,
+        retry: webhookRetry(deps),
         providers: deps.providers.names(),
         lookAgain,
         metrics: deps.metrics,
@@ -164,20 +166,24 @@ function startReconciler(
       .finally(() => (running = false));
   }, DEFAULTS.recheckIntervalMs);
   timer.unref();
-  // Webhook deliveries left without a sender, at a slower pace (they have waited long already).
+  // Webhook deliveries left without a sender: never taken up (no workflow handed them over), and
+  // at a slower pace, taken up once and then stranded (they have waited long already).
   const strandedAfterMs = deps.webhookStrandedAfterMs ?? DEFAULTS.strandedDeliveryAfterMs;
+  const unsentAfterMs = DEFAULTS.unsentDeliveryAfterMs;
+  const strandedEvery = Math.max(1, Math.round(strandedAfterMs / 10 / unsentAfterMs));
+  let backstopRounds = 0;
   const backstop = setInterval(() => {
-    void startStrandedSenders(
+    backstopRounds += 1;
+    void startMissingSenders(
+      { ...deps, taskQueue, retry: webhookRetry(deps) },
       {
-        ...deps,
-        taskQueue,
-        retry: webhookRetry(deps),
+        unsentAfterMs,
+        ...(backstopRounds % strandedEvery === 0 ? { strandedAfterMs } : {}),
       },
-      strandedAfterMs,
     ).catch((error: unknown) =>
-      deps.logger.error({ err: error }, 'could not look for stranded webhook deliveries'),
+      deps.logger.error({ err: error }, 'could not look for webhook deliveries without a sender'),
     );
-  }, strandedAfterMs / 10);
+  }, unsentAfterMs);
   backstop.unref();
   return {
     stop: () => {

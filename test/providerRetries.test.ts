@@ -1,4 +1,5 @@
 import type { ProviderConfig } from '../src/providers/provider';
+import { sweepJobs } from '../src/service/sweeper';
 import { runCli } from './support/cli';
 import {
   chargeBody,
@@ -15,7 +16,7 @@ import { effectsFor, requestsFor } from './support/providerLedger';
 import { chatProvider, payProvider } from './support/providers';
 import { attemptRows } from './support/rows';
 import { useTestStack } from './support/stack';
-import { workflowStatus } from './support/temporal';
+import { untilWorkflowClosed, workflowStatus } from './support/temporal';
 
 /**
  * Retry, then fall back: a failure that may heal is tried again on the same provider, as an
@@ -191,6 +192,37 @@ test('a hung charge is never retried: it is unknown and blocks, and once an oper
     ['pay-backup', 'succeeded'],
   ]);
   expect(effectsFor(stack, job.id).map((e) => e.idempotencyKey)).toEqual([`${job.id}:2`]);
+});
+
+test('a retry planned when its run was terminated is kept by the run the sweeper starts, neither lost nor shortened: the single-provider plan still succeeds', async () => {
+  stack.simulator.inject({
+    route: 'chat',
+    model: 'sim-steady',
+    fault: { kind: 'rate_limited', retryAfterSeconds: 3 },
+  });
+  const job = await createJob(stack, summarizeBody(['chat']));
+  // The run waits out the Retry-After before its retry; an operator terminates it meanwhile.
+  await eventually(
+    () => readJob(stack, job.id),
+    (seen) => seen.notes.some((note) => note.event === 'retry_scheduled'),
+  );
+  await stack.temporal.workflow.getHandle(job.workflowId).terminate('terminated during the wait');
+  expect(await untilWorkflowClosed(stack, job.workflowId)).toBe('TERMINATED');
+  // (The worker's own sweeper may get there first: either way one new run takes the job up.)
+  await sweepJobs(
+    { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
+    { olderThanMs: 0 },
+  );
+
+  const done = await untilJob(stack, job.id, (seen) => seen.status !== 'running', 60_000);
+  expect(triedOf(done)).toEqual([
+    ['chat', 'failed'],
+    ['chat', 'succeeded'],
+  ]);
+  const [first, second] = await attemptRows(stack.pool, job.id);
+  expect(second!.created_at.getTime() - first!.finished_at!.getTime()).toBeGreaterThanOrEqual(
+    3_000,
+  );
 });
 
 test('the wait before a retry is shown on the job (status query, GET, CLI) and survives a worker restart, neither lost nor shortened', async () => {

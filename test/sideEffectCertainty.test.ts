@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { ProviderConfig } from '../src/providers/provider';
-import { chargeBody, createJob, operator, untilJob } from './support/jobs';
+import { chargeBody, createJob, operator, readJob, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { effectsFor, requestsFor } from './support/providerLedger';
 import { anthropicProvider, chatProvider, payProvider } from './support/providers';
@@ -27,6 +27,8 @@ const portOf = (server: { address(): AddressInfo | string | null }): number =>
 const providers = (url: string): ProviderConfig[] => [
   payProvider(url, 'pay', { notFoundGraceMs: 300 }),
   payProvider(url, 'pay-backup'),
+  // Files its charges under ids of its own: its lookup by our key never has a record.
+  payProvider(url, 'pay-own-ids', { notFoundGraceMs: 300 }),
   payProvider(url, 'pay-blackholed', {
     url: `https://127.0.0.1:${portOf(silentHost)}/v1/charges`,
     statusUrl: `https://127.0.0.1:${portOf(silentHost)}/v1/charges/by-key/{key}`,
@@ -123,6 +125,40 @@ describe('a success answer from a provider with side effects is never a definite
     expect(done.completedBy).toBe(`${job.id}:1`);
     expect(effectsFor(stack, job.id)).toHaveLength(1);
   });
+
+  test.each(['not_json', 'cut_off'] as const)(
+    'a charge answered 2xx with a body that cannot be read (%s), by a provider whose lookup has no record under our key, is evidence of work: "no record" never fails it, so the fallback never charges',
+    async (body) => {
+      stack.simulator.inject({
+        route: 'charge',
+        fault: { kind: 'unreadable_success', body, filesUnderOwnId: true },
+      });
+      const job = await createJob(stack, chargeBody(['pay-own-ids', 'pay-backup']));
+      const attemptId = `${job.id}:1`;
+      // "No record", said twice the grace apart after the call ended: an operator must look.
+      const seen = await eventually(
+        async () => ({
+          job: await readJob(stack, job.id),
+          workflow: await workflowStatus(stack, job.workflowId),
+        }),
+        (now) =>
+          now.workflow.needsOperator ||
+          ['succeeded', 'failed', 'cancelled'].includes(now.job.status),
+      );
+      expect(seen.job.status).toBe('unknown');
+      expect(seen.job.attempts.map((a) => [a.provider, a.state])).toEqual([
+        ['pay-own-ids', 'unknown'],
+      ]);
+      const { rows } = await stack.pool.query<{ answered: boolean }>(
+        'SELECT success_answered_at IS NOT NULL AS answered FROM attempts WHERE id = $1',
+        [attemptId],
+      );
+      expect(rows[0]?.answered).toBe(true);
+      expect(requestsFor(stack, job.id).map((r) => r.idempotencyKey)).toEqual([attemptId]);
+      expect(effectsFor(stack, job.id).map((e) => e.idempotencyKey)).toEqual([attemptId]);
+      await operator(stack, 'POST', `/jobs/${job.id}/cancel`, { reason: 'test over' });
+    },
+  );
 
   test('a job without side effects whose answer breaks the contract fails that attempt at once and fails over', async () => {
     stack.simulator.inject({

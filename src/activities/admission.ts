@@ -39,11 +39,45 @@ import type {
   JobWorkflowInput,
   KeyJobs,
   KeyJobsInput,
+  NotedRetry,
 } from '../workflows/definitions';
 import { hedgeBudgetGuard } from './hedgeBudget';
 import { type ActivityDeps, type JobPlan, type PlannedProvider } from './types';
 
 type AdmissionInput = JobWorkflowInput & { workflowId: string; startFirstAttempt?: boolean };
+
+/**
+ * The retry an earlier run planned after the job's last attempt failed, as that run noted it
+ * before waiting: undefined when none was planned, or an attempt came after it.
+ */
+function plannedRetryAfter(
+  job: JobRecord,
+  attempts: readonly AttemptRecord[],
+): NotedRetry | undefined {
+  const last = attempts.at(-1);
+  if (!last || last.state !== 'failed' || job.terminalStatus) return undefined;
+  const noted = [...job.notes]
+    .reverse()
+    .find(
+      (note) =>
+        (note as { event?: unknown }).event === 'retry_scheduled' &&
+        (note as { afterAttempt?: unknown }).afterAttempt === last.id,
+    ) as Partial<NotedRetry> | undefined;
+  if (
+    typeof noted?.provider !== 'string' ||
+    typeof noted.retryAt !== 'string' ||
+    typeof noted.nextTry !== 'number'
+  )
+    return undefined;
+  return {
+    provider: noted.provider,
+    afterAttempt: last.id,
+    nextTry: noted.nextTry,
+    retryAt: noted.retryAt,
+    cause: String(noted.cause ?? 'failure'),
+    reason: String(noted.reason ?? `retrying ${noted.provider}`),
+  };
+}
 
 type AdmissionDeps = Pick<
   ActivityDeps,
@@ -373,7 +407,9 @@ export function admissionActivities(deps: AdmissionDeps) {
         ? undefined
         : plan[0] && { provider: plan[0].name, exclusive: mode === 'exclusive' },
     );
+    const plannedRetry = plannedRetryAfter(job, existing);
     const admitted: JobPlan = {
+      ...(plannedRetry ? { plannedRetry } : {}),
       jobId: job.id,
       requestFingerprint: job.requestFingerprint,
       type: job.type,

@@ -1,5 +1,6 @@
 import {
   callTiming,
+  failOnEvidence,
   forgetNoRecord,
   noteNoRecord,
   reportAttemptFailure,
@@ -171,19 +172,42 @@ export function attemptActivities(deps: LookDeps) {
 function lookAtAttempt(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>) {
   const { pool, providers, logger } = deps;
 
-  const failed = async (
-    attempt: AttemptRecord,
-    error: { code: string; message: string },
-  ): Promise<AttemptOutcome> =>
-    attemptOutcome(pool, await settleAttemptWithoutResult(pool, attempt.id, 'failed', error));
-
   const stillUnknown = async (
     attempt: AttemptRecord,
     detail: string,
     extra: Pick<ReconcileOutcome, 'needsOperator' | 'recheckInMs'> = {},
   ): Promise<ReconcileOutcome> => ({ ...(await attemptOutcome(pool, attempt)), detail, ...extra });
 
-  return async (attemptId: string): Promise<ReconcileOutcome> => {
+  /** Looks at the attempt; a verdict whose grounds changed meanwhile sends it back to look again. */
+  const look = async (attemptId: string, looksLeft = LOOKS_PER_TURN): Promise<ReconcileOutcome> => {
+    const outcome = await lookOnce(attemptId);
+    if (outcome !== LOOK_AGAIN) return outcome;
+    const attempt = await findAttempt(pool, attemptId);
+    if (!attempt) throw new Error(`attempt ${attemptId} does not exist`);
+    if (looksLeft > 1) return look(attemptId, looksLeft - 1);
+    return stillUnknown(attempt, 'the attempt kept changing while it was looked at', {
+      recheckInMs: 100,
+    });
+  };
+
+  /**
+   * The verdict "failed", written only if its grounds still hold (failOnEvidence); a refusal
+   * by the database's guards is the same news, from the other side: look again.
+   */
+  const failed = async (
+    attempt: AttemptRecord,
+    error: { code: string; message: string },
+  ): Promise<AttemptOutcome | typeof LOOK_AGAIN> => {
+    try {
+      const settled = await failOnEvidence(pool, attempt.id, error);
+      return settled ? attemptOutcome(pool, settled) : LOOK_AGAIN;
+    } catch (refusal) {
+      if ((refusal as { code?: string }).code === CHECK_VIOLATION) return LOOK_AGAIN;
+      throw refusal;
+    }
+  };
+
+  const lookOnce = async (attemptId: string): Promise<ReconcileOutcome | typeof LOOK_AGAIN> => {
     const attempt = await findAttempt(pool, attemptId);
     if (!attempt) throw new Error(`attempt ${attemptId} does not exist`);
     if (attempt.state !== 'unknown') return attemptOutcome(pool, attempt);
@@ -222,7 +246,7 @@ function lookAtAttempt(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>
     const onFailureEvidence = async (
       kind: FailureEvidence,
       error: { code: string; message: string },
-    ): Promise<ReconcileOutcome> => {
+    ): Promise<ReconcileOutcome | typeof LOOK_AGAIN> => {
       const verdict = failureVerdict(kind, evidence);
       if (verdict.settle === 'failed') return failed(attempt, error);
       // Said once on the row, so GET and the CLI show it too, not only the workflow.
@@ -341,4 +365,12 @@ function lookAtAttempt(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>
       { needsOperator: callOver },
     );
   };
+  return look;
 }
+
+/** What a look's write says when the attempt changed under it: decide again on the new row. */
+const LOOK_AGAIN = Symbol('look again');
+/** Looks in a row on one turn before the turn gives up (the next turn comes in 100 ms). */
+const LOOKS_PER_TURN = 3;
+/** PostgreSQL's check_violation: a CHECK or a guard trigger refused the write. */
+const CHECK_VIOLATION = '23514';

@@ -1,31 +1,44 @@
 import type { Span } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { beginProviderCallOfJob, endCallWithoutResult } from '../db/attemptCalls';
-import { oversizedAnswerVerdict, RESPONSE_TOO_LARGE } from '../domain/certainty';
+import { isSuccessStatus, unreadSuccessVerdict } from '../domain/certainty';
 import { cleanUsage, type Money, type TokenUsage } from '../domain/cost';
+import { FAILURES, typedFailure } from '../domain/failures';
 import { checkOutput, findJobType } from '../jobTypes';
 import { costOfCall } from '../providers/pricing';
 import {
   ContractViolation,
   lateResultTimeoutMs,
+  notFoundGraceMs,
   ProviderCallError,
   VIOLATION_CODES,
 } from '../providers/provider';
 import { observe } from '../service/histograms';
 import { noteCallEnd } from '../service/providerHealth';
-import { attemptOutcome, nudgeWorkflow, recordResult } from '../service/results';
+import { attemptOutcome, nudgeOrHandOver, recordResult } from '../service/results';
 import { inSpan } from '../telemetry/spans';
 import type { AttemptOutcome } from '../workflows/definitions';
-import type { ActivityDeps } from './types';
+import { jobTaskQueue, type ActivityDeps } from './types';
+import { webhookRetry } from './webhooks';
 
 /** The provider call: its own activity, on its own task queue, never retried. */
 export function providerCallActivities(
-  deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger' | 'temporal' | 'metrics'>,
+  deps: Pick<
+    ActivityDeps,
+    'pool' | 'providers' | 'logger' | 'temporal' | 'metrics' | 'taskQueue' | 'webhookRetry'
+  >,
 ) {
   const { pool, providers, logger, temporal, metrics } = deps;
-  // Each call's deadline (written when it begins) is its start plus its provider's window.
-  const lateWindowsMs = Object.fromEntries(
-    providers.names().map((name) => [name, lateResultTimeoutMs(providers.get(name).config)]),
+  // Each call's deadline (written when it begins) is its start plus its provider's window; its
+  // grace after that is written with it.
+  const windows = Object.fromEntries(
+    providers.names().map((name) => {
+      const { config } = providers.get(name);
+      return [
+        name,
+        { lateResultMs: lateResultTimeoutMs(config), graceMs: notFoundGraceMs(config) },
+      ];
+    }),
   );
 
   return {
@@ -52,22 +65,44 @@ export function providerCallActivities(
 
   async function callOnce(input: { attemptId: string }, span: Span): Promise<AttemptOutcome> {
     const context = Context.current();
-    const { attempt, job } = await beginProviderCallOfJob(pool, input.attemptId, lateWindowsMs);
+    // The call's window is counted from before its begin is sent: this worker stops listening
+    // no later than PostgreSQL's deadline for the call (its begin's now() plus the window), so
+    // whatever it read by then is written within the provider's grace after that deadline.
+    const beforeBegin = Date.now();
+    const begun = await beginProviderCallOfJob(pool, input.attemptId, windows);
+    const { attempt } = begun;
     // Left `starting` because this worker has no such provider: nothing was sent, and the
     // workflow's abandonment makes the attempt `failed` (never sent), not `unknown`.
     if (attempt.state === 'starting' && !providers.has(attempt.provider))
       throw new Error(
         `this worker has no provider ${attempt.provider}, so attempt ${attempt.id} was not sent`,
       );
-    // The job closed first (the attempt is now cancelled), or the attempt was settled meanwhile.
-    if (attempt.state !== 'running') return attemptOutcome(pool, attempt);
-    const contract = job && findJobType(job.type);
-    if (!job || !contract) {
+    if (begun.token === undefined) {
+      // Another execution of this call began it (a run terminated or reset, a task delivered
+      // twice): that one alone sends it and writes what it came to. This one sends nothing
+      // and writes nothing; a settled attempt is reported as it is.
+      if (attempt.state !== 'running') return attemptOutcome(pool, attempt);
+      logger.warn(
+        { event: 'call_begun_elsewhere', attemptId: attempt.id, jobId: attempt.jobId },
+        'another execution began this call; this one sent nothing and wrote nothing',
+      );
+      // The workflow stops waiting for this execution: its abandonment makes the attempt
+      // `unknown`, and the call's own end (or a look) settles it.
+      // planted-bug site (tools/chaos/plantedBugs.ts): begin-returns-nothing
+      throw typedFailure(
+        FAILURES.callBegunElsewhere,
+        `attempt ${attempt.id}: its call was begun by another execution; this one sent nothing`,
+      );
+    }
+    const { token, job } = begun;
+    const contract = findJobType(job.type);
+    if (!contract) {
       return attemptOutcome(
         pool,
         await endCallWithoutResult(
           pool,
           attempt.id,
+          token,
           { outcome: 'failed' },
           {
             state: 'failed',
@@ -97,7 +132,7 @@ export function providerCallActivities(
     const started = Date.now();
     const isLate = (): boolean => Date.now() - started >= context.info.startToCloseTimeoutMs;
     const windowMs = lateResultTimeoutMs(provider.config);
-    const windowClosed = AbortSignal.timeout(windowMs);
+    const windowClosed = AbortSignal.timeout(Math.max(0, beforeBegin + windowMs - Date.now()));
 
     // Heartbeats only while Temporal still waits for this activity: once the attempt has
     // timed out, the call goes on listening for a late answer, but a heartbeat would only
@@ -126,6 +161,8 @@ export function providerCallActivities(
           `no complete answer within the late-result window (${windowMs} ms); the call was cut off`,
           'ambiguous',
           'late_window_exceeded',
+          // A 2xx whose body was still coming: its status line is evidence all the same.
+          error instanceof ProviderCallError ? error.httpStatus : undefined,
         );
       else if (error instanceof ContractViolation) {
         violation = error;
@@ -155,15 +192,17 @@ export function providerCallActivities(
     // there are side effects, leaves it open.
     let certaintyOfCall = 'definite';
     if (failure) {
-      // A 2xx cut off at the cap is the certainty table's own row; for any other error, with
-      // nothing that could have had an effect, an ended call that brought no answer is over.
-      const oversized =
-        failure.code === RESPONSE_TOO_LARGE ? oversizedAnswerVerdict(sideEffects) : undefined;
+      // A 2xx whose body could not be read whole (over the cap, cut off, still coming when the
+      // window closed) is the certainty table's own row; for any other error, with nothing
+      // that could have had an effect, an ended call that brought no answer is over.
+      const unread = isSuccessStatus(failure.httpStatus)
+        ? unreadSuccessVerdict(sideEffects)
+        : undefined;
       // planted-bug site (tools/chaos/plantedBugs.ts): unknown-as-failed
-      const failed = oversized
-        ? oversized.settle === 'failed'
+      const failed = unread
+        ? unread.settle === 'failed'
         : failure.certainty === 'definite' || !sideEffects;
-      const certainty = oversized?.certainty ?? failure.certainty;
+      const certainty = unread?.certainty ?? failure.certainty;
       certaintyOfCall = certainty;
       log.warn({ certainty, code: failure.code, late: isLate(), failed }, 'provider call failed');
       outcome = await attemptOutcome(
@@ -171,6 +210,7 @@ export function providerCallActivities(
         await endCallWithoutResult(
           pool,
           attempt.id,
+          token,
           { ...ledger, outcome: 'failed' },
           {
             state: failed ? 'failed' : 'unknown',
@@ -185,7 +225,7 @@ export function providerCallActivities(
                 : {}),
             },
             // A 2xx from a provider with side effects: evidence of work (certainty.ts).
-            ...(oversized?.settle === 'unknown' ? { successAnswered: true } : {}),
+            ...(unread?.settle === 'unknown' ? { successAnswered: true } : {}),
           },
         ),
       );
@@ -204,7 +244,7 @@ export function providerCallActivities(
             attemptId: attempt.id,
             result: checked.output,
             source: isLate() ? 'late-result' : 'provider',
-            callEnd: ledger,
+            callEnd: { ...ledger, token },
           },
         );
       } else {
@@ -217,6 +257,7 @@ export function providerCallActivities(
           await endCallWithoutResult(
             pool,
             attempt.id,
+            token,
             { ...ledger, outcome: 'rejected' },
             sideEffects
               ? {
@@ -273,9 +314,14 @@ export function providerCallActivities(
       log.error({ err: error }, 'could not note the provider call in its health'),
     );
     // The workflow stopped waiting for this call: wake it when the call settled the attempt.
-    // One that is still unknown is the reconciler's to look at; its workflow sleeps on.
+    // One that is still unknown is the reconciler's to look at; its workflow sleeps on. A run
+    // that has closed (terminated, or ended by a cancel) leaves the owner's news to this call.
     if ((isLate() || context.cancellationSignal.aborted) && outcome.state !== 'unknown')
-      await nudgeWorkflow(temporal, logger, job.workflowId, attempt.id);
+      await nudgeOrHandOver(
+        { pool, temporal, logger, taskQueue: jobTaskQueue(deps), retry: webhookRetry(deps) },
+        job,
+        attempt.id,
+      );
     return outcome;
   }
 }

@@ -4,6 +4,7 @@ import type { WebhookRetry } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import type { ProviderRegistry } from '../providers/registry';
 import type { WorkerMetrics } from '../service/histograms';
+import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
 export type { JobPlan, PlannedProvider } from '../workflows/definitions';
 
 export interface ActivityDeps {
@@ -12,6 +13,8 @@ export interface ActivityDeps {
   logger: Logger;
   /** To tell a job's workflow that an attempt settled after it stopped waiting. */
   temporal: Client;
+  /** The job task queue (webhook senders started outside a job's workflow run there). */
+  taskQueue?: string;
   /** Hedge delay when the primary has no observed p95 yet. */
   defaultHedgeDelayMs?: number;
   /** Require certification of the primary too (failover always requires it). */
@@ -52,3 +55,7 @@ export interface HedgeBudget {
   /** How long one look at the window's spend is reused (it reads every hedged call in it). */
   refreshMs: number;
 }
+
+/** The job task queue of these activities' worker. */
+export const jobTaskQueue = (deps: Pick<ActivityDeps, 'taskQueue'>): string =>
+  deps.taskQueue ?? DEFAULT_TASK_QUEUE;

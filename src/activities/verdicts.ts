@@ -1,4 +1,4 @@
-import { settleAttemptWithoutResult } from '../db/attemptCalls';
+import { operatorsFailure, reportAttemptFailure } from '../db/attemptCalls';
 import { findAttempt } from '../db/attempts';
 import { findJob } from '../db/jobs';
 import { FAILURES, typedFailure } from '../domain/failures';
@@ -59,13 +59,15 @@ export function verdictActivities(deps: Pick<ActivityDeps, 'pool' | 'logger' | '
         'operator resolves attempt',
       );
       if (input.outcome === 'failed') {
+        // Applied once the call can no longer land; held until then (a success answer that
+        // comes meanwhile outranks it).
         return attemptOutcome(
           pool,
-          await settleAttemptWithoutResult(pool, attempt.id, 'failed', {
-            code: 'operator',
-            operator: input.operator,
-            message: input.reason,
-          }),
+          await reportAttemptFailure(
+            pool,
+            attempt.id,
+            operatorsFailure(input.operator, input.reason),
+          ),
         );
       }
       const job = await findJob(pool, attempt.jobId);

@@ -1,3 +1,4 @@
+import type { WebhookRetry } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import type { JobServiceDeps } from '../service/jobs';
 import type { ApiTokens } from './auth';
@@ -30,4 +31,6 @@ export interface ApiDeps extends JobServiceDeps {
   httpBounds?: HttpBounds;
   /** Whether webhook endpoints may be on internal networks (loopback, private). Default: no. */
   allowInternalWebhookTargets?: boolean;
+  /** How the webhook senders this process starts retry (jobs without a workflow). Default: DEFAULTS. */
+  webhookRetry?: Partial<WebhookRetry>;
 }

@@ -50,6 +50,7 @@ async function main(): Promise<void> {
     ownerLimits: config.ownerLimits,
     listPageMaxBytes: config.listPageMaxBytes,
     allowInternalWebhookTargets: config.allowInternalWebhookTargets,
+    webhookRetry: config.webhookRetry,
   });
   tellParent({ starting: 'listening' });
   await app.listen({ host: config.host, port: config.port });

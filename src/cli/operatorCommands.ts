@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { Option, type Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { jobResource } from '../api/representation';
+import { webhookRetrySettings } from '../config';
 import { listAttempts } from '../db/attempts';
 import { listJobsForOperators } from '../db/jobLists';
 import { findJob } from '../db/jobs';
@@ -11,10 +12,11 @@ import { deliveriesOfJob } from '../db/webhooks';
 import { describeJobCost, formatMoney } from '../domain/cost';
 import { terminalText } from '../domain/displayText';
 import { JOB_STATUSES, type JobStatus } from '../domain/job';
-import { createLogger, type Logger } from '../logger';
-import { cancelJob, resolveAttempt } from '../service/attempts';
+import { createLogger } from '../logger';
+import { cancelJob, resolveAttempt, type AttemptServiceDeps } from '../service/attempts';
 import { releaseKey } from '../service/keyRelease';
 import { temporalConnectionSettings, temporalConnectOptions } from '../temporal/connection';
+import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
 import { chooseDatabase, explainConnectionFailure } from './database';
 import { renderTable } from './table';
 import { terminalJson } from './terminal';
@@ -42,10 +44,12 @@ export async function withPool<T>(work: (pool: Pool) => Promise<T>): Promise<T> 
   }
 }
 
-/** One database pool and Temporal client per command run, closed when it ends. */
-async function withServices<T>(
-  work: (deps: { pool: Pool; temporal: Client; logger: Logger }) => Promise<T>,
-): Promise<T> {
+/**
+ * One database pool and Temporal client per command run, closed when it ends; with the job task
+ * queue and webhook retries the services are configured with (for a job that has no workflow,
+ * the CLI starts its webhook senders itself).
+ */
+async function withServices<T>(work: (deps: AttemptServiceDeps) => Promise<T>): Promise<T> {
   return withPool(async (pool) => {
     const settings = temporalConnectionSettings();
     const connection = await Connection.connect(temporalConnectOptions(settings));
@@ -55,6 +59,8 @@ async function withServices<T>(
         pool,
         temporal,
         logger: createLogger('onejob-cli', process.env.LOG_LEVEL ?? 'warn'),
+        taskQueue: process.env.ONEJOB_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+        webhookRetry: webhookRetrySettings(),
       });
     } finally {
       await connection.close();

@@ -5,6 +5,7 @@
  * attempts.ts has the rows themselves, their reads and their creation.
  */
 import { recordableCost, type CallOutcome, type Money, type TokenUsage } from '../domain/cost';
+import { NEVER_SENT } from '../domain/retries';
 import {
   COLUMNS,
   COLUMNS_OF_A,
@@ -161,6 +162,11 @@ const BEGIN_PROVIDER_CALL = preparedStatement(
           call_deadline_at = CASE WHEN job.terminal_status IS NULL
                                   THEN now() + (SELECT w.ms FROM unnest($2::text[], $3::bigint[]) AS w(provider, ms)
                                                  WHERE w.provider = a.provider) * interval '1 millisecond' END,
+          -- The one execution that makes this change owns the call (migration 0018).
+          call_token = CASE WHEN job.terminal_status IS NULL THEN gen_random_uuid() END,
+          call_grace_ms = CASE WHEN job.terminal_status IS NULL
+                               THEN (SELECT w.ms FROM unnest($2::text[], $4::int[]) AS w(provider, ms)
+                                      WHERE w.provider = a.provider) END,
           finished_at = CASE WHEN job.terminal_status IS NULL THEN NULL ELSE now() END,
           error = CASE WHEN job.terminal_status IS NULL THEN a.error
                        ELSE jsonb_build_object('code', 'job_not_open', 'message',
@@ -169,7 +175,7 @@ const BEGIN_PROVIDER_CALL = preparedStatement(
      FROM job
     WHERE a.id = $1 AND a.job_id = job.id AND a.state = 'starting'
       AND ($2::text[] IS NULL OR a.provider = ANY($2::text[]))
-    RETURNING ${COLUMNS_OF_A},
+    RETURNING ${COLUMNS_OF_A}, a.call_token,
               job.job_type AS call_job_type, job.input AS call_job_input,
               job.workflow_id AS call_job_workflow_id`,
 );
@@ -187,34 +193,54 @@ export interface CallJob {
  * job row (FOR SHARE) and checks that the job is still open: a cancel or a winner that commits
  * first turns the attempt `cancelled` instead, and one that comes later waits for this
  * statement and then sees a running attempt. Returns the attempt as it now is; a caller must
- * send nothing unless the state is `running`.
+ * send nothing unless it began the call itself (beginProviderCallOfJob gives it the call's
+ * token then): a `running` attempt may be another execution's call.
  */
 export async function beginProviderCall(
   db: Queryable,
   id: string,
   /**
    * The providers this caller can send to, with each one's late-result window (the call's
-   * deadline is its start plus its provider's). An attempt on any other provider stays
-   * `starting`: it cannot be sent from here, so it must not look as if it might have been.
-   * Without it, any provider, and no deadline.
+   * deadline is its start plus its provider's) and grace after it (a bare number: the window,
+   * and no grace). An attempt on any other provider stays `starting`: it cannot be sent from
+   * here, so it must not look as if it might have been. Without it, any provider, no deadline.
    */
-  lateWindowsMs?: Readonly<Record<string, number>>,
+  windows?: Readonly<Record<string, number | CallWindow>>,
 ): Promise<AttemptRecord> {
-  return (await beginProviderCallOfJob(db, id, lateWindowsMs)).attempt;
+  return (await beginProviderCallOfJob(db, id, windows)).attempt;
+}
+
+/** A provider's late-result window for a call, and its grace after it (notFoundGraceMs). */
+export interface CallWindow {
+  lateResultMs: number;
+  graceMs: number;
 }
 
 /**
- * beginProviderCall, and the job the call is for when it began (the same statement reads it,
- * so a call costs no second round trip for its input).
+ * What a begin gave its execution. `token` and `job` only when this execution began the call
+ * (it alone may send it, and write what it came to); otherwise the attempt as it is.
+ */
+export type BegunCall =
+  | { attempt: AttemptRecord; token: string; job: CallJob }
+  | { attempt: AttemptRecord; token?: undefined; job?: undefined };
+
+/**
+ * beginProviderCall, and for the execution that began the call its token and the job the call
+ * is for (the same statement reads it, so a call costs no second round trip for its input).
  */
 export async function beginProviderCallOfJob(
   db: Queryable,
   id: string,
-  lateWindowsMs?: Readonly<Record<string, number>>,
-): Promise<{ attempt: AttemptRecord; job?: CallJob }> {
-  const providers = lateWindowsMs ? Object.keys(lateWindowsMs) : null;
+  windows?: Readonly<Record<string, number | CallWindow>>,
+): Promise<BegunCall> {
+  const providers = windows ? Object.keys(windows) : null;
+  const windowOf = (name: string): CallWindow => {
+    const given = windows![name]!;
+    return typeof given === 'number' ? { lateResultMs: given, graceMs: 0 } : given;
+  };
   const { rows } = await db.query<
     AttemptRow & {
+      call_token: string | null;
       call_job_type: string;
       call_job_input: Record<string, unknown>;
       call_job_workflow_id: string;
@@ -223,14 +249,17 @@ export async function beginProviderCallOfJob(
     BEGIN_PROVIDER_CALL([
       id,
       providers,
-      providers ? providers.map((name) => lateWindowsMs![name]) : [],
+      providers ? providers.map((name) => windowOf(name).lateResultMs) : [],
+      providers ? providers.map((name) => windowOf(name).graceMs) : [],
     ]),
   );
   const attempt = await asChangedOrFound(db, id, rows);
   const row = rows[0];
-  return row
+  // Changed to `cancelled` (the job had ended) draws no token: nothing may be sent.
+  return row?.call_token
     ? {
         attempt,
+        token: row.call_token,
         job: {
           id: row.job_id,
           type: row.call_job_type,
@@ -244,22 +273,29 @@ export async function beginProviderCallOfJob(
 const MARK_CALL_ENDED = preparedStatement(
   'attempts.mark-call-ended',
   `UPDATE attempts
-      SET call_ended_at = now(), updated_at = now(), call_outcome = $2,
-          input_tokens = $3, cached_input_tokens = $4, output_tokens = $5,
-          cost = $6, cost_currency = $7, cost_unknown_reason = $8
-    WHERE id = $1 AND call_ended_at IS NULL AND started_at IS NOT NULL`,
+      SET call_ended_at = now(), updated_at = now(), call_outcome = $3,
+          input_tokens = $4, cached_input_tokens = $5, output_tokens = $6,
+          cost = $7, cost_currency = $8, cost_unknown_reason = $9
+    WHERE id = $1 AND call_token = $2 AND call_ended_at IS NULL`,
 );
 
 /**
  * The provider call of an attempt has ended: from now on its original request cannot land.
- * Its ledger line (what it came to, its usage and cost) is written in the same statement.
+ * Its ledger line (what it came to, its usage and cost) is written in the same statement, by
+ * the execution that began the call (its `token`) and only once. Says whether this wrote it.
  */
-export async function markCallEnded(db: Queryable, id: string, ledger: CallLedger): Promise<void> {
+export async function markCallEnded(
+  db: Queryable,
+  id: string,
+  token: string,
+  ledger: CallLedger,
+): Promise<boolean> {
   const { usage } = ledger;
   const { cost, unknownBecause } = recordableCost(ledger.cost);
-  await db.query(
+  const { rowCount } = await db.query(
     MARK_CALL_ENDED([
       id,
+      token,
       ledger.outcome,
       usage?.inputTokens ?? null,
       usage?.cachedInputTokens ?? null,
@@ -269,6 +305,7 @@ export async function markCallEnded(db: Queryable, id: string, ledger: CallLedge
       unknownBecause ?? null,
     ]),
   );
+  return rowCount === 1;
 }
 
 const SETTLE_ABANDONED = preparedStatement(
@@ -297,7 +334,7 @@ export async function settleAbandonedAttempt(
   error: Record<string, unknown>,
 ): Promise<AttemptRecord> {
   const neverSent = {
-    code: 'never_sent',
+    code: NEVER_SENT,
     message: 'the request never left: the attempt was abandoned before its call began',
     abandonedBecause: error,
   };
@@ -305,6 +342,34 @@ export async function settleAbandonedAttempt(
     SETTLE_ABANDONED([id, JSON.stringify(error), JSON.stringify(neverSent)]),
   );
   return asChangedOrFound(db, id, rows);
+}
+
+const FAIL_ON_EVIDENCE = preparedStatement(
+  'attempts.fail-on-evidence',
+  `UPDATE attempts a
+      SET state = 'failed',
+          error = $2::jsonb || CASE WHEN a.error IS NULL THEN '{}'::jsonb
+                                    ELSE jsonb_build_object('earlier', a.error) END,
+          finished_at = now(), updated_at = now()
+    WHERE a.id = $1 AND a.state = 'unknown' AND a.success_answered_at IS NULL
+      AND NOT ($2::jsonb ->> 'code' = 'never_processed'
+               AND EXISTS (SELECT 1 FROM provider_record_breaches b WHERE b.provider = a.provider))
+    RETURNING ${COLUMNS}`,
+);
+
+/**
+ * A look's verdict that an unknown attempt did nothing (the certainty table's `failed`), written
+ * only while what it was decided on still holds: the attempt is still unknown, no 2xx came since
+ * (the call's late end), and for "no record" the provider has not since been seen filing work
+ * under ids of its own (migration 0017). Undefined when it no longer holds: look again.
+ */
+export async function failOnEvidence(
+  db: Queryable,
+  id: string,
+  error: { code: string; message: string },
+): Promise<AttemptRecord | undefined> {
+  const { rows } = await db.query<AttemptRow>(FAIL_ON_EVIDENCE([id, JSON.stringify(error)]));
+  return rows[0] && toAttempt(rows[0]);
 }
 
 /**
@@ -316,15 +381,24 @@ export async function settleAbandonedAttempt(
 const HELD_REPORT_SETTLES = `($2 = 'unknown' AND NOT $5 AND success_answered_at IS NULL
                              AND reported_failure IS NOT NULL)`;
 
+/**
+ * The error a held failure report leaves on the attempt it settles: the operator's verdict, or
+ * the provider's signed callback, with why it settles now.
+ */
+const REPORT_ERROR = (report: string, why: string) => `jsonb_build_object(
+    'code', CASE WHEN ${report} ? 'operator' THEN 'operator' ELSE 'provider_callback' END,
+    'message', ${report} ->> 'message')
+  || CASE WHEN ${report} ? 'operator'
+          THEN jsonb_build_object('operator', ${report} ->> 'operator') ELSE '{}'::jsonb END
+  || jsonb_build_object('settledBecause', ${why})`;
+
 const SETTLE_WITHOUT_RESULT = preparedStatement(
   'attempts.settle-without-result',
   `UPDATE attempts
       SET state = CASE WHEN ${HELD_REPORT_SETTLES} THEN 'failed' ELSE $2 END,
           error = (CASE WHEN ${HELD_REPORT_SETTLES}
-                        THEN jsonb_build_object('code', 'provider_callback',
-                               'message', reported_failure ->> 'message',
-                               'settledBecause', 'a signed callback said it failed, and its call then ended without a success answer',
-                               'callEnd', $3::jsonb)
+                        THEN ${REPORT_ERROR('reported_failure', `'it was reported failed while its call could still answer, and the call then ended without a success answer'`)}
+                               || jsonb_build_object('callEnd', $3::jsonb)
                         ELSE $3::jsonb END)
                   || CASE WHEN state = 'unknown' AND error IS NOT NULL
                           THEN jsonb_build_object('earlier', error) ELSE '{}'::jsonb END,
@@ -373,11 +447,13 @@ export async function settleAttemptWithoutResult(
  * makes of the attempt, in one transaction. Apart, a success answer that broke the contract
  * would be an ended call without its evidence of work for a moment, in which a held "failed"
  * report or two "no record" lookups could fail a charge that happened (and a worker that died
- * there would lose the evidence for good).
+ * there would lose the evidence for good). Written only by the execution that began the call
+ * (its `token`): any other, or the same one again, writes nothing and gets the attempt as it is.
  */
 export function endCallWithoutResult(
   pool: Pool,
   id: string,
+  token: string,
   ledger: CallLedger,
   settlement: {
     state: 'failed' | 'unknown';
@@ -387,7 +463,11 @@ export function endCallWithoutResult(
   },
 ): Promise<AttemptRecord> {
   return inTransaction(pool, async (tx) => {
-    await markCallEnded(tx, id, ledger);
+    if (!(await markCallEnded(tx, id, token, ledger))) {
+      const attempt = await findAttempt(tx, id);
+      if (!attempt) throw new Error(`attempt ${id} does not exist`);
+      return attempt;
+    }
     return settleAttemptWithoutResult(
       tx,
       id,
@@ -399,46 +479,91 @@ export function endCallWithoutResult(
   });
 }
 
-/** The SQL of "the held (or new) failure report settles this attempt now"; see above. */
-const REPORT_SETTLES = `(coalesce(reported_failure, $2::jsonb) IS NOT NULL
-                        AND success_answered_at IS NULL
+/**
+ * The report that stands: the first one held, unless an operator reports now. An operator's
+ * word settles even a call that answered a 2xx (they looked), and so replaces a provider's.
+ */
+const REPORT = `(CASE WHEN $2::jsonb ? 'operator' THEN $2::jsonb
+                     ELSE coalesce(reported_failure, $2::jsonb) END)`;
+
+/**
+ * The SQL of "the held (or new) failure report settles this attempt now"; see above. A call
+ * whose end is not written is over only once its window and then the provider's grace (as it
+ * was when the call began) have passed: the worker stops listening when the window closes (never later, see
+ * callProvider), and the grace is for it to write what it read, a 2xx above all.
+ */
+const REPORT_SETTLES = `(${REPORT} IS NOT NULL
+                        AND (success_answered_at IS NULL OR $2::jsonb ? 'operator')
                         AND (started_at IS NULL OR call_ended_at IS NOT NULL
-                             OR coalesce(call_deadline_at, 'infinity') <= now()))`;
+                             OR coalesce(call_deadline_at, 'infinity')
+                                  + coalesce(call_grace_ms, 0) * interval '1 millisecond' <= now()))`;
 
 const REPORT_FAILURE = preparedStatement(
   'attempts.report-failure',
   `UPDATE attempts
-      SET reported_failure = coalesce(reported_failure, $2::jsonb),
+      SET reported_failure = ${REPORT},
           state = CASE WHEN ${REPORT_SETTLES} THEN 'failed' ELSE state END,
           error = CASE WHEN ${REPORT_SETTLES}
-                       THEN jsonb_build_object('code', 'provider_callback',
-                              'message', coalesce(reported_failure, $2::jsonb) ->> 'message')
+                       THEN ${REPORT_ERROR(REPORT, `'its call can no longer answer, and no success answer came'`)}
                             || CASE WHEN error IS NULL THEN '{}'::jsonb
                                     ELSE jsonb_build_object('earlier', error) END
                        ELSE error END,
           finished_at = CASE WHEN ${REPORT_SETTLES} THEN now() ELSE finished_at END,
           updated_at = now()
-    WHERE id = $1 AND coalesce(reported_failure, $2::jsonb) IS NOT NULL
+    WHERE id = $1 AND ${REPORT} IS NOT NULL
       AND state IN ('starting', 'running', 'unknown')
     RETURNING ${COLUMNS}`,
 );
 
+/** A report that an attempt failed: a provider's signed callback, or an operator's verdict. */
+export interface FailureReport {
+  message: string;
+  at: string;
+  /** Set when an operator said so (then the attempt's error names them). */
+  operator?: string;
+}
+
+/** An operator's verdict that an attempt did nothing, as a report (applied or held). */
+export function operatorsFailure(operator: string, reason: string): FailureReport {
+  return { message: reason, at: new Date().toISOString(), operator };
+}
+
 /**
- * A provider's signed "failed" report for an attempt (`report` null: apply the one held
- * already). It settles the attempt `failed` only when the call can no longer answer (it never
- * began, it ended, or its late-result window is over) and no success answer came: a call still
- * in flight may yet answer success, and a success answer outranks the report. Otherwise the
- * report is held on the row, and the call's own end applies it (settleAttemptWithoutResult).
+ * A report that an attempt failed (`report` null: apply the one held already): a provider's
+ * signed callback, or an operator's verdict. It settles the attempt `failed` only when the call
+ * can no longer answer (it never began, it ended, or its late-result window and the provider's
+ * grace are over) and no success answer came: a call still in flight may yet answer success,
+ * and a success answer outranks the report. Otherwise the report is held on the row, and the
+ * call's own end, or the next look after the grace, applies it. The first report held stays.
  */
 export async function reportAttemptFailure(
   db: Queryable,
   id: string,
-  report: { message: string; at: string } | null,
+  report: FailureReport | null,
 ): Promise<AttemptRecord> {
   const { rows } = await db.query<AttemptRow>(
     REPORT_FAILURE([id, report === null ? null : JSON.stringify(report)]),
   );
   return asChangedOrFound(db, id, rows);
+}
+
+const SETTLE_LEFT_BY_ENDINGS = preparedStatement(
+  'attempts.settle-left-by-endings',
+  `SELECT coalesce(sum(settle_attempts_of_ended_job(ended.job_id, false)), 0)::int AS settled
+     FROM (SELECT DISTINCT a.job_id FROM attempts a JOIN jobs j ON j.id = a.job_id
+            WHERE a.state IN ('starting', 'running') AND j.terminal_status IS NOT NULL
+              AND a.id IS DISTINCT FROM j.completed_by
+            LIMIT $1) ended`,
+);
+
+/**
+ * Attempts an ending left `starting` or `running` (migration 0018): one whose row another
+ * transaction held when the job ended, or one written as the job ended. Settled as the ending
+ * would have (`cancelled`, `unknown`), waiting for their rows this time. Returns how many.
+ */
+export async function settleAttemptsLeftByEndings(db: Queryable, jobs: number): Promise<number> {
+  const { rows } = await db.query<{ settled: number }>(SETTLE_LEFT_BY_ENDINGS([jobs]));
+  return rows[0]?.settled ?? 0;
 }
 
 const UNKNOWN_ATTEMPTS_OF_ENDED_JOBS = preparedStatement(

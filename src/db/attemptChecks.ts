@@ -66,12 +66,13 @@ const CLAIM_DUE_CHECKS = preparedStatement(
       SET next_check_at = now() + $2::int * interval '1 millisecond'
      FROM due, jobs j
     WHERE a.id = due.id AND j.id = a.job_id
-   RETURNING a.id, j.workflow_id, a.state`,
+   RETURNING a.id, a.job_id, j.workflow_id, a.state`,
 );
 
 /** An attempt whose turn has come: a look (it is unknown), or a wake-up (it settled). */
 export interface DueCheck {
   attemptId: string;
+  jobId: string;
   workflowId: string;
   settled: boolean;
 }
@@ -84,11 +85,15 @@ export async function claimDueChecks(
   db: Queryable,
   claim: { limit: number; leaseMs: number; providers: string[] },
 ): Promise<DueCheck[]> {
-  const { rows } = await db.query<{ id: string; workflow_id: string; state: string }>(
-    CLAIM_DUE_CHECKS([claim.limit, claim.leaseMs, claim.providers]),
-  );
+  const { rows } = await db.query<{
+    id: string;
+    job_id: string;
+    workflow_id: string;
+    state: string;
+  }>(CLAIM_DUE_CHECKS([claim.limit, claim.leaseMs, claim.providers]));
   return rows.map((row) => ({
     attemptId: row.id,
+    jobId: row.job_id,
     workflowId: row.workflow_id,
     settled: row.state !== 'unknown',
   }));

@@ -45,9 +45,10 @@ export interface RecordResultInput {
   result: unknown;
   /**
    * The ledger line of the call that brought the result, when one did: written in the same
-   * transaction, as `won` or `lost`, so that whoever sees the job end sees what its call cost.
+   * transaction, as `won` or `lost`, so that whoever sees the job end sees what its call cost;
+   * by the execution that began the call (its token), as every write about a call.
    */
-  callEnd?: Omit<CallLedger, 'outcome'>;
+  callEnd?: Omit<CallLedger, 'outcome'> & { token: string };
 }
 
 /**
@@ -60,8 +61,10 @@ export async function recordAttemptResultAndRead(
 ): Promise<{ outcome: RecordResultOutcome; attempt: AttemptRecord; job: JobRecord | undefined }> {
   return inTransaction(pool, async (tx) => {
     const outcome = await recordAttemptResultIn(tx, input);
-    if (input.callEnd)
-      await markCallEnded(tx, input.attemptId, { ...input.callEnd, outcome: outcome.outcome });
+    if (input.callEnd) {
+      const { token, ...ledger } = input.callEnd;
+      await markCallEnded(tx, input.attemptId, token, { ...ledger, outcome: outcome.outcome });
+    }
     const attempt = await findAttempt(tx, input.attemptId);
     if (!attempt) throw new Error(`attempt ${input.attemptId} vanished`);
     return { outcome, attempt, job: await findJob(tx, attempt.jobId) };

@@ -1,6 +1,7 @@
 import { isUuid } from '../domain/identity';
 import type { DeliveryState, WebhookEvent } from '../domain/webhooks';
 import { inTransaction, type Pool, type Queryable } from './pool';
+import { preparedStatement } from './statements';
 
 /** An owner's webhook endpoint, as its owner sees it (never with its secrets). */
 export interface WebhookEndpoint {
@@ -444,6 +445,31 @@ export async function deliveriesOfJob(db: Queryable, jobId: string): Promise<Del
       durationMs: t.duration_ms,
     })),
   }));
+}
+
+const UNSENT_DELIVERIES = preparedStatement(
+  'webhooks.unsent-deliveries',
+  `SELECT DISTINCT d.job_id, d.event_key FROM webhook_deliveries d
+    WHERE d.state = 'pending' AND d.tries = 0 AND d.claimed_until IS NULL
+      AND d.created_at < now() - $1::float8 * interval '1 millisecond'
+    LIMIT $2`,
+);
+
+/**
+ * Events no sender has ever taken up, `olderThanMs` after they were written: written with an
+ * ending (or a late result) that no workflow was left to hand over, and that the process which
+ * wrote it could not (a call's late answer in the seconds before its worker learns its run was
+ * terminated). A sender that runs already makes the start a no-op.
+ */
+export async function unsentDeliveries(
+  db: Queryable,
+  olderThanMs: number,
+  limit: number,
+): Promise<Array<{ jobId: string; eventKey: string }>> {
+  const { rows } = await db.query<{ job_id: string; event_key: string }>(
+    UNSENT_DELIVERIES([olderThanMs, limit]),
+  );
+  return rows.map((row) => ({ jobId: row.job_id, eventKey: row.event_key }));
 }
 
 /**

@@ -9,7 +9,8 @@
  * | the call's ambiguous error, call ended     | failed          | unknown (failed if a report is held) | (cannot happen: one answer)     |
  * | a 2xx that satisfies the contract          | result (CAS)    | result (CAS)                         | result (CAS)                    |
  * | a 2xx that breaks the contract             | failed          | unknown, and the 2xx is kept         | unknown                         |
- * | a 2xx whose body is over the cap, cut off  | failed          | unknown, and the 2xx is kept         | unknown                         |
+ * | a 2xx whose body was not read whole (over  | failed          | unknown, and the 2xx is kept         | unknown                         |
+ * | the cap, cut off, unfinished at the window)|                 |                                      |                                 |
  * | status lookup "no record", twice, call over| failed          | failed                               | unknown: needs an operator      |
  * | a signed "failed" callback                 | failed once the call is over; held while it may still answer (both) | unknown: needs an operator |
  * | an operator's "failed"                     | failed          | failed                               | failed (the operator looked)    |
@@ -70,17 +71,22 @@ export function failureVerdict(
 /** The reason name of a 2xx answer cut off at the provider's cap (`maxResponseBytes`). */
 export const RESPONSE_TOO_LARGE = 'response_too_large';
 
-/** What an over-cap answer makes of the attempt, and with which certainty it is recorded. */
-export type OversizedAnswerVerdict =
+/** Whether an HTTP status is a success (2xx). */
+export const isSuccessStatus = (status: number | undefined): boolean =>
+  status !== undefined && status >= 200 && status < 300;
+
+/** What a 2xx whose body was not read whole makes of the attempt, and with which certainty. */
+export type UnreadSuccessVerdict =
   | { settle: 'failed'; certainty: 'definite' }
   | { settle: 'unknown'; certainty: 'ambiguous'; successAnswered: true };
 
 /**
- * The table's row for a 2xx whose body went past the cap, unread: as a 2xx that breaks the
+ * The table's row for a 2xx whose body could not be read whole (over the cap, cut off by a
+ * dropped connection, still coming when the call's window closed): as a 2xx that breaks the
  * contract, nothing usable came back. Without side effects the call has ended with nothing to
  * wait for (failed, definite); with them the 2xx says the work may be done (unknown, and kept).
  */
-export function oversizedAnswerVerdict(sideEffects: boolean): OversizedAnswerVerdict {
+export function unreadSuccessVerdict(sideEffects: boolean): UnreadSuccessVerdict {
   return sideEffects
     ? { settle: 'unknown', certainty: 'ambiguous', successAnswered: true }
     : { settle: 'failed', certainty: 'definite' };

@@ -44,6 +44,11 @@ export const DEFAULTS = {
   needsOperatorAfterMs: 900_000,
   /** A delivery waiting this long that no sender holds is handed to a new sender (the backstop). */
   strandedDeliveryAfterMs: 600_000,
+  /**
+   * A delivery no sender has taken up this long after it was written is handed to one: an
+   * ending no workflow was left to hand over (checked this often, too).
+   */
+  unsentDeliveryAfterMs: 5_000,
   /** How often each worker's reconciler takes the looks at unknown attempts that are due. */
   recheckIntervalMs: 1_000,
   /** Workflow runs one worker keeps cached between their tasks (the rest replay when they run). */

@@ -41,6 +41,11 @@ const FAILURE_CATALOGUE = {
   keyReleased: { type: 'KeyReleased' },
   /** An attempt of an exclusive job is still in flight (starting, running or unknown). */
   attemptInFlight: { type: 'AttemptInFlight', problem: 'attempt-in-flight' },
+  /**
+   * The attempt's provider call was begun by another execution of the call activity (its run
+   * was terminated or reset, or the task ran twice): this one sent nothing and wrote nothing.
+   */
+  callBegunElsewhere: { type: 'CallBegunElsewhere' },
   /** The job has ended: no attempt or verdict changes it now. */
   jobTerminal: { type: 'JobTerminal', problem: 'job-terminal' },
   /** Only an unknown attempt of this job can be resolved by an operator. */

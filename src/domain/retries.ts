@@ -9,6 +9,8 @@
  * | `429` (rate limited), with or without `Retry-After`             | yes                          |
  * | `503`, `529` (overloaded), `408`                                | yes (1)                      |
  * | unreachable: connection refused, DNS, no route                  | yes (nothing was sent)       |
+ * | never sent: the call never began (its worker was lost before it, | yes (nothing was sent)       |
+ * | or its begin waited past Temporal's timeout)                     |                              |
  * | `500`, `502`, `504`, a dropped or reset connection, a timeout   | yes (1)                      |
  * | any other `4xx` (`400`, `401`, `403`, `404`, `409`, `422`, …)   | no: it would fail the same way |
  * | an answer that breaks the contract (or too large)               | no: that is the fallback's job |
@@ -76,12 +78,20 @@ export interface FailedCall {
 
 export type RetryVerdict = { retry: true; reason: string } | { retry: false; reason: string };
 
+/**
+ * An attempt abandoned before its call began (`never_sent`, attemptCalls.ts): nothing reached
+ * the provider, and nothing can any more (a begin needs a `starting` attempt). Retried like a
+ * failure that may heal, but no news about the provider: the breaker never counts it.
+ */
+export const NEVER_SENT = 'never_sent';
+
 /** The table's answer for one failed call. */
 export function retryVerdict(failure: FailedCall): RetryVerdict {
   const code = typeof failure.code === 'string' ? failure.code : 'unknown';
   if (failure.provider?.shouldRetry === false)
     return { retry: false, reason: 'the provider said x-should-retry: false' };
-  if (HEALING.has(code)) return { retry: true, reason: describeFailure(failure) };
+  if (HEALING.has(code) || code === NEVER_SENT)
+    return { retry: true, reason: describeFailure(failure) };
   return { retry: false, reason: `${describeFailure(failure)} is not retried` };
 }
 

@@ -8,6 +8,7 @@ export const WEBHOOK_EVENTS = [
   'job.failed',
   'job.cancelled',
   'job.needs_operator',
+  'job.late_result',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
@@ -24,9 +25,14 @@ export interface WebhookRetry {
   giveUpAfterMs: number;
 }
 
-/** What a delivery's key is: the ending, or the attempt that needs an operator. */
+/**
+ * What a delivery's key is: the ending, or the attempt it is about (one that needs an operator,
+ * one whose result came after its job ended without one; migration 0018 writes those itself).
+ */
 export function deliveryEventKey(event: WebhookEvent, attemptId?: string): string {
-  return event === 'job.needs_operator' && attemptId ? `${event}:${attemptId}` : event;
+  return (event === 'job.needs_operator' || event === 'job.late_result') && attemptId
+    ? `${event}:${attemptId}`
+    : event;
 }
 
 /** The child workflow that delivers one event of one job (its id makes a second start a no-op). */

@@ -3,6 +3,7 @@ import { cappedResponse, responseTooLarge } from './boundedBody';
 import { reportedCost } from './pricing';
 import {
   causeCode,
+  ContractViolation,
   isAmbiguousStatus,
   lateResultTimeoutMs,
   maxResponseBytes,
@@ -15,6 +16,9 @@ import {
   type StatusLookup,
 } from './provider';
 import { retryHints } from './retryHints';
+
+/** Of a 2xx body that is not JSON, this much is kept on the attempt for whoever settles it. */
+const UNREADABLE_TEXT_KEPT = 2_000;
 
 /** Sorts a failed fetch into "nothing was sent" (definite) or "it may have been" (ambiguous). */
 export function classifyFetchFailure(error: unknown): ProviderCallError {
@@ -62,9 +66,9 @@ export class HttpProvider implements Provider {
     } catch (error) {
       throw classifyFetchFailure(error);
     }
-    let body: unknown;
+    let text: string | undefined;
     try {
-      body = await cappedResponse(response, maxResponseBytes(this.config)).json();
+      text = await cappedResponse(response, maxResponseBytes(this.config)).text();
     } catch (error) {
       const tooLarge = responseTooLarge(error);
       // A 2xx past the cap: what it means for the attempt is the certainty table's call.
@@ -75,14 +79,36 @@ export class HttpProvider implements Provider {
           RESPONSE_TOO_LARGE,
           response.status,
         );
-      // The answer was cut off or is not JSON: whether the work happened cannot be told from it.
+      // The answer was cut off: whether the work happened cannot be told from it, but a 2xx
+      // status line says it may have (the certainty table's row for a 2xx not read whole).
       if (response.ok || isAmbiguousStatus(response.status)) {
         throw new ProviderCallError(
-          `provider answered HTTP ${response.status} without a readable body`,
+          `provider answered HTTP ${response.status}, and its body was cut off (${(error as Error).message})`,
           'ambiguous',
           'unreadable',
+          response.status,
         );
       }
+    }
+    let body: unknown;
+    try {
+      body = text === undefined ? undefined : JSON.parse(text);
+    } catch {
+      // A whole body that is not JSON: on a 2xx, an answer that breaks the contract (the work
+      // may be done: kept, with the text); on an ambiguous status, nothing can be told from it.
+      if (response.ok)
+        throw new ContractViolation(
+          `provider answered HTTP ${response.status} with a body that is not JSON`,
+          (text ?? '').slice(0, UNREADABLE_TEXT_KEPT),
+          'format_ignored',
+        );
+      if (isAmbiguousStatus(response.status))
+        throw new ProviderCallError(
+          `provider answered HTTP ${response.status} without a JSON body`,
+          'ambiguous',
+          'unreadable',
+          response.status,
+        );
       body = undefined;
     }
     if (!response.ok) {

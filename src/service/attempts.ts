@@ -1,18 +1,21 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, type UpdateDefinition } from '@temporalio/common';
-import { reportAttemptFailure, settleAttemptWithoutResult } from '../db/attemptCalls';
+import { operatorsFailure, reportAttemptFailure } from '../db/attemptCalls';
 import { findAttempt, listAttempts, type AttemptRecord } from '../db/attempts';
 import { findCallbackReceipt, saveCallbackReceipt } from '../db/callbacks';
 import { findJob, findOwnedJob, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
+import { DEFAULTS } from '../domain/defaults';
 import { FAILURES, problemOfFailure } from '../domain/failures';
 import { isUuid } from '../domain/identity';
+import type { WebhookRetry } from '../domain/webhooks';
 import { checkJobResult } from '../jobTypes';
 import type { Logger } from '../logger';
 import {
   cancelJobUpdate,
   cancellationRecord,
   requestAttemptUpdate,
+  resolutionResult,
   resolveAttemptUpdate,
   type AttemptOutcome,
   type AttemptSummary,
@@ -32,16 +35,26 @@ import {
   attemptOutcome,
   attemptSummary,
   endJobWithoutResult,
-  nudgeWorkflow,
+  nudgeOrHandOver,
   recordResult,
 } from './results';
+import { startEventSenders, type SenderStartDeps } from './webhookSenders';
 
 export interface AttemptServiceDeps {
   pool: Pool;
   temporal: Client;
   logger: Logger;
+  /** The job task queue: where the senders of a job's webhooks run when it has no workflow. */
+  taskQueue: string;
+  /** How those senders retry (DEFAULTS.webhookRetry for what is left out). */
+  webhookRetry?: Partial<WebhookRetry> | undefined;
   /** Where a job this process ends (a cancel, a callback's result) is observed. */
   metrics?: JobEndMetrics | undefined;
+}
+
+/** What starting a job's webhook senders takes, from these deps. */
+function senderDeps(deps: AttemptServiceDeps): SenderStartDeps {
+  return { ...deps, retry: { ...DEFAULTS.webhookRetry, ...deps.webhookRetry } };
 }
 
 /** The job's workflow has closed, so no update can reach it. */
@@ -224,12 +237,12 @@ async function resolveAfterWorkflowClosed(
     'operator resolves an attempt of an ended job',
   );
   if (resolution.outcome === 'failed') {
-    const settled = await settleAttemptWithoutResult(deps.pool, attempt.id, 'failed', {
-      code: 'operator',
-      operator,
-      message: resolution.reason,
-    });
-    return { attemptId: settled.id, state: settled.state };
+    const settled = await reportAttemptFailure(
+      deps.pool,
+      attempt.id,
+      operatorsFailure(operator, resolution.reason),
+    );
+    return resolutionResult(settled.id, settled.state, 'failed');
   }
   const checked = checkJobResult(job, resolution.result, attempt.id);
   if (!checked.ok)
@@ -242,7 +255,9 @@ async function resolveAfterWorkflowClosed(
     result: checked.output,
     source: `operator:${operator}`,
   });
-  return { attemptId: outcome.attemptId, state: outcome.state };
+  // Its loss to the job's ending is news for the owner (job.late_result): no workflow sends it.
+  await startEventSenders(senderDeps(deps), job.id);
+  return resolutionResult(outcome.attemptId, outcome.state, 'succeeded');
 }
 
 /**
@@ -284,6 +299,9 @@ export async function cancelJob(
   const ended = await endJobWithoutResult(deps, job.id, 'cancelled', record);
   deps.logger.info({ jobId: job.id, ...record }, 'job cancelled without its workflow');
   if (ended.status !== 'cancelled') throw endedAlready(ended);
+  // The ending settled the job's attempts in flight (migration 0018); its events go to their
+  // senders now, since no workflow runs the job to hand them over.
+  await startEventSenders(senderDeps(deps), job.id);
   return {
     jobId: job.id,
     status: ended.status,
@@ -364,6 +382,6 @@ export async function acceptProviderCallback(
   }
   // Two deliveries of one callback at once: both settle the same way; only the first nudges.
   const first = await saveCallbackReceipt(deps.pool, { ...signed, attemptId: attempt.id, outcome });
-  if (first) await nudgeWorkflow(deps.temporal, deps.logger, job.workflowId, attempt.id);
+  if (first) await nudgeOrHandOver(senderDeps(deps), job, attempt.id);
   return { outcome, replayed: !first };
 }

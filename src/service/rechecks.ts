@@ -2,9 +2,10 @@ import type { Client } from '@temporalio/client';
 import type { AttemptLook } from '../activities/attempts';
 import { claimDueChecks, turnAgain, wakeDone, type DueCheck } from '../db/attemptChecks';
 import type { Pool } from '../db/pool';
+import type { WebhookRetry } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import { observe, type WorkerMetrics } from './histograms';
-import { nudgeWorkflow } from './results';
+import { nudgeOrHandOver, nudgeWorkflow } from './results';
 
 /**
  * How long a claimed turn holds off other workers (one whose worker died is taken again after
@@ -40,6 +41,9 @@ export async function recheckDueAttempts(
   deps: {
     pool: Pool;
     temporal: Client;
+    /** Where the senders of a job's webhooks run, and how they retry (for jobs without a workflow). */
+    taskQueue: string;
+    retry: WebhookRetry;
     /** The providers this worker can ask; another worker takes the rest. */
     providers: string[];
     lookAgain: (input: { attemptId: string }) => Promise<AttemptLook>;
@@ -49,7 +53,8 @@ export async function recheckDueAttempts(
   logger: Logger,
 ): Promise<RecheckReport> {
   const report: RecheckReport = { looked: 0, woken: 0, needOperator: 0, failed: 0 };
-  const takeTurn = async ({ attemptId, workflowId, settled }: DueCheck): Promise<void> => {
+  const senders = { ...deps, logger };
+  const takeTurn = async ({ attemptId, jobId, workflowId, settled }: DueCheck): Promise<void> => {
     if (!settled) {
       report.looked += 1;
       const { outcome, operatorNewlyNeeded } = await deps.lookAgain({ attemptId });
@@ -61,7 +66,9 @@ export async function recheckDueAttempts(
         return;
       }
     }
-    if (await nudgeWorkflow(deps.temporal, logger, workflowId, attemptId)) {
+    // A job that ended without its workflow (a cancel with none, a terminated run) has what the
+    // settling wrote for its webhooks (a late result) handed to their senders here.
+    if ((await nudgeOrHandOver(senders, { id: jobId, workflowId }, attemptId)) !== 'unreachable') {
       report.woken += 1;
       // Every settling of an unknown attempt, by whatever path, passes here once (migration 0014).
       const settled = await wakeDone(deps.pool, attemptId);

@@ -12,6 +12,7 @@ import {
   type AttemptSummary,
 } from '../workflows/definitions';
 import { observe, type JobEndMetrics } from './histograms';
+import { startEventSenders, type SenderStartDeps } from './webhookSenders';
 
 /** An attempt as the workflow and its clients see it. */
 export function attemptSummary(attempt: AttemptRecord): AttemptSummary {
@@ -83,8 +84,8 @@ export async function recordResult(
     attemptId: string;
     result: unknown;
     source: string;
-    /** The ledger line of the provider call that brought the result, if one did. */
-    callEnd?: Omit<CallLedger, 'outcome'>;
+    /** The ledger line of the provider call that brought the result, if one did (its token). */
+    callEnd?: Omit<CallLedger, 'outcome'> & { token: string };
   },
 ): Promise<AttemptOutcome> {
   return inSpan(
@@ -142,22 +143,39 @@ async function afterRecording(
 }
 
 /**
- * Tells a job's workflow to look at an attempt again (it may be waiting on it). Says whether
- * that is done: the signal was delivered, or the workflow has closed and waits for nothing (the
- * database already has the truth). False when Temporal could not be told.
+ * What became of a nudge: the workflow was told; it has closed and waits for nothing (the
+ * database already has the truth); or Temporal could not be told.
  */
+export type Nudge = 'told' | 'closed' | 'unreachable';
+
+/** Tells a job's workflow to look at an attempt again (it may be waiting on it). */
 export async function nudgeWorkflow(
   temporal: Client,
   logger: Logger,
   workflowId: string,
   attemptId: string,
-): Promise<boolean> {
+): Promise<Nudge> {
   try {
     await temporal.workflow.getHandle(workflowId).signal(attemptSettledSignal, { attemptId });
-    return true;
+    return 'told';
   } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return true;
+    if (error instanceof WorkflowNotFoundError) return 'closed';
     logger.debug({ err: error, workflowId, attemptId }, 'workflow not nudged');
-    return false;
+    return 'unreachable';
   }
+}
+
+/**
+ * Tells the job's workflow that an attempt settled; when no workflow runs the job any more,
+ * whatever the settling wrote for the owner's webhooks (an ending, a late result) is handed to
+ * its senders here, since no workflow will. A closed workflow counts as told.
+ */
+export async function nudgeOrHandOver(
+  deps: SenderStartDeps,
+  job: { id: string; workflowId: string },
+  attemptId: string,
+): Promise<Nudge> {
+  const nudge = await nudgeWorkflow(deps.temporal, deps.logger, job.workflowId, attemptId);
+  if (nudge === 'closed') await startEventSenders(deps, job.id);
+  return nudge;
 }

@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { unknownAttemptsOfEndedJobs } from '../db/attemptCalls';
+import { settleAttemptsLeftByEndings, unknownAttemptsOfEndedJobs } from '../db/attemptCalls';
 import { findOpenJobs, type JobPageCursor } from '../db/jobLists';
 import { addJobNote, addNoteIfOpen, countSweepFailure, type JobRecord } from '../db/jobs';
 import type { Logger } from '../logger';
@@ -172,6 +172,8 @@ export async function sweepJobs(
 }
 
 export interface SettlingReport {
+  /** Attempts an ending left starting or running, settled now (cancelled, or unknown). */
+  leftByEndings: number;
   /** Unknown attempts of ended jobs looked at again. */
   looked: number;
   /** Of those, settled now (a status lookup's answer, a held callback, a call that is over). */
@@ -182,7 +184,8 @@ export interface SettlingReport {
 
 /**
  * A job that ended (an operator's cancel, say) while one of its attempts was `unknown` keeps
- * that attempt reconciled here, since its workflow has closed: status lookups, held callbacks
+ * that attempt reconciled here, since its workflow has closed (and one that an ending left
+ * `starting` or `running` is first settled as the ending would have): status lookups, held callbacks
  * and the not-found rule go on until it settles, so the attempt, its ledger line and the gauges
  * say whether money moved. A success found now loses the compare-and-swap to the job's ending
  * and is kept as a race, as a late answer is. Late answers, callbacks and operators' verdicts
@@ -197,7 +200,18 @@ export async function reconcileAttemptsOfEndedJobs(
   logger?: Logger,
   batchSize = 100,
 ): Promise<SettlingReport> {
-  const report: SettlingReport = { looked: 0, settled: 0, failed: 0 };
+  // First what an ending left in flight (it becomes unknown, and is looked at below).
+  const report: SettlingReport = {
+    leftByEndings: await settleAttemptsLeftByEndings(deps.pool, batchSize),
+    looked: 0,
+    settled: 0,
+    failed: 0,
+  };
+  if (report.leftByEndings > 0)
+    logger?.warn(
+      { settled: report.leftByEndings },
+      'sweeper settled attempts an ending had left in flight',
+    );
   let after = '';
   for (;;) {
     const ids = await unknownAttemptsOfEndedJobs(deps.pool, { after, limit: batchSize });

@@ -58,7 +58,7 @@ async function eventBody(
   const found = await findOwnedJobWithAttempts(pool, delivery.ownerId, jobId);
   if (!found) throw new Error(`job ${jobId} is gone`);
   const happenedAt =
-    delivery.event === 'job.needs_operator'
+    delivery.event === 'job.needs_operator' || delivery.event === 'job.late_result'
       ? delivery.createdAt
       : (found.job.finishedAt ?? delivery.createdAt);
   return {

@@ -74,6 +74,21 @@ export interface JobPlan {
    * plans admitted before webhooks existed: DEFAULTS.needsOperatorAfterMs.
    */
   needsOperatorAfterMs?: number;
+  /**
+   * The retry an earlier run of the job had planned (and noted) after its last attempt failed,
+   * when that run closed before making it (terminated during the wait): the new run makes it.
+   */
+  plannedRetry?: NotedRetry;
+}
+
+/** A retry as the workflow notes it on the job (`retry_scheduled`) before it waits for it. */
+export interface NotedRetry {
+  provider: string;
+  afterAttempt: string;
+  nextTry: number;
+  retryAt: string;
+  cause: string;
+  reason: string;
 }
 
 /**
@@ -267,6 +282,24 @@ export interface ResolveAttemptInput {
 export interface ResolveAttemptResult {
   attemptId: string;
   state: AttemptState;
+  /**
+   * An operator's `failed` given while the attempt's call may still land: held on the attempt,
+   * it settles it once the call is over, unless the call answers success first.
+   */
+  held?: true;
+}
+
+/** What a resolution came to: the attempt's state, and whether a `failed` is held. */
+export function resolutionResult(
+  attemptId: string,
+  state: AttemptState,
+  outcome: ResolveAttemptInput['outcome'],
+): ResolveAttemptResult {
+  return {
+    attemptId,
+    state,
+    ...(outcome === 'failed' && state === 'unknown' ? { held: true as const } : {}),
+  };
 }
 /** An operator settles an unknown attempt out of band. */
 export const resolveAttemptUpdate = defineUpdate<ResolveAttemptResult, [ResolveAttemptInput]>(

@@ -9,6 +9,7 @@ import {
   cancelJobUpdate,
   cancelledBy,
   requestAttemptUpdate,
+  resolutionResult,
   resolveAttemptUpdate,
   statusQuery,
   type AttemptOutcome,
@@ -107,7 +108,8 @@ export function installHandlers(run: JobRun): void {
       }
       run.apply(summary, outcome);
       run.nudge(resolution.attemptId);
-      return { attemptId: resolution.attemptId, state: summary.state };
+      // A `failed` while the call may still land is held on the attempt, which stays unknown.
+      return resolutionResult(resolution.attemptId, summary.state, resolution.outcome);
     },
     {
       validator: (resolution) => refuseIf(resolutionRefusal(run.attempts, resolution)),

@@ -34,9 +34,11 @@ import {
   nextReconcileDelayMs,
   operatorDueAt,
   reconcileWaitMs,
+  resumedRetry,
   retryAfterFailure,
   shouldContinueAsNew,
   type PlannedRetry,
+  type RetryRuleChanges,
 } from './policy';
 import { TEMPORAL_CANCEL, abandonment, failureOf, refuse } from './refusals';
 import { COMPLETION_WEBHOOKS, startWebhookSender } from './webhookSender';
@@ -46,6 +48,24 @@ const RECHECKS_BY_RECONCILER = 'rechecks-by-reconciler';
 
 /** Patch id of refusing an intent of a bad shape before admission (runs that began without it admitted it). */
 const INTENT_SHAPE_CHECK = 'intent-shape-check';
+
+/**
+ * Patch ids of the retry table's later rules (policy.ts RetryRuleChanges): a retry leaves room
+ * for the plan's untried providers (runs recorded before it retried while any room was left),
+ * and an attempt whose call never began is retried (runs recorded before it moved on).
+ */
+const RETRY_LEAVES_ROOM = 'retry-leaves-room-for-fallbacks';
+const NEVER_SENT_RETRIED = 'never-sent-retried';
+const RETRY_RULES: RetryRuleChanges = {
+  retryLeavesRoomForFallbacks: () => patched(RETRY_LEAVES_ROOM),
+  neverSentIsRetried: () => patched(NEVER_SENT_RETRIED),
+};
+
+/** Patch id of a new run going on with the retry its closed run had planned (before: lost). */
+const RESUME_PLANNED_RETRY = 'resume-planned-retry';
+
+/** Patch id of a run that finds its job ended at admission handing over the ending's events. */
+const ANNOUNCE_FOUND_ENDING = 'announce-found-ending';
 
 /**
  * One job, one workflow: admit the job, run its attempts (one at a time, or hedged), wait out
@@ -249,29 +269,34 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     // No attempt was made (the provider took none now): nothing to judge.
     if (!last || job.terminal || job.attempts.length === before) return undefined;
     const failure = job.failedCall(last.attemptId);
-    return retryAfterFailure(admitted, job.attempts, last, failure, Math.random);
+    return retryAfterFailure(admitted, job.attempts, last, failure, Math.random, RETRY_RULES);
   }
 
   /**
    * The wait before a retry: a durable timer (a worker restart neither loses nor shortens it),
    * shown on the job. A user's request meanwhile is served at once, instead of the retry.
    */
-  async function waitToRetry(admitted: JobPlan, retry: PlannedRetry): Promise<boolean> {
+  async function waitToRetry(
+    admitted: JobPlan,
+    retry: PlannedRetry & { noted?: boolean },
+  ): Promise<boolean> {
     const retryAt = new Date(Date.now() + retry.delayMs).toISOString();
-    // The note is written before the status says "retrying", so whoever sees one finds the other.
-    await job.db.noteOnJob({
-      jobId: admitted.jobId,
-      note: {
-        event: 'retry_scheduled',
-        provider: retry.provider.name,
-        afterAttempt: job.attempts.at(-1)?.attemptId,
-        nextTry: retry.nextTry,
-        delayMs: retry.delayMs,
-        retryAt,
-        cause: retry.cause,
-        reason: retry.description,
-      },
-    });
+    // The note is written before the status says "retrying", so whoever sees one finds the other
+    // (a retry taken over from a closed run was noted by it).
+    if (!retry.noted)
+      await job.db.noteOnJob({
+        jobId: admitted.jobId,
+        note: {
+          event: 'retry_scheduled',
+          provider: retry.provider.name,
+          afterAttempt: job.attempts.at(-1)?.attemptId,
+          nextTry: retry.nextTry,
+          delayMs: retry.delayMs,
+          retryAt,
+          cause: retry.cause,
+          reason: retry.description,
+        },
+      });
     job.show('running', retry.description);
     await condition(
       () => job.terminal !== null || job.pendingRequest() !== undefined,
@@ -304,9 +329,13 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     return job.terminal || job.pendingRequest() ? undefined : provider;
   }
 
-  async function runExclusive(admitted: JobPlan): Promise<void> {
+  async function runExclusive(
+    admitted: JobPlan,
+    /** The retry a closed run had planned and noted, taken over by this one. */
+    resumed?: PlannedRetry & { noted: true },
+  ): Promise<void> {
     // One attempt at a time; an unknown one blocks everything after it until it settles.
-    let retry: PlannedRetry | undefined;
+    let retry: (PlannedRetry & { noted?: boolean }) | undefined = resumed;
     while (!job.terminal) {
       const blocked = job.attempts.find((a) => a.state === 'unknown');
       // planted-bug site (tools/chaos/plantedBugs.ts): exclusive-ignores-unknown
@@ -451,11 +480,18 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
     if (admitted.terminalStatus) {
       job.end({ status: admitted.terminalStatus, completedBy: admitted.completedBy });
       job.show(admitted.terminalStatus, `job already ${admitted.terminalStatus}`);
+      // Ended with no workflow to hand its events over (a cancel, a late answer after a
+      // terminate): this run does, at once (the sender already running makes it a no-op).
+      if (patched(ANNOUNCE_FOUND_ENDING)) await announceEnding(admitted.jobId);
       return { jobId: admitted.jobId, status: admitted.terminalStatus, completedBy: job.winner };
     }
+    let resumed: (PlannedRetry & { noted: true }) | undefined;
     if (!carried && admitted.attempts.length > 0) {
-      // A new run of a job whose earlier run ended: go on after the attempts it made.
+      // A new run of a job whose earlier run ended: go on after the attempts it made, with the
+      // retry it had planned, at the time it had planned it.
       job.resumeAfter(admitted.attempts, admitted);
+      if (admitted.plannedRetry && patched(RESUME_PLANNED_RETRY))
+        resumed = resumedRetry(admitted, admitted.plannedRetry, Date.now());
     }
     const blocked = job.attempts.find((a) => a.state === 'unknown');
     job.show(
@@ -465,7 +501,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       // What the last run waited on may quote a provider.
       carried?.waitingOn === undefined ? 'admitted' : markdownText(carried.waitingOn),
     );
-    if (admitted.mode === 'exclusive') await runExclusive(admitted);
+    if (admitted.mode === 'exclusive') await runExclusive(admitted, resumed);
     else await runHedged(admitted);
 
     if (!job.terminal) {

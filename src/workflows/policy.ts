@@ -11,6 +11,7 @@ import {
   describeFailure,
   failureCause,
   formatSeconds,
+  NEVER_SENT,
   retryDelayMs,
   retryFitsCap,
   retryVerdict,
@@ -19,6 +20,7 @@ import {
 import type {
   AttemptSummary,
   JobPlan,
+  NotedRetry,
   PlannedProvider,
   RequestAttemptInput,
   ResolveAttemptInput,
@@ -214,6 +216,24 @@ export interface PlannedRetry {
 }
 
 /**
+ * Rules of the retry table that came after runs were recorded: each is asked only where it
+ * changes the decision, so the workflow can answer by a patch (a recorded run replays the rule
+ * it ran with).
+ */
+export interface RetryRuleChanges {
+  /** A retry leaves the cap room for each untried provider of the plan (before: any room). */
+  retryLeavesRoomForFallbacks(): boolean;
+  /** An attempt whose call never began is retried (before: the plan moved on). */
+  neverSentIsRetried(): boolean;
+}
+
+/** Every rule in force: for callers outside a workflow, and runs recorded with them all. */
+export const CURRENT_RETRY_RULES: RetryRuleChanges = {
+  retryLeavesRoomForFallbacks: () => true,
+  neverSentIsRetried: () => true,
+};
+
+/**
  * Whether the attempt that just failed is tried again on its provider: the retry table says its
  * failure may heal, the provider has retries and some left, and the job has attempts left beyond
  * one for each provider of the plan not yet tried (a fallback is never starved by retries).
@@ -226,6 +246,7 @@ export function retryAfterFailure(
   failed: AttemptSummary,
   failure: FailedCall | undefined,
   random: () => number,
+  rules: RetryRuleChanges = CURRENT_RETRY_RULES,
 ): PlannedRetry | undefined {
   // planted-bug site (tools/chaos/plantedBugs.ts): retries-off
   if (plan.mode !== 'exclusive' || failed.state !== 'failed' || !failure) return undefined;
@@ -233,9 +254,15 @@ export function retryAfterFailure(
   const settings = provider?.retry;
   if (!provider || !settings || provider.uncertified) return undefined;
   const untried = plan.providers.filter((p) => !attempts.some((a) => a.provider === p.name));
-  if (!retryFitsCap(attempts.length, untried.length, plan.maxAttempts)) return undefined;
+  if (attempts.length >= plan.maxAttempts) return undefined;
+  if (
+    !retryFitsCap(attempts.length, untried.length, plan.maxAttempts) &&
+    rules.retryLeavesRoomForFallbacks()
+  )
+    return undefined;
   const tries = consecutiveTries(attempts, provider.name);
   if (tries >= settings.maxAttempts || !retryVerdict(failure).retry) return undefined;
+  if (failure.code === NEVER_SENT && !rules.neverSentIsRetried()) return undefined;
   const delayMs = retryDelayMs(settings, failure, tries + 1, random);
   return {
     provider,
@@ -243,6 +270,28 @@ export function retryAfterFailure(
     nextTry: tries + 1,
     cause: failureCause(failure),
     description: `retrying ${provider.name} in ${formatSeconds(delayMs)} s (${describeFailure(failure)})`,
+  };
+}
+
+/**
+ * The retry a closed run had planned, made by the run that takes the job up: on the same
+ * provider, at the time it was planned for (at once if that has passed). None when the provider
+ * can no longer run the job.
+ */
+export function resumedRetry(
+  plan: JobPlan,
+  noted: NotedRetry,
+  now: number,
+): (PlannedRetry & { noted: true }) | undefined {
+  const provider = plan.compatible.find((p) => p.name === noted.provider);
+  if (!provider || provider.uncertified) return undefined;
+  return {
+    provider,
+    delayMs: Math.max(1, Date.parse(noted.retryAt) - now),
+    nextTry: noted.nextTry,
+    cause: noted.cause,
+    description: noted.reason,
+    noted: true,
   };
 }
 

@@ -5,7 +5,7 @@ import {
   TimeoutFailure,
   isCancellation,
 } from '@temporalio/workflow';
-import { typedFailure, type FailureType } from '../domain/failures';
+import { FAILURES, typedFailure, type FailureType } from '../domain/failures';
 import type { Refusal } from './policy';
 
 export const TEMPORAL_CANCEL = {
@@ -18,6 +18,9 @@ export function abandonment(error: unknown): Record<string, unknown> {
   if (isCancellation(error))
     return { code: 'abandoned', message: 'the workflow stopped waiting for this call' };
   const cause = error instanceof ActivityFailure ? error.cause : undefined;
+  // Another execution of the call began it: this one sent nothing, that one may still land.
+  if (cause instanceof ApplicationFailure && cause.type === FAILURES.callBegunElsewhere)
+    return { code: 'call_begun_elsewhere', message: cause.message };
   if (cause instanceof TimeoutFailure)
     return {
       code: 'timeout',

@@ -18,7 +18,16 @@ const refuseSignature = (reply: FastifyReply, reason: string): FastifyReply =>
 
 export interface CallbackRoutesOptions {
   /** With the metrics that observe a job a callback's result ends. */
-  deps: Pick<ApiDeps, 'pool' | 'temporal' | 'logger' | 'providers' | 'callbackToleranceS'> & {
+  deps: Pick<
+    ApiDeps,
+    | 'pool'
+    | 'temporal'
+    | 'logger'
+    | 'providers'
+    | 'callbackToleranceS'
+    | 'taskQueue'
+    | 'webhookRetry'
+  > & {
     metrics: JobEndMetrics;
   };
 }

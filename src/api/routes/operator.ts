@@ -14,7 +14,10 @@ const reason = storableText(z.string().min(1).max(2000));
 
 export interface OperatorRoutesOptions {
   /** With the metrics that observe a job an operator's verdict or cancel ends. */
-  deps: Pick<ApiDeps, 'pool' | 'temporal' | 'logger' | 'operatorTokens'> & {
+  deps: Pick<
+    ApiDeps,
+    'pool' | 'temporal' | 'logger' | 'operatorTokens' | 'taskQueue' | 'webhookRetry'
+  > & {
     metrics: JobEndMetrics;
   };
 }
@@ -46,7 +49,16 @@ export const operatorRoutes: FastifyPluginAsyncZod<OperatorRoutesOptions> = asyn
           }),
         ]),
         response: {
-          200: z.object({ attemptId: z.string(), state: z.string() }),
+          200: z.object({
+            attemptId: z.string(),
+            state: z.string(),
+            held: z
+              .literal(true)
+              .optional()
+              .describe(
+                'A `failed` given while the call may still land: held on the attempt, which stays unknown until the call is over (then it settles failed), unless the call answers success first',
+              ),
+          }),
           ...problemResponses(401, 404, 409, ...BODY_ERRORS),
         },
       },
