@@ -2051,7 +2051,7 @@ export interface paths {
                                 /** Format: uuid */
                                 endpointId: string;
                                 /** @enum {string} */
-                                event: "job.succeeded" | "job.failed" | "job.cancelled" | "job.needs_operator";
+                                event: "job.succeeded" | "job.failed" | "job.cancelled" | "job.needs_operator" | "job.late_result";
                                 /**
                                  * Format: uuid
                                  * @description Sent as webhook-id: the same on every try.
@@ -2237,6 +2237,11 @@ export interface paths {
                     content: {
                         "application/json": {
                             attemptId: string;
+                            /**
+                             * @description A `failed` given while the call may still land: held on the attempt, which stays unknown until the call is over (then it settles failed), unless the call answers success first
+                             * @enum {boolean}
+                             */
+                            held?: true;
                             state: string;
                         };
                     };
@@ -2859,7 +2864,7 @@ export interface paths {
                                 description: string | null;
                                 disabledAt: string | null;
                                 disabledReason: string | null;
-                                events: ("job.succeeded" | "job.failed" | "job.cancelled" | "job.needs_operator")[];
+                                events: ("job.succeeded" | "job.failed" | "job.cancelled" | "job.needs_operator" | "job.late_result")[];
                                 /** Format: uuid */
                                 id: string;
                                 url: string;
@@ -2979,7 +2984,7 @@ export interface paths {
                     "application/json": {
                         description?: string;
                         /** @description The events it takes. Default: all of them. */
-                        events?: ("job.succeeded" | "job.failed" | "job.cancelled" | "job.needs_operator")[];
+                        events?: ("job.succeeded" | "job.failed" | "job.cancelled" | "job.needs_operator" | "job.late_result")[];
                         /**
                          * Format: uri
                          * @description Where events are POSTed (http or https).
@@ -3000,7 +3005,7 @@ export interface paths {
                             description: string | null;
                             disabledAt: string | null;
                             disabledReason: string | null;
-                            events: ("job.succeeded" | "job.failed" | "job.cancelled" | "job.needs_operator")[];
+                            events: ("job.succeeded" | "job.failed" | "job.cancelled" | "job.needs_operator" | "job.late_result")[];
                             /** Format: uuid */
                             id: string;
                             /** @description whsec_…: the signing secret. Keep it; it is not shown again. */
@@ -3175,7 +3180,7 @@ export interface paths {
                             description: string | null;
                             disabledAt: string | null;
                             disabledReason: string | null;
-                            events: ("job.succeeded" | "job.failed" | "job.cancelled" | "job.needs_operator")[];
+                            events: ("job.succeeded" | "job.failed" | "job.cancelled" | "job.needs_operator" | "job.late_result")[];
                             /** Format: uuid */
                             id: string;
                             url: string;
@@ -3468,7 +3473,7 @@ export interface paths {
                             description: string | null;
                             disabledAt: string | null;
                             disabledReason: string | null;
-                            events: ("job.succeeded" | "job.failed" | "job.cancelled" | "job.needs_operator")[];
+                            events: ("job.succeeded" | "job.failed" | "job.cancelled" | "job.needs_operator" | "job.late_result")[];
                             /** Format: uuid */
                             id: string;
                             url: string;
