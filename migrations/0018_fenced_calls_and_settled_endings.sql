@@ -21,44 +21,41 @@ ALTER TABLE attempts
 --    waits for an attempt row another transaction holds (one writing its own end settles it;
 --    the sweeper settles, waiting, whatever is left); the winner of a compare-and-swap is not
 --    touched (its own transaction marks it).
-CREATE FUNCTION settle_attempts_of_ended_job(ended_job uuid, skip_locked boolean) RETURNS integer
+CREATE FUNCTION settle_attempts_of_ended_job(
+  ended_job uuid, ending text, winner text, skip_locked boolean) RETURNS integer
 LANGUAGE plpgsql AS $$
 DECLARE
-  ending record;
   open_ids text[];
   settled integer;
 BEGIN
-  SELECT terminal_status, completed_by INTO ending FROM jobs WHERE id = ended_job;
-  IF ending.terminal_status IS NULL THEN
-    RETURN 0;
-  END IF;
   IF skip_locked THEN
     SELECT array_agg(a.id) INTO open_ids FROM (
       SELECT id FROM attempts
-       WHERE job_id = ended_job AND state IN ('starting', 'running')
-         AND id IS DISTINCT FROM ending.completed_by
+       WHERE job_id = ended_job AND state IN ('starting', 'running') AND id IS DISTINCT FROM winner
        FOR UPDATE SKIP LOCKED) a;
   ELSE
     SELECT array_agg(a.id) INTO open_ids FROM (
       SELECT id FROM attempts
-       WHERE job_id = ended_job AND state IN ('starting', 'running')
-         AND id IS DISTINCT FROM ending.completed_by
+       WHERE job_id = ended_job AND state IN ('starting', 'running') AND id IS DISTINCT FROM winner
        FOR UPDATE) a;
+  END IF;
+  IF open_ids IS NULL THEN
+    RETURN 0;
   END IF;
   UPDATE attempts
      SET state = CASE WHEN state = 'starting' THEN 'cancelled' ELSE 'unknown' END,
          error = CASE
                    WHEN state = 'starting' THEN jsonb_build_object(
                      'code', 'job_not_open',
-                     'message', 'the job was ' || ending.terminal_status || ' before the request left; nothing was sent')
+                     'message', 'the job was ' || ending || ' before the request left; nothing was sent')
                    ELSE jsonb_build_object(
                      'code', 'job_ended',
-                     'message', 'the job was ' || ending.terminal_status || ' while the call was out; it may still take effect')
+                     'message', 'the job was ' || ending || ' while the call was out; it may still take effect')
                      || CASE WHEN error IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('earlier', error) END
                  END,
          finished_at = CASE WHEN state = 'starting' THEN now() END,
          -- A job that ended without a result: what its call did is looked up at once.
-         next_check_at = CASE WHEN state = 'running' AND ending.terminal_status <> 'succeeded'
+         next_check_at = CASE WHEN state = 'running' AND ending <> 'succeeded'
                               THEN now() ELSE next_check_at END,
          updated_at = now()
    WHERE id = ANY (open_ids) AND state IN ('starting', 'running');
@@ -68,7 +65,7 @@ END $$;
 
 CREATE FUNCTION jobs_settle_attempts_on_end() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM settle_attempts_of_ended_job(NEW.id, true);
+  PERFORM settle_attempts_of_ended_job(NEW.id, NEW.terminal_status, NEW.completed_by, true);
   RETURN NULL;
 END $$;
 

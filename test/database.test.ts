@@ -210,7 +210,7 @@ test('the looks at an unknown attempt back off from the first pause, doubling to
     claimDueChecks(db.pool, claim),
   ]);
   expect(claims.flat()).toEqual([
-    { attemptId: attempt.id, workflowId: job.workflowId, settled: false },
+    { attemptId: attempt.id, jobId: job.id, workflowId: job.workflowId, settled: false },
   ]);
   // A worker without the provider never takes it.
   await db.pool.query('UPDATE attempts SET next_check_at = now() WHERE id = $1', [attempt.id]);
@@ -219,7 +219,7 @@ test('the looks at an unknown attempt back off from the first pause, doubling to
   // stays due until a worker has sent it.
   await settleAttemptWithoutResult(db.pool, attempt.id, 'failed', { code: 'never_processed' });
   expect((await schedule({ needsOperator: true })).operatorNewlyNeeded).toBe(false);
-  const wake = { attemptId: attempt.id, workflowId: job.workflowId, settled: true };
+  const wake = { attemptId: attempt.id, jobId: job.id, workflowId: job.workflowId, settled: true };
   expect(await claimDueChecks(db.pool, claim)).toEqual([wake]);
   await db.pool.query('UPDATE attempts SET next_check_at = now() WHERE id = $1', [attempt.id]);
   expect(await claimDueChecks(db.pool, claim)).toEqual([wake]);
@@ -459,8 +459,9 @@ test('a call never begins for a job that has ended: the attempt is cancelled in 
   }
 
   // The other order: the start holds the job row (its statement in a transaction not yet
-  // committed) when the cancel comes. The cancel waits for it; the call has begun, and its
-  // result, should it come, loses the compare-and-swap.
+  // committed) when the cancel comes. The cancel waits for it; the call has begun, so the ending
+  // makes the attempt unknown (its charge may still land), and its result, should it come,
+  // loses the compare-and-swap.
   const other = await newJob(db.pool);
   const second = await createAttempt(db.pool, {
     jobId: other.id,
@@ -489,7 +490,10 @@ test('a call never begins for a job that has ended: the attempt is cancelled in 
     await start.query('ROLLBACK').catch(() => undefined);
     start.release();
   }
-  expect(await findAttempt(db.pool, second.id)).toMatchObject({ state: 'running' });
+  expect(await findAttempt(db.pool, second.id)).toMatchObject({
+    state: 'unknown',
+    error: { code: 'job_ended' },
+  });
   expect(
     await recordAttemptResult(db.pool, { attemptId: second.id, result: { summary: 'late' } }),
   ).toMatchObject({ outcome: 'lost', winnerAttemptId: null });

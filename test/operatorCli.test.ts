@@ -6,8 +6,11 @@ import { certifyForSetup, startTestStack, type TestStack } from './support/stack
 
 /** The operator CLI settles and cancels through the same services as the API. */
 const providers = (url: string): ProviderConfig[] => [
-  payProvider(url, 'pay'),
+  // A hung charge is cut off at its window (2 s), and believed over right then (no grace).
+  payProvider(url, 'pay', { lateResultTimeoutMs: 2_000, notFoundGraceMs: 0 }),
   payProvider(url, 'pay-backup'),
+  // A hung charge that may still land for a minute.
+  payProvider(url, 'pay-long', { lateResultTimeoutMs: 60_000 }),
   chatProvider(url, 'chat', 'sim-steady'),
 ];
 
@@ -49,6 +52,17 @@ test('find an unknown job, read it, and resolve its attempt from the command lin
 
   const show = await runCli(stack, ['jobs', 'show', id]);
   expect(show.stdout).toMatch(new RegExp(`${id}:1\\s+pay\\s+unknown`));
+  // The hung call is cut off at its window: from then on an operator's failed applies at once.
+  await eventually(
+    async () =>
+      (
+        await stack.pool.query<{ ended: boolean }>(
+          'SELECT call_ended_at IS NOT NULL AS ended FROM attempts WHERE id = $1',
+          [`${id}:1`],
+        )
+      ).rows[0]?.ended,
+    (ended) => ended === true,
+  );
 
   const refused = await runCli(stack, ['attempts', 'resolve', `${id}:1`, '--reason', 'x']);
   expect(refused.code).toBe(1);
@@ -81,6 +95,34 @@ test('find an unknown job, read it, and resolve its attempt from the command lin
   expect(again.code).toBe(1);
   // Settled, and the job has ended: one line that says so, and a non-zero exit.
   expect(again.stderr.trim()).toMatch(/^onejob: job [0-9a-f-]{36} has ended \(job-terminal\)$/);
+});
+
+test("an operator's failed from the command line, while the call may still land, is held and says so", async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+  const id = await create('cli-held', {
+    type: 'charge',
+    input: { amountCents: 500, currency: 'EUR', account: 'acct-cli-held' },
+    providers: ['pay-long'],
+  });
+  await eventually(
+    () => status(id),
+    (s) => s === 'unknown',
+  );
+  const held = await runCli(stack, [
+    'attempts',
+    'resolve',
+    `${id}:1`,
+    '--failed',
+    '--reason',
+    'no charge on the dashboard yet',
+  ]);
+  expect(held.code).toBe(0);
+  expect(held.stdout.trim()).toBe(
+    `attempt ${id}:1 is unknown: your failed is held until its call can no longer land, then it settles failed (unless the call answers success first)`,
+  );
+  expect(await status(id)).toBe('unknown');
+  const cancel = await runCli(stack, ['jobs', 'cancel', id, '--reason', 'test over']);
+  expect(cancel.code).toBe(0);
 });
 
 test('cancel a job from the command line; its late result shows up as a lost race', async () => {

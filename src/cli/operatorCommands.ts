@@ -263,7 +263,11 @@ export function addOperatorCommands(program: Command): void {
             ...(result === undefined ? {} : { result }),
           });
           if (!resolved) throw new Error(`no attempt ${attemptId}`);
-          console.log(`attempt ${resolved.attemptId} is ${resolved.state}`);
+          console.log(
+            resolved.held
+              ? `attempt ${resolved.attemptId} is ${resolved.state}: your failed is held until its call can no longer land, then it settles failed (unless the call answers success first)`
+              : `attempt ${resolved.attemptId} is ${resolved.state}`,
+          );
         });
       },
     );

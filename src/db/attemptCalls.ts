@@ -549,8 +549,10 @@ export async function reportAttemptFailure(
 
 const SETTLE_LEFT_BY_ENDINGS = preparedStatement(
   'attempts.settle-left-by-endings',
-  `SELECT coalesce(sum(settle_attempts_of_ended_job(ended.job_id, false)), 0)::int AS settled
-     FROM (SELECT DISTINCT a.job_id FROM attempts a JOIN jobs j ON j.id = a.job_id
+  `SELECT coalesce(sum(settle_attempts_of_ended_job(ended.id, ended.terminal_status,
+                                                    ended.completed_by, false)), 0)::int AS settled
+     FROM (SELECT DISTINCT j.id, j.terminal_status, j.completed_by
+             FROM attempts a JOIN jobs j ON j.id = a.job_id
             WHERE a.state IN ('starting', 'running') AND j.terminal_status IS NOT NULL
               AND a.id IS DISTINCT FROM j.completed_by
             LIMIT $1) ended`,

@@ -19,6 +19,8 @@ const providers = (url: string): ProviderConfig[] => [
   payProvider(url, 'pay-backup'),
   // Its calls outlast any test step: only the test decides when they end.
   payProvider(url, 'pay-patient', { timeoutMs: 120_000 }),
+  // A hung call is cut off at its window soon (3 s), and believed over right then (no grace).
+  payProvider(url, 'pay-hung', { lateResultTimeoutMs: 3_000, notFoundGraceMs: 0 }),
   payProvider(url, 'pay-blind', {
     statusUrl: undefined,
     callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
@@ -232,9 +234,9 @@ test('when the connection drops after the charge was made, the attempt is unknow
   expect(providerSaw(stack, job.id)).toEqual({ requests: [attemptId], effects: [attemptId] });
 });
 
-test('an operator who knows the hung attempt never charged resolves it failed, and the fallback runs', async () => {
+test('an operator who knows the hung attempt never charged resolves it failed: held while the call may still land, applied once it is cut off, and the fallback runs', async () => {
   stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
-  const job = await charge(['pay', 'pay-backup']);
+  const job = await charge(['pay-hung', 'pay-backup']);
   await untilStatus(job.id, 'unknown');
   // The status lookup says "still processing": nothing settles it by itself.
   const blocked = await eventually(
@@ -249,7 +251,12 @@ test('an operator who knows the hung attempt never charged resolves it failed, a
     reason: 'bank confirms no charge',
   });
   expect(resolved.status).toBe(200);
-  expect(await resolved.json()).toEqual({ attemptId: `${job.id}:1`, state: 'failed' });
+  // The call is still out (its window not over): the verdict is held, not applied.
+  expect(await resolved.json()).toEqual({
+    attemptId: `${job.id}:1`,
+    state: 'unknown',
+    held: true,
+  });
 
   const done = await untilStatus(job.id, 'succeeded');
   expect(done.completedBy).toBe(`${job.id}:2`);

@@ -92,8 +92,8 @@ export interface ModelAttempt {
   /** The worker that made its call was killed: its answer, when it comes, reaches nobody. */
   orphaned: boolean;
   /**
-   * A signed "failed" callback came while its call could still answer: held until the call
-   * ends (its success answer outranks it; any other end makes the attempt failed).
+   * A "failed" (a signed callback, an operator's) came while its call could still answer: held
+   * until the call ends (its success answer outranks it; any other end makes the attempt failed).
    */
   reportedFailure: boolean;
   state: AttemptState;
@@ -416,9 +416,9 @@ export const settledAttempts = (state: ModelState): ModelAttempt[] =>
 /**
  * An operator's verdict on attempt `seq` (`POST /v1/operator/attempts/:id/resolve`), or the
  * provider's signed callback (`POST /v1/callbacks/:provider`): both settle an unknown attempt the
- * same way: `failed`, or a result through the compare-and-swap, except that a callback's
- * `failed` for a call still held waits for that call (see `reportedFailure`). A settled attempt
- * cannot be resolved again (`409`).
+ * same way: `failed`, or a result through the compare-and-swap, except that a `failed` (the
+ * operator's or the callback's) for a call still held waits for that call (see
+ * `reportedFailure`). A settled attempt cannot be resolved again (`409`).
  */
 export function settle(
   state: ModelState,
@@ -438,7 +438,7 @@ export function settle(
       started: [],
     };
   }
-  if (outcome === 'failed' && by === 'callback' && (attempt.held || attempt.orphaned)) {
+  if (outcome === 'failed' && (attempt.held || attempt.orphaned)) {
     // Its call may still answer success: the report is held, and the attempt stays unknown. A
     // call whose worker was killed counts as out, even once the provider let it go: nobody heard
     // its end, so only its late-result window (minutes) ends it for the service.
