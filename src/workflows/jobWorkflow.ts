@@ -54,8 +54,8 @@ const INTENT_SHAPE_CHECK = 'intent-shape-check';
  * for the plan's untried providers (runs recorded before it retried while any room was left),
  * and an attempt whose call never began is retried (runs recorded before it moved on).
  */
-const RETRY_LEAVES_ROOM = 'retry-leaves-room-for-fallbacks';
-const NEVER_SENT_RETRIED = 'never-sent-retried';
+export const RETRY_LEAVES_ROOM = 'retry-leaves-room-for-fallbacks';
+export const NEVER_SENT_RETRIED = 'never-sent-retried';
 const RETRY_RULES: RetryRuleChanges = {
   retryLeavesRoomForFallbacks: () => patched(RETRY_LEAVES_ROOM),
   neverSentIsRetried: () => patched(NEVER_SENT_RETRIED),

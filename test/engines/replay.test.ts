@@ -5,11 +5,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { tracingWorkerOptions } from '../../src/temporal/tracing';
 import { LOCAL_ADMISSION } from '../../src/workflows/activityStubs';
+import { RETRY_LEAVES_ROOM } from '../../src/workflows/jobWorkflow';
 import { carriesTrace } from '../../src/workflows/traceHeader';
 import { COMPLETION_WEBHOOKS } from '../../src/workflows/webhookSender';
 import {
   CURRENT_ONLY_SCENARIOS,
   factsOf,
+  OLDER_CODE_SCENARIOS,
   pathProblems,
   SCENARIO_NAMES,
   TRACED_SCENARIOS,
@@ -29,6 +31,11 @@ import { harness } from '../support/harness';
  * test/replay/histories/traced holds runs of the current code started by a traced request
  * (`npm run replay:record -- --traced`): their start carries a trace, so the workflow's
  * tracing interceptors ran in them, and must replay the same (workflows/tracing.ts).
+ * test/replay/histories/before-retry-room holds a run recorded just before a6f858d, whose retry
+ * on the same provider took the last attempt the job's cap allowed while its fallback was still
+ * untried: the current rule would have moved to the fallback, and asks the patch
+ * retry-leaves-room-for-fallbacks there (workflows/jobWorkflow.ts RETRY_RULES), which this run
+ * never marked. It holds only that scenario (paths.ts OLDER_CODE_SCENARIOS).
  */
 const HISTORIES_DIR = path.join(__dirname, '..', 'replay', 'histories');
 const GENERATIONS = {
@@ -37,8 +44,25 @@ const GENERATIONS = {
   'local-admission': path.join(HISTORIES_DIR, 'local-admission'),
   'remote-admission': path.join(HISTORIES_DIR, 'remote-admission'),
   traced: path.join(HISTORIES_DIR, 'traced'),
+  'before-retry-room': path.join(HISTORIES_DIR, 'before-retry-room'),
 } as const;
 type Generation = keyof typeof GENERATIONS;
+
+/** The scenarios the current code still takes: those the recorder knows. */
+const LIVE_SCENARIOS = SCENARIO_NAMES.filter((name) => OLDER_CODE_SCENARIOS[name] === undefined);
+/** What the admission generations were recorded for: every scenario older than them. */
+const BEFORE_CURRENT_ONLY = LIVE_SCENARIOS.filter((name) => !CURRENT_ONLY_SCENARIOS.includes(name));
+/** The scenarios each generation was recorded for: each must have its history there, no other. */
+const RECORDED_FOR: Record<Generation, readonly string[]> = {
+  current: LIVE_SCENARIOS,
+  'before-webhooks': [...BEFORE_CURRENT_ONLY, 'admission-update-slow-admission'],
+  'local-admission': BEFORE_CURRENT_ONLY,
+  'remote-admission': BEFORE_CURRENT_ONLY,
+  traced: TRACED_SCENARIOS,
+  'before-retry-room': Object.keys(OLDER_CODE_SCENARIOS).filter(
+    (name) => OLDER_CODE_SCENARIOS[name] === 'before-retry-room',
+  ),
+};
 
 const histories = Object.entries(GENERATIONS).flatMap(([generation, dir]) =>
   readdirSync(dir)
@@ -59,23 +83,25 @@ beforeAll(() => {
   }
 });
 
-test.each(Object.keys(GENERATIONS))('there is a %s history for every scenario', (generation) => {
-  expect(
-    histories
-      .filter((h) => h.generation === generation)
-      .map((h) => h.name)
-      .sort(),
-  ).toEqual(
-    generation === 'traced'
-      ? [...TRACED_SCENARIOS].sort()
-      : SCENARIO_NAMES.filter((name) =>
-          generation === 'current'
-            ? true
-            : generation === 'before-webhooks'
-              ? name !== 'webhooks'
-              : !CURRENT_ONLY_SCENARIOS.includes(name),
-        ).sort(),
-  );
+test.each(Object.keys(GENERATIONS) as Generation[])(
+  'there is a %s history for every scenario it was recorded for',
+  (generation) => {
+    expect(
+      histories
+        .filter((h) => h.generation === generation)
+        .map((h) => h.name)
+        .sort(),
+    ).toEqual([...RECORDED_FOR[generation]].sort());
+  },
+);
+
+test('every scenario has its history in some generation; one only older code took, in its own', () => {
+  const recorded = new Set(Object.values(RECORDED_FOR).flat());
+  expect(SCENARIO_NAMES.filter((name) => !recorded.has(name))).toEqual([]);
+  for (const [name, generation] of Object.entries(OLDER_CODE_SCENARIOS)) {
+    expect(Object.keys(GENERATIONS)).toContain(generation);
+    expect(RECORDED_FOR.current).not.toContain(name);
+  }
 });
 
 test.each(cases)('the %s %s history took the path its name says', (_generation, name, history) => {
@@ -129,6 +155,13 @@ test.each(cases)(
     }
   },
 );
+
+test('the before-retry-room history made its retry by the rule before the patch, unmarked', () => {
+  const older = histories.filter((h) => h.generation === 'before-retry-room');
+  expect(older).not.toEqual([]);
+  for (const { history } of older)
+    expect(factsOf(history).patches).not.toContain(RETRY_LEAVES_ROOM);
+});
 
 test('a history that took another path than its name says is refused', () => {
   const failover = histories.find((h) => h.name === 'definite-failure-then-fallback')!;
