@@ -5,6 +5,7 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
+import { NEVER_SENT_RETRIED } from '../../src/workflows/jobWorkflow';
 
 type History = temporal.api.history.v1.IHistory;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
@@ -245,6 +246,25 @@ const PATHS: Record<string, (facts: HistoryFacts) => Array<[string, boolean]>> =
     ['the late charge won', wonBy(f, 'succeeded', 1)],
     ['the ending was handed to a sender', f.children.some((id) => id.endsWith('/job.succeeded'))],
   ],
+  'never-sent-retried': (f) => [
+    ['attempt 1’s call went silent and Temporal gave it up', calls(f)[0]?.timedOut === true],
+    [
+      'attempt 1 was abandoned before its call began: failed, never_sent',
+      results(f, 'abandonAttempt')[0]?.state === 'failed' &&
+        (results(f, 'abandonAttempt')[0]?.error as { code?: string } | undefined)?.code ===
+          'never_sent',
+    ],
+    [
+      'the retry was decided under the patch never-sent-retried',
+      f.patches.includes(NEVER_SENT_RETRIED),
+    ],
+    [
+      'attempt 2 ran on the same provider',
+      calls(f).length === 2 &&
+        calls(f)[1]?.summary === calls(f)[0]?.summary?.replace(/^attempt 1 /, 'attempt 2 '),
+    ],
+    ['the job succeeded with attempt 2', wonBy(f, 'succeeded', 2)],
+  ],
   'retry-takes-last-attempt': (f) => [
     [
       'a plan of two providers, with a cap of two attempts',
@@ -285,6 +305,7 @@ export const SCENARIO_NAMES = Object.keys(PATHS);
 export const CURRENT_ONLY_SCENARIOS: readonly string[] = [
   'admission-update-slow-admission',
   'webhooks',
+  'never-sent-retried',
 ];
 
 /**

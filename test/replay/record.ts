@@ -17,7 +17,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startJob } from '../../src/client';
 import type { ProviderConfig } from '../../src/providers/provider';
-import { holdTransaction } from '../support/barriers';
+import { holdStatement, holdTransaction } from '../support/barriers';
 import globalSetup from '../support/globalSetup';
 import globalTeardown from '../support/globalTeardown';
 import { OPERATOR_TOKEN } from '../support/identities';
@@ -36,6 +36,12 @@ const providers = (url: string): ProviderConfig[] => [
   chatProvider(url, 'chat-backup', 'sim-backup', { timeoutMs: 5_000 }),
   payProvider(url, 'pay'),
   payProvider(url, 'pay-backup'),
+  // A call that goes silent is timed out by Temporal after 1.5 s (its start-to-close and heartbeat
+  // timeouts), and retried soon after.
+  payProvider(url, 'pay-retried', {
+    timeoutMs: 1_500,
+    retry: { maxAttempts: 2, initialDelayMs: 100, maxDelayMs: 100 },
+  }),
 ];
 
 type Scenario = (stack: TestStack, key: string) => Promise<string>;
@@ -159,6 +165,28 @@ const SCENARIOS: Record<string, Scenario> = {
     // Charged, then the connection dropped: unknown, until the status lookup finds the charge.
     stack.simulator.inject({ route: 'charge', fault: { kind: 'drop_after' } });
     return create(stack, key, charge(['pay', 'pay-backup']));
+  },
+  'never-sent-retried': async (stack, key) => {
+    // Attempt 1's begin is held in this process's database driver (the recorder's worker runs in
+    // this process): its call never starts, the activity goes silent, and Temporal times it out.
+    // Nothing was sent, so the attempt fails never_sent and is tried again on its provider, which
+    // wins. The held begin, let go after the job ended, finds the attempt settled and sends nothing.
+    const begin = holdStatement('attempts.begin-provider-call', (values) =>
+      String(values[0]).endsWith(':1'),
+    );
+    try {
+      const id = await create(stack, key, charge(['pay-retried']));
+      await begin.reached;
+      await eventually(
+        () => status(stack, id),
+        (s) => s === 'succeeded',
+      );
+      begin.release();
+      await begin.answered;
+      return id;
+    } finally {
+      begin.restore();
+    }
   },
   webhooks: async (stack, key) => {
     // An owner with an endpoint where nobody listens: the senders' tries are in their own
