@@ -20,6 +20,13 @@ const providers = (url: string): ProviderConfig[] => [
   // A short late-result window, so a request that never left is known to be gone soon.
   payProvider(url, 'pay', { timeoutMs: 3_000, lateResultTimeoutMs: 4_000, notFoundGraceMs: 500 }),
   payProvider(url, 'pay-backup', { timeoutMs: 3_000 }),
+  // The same, with retries on the same provider.
+  payProvider(url, 'pay-retrying', {
+    timeoutMs: 3_000,
+    lateResultTimeoutMs: 4_000,
+    notFoundGraceMs: 500,
+    retry: { maxAttempts: 2, initialDelayMs: 100, maxDelayMs: 100 },
+  }),
   // A call that may run on for two minutes after its attempt timed out.
   chatProvider(url, 'chat-patient', 'sim-steady', { lateResultTimeoutMs: 120_000 }),
 ];
@@ -165,6 +172,37 @@ test('when the kill lands before the request left, attempt 1 sent nothing and th
     ['pay-backup', 'succeeded'],
   ]);
   // Attempt 1 never reached the provider; the one charge is attempt 2's.
+  expect(providerSaw(stack, job.id)).toEqual({
+    requests: [`${job.id}:2`],
+    effects: [`${job.id}:2`],
+  });
+}, 90_000);
+
+test('when the kill lands before the request left on a one-provider charge, attempt 1 sent nothing and is tried again on its provider: charged exactly once', async () => {
+  const barrier = await barrierBeforeTheCallLeaves();
+  let job: { id: string };
+  try {
+    job = await createJob(stack, chargeBody(['pay-retrying']));
+    await barrier.blocked();
+    expect((await attemptRows(stack.pool, job.id)).map((a) => a.state)).toEqual(['starting']);
+    await stack.killWorker('SIGKILL');
+  } finally {
+    await barrier.terminateWaiters();
+    await barrier.remove();
+  }
+  await stack.restartWorker();
+
+  const done = await untilJob(
+    stack,
+    job.id,
+    (j) => j.status !== 'running' && j.status !== 'pending',
+    60_000,
+  );
+  expect(done).toMatchObject({ status: 'succeeded', completedBy: `${job.id}:2` });
+  expect(done.attempts.map((a) => [a.provider, a.state, a.error?.code ?? null])).toEqual([
+    ['pay-retrying', 'failed', 'never_sent'],
+    ['pay-retrying', 'succeeded', null],
+  ]);
   expect(providerSaw(stack, job.id)).toEqual({
     requests: [`${job.id}:2`],
     effects: [`${job.id}:2`],
