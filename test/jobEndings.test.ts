@@ -65,9 +65,9 @@ async function attemptState(attemptId: string): Promise<string> {
   return rows[0]!.state;
 }
 
-/** A charge the provider holds until its gate opens, its run terminated meanwhile. */
-async function chargeInFlightWithoutWorkflow(gate: string) {
-  const body = chargeBody(['pay']);
+/** A charge on `provider` whose request has reached it; it holds it until its gate opens. */
+async function chargeHeldAtProvider(gate: string, provider: string) {
+  const body = chargeBody([provider]);
   stack.simulator.inject({
     route: 'charge',
     account: body.input.account,
@@ -76,6 +76,12 @@ async function chargeInFlightWithoutWorkflow(gate: string) {
   const created = await createJob(stack, body);
   const attemptId = `${created.id}:1`;
   await untilRequestReceived(stack, attemptId);
+  return { created, attemptId };
+}
+
+/** A charge the provider holds until its gate opens, its run terminated meanwhile. */
+async function chargeInFlightWithoutWorkflow(gate: string) {
+  const { created, attemptId } = await chargeHeldAtProvider(gate, 'pay');
   await stack.temporal.workflow
     .getHandle(created.workflowId)
     .terminate('an operator terminates the run mid-call');
@@ -122,16 +128,8 @@ test('a late answer that ends a job whose workflow was terminated reaches the ow
 
 test("an operator's failed, given while the attempt's call may still land, is held until it cannot: the charge that lands meanwhile is the job's result", async () => {
   const gate = freshKey('operator-failed-held');
-  const body = chargeBody(['pay-slow']);
-  stack.simulator.inject({
-    route: 'charge',
-    account: body.input.account,
-    fault: { kind: 'hold', gate },
-  });
-  const created = await createJob(stack, body);
-  const attemptId = `${created.id}:1`;
+  const { created, attemptId } = await chargeHeldAtProvider(gate, 'pay-slow');
   // The attempt timed out: unknown, its call still out (the provider holds it).
-  await untilRequestReceived(stack, attemptId);
   await untilJob(stack, created.id, (job) => job.status === 'unknown');
   const resolve = await operator(
     stack,

@@ -150,11 +150,15 @@ const barrierBeforeTheCallLeaves = () =>
     "OLD.state = 'starting' AND NEW.state = 'running'",
   );
 
-test('when the kill lands before the request left, attempt 1 sent nothing and the fallback charges exactly once', async () => {
+/**
+ * A charge over `plan` whose worker is killed while attempt 1's begin waits at the barrier (it
+ * sent nothing), and a new worker started.
+ */
+async function killedBeforeTheCallLeaves(plan: string[]): Promise<{ id: string }> {
   const barrier = await barrierBeforeTheCallLeaves();
   let job: { id: string };
   try {
-    job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+    job = await createJob(stack, chargeBody(plan));
     await barrier.blocked();
     expect((await attemptRows(stack.pool, job.id)).map((a) => a.state)).toEqual(['starting']);
     await stack.killWorker('SIGKILL');
@@ -164,6 +168,11 @@ test('when the kill lands before the request left, attempt 1 sent nothing and th
     await barrier.remove();
   }
   await stack.restartWorker();
+  return job;
+}
+
+test('when the kill lands before the request left, attempt 1 sent nothing and the fallback charges exactly once', async () => {
+  const job = await killedBeforeTheCallLeaves(['pay', 'pay-backup']);
 
   const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded', 60_000);
   expect(done.completedBy).toBe(`${job.id}:2`);
@@ -179,18 +188,7 @@ test('when the kill lands before the request left, attempt 1 sent nothing and th
 }, 90_000);
 
 test('when the kill lands before the request left on a one-provider charge, attempt 1 sent nothing and is tried again on its provider: charged exactly once', async () => {
-  const barrier = await barrierBeforeTheCallLeaves();
-  let job: { id: string };
-  try {
-    job = await createJob(stack, chargeBody(['pay-retrying']));
-    await barrier.blocked();
-    expect((await attemptRows(stack.pool, job.id)).map((a) => a.state)).toEqual(['starting']);
-    await stack.killWorker('SIGKILL');
-  } finally {
-    await barrier.terminateWaiters();
-    await barrier.remove();
-  }
-  await stack.restartWorker();
+  const job = await killedBeforeTheCallLeaves(['pay-retrying']);
 
   const done = await untilJob(
     stack,
