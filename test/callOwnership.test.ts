@@ -225,6 +225,91 @@ test('a call whose begin waited past its heartbeat timeout sent nothing, and is 
   }
 });
 
+test("a run terminated while its fallback's call waits for its begin, taken up again: the new run finds that attempt never sent and tries the fallback again, so the job succeeds on it, charged once", async () => {
+  const key = freshKey('terminated-before-fallback-begin');
+  const body = chargeBody(['pay', 'pay-backup']);
+  // The primary refuses before any work; the fallback's first begin waits in the driver.
+  stack.simulator.inject({
+    route: 'charge',
+    account: body.input.account,
+    fault: { kind: 'fail_before', status: 400 },
+  });
+  const fallbackBegin = holdStatement('attempts.begin-provider-call', (values) =>
+    String(values[0]).endsWith(':2'),
+  );
+  try {
+    const created = await createJob(stack, body, key);
+    const [first, second, third] = [`${created.id}:1`, `${created.id}:2`, `${created.id}:3`];
+    await fallbackBegin.reached;
+    await stack.temporal.workflow
+      .getHandle(created.workflowId)
+      .terminate('an operator terminates the run before its fallback is called');
+    await startJob(stack.temporal, {
+      owner: TEST_OWNER,
+      idempotencyKey: key,
+      taskQueue: stack.taskQueue,
+      ...body,
+    });
+    const done = await untilJob(stack, created.id, ended);
+    expect(done).toMatchObject({ status: 'succeeded', completedBy: third });
+    expect(done.attempts.map((a) => [a.provider, a.state, a.error?.code ?? null])).toEqual([
+      ['pay', 'failed', 'http_400'],
+      ['pay-backup', 'failed', 'never_sent'],
+      ['pay-backup', 'succeeded', null],
+    ]);
+    // The old run's begin, let go, finds its attempt settled and sends nothing.
+    fallbackBegin.release();
+    await fallbackBegin.answered;
+    expect(await attemptRow(second)).toMatchObject({ state: 'failed', started: false });
+    expect(providerSaw(stack, created.id)).toEqual({
+      requests: [first, third],
+      effects: [third],
+    });
+  } finally {
+    fallbackBegin.restore();
+  }
+});
+
+test('a run terminated after it chose to retry a call that never began, before it noted the retry: the new run retries it all the same', async () => {
+  const key = freshKey('terminated-before-retry-noted');
+  const body = chargeBody(['pay-retried']);
+  const begin = holdStatement('attempts.begin-provider-call', (values) =>
+    String(values[0]).endsWith(':1'),
+  );
+  // The run's note of its retry waits in the driver: the retry is decided, not yet noted.
+  const note = holdStatement('jobs.add-counted-note', (values) =>
+    String(values[1]).includes('"retry_scheduled"'),
+  );
+  try {
+    const created = await createJob(stack, body, key);
+    const [first, second] = [`${created.id}:1`, `${created.id}:2`];
+    await begin.reached;
+    await note.reached;
+    await stack.temporal.workflow
+      .getHandle(created.workflowId)
+      .terminate('an operator terminates the run as it retries');
+    await startJob(stack.temporal, {
+      owner: TEST_OWNER,
+      idempotencyKey: key,
+      taskQueue: stack.taskQueue,
+      ...body,
+    });
+    const done = await untilJob(stack, created.id, ended);
+    expect(done).toMatchObject({ status: 'succeeded', completedBy: second });
+    expect(done.attempts.map((a) => [a.state, a.error?.code ?? null])).toEqual([
+      ['failed', 'never_sent'],
+      ['succeeded', null],
+    ]);
+    begin.release();
+    await begin.answered;
+    expect(await attemptRow(first)).toMatchObject({ state: 'failed', started: false });
+    expect(providerSaw(stack, created.id)).toEqual({ requests: [second], effects: [second] });
+  } finally {
+    note.restore();
+    begin.restore();
+  }
+});
+
 async function sendCallback(provider: string, report: Record<string, unknown>) {
   const payload = JSON.stringify(report);
   return fetch(`${stack.apiUrl}/v1/callbacks/${provider}`, {

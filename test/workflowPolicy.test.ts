@@ -380,6 +380,43 @@ describe('retries on the same provider', () => {
     ).toMatchObject({ provider: { name: 'b' }, nextTry: 2 });
   });
 
+  test('an attempt whose call never began is tried again on its provider, even one without retries or with its tries spent, within the job’s cap', () => {
+    const neverSent = { code: 'never_sent' };
+    const one = [attempt(1, 'failed')];
+    // `retry: false` (no settings): the table's default waits.
+    expect(retryAfterFailure(plan(), one, one[0]!, neverSent, half)).toMatchObject({
+      provider: { name: 'a' },
+      nextTry: 2,
+      description: 'retrying a in 0.3 s (never_sent)',
+    });
+    const three = [attempt(1, 'failed'), attempt(2, 'failed'), attempt(3, 'failed')];
+    expect(retryAfterFailure(retryPlan(), three, three[2]!, neverSent, half)).toMatchObject({
+      provider: { name: 'a' },
+      nextTry: 4,
+    });
+    expect(retryAfterFailure(plan({ maxAttempts: 1 }), one, one[0]!, neverSent, half)).toBe(
+      undefined,
+    );
+    // A run recorded before the rule (no patch marker) moved on instead.
+    const before = {
+      retryLeavesRoomForFallbacks: () => true,
+      neverSentIsRetried: () => false,
+    };
+    expect(retryAfterFailure(retryPlan(), one, one[0]!, neverSent, half, before)).toBe(undefined);
+  });
+
+  test('a run recorded before a retry had to leave room for the plan’s untried providers retries while any room is left', () => {
+    const failure = { code: 'http_429', httpStatus: 429 };
+    const one = [attempt(1, 'failed')];
+    const before = {
+      retryLeavesRoomForFallbacks: () => false,
+      neverSentIsRetried: () => true,
+    };
+    expect(
+      retryAfterFailure(retryPlan({ maxAttempts: 2 }), one, one[0]!, failure, half, before),
+    ).toMatchObject({ provider: { name: 'a' }, nextTry: 2 });
+  });
+
   test('no retry past the job’s attempt cap, for a hedged job, without settings, or for an attempt not failed', () => {
     const failure = { code: 'http_429', httpStatus: 429 };
     const one = [attempt(1, 'failed')];

@@ -26,7 +26,7 @@ import { FAILURES, KEY_REUSE_MESSAGE, typedFailure } from '../domain/failures';
 import { jobIdentityProblem } from '../domain/identity';
 import type { JobMode } from '../domain/job';
 import { intentShapeRefusal } from '../domain/jsonShape';
-import { retrySettings } from '../domain/retries';
+import { retrySettings, type FailedCall } from '../domain/retries';
 import { jobWorkflowId, parseJobWorkflowId } from '../domain/workflowId';
 import { contractVersion, findJobType, type AnyJobTypeContract } from '../jobTypes';
 import { breakerCoolOffMs, providerModel } from '../providers/provider';
@@ -39,7 +39,7 @@ import type {
   JobWorkflowInput,
   KeyJobs,
   KeyJobsInput,
-  NotedRetry,
+  LastFailure,
 } from '../workflows/definitions';
 import { hedgeBudgetGuard } from './hedgeBudget';
 import { type ActivityDeps, type JobPlan, type PlannedProvider } from './types';
@@ -47,35 +47,32 @@ import { type ActivityDeps, type JobPlan, type PlannedProvider } from './types';
 type AdmissionInput = JobWorkflowInput & { workflowId: string; startFirstAttempt?: boolean };
 
 /**
- * The retry an earlier run planned after the job's last attempt failed, as that run noted it
- * before waiting: undefined when none was planned, or an attempt came after it.
+ * The job's last attempt when it failed and the job is open, as a new run weighs it for a retry
+ * (policy.ts resumedRetry): what its record says of its failure, and when the run that made it
+ * planned to try again, if it noted that before it closed.
  */
-function plannedRetryAfter(
-  job: JobRecord,
-  attempts: readonly AttemptRecord[],
-): NotedRetry | undefined {
+function lastFailureOf(job: JobRecord, attempts: readonly AttemptRecord[]): LastFailure | undefined {
   const last = attempts.at(-1);
   if (!last || last.state !== 'failed' || job.terminalStatus) return undefined;
+  const error = (last.error ?? {}) as Record<string, unknown>;
   const noted = [...job.notes]
     .reverse()
     .find(
       (note) =>
         (note as { event?: unknown }).event === 'retry_scheduled' &&
         (note as { afterAttempt?: unknown }).afterAttempt === last.id,
-    ) as Partial<NotedRetry> | undefined;
-  if (
-    typeof noted?.provider !== 'string' ||
-    typeof noted.retryAt !== 'string' ||
-    typeof noted.nextTry !== 'number'
-  )
-    return undefined;
+    ) as { retryAt?: unknown } | undefined;
+  const detail = error.provider;
   return {
-    provider: noted.provider,
-    afterAttempt: last.id,
-    nextTry: noted.nextTry,
-    retryAt: noted.retryAt,
-    cause: String(noted.cause ?? 'failure'),
-    reason: String(noted.reason ?? `retrying ${noted.provider}`),
+    attemptId: last.id,
+    failure: {
+      code: error.code,
+      httpStatus: error.httpStatus,
+      ...(typeof detail === 'object' && detail !== null
+        ? { provider: detail as FailedCall['provider'] }
+        : {}),
+    },
+    ...(typeof noted?.retryAt === 'string' ? { retryAt: noted.retryAt } : {}),
   };
 }
 
@@ -234,7 +231,12 @@ export function admissionActivities(deps: AdmissionDeps) {
     db: Queryable,
     found: readonly AttemptRecord[],
     first: { provider: string; exclusive: boolean } | undefined,
-  ): Promise<{ attempts: AttemptSummary[]; reusable?: AttemptSummary }> {
+  ): Promise<{
+    attempts: AttemptSummary[];
+    reusable?: AttemptSummary;
+    /** The attempts' rows as adoption left them. */
+    adopted: AttemptRecord[];
+  }> {
     const [only] = found;
     if (
       found.length === 1 &&
@@ -245,19 +247,19 @@ export function admissionActivities(deps: AdmissionDeps) {
       only.provider === first.provider &&
       only.exclusive === first.exclusive
     )
-      return { attempts: [], reusable: attemptSummary(only) };
-    const summaries: AttemptSummary[] = [];
+      return { attempts: [], reusable: attemptSummary(only), adopted: [] };
+    const adopted: AttemptRecord[] = [];
     for (const attempt of found) {
-      const current =
+      adopted.push(
         attempt.state === 'starting' || attempt.state === 'running'
           ? await settleAbandonedAttempt(db, attempt.id, {
               code: 'orphaned',
               message: 'an earlier run of the job workflow ended while this attempt was in flight',
             })
-          : attempt;
-      summaries.push(attemptSummary(current));
+          : attempt,
+      );
     }
-    return { attempts: summaries };
+    return { attempts: adopted.map(attemptSummary), adopted };
   }
 
   /**
@@ -400,16 +402,16 @@ export function admissionActivities(deps: AdmissionDeps) {
     // begins only on an open job), and left so it would keep the key from ever being released.
     const existing = await listAttempts(tx, job.id);
     const mode = await modeToRun(tx, job, plan, existing.length);
-    const { attempts, reusable } = await adoptAttempts(
+    const { attempts, reusable, adopted } = await adoptAttempts(
       tx,
       existing,
       job.terminalStatus
         ? undefined
         : plan[0] && { provider: plan[0].name, exclusive: mode === 'exclusive' },
     );
-    const plannedRetry = plannedRetryAfter(job, existing);
+    const lastFailure = lastFailureOf(job, adopted);
     const admitted: JobPlan = {
-      ...(plannedRetry ? { plannedRetry } : {}),
+      ...(lastFailure ? { lastFailure } : {}),
       jobId: job.id,
       requestFingerprint: job.requestFingerprint,
       type: job.type,

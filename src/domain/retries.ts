@@ -9,8 +9,8 @@
  * | `429` (rate limited), with or without `Retry-After`             | yes                          |
  * | `503`, `529` (overloaded), `408`                                | yes (1)                      |
  * | unreachable: connection refused, DNS, no route                  | yes (nothing was sent)       |
- * | never sent: the call never began (its worker was lost before it, | yes (nothing was sent)       |
- * | or its begin waited past Temporal's timeout)                     |                              |
+ * | never sent: the call never began (its worker was lost before it, | yes, even where the provider |
+ * | or its begin waited past Temporal's timeout)                     | has no retries (2)           |
  * | `500`, `502`, `504`, a dropped or reset connection, a timeout   | yes (1)                      |
  * | any other `4xx` (`400`, `401`, `403`, `404`, `409`, `422`, …)   | no: it would fail the same way |
  * | an answer that breaks the contract (or too large)               | no: that is the fallback's job |
@@ -19,6 +19,8 @@
  *
  * (1) These may have taken effect, so they end `failed` only for a provider and job type free of
  * side effects; with side effects they are `unknown` and never reach this table.
+ * (2) Nothing reached the provider: it was not tried. Its own retries (`retry: false`, tries
+ * spent) do not apply; the job's attempt cap bounds these too. (policy.ts retryAfterFailure)
  *
  * The wait: the provider's `Retry-After` (or `retry-after-ms`) when it gave one, capped at the
  * provider's longest wait; else exponential backoff with full jitter. Each retry is an attempt of

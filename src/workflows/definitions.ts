@@ -6,7 +6,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Money } from '../domain/cost';
 import type { AttemptState, JobMode, JobStatus, TerminalJobStatus } from '../domain/job';
-import type { RetrySettings } from '../domain/retries';
+import type { FailedCall, RetrySettings } from '../domain/retries';
 import type { WebhookRetry } from '../domain/webhooks';
 
 export const DEFAULT_TASK_QUEUE = 'onejob';
@@ -75,20 +75,20 @@ export interface JobPlan {
    */
   needsOperatorAfterMs?: number;
   /**
-   * The retry an earlier run of the job had planned (and noted) after its last attempt failed,
-   * when that run closed before making it (terminated during the wait): the new run makes it.
+   * The job's last attempt, when it failed and the job is still open: a new run of the job (its
+   * earlier run terminated, say) decides on its retry as the earlier run would have, and makes
+   * it when that run planned to, if it had noted it.
    */
-  plannedRetry?: NotedRetry;
+  lastFailure?: LastFailure;
 }
 
-/** A retry as the workflow notes it on the job (`retry_scheduled`) before it waits for it. */
-export interface NotedRetry {
-  provider: string;
-  afterAttempt: string;
-  nextTry: number;
-  retryAt: string;
-  cause: string;
-  reason: string;
+/** A failed attempt as a new run weighs it for a retry (policy.ts resumedRetry). */
+export interface LastFailure {
+  attemptId: string;
+  /** What the attempt's record says of its failure. */
+  failure: FailedCall;
+  /** When the earlier run planned to retry it, as it noted (`retry_scheduled`); none if not. */
+  retryAt?: string;
 }
 
 /**

@@ -61,7 +61,10 @@ const RETRY_RULES: RetryRuleChanges = {
   neverSentIsRetried: () => patched(NEVER_SENT_RETRIED),
 };
 
-/** Patch id of a new run going on with the retry its closed run had planned (before: lost). */
+/**
+ * Patch id of a new run retrying its closed run's last failed attempt as that run would have
+ * (at the time it noted, if it did); runs recorded before it went on after that attempt.
+ */
 const RESUME_PLANNED_RETRY = 'resume-planned-retry';
 
 /** Patch id of a run that finds its job ended at admission handing over the ending's events. */
@@ -331,8 +334,8 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
 
   async function runExclusive(
     admitted: JobPlan,
-    /** The retry a closed run had planned and noted, taken over by this one. */
-    resumed?: PlannedRetry & { noted: true },
+    /** The retry of a closed run's last attempt, taken over by this one (noted, if it was). */
+    resumed?: PlannedRetry & { noted?: true },
   ): Promise<void> {
     // One attempt at a time; an unknown one blocks everything after it until it settles.
     let retry: (PlannedRetry & { noted?: boolean }) | undefined = resumed;
@@ -485,13 +488,20 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       if (patched(ANNOUNCE_FOUND_ENDING)) await announceEnding(admitted.jobId);
       return { jobId: admitted.jobId, status: admitted.terminalStatus, completedBy: job.winner };
     }
-    let resumed: (PlannedRetry & { noted: true }) | undefined;
+    let resumed: (PlannedRetry & { noted?: true }) | undefined;
     if (!carried && admitted.attempts.length > 0) {
-      // A new run of a job whose earlier run ended: go on after the attempts it made, with the
-      // retry it had planned, at the time it had planned it.
+      // A new run of a job whose earlier run ended: go on after the attempts it made, retrying
+      // the last as that run would have (at the time it planned, if it noted one).
       job.resumeAfter(admitted.attempts, admitted);
-      if (admitted.plannedRetry && patched(RESUME_PLANNED_RETRY))
-        resumed = resumedRetry(admitted, admitted.plannedRetry, Date.now());
+      if (admitted.lastFailure && patched(RESUME_PLANNED_RETRY))
+        resumed = resumedRetry(
+          admitted,
+          job.attempts,
+          admitted.lastFailure,
+          Math.random,
+          Date.now(),
+          RETRY_RULES,
+        );
     }
     const blocked = job.attempts.find((a) => a.state === 'unknown');
     job.show(

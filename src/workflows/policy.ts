@@ -8,6 +8,7 @@ import { FAILURES, type FailureType } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type TerminalJobStatus } from '../domain/job';
 import {
   consecutiveTries,
+  DEFAULT_RETRY,
   describeFailure,
   failureCause,
   formatSeconds,
@@ -20,7 +21,7 @@ import {
 import type {
   AttemptSummary,
   JobPlan,
-  NotedRetry,
+  LastFailure,
   PlannedProvider,
   RequestAttemptInput,
   ResolveAttemptInput,
@@ -251,8 +252,13 @@ export function retryAfterFailure(
   // planted-bug site (tools/chaos/plantedBugs.ts): retries-off
   if (plan.mode !== 'exclusive' || failed.state !== 'failed' || !failure) return undefined;
   const provider = plan.compatible.find((p) => p.name === failed.provider);
-  const settings = provider?.retry;
-  if (!provider || !settings || provider.uncertified) return undefined;
+  if (!provider || provider.uncertified) return undefined;
+  // A call that never began did not try the provider: it is tried again whatever the
+  // provider's own retries (with their waits, or the table's defaults), bound by the job's cap.
+  const neverSent = failure.code === NEVER_SENT && rules.neverSentIsRetried();
+  if (failure.code === NEVER_SENT && !neverSent) return undefined;
+  const settings = provider.retry ?? (neverSent ? DEFAULT_RETRY : undefined);
+  if (!settings) return undefined;
   const untried = plan.providers.filter((p) => !attempts.some((a) => a.provider === p.name));
   if (attempts.length >= plan.maxAttempts) return undefined;
   if (
@@ -261,8 +267,8 @@ export function retryAfterFailure(
   )
     return undefined;
   const tries = consecutiveTries(attempts, provider.name);
-  if (tries >= settings.maxAttempts || !retryVerdict(failure).retry) return undefined;
-  if (failure.code === NEVER_SENT && !rules.neverSentIsRetried()) return undefined;
+  if (!neverSent && (tries >= settings.maxAttempts || !retryVerdict(failure).retry))
+    return undefined;
   const delayMs = retryDelayMs(settings, failure, tries + 1, random);
   return {
     provider,
@@ -274,25 +280,23 @@ export function retryAfterFailure(
 }
 
 /**
- * The retry a closed run had planned, made by the run that takes the job up: on the same
- * provider, at the time it was planned for (at once if that has passed). None when the provider
- * can no longer run the job.
+ * The retry of the job's last attempt, decided by the run that takes the job up as its closed
+ * run would have (retryAfterFailure), and made when that run had planned to, if it noted it (at
+ * once if that time has passed). An attempt its admission found never sent is tried again so.
  */
 export function resumedRetry(
   plan: JobPlan,
-  noted: NotedRetry,
+  attempts: readonly AttemptSummary[],
+  last: LastFailure,
+  random: () => number,
   now: number,
-): (PlannedRetry & { noted: true }) | undefined {
-  const provider = plan.compatible.find((p) => p.name === noted.provider);
-  if (!provider || provider.uncertified) return undefined;
-  return {
-    provider,
-    delayMs: Math.max(1, Date.parse(noted.retryAt) - now),
-    nextTry: noted.nextTry,
-    cause: noted.cause,
-    description: noted.reason,
-    noted: true,
-  };
+  rules: RetryRuleChanges = CURRENT_RETRY_RULES,
+): (PlannedRetry & { noted?: true }) | undefined {
+  const failed = attempts.at(-1);
+  if (!failed || failed.attemptId !== last.attemptId) return undefined;
+  const retry = retryAfterFailure(plan, attempts, failed, last.failure, random, rules);
+  if (!retry || last.retryAt === undefined) return retry;
+  return { ...retry, delayMs: Math.max(1, Date.parse(last.retryAt) - now), noted: true };
 }
 
 /** Where a new run of a job goes on in its plan: after the last provider earlier runs used. */
