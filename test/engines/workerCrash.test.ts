@@ -20,13 +20,6 @@ const providers = (url: string): ProviderConfig[] => [
   // A short late-result window, so a request that never left is known to be gone soon.
   payProvider(url, 'pay', { timeoutMs: 3_000, lateResultTimeoutMs: 4_000, notFoundGraceMs: 500 }),
   payProvider(url, 'pay-backup', { timeoutMs: 3_000 }),
-  // The same, with retries on the same provider.
-  payProvider(url, 'pay-retrying', {
-    timeoutMs: 3_000,
-    lateResultTimeoutMs: 4_000,
-    notFoundGraceMs: 500,
-    retry: { maxAttempts: 2, initialDelayMs: 100, maxDelayMs: 100 },
-  }),
   // A call that may run on for two minutes after its attempt timed out.
   chatProvider(url, 'chat-patient', 'sim-steady', { lateResultTimeoutMs: 120_000 }),
 ];
@@ -171,24 +164,8 @@ async function killedBeforeTheCallLeaves(plan: string[]): Promise<{ id: string }
   return job;
 }
 
-test('when the kill lands before the request left, attempt 1 sent nothing and the fallback charges exactly once', async () => {
+test('when the kill lands before the request left, attempt 1 sent nothing, and its provider is tried again (its retries off, a fallback in the plan): charged exactly once', async () => {
   const job = await killedBeforeTheCallLeaves(['pay', 'pay-backup']);
-
-  const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded', 60_000);
-  expect(done.completedBy).toBe(`${job.id}:2`);
-  expect((await attemptRows(stack.pool, job.id)).map((a) => [a.provider, a.state])).toEqual([
-    ['pay', 'failed'],
-    ['pay-backup', 'succeeded'],
-  ]);
-  // Attempt 1 never reached the provider; the one charge is attempt 2's.
-  expect(providerSaw(stack, job.id)).toEqual({
-    requests: [`${job.id}:2`],
-    effects: [`${job.id}:2`],
-  });
-}, 90_000);
-
-test('when the kill lands before the request left on a one-provider charge, attempt 1 sent nothing and is tried again on its provider: charged exactly once', async () => {
-  const job = await killedBeforeTheCallLeaves(['pay-retrying']);
 
   const done = await untilJob(
     stack,
@@ -197,9 +174,10 @@ test('when the kill lands before the request left on a one-provider charge, atte
     60_000,
   );
   expect(done).toMatchObject({ status: 'succeeded', completedBy: `${job.id}:2` });
+  // It never reached its provider, so the provider was not tried: the plan stays on it.
   expect(done.attempts.map((a) => [a.provider, a.state, a.error?.code ?? null])).toEqual([
-    ['pay-retrying', 'failed', 'never_sent'],
-    ['pay-retrying', 'succeeded', null],
+    ['pay', 'failed', 'never_sent'],
+    ['pay', 'succeeded', null],
   ]);
   expect(providerSaw(stack, job.id)).toEqual({
     requests: [`${job.id}:2`],
