@@ -15,7 +15,9 @@
  * after it. The mode (exclusive or hedged) and whether the job has side effects are chosen at
  * the start; hedged jobs have none (the API refuses hedging with side effects). With RETRIES or
  * BREAKER an attempt and the plan's provider it calls are numbered apart (a provider may get
- * several attempts, or none for a while), and CAP (at most 3) is the job's attempt cap.
+ * several attempts, or none for a while), and CAP (at most 3) is the job's attempt cap. With
+ * DUPLICATE_EXECUTIONS, 1 second execution of one call; with TERMINATE, 1 terminate, and the
+ * new run after it.
  *
  * Parts that only some runs pay for, each a define:
  *   -DQUIRKY_PROVIDERS        a provider's record under our key is independent of its work: it
@@ -41,6 +43,20 @@
  *                             other jobs' calls at any moment: creating an attempt on an open
  *                             provider is refused, the plan passes it by and comes back to it
  *                             on a durable timer when nothing else is left (exclusive jobs)
+ *   -DDUPLICATE_EXECUTIONS    Temporal runs an activity at least once: one attempt's provider call
+ *                             is executed a second time (once), at any moment after the first was
+ *                             scheduled: the run was reset and now waits for the new execution, or
+ *                             the task was delivered twice and nobody waits for the second; either
+ *                             may run alongside the first or after it, even after the run closed.
+ *                             The begin hands the call to the one execution that moves the attempt
+ *                             from `starting` to `running`
+ *   -DTERMINATE               an operator terminates the job's run (once) while the job is open: it
+ *                             stops without running any more code, its calls go on as zombies, and
+ *                             a new run (the sweeper, or a backend calling startJob) admits the job
+ *                             again and takes over what the closed run left (adoptAttempts); the
+ *                             operator's cancel may then find no workflow and end the row itself;
+ *                             the sweeper settles what an ending left in flight and looks at unknown
+ *                             attempts of ended jobs
  * and -DNO_OPERATOR, -DNO_RESOLVE (the operator cancels and releases, but resolves nothing),
  * -DNO_CALLBACK, to keep a run within its memory. -DCONSEQUENCES_ONLY compiles out the asserts
  * at the steps (STEP_ASSERT, beside the guards they back), leaving the Invariants monitor and
@@ -49,8 +65,15 @@
  * so slots 4..6 are generation 2's.
  *
  * Each SQL statement is one atomic step, as PostgreSQL's row locks make it; a transaction that
- * holds its rows is one step too (recordAttemptResultIn). An HTTP call to a provider, a status
- * lookup and a workflow's wait are separate steps, so anything may happen between them.
+ * holds its rows is one step too (recordAttemptResultIn, admission). A trigger runs in the step
+ * of the statement that fires it: every ending of a job settles what it left in flight
+ * (migration 0018). An HTTP call to a provider, a status lookup and a workflow's wait are
+ * separate steps, so anything may happen between them.
+ *
+ * What the model takes from Temporal: one open run per workflow id; timers fire, at any moment
+ * the run waits; an activity's report reaches the run only if that run still waits for that
+ * execution; database activities run until they succeed. It does not take that an activity runs
+ * once, or only while its run is open (DUPLICATE_EXECUTIONS, TERMINATE).
  *
  * What the design rests on, and so what the model's providers do:
  *   - Work never leaves us with neither an answer nor a record. A provider that did the work
@@ -104,6 +127,16 @@
  *                              is sent again to the provider that refused it (RETRIES)
  *   -DBUG_SKIPPED_AS_TRIED     a provider the plan passed by for its open breaker counts as
  *                              tried: the job fails while it waits out its cool-off (BREAKER)
+ *   -DBUG_BEGIN_RETURNS_NOTHING  an execution that did not win the begin and finds the attempt
+ *                              `running` (another execution's call is out) ends the call and writes
+ *                              `failed` over it, as the code did when the begin returned no job
+ *                              (DUPLICATE_EXECUTIONS)
+ *   -DBUG_NEVER_SENT_FINAL     an attempt abandoned before its call began (never_sent) is failed
+ *                              for good: the retry table does not retry it (RETRIES)
+ *   -DBUG_ENDING_LEAVES_ATTEMPTS  an ending written while no workflow runs the job (a cancel of a
+ *                              closed run, a late answer after a terminate) leaves its `starting`
+ *                              and `running` attempts as they were: no trigger settles them, and
+ *                              the sweeper does not either (TERMINATE)
  */
 
 /* An assert at the step it checks, beside the guard it backs. -DCONSEQUENCES_ONLY compiles them
@@ -155,6 +188,24 @@
 #if defined(BREAKER) && (!defined(JOB) || JOB == 3)
 #error "BREAKER is modelled for exclusive jobs (JOB 1 or 2)"
 #endif
+#if defined(DUPLICATE_EXECUTIONS) || defined(TERMINATE)
+#define EXECUTIONS           /* a call may have several executions: the run waits for one of them */
+#if defined(RELEASE)
+#error "DUPLICATE_EXECUTIONS and TERMINATE are modelled with one generation"
+#endif
+#endif
+#if defined(TERMINATE) && defined(BREAKER)
+#error "TERMINATE and BREAKER are not modelled together"
+#endif
+#if defined(ADMISSION_TWICE) || defined(TERMINATE)
+#define ADOPTS               /* a run's admission takes over what an earlier run left */
+#endif
+#if defined(ADMISSION_TWICE) && defined(TERMINATE)
+#error "TERMINATE's new run is its admission run again: ADMISSION_TWICE is not needed with it"
+#endif
+#if defined(RELEASE) || defined(TERMINATE)
+#define SWEEPER_LOOKS        /* the sweeper looks at unknown attempts of ended jobs */
+#endif
 
 /* attempt states (src/domain/job.ts ATTEMPT_STATES); NONE = no row */
 #define NONE       0
@@ -184,6 +235,10 @@
 /* a provider's signed "failed" report about one attempt */
 #define R_TRUE         1     /* it did nothing for that attempt, and will not */
 #define R_CONTRADICTED 2     /* sent while the call was out; the call then answers a 2xx */
+
+/* what a provider-call activity reported to the run waiting for it */
+#define RETURNED 1           /* an outcome: the attempt as its call left it */
+#define THREW    2           /* (EXECUTIONS) CallBegunElsewhere: another execution began the call */
 
 /* ---- PostgreSQL: the jobs rows of this (owner, key), by generation ---- */
 byte jobsForKey;             /* rows with this (owner_id, idempotency_key): one per generation */
@@ -242,7 +297,24 @@ byte breakerOpens = 1;         /* budget */
 
 /* ---- Temporal ---- */
 bool workflowStarted[GENS + 1]; /* one workflow id per (owner, key, generation) */
+#ifdef EXECUTIONS
+byte replied[SLOTS + 1];       /* what the execution the run waits for reported: 0, RETURNED, THREW */
+byte execs[SLOTS + 1];         /* executions of the attempt's provider call started so far */
+byte listen[SLOTS + 1];        /* the execution the current run waits for (0: none, its run closed
+                                  or stopped waiting), numbered in the order they started */
+#else
 bool replied[SLOTS + 1];       /* the provider-call activity reported back to the workflow */
+#endif
+#ifdef DUPLICATE_EXECUTIONS
+byte secondExecutions = 1;     /* budget */
+#endif
+#ifdef TERMINATE
+byte terminations = 1;         /* budget */
+bool runClosed[GENS + 1];      /* the job's run was terminated, and no new run has started yet */
+#ifdef RETRIES
+byte notedRetry;               /* jobs.notes retry_scheduled: the failed attempt it follows */
+#endif
+#endif
 bool tryAgain;               /* a user's "try again" waiting for the loop */
 byte workerCrashes = 1;      /* budgets */
 byte apiCrashes = 1;
@@ -254,6 +326,9 @@ byte firstTerminal[GENS + 1]; /* the first terminal status and result ever writt
 byte firstResult[GENS + 1];
 bool tried[SLOTS + 1];         /* the workflow ran this attempt's provider call (PLAN_APART:
                                   a call to this provider of the plan) */
+#ifdef RETRIES
+bool sent[SLOTS + 1];          /* a request left for this provider of the plan (a call began) */
+#endif
 #ifdef WORKFLOW_END_SEEN
 bool wfDone[GENS + 1];       /* generation g's workflow has ended */
 #endif
@@ -292,6 +367,42 @@ bool gen1Final;              /* at the release, nothing of generation 1 could st
   :: else -> skip \
   fi
 
+/*
+ * Migration 0018: the trigger jobs_settle_attempts_on_end runs settle_attempts_of_ended_job in the
+ * transaction that ends a job, whoever writes the ending: an attempt still `starting` can never be
+ * sent (a begin needs an open job), so it is `cancelled`; one `running` may still take effect, so
+ * it is `unknown` (looked at like any unknown); the winner of a compare-and-swap is left alone.
+ * The trigger cannot see an attempt whose INSERT has not committed (the INSERT saw the job open,
+ * and its key-share lock on the job row does not hold back an UPDATE of the job's status): where a
+ * run's admission takes over what was left (ADOPTS), the model lets the trigger miss any
+ * `starting` attempt, and the sweeper (src/db/attemptCalls.ts settleAttemptsLeftByEndings) or an
+ * admission run again settles it later.
+ */
+#ifdef ADOPTS
+#define MISSED_INSERT(k) :: astate[k] == STARTING -> skip
+#else
+#define MISSED_INSERT(k)
+#endif
+#define SETTLE_LEFT(k) \
+  if \
+  :: astate[k] == STARTING -> astate[k] = CANCELLED \
+  MISSED_INSERT(k) \
+  :: astate[k] == RUNNING && completedBy[JOB_OF(k)] != k -> astate[k] = UNKNOWN \
+  :: else -> skip \
+  fi
+#define SETTLE_JOB(j) SETTLE_LEFT(BASE(j) + 1); SETTLE_LEFT(BASE(j) + 2); SETTLE_LEFT(BASE(j) + 3)
+#ifdef BUG_ENDING_LEAVES_ATTEMPTS
+/* the code before migration 0018: only a workflow settled what it left in flight (abandoning its
+   calls, or adopting them at admission), so an ending written while no run is open left them */
+#define SETTLE_ENDING(j) \
+  if \
+  :: !runClosed[j] -> SETTLE_JOB(j) \
+  :: runClosed[j] -> skip \
+  fi
+#else
+#define SETTLE_ENDING(j) SETTLE_JOB(j)
+#endif
+
 #ifdef BUG_NO_VERSION_CHECK
 #define CAS_GUARD(a)  (completedBy[JOB_OF(a)] == 0)
 #else
@@ -318,7 +429,10 @@ inline recordResult(a) {
           terminal[JOB_OF(a)] = J_SUCCEEDED; completedBy[JOB_OF(a)] = a; result[JOB_OF(a)] = a;
           version[JOB_OF(a)]++;
           astate[a] = SUCCEEDED;
-          FIRST_OUTCOME(JOB_OF(a))
+          FIRST_OUTCOME(JOB_OF(a));
+          /* src/db/compareAndSwap.ts recordAttemptResultIn: the UPDATE that ends the job fires
+             the trigger jobs_settle_attempts_on_end (migration 0018) */
+          SETTLE_ENDING(JOB_OF(a))
        :: else ->
           raced[a] = true;
           if
@@ -402,11 +516,45 @@ inline abandonAttempt(a) {
   }
 }
 
+/* Whether an abandoned attempt's failure may heal (RETRIES): one abandoned while still `starting`
+ * on an open job never sent anything (never_sent), and is retried like a failure that may heal.
+ * BUG_NEVER_SENT_FINAL: the code before issue 54's fix, whose retry table did not know
+ * never_sent: the attempt is failed for good, and the plan moves on. */
+#ifdef RETRIES
+#ifdef BUG_NEVER_SENT_FINAL
+#define NEVER_SENT_HEALS(a) healing[a] = false
+#else
+#define NEVER_SENT_HEALS(a) \
+  if \
+  :: astate[a] == STARTING && terminal[JOB_OF(a)] == OPEN -> healing[a] = true \
+  :: else -> skip \
+  fi
+#endif
+#else
+#define NEVER_SENT_HEALS(a) skip
+#endif
+
+/*
+ * src/workflows/jobWorkflow.ts runAttempt: a run that stops waiting for a call (its timeout fired,
+ * or the activity failed: CallBegunElsewhere) abandons its attempt (src/activities/attempts.ts
+ * abandonAttempt); so does a new run's admission, for what its closed run left (adoptAttempts).
+ */
+inline abandonCall(k) {
+  atomic {
+    /* src/domain/retries.ts retryVerdict: never_sent is retried like a failure that may heal */
+    NEVER_SENT_HEALS(k);
+    abandonAttempt(k)
+  }
+}
+
 /* src/db/jobs.ts finishJobWithoutResult: WHERE id = $1 AND terminal_status IS NULL */
 inline finishJob(j, status) {
   atomic {
     if
-    :: terminal[j] == OPEN -> terminal[j] = status; version[j]++; FIRST_OUTCOME(j)
+    :: terminal[j] == OPEN -> terminal[j] = status; version[j]++; FIRST_OUTCOME(j);
+       /* src/db/jobs.ts finishJobWithoutResult: the UPDATE fires the trigger
+          jobs_settle_attempts_on_end (migration 0018) */
+       SETTLE_ENDING(j)
     :: else -> skip
     fi
   }
@@ -469,8 +617,44 @@ inline applyReport(k) {
 #define NOTE_STARTED(a) skip
 #endif
 
+/* What the activity reports reaches the run only if that run still waits for this execution
+ * (EXECUTIONS: an execution the run no longer waits for reports to nobody). */
+#ifdef EXECUTIONS
+#define EXECUTION ; byte e
+#define REPORT_BACK(v) if :: listen[a] == e -> replied[a] = (v) :: else -> skip fi
+#else
+#define EXECUTION
+#define REPORT_BACK(v) replied[a] = v
+#endif
 /* the activity reports back to the workflow (its locals are reset: the process is done) */
-#define REPLY d_step { replied[a] = true; CALL_DONE(a); ANSWER = 0; began = false }
+#define REPLY d_step { REPORT_BACK(RETURNED); CALL_DONE(a); ANSWER = 0; began = false }
+
+/* A request left for the plan's provider of this attempt (RETRIES: for a property) */
+#ifdef RETRIES
+#define NOTE_SENT(a) sent[provOf[a]] = true
+#else
+#define NOTE_SENT(a) skip
+#endif
+
+/* An execution that did not begin the call: the attempt was settled, or (EXECUTIONS) another
+ * execution began it and its call is out. BUG_BEGIN_RETURNS_NOTHING: the code before migration
+ * 0018, whose begin returned no job when it changed nothing, so the call was taken for one with no
+ * contract: its end was written and the attempt `failed` ("nothing was sent") over the live call. */
+#ifdef BUG_BEGIN_RETURNS_NOTHING
+#define LOST_BEGIN \
+  d_step { \
+    if \
+    :: astate[a] == RUNNING -> callEnded[a] = true; \
+       if :: SETTLE_ALLOWED(a, FAILED) -> astate[a] = FAILED :: else -> skip fi \
+    :: else -> skip \
+    fi; \
+    REPORT_BACK(RETURNED); CALL_DONE(a) \
+  }
+#elif defined(EXECUTIONS)
+#define LOST_BEGIN d_step { REPORT_BACK(astate[a] == RUNNING -> THREW : RETURNED); CALL_DONE(a) }
+#else
+#define LOST_BEGIN d_step { REPORT_BACK(RETURNED); CALL_DONE(a) }
+#endif
 
 /* The provider an attempt called, whether it refuses the request, and the failure's record */
 #ifdef PLAN_APART
@@ -498,22 +682,27 @@ inline applyReport(k) {
  * the workflow stopped waiting for it (the attempt timed out, the job was cancelled, a hedge
  * won), and settles what it brings back through the same path: a late answer.
  */
-proctype ProviderCall(byte a) {
+proctype ProviderCall(byte a EXECUTION) {
 #ifndef CONTRADICTORY_CALLBACK
   byte answer;
 #endif
   bool began;
-  /* src/db/attemptCalls.ts beginProviderCall: starting → running only while the job is open */
+  /* src/db/attemptCalls.ts beginProviderCallOfJob: starting → running only while the job is open,
+     in one statement: the one execution that makes this change draws the call's token, and it
+     alone sends the call and writes what it came to (a test-and-set on `starting`) */
   atomic {
     if
     :: astate[a] == STARTING && terminal[JOB_OF(a)] == OPEN ->
-       astate[a] = RUNNING; began = true; NOTE_STARTED(a)
+       astate[a] = RUNNING; began = true; NOTE_STARTED(a); NOTE_SENT(a)
     :: astate[a] == STARTING && terminal[JOB_OF(a)] != OPEN -> astate[a] = CANCELLED
     :: else -> skip
     fi
   }
   if
-  :: !began -> d_step { replied[a] = true; CALL_DONE(a) }   /* nothing was sent */
+  /* src/activities/providerCall.ts callOnce: without the token nothing is sent and nothing is
+     written; a settled attempt is reported as it is, a `running` one is another execution's call
+     (CallBegunElsewhere: the run waiting for this execution abandons the attempt) */
+  :: !began -> LOST_BEGIN
   :: else ->
      /* the request leaves (src/providers/provider.ts: one HTTP call, maxRetries 0), and what the
         provider does with it (the simulator's faults: fail_before, drop_after, answer_with, hang,
@@ -823,6 +1012,24 @@ inline createAttempt(a, p) {
 #define WAS_PASSED_BY  false
 #define DEFER(p)       skip
 #endif
+/* The call's activity is scheduled: (EXECUTIONS) its next execution, the one this run waits for */
+#ifdef EXECUTIONS
+#define SCHEDULE_CALL(k) \
+  execs[k]++; listen[k] = execs[k]; replied[k] = 0; run ProviderCall(k, execs[k])
+#else
+#define SCHEDULE_CALL(k) run ProviderCall(k)
+#endif
+/* TERMINATE: an operator terminates the run (once, while its job is open): it stops at once and
+ * runs no more code; what it had scheduled goes on, and nobody waits for it any more */
+#ifdef TERMINATE
+#define MAY_TERMINATE (terminations > 0 && terminal[g] == OPEN)
+#define CLOSE_RUN \
+  terminations--; runClosed[g] = true; listen[SLOT(1)] = 0; listen[SLOT(2)] = 0; listen[SLOT(3)] = 0
+#define TERMINATED_BEFORE_CALL \
+  :: atomic { astate[SLOT(next)] == STARTING && MAY_TERMINATE -> CLOSE_RUN }; goto closed
+#else
+#define TERMINATED_BEFORE_CALL
+#endif
 inline launchOn(p) {
   createAttempt(SLOT(next), p);
   AGAIN_AFTER_CRASH(createAttempt(SLOT(next), p));
@@ -830,7 +1037,7 @@ inline launchOn(p) {
   :: atomic {
        astate[SLOT(next)] == STARTING ->
        waiting[next] = true; running++; tried[SLOT(p)] = true;
-       run ProviderCall(SLOT(next));
+       SCHEDULE_CALL(SLOT(next));
        next++
      }
   :: atomic {
@@ -838,6 +1045,9 @@ inline launchOn(p) {
        astate[SLOT(next)] != STARTING && !WAS_PASSED_BY -> next++
      }
   :: atomic { astate[SLOT(next)] != STARTING && WAS_PASSED_BY -> DEFER(p) }
+  /* src/workflows/jobWorkflow.ts runAttempt: the attempt's row is written, and the run is
+     terminated before the workflow task that schedules its call completes (TERMINATE) */
+  TERMINATED_BEFORE_CALL
   fi
 }
 
@@ -859,11 +1069,17 @@ inline launch() { launchOn(next) }
  * `starting` one is failed (cancelled on an ended job), a `running` one unknown
  * (settleAbandonedAttempt, "orphaned").
  */
+#ifdef PLAN_APART
+#define ON_PRIMARY(a) (provOf[a] == 1)
+#else
+#define ON_PRIMARY(a) true
+#endif
 #ifdef BUG_ADMISSION_FAILS_ITS_OWN_ATTEMPT
 #define OWN_FIRST_ATTEMPT false
 #else
 #define OWN_FIRST_ATTEMPT \
-  (astate[SLOT(1)] == STARTING && astate[SLOT(2)] == NONE && astate[SLOT(3)] == NONE)
+  (astate[SLOT(1)] == STARTING && astate[SLOT(2)] == NONE && astate[SLOT(3)] == NONE \
+   && ON_PRIMARY(SLOT(1)))
 #endif
 #ifdef BUG_ADMISSION_SKIPS_ENDED_JOB
 #define KEEPS_FIRST_ATTEMPT (ended || OWN_FIRST_ATTEMPT)
@@ -892,6 +1108,33 @@ inline admitJob() {
   fi
 }
 
+/*
+ * TERMINATE: a run's admission after its job's run was closed (src/activities/admission.ts
+ * admitIn, one transaction). adoptAttempts takes over what the closed run left: attempt 1 still
+ * `starting`, alone, on the plan's primary, of an open job, is reused (its call is scheduled
+ * again: a second execution, and the begin lets only one of them send it); any other `starting`
+ * one is failed, never_sent (cancelled on an ended job); a `running` one is unknown. The run goes
+ * on after the attempts made (src/workflows/policy.ts resumePosition), with the retry the closed
+ * run had noted after its last attempt (src/workflows/policy.ts resumedRetry), if it had.
+ */
+#define LAST_MADE \
+  (astate[SLOT(3)] != NONE -> 3 : (astate[SLOT(2)] != NONE -> 2 : (astate[SLOT(1)] != NONE -> 1 : 0)))
+#if defined(TERMINATE) && defined(RETRIES)
+#define RESUMED_RETRY \
+  retryOf = (!ended && notedRetry != 0 && notedRetry == LAST_MADE && astate[notedRetry] == FAILED \
+             -> provOf[notedRetry] : 0);
+#else
+#define RESUMED_RETRY
+#endif
+#ifdef PLAN_APART
+#define LAST_PROVIDER \
+  (provOf[3] > provOf[2] -> (provOf[3] > provOf[1] -> provOf[3] : provOf[1]) \
+   : (provOf[2] > provOf[1] -> provOf[2] : provOf[1]))
+#define RESUME_PLAN prov = (KEEPS_FIRST_ATTEMPT -> 1 : LAST_PROVIDER + 1);
+#else
+#define RESUME_PLAN
+#endif
+
 /* the first unknown attempt of this workflow's job, 0 if none */
 #define ANY_UNKNOWN \
   (astate[SLOT(1)] == UNKNOWN -> SLOT(1) : (astate[SLOT(2)] == UNKNOWN -> SLOT(2) \
@@ -903,10 +1146,21 @@ inline admitJob() {
 #endif
 
 /* One call the workflow waits for: its report, or the activity's timeout (start-to-close or
- * heartbeat; a timer, so it may fire at any moment before the report). */
+ * heartbeat; a timer, so it may fire at any moment before the report), or (EXECUTIONS) the
+ * activity's failure: CallBegunElsewhere. The run stops waiting for that execution. */
+#ifdef EXECUTIONS
+#define STOP_WAITING(k) listen[k] = 0
+#else
+#define STOP_WAITING(k) skip
+#endif
 #define WATCH(s) \
-  :: atomic { waiting[s] && replied[SLOT(s)] -> waiting[s] = false; running--; JUDGE(s) } \
-  :: atomic { waiting[s] && !replied[SLOT(s)] -> NEVER_SENT_HEALS(SLOT(s)); abandonAttempt(SLOT(s)) }; \
+  :: atomic { \
+       waiting[s] && replied[SLOT(s)] == RETURNED -> \
+       waiting[s] = false; running--; STOP_WAITING(SLOT(s)); JUDGE(s) \
+     } \
+  :: atomic { \
+       waiting[s] && replied[SLOT(s)] != RETURNED -> STOP_WAITING(SLOT(s)); abandonCall(SLOT(s)) \
+     }; \
      AGAIN_AFTER_CRASH(abandonAttempt(SLOT(s))); \
      d_step { waiting[s] = false; running--; JUDGE(s) }
 
@@ -932,16 +1186,15 @@ inline admitJob() {
      retryOf = provOf[SLOT(s)] \
   :: else -> skip \
   fi
-#define NEVER_SENT_HEALS(a) \
-  if \
-  :: astate[a] == STARTING && terminal[JOB_OF(a)] == OPEN -> healing[a] = true \
-  :: else -> skip \
-  fi
 #else
 #define JUDGE(s) skip
-#define NEVER_SENT_HEALS(a) skip
 #endif
 
+#if defined(RETRIES) && defined(TERMINATE)
+#define RETRY_NOTED (notedRetry == SLOT(next - 1))
+#else
+#define RETRY_NOTED true
+#endif
 #ifdef RETRIES
 #define NO_RETRY_DUE (retryOf == 0)
 #else
@@ -973,8 +1226,10 @@ proctype JobWorkflow(byte g) {
   bool deferred[MAXA + 1];     /* providers the plan passed by (job.deferred) */
   byte later;                  /* the one it comes back to */
 #endif
-#ifdef ADMISSION_TWICE
+#ifdef ADOPTS
   bool ended;                  /* the job row admission read had ended */
+#endif
+#ifdef ADMISSION_TWICE
 
   /* Admission writes attempt 1 itself; its worker may die after that, before the workflow task
      completes: admission then runs again. A create after admission is a replay answered from
@@ -996,13 +1251,35 @@ proctype JobWorkflow(byte g) {
   atomic {
     createsLeft == 0; admitted[g] = true;
     /* nothing reads these after admission: forget them, so states differ only in what matters */
-    apiCrashes = 0; jobIntent = 1
+    apiCrashes = 0; jobIntent = 1;
+#ifdef TERMINATE
+    ended = (terminal[g] != OPEN);
+    /* src/activities/admission.ts plannedRetryAfter, from the rows as admission read them */
+    RESUMED_RETRY
+    /* src/workflows/jobRun.ts resumeAfter: the next attempt, and the plan's next provider */
+    next = (KEEPS_FIRST_ATTEMPT -> 1 : LAST_MADE + 1);
+    RESUME_PLAN
+    /* src/activities/admission.ts adoptAttempts: what a closed run left in flight */
+    if
+    :: KEEPS_FIRST_ATTEMPT -> ended = false
+    :: !KEEPS_FIRST_ATTEMPT -> ended = false; abandonCall(SLOT(1))
+    fi;
+    abandonCall(SLOT(2));
+    abandonCall(SLOT(3))
+#else
+    skip
+#endif
   };
   AGAIN_AFTER_CRASH(admitted[g] = true);
 #endif
 
   do
   :: terminal[g] != OPEN -> break   /* src/workflows/jobWorkflow.ts runJob: the job has ended */
+#ifdef TERMINATE
+  /* src/workflows/jobWorkflow.ts jobWorkflow: terminated by an operator while it waits (for its
+     calls, a timer, a look); nothing more of this run happens, its calls go on as zombies */
+  :: atomic { MAY_TERMINATE -> CLOSE_RUN }; goto closed
+#endif
   /* src/workflows/jobWorkflow.ts runAttempt: the call reports, or its timeout fires and the
      attempt is abandoned (abandonAttempt) */
   WATCH(1)
@@ -1015,7 +1292,12 @@ proctype JobWorkflow(byte g) {
      :: u != 0 -> reconcile(u)
 #ifdef RETRIES
      /* src/workflows/jobWorkflow.ts waitToRetry: a durable timer, then the same provider */
-     :: u == 0 && retryOf != 0 -> launchOn(retryOf); retryOf = 0
+     :: u == 0 && retryOf != 0 && RETRY_NOTED -> launchOn(retryOf); retryOf = 0
+#ifdef TERMINATE
+     /* src/workflows/jobWorkflow.ts waitToRetry: first the note on the job (noteOnJob), which a
+        new run reads if this one is terminated before the retry is made */
+     :: u == 0 && retryOf != 0 && !RETRY_NOTED -> notedRetry = SLOT(next - 1)
+#endif
      :: u == 0 && retryOf == 0 && PLAN_LEFT -> launch()
 #else
      :: u == 0 && PLAN_LEFT -> launch()
@@ -1070,6 +1352,10 @@ proctype JobWorkflow(byte g) {
   od;
 #ifdef WORKFLOW_END_SEEN
   wfDone[g] = true;   /* ghost: read by the Invariants monitor and the later create */
+#endif
+#ifdef TERMINATE
+closed:   /* a terminated run ends here */
+  skip
 #endif
 }
 
@@ -1128,12 +1414,23 @@ end:
 }
 #endif
 
-/* src/service/sweeper.ts sweepJobs: a job row whose workflow never started gets one. With
- * RELEASE, also reconcileAttemptsOfEndedJobs: an unknown attempt of an ended job is looked up
- * as its workflow would (src/activities/attempts.ts reconcileAttempt), until it settles. */
+/* src/service/sweeper.ts sweepJobs: a job row whose workflow never started gets one; with
+ * TERMINATE, so does an open job whose run has closed. With RELEASE or TERMINATE, also
+ * reconcileAttemptsOfEndedJobs: what an ending left `starting` or `running` is settled as the
+ * ending would have (TERMINATE), and an unknown attempt of an ended job is looked up as its
+ * workflow would (src/activities/attempts.ts reconcileAttempt), until it settles. */
 #define ENDED_UNKNOWN(a) (astate[a] == UNKNOWN && terminal[JOB_OF(a)] != OPEN)
+#define LEFT_BY_ENDING(a) \
+  (terminal[JOB_OF(a)] != OPEN \
+   && (astate[a] == STARTING || (astate[a] == RUNNING && completedBy[JOB_OF(a)] != a)))
+#define SETTLE_SEEN(k) \
+  if \
+  :: astate[k] == STARTING -> astate[k] = CANCELLED \
+  :: astate[k] == RUNNING && completedBy[JOB_OF(k)] != k -> astate[k] = UNKNOWN \
+  :: else -> skip \
+  fi
 active proctype Sweeper() {
-#ifdef RELEASE
+#ifdef SWEEPER_LOOKS
   byte u;
   bool over, record, bad, noted;
 #endif
@@ -1144,7 +1441,21 @@ end:
        jobsForKey == 1 && jobIntent != 0 && !workflowStarted[1] ->
        workflowStarted[1] = true; run JobWorkflow(1)
      }
-#ifdef RELEASE
+#ifdef TERMINATE
+  :: atomic {
+       /* a new run for an open job whose run has closed (as a backend's startJob call makes
+          one too): src/service/sweeper.ts sweepJobs */
+       runClosed[1] && terminal[1] == OPEN -> runClosed[1] = false; run JobWorkflow(1)
+     }
+#ifndef BUG_ENDING_LEAVES_ATTEMPTS
+  :: atomic {
+       /* src/db/attemptCalls.ts settleAttemptsLeftByEndings (first in reconcileAttemptsOfEndedJobs):
+          what an ending's trigger could not see is settled, waiting for its row this time */
+       FIRST_OF(LEFT_BY_ENDING) != 0 -> SETTLE_SEEN(1); SETTLE_SEEN(2); SETTLE_SEEN(3)
+     }
+#endif
+#endif
+#ifdef SWEEPER_LOOKS
   /* src/service/sweeper.ts reconcileAttemptsOfEndedJobs → reconcileAttempt */
   :: atomic { FIRST_OF(ENDED_UNKNOWN) != 0 -> u = FIRST_OF(ENDED_UNKNOWN) };
      lookupStatus(u, noted);
@@ -1152,6 +1463,37 @@ end:
 #endif
   od
 }
+
+#ifdef DUPLICATE_EXECUTIONS
+/*
+ * Temporal runs an activity at least once: attempt k's provider call is executed a second time
+ * (once in all), at any moment after its first execution was scheduled: alongside the first, after
+ * it, or after the run that scheduled it has closed. Either the run was reset and the new run
+ * schedules the call again, so the run now waits for this execution (src/workflows/jobWorkflow.ts
+ * runAttempt), or the task was delivered twice and nobody waits for this one. A reduction by hand:
+ * only while the attempt is `starting` or `running`. On a settled attempt a second execution sends
+ * nothing, writes nothing and reports the attempt as it is; a run that waits for it learns nothing
+ * that the first execution's timeout would not teach it as well.
+ */
+#define SECOND_EXECUTION(k) \
+  :: atomic { \
+       secondExecutions > 0 && execs[k] > 0 && (astate[k] == STARTING || astate[k] == RUNNING) -> \
+       secondExecutions--; \
+       if \
+       :: listen[k] != 0 -> listen[k] = execs[k] + 1; replied[k] = 0 \
+       :: true -> skip \
+       fi; \
+       execs[k]++; run ProviderCall(k, execs[k]) \
+     }
+active proctype Executions() {
+end:
+  do
+  SECOND_EXECUTION(1)
+  SECOND_EXECUTION(2)
+  SECOND_EXECUTION(3)
+  od
+}
+#endif
 
 /*
  * src/db/jobs.ts releaseJobKey (src/service/keyRelease.ts releaseKey): only an ended job's key,
@@ -1406,8 +1748,26 @@ init {
 
 #ifdef RETRIES
 #define NO_FUTILE_CALL (!futile)
+/* A provider of the plan is really tried when a request left for it; a job may fail without
+   that only once its attempt cap is spent (with retries, an attempt never sent is tried again
+   while the cap leaves room). */
+#define ATTEMPTS_MADE \
+  ((astate[1] != NONE) + (astate[2] != NONE) + (astate[3] != NONE))
+#define SENT_TO_ALL (sent[1] && (NP < 2 || sent[2]) && (NP < 3 || sent[3]))
+#define FAILS_ONLY_AFTER_SENDING (terminal[1] != J_FAILED || SENT_TO_ALL || ATTEMPTS_MADE >= CAP)
 #else
 #define NO_FUTILE_CALL true
+#define FAILS_ONLY_AFTER_SENDING true
+#endif
+
+/* Once nothing else can happen (SPIN's timeout: no process can move), nothing is left `starting`
+   (never to be sent or settled) or `running` (a call nobody will end or look at: whether its work
+   happened would never be known): the runs with TERMINATE. */
+#ifdef TERMINATE
+#define IN_CALL(a) (astate[a] == STARTING || astate[a] == RUNNING)
+#define NOTHING_LEFT_IN_CALL (!timeout || !(IN_CALL(1) || IN_CALL(2) || IN_CALL(3)))
+#else
+#define NOTHING_LEFT_IN_CALL true
 #endif
 
 /*
@@ -1419,7 +1779,8 @@ end:
   atomic {
     !(AT_MOST_ONE_JOB && AT_MOST_ONE_WINNER && NO_DOUBLE_EFFECT && FAILED_MEANS_NOTHING_DONE
       && OUTCOME_STABLE && FAILS_ONLY_AFTER_TRYING && RELEASE_HIDES_NOTHING
-      && ENDS_WITH_NOTHING_STARTING && NO_FUTILE_CALL) ->
+      && ENDS_WITH_NOTHING_STARTING && NO_FUTILE_CALL && FAILS_ONLY_AFTER_SENDING
+      && NOTHING_LEFT_IN_CALL) ->
     /* property: at most one job per (owner, key) and generation, and one live (unreleased) job */
     assert(AT_MOST_ONE_JOB);
     /* property: at most one winner, and it is the job's recorded result */
@@ -1439,7 +1800,11 @@ end:
     /* property: when its workflow ends, no attempt of its job is left starting */
     assert(ENDS_WITH_NOTHING_STARTING);
     /* property: a provider that refused a request (a 400) is never sent it again */
-    assert(NO_FUTILE_CALL)
+    assert(NO_FUTILE_CALL);
+    /* property: a job fails only after each provider of its plan was sent a request, or its attempt cap was spent */
+    assert(FAILS_ONLY_AFTER_SENDING);
+    /* property: nothing is left starting or running once nothing else can happen */
+    assert(NOTHING_LEFT_IN_CALL)
   }
 }
 

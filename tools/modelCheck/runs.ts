@@ -12,10 +12,13 @@ import type { ModelRun } from './spin';
  * answer may contradict (CONTRADICTORY_CALLBACK), an admission that runs again
  * (ADMISSION_TWICE), a key released after its job ended, whose next create makes
  * generation 2 (RELEASE), same-provider retries and providers that refuse a request for good
- * (RETRIES), and a circuit breaker other jobs open and close (BREAKER); with one or two
- * providers a job, and NO_RESOLVE (the operator cancels and releases but resolves nothing) where
- * two providers would otherwise outgrow the budget. CAP is the job's attempt cap (3 unless
- * said): a retry is made only while it leaves room for the plan's untried providers.
+ * (RETRIES), a circuit breaker other jobs open and close (BREAKER), a second execution of one
+ * attempt's provider call, by a reset of the run or a task delivered twice (DUPLICATE_EXECUTIONS),
+ * and a run terminated, its calls going on without it while a new run takes the job over
+ * (TERMINATE); with one or two providers a job, and NO_RESOLVE (the operator cancels and releases
+ * but resolves nothing) where two providers would otherwise outgrow the budget. CAP is the job's
+ * attempt cap (3 unless said): a retry is made only while it leaves room for the plan's untried
+ * providers. A run with TERMINATE has one provider and no retries.
  */
 /** A charge on one provider with every case the model learned last, but key releases. */
 const EVERY_NEW_CASE_ONE_PROVIDER = {
@@ -102,6 +105,78 @@ export const MODEL_RUNS: ModelRun[] = [
     defines: { JOB: 1, NP: 1, RETRIES: true, BREAKER: true, NO_OPERATOR: true, NO_CALLBACK: true },
     check: 'liveness',
   },
+  {
+    name: 'charge, 1 provider, duplicate executions',
+    defines: { JOB: 1, NP: 1, DUPLICATE_EXECUTIONS: true },
+    check: 'safety',
+  },
+  {
+    name: 'charge, 2 providers, duplicate executions, no operator or callback',
+    defines: { JOB: 1, NP: 2, DUPLICATE_EXECUTIONS: true, NO_OPERATOR: true, NO_CALLBACK: true },
+    check: 'safety',
+  },
+  {
+    name: 'hedged, 2 providers, duplicate executions, no operator or callback',
+    defines: { JOB: 3, NP: 2, DUPLICATE_EXECUTIONS: true, NO_OPERATOR: true, NO_CALLBACK: true },
+    check: 'safety',
+  },
+  {
+    name: 'charge, 1 provider, duplicate executions, quirky providers, contradictory callback',
+    defines: {
+      JOB: 1,
+      NP: 1,
+      DUPLICATE_EXECUTIONS: true,
+      QUIRKY_PROVIDERS: true,
+      CONTRADICTORY_CALLBACK: true,
+    },
+    check: 'safety',
+  },
+  {
+    name: 'charge, 1 provider, retries, duplicate executions, no operator or callback',
+    defines: {
+      JOB: 1,
+      NP: 1,
+      RETRIES: true,
+      DUPLICATE_EXECUTIONS: true,
+      NO_OPERATOR: true,
+      NO_CALLBACK: true,
+    },
+    check: 'safety',
+  },
+  {
+    name: 'charge, 1 provider, terminate',
+    defines: { JOB: 1, NP: 1, TERMINATE: true },
+    check: 'safety',
+  },
+  {
+    name: 'charge, 1 provider, terminate, quirky providers, contradictory callback, no operator resolve',
+    defines: {
+      JOB: 1,
+      NP: 1,
+      TERMINATE: true,
+      QUIRKY_PROVIDERS: true,
+      CONTRADICTORY_CALLBACK: true,
+      NO_RESOLVE: true,
+    },
+    check: 'safety',
+  },
+  {
+    name: 'charge, 1 provider, terminate and duplicate executions, no operator resolve',
+    defines: { JOB: 1, NP: 1, TERMINATE: true, DUPLICATE_EXECUTIONS: true, NO_RESOLVE: true },
+    check: 'safety',
+  },
+  {
+    name: 'charge settles, 1 provider, terminate and duplicate executions, no operator or callback',
+    defines: {
+      JOB: 1,
+      NP: 1,
+      TERMINATE: true,
+      DUPLICATE_EXECUTIONS: true,
+      NO_OPERATOR: true,
+      NO_CALLBACK: true,
+    },
+    check: 'liveness',
+  },
 ];
 
 /**
@@ -186,6 +261,21 @@ const SHORT_RUNS: ModelRun[] = [
     },
     check: 'liveness',
   },
+  {
+    name: 'charge, 2 providers, duplicate executions, no operator or callback',
+    defines: { JOB: 1, NP: 2, DUPLICATE_EXECUTIONS: true, NO_OPERATOR: true, NO_CALLBACK: true },
+    check: 'safety',
+  },
+  {
+    name: 'charge, 1 provider, terminate, no operator resolve or callback',
+    defines: { JOB: 1, NP: 1, TERMINATE: true, NO_RESOLVE: true, NO_CALLBACK: true },
+    check: 'safety',
+  },
+  {
+    name: 'charge settles, 1 provider, terminate, no operator or callback',
+    defines: { JOB: 1, NP: 1, TERMINATE: true, NO_OPERATOR: true, NO_CALLBACK: true },
+    check: 'liveness',
+  },
 ];
 /**
  * Their searches are small: compiled quickly, they cost less in all (measured), but for the
@@ -203,6 +293,8 @@ const OPTIONAL_PARTS = [
   'RELEASE',
   'RETRIES',
   'BREAKER',
+  'DUPLICATE_EXECUTIONS',
+  'TERMINATE',
 ];
 
 /**
@@ -237,6 +329,9 @@ export interface PlantedModelBug extends ModelRun {
 
 const FAILED_DID_NOTHING =
   'a failed attempt of a job with side effects did nothing (never failed by a clock)';
+const FAILS_UNSENT =
+  'a job fails only after each provider of its plan was sent a request, or its attempt cap was spent';
+const LEFT_IN_FLIGHT = 'nothing is left starting or running once nothing else can happen';
 
 /**
  * Mistakes planted in the model (`-DBUG_…`): each must produce a counterexample, which shows
@@ -358,6 +453,52 @@ const PLANTED: Record<string, PlantedModelBug> = {
     breaks: 'a request is never sent again to a provider that refused it (no retry of a 400)',
     consequence: 'a provider that refused a request (a 400) is never sent it again',
     code: 'src/domain/retries.ts retryVerdict',
+  },
+  BUG_BEGIN_RETURNS_NOTHING: {
+    name: 'an execution that lost the begin writes failed over the live call',
+    defines: {
+      JOB: 1,
+      NP: 1,
+      DUPLICATE_EXECUTIONS: true,
+      NO_OPERATOR: true,
+      NO_CALLBACK: true,
+      BUG_BEGIN_RETURNS_NOTHING: true,
+    },
+    check: 'safety',
+    breaks: FAILED_DID_NOTHING,
+    consequence: FAILED_DID_NOTHING,
+    code: 'src/activities/providerCall.ts callOnce',
+  },
+  BUG_NEVER_SENT_FINAL: {
+    name: 'an attempt never sent is failed for good',
+    defines: {
+      JOB: 1,
+      NP: 1,
+      CAP: 2,
+      RETRIES: true,
+      NO_OPERATOR: true,
+      NO_CALLBACK: true,
+      BUG_NEVER_SENT_FINAL: true,
+    },
+    check: 'safety',
+    breaks: FAILS_UNSENT,
+    consequence: FAILS_UNSENT,
+    code: 'src/domain/retries.ts retryVerdict',
+  },
+  BUG_ENDING_LEAVES_ATTEMPTS: {
+    name: 'an ending without a workflow leaves its attempts in flight',
+    defines: {
+      JOB: 1,
+      NP: 1,
+      TERMINATE: true,
+      NO_RESOLVE: true,
+      NO_CALLBACK: true,
+      BUG_ENDING_LEAVES_ATTEMPTS: true,
+    },
+    check: 'safety',
+    breaks: LEFT_IN_FLIGHT,
+    consequence: LEFT_IN_FLIGHT,
+    code: 'src/db/jobs.ts finishJobWithoutResult',
   },
   BUG_SKIPPED_AS_TRIED: {
     name: 'a provider passed by for its open breaker counted as tried',
