@@ -91,7 +91,9 @@
  *
  * Two mistakes the model found in the code, fixed since (each is now a planted mistake below):
  * a 2xx outside the contract was written apart from its call's end, and an admission run again
- * on a job cancelled meanwhile left its attempt 1 `starting` for ever.
+ * on a job cancelled meanwhile left its attempt 1 `starting` for ever. With TERMINATE and two
+ * providers, or retries, it finds that a new run does not retry an attempt that was never sent
+ * (tools/modelCheck/runs.ts OPEN_FINDINGS; docs/protocol.md says more).
  *
  * Every step names the code that implements it: FILE function.
  *

@@ -1,12 +1,13 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { consequencesOnly, MODEL_RUNS, PLANTED_MODEL_BUGS } from './runs';
+import { consequencesOnly, MODEL_RUNS, OPEN_FINDINGS, PLANTED_MODEL_BUGS } from './runs';
 import { obtainSpin, verifyModel, type ModelResult } from './spin';
 
 /**
  * `npm run verify:model`: model/onejob.pml checked by SPIN, every run exhaustive within its
  * bounds; a table of states explored and the verdict; exit 1 on any violation, with the
  * counterexample step by step. `--bug NAME` checks the model with a planted mistake instead
- * (`--consequences-only`: with the asserts at the steps compiled out).
+ * (`--consequences-only`: with the asserts at the steps compiled out); `--finding NAME` makes a
+ * run that finds a defect of the code as it stands (OPEN_FINDINGS), and prints it.
  */
 function table(results: ModelResult[]): string {
   const rows = results.map((r) => [
@@ -43,13 +44,30 @@ async function main(): Promise<void> {
       'with --bug: the asserts at the steps compiled out, so what the mistake leads to must catch it',
     )
     .option('--only <text>', 'only the runs whose name contains this text')
+    .option(
+      '--finding <name>',
+      `a run that finds a defect of the code: ${Object.keys(OPEN_FINDINGS).join(', ') || 'none open'}`,
+      (v) => {
+        if (!(v in OPEN_FINDINGS))
+          throw new InvalidArgumentError(`known: ${Object.keys(OPEN_FINDINGS).join(', ')}`);
+        return v;
+      },
+    )
     .parse();
-  const options = program.opts<{ bug?: string; only?: string; consequencesOnly?: boolean }>();
+  const options = program.opts<{
+    bug?: string;
+    only?: string;
+    consequencesOnly?: boolean;
+    finding?: string;
+  }>();
   const tools = await obtainSpin((line) => console.log(line));
   const planted = options.bug ? PLANTED_MODEL_BUGS[options.bug]! : undefined;
+  const finding = options.finding ? OPEN_FINDINGS[options.finding]! : undefined;
   const runs = planted
     ? [options.consequencesOnly ? consequencesOnly(planted) : planted]
-    : MODEL_RUNS.filter((run) => !options.only || run.name.includes(options.only));
+    : finding
+      ? [finding]
+      : MODEL_RUNS.filter((run) => !options.only || run.name.includes(options.only));
   if (runs.length === 0) throw new Error(`no run's name contains "${options.only}"`);
 
   const results: ModelResult[] = [];

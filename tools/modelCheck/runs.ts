@@ -18,7 +18,8 @@ import type { ModelRun } from './spin';
  * (TERMINATE); with one or two providers a job, and NO_RESOLVE (the operator cancels and releases
  * but resolves nothing) where two providers would otherwise outgrow the budget. CAP is the job's
  * attempt cap (3 unless said): a retry is made only while it leaves room for the plan's untried
- * providers. A run with TERMINATE has one provider and no retries.
+ * providers. A run with TERMINATE has one provider: with two, or with retries, the model finds a
+ * defect in the code (OPEN_FINDINGS below).
  */
 /** A charge on one provider with every case the model learned last, but key releases. */
 const EVERY_NEW_CASE_ONE_PROVIDER = {
@@ -534,3 +535,32 @@ export function consequencesOnly(bug: PlantedModelBug): PlantedModelBug {
     defines: { ...bug.defines, CONSEQUENCES_ONLY: true },
   };
 }
+
+/**
+ * Runs in which the model finds a counterexample in the code as it stands: defects of the code,
+ * reported, not of the model (its properties stand). They stay out of the runs above and of the
+ * short runs until the code is fixed; `npm run verify:model -- --finding NAME` prints each
+ * counterexample. `breaks` is the property it breaks.
+ */
+export const OPEN_FINDINGS: Record<string, ModelRun & { breaks: string }> = {
+  'never-sent-taken-over': {
+    name: 'a new run does not retry the never-sent attempt its admission took over',
+    defines: { JOB: 1, NP: 2, TERMINATE: true, NO_OPERATOR: true, NO_CALLBACK: true },
+    check: 'safety',
+    breaks: 'a job fails only after each provider of its plan was really tried (its call run)',
+  },
+  'retry-lost-to-terminate': {
+    name: 'a retry of a never-sent attempt, decided but not yet noted, is lost to a terminate',
+    defines: {
+      JOB: 1,
+      NP: 1,
+      CAP: 2,
+      RETRIES: true,
+      TERMINATE: true,
+      NO_OPERATOR: true,
+      NO_CALLBACK: true,
+    },
+    check: 'safety',
+    breaks: FAILS_UNSENT,
+  },
+};
