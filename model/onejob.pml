@@ -1279,7 +1279,8 @@ proctype JobWorkflow(byte g) {
   :: terminal[g] != OPEN -> break   /* src/workflows/jobWorkflow.ts runJob: the job has ended */
 #ifdef TERMINATE
   /* src/workflows/jobWorkflow.ts jobWorkflow: terminated by an operator while it waits (for its
-     calls, a timer, a look); nothing more of this run happens, its calls go on as zombies */
+     calls, or between two attempts or looks); nothing more of this run happens, and its calls go
+     on as zombies */
   :: atomic { MAY_TERMINATE -> CLOSE_RUN }; goto closed
 #endif
   /* src/workflows/jobWorkflow.ts runAttempt: the call reports, or its timeout fires and the
