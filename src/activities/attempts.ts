@@ -197,9 +197,12 @@ function lookAtAttempt(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>
   const failed = async (
     attempt: AttemptRecord,
     error: { code: string; message: string },
+    evidence: Pick<AttemptEvidence, 'successAnswered' | 'recordsUntrusted'> = {
+      successAnswered: attempt.successAnsweredAt !== null,
+    },
   ): Promise<AttemptOutcome | typeof LOOK_AGAIN> => {
     try {
-      const settled = await failOnEvidence(pool, attempt.id, error);
+      const settled = await failOnEvidence(pool, attempt.id, error, evidence);
       return settled ? attemptOutcome(pool, settled) : LOOK_AGAIN;
     } catch (refusal) {
       if ((refusal as { code?: string }).code === CHECK_VIOLATION) return LOOK_AGAIN;
@@ -248,7 +251,7 @@ function lookAtAttempt(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>
       error: { code: string; message: string },
     ): Promise<ReconcileOutcome | typeof LOOK_AGAIN> => {
       const verdict = failureVerdict(kind, evidence);
-      if (verdict.settle === 'failed') return failed(attempt, error);
+      if (verdict.settle === 'failed') return failed(attempt, error, evidence);
       // Said once on the row, so GET and the CLI show it too, not only the workflow.
       const noted = (attempt.error as { code?: string } | null)?.code === 'needs_operator';
       if (!noted) {

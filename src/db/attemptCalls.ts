@@ -351,24 +351,35 @@ const FAIL_ON_EVIDENCE = preparedStatement(
           error = $2::jsonb || CASE WHEN a.error IS NULL THEN '{}'::jsonb
                                     ELSE jsonb_build_object('earlier', a.error) END,
           finished_at = now(), updated_at = now()
-    WHERE a.id = $1 AND a.state = 'unknown' AND a.success_answered_at IS NULL
-      AND NOT ($2::jsonb ->> 'code' = 'never_processed'
-               AND EXISTS (SELECT 1 FROM provider_record_breaches b WHERE b.provider = a.provider))
+    WHERE a.id = $1 AND a.state = 'unknown'
+      AND (a.success_answered_at IS NOT NULL) = $3
+      AND ($4::boolean IS NULL
+           OR EXISTS (SELECT 1 FROM provider_record_breaches b WHERE b.provider = a.provider) = $4)
     RETURNING ${COLUMNS}`,
 );
 
 /**
  * A look's verdict that an unknown attempt did nothing (the certainty table's `failed`), written
- * only while what it was decided on still holds: the attempt is still unknown, no 2xx came since
- * (the call's late end), and for "no record" the provider has not since been seen filing work
- * under ids of its own (migration 0017). Undefined when it no longer holds: look again.
+ * only while the evidence it was decided on is still what the look read (a compare-and-set on
+ * the evidence): the attempt still unknown, a 2xx seen or not as it was (the call's late end may
+ * have brought one since), and, when given, the provider's records trusted or not as they were
+ * (another attempt may have shown since that it files work under ids of its own, migration
+ * 0017). Undefined when the evidence has changed: look again.
  */
 export async function failOnEvidence(
   db: Queryable,
   id: string,
   error: { code: string; message: string },
+  read: { successAnswered: boolean; recordsUntrusted?: boolean | undefined },
 ): Promise<AttemptRecord | undefined> {
-  const { rows } = await db.query<AttemptRow>(FAIL_ON_EVIDENCE([id, JSON.stringify(error)]));
+  const { rows } = await db.query<AttemptRow>(
+    FAIL_ON_EVIDENCE([
+      id,
+      JSON.stringify(error),
+      read.successAnswered,
+      read.recordsUntrusted ?? null,
+    ]),
+  );
   return rows[0] && toAttempt(rows[0]);
 }
 
