@@ -137,13 +137,18 @@ export class Behaviour {
     const injected = injectedFault !== undefined;
     const fault: Fault | undefined =
       injectedFault ?? (request.model ? modelProfile(request.model) : undefined);
-    this.ledger.record({
+    const noted = this.ledger.record({
       route,
       idempotencyKey: request.idempotencyKey,
       model: request.model,
       at: new Date().toISOString(),
       fault: fault?.kind,
       ...(request.body === undefined ? {} : { body: request.body }),
+    });
+    // What the provider said to it, for whoever reads its records later (a dropped or hung
+    // request never had a status line sent).
+    res.once('close', () => {
+      if (res.headersSent) noted.answered = res.statusCode;
     });
     const slot = ledgerKey(route, request.idempotencyKey);
     const { pending } = this.ledger;

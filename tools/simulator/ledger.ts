@@ -39,6 +39,11 @@ export interface RequestRecord {
   body?: unknown;
   /** The status it was refused with before any work (a malformed request), if it was. */
   refusedWith?: number;
+  /**
+   * The status line the simulator sent back, once it sent one; absent while the request is
+   * held and for one never answered (its connection dropped, or it hangs).
+   */
+  answered?: number;
 }
 
 interface StoredEntry {
@@ -88,12 +93,13 @@ export class Ledger {
   /** Keys whose work was filed under the provider's own id: a lookup by them finds no record. */
   readonly filedUnderOwnId = new Set<string>();
 
-  /** Note a request as it arrives, before anything is done with it. */
-  record(request: RequestRecord): void {
+  /** Note a request as it arrives, before anything is done with it; the note itself is returned. */
+  record(request: RequestRecord): RequestRecord {
     this.log.push(request);
     // Bodies are for checking recent requests; a long-running simulator keeps only the last ones.
     const old = this.log[this.log.length - 1 - BODIES_KEPT];
     if (old) delete old.body;
+    return request;
   }
 
   requests(): RequestRecord[] {
