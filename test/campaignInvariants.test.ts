@@ -3,10 +3,13 @@ import {
   chargeKeysSentTwice,
   chargesByJob,
   failedWithHelpLeft,
+  hiddenCharge,
+  providerRecords,
   settledAfterCallOver,
   windowsMeeting,
   type AttemptRow,
   type JobRow,
+  type ProviderRecord,
   type RetryRules,
 } from '../tools/chaos/invariants';
 import { operatorsMayActAt } from '../tools/chaos/settle';
@@ -120,11 +123,16 @@ test('invariant 4 counts one charge for a job whose charge was refused with 429,
 });
 
 /**
- * Invariant 9 on made-up rows: a failed job with a retry or a fallback left is reported; one
- * that had nothing left, or whose last failure is not the retry table's, is not.
+ * Invariant 9 on made-up rows and provider records: a failed job with a retry or a fallback left
+ * is reported; one that had nothing left, or whose last failure its provider's records do not
+ * show as one that heals, is not. The records decide, not the code on the attempt.
  */
 describe('invariant 9: a job fails only when no retry and no healthy fallback was left', () => {
-  const rules: RetryRules = { triesInARow: { a: 3, b: 3, off: false }, maxAttemptsPerJob: 16 };
+  const rules: RetryRules = {
+    triesInARow: { a: 3, b: 3, pay: 3, off: false },
+    maxAttemptsPerJob: 16,
+  };
+  const charging = new Set(['pay']);
 
   function job(providers: string[], notes: unknown[] = [], mode = 'exclusive') {
     const row: Pick<JobRow, 'id' | 'terminal_status' | 'mode' | 'provider_plan' | 'notes'> = {
@@ -137,127 +145,193 @@ describe('invariant 9: a job fails only when no retry and no healthy fallback wa
     return row;
   }
 
-  /** Attempts in seq order, each `provider:code`, all failed. */
-  function attempts(...calls: Array<[string, AttemptRow['error']]>): AttemptRow[] {
-    return calls.map(([provider, error], index) => ({
-      id: `j:${index + 1}`,
-      job_id: 'j',
-      seq: index + 1,
-      provider,
-      state: 'failed',
-      error,
-      started_at: at(index * 1_000),
-      call_ended_at: at(index * 1_000 + 100),
-      finished_at: at(index * 1_000 + 100),
-    }));
+  /** What a provider did with a key: the statuses it answered (undefined: none), its work. */
+  const answered = (statuses: Array<number | undefined>, executions = 0): ProviderRecord => ({
+    requests: statuses.map((status) => (status === undefined ? {} : { answered: status })),
+    executions,
+  });
+  const refused429 = answered([429]);
+
+  /**
+   * Failed attempts in seq order, `[provider, error, record]`: a record of `null` means the
+   * provider received nothing and the attempt never began.
+   */
+  function made(...calls: Array<[string, AttemptRow['error'], ProviderRecord | null]>) {
+    const records = new Map<string, ProviderRecord>();
+    const rows: AttemptRow[] = calls.map(([provider, error, record], index) => {
+      const id = `j:${index + 1}`;
+      if (record) records.set(id, record);
+      return {
+        id,
+        job_id: 'j',
+        seq: index + 1,
+        provider,
+        state: 'failed',
+        error,
+        started_at: record === null ? null : at(index * 1_000),
+        call_ended_at: record === null ? null : at(index * 1_000 + 100),
+        finished_at: at(index * 1_000 + 100),
+      };
+    });
+    return { rows, records };
   }
+  const check = (row: ReturnType<typeof job>, attempts: ReturnType<typeof made>, r = rules) =>
+    failedWithHelpLeft(row, attempts.rows, r, attempts.records, charging);
+
   const rateLimited = { code: 'http_429', certainty: 'definite' };
   const badRequest = { code: 'http_400', certainty: 'definite' };
+  const neverSent = { code: 'never_sent', abandonedBecause: { code: 'orphaned' } };
 
   test('(a) reported: a single-provider job failed at its first 429, with two tries left and no retry scheduled', () => {
-    expect(failedWithHelpLeft(job(['a']), attempts(['a', rateLimited]), rules)).toMatch(
-      /attempt 1 on a failed \(http_429\), its try 1 of 3 in a row there.*a retry was left/,
+    expect(check(job(['a']), made(['a', rateLimited, refused429]))).toMatch(
+      /attempt 1 on a failed \(http_429; its provider refused it before any work \(429\)\), its try 1 of 3 in a row there.*a retry was left/,
     );
     // A hedged job whose hedging was paused ran exclusive, and retries like one.
     expect(
-      failedWithHelpLeft(
+      check(
         job(['a'], [{ event: 'hedging_paused' }], 'hedged'),
-        attempts(['a', rateLimited]),
-        rules,
+        made(['a', rateLimited, refused429]),
       ),
     ).toMatch(/a retry was left/);
-    // A fallback that failed by a 503 on its first try had two more.
+    // A fallback its provider answered 503 on its first try had two more.
     expect(
-      failedWithHelpLeft(
+      check(
         job(['a', 'b']),
-        attempts(['a', badRequest], ['b', { code: 'http_503' }]),
-        rules,
+        made(['a', badRequest, answered([400])], ['b', { code: 'http_503' }, answered([503])]),
       ),
-    ).toMatch(/attempt 2 on b failed \(http_503\)/);
+    ).toMatch(/attempt 2 on b failed \(http_503/);
+  });
+
+  test('(a) reported: a last attempt that was never sent (it never began, its provider received nothing), on a charge too', () => {
+    expect(check(job(['a']), made(['a', neverSent, null]))).toMatch(
+      /attempt 1 on a failed \(never_sent; it was never sent.*a retry was left/,
+    );
+    expect(check(job(['pay']), made(['pay', neverSent, null]))).toMatch(/it was never sent/);
+    // A chat call that began and reached nobody (its link was cut), or that its provider never
+    // answered (a dropped connection), or answered 502: worth another try.
+    expect(check(job(['a']), made(['a', { code: 'connection' }, answered([])]))).toMatch(
+      /its call began, and its provider received nothing/,
+    );
+    expect(
+      check(job(['a']), made(['a', { code: 'connection' }, answered([undefined], 1)])),
+    ).toMatch(/its provider answered nothing/);
+    expect(check(job(['a']), made(['a', { code: 'http_502' }, answered([502], 1)]))).toMatch(
+      /its provider answered 502/,
+    );
+  });
+
+  test('(a) the provider’s records decide, not the code the service wrote on the attempt', () => {
+    // Said to be a 429, but the provider answered 400: nothing to retry.
+    expect(check(job(['a']), made(['a', rateLimited, answered([400])]))).toBeUndefined();
+    // Said to be a 400, but the provider refused it with 429 before any work: a retry was owed.
+    expect(check(job(['a']), made(['a', badRequest, refused429]))).toMatch(/a retry was left/);
+    // A charge answered 502 after the work (a provider with side effects): not this invariant's.
+    expect(
+      check(job(['pay']), made(['pay', { code: 'http_502' }, answered([502], 1)])),
+    ).toBeUndefined();
   });
 
   test('(b) reported: a provider of the plan never tried nor noted as passed by, while the cap had room', () => {
-    expect(failedWithHelpLeft(job(['a', 'b']), attempts(['a', badRequest]), rules)).toMatch(
+    expect(check(job(['a', 'b']), made(['a', badRequest, answered([400])]))).toMatch(
       /b of its plan was never tried/,
     );
   });
 
+  test('(c) reported: an attempt never sent, and the next one on another provider with no retry scheduled', () => {
+    const moved = made(['a', neverSent, null], ['b', badRequest, answered([400])]);
+    expect(check(job(['a', 'b']), moved)).toMatch(
+      /attempt 1 on a was never sent .* attempt 2 went to b with no retry scheduled/,
+    );
+    // A retry was scheduled after it (a user’s try-again took its place), or it did reach its
+    // provider: not this case.
+    expect(
+      check(
+        job(['a', 'b'], [{ event: 'retry_scheduled', provider: 'a', afterAttempt: 'j:1' }]),
+        moved,
+      ),
+    ).toBeUndefined();
+    expect(
+      check(
+        job(['a', 'b']),
+        made(['a', neverSent, answered([undefined])], ['b', badRequest, answered([400])]),
+      ),
+    ).toBeUndefined();
+    // Tried again on its provider: fine.
+    expect(
+      check(job(['a']), made(['a', neverSent, null], ['a', badRequest, answered([400])])),
+    ).toBeUndefined();
+  });
+
   test('not reported: the provider’s tries in a row were spent, or the cap left no room for a retry beside the untried', () => {
-    const three = attempts(['a', rateLimited], ['a', rateLimited], ['a', rateLimited]);
-    expect(failedWithHelpLeft(job(['a']), three, rules)).toBeUndefined();
+    const three = made(
+      ['a', rateLimited, refused429],
+      ['a', rateLimited, refused429],
+      ['a', rateLimited, refused429],
+    );
+    expect(check(job(['a']), three)).toBeUndefined();
     // Tries on another provider in between start the count again: this is a's first try in a row.
     expect(
-      failedWithHelpLeft(
+      check(
         job(['a', 'b']),
-        attempts(['a', rateLimited], ['b', badRequest], ['a', rateLimited]),
-        rules,
+        made(
+          ['a', rateLimited, refused429],
+          ['b', badRequest, answered([400])],
+          ['a', rateLimited, refused429],
+        ),
       ),
     ).toMatch(/its try 1 of 3/);
     // Cap 2: one attempt made, and b untried, needs the last one: no retry, and b not tried
     // since its note says it was passed by.
     const passedB = [{ event: 'provider_skipped', provider: 'b', until: '2026-12-01T00:00:02Z' }];
     expect(
-      failedWithHelpLeft(job(['a', 'b'], passedB), attempts(['a', rateLimited]), {
+      check(job(['a', 'b'], passedB), made(['a', rateLimited, refused429]), {
         ...rules,
         maxAttemptsPerJob: 2,
       }),
     ).toBeUndefined();
     // The cap reached: an untried provider is not reported either.
     expect(
-      failedWithHelpLeft(job(['a', 'b']), attempts(['a', badRequest]), {
+      check(job(['a', 'b']), made(['a', badRequest, answered([400])]), {
         ...rules,
         maxAttemptsPerJob: 1,
       }),
     ).toBeUndefined();
   });
 
-  test('not reported: a failure the retry table does not retry', () => {
+  test('not reported: a failure its provider’s records do not show as healing, or one settled later', () => {
+    // Answered 400, or a 2xx whose body broke the contract.
+    expect(check(job(['a']), made(['a', badRequest, answered([400])]))).toBeUndefined();
+    expect(
+      check(job(['a']), made(['a', { code: 'contract_violation' }, answered([200], 1)])),
+    ).toBeUndefined();
+    // Settled by other evidence than the call, whatever the provider answered the call.
     for (const error of [
-      badRequest,
-      { code: 'contract_violation' },
       { code: 'never_processed', settledBecause: 'no record, twice' },
       { code: 'provider_callback' },
       { code: 'operator' },
       { code: 'call_gone' },
-      // The provider said not to try again.
-      { ...rateLimited, provider: { type: 'requests', shouldRetry: false } },
       // Unknown first (its call outlived the attempt), settled by the call's late end.
       { code: 'http_503', earlier: { code: 'timeout' } },
     ])
-      expect(failedWithHelpLeft(job(['a']), attempts(['a', error]), rules)).toBeUndefined();
-    // …and it is the failure that decides, not the words around it.
-    expect(
-      failedWithHelpLeft(
-        job(['a']),
-        attempts(['a', { ...rateLimited, provider: { shouldRetry: true } }]),
-        rules,
-      ),
-    ).toMatch(/a retry was left/);
+      expect(check(job(['a']), made(['a', error, refused429]))).toBeUndefined();
   });
 
   test('not reported: a retry was scheduled (a user’s try-again took its place), a provider that never retries, a hedged job, a job that did not fail', () => {
     const scheduled = [{ event: 'retry_scheduled', provider: 'a', afterAttempt: 'j:1' }];
-    expect(
-      failedWithHelpLeft(job(['a'], scheduled), attempts(['a', rateLimited]), rules),
-    ).toBeUndefined();
+    expect(check(job(['a'], scheduled), made(['a', rateLimited, refused429]))).toBeUndefined();
     // A note about another attempt does not count for this one.
     expect(
-      failedWithHelpLeft(
+      check(
         job(['a'], scheduled),
-        attempts(['a', rateLimited], ['a', rateLimited]),
-        rules,
+        made(['a', rateLimited, refused429], ['a', rateLimited, refused429]),
       ),
     ).toMatch(/attempt 2 on a/);
-    expect(failedWithHelpLeft(job(['off']), attempts(['off', rateLimited]), rules)).toBeUndefined();
+    expect(check(job(['off']), made(['off', rateLimited, refused429]))).toBeUndefined();
     expect(
-      failedWithHelpLeft(job(['a', 'b'], [], 'hedged'), attempts(['a', rateLimited]), rules),
+      check(job(['a', 'b'], [], 'hedged'), made(['a', rateLimited, refused429])),
     ).toBeUndefined();
     expect(
-      failedWithHelpLeft(
-        { ...job(['a']), terminal_status: 'cancelled' },
-        attempts(['a', rateLimited]),
-        rules,
-      ),
+      check({ ...job(['a']), terminal_status: 'cancelled' }, made(['a', rateLimited, refused429])),
     ).toBeUndefined();
   });
 
@@ -266,14 +340,13 @@ describe('invariant 9: a job fails only when no retry and no healthy fallback wa
       { event: 'provider_skipped', provider: 'b', reason: 'not certified for the contract' },
     ];
     expect(
-      failedWithHelpLeft(job(['a', 'b'], notCertified), attempts(['a', badRequest]), rules),
+      check(job(['a', 'b'], notCertified), made(['a', badRequest, answered([400])])),
     ).toBeUndefined();
     // The last attempt on a provider that may not run the job now: not retried.
     expect(
-      failedWithHelpLeft(
+      check(
         job(['a', 'b'], notCertified),
-        attempts(['a', badRequest], ['b', rateLimited]),
-        rules,
+        made(['a', badRequest, answered([400])], ['b', rateLimited, refused429]),
       ),
     ).toBeUndefined();
   });
@@ -289,7 +362,7 @@ describe('invariant 9: a job fails only when no retry and no healthy fallback wa
     });
     // The attempt ran from 10.0 s to 10.1 s of the campaign.
     const met = windowsMeeting(
-      attempts(['a', rateLimited]),
+      made(['a', rateLimited, refused429]).rows,
       [
         window('during', 'a', 9_000, 12_000),
         window('elsewhere', 'b', 9_000, 12_000),
@@ -298,5 +371,59 @@ describe('invariant 9: a job fails only when no retry and no healthy fallback wa
       start,
     );
     expect(met.map((w) => w.id)).toEqual(['during']);
+  });
+});
+
+describe('the providers’ records, by key', () => {
+  test('requests and work under each key, status lookups left out', () => {
+    const records = providerRecords(
+      [
+        { route: 'charge', idempotencyKey: 'j:1', executions: 1, requests: 1 },
+        { route: 'chat', idempotencyKey: 'k:1', executions: 2, requests: 2 },
+      ],
+      [
+        { route: 'charge', idempotencyKey: 'j:1', answered: 201 },
+        { route: 'charge-status', idempotencyKey: 'j:1', answered: 200 },
+        { route: 'chat', idempotencyKey: 'k:1', fault: 'drop_after' },
+        { route: 'chat', idempotencyKey: 'k:1', answered: 200 },
+      ],
+    );
+    expect(records.get('j:1')).toEqual({ requests: [{ answered: 201 }], executions: 1 });
+    expect(records.get('k:1')).toEqual({
+      requests: [{ fault: 'drop_after' }, { answered: 200 }],
+      executions: 2,
+    });
+  });
+});
+
+/**
+ * Invariant 10 on made-up answers: a charge the provider made must show in its job's answer as
+ * succeeded, lost or unknown; failed or cancelled hides it, unless an operator said so.
+ */
+describe('invariant 10: a charge that happened is never hidden', () => {
+  const answer = (status: string, state: string, code?: string) => ({
+    status,
+    completedBy: status === 'succeeded' ? 'j:1' : null,
+    attempts: [{ id: 'j:1', state, error: code ? { code } : null }],
+  });
+
+  test('shown: the winner, a lost race, an attempt still unknown, an operator’s verdict', () => {
+    expect(hiddenCharge('j:1', answer('succeeded', 'succeeded'))).toBeUndefined();
+    expect(hiddenCharge('j:1', answer('cancelled', 'lost'))).toBeUndefined();
+    expect(hiddenCharge('j:1', answer('failed', 'unknown', 'job_ended'))).toBeUndefined();
+    expect(hiddenCharge('j:1', answer('failed', 'failed', 'operator'))).toBeUndefined();
+  });
+
+  test('hidden: a charged attempt the job says failed or cancelled, or one it does not show', () => {
+    // The planted begin-returns-nothing: the second execution's "nothing was sent".
+    expect(hiddenCharge('j:1', answer('failed', 'failed', 'no_contract'))).toMatch(
+      /its job answers failed with attempt j:1 failed \(no_contract\): a charge that happened, hidden/,
+    );
+    expect(hiddenCharge('j:1', answer('cancelled', 'cancelled', 'job_not_open'))).toMatch(
+      /attempt j:1 cancelled \(job_not_open\)/,
+    );
+    expect(hiddenCharge('j:2', answer('failed', 'failed', 'http_400'))).toMatch(
+      /shows no attempt j:2/,
+    );
   });
 });

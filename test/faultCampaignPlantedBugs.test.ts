@@ -58,7 +58,7 @@ const CASES: Array<[PlantedBug, number, RegExp]> = [
   [
     'retries-off',
     9,
-    /failed \(\w+\), its try \d of 3 in a row there.*a retry was left, and none was scheduled/,
+    /failed \(\w+; .*\), its try \d of 3 in a row there.*a retry was left, and none was scheduled/,
   ],
 ];
 

@@ -472,6 +472,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       journal,
       world,
       simulatorUrls: stack.simulatorUrls,
+      apiUrl: stack.apiUrl,
+      owners: stack.owners,
       paymentProviders: PAYMENT_PROVIDERS,
       callWindows,
       retryRules: {

@@ -1,12 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { canonicalJson } from '../../src/domain/canonicalJson';
-import {
-  consecutiveTries,
-  retryFitsCap,
-  retryVerdict,
-  type FailedCall,
-} from '../../src/domain/retries';
 import type { Exchange, FaultWindow, Journal } from './journal';
 import { ledgerOf, requestsOf, type LedgerEntryView, type LoggedRequest } from './operations';
 import type { World } from './world';
@@ -24,7 +18,8 @@ export const INVARIANTS: Record<number, string> = {
   6: 'every job is terminal or waits on an operator; job rows and workflows agree',
   7: 'a reused key with another intent is a 409 that leaves its job untouched; a replay returns the original job',
   8: 'every 5xx a 503 with Retry-After, and none (nor a dropped connection) outside process faults and partitions; every request a client retried ended in exactly one job',
-  9: 'a job fails only when no retry and no healthy fallback was left',
+  9: 'a job fails only when no retry and no healthy fallback was left, judged from what its providers received and answered',
+  10: "a charge that happened is never hidden: each key its provider charged, at most once, is an attempt the job's answer shows succeeded, lost or unknown (never failed or cancelled but by an operator's verdict); nothing reaches a provider under an attempt that never began",
 };
 
 export interface Violation {
@@ -191,27 +186,147 @@ function modeRun(job: Pick<JobRow, 'mode' | 'notes'>): string {
 }
 
 /**
+ * What a provider's own records hold of one of our attempt keys (an attempt's id is its
+ * idempotency key): every call request it received under it, with the fault it met and the
+ * status it answered, and how often it did the work. Status lookups are not calls.
+ */
+export interface ProviderRecord {
+  requests: Array<{ fault?: string; answered?: number }>;
+  executions: number;
+}
+
+/** The providers' records, by key: their request logs and ledgers put together. */
+export function providerRecords(
+  ledger: LedgerEntryView[],
+  requests: LoggedRequest[],
+): Map<string, ProviderRecord> {
+  const records = new Map<string, ProviderRecord>();
+  const of = (key: string): ProviderRecord => {
+    let record = records.get(key);
+    if (!record) records.set(key, (record = { requests: [], executions: 0 }));
+    return record;
+  };
+  for (const request of requests)
+    if (request.route !== 'charge-status')
+      of(request.idempotencyKey).requests.push({
+        ...(request.fault === undefined ? {} : { fault: request.fault }),
+        ...(request.answered === undefined ? {} : { answered: request.answered }),
+      });
+  for (const entry of ledger)
+    if (entry.route !== 'charge-status') of(entry.idempotencyKey).executions += entry.executions;
+  return records;
+}
+
+/** Refusals that say "not now" before any work: rate limited, overloaded, timed out waiting. */
+const REFUSED_FOR_NOW = new Set([408, 429, 503, 529]);
+/** Answers of a provider in trouble after it may have worked (a gateway's, a crash's). */
+const SERVER_TROUBLE = new Set([500, 502, 504]);
+
+/**
+ * Failure codes of an attempt settled after its call, by other evidence than the call itself:
+ * a status lookup's "never processed", a callback, an operator, a chat call given up for gone.
+ * The plan moves on after these (docs/attempts.md): no retry is owed.
+ */
+const SETTLED_LATER = new Set(['never_processed', 'provider_callback', 'operator', 'call_gone']);
+
+/** Whether an attempt was failed by its own call (not unknown first, not settled later). */
+function failedByItsOwnCall(attempt: AttemptRow): boolean {
+  return (
+    attempt.state === 'failed' &&
+    attempt.error?.earlier === undefined &&
+    !SETTLED_LATER.has(attempt.error?.code ?? '')
+  );
+}
+
+/**
+ * Why, by its provider's records, an attempt's failure may heal on the same provider, or
+ * undefined when it may not. Judged from what the provider received and answered, never by the
+ * service's own retry table:
+ * - nothing reached the provider, and the attempt never began: its request never left;
+ * - nothing reached the provider of a call that began: it was lost on the way (unreachable);
+ * - every request under its key was refused before any work, "not now" (408, 429, 503, 529);
+ * - for a provider without side effects, one that was answered 500, 502 or 504, or never
+ *   answered (a dropped connection): worth another try, nothing having been charged.
+ * `sideEffects`: the provider charges (its failures after work leave the attempt unknown).
+ */
+export function healingFailure(
+  attempt: Pick<AttemptRow, 'started_at'>,
+  record: ProviderRecord | undefined,
+  sideEffects: boolean,
+): string | undefined {
+  const requests = record?.requests ?? [];
+  if (requests.length === 0)
+    return attempt.started_at
+      ? 'its call began, and its provider received nothing'
+      : 'it was never sent: its call never began, and its provider received nothing';
+  const answers = requests.map((request) => request.answered);
+  if (
+    (record?.executions ?? 0) === 0 &&
+    answers.every((a) => a !== undefined && REFUSED_FOR_NOW.has(a))
+  )
+    return `its provider refused it before any work (${answers.join(', ')})`;
+  if (!sideEffects && answers.some((a) => a === undefined || SERVER_TROUBLE.has(a)))
+    return `its provider answered ${answers.map((a) => a ?? 'nothing').join(', ')}`;
+  return undefined;
+}
+
+/** Attempts in a row on `provider` at the end of `attempts` (the last one's tries there). */
+function triesInARowAtEnd(attempts: readonly AttemptRow[], provider: string): number {
+  let tries = 0;
+  for (let i = attempts.length - 1; i >= 0 && attempts[i]!.provider === provider; i--) tries += 1;
+  return tries;
+}
+
+/**
+ * Whether the service's rules (docs/attempts.md) left a retry after the last of `made`: its
+ * provider's tries in a row not spent, and the job's cap with room for it beside one attempt for
+ * each provider of the plan not tried yet.
+ */
+function retryLeft(
+  made: readonly AttemptRow[],
+  plan: readonly string[],
+  rules: RetryRules,
+): { tries: number; most: number } | undefined {
+  const last = made.at(-1);
+  if (!last) return undefined;
+  const most = rules.triesInARow[last.provider];
+  if (most === undefined || most === false) return undefined;
+  const tries = triesInARowAtEnd(made, last.provider);
+  const untried = plan.filter((name) => !made.some((a) => a.provider === name)).length;
+  if (tries >= most || made.length + 1 + untried > rules.maxAttemptsPerJob) return undefined;
+  return { tries, most };
+}
+
+/**
  * Why a failed job broke invariant 9, or undefined when it did not. A job fails only when
  * nothing was left that could have saved it, as the service promises (docs/attempts.md, "Retry,
  * then fall back"), and only exclusive jobs retry (a hedged job's answer to a failure is its next
- * provider, at once):
+ * provider, at once). Judged from the attempt rows and the providers' own records (what each
+ * received under an attempt's key and what it answered), not by the service's retry table:
  *
- * (a) its last attempt failed by its own call with a failure the retry table retries (a healing
- *     code: `429`, `503`, a dropped connection…, the provider not saying `x-should-retry: false`),
- *     its provider had tries in a row left, and the cap had room for the retry beside one attempt
- *     for each provider of the plan not yet tried; yet no retry was scheduled after it. A retry
- *     that was scheduled and then gave way to the user's "try again" is the user's choice.
- *     Failures settled later (a status lookup's "never processed", a callback, an operator, an
- *     attempt that was `unknown` first) are never retried, and their codes say so.
- * (b) a provider of its plan was never tried, though the cap had room, and the service never noted
- *     that it passed it by (`provider_skipped`: not certified, cooling down, its breaker open).
+ * (a) its last attempt was failed by its own call (not `unknown` first, not settled later by a
+ *     status lookup, a callback or an operator), its provider's records say the failure may heal
+ *     (healingFailure: never sent, refused before any work "not now", or for a provider without
+ *     side effects a server's trouble or no answer), its provider had tries in a row left, and
+ *     the cap had room for the retry beside one attempt for each provider of the plan not yet
+ *     tried; yet no retry was scheduled after it. A retry that was scheduled and then gave way to
+ *     the user's "try again" is the user's choice;
+ * (b) a provider of its plan was never tried, though the cap had room, and the service never
+ *     noted that it passed it by (`provider_skipped`: not certified, cooling down, its breaker
+ *     open);
+ * (c) an earlier attempt was never sent (it never began, and its provider received nothing),
+ *     a retry was left after it, and the next attempt went to another provider with no retry
+ *     scheduled: the provider was passed by without being called.
  *
- * `attempts` are the job's, ordered by `seq`.
+ * `attempts` are the job's, ordered by `seq`; `records` the providers' records by key;
+ * `sideEffects` names the providers that charge.
  */
 export function failedWithHelpLeft(
   job: Pick<JobRow, 'id' | 'terminal_status' | 'mode' | 'provider_plan' | 'notes'>,
   attempts: AttemptRow[],
   rules: RetryRules,
+  records: ReadonlyMap<string, ProviderRecord>,
+  sideEffects: ReadonlySet<string>,
 ): string | undefined {
   if (job.terminal_status !== 'failed' || modeRun(job) !== 'exclusive') return undefined;
   const notes = notesOf(job);
@@ -225,30 +340,55 @@ export function failedWithHelpLeft(
       .map((n) => String(n.provider)),
   );
   const plan = job.provider_plan.filter((name) => !notCertified.has(name));
-  const untried = plan.filter((name) => !attempts.some((a) => a.provider === name));
   const made = attempts.length;
-  const forgotten = untried.filter((name) => !skipped.has(name));
+  const forgotten = plan.filter(
+    (name) => !attempts.some((a) => a.provider === name) && !skipped.has(name),
+  );
   if (forgotten.length > 0 && made < rules.maxAttemptsPerJob)
     return `failed after ${made} of at most ${rules.maxAttemptsPerJob} attempts, and ${forgotten.join(', ')} of its plan was never tried nor noted as passed by`;
+  const retryNoted = (attempt: AttemptRow): boolean =>
+    notes.some((n) => n.event === 'retry_scheduled' && n.afterAttempt === attempt.id);
+
+  for (const [index, attempt] of attempts.slice(0, -1).entries()) {
+    const next = attempts[index + 1]!;
+    if (!failedByItsOwnCall(attempt) || attempt.started_at || next.provider === attempt.provider)
+      continue;
+    if ((records.get(attempt.id)?.requests.length ?? 0) > 0 || retryNoted(attempt)) continue;
+    const left = retryLeft(attempts.slice(0, index + 1), plan, rules);
+    if (left && !notCertified.has(attempt.provider))
+      return `attempt ${attempt.seq} on ${attempt.provider} was never sent (it never began, and ${attempt.provider} received nothing under its key), its try ${left.tries} of ${left.most} in a row there, and attempt ${next.seq} went to ${next.provider} with no retry scheduled`;
+  }
 
   const last = attempts.at(-1);
-  if (!last || last.state !== 'failed' || notCertified.has(last.provider)) return undefined;
-  const code = last.error?.code ?? '';
-  // The service's own retry table decides which failures are retried (x-should-retry included).
-  if (
-    !last.error ||
-    last.error.earlier !== undefined ||
-    !retryVerdict(last.error as FailedCall).retry
-  )
-    return undefined;
-  const most = rules.triesInARow[last.provider];
-  if (most === undefined || most === false) return undefined;
-  const tries = consecutiveTries(attempts, last.provider);
-  if (tries >= most || !retryFitsCap(made, untried.length, rules.maxAttemptsPerJob))
-    return undefined;
-  const scheduled = notes.some((n) => n.event === 'retry_scheduled' && n.afterAttempt === last.id);
-  if (scheduled) return undefined;
-  return `failed after attempt ${last.seq} on ${last.provider} failed (${code}), its try ${tries} of ${most} in a row there, with ${made} of at most ${rules.maxAttemptsPerJob} attempts made: a retry was left, and none was scheduled`;
+  if (!last || !failedByItsOwnCall(last) || notCertified.has(last.provider)) return undefined;
+  const why = healingFailure(last, records.get(last.id), sideEffects.has(last.provider));
+  if (!why) return undefined;
+  const left = retryLeft(attempts, plan, rules);
+  if (!left || retryNoted(last)) return undefined;
+  const code = last.error?.code ?? 'no code';
+  return `failed after attempt ${last.seq} on ${last.provider} failed (${code}; ${why}), its try ${left.tries} of ${left.most} in a row there, with ${made} of at most ${rules.maxAttemptsPerJob} attempts made: a retry was left, and none was scheduled`;
+}
+
+/** A job as its owner reads it (`GET /v1/jobs/:id`): what it says of itself and its attempts. */
+export interface JobAnswer {
+  status: string;
+  completedBy: string | null;
+  attempts: Array<{ id: string; state: string; error?: { code?: string } | null }>;
+}
+
+/**
+ * Why a charge its provider made is hidden by its job's answer, or undefined when it is not: the
+ * charged attempt must be `succeeded` (the job's winner), `lost` (a result that came after the
+ * job was settled) or `unknown` (it may have taken effect); `failed` or `cancelled` says no money
+ * moved, which only an operator's verdict may say (they looked at the provider's records).
+ */
+export function hiddenCharge(key: string, answer: JobAnswer): string | undefined {
+  const attempt = answer.attempts.find((a) => a.id === key);
+  if (!attempt) return `its job's answer (${answer.status}) shows no attempt ${key}`;
+  if (attempt.state !== 'failed' && attempt.state !== 'cancelled') return undefined;
+  const code = attempt.error?.code ?? 'no code';
+  if (attempt.state === 'failed' && code === 'operator') return undefined;
+  return `its job answers ${answer.status}${answer.completedBy ? ` (by ${answer.completedBy})` : ''} with attempt ${key} ${attempt.state} (${code}): a charge that happened, hidden`;
 }
 
 export interface CheckInputs {
@@ -257,6 +397,10 @@ export interface CheckInputs {
   journal: Journal;
   world: World;
   simulatorUrls: string[];
+  /** Where the owners read their jobs (invariant 10 reads a charged job's answer there). */
+  apiUrl?: string;
+  /** Owner → API token. */
+  owners?: Record<string, string>;
   /** Names of providers with side effects. */
   paymentProviders: string[];
   /** Every provider's call window, by name (see believableAt). */
@@ -456,13 +600,17 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
   // 4. Charges: at most one per job across both payment providers' ledgers, one request per
   //    provider key, and none under a generation released as uncharged.
   const ledgers: LedgerEntryView[] = [];
-  for (const url of inputs.simulatorUrls) ledgers.push(...(await ledgerOf(url)));
+  const requestLogs: LoggedRequest[][] = [];
+  for (const url of inputs.simulatorUrls) {
+    ledgers.push(...(await ledgerOf(url)));
+    requestLogs.push(await requestsOf(url));
+  }
   const chargesOfJob = chargesByJob(ledgers);
   // One attempt, one request: a second request under its key is a resend nobody recorded. The
   // provider absorbs it (one execution per key), so it is counted in the request log, which
   // also holds requests under keys never executed (refused, dropped, hung).
-  for (const url of inputs.simulatorUrls)
-    for (const [key, times] of chargeKeysSentTwice(await requestsOf(url)))
+  for (const log of requestLogs)
+    for (const [key, times] of chargeKeysSentTwice(log))
       violate(4, `provider key ${key} received ${times} charge requests`, [key.split(':')[0]!]);
   for (const job of jobs) {
     if (job.job_type !== 'charge') continue;
@@ -623,10 +771,13 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
       [],
     );
 
-  // 9. A job fails only when no retry and no healthy fallback was left.
+  // 9. A job fails only when no retry and no healthy fallback was left, by what its providers
+  //    received and answered.
+  const records = providerRecords(ledgers, requestLogs.flat());
+  const sideEffects = new Set(inputs.paymentProviders);
   for (const job of jobs) {
     const jobAttempts = attemptsOf.get(job.id) ?? [];
-    const why = failedWithHelpLeft(job, jobAttempts, inputs.retryRules);
+    const why = failedWithHelpLeft(job, jobAttempts, inputs.retryRules, records, sideEffects);
     if (!why) continue;
     const met = windowsMeeting(jobAttempts, journal.faultWindows, journal.started);
     violate(
@@ -636,7 +787,83 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
     );
   }
 
+  // 10. A charge that happened is never hidden: every key a payment provider charged, once, is
+  //     an attempt its job's answer (to its owner, through the API) shows succeeded, lost or
+  //     unknown; and nothing reached any provider under an attempt that never began.
+  const attemptById = new Map(attempts.map((attempt) => [attempt.id, attempt]));
+  const answers = new Map<string, JobAnswer | undefined>();
+  for (const entry of ledgers) {
+    if (entry.route !== 'charge' || entry.executions === 0) continue;
+    const key = entry.idempotencyKey;
+    const jobId = key.split(':')[0]!;
+    if (entry.executions > 1)
+      violate(10, `provider key ${key} was charged ${entry.executions} times by its provider`, [
+        jobId,
+      ]);
+    const job = jobById.get(jobId);
+    if (!job || !attemptById.has(key)) {
+      violate(10, `a provider charged under key ${key}, which is no attempt of ours`, [jobId]);
+      continue;
+    }
+    if (!answers.has(jobId)) answers.set(jobId, await ownersAnswer(inputs, job));
+    const read = answers.get(jobId);
+    const answer: JobAnswer = read ?? {
+      status: job.terminal_status ?? 'open',
+      completedBy: job.completed_by,
+      attempts: (attemptsOf.get(jobId) ?? []).map((a) => ({
+        id: a.id,
+        state: a.state,
+        error: a.error,
+      })),
+    };
+    const hidden = hiddenCharge(key, answer);
+    if (hidden)
+      violate(
+        10,
+        `attempt ${key} on ${attemptById.get(key)!.provider} was charged (its provider's ledger holds the key), but ${hidden}${read ? '' : ' (read from the rows: the API did not answer)'}`,
+        [jobId, key],
+      );
+  }
+  for (const [key, record] of records) {
+    const attempt = attemptById.get(key);
+    if (!attempt || attempt.started_at || record.requests.length === 0) continue;
+    violate(
+      10,
+      `attempt ${key} on ${attempt.provider} never began (${attempt.state}${attempt.error?.code ? `, ${attempt.error.code}` : ''}), yet its provider received ${record.requests.length} request(s) under its key`,
+      [attempt.job_id, key],
+    );
+  }
+
   return { violations, jobsByState, raceEvents: races.length, workflowsChecked };
+}
+
+/**
+ * The job as its owner reads it now (`GET /v1/jobs/:id`, with its attempts), or undefined when
+ * the API is not given or did not answer 200.
+ */
+async function ownersAnswer(inputs: CheckInputs, job: JobRow): Promise<JobAnswer | undefined> {
+  const token = inputs.owners?.[job.owner_id];
+  if (!inputs.apiUrl || !token) return undefined;
+  for (let tries = 0; tries < 3; tries++) {
+    try {
+      const response = await fetch(`${inputs.apiUrl}/v1/jobs/${job.id}`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(10_000),
+      });
+      if (response.status === 200) {
+        const body = (await response.json()) as Partial<JobAnswer>;
+        if (typeof body.status === 'string' && Array.isArray(body.attempts))
+          return {
+            status: body.status,
+            completedBy: body.completedBy ?? null,
+            attempts: body.attempts,
+          };
+      } else await response.body?.cancel();
+    } catch {
+      // No answer: try again, then read the rows.
+    }
+  }
+  return undefined;
 }
 
 /** The client gave up waiting (AbortSignal.timeout), as opposed to a refused or reset connection. */

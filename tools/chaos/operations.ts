@@ -332,6 +332,10 @@ export async function ledgerOf(simulatorUrl: string): Promise<LedgerEntryView[]>
 export interface LoggedRequest {
   route: string;
   idempotencyKey: string;
+  /** The fault it met, if any (its kind). */
+  fault?: string;
+  /** The status line the simulator answered it with; absent when it never answered. */
+  answered?: number;
 }
 
 /** Every request a simulator received, in arrival order (`GET /_simulator/requests`). */
