@@ -19,9 +19,11 @@ import { Journal, type Partition, type ProcessFault } from './journal';
 import type { LinkCounts, LinkFault } from './linkProxy';
 import {
   OPERATION_WEIGHTS,
+  requestsOf,
   runOpening,
   runOperation,
   type Actors,
+  type BeginHold,
   type OperationKind,
 } from './operations';
 import type { ChildJobOrder } from './parentWorkflow';
@@ -308,6 +310,134 @@ const untilJobEnded = (db: pg.Pool, jobId: string): Promise<void> =>
     (row) => row?.ended === true,
   );
 
+/** The advisory lock a held begin waits for (see holdBegins); any number no service uses. */
+const BEGIN_HOLD_LOCK = 54_054;
+
+/**
+ * Installs, in the campaign's own database, a hold of the next provider call's begin (the
+ * statement that moves an attempt `starting → running` and draws its call token, recognized by
+ * its text): armed by a row in `chaos_begin_holds`, the first begin after it waits for an advisory
+ * lock the campaign holds, before it has touched any row, as a slow database would keep it; any
+ * other statement goes by. Instrumentation of the campaign's, never part of the service's schema:
+ * the race of issue 54 (a run terminated while its call's begin waits, and the call executed again
+ * by the run that takes the job up) needs that moment, and the workers are other processes.
+ */
+async function installBeginHold(db: pg.Pool): Promise<void> {
+  await db.query(`
+    CREATE TABLE IF NOT EXISTS chaos_begin_holds (armed boolean PRIMARY KEY DEFAULT true);
+    CREATE OR REPLACE FUNCTION chaos_hold_begin() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    DECLARE
+      taken integer;
+    BEGIN
+      IF position('call_token = CASE' in current_query()) = 0 THEN
+        RETURN NULL;
+      END IF;
+      DELETE FROM chaos_begin_holds
+       WHERE ctid IN (SELECT ctid FROM chaos_begin_holds FOR UPDATE SKIP LOCKED);
+      GET DIAGNOSTICS taken = ROW_COUNT;
+      IF taken > 0 THEN
+        PERFORM pg_advisory_xact_lock(${BEGIN_HOLD_LOCK});
+      END IF;
+      RETURN NULL;
+    END $$;
+    DROP TRIGGER IF EXISTS chaos_hold_begin ON attempts;
+    CREATE TRIGGER chaos_hold_begin BEFORE UPDATE ON attempts
+      FOR EACH STATEMENT EXECUTE FUNCTION chaos_hold_begin();`);
+}
+
+/** Arms the hold of the next begin (installBeginHold), the lock taken first on a client of its own. */
+async function holdNextBegin(databaseUrl: string, db: pg.Pool): Promise<BeginHold> {
+  const holder = new pg.Client({ connectionString: databaseUrl });
+  holder.on('error', () => undefined);
+  await holder.connect();
+  await holder.query('SELECT pg_advisory_lock($1)', [BEGIN_HOLD_LOCK]);
+  await db.query('INSERT INTO chaos_begin_holds DEFAULT VALUES ON CONFLICT DO NOTHING');
+  let released = false;
+  return {
+    async reached(ms) {
+      const deadline = Date.now() + ms;
+      while (Date.now() < deadline) {
+        const { rows } = await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'
+              AND wait_event = 'advisory'`,
+        );
+        if (rows[0]!.n > 0) return true;
+        await sleep(50);
+      }
+      return false;
+    },
+    async release() {
+      if (released) return;
+      released = true;
+      // The lock first: a held begin's transaction keeps the armed row it took until it goes on.
+      await holder.query('SELECT pg_advisory_unlock($1)', [BEGIN_HOLD_LOCK]).catch(() => undefined);
+      await holder.end().catch(() => undefined);
+      await db
+        .query(
+          `DELETE FROM chaos_begin_holds
+            WHERE ctid IN (SELECT ctid FROM chaos_begin_holds FOR UPDATE SKIP LOCKED)`,
+        )
+        .catch(() => undefined);
+    },
+  };
+}
+
+/** Until an attempt's charge or chat request has reached a simulator; false after 20 s. */
+async function untilRequested(simulatorUrls: string[], attemptId: string): Promise<boolean> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    for (const url of simulatorUrls)
+      if (
+        (await requestsOf(url)).some(
+          (r) => r.route !== 'charge-status' && r.idempotencyKey === attemptId,
+        )
+      )
+        return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+/**
+ * Until an execution of an attempt's call that found it begun by another has said so in its
+ * worker's log (`call_begun_elsewhere`), and then, for at most 2 s, until whatever it writes has
+ * been written (a build that writes over the call ends it); false when it said nothing in 20 s.
+ */
+async function untilBeginLost(stack: ChaosStack, db: pg.Pool, attemptId: string): Promise<boolean> {
+  const said = (): boolean =>
+    stack
+      .serviceOutput()
+      .split('\n')
+      .some((line) => line.includes('call_begun_elsewhere') && line.includes(attemptId));
+  const deadline = Date.now() + 20_000;
+  while (!said()) {
+    if (Date.now() > deadline) return false;
+    await sleep(100);
+  }
+  const settled = Date.now() + 2_000;
+  while (Date.now() < settled) {
+    const { rows } = await db.query<{ over: boolean }>(
+      `SELECT call_ended_at IS NOT NULL OR state NOT IN ('starting', 'running') AS over
+         FROM attempts WHERE id = $1`,
+      [attemptId],
+    );
+    if (rows[0]?.over) break;
+    await sleep(100);
+  }
+  return true;
+}
+
+/** The provider calls out now: attempts `running` on open jobs (what the nemesis picks from). */
+async function callsInFlight(db: pg.Pool) {
+  const { rows } = await db.query<{ id: string; job_id: string; workflow_id: string }>(
+    `SELECT a.id, a.job_id, j.workflow_id FROM attempts a JOIN jobs j ON j.id = a.job_id
+      WHERE a.state = 'running' AND j.terminal_status IS NULL`,
+  );
+  return rows.map((row) => ({ attemptId: row.id, jobId: row.job_id, workflowId: row.workflow_id }));
+}
+
 /** The id of the next attempt 1 written, once it has committed; undefined after `ms` without one. */
 async function untilAttemptOneWritten(
   databaseUrl: string,
@@ -366,6 +496,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   // The database restarts under the campaign too: a dropped idle connection is not our failure.
   db.on('error', () => undefined);
   await announceAttemptOne(db);
+  await installBeginHold(db);
   const parents = await startParentWorker(stack, await parentBundle);
   const actors: Actors = {
     client: new ChaosClient(stack, journal, world),
@@ -379,6 +510,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     simulatorUrls: stack.simulatorUrls,
     paymentProviders: PAYMENT_PROVIDERS,
     startChildJob: parents.start,
+    callsInFlight: () => callsInFlight(db),
   };
 
   try {
@@ -389,6 +521,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       untilRaced: (jobId) => untilCallsEnded(db, jobId),
       untilEnded: (jobId) => untilJobEnded(db, jobId),
       partitioned: (link, fault, work) => partition(stack, journal, link, fault, work, options.log),
+      holdNextBegin: () => holdNextBegin(stack.databaseUrl, db),
+      untilRequested: (attemptId) => untilRequested(stack.simulatorUrls, attemptId),
+      untilBeginLost: (attemptId) => untilBeginLost(stack, db, attemptId),
     });
     options.log(`opening done: ${drawn} jobs, each meeting a provider quirk aimed at it`);
     // Traffic lasts at least until every kind of process fault has struck once.

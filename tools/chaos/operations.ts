@@ -5,6 +5,7 @@ import type { Fault, FaultRule } from '../simulator/faults';
 import { asJob, type ChaosClient, type Via } from './client';
 import type { Journal } from './journal';
 import type { LinkFault } from './linkProxy';
+import { resetToLatestCall, startAgain, terminateRun, type CallInFlight } from './nemesis';
 import type { Random } from './random';
 import { World, type Intent, type KeyRecord } from './world';
 
@@ -28,6 +29,7 @@ export const OPERATION_WEIGHTS = {
   provider_fault: 14,
   rate_limit_storm: 2,
   provider_outage: 2,
+  operator_nemesis: 2,
 } as const;
 
 export type OperationKind = keyof typeof OPERATION_WEIGHTS;
@@ -50,6 +52,11 @@ export interface Actors {
   paymentProviders: string[];
   /** Starts a parent workflow that starts the job as its child (see parentWorkflow.ts). */
   startChildJob?: (record: KeyRecord) => Promise<{ workflowId: string }>;
+  /**
+   * The provider calls out right now (attempts `running` on open jobs), read from the service's
+   * rows as an operator's console would show them: what the operator nemesis picks from.
+   */
+  callsInFlight?: () => Promise<CallInFlight[]>;
 }
 
 const CHAT_MODELS = ['sim-steady', 'sim-backup'] as const;
@@ -507,7 +514,7 @@ export async function runOpening(
     untilEnded: (jobId: string) => Promise<void>;
     /** Breaks a link while `work` runs, then heals it (a partition, journaled as a fault). */
     partitioned: (link: string, fault: LinkFault, work: () => Promise<void>) => Promise<void>;
-  },
+  } & CallTwiceWaits,
 ): Promise<number> {
   const { client, world, journal } = actors;
   const owner = Object.keys(actors.owners)[0]!;
@@ -617,6 +624,163 @@ export async function runOpening(
     // The lanes' storms would otherwise reach its hedge's call, and then nothing races.
     waits.untilRaced,
   );
+  return openingCallsExecutedTwice(actors, waits, op);
+}
+
+/** A hold of the next provider call's begin, in the database (campaign.ts). */
+export interface BeginHold {
+  /** Whether a begin is held now, within `ms`. */
+  reached(ms: number): Promise<boolean>;
+  /** Lets it go on (and disarms the hold if no begin came). */
+  release(): Promise<void>;
+}
+
+/** What the opening's twice-executed calls wait for (campaign.ts). */
+export interface CallTwiceWaits {
+  /** Until the job's row has ended. */
+  untilEnded: (jobId: string) => Promise<void>;
+  /**
+   * Arms a hold of the next call's begin (`starting → running`): that statement waits in the
+   * database until released, as a slow database would keep it. Undefined where the campaign
+   * cannot install it.
+   */
+  holdNextBegin?: () => Promise<BeginHold>;
+  /** Until the attempt's request has reached its provider (the simulator's log); false after 20 s. */
+  untilRequested: (attemptId: string) => Promise<boolean>;
+  /**
+   * Until an execution of the attempt's call that did not begin it is done with it (the service
+   * says so in its log, and whatever it writes is written); false after 20 s.
+   */
+  untilBeginLost: (attemptId: string) => Promise<boolean>;
+}
+
+/**
+ * Issue 54's race, aimed, after the rest of the opening: one attempt's provider call executed
+ * twice, the first execution still out, while the provider holds the charge (a gate) so that it
+ * lands only after the second execution is done. Both charges have the other payment provider as
+ * their fallback, so a build whose second execution writes `failed` over the live charge also
+ * charges the fallback (the double charge the issue saw):
+ *
+ * - the charge's begin is held in the database, an operator terminates the run, and the owner's
+ *   backend calls `startJob` again: the new run adopts attempt 1, still `starting`, and its call
+ *   begins and is sent; then the held begin goes on and finds the attempt running;
+ * - the primary refuses a charge before any work (`400`), the fallback's charge is held at its
+ *   provider, and an operator resets the run to the workflow task that scheduled the fallback's
+ *   call: the reset run calls for it again and finds it running.
+ *
+ * Returns the next operation number.
+ */
+async function openingCallsExecutedTwice(
+  actors: Actors,
+  waits: CallTwiceWaits,
+  op: number,
+): Promise<number> {
+  const { client, world, journal } = actors;
+  const owner = Object.keys(actors.owners)[0]!;
+  const token = actors.owners[owner]!;
+  const [primary, fallback] = actors.paymentProviders as [string, string];
+  const simulator = (provider: string) => Math.max(0, actors.paymentProviders.indexOf(provider));
+  const charge = (label: string): Intent => ({
+    type: 'charge',
+    input: { amountCents: 1_000 + op, currency: 'EUR', account: `acct-opening-${op}-${label}` },
+    providers: [primary, fallback],
+    mode: 'exclusive',
+  });
+  const create = async (record: KeyRecord): Promise<string | undefined> => {
+    journal.operation(op, 'create', {
+      owner,
+      key: record.key,
+      intent: record.intent,
+      opening: true,
+    });
+    await client.create(op, 'create', record, { token, via: 'lb' });
+    return [...record.jobIds][0];
+  };
+  const noted = (what: string, detail: Record<string, unknown>) =>
+    journal.write({ event: 'opening', op, what, ...detail });
+
+  // 1. Terminated mid-begin, taken up by startJob.
+  if (waits.holdNextBegin) {
+    const intent = charge('terminated');
+    const account = String(intent.input.account);
+    const record = world.remember(owner, `chaos-opening-${op}-terminate-mid-begin`, intent);
+    const gate = `chaos-opening-terminate-${op}`;
+    await queueFault(actors, op, simulator(primary), {
+      route: 'charge',
+      account,
+      fault: { kind: 'hold', gate },
+    });
+    const hold = await waits.holdNextBegin();
+    let jobId: string | undefined;
+    try {
+      jobId = await create(record);
+      const attemptId = `${jobId}:1`;
+      if (jobId && (await hold.reached(20_000))) {
+        world.nemesisStruck.add(jobId);
+        journal.operation(op, 'operator_nemesis', {
+          jobId,
+          attemptId,
+          how: 'terminate_then_start',
+          opening: true,
+        });
+        const workflowId = [...record.workflowIds][0]!;
+        if (await terminateRun(actors, op, workflowId, 'an operator terminates the run mid-call'))
+          await startAgain(actors, op, record);
+        // The new run's call began and was sent; the held begin has not gone on yet.
+        if (!(await waits.untilRequested(attemptId)))
+          noted('the new run sent no charge within 20 s', { jobId });
+      } else noted('no begin was held within 20 s', { jobId });
+    } finally {
+      await hold.release();
+    }
+    if (jobId) {
+      if (!(await waits.untilBeginLost(`${jobId}:1`)))
+        noted('no second execution said it lost the begin', { jobId });
+      await openGate(actors, simulator(primary), gate);
+      await waits.untilEnded(jobId);
+    } else await openGate(actors, simulator(primary), gate);
+    op += 1;
+  }
+
+  // 2. Reset to just before the fallback's call.
+  {
+    const intent = charge('reset');
+    const account = String(intent.input.account);
+    const record = world.remember(owner, `chaos-opening-${op}-reset-mid-call`, intent);
+    const gate = `chaos-opening-reset-${op}`;
+    await queueFault(actors, op, simulator(primary), {
+      route: 'charge',
+      account,
+      fault: { kind: 'fail_before', status: 400 },
+    });
+    await queueFault(actors, op, simulator(fallback), {
+      route: 'charge',
+      account,
+      fault: { kind: 'hold', gate },
+    });
+    const jobId = await create(record);
+    try {
+      const second = `${jobId}:2`;
+      if (jobId && (await waits.untilRequested(second))) {
+        world.nemesisStruck.add(jobId);
+        journal.operation(op, 'operator_nemesis', {
+          jobId,
+          attemptId: second,
+          how: 'reset',
+          opening: true,
+        });
+        const workflowId = [...record.workflowIds][0]!;
+        if (await resetToLatestCall(actors, op, workflowId, second)) {
+          if (!(await waits.untilBeginLost(second)))
+            noted('no second execution said it lost the begin', { jobId });
+        } else noted('the reset found no call to go back to', { jobId });
+      } else noted('the fallback received no charge within 20 s', { jobId });
+    } finally {
+      await openGate(actors, simulator(fallback), gate);
+    }
+    if (jobId) await waits.untilEnded(jobId);
+    op += 1;
+  }
   return op;
 }
 
@@ -941,6 +1105,40 @@ export async function runOperation(
     case 'provider_outage': {
       const trouble = drawProviderTrouble(random, kind, actors.paymentProviders);
       await openFaultWindow(actors, op, kind, trouble);
+      return;
+    }
+    case 'operator_nemesis': {
+      // An operator strikes a run while one of its calls is out: terminates it (and the owner's
+      // backend starts the job again, or the sweeper takes it up), or resets it to the workflow
+      // task that scheduled that call. Each job at most once; only a key's latest job, with no
+      // release of its key under way (a start then would make the key's next job).
+      const calls = (await actors.callsInFlight?.()) ?? [];
+      const open = calls.filter((call) => {
+        const record = world.jobs.get(call.jobId);
+        return (
+          record !== undefined &&
+          !world.nemesisStruck.has(call.jobId) &&
+          World.latestJob(record) === call.jobId &&
+          record.releasesPending === 0 &&
+          record.releaseOpsInFlight === 0
+        );
+      });
+      if (open.length === 0) return;
+      const call = random.pick(open);
+      const record = world.jobs.get(call.jobId)!;
+      const how = random.weighted({ terminate_then_start: 2, terminate_for_sweeper: 1, reset: 2 });
+      world.nemesisStruck.add(call.jobId);
+      journal.operation(op, kind, { jobId: call.jobId, attemptId: call.attemptId, how });
+      if (how === 'reset' && (await resetToLatestCall(actors, op, call.workflowId))) return;
+      // A reset with no call to go back to in this run (it took the attempt over from a closed
+      // one) becomes a terminate.
+      const terminated = await terminateRun(
+        actors,
+        op,
+        call.workflowId,
+        `an operator terminates the run while ${call.attemptId} is out`,
+      );
+      if (terminated && how !== 'terminate_for_sweeper') await startAgain(actors, op, record);
       return;
     }
   }

@@ -80,6 +80,11 @@ export class World {
   readonly sightings: Sighting[] = [];
   /** 409 answers to a reused key with another intent, and the job that key belongs to. */
   readonly mismatches: Array<{ owner: string; key: string; at: number }> = [];
+  /**
+   * Jobs the operator nemesis struck (terminated or reset a run of): each at most once, as a
+   * job whose workflow keeps closing is, after a few sweeper restarts, left for an operator.
+   */
+  readonly nemesisStruck = new Set<string>();
 
   constructor(private readonly journal: Journal) {}
 
