@@ -60,6 +60,14 @@ const CASES: Array<[PlantedBug, number, RegExp]> = [
     9,
     /failed \(\w+; .*\), its try \d of 3 in a row there.*a retry was left, and none was scheduled/,
   ],
+  // A second execution of a call (the opening's terminated run taken up by startJob, and its
+  // reset run) writes "failed, nothing was sent" over the charge in flight: the provider's ledger
+  // holds the charge, and the job's answer hides it.
+  [
+    'begin-returns-nothing',
+    10,
+    /was charged \(its provider's ledger holds the key\), but its job answers \w+.* failed \(no_contract\): a charge that happened, hidden/,
+  ],
 ];
 
 interface Run {

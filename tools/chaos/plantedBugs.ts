@@ -106,6 +106,24 @@ export const PLANTED_BUGS = {
     // The model-based test never takes PostgreSQL away from the API.
     caughtBy: ['campaign'],
   },
+  /**
+   * Issue 54's bug: an execution of a call that did not begin it (a run terminated and taken up
+   * again, a reset, a task delivered twice) finds the attempt `running`, takes the begin's silence
+   * for a job it cannot read, and writes `failed` / `no_contract` ("nothing was sent") over the
+   * live call, its end with it, as the code before the call token did. The token is read from the
+   * row, as no fence stood in the way then; the call's own answer then finds its end written, and
+   * the charge it made is hidden (with a fallback in the plan, the fallback charges again).
+   */
+  'begin-returns-nothing': {
+    file: 'activities/providerCall.js',
+    from: 'throw (0, failures_1.typedFailure)(',
+    to:
+      "return (0, results_1.attemptOutcome)(pool, await (0, attemptCalls_1.endCallWithoutResult)(pool, attempt.id, (await pool.query('SELECT call_token FROM attempts WHERE id = $1', [attempt.id])).rows[0].call_token, { outcome: 'failed' }, { state: 'failed', error: { code: 'no_contract', message: `job type of ${attempt.id} is unknown; nothing was sent` } })); " +
+      'throw (0, failures_1.typedFailure)(',
+    migration: undefined,
+    // The model-based test never runs one call twice.
+    caughtBy: ['campaign'],
+  },
 } as const;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;
