@@ -515,6 +515,8 @@ export async function runOpening(
     /** Breaks a link while `work` runs, then heals it (a partition, journaled as a fault). */
     partitioned: (link: string, fault: LinkFault, work: () => Promise<void>) => Promise<void>;
   } & CallTwiceWaits,
+  /** Also aim at the races of product defects known and not fixed yet (see openDefectProbes). */
+  openDefects = false,
 ): Promise<number> {
   const { client, world, journal } = actors;
   const owner = Object.keys(actors.owners)[0]!;
@@ -624,7 +626,70 @@ export async function runOpening(
     // The lanes' storms would otherwise reach its hedge's call, and then nothing races.
     waits.untilRaced,
   );
-  return openingCallsExecutedTwice(actors, waits, op);
+  op = await openingCallsExecutedTwice(actors, waits, op);
+  return openDefects ? openDefectProbes(actors, waits, op) : op;
+}
+
+/**
+ * Races behind product defects that the campaign found and the service has not fixed yet, aimed
+ * like the opening's (`--open-defects`; docs/fault-campaign.md): each fails the campaign until
+ * its defect is fixed, so none runs by default. One so far:
+ *
+ * - a run terminated while its fallback's attempt is written (`starting`) and its begin waits,
+ *   taken up again by `startJob`: the new run's admission settles that attempt `never_sent` and
+ *   goes on after its provider, so the job fails with its fallback never called, though a call
+ *   never sent is to be tried again on its provider (invariant 9).
+ *
+ * Returns the next operation number.
+ */
+async function openDefectProbes(
+  actors: Actors,
+  waits: CallTwiceWaits,
+  op: number,
+): Promise<number> {
+  if (!waits.holdNextBegin) return op;
+  const { client, world, journal } = actors;
+  const owner = Object.keys(actors.owners)[0]!;
+  const token = actors.owners[owner]!;
+  const [primary, fallback] = actors.paymentProviders as [string, string];
+  const intent: Intent = {
+    type: 'charge',
+    input: { amountCents: 1_000 + op, currency: 'EUR', account: `acct-opening-${op}-adopted` },
+    providers: [primary, fallback],
+    mode: 'exclusive',
+  };
+  const record = world.remember(owner, `chaos-opening-${op}-adopt-starting-fallback`, intent);
+  // The primary refuses before any work: the fallback's attempt is written next.
+  await queueFault(actors, op, Math.max(0, actors.paymentProviders.indexOf(primary)), {
+    route: 'charge',
+    account: String(intent.input.account),
+    fault: { kind: 'fail_before', status: 400 },
+  });
+  journal.operation(op, 'create', { owner, key: record.key, intent, opening: true });
+  await client.create(op, 'create', record, { token, via: 'lb' });
+  const jobId = [...record.jobIds][0];
+  // Armed once the primary's call has left: the next begin is the fallback's.
+  if (jobId && (await waits.untilRequested(`${jobId}:1`))) {
+    const hold = await waits.holdNextBegin();
+    try {
+      if (await hold.reached(10_000)) {
+        world.nemesisStruck.add(jobId);
+        journal.operation(op, 'operator_nemesis', {
+          jobId,
+          attemptId: `${jobId}:2`,
+          how: 'terminate_then_start',
+          opening: true,
+        });
+        const workflowId = [...record.workflowIds][0]!;
+        if (await terminateRun(actors, op, workflowId, 'an operator terminates the run mid-begin'))
+          await startAgain(actors, op, record);
+        await waits.untilEnded(jobId);
+      } else journal.write({ event: 'opening', op, what: 'no begin was held in 10 s', jobId });
+    } finally {
+      await hold.release();
+    }
+  }
+  return op + 1;
 }
 
 /** A hold of the next provider call's begin, in the database (campaign.ts). */
