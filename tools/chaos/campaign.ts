@@ -54,11 +54,6 @@ export interface CampaignOptions {
   temporalPostgres?: 'shared' | 'apart';
   /** How long quiescence may take before what is still open counts as stuck. */
   settleTimeoutMs?: number;
-  /**
-   * Also aim the opening at the races of product defects found and not fixed yet
-   * (operations.ts, openDefectProbes): the campaign fails until they are fixed.
-   */
-  openDefects?: boolean;
   log: (line: string) => void;
 }
 
@@ -521,20 +516,15 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   try {
     const deadline =
       options.minutes === undefined ? Infinity : Date.now() + options.minutes * 60_000;
-    let drawn = await runOpening(
-      actors,
-      {
-        untilCalled: (jobId) => untilFirstCallLeft(db, jobId),
-        untilRaced: (jobId) => untilCallsEnded(db, jobId),
-        untilEnded: (jobId) => untilJobEnded(db, jobId),
-        partitioned: (link, fault, work) =>
-          partition(stack, journal, link, fault, work, options.log),
-        holdNextBegin: () => holdNextBegin(stack.databaseUrl, db),
-        untilRequested: (attemptId) => untilRequested(stack.simulatorUrls, attemptId),
-        untilBeginLost: (attemptId) => untilBeginLost(stack, db, attemptId),
-      },
-      options.openDefects,
-    );
+    let drawn = await runOpening(actors, {
+      untilCalled: (jobId) => untilFirstCallLeft(db, jobId),
+      untilRaced: (jobId) => untilCallsEnded(db, jobId),
+      untilEnded: (jobId) => untilJobEnded(db, jobId),
+      partitioned: (link, fault, work) => partition(stack, journal, link, fault, work, options.log),
+      holdNextBegin: () => holdNextBegin(stack.databaseUrl, db),
+      untilRequested: (attemptId) => untilRequested(stack.simulatorUrls, attemptId),
+      untilBeginLost: (attemptId) => untilBeginLost(stack, db, attemptId),
+    });
     options.log(`opening done: ${drawn} jobs, each meeting a provider quirk aimed at it`);
     // Traffic lasts at least until every kind of process fault has struck once.
     let firstRoundDone = options.faultEverySeconds <= 0;

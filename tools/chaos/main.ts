@@ -66,10 +66,6 @@ async function main(): Promise<void> {
     .option('--dir <path>', 'folder for the journal, state and logs', '.onejob/chaos')
     .option('--build <path>', 'the compiled service to run (default: this checkout)')
     .option('--report <file>', 'also write the report as JSON here')
-    .option(
-      '--open-defects',
-      'also aim the opening at races of product defects found and not fixed yet (fails until they are)',
-    )
     .showHelpAfterError();
   program.parse();
   const options = program.opts<{
@@ -83,7 +79,6 @@ async function main(): Promise<void> {
     dir: string;
     build?: string;
     report?: string;
-    openDefects?: boolean;
   }>();
   const seed = options.seed ?? newSeed();
   const minutes = options.ops === undefined && options.minutes === undefined ? 3 : options.minutes;
@@ -107,7 +102,6 @@ async function main(): Promise<void> {
     databaseUrl: process.env.DATABASE_URL,
     engine: options.engine,
     temporalPostgres: options.temporalPostgres,
-    openDefects: options.openDefects === true,
     log: (line) => console.log(`chaos: ${line}`),
   });
   console.log(formatReport(report));

@@ -515,8 +515,6 @@ export async function runOpening(
     /** Breaks a link while `work` runs, then heals it (a partition, journaled as a fault). */
     partitioned: (link: string, fault: LinkFault, work: () => Promise<void>) => Promise<void>;
   } & CallTwiceWaits,
-  /** Also aim at the races of product defects known and not fixed yet (see openDefectProbes). */
-  openDefects = false,
 ): Promise<number> {
   const { client, world, journal } = actors;
   const owner = Object.keys(actors.owners)[0]!;
@@ -627,22 +625,19 @@ export async function runOpening(
     waits.untilRaced,
   );
   op = await openingCallsExecutedTwice(actors, waits, op);
-  return openDefects ? openDefectProbes(actors, waits, op) : op;
+  return openingFallbackNeverSent(actors, waits, op);
 }
 
 /**
- * Races behind product defects that the campaign found and the service has not fixed yet, aimed
- * like the opening's (`--open-defects`; docs/fault-campaign.md): each fails the campaign until
- * its defect is fixed, so none runs by default. One so far:
- *
- * - a run terminated while its fallback's attempt is written (`starting`) and its begin waits,
- *   taken up again by `startJob`: the new run's admission settles that attempt `never_sent` and
- *   goes on after its provider, so the job fails with its fallback never called, though a call
- *   never sent is to be tried again on its provider (invariant 9).
+ * A race the campaign found in the service (fixed since, issue 54), aimed at by the opening: a run
+ * terminated while its fallback's attempt is written (`starting`) and its begin waits, taken up
+ * again by `startJob`. The new run's admission settles that attempt `never_sent`; the fallback
+ * was never tried, so it must be tried again (a build that goes on after it fails the job with
+ * its fallback never called: invariant 9).
  *
  * Returns the next operation number.
  */
-async function openDefectProbes(
+async function openingFallbackNeverSent(
   actors: Actors,
   waits: CallTwiceWaits,
   op: number,
