@@ -117,6 +117,25 @@ test("an owner's cancel of a job whose workflow has closed settles its running c
   expect(providerSaw(stack, created.id)).toEqual({ requests: [attemptId], effects: [attemptId] });
 });
 
+test('a try-again on an open job whose run was terminated is a 503 with Retry-After that changes nothing, never a 409 saying the job has ended', async () => {
+  const gate = freshKey('try-again-closed-run');
+  const { created, attemptId } = await chargeInFlightWithoutWorkflow(gate);
+  try {
+    const answer = await stack.request('POST', `/v1/jobs/${created.id}/attempts`, { body: {} });
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).toBe('5');
+    expect(await answer.json()).toMatchObject({ type: '/problems/service-unavailable' });
+    expect(await callSnapshot(stack, attemptId)).toEqual({
+      attempt: { state: 'running', callEnded: false },
+      requests: [attemptId],
+      effects: [],
+    });
+  } finally {
+    stack.simulator.openGate(gate);
+  }
+  await untilJob(stack, created.id, ended);
+});
+
 test('a late answer that ends a job whose workflow was terminated reaches the owner’s webhooks within seconds, not at the stranded-delivery backstop', async () => {
   const gate = freshKey('late-answer-closed-run');
   const { created, attemptId } = await chargeInFlightWithoutWorkflow(gate);

@@ -111,6 +111,10 @@ export function setErrorHandlers<Logger extends FastifyBaseLogger>(
         const blocking = error.details.blockingAttempt as { state?: string } | undefined;
         headers['retry-after'] = blocking?.state === 'unknown' ? '60' : '5';
       }
+      if (type === 'service-unavailable') {
+        // A job's workflow between runs: the sweeper's next round (or a reset's new run) takes it.
+        headers['retry-after'] = '5';
+      }
       if (type === 'provider-unavailable') {
         // The provider's cooldown or breaker decides; a few seconds paces a client that asks again.
         headers['retry-after'] = '5';

@@ -29,7 +29,7 @@ import {
   NOT_ADMITTED,
   notCancelledMessage,
 } from '../workflows/policy';
-import { isWorkflowTaskFailing, ServiceError } from './errors';
+import { isRunClosedMidUpdate, isWorkflowTaskFailing, ServiceError } from './errors';
 import type { JobEndMetrics } from './histograms';
 import {
   attemptOutcome,
@@ -75,6 +75,8 @@ function causedByCancellation(error: Error): boolean {
 
 /** Turns a refused or failed workflow update into the rule it broke. */
 function asServiceError(error: unknown, job: JobRecord): unknown {
+  // The run closed while it held the update (reset or terminated): no rule was broken.
+  if (isRunClosedMidUpdate(error)) return new WorkflowClosedError(job);
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
     const cause = error.cause;
     const problem = problemOfFailure(cause.type);
@@ -115,8 +117,27 @@ export async function requestAttempt(
   try {
     return await updateJobWorkflow(deps, job, requestAttemptUpdate, { provider });
   } catch (error) {
+    if (error instanceof WorkflowClosedError) throw await closedOrRestarting(deps, job);
     throw await withRecordedBlockingState(deps, error);
   }
+}
+
+/**
+ * The job's workflow is not running: the job has ended (the answer says how), or its run was
+ * terminated while the job is open, and the sweeper will start a new one: nothing was done, and
+ * the same request a little later reaches that run.
+ */
+async function closedOrRestarting(
+  deps: Pick<AttemptServiceDeps, 'pool'>,
+  job: JobRecord,
+): Promise<ServiceError> {
+  const now = await findJob(deps.pool, job.id);
+  if (now?.terminalStatus) return new WorkflowClosedError(now);
+  return new ServiceError(
+    'service-unavailable',
+    `the workflow of job ${job.id} is not running (its run was terminated or reset); a new run takes the job up: nothing was done, send the request again`,
+    { jobId: job.id },
+  );
 }
 
 /**
@@ -170,11 +191,15 @@ async function updateJobWorkflow<Ret, Arg>(
         .getHandle(job.workflowId)
         .executeUpdate(update, { args: [arg] });
     } catch (error) {
-      if (!isWorkflowTaskFailing(error) || Date.now() + pause > giveUpAt)
-        throw asServiceError(error, job);
+      // Sent again: a task that failed took nothing in, and a run reset while it held the
+      // update left it to the new run (which continues from the reset point, without it).
+      const again = isWorkflowTaskFailing(error) || isRunClosedMidUpdate(error);
+      if (!again || Date.now() + pause > giveUpAt) throw asServiceError(error, job);
       deps.logger.warn(
         { jobId: job.id, workflowId: job.workflowId, update: update.name },
-        "the job's workflow task is failing; sending the update again",
+        isRunClosedMidUpdate(error)
+          ? "the job's workflow run closed while it held the update (a reset?); sending it again"
+          : "the job's workflow task is failing; sending the update again",
       );
       await new Promise((resolve) => setTimeout(resolve, pause));
     }

@@ -56,6 +56,19 @@ export function isWorkflowTaskFailing(error: unknown): boolean {
   return false;
 }
 
+/**
+ * An update that the workflow run had taken in, whose run closed before the update completed: an
+ * operator reset the run (its new run goes on from the reset point) or terminated it. Whatever
+ * the update had begun, the new run's history does not hold it: the same update, sent again,
+ * reaches the new run (or finds none, and the job waits for the sweeper's).
+ */
+export function isRunClosedMidUpdate(error: unknown): boolean {
+  for (const current of causeChain(error))
+    if (/completed before the update completed/i.test((current as Error)?.message ?? ''))
+      return true;
+  return false;
+}
+
 /** The engine's reason when an error is Temporal refusing the request; else undefined. */
 export function temporalRefusalReason(error: unknown): string | undefined {
   for (const current of causeChain(error)) {
