@@ -319,12 +319,12 @@ BEGIN
     SELECT array_agg(a.id) INTO open_ids FROM (
       SELECT id FROM attempts
        WHERE job_id = ended_job AND state IN ('starting', 'running') AND id IS DISTINCT FROM winner
-       FOR UPDATE SKIP LOCKED) a;
+       ORDER BY id FOR UPDATE SKIP LOCKED) a;
   ELSE
     SELECT array_agg(a.id) INTO open_ids FROM (
       SELECT id FROM attempts
        WHERE job_id = ended_job AND state IN ('starting', 'running') AND id IS DISTINCT FROM winner
-       FOR UPDATE) a;
+       ORDER BY id FOR UPDATE) a;
   END IF;
   IF open_ids IS NULL THEN
     RETURN 0;
@@ -401,9 +401,12 @@ CREATE FUNCTION public.webhook_late_result() RETURNS trigger
     AS $$
 BEGIN
   INSERT INTO webhook_deliveries (job_id, endpoint_id, event, event_key)
-  SELECT j.id, e.id, 'job.late_result', 'job.late_result:' || NEW.id
-    FROM jobs j JOIN webhook_endpoints e ON e.owner_id = j.owner_id
-   WHERE j.id = NEW.job_id AND j.terminal_status IN ('cancelled', 'failed')
+  SELECT j.id, e.id, 'job.late_result', 'job.late_result:' || a.id
+    FROM attempts a
+    JOIN jobs j ON j.id = a.job_id
+    JOIN webhook_endpoints e ON e.owner_id = j.owner_id
+   WHERE a.id = NEW.losing_attempt_id
+     AND (j.terminal_status IN ('cancelled', 'failed') OR a.state IN ('failed', 'cancelled'))
      AND e.deleted_at IS NULL AND e.disabled_at IS NULL
      AND 'job.late_result' = ANY (e.events)
   ON CONFLICT DO NOTHING;
@@ -1001,12 +1004,6 @@ CREATE TRIGGER attempts_note_unknown_since BEFORE UPDATE OF state ON public.atte
 CREATE TRIGGER attempts_wake_on_settle BEFORE UPDATE OF state ON public.attempts FOR EACH ROW WHEN (((old.state = 'unknown'::text) AND (new.state <> 'unknown'::text))) EXECUTE FUNCTION public.attempts_wake_on_settle();
 
 --
--- Name: attempts attempts_webhook_late_result; Type: TRIGGER; Schema: public; Owner: -
---
-
-CREATE TRIGGER attempts_webhook_late_result AFTER UPDATE OF state ON public.attempts FOR EACH ROW WHEN (((new.state = 'lost'::text) AND (old.state <> 'lost'::text))) EXECUTE FUNCTION public.webhook_late_result();
-
---
 -- Name: jobs jobs_guard_outcome; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -1041,6 +1038,12 @@ CREATE TRIGGER jobs_webhook_ended AFTER UPDATE OF terminal_status ON public.jobs
 --
 
 CREATE TRIGGER race_events_count_rows AFTER INSERT OR DELETE ON public.race_events FOR EACH ROW EXECUTE FUNCTION public.metric_deltas_of_race_events();
+
+--
+-- Name: race_events race_events_webhook_late_result; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER race_events_webhook_late_result AFTER INSERT ON public.race_events FOR EACH ROW EXECUTE FUNCTION public.webhook_late_result();
 
 --
 -- Name: webhook_deliveries webhook_deliveries_final; Type: TRIGGER; Schema: public; Owner: -

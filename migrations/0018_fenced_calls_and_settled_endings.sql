@@ -32,12 +32,12 @@ BEGIN
     SELECT array_agg(a.id) INTO open_ids FROM (
       SELECT id FROM attempts
        WHERE job_id = ended_job AND state IN ('starting', 'running') AND id IS DISTINCT FROM winner
-       FOR UPDATE SKIP LOCKED) a;
+       ORDER BY id FOR UPDATE SKIP LOCKED) a;
   ELSE
     SELECT array_agg(a.id) INTO open_ids FROM (
       SELECT id FROM attempts
        WHERE job_id = ended_job AND state IN ('starting', 'running') AND id IS DISTINCT FROM winner
-       FOR UPDATE) a;
+       ORDER BY id FOR UPDATE) a;
   END IF;
   IF open_ids IS NULL THEN
     RETURN 0;
@@ -75,9 +75,10 @@ CREATE TRIGGER jobs_settle_attempts_on_end
   WHEN (OLD.terminal_status IS NULL AND NEW.terminal_status IS NOT NULL)
   EXECUTE FUNCTION jobs_settle_attempts_on_end();
 
--- 3. What lands after a job ended without a result (a charge that answers after its owner's
---    cancel) is told to the owner: `job.late_result`, once per attempt, written by the
---    transaction that records the loss.
+-- 3. A result that is not recorded because its job had ended without one (a charge that answers
+--    after its owner's cancel), or because its attempt had been settled failed or cancelled
+--    already (a 2xx that came after a verdict), is told to the owner: `job.late_result`, once per
+--    attempt, written by the transaction that records the race.
 ALTER TABLE webhook_endpoints DROP CONSTRAINT webhook_endpoints_events_check;
 ALTER TABLE webhook_endpoints ADD CONSTRAINT webhook_endpoints_events_check CHECK (
   cardinality(events) >= 1
@@ -90,19 +91,21 @@ ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_event_check CHE
 CREATE FUNCTION webhook_late_result() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO webhook_deliveries (job_id, endpoint_id, event, event_key)
-  SELECT j.id, e.id, 'job.late_result', 'job.late_result:' || NEW.id
-    FROM jobs j JOIN webhook_endpoints e ON e.owner_id = j.owner_id
-   WHERE j.id = NEW.job_id AND j.terminal_status IN ('cancelled', 'failed')
+  SELECT j.id, e.id, 'job.late_result', 'job.late_result:' || a.id
+    FROM attempts a
+    JOIN jobs j ON j.id = a.job_id
+    JOIN webhook_endpoints e ON e.owner_id = j.owner_id
+   WHERE a.id = NEW.losing_attempt_id
+     AND (j.terminal_status IN ('cancelled', 'failed') OR a.state IN ('failed', 'cancelled'))
      AND e.deleted_at IS NULL AND e.disabled_at IS NULL
      AND 'job.late_result' = ANY (e.events)
   ON CONFLICT DO NOTHING;
   RETURN NULL;
 END $$;
 
-CREATE TRIGGER attempts_webhook_late_result
-  AFTER UPDATE OF state ON attempts
+CREATE TRIGGER race_events_webhook_late_result
+  AFTER INSERT ON race_events
   FOR EACH ROW
-  WHEN (NEW.state = 'lost' AND OLD.state <> 'lost')
   EXECUTE FUNCTION webhook_late_result();
 
 -- Endpoints that take every event (the default at registration) take the new one too.

@@ -1,5 +1,10 @@
 import pg from 'pg';
-import { beginProviderCall, settleAttemptWithoutResult } from '../src/db/attemptCalls';
+import {
+  beginProviderCall,
+  operatorsFailure,
+  reportAttemptFailure,
+  settleAttemptWithoutResult,
+} from '../src/db/attemptCalls';
 import { claimDueChecks, scheduleNextCheck, wakeDone } from '../src/db/attemptChecks';
 import { createAttempt, AttemptInFlightError, findAttempt } from '../src/db/attempts';
 import { recordAttemptResult } from '../src/db/compareAndSwap';
@@ -19,6 +24,7 @@ import { createPool, inTransaction, type Pool } from '../src/db/pool';
 import { OBSERVED_P95_SQL } from '../src/db/providerStats';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
+import { insertEndpoint, pendingEventKeys } from '../src/db/webhooks';
 import { withDatabase } from '../tools/stack/postgres';
 import { holdStatement } from './support/barriers';
 import { createTestDatabase, inRolledBackTransaction } from './support/database';
@@ -497,6 +503,47 @@ test('a call never begins for a job that has ended: the attempt is cancelled in 
   expect(
     await recordAttemptResult(db.pool, { attemptId: second.id, result: { summary: 'late' } }),
   ).toMatchObject({ outcome: 'lost', winnerAttemptId: null });
+});
+
+test("a result that comes after a verdict settled its attempt is kept as a race, and its owner's endpoints get job.late_result; one whose job succeeded with another attempt gets nothing", async () => {
+  await insertEndpoint(
+    db.pool,
+    'owner-late',
+    { url: 'https://receiver.example/hooks', events: ['job.late_result'] },
+    `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+  );
+  // An operator's failed, given once the call was over; then the call's answer comes after all.
+  const failedFirst = await newJob(db.pool, 'owner-late');
+  const attempt = await createAttempt(db.pool, {
+    jobId: failedFirst.id,
+    seq: 1,
+    provider: 'p1',
+    exclusive: true,
+  });
+  await beginProviderCall(db.pool, attempt.id, { p1: 0 });
+  expect(
+    await reportAttemptFailure(db.pool, attempt.id, operatorsFailure('ops', 'no charge seen')),
+  ).toMatchObject({ state: 'failed', error: { code: 'operator' } });
+  expect(
+    await recordAttemptResult(db.pool, { attemptId: attempt.id, result: { summary: 'late' } }),
+  ).toMatchObject({ outcome: 'lost' });
+  expect(await findAttempt(db.pool, attempt.id)).toMatchObject({ state: 'failed' });
+  expect(await pendingEventKeys(db.pool, failedFirst.id)).toEqual([
+    `job.late_result:${attempt.id}`,
+  ]);
+
+  // A loser of an ordinary race (its job succeeded with another attempt) is no news.
+  const won = await newJob(db.pool, 'owner-late');
+  const [a, b] = await Promise.all(
+    [1, 2].map((seq) =>
+      createAttempt(db.pool, { jobId: won.id, seq, provider: 'p1', exclusive: false }),
+    ),
+  );
+  for (const one of [a!, b!]) await beginProviderCall(db.pool, one.id);
+  await recordAttemptResult(db.pool, { attemptId: a!.id, result: { summary: 'first' } });
+  await recordAttemptResult(db.pool, { attemptId: b!.id, result: { summary: 'second' } });
+  expect(await findAttempt(db.pool, b!.id)).toMatchObject({ state: 'lost' });
+  expect(await pendingEventKeys(db.pool, won.id)).toEqual([]);
 });
 
 describe('the queries that run all the time have indexes that fit them', () => {

@@ -191,8 +191,10 @@ function lookAtAttempt(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>
   };
 
   /**
-   * The verdict "failed", written only if its grounds still hold (failOnEvidence); a refusal
-   * by the database's guards is the same news, from the other side: look again.
+   * The verdict "failed", written only if its grounds still hold (failOnEvidence): otherwise
+   * look again. A refusal by the database's guards all the same (evidence the look did not weigh,
+   * a configuration changed under an old attempt) is no news that a new look would change: the
+   * attempt waits for an operator, and the look never fails its workflow.
    */
   const failed = async (
     attempt: AttemptRecord,
@@ -205,8 +207,16 @@ function lookAtAttempt(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>
       const settled = await failOnEvidence(pool, attempt.id, error, evidence);
       return settled ? attemptOutcome(pool, settled) : LOOK_AGAIN;
     } catch (refusal) {
-      if ((refusal as { code?: string }).code === CHECK_VIOLATION) return LOOK_AGAIN;
-      throw refusal;
+      if ((refusal as { code?: string }).code !== CHECK_VIOLATION) throw refusal;
+      logger.error(
+        { err: refusal, attemptId: attempt.id, verdict: error.code },
+        'the database refuses to fail this attempt; it waits for an operator',
+      );
+      return stillUnknown(
+        attempt,
+        `needs an operator: the database refuses to settle it failed (${error.code}): ${(refusal as Error).message}`,
+        { needsOperator: true },
+      );
     }
   };
 
@@ -266,13 +276,15 @@ function lookAtAttempt(deps: Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>
     };
 
     if (attempt.reportedFailure) {
-      // A signed "failed" callback waits for the call to be over; it may be now.
+      // A held "failed" (a signed callback, an operator's) waits for the call to be over; it
+      // may be now. A success answer since outranks it.
       if (!evidence.successAnswered) {
         const settled = await reportAttemptFailure(pool, attempt.id, null);
         if (settled.state !== 'unknown') return attemptOutcome(pool, settled);
       } else {
-        return onFailureEvidence('failed-callback', {
-          code: 'provider_callback',
+        const byOperator = typeof attempt.reportedFailure.operator === 'string';
+        return onFailureEvidence(byOperator ? 'held-operator-failure' : 'failed-callback', {
+          code: byOperator ? 'operator' : 'provider_callback',
           message: String(attempt.reportedFailure.message ?? 'the provider reported a failure'),
         });
       }

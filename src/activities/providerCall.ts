@@ -247,6 +247,13 @@ export function providerCallActivities(
             callEnd: { ...ledger, token },
           },
         );
+        // Its answer came after a verdict settled the attempt (this worker wrote it past the
+        // provider's grace): kept as a race, and its owner is told (job.late_result).
+        if (outcome.state === 'failed' || outcome.state === 'cancelled')
+          log.error(
+            { event: 'result_after_verdict', state: outcome.state, sideEffects },
+            'the provider answered success after the attempt was settled without a result: the work may have been done',
+          );
       } else {
         if (sideEffects) certaintyOfCall = 'ambiguous';
         // The raw answer stays on the attempt, never on the job.

@@ -545,7 +545,8 @@ export function operatorsFailure(operator: string, reason: string): FailureRepor
  * can no longer answer (it never began, it ended, or its late-result window and the provider's
  * grace are over) and no success answer came: a call still in flight may yet answer success,
  * and a success answer outranks the report. Otherwise the report is held on the row, and the
- * call's own end, or the next look after the grace, applies it. The first report held stays.
+ * call's own end, or the next look after the grace, applies it. The first report held stays,
+ * unless an operator reports: the operator's word replaces it.
  */
 export async function reportAttemptFailure(
   db: Queryable,
@@ -566,6 +567,7 @@ const SETTLE_LEFT_BY_ENDINGS = preparedStatement(
              FROM attempts a JOIN jobs j ON j.id = a.job_id
             WHERE a.state IN ('starting', 'running') AND j.terminal_status IS NOT NULL
               AND a.id IS DISTINCT FROM j.completed_by
+            ORDER BY j.id
             LIMIT $1) ended`,
 );
 

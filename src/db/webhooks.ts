@@ -449,9 +449,16 @@ export async function deliveriesOfJob(db: Queryable, jobId: string): Promise<Del
 
 const UNSENT_DELIVERIES = preparedStatement(
   'webhooks.unsent-deliveries',
-  `SELECT DISTINCT d.job_id, d.event_key FROM webhook_deliveries d
+  `SELECT d.job_id, d.event_key FROM webhook_deliveries d
     WHERE d.state = 'pending' AND d.tries = 0 AND d.claimed_until IS NULL
       AND d.created_at < now() - $1::float8 * interval '1 millisecond'
+      -- Not one queued behind an earlier event to the same endpoint: its sender is that
+      -- event's (the stranded-delivery backstop sees to it).
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries earlier
+                       WHERE earlier.job_id = d.job_id AND earlier.endpoint_id = d.endpoint_id
+                         AND earlier.state = 'pending' AND earlier.position < d.position)
+    GROUP BY d.job_id, d.event_key
+    ORDER BY min(d.created_at)
     LIMIT $2`,
 );
 

@@ -22,7 +22,7 @@
  */
 
 /** Evidence that, on its own, would say the attempt did nothing. */
-export type FailureEvidence = 'not-found-twice' | 'failed-callback';
+export type FailureEvidence = 'not-found-twice' | 'failed-callback' | 'held-operator-failure';
 
 export interface AttemptEvidence {
   /** The job type or the provider has side effects. */
@@ -45,6 +45,8 @@ const NEEDS_OPERATOR: Record<FailureEvidence, string> = {
     'needs an operator: the provider answered success, but no record is found under our key',
   'failed-callback':
     'needs an operator: the provider answered success, but a signed callback says it failed',
+  'held-operator-failure':
+    "needs an operator: the provider answered success after an operator's failed was held (given while the call could still answer)",
 };
 
 const UNTRUSTED_RECORDS =

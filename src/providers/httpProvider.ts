@@ -3,7 +3,6 @@ import { cappedResponse, responseTooLarge } from './boundedBody';
 import { reportedCost } from './pricing';
 import {
   causeCode,
-  ContractViolation,
   isAmbiguousStatus,
   lateResultTimeoutMs,
   maxResponseBytes,
@@ -16,9 +15,6 @@ import {
   type StatusLookup,
 } from './provider';
 import { retryHints } from './retryHints';
-
-/** Of a 2xx body that is not JSON, this much is kept on the attempt for whoever settles it. */
-const UNREADABLE_TEXT_KEPT = 2_000;
 
 /** Sorts a failed fetch into "nothing was sent" (definite) or "it may have been" (ambiguous). */
 export function classifyFetchFailure(error: unknown): ProviderCallError {
@@ -94,17 +90,13 @@ export class HttpProvider implements Provider {
     try {
       body = text === undefined ? undefined : JSON.parse(text);
     } catch {
-      // A whole body that is not JSON: on a 2xx, an answer that breaks the contract (the work
-      // may be done: kept, with the text); on an ambiguous status, nothing can be told from it.
-      if (response.ok)
-        throw new ContractViolation(
-          `provider answered HTTP ${response.status} with a body that is not JSON`,
-          (text ?? '').slice(0, UNREADABLE_TEXT_KEPT),
-          'format_ignored',
-        );
-      if (isAmbiguousStatus(response.status))
+      // A whole body that is not JSON (a proxy's page in its place, say) tells nothing of the
+      // work; a 2xx status line does, as one whose body was cut off (the certainty table's row
+      // for a 2xx not read). Not a breach of the contract by the provider's own records: a page
+      // in front of it says nothing of how it files work.
+      if (response.ok || isAmbiguousStatus(response.status))
         throw new ProviderCallError(
-          `provider answered HTTP ${response.status} without a JSON body`,
+          `provider answered HTTP ${response.status} with a body that is not JSON (${response.headers.get('content-type') ?? 'no content type'}, ${Buffer.byteLength(text ?? '')} bytes)`,
           'ambiguous',
           'unreadable',
           response.status,

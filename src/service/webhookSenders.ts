@@ -37,12 +37,21 @@ async function startSender(deps: SenderStartDeps, jobId: string, eventKey: strin
 /**
  * Hands a job's waiting events to their senders, from outside the job's workflow: what the
  * database wrote with an ending (or a late result) when no workflow runs the job to hand it over
- * itself (the API ended it, the run was terminated). Returns how many senders it started.
+ * itself (the API ended it, the run was terminated). Returns how many senders it started. What
+ * it wrote stands whatever happens here: a sender it could not start (Temporal out of reach) is
+ * logged, and started by the workers' net for events nobody took up (startMissingSenders).
  */
 export async function startEventSenders(deps: SenderStartDeps, jobId: string): Promise<number> {
   let started = 0;
-  for (const eventKey of await pendingEventKeys(deps.pool, jobId))
-    if (await startSender(deps, jobId, eventKey)) started += 1;
+  try {
+    for (const eventKey of await pendingEventKeys(deps.pool, jobId))
+      if (await startSender(deps, jobId, eventKey)) started += 1;
+  } catch (error) {
+    deps.logger.warn(
+      { err: error, jobId },
+      "could not hand the job's webhook events to their senders; a worker will",
+    );
+  }
   return started;
 }
 
