@@ -22,9 +22,9 @@ import {
 import { migrate, loadMigrations } from '../src/db/migrate';
 import { createPool, inTransaction, type Pool } from '../src/db/pool';
 import { OBSERVED_P95_SQL } from '../src/db/providerStats';
+import { insertEndpoint, pendingEventKeys } from '../src/db/webhooks';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { jobWorkflowId } from '../src/domain/workflowId';
-import { insertEndpoint, pendingEventKeys } from '../src/db/webhooks';
 import { withDatabase } from '../tools/stack/postgres';
 import { holdStatement } from './support/barriers';
 import { createTestDatabase, inRolledBackTransaction } from './support/database';

@@ -51,7 +51,10 @@ type AdmissionInput = JobWorkflowInput & { workflowId: string; startFirstAttempt
  * (policy.ts resumedRetry): what its record says of its failure, and when the run that made it
  * planned to try again, if it noted that before it closed.
  */
-function lastFailureOf(job: JobRecord, attempts: readonly AttemptRecord[]): LastFailure | undefined {
+function lastFailureOf(
+  job: JobRecord,
+  attempts: readonly AttemptRecord[],
+): LastFailure | undefined {
   const last = attempts.at(-1);
   if (!last || last.state !== 'failed' || job.terminalStatus) return undefined;
   const error = (last.error ?? {}) as Record<string, unknown>;
