@@ -136,7 +136,9 @@ export async function verifyModel(
       dir,
     );
     const output = searched.output;
-    if (/out of memory|search depth too small|max search depth too small/i.test(output))
+    // A search stopped at MEMLIM says "reached -DMEMLIM bound" (and "Search not completed", which
+    // a search that stops at its first counterexample says too), not "out of memory".
+    if (/out of memory|reached -DMEMLIM bound|search depth too small/i.test(output))
       throw new Error(`the search of ${run.name} was not complete:\n${output.slice(-2_000)}`);
     const result: ModelResult = {
       run,
