@@ -1014,6 +1014,32 @@ inline createAttempt(a, p) {
 #define WAS_PASSED_BY  false
 #define DEFER(p)       skip
 #endif
+/*
+ * src/workflows/jobWorkflow.ts runThenJudge → src/workflows/policy.ts retryAfterFailure: once an
+ * exclusive job's attempt is back, it is retried on its provider when it is `failed` and its
+ * own call's failure may heal (src/domain/retries.ts retryVerdict), and the job's cap leaves one
+ * attempt for each provider of the plan not yet tried (deferred ones included). A provider's
+ * tries in a row are at most the cap here (at most 3, the default retry.maxAttempts). A call never
+ * sent whose activity timed out was `starting`: abandoned, it is `failed` (timeout, may heal).
+ */
+#ifdef RETRIES
+#ifdef BREAKER
+#define DEFERRED_COUNT (deferred[1] + deferred[2] + deferred[3])
+#else
+#define DEFERRED_COUNT 0
+#endif
+#define ROOM_FOR_RETRY ((next - 1) + 1 + (NP + 1 - prov) + DEFERRED_COUNT <= CAP)
+#define JUDGE(s) \
+  if \
+  :: !hedged && terminal[g] == OPEN && astate[SLOT(s)] == FAILED && healing[SLOT(s)] \
+     && ROOM_FOR_RETRY -> \
+     retryOf = provOf[SLOT(s)] \
+  :: else -> skip \
+  fi
+#else
+#define JUDGE(s) skip
+#endif
+
 /* The call's activity is scheduled: (EXECUTIONS) its next execution, the one this run waits for */
 #ifdef EXECUTIONS
 #define SCHEDULE_CALL(k) \
@@ -1037,16 +1063,25 @@ inline launchOn(p) {
   AGAIN_AFTER_CRASH(createAttempt(SLOT(next), p));
   if
   :: atomic {
-       astate[SLOT(next)] == STARTING ->
+       /* src/workflows/jobWorkflow.ts runAttempt: the row is written (or found: the same row
+          again, or the attempt 1 admission reused), so its call is scheduled. It may be `running`
+          already (TERMINATE): a closed run's call began it, and this execution's begin finds it so
+          (CallBegunElsewhere) */
+       astate[SLOT(next)] == STARTING || astate[SLOT(next)] == RUNNING ->
        waiting[next] = true; running++; tried[SLOT(p)] = true;
        SCHEDULE_CALL(SLOT(next));
        next++
      }
   :: atomic {
-       /* the job ended first, or admission settled it (job.end) */
-       astate[SLOT(next)] != STARTING && !WAS_PASSED_BY -> next++
+       /* the job ended first (jobNotOpen), or the row found was settled meanwhile: its call would
+          send nothing and report the attempt as it is, which the run judges (a reduction by
+          hand: the report is judged at once) */
+       astate[SLOT(next)] != STARTING && astate[SLOT(next)] != RUNNING && !WAS_PASSED_BY ->
+       next++; JUDGE(next - 1)
      }
-  :: atomic { astate[SLOT(next)] != STARTING && WAS_PASSED_BY -> DEFER(p) }
+  :: atomic {
+       astate[SLOT(next)] != STARTING && astate[SLOT(next)] != RUNNING && WAS_PASSED_BY -> DEFER(p)
+     }
   /* src/workflows/jobWorkflow.ts runAttempt: the attempt's row is written, and the run is
      terminated before the workflow task that schedules its call completes (TERMINATE) */
   TERMINATED_BEFORE_CALL
@@ -1166,31 +1201,6 @@ inline admitJob() {
      AGAIN_AFTER_CRASH(abandonAttempt(SLOT(s))); \
      d_step { waiting[s] = false; running--; JUDGE(s) }
 
-/*
- * src/workflows/jobWorkflow.ts runThenJudge → src/workflows/policy.ts retryAfterFailure: once an
- * exclusive job's attempt is back, it is retried on its provider when it is `failed` and its
- * own call's failure may heal (src/domain/retries.ts retryVerdict), and the job's cap leaves one
- * attempt for each provider of the plan not yet tried (deferred ones included). A provider's
- * tries in a row are at most the cap here (at most 3, the default retry.maxAttempts). A call never
- * sent whose activity timed out was `starting`: abandoned, it is `failed` (timeout, may heal).
- */
-#ifdef RETRIES
-#ifdef BREAKER
-#define DEFERRED_COUNT (deferred[1] + deferred[2] + deferred[3])
-#else
-#define DEFERRED_COUNT 0
-#endif
-#define ROOM_FOR_RETRY ((next - 1) + 1 + (NP + 1 - prov) + DEFERRED_COUNT <= CAP)
-#define JUDGE(s) \
-  if \
-  :: !hedged && terminal[g] == OPEN && astate[SLOT(s)] == FAILED && healing[SLOT(s)] \
-     && ROOM_FOR_RETRY -> \
-     retryOf = provOf[SLOT(s)] \
-  :: else -> skip \
-  fi
-#else
-#define JUDGE(s) skip
-#endif
 
 #if defined(RETRIES) && defined(TERMINATE)
 #define RETRY_NOTED (notedRetry == SLOT(next - 1))
@@ -1733,6 +1743,9 @@ init {
 #define FAILED_MEANS_NOTHING_DONE \
   (!sideEffects || (FAILED_IDLE(1) && FAILED_IDLE(2) && FAILED_IDLE(3) && FAILED_IDLE(4) \
                     && FAILED_IDLE(5) && FAILED_IDLE(6)))
+#define FAILED_JOB_DID_NOTHING \
+  (!sideEffects || ((terminal[1] != J_FAILED || !ANY_DID(0)) \
+                    && (terminal[2] != J_FAILED || !ANY_DID(MAXA))))
 #define OUTCOME_STABLE       (STABLE(1) && STABLE(2))
 #define FAILS_ONLY_AFTER_TRYING (TRIED_ALL(1) && TRIED_ALL(2))
 #define RELEASE_HIDES_NOTHING (!ANY_DID(MAXA) || !releaseBlind)
@@ -1743,6 +1756,7 @@ init {
 #define NO_DOUBLE_EFFECT     (!sideEffects || ONE_EFFECT(0))
 #define FAILED_MEANS_NOTHING_DONE \
   (!sideEffects || (FAILED_IDLE(1) && FAILED_IDLE(2) && FAILED_IDLE(3)))
+#define FAILED_JOB_DID_NOTHING (!sideEffects || terminal[1] != J_FAILED || !ANY_DID(0))
 #define OUTCOME_STABLE       STABLE(1)
 #define FAILS_ONLY_AFTER_TRYING TRIED_ALL(1)
 #define RELEASE_HIDES_NOTHING true
@@ -1781,7 +1795,7 @@ active proctype Invariants() {
 end:
   atomic {
     !(AT_MOST_ONE_JOB && AT_MOST_ONE_WINNER && NO_DOUBLE_EFFECT && FAILED_MEANS_NOTHING_DONE
-      && OUTCOME_STABLE && FAILS_ONLY_AFTER_TRYING && RELEASE_HIDES_NOTHING
+      && FAILED_JOB_DID_NOTHING && OUTCOME_STABLE && FAILS_ONLY_AFTER_TRYING && RELEASE_HIDES_NOTHING
       && ENDS_WITH_NOTHING_STARTING && NO_FUTILE_CALL && FAILS_ONLY_AFTER_SENDING
       && NOTHING_LEFT_IN_CALL) ->
     /* property: at most one job per (owner, key) and generation, and one live (unreleased) job */
@@ -1792,6 +1806,8 @@ end:
     assert(NO_DOUBLE_EFFECT);
     /* property: a failed attempt of a job with side effects did nothing (never failed by a clock) */
     assert(FAILED_MEANS_NOTHING_DONE);
+    /* property: a job with side effects that failed had none (no attempt of it did the work) */
+    assert(FAILED_JOB_DID_NOTHING);
     /* property: a recorded outcome never changes */
     assert(OUTCOME_STABLE);
     /* property: a job fails only after each provider of its plan was really tried (its call run) */
