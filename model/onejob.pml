@@ -13,11 +13,13 @@
  * the plan and so at most 3 attempts per job, 1 worker crash, 1 API crash, 1 operator resolve and
  * 1 operator cancel, 1 provider callback, 1 "try again"; with RELEASE, 1 release and 1 create
  * after it. The mode (exclusive or hedged) and whether the job has side effects are chosen at
- * the start; hedged jobs have none (the API refuses hedging with side effects). With RETRIES or
- * BREAKER an attempt and the plan's provider it calls are numbered apart (a provider may get
- * several attempts, or none for a while), and CAP (at most 3) is the job's attempt cap. With
- * DUPLICATE_EXECUTIONS, 1 second execution of one call; with TERMINATE, 1 terminate, and the
- * new run after it.
+ * the start; hedged jobs have none (the API refuses hedging with side effects). CAP (at most 3)
+ * is the job's attempt cap: 3 with RETRIES or BREAKER, else the plan's length, unless a run sets
+ * it. An exclusive job's attempt never sent is tried again on its provider, with retries or
+ * without, while the cap has room; so with RETRIES, BREAKER or a cap above the plan's length an
+ * attempt and the plan's provider it calls are numbered apart (a provider may get several
+ * attempts, or none for a while). With DUPLICATE_EXECUTIONS, 1 second execution of one call;
+ * with TERMINATE, 1 terminate, and the new run after it.
  *
  * Parts that only some runs pay for, each a define:
  *   -DQUIRKY_PROVIDERS        a provider's record under our key is independent of its work: it
@@ -32,13 +34,13 @@
  *                             reconciling unknown attempts of ended jobs
  *   -DADMISSION_TWICE         admission writes attempt 1 itself, and may run again (its worker
  *                             died before the workflow task completed)
- *   -DRETRIES                 same-provider retries: an exclusive job's attempt whose own call
+ *   -DRETRIES                 providers with retries: an exclusive job's attempt whose own call
  *                             failed in a way that may heal (refused before any work: 429, 503;
- *                             free of side effects, a dropped connection; a call never sent
- *                             whose activity timed out) is tried again on the same provider as a
- *                             new attempt, while the cap leaves one attempt for each provider
- *                             not yet tried; and a provider may refuse the request itself (a
- *                             400), which it then refuses whenever it is sent
+ *                             free of side effects, a dropped connection) is tried again on the
+ *                             same provider as a new attempt, while the cap leaves one attempt
+ *                             for each provider not yet tried (as a call never sent is, on any
+ *                             provider); and a provider may refuse the request itself (a 400),
+ *                             which it then refuses whenever it is sent
  *   -DBREAKER                 a provider's circuit breaker (or a cooldown), opened and closed by
  *                             other jobs' calls at any moment: creating an attempt on an open
  *                             provider is refused, the plan passes it by and comes back to it
@@ -89,11 +91,13 @@
  *     contradicted by that call's own 2xx, which reaches us.
  *   - The late-result window: once it has passed, a request that lost its worker does nothing.
  *
- * Two mistakes the model found in the code, fixed since (each is now a planted mistake below):
- * a 2xx outside the contract was written apart from its call's end, and an admission run again
- * on a job cancelled meanwhile left its attempt 1 `starting` for ever. With TERMINATE and two
- * providers, or retries, it finds that a new run does not retry an attempt that was never sent
- * (tools/modelCheck/runs.ts OPEN_FINDINGS; docs/protocol.md says more).
+ * Mistakes the model found in the code, fixed since: a 2xx outside the contract was written apart
+ * from its call's end, and an admission run again on a job cancelled meanwhile left its attempt 1
+ * `starting` for ever (each is now a planted mistake below); with TERMINATE, a new run did not
+ * retry an attempt never sent, whether its own admission had made it so (the fallback's row
+ * written, its run terminated before the call) or its closed run had (terminated after it chose
+ * to retry and before it noted that). Fixed in 4cc0e4a; the runs with terminate and a cap above
+ * the plan's length, or retries, hold (docs/protocol.md says more).
  *
  * Every step names the code that implements it: FILE function.
  *
@@ -134,7 +138,7 @@
  *                              `failed` over it, as the code did when the begin returned no job
  *                              (DUPLICATE_EXECUTIONS)
  *   -DBUG_NEVER_SENT_FINAL     an attempt abandoned before its call began (never_sent) is failed
- *                              for good: the retry table does not retry it (RETRIES)
+ *                              for good: it is not retried (a cap above the plan's length)
  *   -DBUG_ENDING_LEAVES_ATTEMPTS  an ending written while no workflow runs the job (a cancel of a
  *                              closed run, a late answer after a terminate) leaves its `starting`
  *                              and `running` attempts as they were: no trigger settles them, and
@@ -154,8 +158,17 @@
 #define NP 3                 /* providers in the plan = attempts per job at most (1..3) */
 #endif
 #define MAXA 3               /* room for one job's attempts in the arrays below */
+/* The job's attempt cap (ONEJOB_MAX_ATTEMPTS_PER_JOB): a retry on the same provider is made only
+   while it leaves room for each provider of the plan not yet tried. Unless a run says otherwise,
+   it is 3 with RETRIES or BREAKER, else the plan's length: then no retry has room (an attempt
+   never sent is retried whatever its provider's retries, and each retry multiplies the states,
+   so only the runs that ask for it pay for it). */
 #ifndef CAP
-#define CAP MAXA             /* RETRIES: the job's attempt cap (ONEJOB_MAX_ATTEMPTS_PER_JOB) */
+#if defined(RETRIES) || defined(BREAKER)
+#define CAP MAXA
+#else
+#define CAP NP
+#endif
 #endif
 #if CAP > MAXA || CAP < NP
 #error "the cap is between the plan's providers and MAXA"
@@ -181,10 +194,13 @@
 #if defined(RELEASE) || defined(ADMISSION_TWICE)
 #define WORKFLOW_END_SEEN    /* a ghost marks each workflow's end */
 #endif
-#if defined(RETRIES) || defined(BREAKER)
+/* An exclusive job's attempt never sent is tried again on its provider, whatever the provider's
+   own retries, while the cap has room (src/workflows/policy.ts retryAfterFailure): a retry may
+   happen wherever the cap is above the plan's length, or with RETRIES or BREAKER. */
+#if defined(RETRIES) || defined(BREAKER) || (CAP > NP && (!defined(JOB) || JOB != 3))
 #define PLAN_APART           /* attempts and the plan's providers are numbered apart */
 #if defined(RELEASE) || defined(ADMISSION_TWICE)
-#error "RETRIES and BREAKER are modelled with one generation and admission once"
+#error "retries (RETRIES, BREAKER, a cap above the plan's length) are modelled with one generation and admission once"
 #endif
 #endif
 #if defined(BREAKER) && (!defined(JOB) || JOB == 3)
@@ -286,9 +302,11 @@ byte ans[SLOTS + 1];           /* its answer to the call, once chosen (0: not ye
 
 #ifdef PLAN_APART
 byte provOf[SLOTS + 1];        /* attempts.provider: the plan's provider an attempt called */
+bool retriable[SLOTS + 1];     /* attempts.error: its provider is tried again for this failure:
+                                  never_sent, or (RETRIES) its own call failed in a way that may
+                                  heal */
 #endif
 #ifdef RETRIES
-bool healing[SLOTS + 1];       /* attempts.error: its own call failed in a way that may heal */
 bool refuses[MAXA + 1];        /* a provider refused this request itself (a 400) */
 bool futile;                   /* ghost: a request was sent again to a provider that refused it */
 #endif
@@ -313,9 +331,6 @@ byte secondExecutions = 1;     /* budget */
 #ifdef TERMINATE
 byte terminations = 1;         /* budget */
 bool runClosed[GENS + 1];      /* the job's run was terminated, and no new run has started yet */
-#ifdef RETRIES
-byte notedRetry;               /* jobs.notes retry_scheduled: the failed attempt it follows */
-#endif
 #endif
 bool tryAgain;               /* a user's "try again" waiting for the loop */
 byte workerCrashes = 1;      /* budgets */
@@ -328,7 +343,7 @@ byte firstTerminal[GENS + 1]; /* the first terminal status and result ever writt
 byte firstResult[GENS + 1];
 bool tried[SLOTS + 1];         /* the workflow ran this attempt's provider call (PLAN_APART:
                                   a call to this provider of the plan) */
-#ifdef RETRIES
+#ifdef PLAN_APART
 bool sent[SLOTS + 1];          /* a request left for this provider of the plan (a call began) */
 #endif
 #ifdef WORKFLOW_END_SEEN
@@ -518,22 +533,24 @@ inline abandonAttempt(a) {
   }
 }
 
-/* Whether an abandoned attempt's failure may heal (RETRIES): one abandoned while still `starting`
- * on an open job never sent anything (never_sent), and is retried like a failure that may heal.
+/* Whether an abandoned attempt is one its provider is tried again for (PLAN_APART: a retry may
+ * have room): one abandoned while still `starting` on an open job never sent anything
+ * (never_sent); it was not tried, so it is tried again on its provider whatever that provider's
+ * own retries (`retry: false` in the runs without RETRIES), while the job's cap has room.
  * BUG_NEVER_SENT_FINAL: the code before issue 54's fix, whose retry table did not know
  * never_sent: the attempt is failed for good, and the plan moves on. */
-#ifdef RETRIES
+#ifdef PLAN_APART
 #ifdef BUG_NEVER_SENT_FINAL
-#define NEVER_SENT_HEALS(a) healing[a] = false
+#define NEVER_SENT_RETRIED(a) retriable[a] = false
 #else
-#define NEVER_SENT_HEALS(a) \
+#define NEVER_SENT_RETRIED(a) \
   if \
-  :: astate[a] == STARTING && terminal[JOB_OF(a)] == OPEN -> healing[a] = true \
+  :: astate[a] == STARTING && terminal[JOB_OF(a)] == OPEN -> retriable[a] = true \
   :: else -> skip \
   fi
 #endif
 #else
-#define NEVER_SENT_HEALS(a) skip
+#define NEVER_SENT_RETRIED(a) skip
 #endif
 
 /*
@@ -543,8 +560,9 @@ inline abandonAttempt(a) {
  */
 inline abandonCall(k) {
   atomic {
-    /* src/domain/retries.ts retryVerdict: never_sent is retried like a failure that may heal */
-    NEVER_SENT_HEALS(k);
+    /* src/workflows/policy.ts retryAfterFailure: a call that never began is tried again on its
+       provider, whatever the provider's own retries */
+    NEVER_SENT_RETRIED(k);
     abandonAttempt(k)
   }
 }
@@ -631,8 +649,8 @@ inline applyReport(k) {
 /* the activity reports back to the workflow (its locals are reset: the process is done) */
 #define REPLY d_step { REPORT_BACK(RETURNED); CALL_DONE(a); ANSWER = 0; began = false }
 
-/* A request left for the plan's provider of this attempt (RETRIES: for a property) */
-#ifdef RETRIES
+/* A request left for the plan's provider of this attempt (PLAN_APART: for a property) */
+#ifdef PLAN_APART
 #define NOTE_SENT(a) sent[provOf[a]] = true
 #else
 #define NOTE_SENT(a) skip
@@ -666,7 +684,7 @@ inline applyReport(k) {
 #endif
 #ifdef RETRIES
 #define REFUSES(a)    refuses[provOf[a]]
-#define MAY_HEAL(a)   healing[a] = true
+#define MAY_HEAL(a)   retriable[a] = true
 #else
 #define REFUSES(a)    false
 #define MAY_HEAL(a)   skip
@@ -1016,13 +1034,14 @@ inline createAttempt(a, p) {
 #endif
 /*
  * src/workflows/jobWorkflow.ts runThenJudge → src/workflows/policy.ts retryAfterFailure: once an
- * exclusive job's attempt is back, it is retried on its provider when it is `failed` and its
- * own call's failure may heal (src/domain/retries.ts retryVerdict), and the job's cap leaves one
- * attempt for each provider of the plan not yet tried (deferred ones included). A provider's
- * tries in a row are at most the cap here (at most 3, the default retry.maxAttempts). A call never
- * sent whose activity timed out was `starting`: abandoned, it is `failed` (timeout, may heal).
+ * exclusive job's attempt is back, it is retried on its provider when it is `failed` and the job's
+ * cap leaves one attempt for each provider of the plan not yet tried (deferred ones included),
+ * for a failure its provider is tried again for: a call that never began (never_sent: abandoned
+ * while `starting`), on any provider, with retries or without; with RETRIES, a failure of its own
+ * call that may heal (src/domain/retries.ts retryVerdict). A provider's tries in a row are at most
+ * the cap here (at most 3, the default retry.maxAttempts): its tries are never spent first.
  */
-#ifdef RETRIES
+#ifdef PLAN_APART
 #ifdef BREAKER
 #define DEFERRED_COUNT (deferred[1] + deferred[2] + deferred[3])
 #else
@@ -1031,7 +1050,7 @@ inline createAttempt(a, p) {
 #define ROOM_FOR_RETRY ((next - 1) + 1 + (NP + 1 - prov) + DEFERRED_COUNT <= CAP)
 #define JUDGE(s) \
   if \
-  :: !hedged && terminal[g] == OPEN && astate[SLOT(s)] == FAILED && healing[SLOT(s)] \
+  :: !hedged && terminal[g] == OPEN && astate[SLOT(s)] == FAILED && retriable[SLOT(s)] \
      && ROOM_FOR_RETRY -> \
      retryOf = provOf[SLOT(s)] \
   :: else -> skip \
@@ -1151,15 +1170,20 @@ inline admitJob() {
  * `starting`, alone, on the plan's primary, of an open job, is reused (its call is scheduled
  * again: a second execution, and the begin lets only one of them send it); any other `starting`
  * one is failed, never_sent (cancelled on an ended job); a `running` one is unknown. The run goes
- * on after the attempts made (src/workflows/policy.ts resumePosition), with the retry the closed
- * run had noted after its last attempt (src/workflows/policy.ts resumedRetry), if it had.
+ * on after the attempts made (src/workflows/policy.ts resumePosition), and decides on a retry of
+ * the job's last attempt as the closed run would have (src/workflows/policy.ts resumedRetry →
+ * retryAfterFailure), from that attempt's row as adoption left it (src/activities/admission.ts
+ * lastFailureOf): a failed attempt whose failure its provider is tried again for (never_sent,
+ * whether the closed run or this admission made it so; with RETRIES, a failure that may heal),
+ * while the cap has room. The closed run's note of its retry (noteOnJob) only sets when the new
+ * run makes it; the model has no clock, so it has no note.
  */
 #define LAST_MADE \
   (astate[SLOT(3)] != NONE -> 3 : (astate[SLOT(2)] != NONE -> 2 : (astate[SLOT(1)] != NONE -> 1 : 0)))
-#if defined(TERMINATE) && defined(RETRIES)
+#if defined(TERMINATE) && defined(PLAN_APART)
 #define RESUMED_RETRY \
-  retryOf = (!ended && notedRetry != 0 && notedRetry == LAST_MADE && astate[notedRetry] == FAILED \
-             -> provOf[notedRetry] : 0);
+  retryOf = (!ended && !hedged && LAST_MADE != 0 && astate[LAST_MADE] == FAILED \
+             && retriable[LAST_MADE] && ROOM_FOR_RETRY -> provOf[LAST_MADE] : 0);
 #else
 #define RESUMED_RETRY
 #endif
@@ -1202,12 +1226,7 @@ inline admitJob() {
      d_step { waiting[s] = false; running--; JUDGE(s) }
 
 
-#if defined(RETRIES) && defined(TERMINATE)
-#define RETRY_NOTED (notedRetry == SLOT(next - 1))
-#else
-#define RETRY_NOTED true
-#endif
-#ifdef RETRIES
+#ifdef PLAN_APART
 #define NO_RETRY_DUE (retryOf == 0)
 #else
 #define NO_RETRY_DUE true
@@ -1230,7 +1249,7 @@ proctype JobWorkflow(byte g) {
 #ifdef PLAN_APART
   byte prov = 1;               /* the plan's next provider */
 #endif
-#ifdef RETRIES
+#ifdef PLAN_APART
   byte retryOf;                /* the provider a retry is due on (PlannedRetry), 0 if none */
 #endif
 #ifdef BREAKER
@@ -1266,18 +1285,20 @@ proctype JobWorkflow(byte g) {
     apiCrashes = 0; jobIntent = 1;
 #ifdef TERMINATE
     ended = (terminal[g] != OPEN);
-    /* src/activities/admission.ts plannedRetryAfter, from the rows as admission read them */
-    RESUMED_RETRY
     /* src/workflows/jobRun.ts resumeAfter: the next attempt, and the plan's next provider */
     next = (KEEPS_FIRST_ATTEMPT -> 1 : LAST_MADE + 1);
     RESUME_PLAN
     /* src/activities/admission.ts adoptAttempts: what a closed run left in flight */
     if
-    :: KEEPS_FIRST_ATTEMPT -> ended = false
-    :: !KEEPS_FIRST_ATTEMPT -> ended = false; abandonCall(SLOT(1))
+    :: KEEPS_FIRST_ATTEMPT -> skip
+    :: !KEEPS_FIRST_ATTEMPT -> abandonCall(SLOT(1))
     fi;
     abandonCall(SLOT(2));
-    abandonCall(SLOT(3))
+    abandonCall(SLOT(3));
+    /* src/workflows/jobWorkflow.ts runJob → src/workflows/policy.ts resumedRetry: the last
+       attempt's failure as adoption left it (src/activities/admission.ts lastFailureOf) */
+    RESUMED_RETRY
+    ended = false
 #else
     skip
 #endif
@@ -1303,14 +1324,11 @@ proctype JobWorkflow(byte g) {
   :: atomic { terminal[g] == OPEN && !hedged && running == 0 -> u = BLOCKING_UNKNOWN };
      if
      :: u != 0 -> reconcile(u)
-#ifdef RETRIES
-     /* src/workflows/jobWorkflow.ts waitToRetry: a durable timer, then the same provider */
-     :: u == 0 && retryOf != 0 && RETRY_NOTED -> launchOn(retryOf); retryOf = 0
-#ifdef TERMINATE
-     /* src/workflows/jobWorkflow.ts waitToRetry: first the note on the job (noteOnJob), which a
-        new run reads if this one is terminated before the retry is made */
-     :: u == 0 && retryOf != 0 && !RETRY_NOTED -> notedRetry = SLOT(next - 1)
-#endif
+#ifdef PLAN_APART
+     /* src/workflows/jobWorkflow.ts waitToRetry: a note on the job (which only tells a new run
+        when to make the retry, if this one closes first), a durable timer, then the same
+        provider */
+     :: u == 0 && retryOf != 0 -> launchOn(retryOf); retryOf = 0
      :: u == 0 && retryOf == 0 && PLAN_LEFT -> launch()
 #else
      :: u == 0 && PLAN_LEFT -> launch()
@@ -1758,22 +1776,35 @@ init {
   (!sideEffects || (FAILED_IDLE(1) && FAILED_IDLE(2) && FAILED_IDLE(3)))
 #define FAILED_JOB_DID_NOTHING (!sideEffects || terminal[1] != J_FAILED || !ANY_DID(0))
 #define OUTCOME_STABLE       STABLE(1)
+/* With TERMINATE, an attempt's row may be written and its run closed before its call is
+   scheduled: the new run fails it never_sent, and tries its provider again only if the cap has
+   room. So there a job may also fail untried once its cap is spent. */
+#ifdef TERMINATE
+#define FAILS_ONLY_AFTER_TRYING (TRIED_ALL(1) || (terminations == 0 && ATTEMPTS_MADE >= CAP))
+#else
 #define FAILS_ONLY_AFTER_TRYING TRIED_ALL(1)
+#endif
 #define RELEASE_HIDES_NOTHING true
 #define ENDS_WITH_NOTHING_STARTING NOTHING_STARTING(1)
 #endif
 
 #ifdef RETRIES
 #define NO_FUTILE_CALL (!futile)
-/* A provider of the plan is really tried when a request left for it; a job may fail without
-   that only once its attempt cap is spent (with retries, an attempt never sent is tried again
-   while the cap leaves room). */
-#define ATTEMPTS_MADE \
-  ((astate[1] != NONE) + (astate[2] != NONE) + (astate[3] != NONE))
-#define SENT_TO_ALL (sent[1] && (NP < 2 || sent[2]) && (NP < 3 || sent[3]))
-#define FAILS_ONLY_AFTER_SENDING (terminal[1] != J_FAILED || SENT_TO_ALL || ATTEMPTS_MADE >= CAP)
 #else
 #define NO_FUTILE_CALL true
+#endif
+/* A provider of the plan is really tried when a request left for it; an exclusive job may fail
+   without that only once its attempt cap is spent (an attempt never sent is tried again while
+   the cap leaves room, whatever its provider's retries). Hedged jobs retry nothing. Checked
+   where a retry may have room (PLAN_APART); elsewhere the job is hedged, or the cap is the
+   plan's length and a job fails only once it is spent. */
+#define ATTEMPTS_MADE \
+  ((astate[1] != NONE) + (astate[2] != NONE) + (astate[3] != NONE))
+#ifdef PLAN_APART
+#define SENT_TO_ALL (sent[1] && (NP < 2 || sent[2]) && (NP < 3 || sent[3]))
+#define FAILS_ONLY_AFTER_SENDING \
+  (hedged || terminal[1] != J_FAILED || SENT_TO_ALL || ATTEMPTS_MADE >= CAP)
+#else
 #define FAILS_ONLY_AFTER_SENDING true
 #endif
 
@@ -1810,7 +1841,7 @@ end:
     assert(FAILED_JOB_DID_NOTHING);
     /* property: a recorded outcome never changes */
     assert(OUTCOME_STABLE);
-    /* property: a job fails only after each provider of its plan was really tried (its call run) */
+    /* property: a job fails only after each provider of its plan was really tried (its call run), or a terminate left its cap spent */
     assert(FAILS_ONLY_AFTER_TRYING);
     /* when generation 2 does the work, each attempt of generation 1 that did the work was on
        record at the release (succeeded, or lost as a race), and none of its work came after */
