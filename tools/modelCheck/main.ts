@@ -49,7 +49,9 @@ async function main(): Promise<void> {
       `a run that finds a defect of the code: ${Object.keys(OPEN_FINDINGS).join(', ') || 'none open'}`,
       (v) => {
         if (!(v in OPEN_FINDINGS))
-          throw new InvalidArgumentError(`known: ${Object.keys(OPEN_FINDINGS).join(', ')}`);
+          throw new InvalidArgumentError(
+            `known: ${Object.keys(OPEN_FINDINGS).join(', ') || 'none (no finding is open)'}`,
+          );
         return v;
       },
     )
