@@ -75,6 +75,16 @@ async function untilSecondExecutionDone(attemptId: string) {
   );
 }
 
+/** The job's owner starts it again on Temporal, with the key and intent it sent first. */
+async function startJobAgain(key: string, body: ReturnType<typeof chargeBody>): Promise<void> {
+  await startJob(stack.temporal, {
+    owner: TEST_OWNER,
+    idempotencyKey: key,
+    taskQueue: stack.taskQueue,
+    ...body,
+  });
+}
+
 /** How the terminated job is taken up again: by its owner's start, or by the sweeper. */
 const takeUps: Array<
   [string, (key: string, body: ReturnType<typeof chargeBody>) => Promise<void>]
@@ -244,12 +254,7 @@ test("a run terminated while its fallback's call waits for its begin, taken up a
     await stack.temporal.workflow
       .getHandle(created.workflowId)
       .terminate('an operator terminates the run before its fallback is called');
-    await startJob(stack.temporal, {
-      owner: TEST_OWNER,
-      idempotencyKey: key,
-      taskQueue: stack.taskQueue,
-      ...body,
-    });
+    await startJobAgain(key, body);
     const done = await untilJob(stack, created.id, ended);
     expect(done).toMatchObject({ status: 'succeeded', completedBy: third });
     expect(done.attempts.map((a) => [a.provider, a.state, a.error?.code ?? null])).toEqual([
@@ -288,12 +293,7 @@ test('a run terminated after it chose to retry a call that never began, before i
     await stack.temporal.workflow
       .getHandle(created.workflowId)
       .terminate('an operator terminates the run as it retries');
-    await startJob(stack.temporal, {
-      owner: TEST_OWNER,
-      idempotencyKey: key,
-      taskQueue: stack.taskQueue,
-      ...body,
-    });
+    await startJobAgain(key, body);
     const done = await untilJob(stack, created.id, ended);
     expect(done).toMatchObject({ status: 'succeeded', completedBy: second });
     expect(done.attempts.map((a) => [a.state, a.error?.code ?? null])).toEqual([

@@ -68,10 +68,16 @@ export async function terminateRun(
 }
 
 /**
- * The owner's backend starts the job again on Temporal (`startJob`, src/client), with the key
- * and the intent it first sent: journaled as an exchange, like the Temporal race's start.
+ * The owner's backend starts the key's job on Temporal (`startJob`, src/client), with the key
+ * and the intent of `record`: journaled as an exchange of operation `op`, of kind `kind` (the
+ * Temporal race's start, or the nemesis's start again after a terminate).
  */
-export async function startAgain(actors: Actors, op: number, record: KeyRecord): Promise<void> {
+export async function startOnTemporal(
+  actors: Actors,
+  op: number,
+  record: KeyRecord,
+  kind = 'operator_nemesis',
+): Promise<void> {
   const { journal, world } = actors;
   const started = Date.now();
   let outcome: { status: number; jobId?: string; error?: string };
@@ -94,7 +100,7 @@ export async function startAgain(actors: Actors, op: number, record: KeyRecord):
     at: started - journal.started,
     ms: Date.now() - started,
     op,
-    kind: 'operator_nemesis',
+    kind,
     method: 'startJob',
     path: 'temporal',
     via: 'temporal',

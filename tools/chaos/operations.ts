@@ -1,11 +1,10 @@
 import type { Client } from '@temporalio/client';
 import { signCallback, SIGNATURE_HEADER } from '../../src/api/signatures';
-import { startJob } from '../../src/client/temporal';
 import type { Fault, FaultRule } from '../simulator/faults';
 import { asJob, type ChaosClient, type Via } from './client';
 import type { Journal } from './journal';
 import type { LinkFault } from './linkProxy';
-import { resetToLatestCall, startAgain, terminateRun, type CallInFlight } from './nemesis';
+import { resetToLatestCall, startOnTemporal, terminateRun, type CallInFlight } from './nemesis';
 import type { Random } from './random';
 import { World, type Intent, type KeyRecord } from './world';
 
@@ -677,7 +676,7 @@ async function openingFallbackNeverSent(
         });
         const workflowId = [...record.workflowIds][0]!;
         if (await terminateRun(actors, op, workflowId, 'an operator terminates the run mid-begin'))
-          await startAgain(actors, op, record);
+          await startOnTemporal(actors, op, record);
         await waits.untilEnded(jobId);
       } else journal.write({ event: 'opening', op, what: 'no begin was held in 10 s', jobId });
     } finally {
@@ -785,7 +784,7 @@ async function openingCallsExecutedTwice(
         });
         const workflowId = [...record.workflowIds][0]!;
         if (await terminateRun(actors, op, workflowId, 'an operator terminates the run mid-call'))
-          await startAgain(actors, op, record);
+          await startOnTemporal(actors, op, record);
         // The new run's call began and was sent; the held begin has not gone on yet.
         if (!(await waits.untilRequested(attemptId)))
           noted('the new run sent no charge within 20 s', { jobId });
@@ -954,37 +953,7 @@ export async function runOperation(
         newIntent(random, actors.paymentProviders),
       );
       journal.operation(op, kind, { owner, key: record.key, intent: record.intent });
-      const native = (async () => {
-        const started = Date.now();
-        let outcome: { status: number; jobId?: string; error?: string };
-        try {
-          const job = await startJob(actors.temporal, {
-            owner,
-            idempotencyKey: record.key,
-            type: record.intent.type,
-            input: record.intent.input,
-            providers: record.intent.providers,
-            mode: record.intent.mode,
-            taskQueue: actors.taskQueue,
-          });
-          world.named(record, job.jobId, job.workflowId, false);
-          outcome = { status: 200, jobId: job.jobId };
-        } catch (error) {
-          outcome = { status: 0, error: (error as Error).message };
-        }
-        journal.exchange({
-          at: started - journal.started,
-          ms: Date.now() - started,
-          op,
-          kind,
-          method: 'startJob',
-          path: 'temporal',
-          via: 'temporal',
-          owner,
-          key: record.key,
-          ...outcome,
-        });
-      })();
+      const native = startOnTemporal(actors, op, record, kind);
       await Promise.all([native, client.create(op, kind, record, { token, via: anyVia(random) })]);
       return;
     }
@@ -1198,7 +1167,7 @@ export async function runOperation(
         call.workflowId,
         `an operator terminates the run while ${call.attemptId} is out`,
       );
-      if (terminated && how !== 'terminate_for_sweeper') await startAgain(actors, op, record);
+      if (terminated && how !== 'terminate_for_sweeper') await startOnTemporal(actors, op, record);
       return;
     }
   }
