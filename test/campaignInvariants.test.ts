@@ -4,6 +4,7 @@ import {
   chargesByJob,
   failedWithHelpLeft,
   hiddenCharge,
+  isTryAgainBetweenRuns,
   providerRecords,
   settledAfterCallOver,
   windowsMeeting,
@@ -426,4 +427,17 @@ describe('invariant 10: a charge that happened is never hidden', () => {
       /shows no attempt j:2/,
     );
   });
+});
+
+test('invariant 8 lets through the documented 503 of a try-again on a job whose run the nemesis terminated, and only that', () => {
+  const struck = new Set(['job-1']);
+  const tryAgain = { status: 503, problem: 'service-unavailable', path: '/v1/jobs/job-1/attempts' };
+  expect(isTryAgainBetweenRuns(tryAgain, struck)).toBe(true);
+  expect(isTryAgainBetweenRuns({ ...tryAgain, path: '/v1/jobs/job-2/attempts' }, struck)).toBe(
+    false,
+  );
+  expect(isTryAgainBetweenRuns({ ...tryAgain, problem: 'internal', status: 500 }, struck)).toBe(
+    false,
+  );
+  expect(isTryAgainBetweenRuns({ ...tryAgain, path: '/v1/jobs/job-1' }, struck)).toBe(false);
 });
