@@ -28,6 +28,7 @@ const providers = (url: string): ProviderConfig[] => [
   chatProvider(url, 'chat', 'sim-steady', { retry }),
   chatProvider(url, 'chat-backup', 'sim-backup', { retry }),
   chatProvider(url, 'chat-once', 'sim-steady', { retry: false }),
+  chatProvider(url, 'chat-short-window', 'sim-steady', { retry, lateResultTimeoutMs: 2_000 }),
   payProvider(url, 'pay', { retry }),
   payProvider(url, 'pay-backup', { retry }),
 ];
@@ -95,6 +96,21 @@ test('two 503s, then success: three attempts on the same provider, the third win
     ['chat', 'succeeded'],
   ]);
   expect(requestsFor(stack, job.id, 'chat')).toHaveLength(3);
+});
+
+test('a call without side effects that hangs until its late-result window closes is retried on its provider like a timeout: a single-provider plan succeeds', async () => {
+  stack.simulator.inject({ route: 'chat', model: 'sim-steady', times: 1, fault: { kind: 'hang' } });
+  const job = await createJob(stack, summarizeBody(['chat-short-window']));
+  const done = await untilJob(
+    stack,
+    job.id,
+    (j) => j.status === 'succeeded' || j.status === 'failed',
+  );
+  expect(done.attempts[0]?.error).toMatchObject({ code: 'late_window_exceeded' });
+  expect(triedOf(done)).toEqual([
+    ['chat-short-window', 'failed'],
+    ['chat-short-window', 'succeeded'],
+  ]);
 });
 
 test('once a provider’s retries are spent the plan falls back, and the fallback never goes back to it', async () => {

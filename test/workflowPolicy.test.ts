@@ -11,6 +11,7 @@ import type { AttemptSummary, JobPlan, PlannedProvider } from '../src/workflows/
 import {
   anotherAttemptPossible,
   attemptRequestRefusal,
+  CURRENT_RETRY_RULES,
   chooseNextAttempt,
   exhaustedFailure,
   firstReconcileDelayMs,
@@ -398,20 +399,25 @@ describe('retries on the same provider', () => {
       undefined,
     );
     // A run recorded before the rule (no patch marker) moved on instead.
-    const before = {
-      retryLeavesRoomForFallbacks: () => true,
-      neverSentIsRetried: () => false,
-    };
+    const before = { ...CURRENT_RETRY_RULES, neverSentIsRetried: () => false };
     expect(retryAfterFailure(retryPlan(), one, one[0]!, neverSent, half, before)).toBe(undefined);
+  });
+
+  test('a call cut off when its late-result window closed, with no whole answer, is retried on its provider like a timeout; a run recorded before the rule moved on', () => {
+    const cutOff = { code: 'late_window_exceeded' };
+    const one = [attempt(1, 'failed')];
+    expect(retryAfterFailure(retryPlan(), one, one[0]!, cutOff, half)).toMatchObject({
+      provider: { name: 'a' },
+      nextTry: 2,
+    });
+    const before = { ...CURRENT_RETRY_RULES, lateWindowIsRetried: () => false };
+    expect(retryAfterFailure(retryPlan(), one, one[0]!, cutOff, half, before)).toBe(undefined);
   });
 
   test('a run recorded before a retry had to leave room for the plan’s untried providers retries while any room is left', () => {
     const failure = { code: 'http_429', httpStatus: 429 };
     const one = [attempt(1, 'failed')];
-    const before = {
-      retryLeavesRoomForFallbacks: () => false,
-      neverSentIsRetried: () => true,
-    };
+    const before = { ...CURRENT_RETRY_RULES, retryLeavesRoomForFallbacks: () => false };
     expect(
       retryAfterFailure(retryPlan({ maxAttempts: 2 }), one, one[0]!, failure, half, before),
     ).toMatchObject({ provider: { name: 'a' }, nextTry: 2 });

@@ -5,6 +5,7 @@ import { isSuccessStatus, unreadSuccessVerdict } from '../domain/certainty';
 import { cleanUsage, type Money, type TokenUsage } from '../domain/cost';
 import { FAILURES, typedFailure } from '../domain/failures';
 import { checkOutput, findJobType } from '../jobTypes';
+import { LATE_WINDOW_EXCEEDED } from '../domain/retries';
 import { costOfCall } from '../providers/pricing';
 import {
   ContractViolation,
@@ -160,7 +161,7 @@ export function providerCallActivities(
         failure = new ProviderCallError(
           `no complete answer within the late-result window (${windowMs} ms); the call was cut off`,
           'ambiguous',
-          'late_window_exceeded',
+          LATE_WINDOW_EXCEEDED,
           // A 2xx whose body was still coming: its status line is evidence all the same.
           error instanceof ProviderCallError ? error.httpStatus : undefined,
         );

@@ -12,6 +12,7 @@
  * | never sent: the call never began (its worker was lost before it, | yes, even where the provider |
  * | or its begin waited past Temporal's timeout)                     | has no retries (2)           |
  * | `500`, `502`, `504`, a dropped or reset connection, a timeout   | yes (1)                      |
+ * | no whole answer before the late-result window closed            | yes (1) (3)                  |
  * | any other `4xx` (`400`, `401`, `403`, `404`, `409`, `422`, …)   | no: it would fail the same way |
  * | an answer that breaks the contract (or too large)               | no: that is the fallback's job |
  * | settled later: "never processed", a callback, an operator       | no: the plan moves on        |
@@ -21,6 +22,7 @@
  * side effects; with side effects they are `unknown` and never reach this table.
  * (2) Nothing reached the provider: it was not tried. Its own retries (`retry: false`, tries
  * spent) do not apply; the job's attempt cap bounds these too. (policy.ts retryAfterFailure)
+ * (3) A hang is a timeout that lasted: the provider is unwell, and the breaker counts it too.
  *
  * The wait: the provider's `Retry-After` (or `retry-after-ms`) when it gave one, capped at the
  * provider's longest wait; else exponential backoff with full jitter. Each retry is an attempt of
@@ -51,6 +53,9 @@ export function retrySettings(
   return { ...DEFAULT_RETRY, ...configured };
 }
 
+/** A call cut off when its late-result window closed, with no whole answer (providerCall.ts). */
+export const LATE_WINDOW_EXCEEDED = 'late_window_exceeded';
+
 /**
  * Failures that say the provider is unwell rather than the request wrong: retried here, and
  * counted by the circuit breaker (breaker.ts). `429` and `unreachable` are refused before any
@@ -68,6 +73,7 @@ export const HEALING_FAILURE_CODES: readonly string[] = [
   'connection',
   'timeout',
   'unreadable',
+  LATE_WINDOW_EXCEEDED,
 ];
 const HEALING = new Set(HEALING_FAILURE_CODES);
 

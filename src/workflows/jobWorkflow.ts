@@ -14,6 +14,7 @@ import { markdownText } from '../domain/displayText';
 import { FAILURES } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type AttemptState, type TerminalJobStatus } from '../domain/job';
 import { intentShapeRefusal } from '../domain/jsonShape';
+import { LATE_WINDOW_EXCEEDED } from '../domain/retries';
 import { nonCancellable, providerCall, webhookLookup } from './activityStubs';
 import type {
   AttemptSummary,
@@ -52,13 +53,16 @@ const INTENT_SHAPE_CHECK = 'intent-shape-check';
 /**
  * Patch ids of the retry table's later rules (policy.ts RetryRuleChanges): a retry leaves room
  * for the plan's untried providers (runs recorded before it retried while any room was left),
- * and an attempt whose call never began is retried (runs recorded before it moved on).
+ * an attempt whose call never began is retried (runs recorded before it moved on), and so is a
+ * call cut off at its late-result window (runs recorded before it moved on).
  */
 export const RETRY_LEAVES_ROOM = 'retry-leaves-room-for-fallbacks';
 export const NEVER_SENT_RETRIED = 'never-sent-retried';
+export const LATE_WINDOW_RETRIED = 'late-window-retried';
 const RETRY_RULES: RetryRuleChanges = {
   retryLeavesRoomForFallbacks: () => patched(RETRY_LEAVES_ROOM),
   neverSentIsRetried: () => patched(NEVER_SENT_RETRIED),
+  lateWindowIsRetried: () => patched(LATE_WINDOW_RETRIED),
 };
 
 /**
@@ -276,6 +280,19 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
   }
 
   /**
+   * A call without side effects that outlived its attempt's timeout and was cut off when its
+   * late-result window closed: its own failure, settled while the attempt was unknown, and
+   * retried like a timeout (runs recorded before the patch moved on to the next provider).
+   */
+  function retryOfCallCutOff(admitted: JobPlan, settled: AttemptSummary): PlannedRetry | undefined {
+    const last = job.attempts.at(-1);
+    if (job.terminal || last !== settled || last.state !== 'failed') return undefined;
+    const failure = job.failedCall(last.attemptId);
+    if (failure?.code !== LATE_WINDOW_EXCEEDED || !patched(LATE_WINDOW_RETRIED)) return undefined;
+    return retryAfterFailure(admitted, job.attempts, last, failure, Math.random, RETRY_RULES);
+  }
+
+  /**
    * The wait before a retry: a durable timer (a worker restart neither loses nor shortens it),
    * shown on the job. A user's request meanwhile is served at once, instead of the retry.
    */
@@ -344,6 +361,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       // planted-bug site (tools/chaos/plantedBugs.ts): exclusive-ignores-unknown
       if (blocked) {
         await reconcile(admitted, blocked);
+        retry = retryOfCallCutOff(admitted, blocked);
         continue;
       }
       const waited = retry;

@@ -12,6 +12,7 @@ import {
   describeFailure,
   failureCause,
   formatSeconds,
+  LATE_WINDOW_EXCEEDED,
   NEVER_SENT,
   retryDelayMs,
   retryFitsCap,
@@ -226,12 +227,15 @@ export interface RetryRuleChanges {
   retryLeavesRoomForFallbacks(): boolean;
   /** An attempt whose call never began is retried (before: the plan moved on). */
   neverSentIsRetried(): boolean;
+  /** A call cut off at its late-result window is retried like a timeout (before: moved on). */
+  lateWindowIsRetried(): boolean;
 }
 
 /** Every rule in force: for callers outside a workflow, and runs recorded with them all. */
 export const CURRENT_RETRY_RULES: RetryRuleChanges = {
   retryLeavesRoomForFallbacks: () => true,
   neverSentIsRetried: () => true,
+  lateWindowIsRetried: () => true,
 };
 
 /**
@@ -257,6 +261,7 @@ export function retryAfterFailure(
   // provider's own retries (with their waits, or the table's defaults), bound by the job's cap.
   const neverSent = failure.code === NEVER_SENT && rules.neverSentIsRetried();
   if (failure.code === NEVER_SENT && !neverSent) return undefined;
+  if (failure.code === LATE_WINDOW_EXCEEDED && !rules.lateWindowIsRetried()) return undefined;
   const settings = provider.retry ?? (neverSent ? DEFAULT_RETRY : undefined);
   if (!settings) return undefined;
   const untried = plan.providers.filter((p) => !attempts.some((a) => a.provider === p.name));

@@ -5,7 +5,7 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { NEVER_SENT_RETRIED } from '../../src/workflows/jobWorkflow';
+import { LATE_WINDOW_RETRIED, NEVER_SENT_RETRIED } from '../../src/workflows/jobWorkflow';
 
 type History = temporal.api.history.v1.IHistory;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
@@ -265,6 +265,27 @@ const PATHS: Record<string, (facts: HistoryFacts) => Array<[string, boolean]>> =
     ],
     ['the job succeeded with attempt 2', wonBy(f, 'succeeded', 2)],
   ],
+  'late-window-retried': (f) => [
+    ['attempt 1’s call went silent and Temporal gave it up', calls(f)[0]?.timedOut === true],
+    [
+      'attempt 1 settled failed, cut off when its window closed',
+      results(f, 'reconcileAttempt').some(
+        (r) =>
+          r?.state === 'failed' &&
+          (r.error as { code?: string } | undefined)?.code === 'late_window_exceeded',
+      ),
+    ],
+    [
+      'the retry was decided under the patch late-window-retried',
+      f.patches.includes(LATE_WINDOW_RETRIED),
+    ],
+    [
+      'attempt 2 ran on the same provider',
+      calls(f).length === 2 &&
+        calls(f)[1]?.summary === calls(f)[0]?.summary?.replace(/^attempt 1 /, 'attempt 2 '),
+    ],
+    ['the job succeeded with attempt 2', wonBy(f, 'succeeded', 2)],
+  ],
   'retry-takes-last-attempt': (f) => [
     [
       'a plan of two providers, with a cap of two attempts',
@@ -306,6 +327,7 @@ export const CURRENT_ONLY_SCENARIOS: readonly string[] = [
   'admission-update-slow-admission',
   'webhooks',
   'never-sent-retried',
+  'late-window-retried',
 ];
 
 /**

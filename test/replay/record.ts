@@ -42,6 +42,11 @@ const providers = (url: string): ProviderConfig[] => [
     timeoutMs: 1_500,
     retry: { maxAttempts: 2, initialDelayMs: 100, maxDelayMs: 100 },
   }),
+  // A call that hangs outlives its 1 s attempt and is cut off when its window closes at 2 s.
+  chatProvider(url, 'chat-cut-off', 'sim-steady', {
+    lateResultTimeoutMs: 2_000,
+    retry: { maxAttempts: 2, initialDelayMs: 100, maxDelayMs: 100 },
+  }),
 ];
 
 type Scenario = (stack: TestStack, key: string) => Promise<string>;
@@ -187,6 +192,22 @@ const SCENARIOS: Record<string, Scenario> = {
     } finally {
       begin.restore();
     }
+  },
+  'late-window-retried': async (stack, key) => {
+    // Attempt 1's call hangs: Temporal times the attempt out (unknown), the call is cut off when
+    // its window closes (failed, late_window_exceeded), and the provider is tried again.
+    stack.simulator.inject({
+      route: 'chat',
+      model: 'sim-steady',
+      times: 1,
+      fault: { kind: 'hang' },
+    });
+    const id = await create(stack, key, summarize(['chat-cut-off']));
+    await eventually(
+      () => status(stack, id),
+      (s) => s === 'succeeded',
+    );
+    return id;
   },
   webhooks: async (stack, key) => {
     // An owner with an endpoint where nobody listens: the senders' tries are in their own
