@@ -4,8 +4,8 @@ import { beginProviderCallOfJob, endCallWithoutResult } from '../db/attemptCalls
 import { isSuccessStatus, unreadSuccessVerdict } from '../domain/certainty';
 import { cleanUsage, type Money, type TokenUsage } from '../domain/cost';
 import { FAILURES, typedFailure } from '../domain/failures';
-import { checkOutput, findJobType } from '../jobTypes';
 import { LATE_WINDOW_EXCEEDED } from '../domain/retries';
+import { checkOutput, findJobType } from '../jobTypes';
 import { costOfCall } from '../providers/pricing';
 import {
   ContractViolation,
