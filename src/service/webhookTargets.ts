@@ -73,7 +73,11 @@ export function isInternalAddress(address: string): boolean {
   return carried === undefined ? INTERNAL.check(address, 'ipv6') : INTERNAL.check(carried, 'ipv4');
 }
 
-/** Why a host may not be called, or undefined when it may: its addresses, as DNS gives them now. */
+/**
+ * Why a host may not be called, or undefined when it may: its addresses, as DNS gives them now.
+ * The answer never says which address a name resolves to: an owner reads it, and the
+ * deployment's inner addresses are none of its business.
+ */
 export async function internalTargetOf(hostname: string): Promise<string | undefined> {
   const host = hostname.replace(/^\[|\]$/g, '');
   const addresses = isIP(host)
@@ -85,9 +89,10 @@ export async function internalTargetOf(hostname: string): Promise<string | undef
         ),
       );
   const internal = addresses.find(isInternalAddress);
-  return (
-    internal && `${hostname} is ${internal === host ? '' : `${internal}, `}an internal address`
-  );
+  if (internal === undefined) return undefined;
+  return internal === host
+    ? `${hostname} is an internal address`
+    : `${hostname} resolves to an internal address`;
 }
 
 /**
@@ -102,10 +107,9 @@ export const externalOnlyLookup: LookupFunction = (hostname, options, callback) 
     if (internal)
       return callback(
         Object.assign(
-          new Error(`${hostname} resolves to ${internal.address}, an internal address`),
-          {
-            code: 'EINTERNALADDRESS',
-          },
+          // Kept with the try, which the owner reads: which address is not said.
+          new Error(`${hostname} resolves to an internal address`),
+          { code: 'EINTERNALADDRESS' },
         ),
         '',
         0,
