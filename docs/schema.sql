@@ -366,7 +366,26 @@ BEGIN
     RAISE EXCEPTION 'webhook delivery % has its body already', OLD.id
       USING ERRCODE = 'check_violation';
   END IF;
+  IF NEW.state = 'delivered' AND NEW.body IS NULL AND NOT EXISTS (
+       SELECT 1 FROM webhook_event_bodies b
+        WHERE b.job_id = NEW.job_id AND b.event_key = NEW.event_key) THEN
+    RAISE EXCEPTION 'webhook delivery % cannot be delivered without a body', NEW.id
+      USING ERRCODE = 'check_violation';
+  END IF;
   RETURN NEW;
+END
+$$;
+
+--
+-- Name: webhook_event_bodies_fixed(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.webhook_event_bodies_fixed() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  RAISE EXCEPTION 'the body of event % of job % is fixed', OLD.event_key, OLD.job_id
+    USING ERRCODE = 'check_violation';
 END
 $$;
 
@@ -612,7 +631,6 @@ CREATE TABLE public.webhook_deliveries (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     ended_at timestamp with time zone,
     CONSTRAINT webhook_deliveries_check CHECK (((state = 'pending'::text) = (ended_at IS NULL))),
-    CONSTRAINT webhook_deliveries_check1 CHECK (((state <> 'delivered'::text) OR (body IS NOT NULL))),
     CONSTRAINT webhook_deliveries_event_check CHECK ((event = ANY (ARRAY['job.succeeded'::text, 'job.failed'::text, 'job.cancelled'::text, 'job.needs_operator'::text, 'job.late_result'::text]))),
     CONSTRAINT webhook_deliveries_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text, 'abandoned'::text]))),
     CONSTRAINT webhook_deliveries_tries_check CHECK ((tries >= 0))
@@ -665,6 +683,17 @@ CREATE TABLE public.webhook_endpoints (
     CONSTRAINT webhook_endpoints_events_check CHECK (((cardinality(events) >= 1) AND (events <@ ARRAY['job.succeeded'::text, 'job.failed'::text, 'job.cancelled'::text, 'job.needs_operator'::text, 'job.late_result'::text]))),
     CONSTRAINT webhook_endpoints_owner_id_check CHECK ((owner_id ~ '^[\x20-\x7e]{1,64}$'::text)),
     CONSTRAINT webhook_endpoints_url_check CHECK (((url ~ '^https?://[^\s]+$'::text) AND (length(url) <= 2000)))
+);
+
+--
+-- Name: webhook_event_bodies; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_event_bodies (
+    job_id uuid NOT NULL,
+    event_key text NOT NULL,
+    body text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
 --
@@ -845,6 +874,13 @@ ALTER TABLE ONLY public.webhook_delivery_tries
 
 ALTER TABLE ONLY public.webhook_endpoints
     ADD CONSTRAINT webhook_endpoints_pkey PRIMARY KEY (id);
+
+--
+-- Name: webhook_event_bodies webhook_event_bodies_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_event_bodies
+    ADD CONSTRAINT webhook_event_bodies_pkey PRIMARY KEY (job_id, event_key);
 
 --
 -- Name: webhook_secrets webhook_secrets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -1052,6 +1088,12 @@ CREATE TRIGGER race_events_webhook_late_result AFTER INSERT ON public.race_event
 CREATE TRIGGER webhook_deliveries_final BEFORE UPDATE ON public.webhook_deliveries FOR EACH ROW EXECUTE FUNCTION public.webhook_deliveries_final();
 
 --
+-- Name: webhook_event_bodies webhook_event_bodies_fixed; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER webhook_event_bodies_fixed BEFORE UPDATE ON public.webhook_event_bodies FOR EACH ROW EXECUTE FUNCTION public.webhook_event_bodies_fixed();
+
+--
 -- Name: attempts attempts_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1127,6 +1169,13 @@ ALTER TABLE ONLY public.webhook_deliveries
 
 ALTER TABLE ONLY public.webhook_delivery_tries
     ADD CONSTRAINT webhook_delivery_tries_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES public.webhook_deliveries(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_event_bodies webhook_event_bodies_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_event_bodies
+    ADD CONSTRAINT webhook_event_bodies_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.jobs(id) ON DELETE CASCADE;
 
 --
 -- Name: webhook_secrets webhook_secrets_endpoint_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -209,6 +209,20 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
       DEFAULTS.shutdownForceTimeMs,
     ),
     hedgeBudget: hedgeBudget(env),
+    webhookSends: {
+      /** Webhook tries this worker has out at once, in all. */
+      perProcess: positiveInteger(
+        env,
+        'ONEJOB_WEBHOOK_SENDS_PER_WORKER',
+        DEFAULTS.webhookSendsPerWorker,
+      ),
+      /** Of those, for any one owner's endpoints. */
+      perOwner: positiveInteger(
+        env,
+        'ONEJOB_WEBHOOK_SENDS_PER_OWNER',
+        DEFAULTS.webhookSendsPerOwner,
+      ),
+    },
     ...workerAddresses(env),
   };
 }
@@ -270,6 +284,29 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
     ownerLimits: ownerLimitSettings(env),
     /** A `GET /v1/jobs` page that carries inputs or results stops before this many bytes. */
     listPageMaxBytes: positiveInteger(env, 'ONEJOB_LIST_PAGE_MAX_BYTES', DEFAULTS.listPageMaxBytes),
+    webhookLimits: webhookLimits(env),
+  };
+}
+
+/** What one owner may register of webhooks (docs/configuration.md). */
+function webhookLimits(env: NodeJS.ProcessEnv) {
+  const liveSecretsPerEndpoint = positiveInteger(
+    env,
+    'ONEJOB_WEBHOOK_LIVE_SECRETS_PER_ENDPOINT',
+    DEFAULTS.webhookLiveSecretsPerEndpoint,
+  );
+  // The current secret and the one a rotation replaces: fewer would make rotations gap.
+  if (liveSecretsPerEndpoint < 2)
+    throw new Error(
+      `ONEJOB_WEBHOOK_LIVE_SECRETS_PER_ENDPOINT must be at least 2 (the current secret and the one a rotation replaces), got "${env.ONEJOB_WEBHOOK_LIVE_SECRETS_PER_ENDPOINT}"`,
+    );
+  return {
+    endpointsPerOwner: positiveInteger(
+      env,
+      'ONEJOB_WEBHOOK_ENDPOINTS_PER_OWNER',
+      DEFAULTS.webhookEndpointsPerOwner,
+    ),
+    liveSecretsPerEndpoint,
   };
 }
 

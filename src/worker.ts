@@ -43,6 +43,7 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     webhookRetry: config.webhookRetry,
     webhookStrandedAfterMs: config.webhookStrandedAfterMs,
     allowInternalWebhookTargets: config.allowInternalWebhookTargets,
+    webhookSends: config.webhookSends,
     maxConcurrentProviderCalls: config.maxConcurrentProviderCalls,
     maxCachedWorkflows: config.maxCachedWorkflows,
     shutdownForceTimeMs: config.shutdownForceTimeMs,

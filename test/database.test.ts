@@ -511,6 +511,7 @@ test("a result that comes after a verdict settled its attempt is kept as a race,
     'owner-late',
     { url: 'https://receiver.example/hooks', events: ['job.late_result'] },
     `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+    20,
   );
   // An operator's failed, given once the call was over; then the call's answer comes after all.
   const failedFirst = await newJob(db.pool, 'owner-late');

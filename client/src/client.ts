@@ -183,9 +183,9 @@ export class OneJobClient {
     return (await response.json()) as CreatedWebhookEndpoint;
   }
 
+  /** Your endpoints, oldest first: every page (an owner has at most a few dozen). */
   async listWebhookEndpoints(): Promise<WebhookEndpoint[]> {
-    const response = await this.send('GET', '/v1/webhooks');
-    return ((await response.json()) as { endpoints: WebhookEndpoint[] }).endpoints;
+    return this.everyPage<WebhookEndpoint>('/v1/webhooks', 'endpoints');
   }
 
   async getWebhookEndpoint(id: string): Promise<WebhookEndpoint> {
@@ -226,13 +226,28 @@ export class OneJobClient {
     return (await response.json()) as SecretRotation;
   }
 
-  /** A job's webhook deliveries, in the order they are sent, each with every try. */
+  /** A job's webhook deliveries, in the order they are sent, each with every try: every page. */
   async listWebhookDeliveries(jobId: string): Promise<WebhookDelivery[]> {
-    const response = await this.send(
-      'GET',
+    return this.everyPage<WebhookDelivery>(
       `/v1/jobs/${encodeURIComponent(jobId)}/webhook-deliveries`,
+      'deliveries',
     );
-    return ((await response.json()) as { deliveries: WebhookDelivery[] }).deliveries;
+  }
+
+  /** The items of a paged list, page after page until `nextCursor` is null. */
+  private async everyPage<Item>(path: string, key: string): Promise<Item[]> {
+    const items: Item[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `?limit=100${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const response = await this.send('GET', `${path}${query}`);
+      const page = (await response.json()) as Record<string, unknown> & {
+        nextCursor?: string | null;
+      };
+      items.push(...((page[key] as Item[] | undefined) ?? []));
+      cursor = page.nextCursor ?? null;
+    } while (cursor !== null);
+    return items;
   }
 
   /** Sends one request, retrying what may safely be retried; throws OneJobProblemError for a final problem. */

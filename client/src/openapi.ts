@@ -619,7 +619,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1153,7 +1153,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1612,7 +1612,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1899,7 +1899,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2026,10 +2026,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A job's webhook deliveries, in the order they are sent, with every try */
+        /** A job's webhook deliveries, in the order they are sent, with every try, a page at a time */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description nextCursor of the previous page */
+                    cursor?: string;
+                    limit?: number;
+                };
                 header?: never;
                 path: {
                     id: string;
@@ -2070,6 +2074,7 @@ export interface paths {
                                 }[];
                                 url: string;
                             }[];
+                            nextCursor: string | null;
                         };
                     };
                 };
@@ -2294,7 +2299,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2503,7 +2508,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2715,7 +2720,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2842,10 +2847,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your webhook endpoints */
+        /** Your webhook endpoints, oldest first, a page at a time */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description nextCursor of the previous page */
+                    cursor?: string;
+                    limit?: number;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
@@ -2869,6 +2878,7 @@ export interface paths {
                                 id: string;
                                 url: string;
                             }[];
+                            nextCursor: string | null;
                         };
                     };
                 };
@@ -3032,6 +3042,22 @@ export interface paths {
                 };
                 /** @description application/problem+json: unauthorized, bad-signature */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3675,6 +3701,22 @@ export interface paths {
                 };
                 /** @description application/problem+json: not-found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -7,6 +7,7 @@ import {
 import { DEFAULTS } from '../domain/defaults';
 import { deliveryEventKey, type WebhookRetry } from '../domain/webhooks';
 import { deliverJobWebhooks } from '../service/webhookDelivery';
+import { WebhookSendSlots } from '../service/webhookSendSlots';
 import type { ActivityDeps } from './types';
 
 /** How this worker's job workflows retry their deliveries (DEFAULTS, or its settings). */
@@ -54,12 +55,24 @@ export function webhookActivities(deps: Pick<ActivityDeps, 'pool' | 'webhookRetr
  * Temporal's retry policy is the backoff between rounds; each try is recorded in its row.
  */
 export function webhookSendingActivities(
-  deps: Pick<ActivityDeps, 'pool' | 'logger' | 'allowInternalWebhookTargets'>,
+  deps: Pick<ActivityDeps, 'pool' | 'logger' | 'allowInternalWebhookTargets' | 'webhookSends'>,
 ) {
-  const sending = { ...deps, allowInternal: deps.allowInternalWebhookTargets ?? false };
+  const sending = {
+    ...deps,
+    allowInternal: deps.allowInternalWebhookTargets ?? false,
+    slots: new WebhookSendSlots(
+      deps.webhookSends?.perProcess ?? DEFAULTS.webhookSendsPerWorker,
+      deps.webhookSends?.perOwner ?? DEFAULTS.webhookSendsPerOwner,
+    ),
+  };
   return {
     async deliverWebhooks(input: { jobId: string; eventKey: string }): Promise<number> {
       const round = await deliverJobWebhooks(sending, input.jobId);
+      if (round.noSlot)
+        throw ApplicationFailure.retryable(
+          `${input.eventKey} of job ${input.jobId} waits: its owner's webhook tries on this worker are at their bound (ONEJOB_WEBHOOK_SENDS_PER_OWNER)`,
+          'WebhookSendSlotsBusy',
+        );
       const left = await pendingEventKeys(deps.pool, input.jobId);
       if (left.includes(input.eventKey))
         throw ApplicationFailure.retryable(

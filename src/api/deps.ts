@@ -33,4 +33,6 @@ export interface ApiDeps extends JobServiceDeps {
   allowInternalWebhookTargets?: boolean;
   /** How the webhook senders this process starts retry (jobs without a workflow). Default: DEFAULTS. */
   webhookRetry?: Partial<WebhookRetry>;
+  /** Endpoints per owner and live secrets per endpoint, at most. Default: DEFAULTS. */
+  webhookLimits?: { endpointsPerOwner: number; liveSecretsPerEndpoint: number };
 }

@@ -51,6 +51,7 @@ async function main(): Promise<void> {
     listPageMaxBytes: config.listPageMaxBytes,
     allowInternalWebhookTargets: config.allowInternalWebhookTargets,
     webhookRetry: config.webhookRetry,
+    webhookLimits: config.webhookLimits,
   });
   tellParent({ starting: 'listening' });
   await app.listen({ host: config.host, port: config.port });

@@ -128,7 +128,10 @@ export function addOperatorCommands(program: Command): void {
         if (!job) throw new Error(`no job ${jobId}`);
         const attempts = await listAttempts(pool, job.id);
         const races = await listRaces(pool, { jobId: job.id, limit: 100 });
-        const webhookDeliveries = await deliveriesOfJob(pool, job.id);
+        // As many as the races: a job's deliveries are bounded by its owner's endpoints.
+        const { deliveries: webhookDeliveries } = await deliveriesOfJob(pool, job.id, {
+          limit: 100,
+        });
         const resource = jobResource(job, attempts, 'operator');
         output(options.json, { ...resource, races, webhookDeliveries }, () =>
           [

@@ -38,14 +38,30 @@ function toEndpoint(row: EndpointRow): WebhookEndpoint {
   };
 }
 
-/** Registers an endpoint with its first secret, in one transaction. */
+/**
+ * Registers an endpoint with its first secret, in one transaction, unless its owner has
+ * `maxEndpoints` live ones already (then undefined). Under the owner's lock: two replicas'
+ * registrations cannot both see room for the last one.
+ */
 export async function insertEndpoint(
   pool: Pool,
   ownerId: string,
   endpoint: { url: string; events: readonly WebhookEvent[]; description?: string },
   secret: string,
-): Promise<WebhookEndpoint> {
+  maxEndpoints: number,
+): Promise<WebhookEndpoint | undefined> {
   return inTransaction(pool, async (client) => {
+    await client.query(
+      `SELECT pg_advisory_xact_lock(hashtextextended('onejob.webhook-endpoints:' || $1, 0))`,
+      [ownerId],
+    );
+    const live = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (
+         SELECT 1 FROM webhook_endpoints WHERE owner_id = $1 AND deleted_at IS NULL LIMIT $2
+       ) counted`,
+      [ownerId, maxEndpoints],
+    );
+    if (live.rows[0]!.n >= maxEndpoints) return undefined;
     const { rows } = await client.query<EndpointRow>(
       `INSERT INTO webhook_endpoints (owner_id, url, events, description)
        VALUES ($1, $2, $3, $4) RETURNING ${ENDPOINT_COLUMNS}`,
@@ -60,13 +76,37 @@ export async function insertEndpoint(
   });
 }
 
-export async function listEndpoints(db: Queryable, ownerId: string): Promise<WebhookEndpoint[]> {
-  const { rows } = await db.query<EndpointRow>(
-    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints
-      WHERE owner_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`,
-    [ownerId],
+/** Where a page of endpoints starts: after this one (created at, then id). */
+export interface EndpointPageCursor {
+  createdAtMicros: number;
+  id: string;
+}
+
+/** A page of an owner's endpoints, oldest first, and where the next starts (if there is one). */
+export async function listEndpoints(
+  db: Queryable,
+  ownerId: string,
+  page: { limit: number; after?: EndpointPageCursor },
+): Promise<{ endpoints: WebhookEndpoint[]; next?: EndpointPageCursor }> {
+  const { rows } = await db.query<EndpointRow & { created_at_micros: string }>(
+    `SELECT ${ENDPOINT_COLUMNS},
+            (extract(epoch FROM created_at) * 1000000)::bigint AS created_at_micros
+       FROM webhook_endpoints
+      WHERE owner_id = $1 AND deleted_at IS NULL
+        AND ($3::bigint IS NULL
+             OR ((extract(epoch FROM created_at) * 1000000)::bigint, id) > ($3::bigint, $4::uuid))
+      ORDER BY created_at, id
+      LIMIT $2`,
+    [ownerId, page.limit + 1, page.after?.createdAtMicros ?? null, page.after?.id ?? null],
   );
-  return rows.map(toEndpoint);
+  const kept = rows.slice(0, page.limit);
+  const last = kept.at(-1);
+  return {
+    endpoints: kept.map(toEndpoint),
+    ...(rows.length > page.limit && last
+      ? { next: { createdAtMicros: Number(last.created_at_micros), id: last.id } }
+      : {}),
+  };
 }
 
 export async function findEndpoint(
@@ -130,7 +170,9 @@ export async function rotateSecret(
   endpointId: string,
   secret: string,
   previousLiveForMs: number,
-): Promise<{ previousExpireAt: Date } | undefined> {
+  /** Secrets live at once, the new one included: a rotation past it is refused. */
+  maxLiveSecrets: number,
+): Promise<{ previousExpireAt: Date } | { tooMany: { nextExpiresAt: Date } } | undefined> {
   if (!isUuid(endpointId)) return undefined;
   return inTransaction(pool, async (client) => {
     const { rowCount } = await client.query(
@@ -139,6 +181,14 @@ export async function rotateSecret(
       [endpointId, ownerId],
     );
     if (!rowCount) return undefined;
+    // Counted under the endpoint's lock: every rotation of it waits for this one.
+    const live = await client.query<{ n: number; next_expires_at: Date | null }>(
+      `SELECT count(*)::int AS n, min(expires_at) AS next_expires_at FROM webhook_secrets
+        WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > now())`,
+      [endpointId],
+    );
+    const { n, next_expires_at: nextExpiresAt } = live.rows[0]!;
+    if (n >= maxLiveSecrets && nextExpiresAt) return { tooMany: { nextExpiresAt } };
     const { rows } = await client.query<{ expires_at: Date }>(
       `UPDATE webhook_secrets SET expires_at = now() + make_interval(secs => $2 / 1000.0)
         WHERE endpoint_id = $1 AND expires_at IS NULL RETURNING expires_at`,
@@ -220,14 +270,15 @@ export interface DueDelivery {
 
 /**
  * The first waiting delivery of each endpoint a job has deliveries for, in order: a later event
- * to an endpoint waits until the earlier one to it has ended. Each is claimed for `leaseMs`, so
- * a second sender (another event's run, a restarted try) passes it by meanwhile. Returns the
- * claimed ones.
+ * to an endpoint waits until the earlier one to it has ended. At most `limit` are claimed, each
+ * for `leaseMs`, so a second sender (another event's run, a restarted try) passes them by
+ * meanwhile. Returns the claimed ones.
  */
 export async function claimNextDeliveries(
   pool: Pool,
   jobId: string,
   leaseMs: number,
+  limit: number,
   /** Endpoints this sender leaves alone now (they refused in this round). */
   skipEndpoints: readonly string[] = [],
 ): Promise<{ claimed: DueDelivery[] }> {
@@ -244,7 +295,8 @@ export async function claimNextDeliveries(
           AND (e.deleted_at IS NOT NULL OR e.disabled_at IS NOT NULL)`,
       [jobId],
     );
-    // Every waiting delivery of the job (a few), locked; the first of each endpoint is due.
+    // Every waiting delivery of the job (one per endpoint and event, endpoints capped per
+    // owner), locked; the first of each endpoint is due.
     const { rows: waiting } = await client.query<{
       id: string;
       endpoint_id: string;
@@ -257,32 +309,43 @@ export async function claimNextDeliveries(
       created_at: Date;
       free: boolean;
     }>(
-      `SELECT d.id, d.endpoint_id, e.owner_id, e.url, d.event, d.event_key, d.body, d.tries, d.created_at,
+      `SELECT d.id, d.endpoint_id, e.owner_id, e.url, d.event, d.event_key,
+              coalesce(d.body, b.body) AS body, d.tries, d.created_at,
               (d.claimed_until IS NULL OR d.claimed_until < now())
                 AND NOT d.endpoint_id = ANY ($2) AS free
          FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+         LEFT JOIN webhook_event_bodies b ON b.job_id = d.job_id AND b.event_key = d.event_key
         WHERE d.job_id = $1 AND d.state = 'pending'
         ORDER BY d.position
         FOR UPDATE OF d`,
       [jobId, skipEndpoints],
     );
-    const rows = waiting.filter(
-      (row, index) => waiting.findIndex((other) => other.endpoint_id === row.endpoint_id) === index,
-    );
-    const free = rows.filter((row) => row.free);
+    const seen = new Set<string>();
+    const free = waiting
+      .filter((row) => {
+        if (seen.has(row.endpoint_id)) return false;
+        seen.add(row.endpoint_id);
+        return row.free;
+      })
+      .slice(0, limit);
     if (free.length === 0) return { claimed: [] };
-    const ids = free.map((row) => row.id);
     await client.query(
       `UPDATE webhook_deliveries SET claimed_until = now() + make_interval(secs => $2 / 1000.0)
         WHERE id = ANY ($1)`,
-      [ids, leaseMs],
+      [free.map((row) => row.id), leaseMs],
     );
-    const secrets = await client.query<{ endpoint_id: string; secret: string }>(
+    const { rows: secretRows } = await client.query<{ endpoint_id: string; secret: string }>(
       `SELECT endpoint_id, secret FROM webhook_secrets
         WHERE endpoint_id = ANY ($1) AND (expires_at IS NULL OR expires_at > now())
         ORDER BY id DESC`,
       [free.map((row) => row.endpoint_id)],
     );
+    const secrets = new Map<string, string[]>();
+    for (const row of secretRows) {
+      const list = secrets.get(row.endpoint_id) ?? [];
+      list.push(row.secret);
+      secrets.set(row.endpoint_id, list);
+    }
     return {
       claimed: free.map((row) => ({
         id: row.id,
@@ -294,25 +357,34 @@ export async function claimNextDeliveries(
         body: row.body,
         createdAt: row.created_at,
         tries: row.tries,
-        secrets: secrets.rows.filter((s) => s.endpoint_id === row.endpoint_id).map((s) => s.secret),
+        secrets: secrets.get(row.endpoint_id) ?? [],
       })),
     };
   });
 }
 
 /**
- * Fixes the bytes of a delivery before its first try is sent, and returns the bytes fixed (those
- * of another sender that was first). A try whose answer is never recorded (a crash, the database
- * gone) is then sent again with the same bytes, not rebuilt from a job that may have changed.
+ * Fixes the bytes of an event before its first try to any endpoint, and returns the bytes fixed
+ * (those of another sender that was first). Every endpoint is sent these bytes, and a try whose
+ * answer is never recorded (a crash, the database gone) is sent again with them, not rebuilt
+ * from a job that may have changed.
  */
-export async function fixDeliveryBody(
+export async function fixEventBody(
   db: Queryable,
-  deliveryId: string,
+  jobId: string,
+  eventKey: string,
   body: string,
 ): Promise<string> {
   const { rows } = await db.query<{ body: string }>(
-    'UPDATE webhook_deliveries SET body = coalesce(body, $2) WHERE id = $1 RETURNING body',
-    [deliveryId, body],
+    `WITH added AS (
+       INSERT INTO webhook_event_bodies (job_id, event_key, body) VALUES ($1, $2, $3)
+       ON CONFLICT (job_id, event_key) DO NOTHING
+       RETURNING body)
+     SELECT body FROM added
+     UNION ALL
+     SELECT body FROM webhook_event_bodies WHERE job_id = $1 AND event_key = $2
+     LIMIT 1`,
+    [jobId, eventKey, body],
   );
   return rows[0]?.body ?? body;
 }
@@ -322,8 +394,6 @@ export interface DeliveryTry {
   status: number | null;
   error: string | null;
   durationMs: number;
-  /** The body sent (fixed by the first try). */
-  body: string;
   outcome: 'delivered' | 'retry' | 'gone';
 }
 
@@ -340,12 +410,12 @@ export async function recordDeliveryTry(
     const state: DeliveryState = attempt.outcome === 'delivered' ? 'delivered' : 'pending';
     const { rows } = await client.query<{ tries: number }>(
       `UPDATE webhook_deliveries
-          SET tries = tries + 1, body = coalesce(body, $2), state = $3,
-              ended_at = CASE WHEN $3 = 'pending' THEN NULL ELSE now() END,
-              claimed_until = NULL, last_status = $4, last_error = $5, last_try_at = now()
+          SET tries = tries + 1, state = $2,
+              ended_at = CASE WHEN $2 = 'pending' THEN NULL ELSE now() END,
+              claimed_until = NULL, last_status = $3, last_error = $4, last_try_at = now()
         WHERE id = $1 AND state = 'pending'
         RETURNING tries`,
-      [delivery.id, attempt.body, state, attempt.status, attempt.error],
+      [delivery.id, state, attempt.status, attempt.error],
     );
     const tried = rows[0];
     if (!tried) return;
@@ -400,8 +470,17 @@ export interface DeliveryRecord {
   endedAt: Date | null;
 }
 
-export async function deliveriesOfJob(db: Queryable, jobId: string): Promise<DeliveryRecord[]> {
+/**
+ * A page of a job's deliveries in the order they are sent, and the position the next page starts
+ * after (if there is one).
+ */
+export async function deliveriesOfJob(
+  db: Queryable,
+  jobId: string,
+  page: { limit: number; afterPosition?: number | undefined },
+): Promise<{ deliveries: DeliveryRecord[]; nextPosition?: number }> {
   const { rows } = await db.query<{
+    position: string;
     id: string;
     endpoint_id: string;
     url: string;
@@ -418,17 +497,20 @@ export async function deliveriesOfJob(db: Queryable, jobId: string): Promise<Del
       duration_ms: number;
     }>;
   }>(
-    `SELECT d.id, d.endpoint_id, e.url, d.event, d.state, d.last_error, d.created_at, d.ended_at,
+    `SELECT d.position, d.id, d.endpoint_id, e.url, d.event, d.state, d.last_error, d.created_at, d.ended_at,
             coalesce((SELECT json_agg(json_build_object('n', t.n, 'at', t.at, 'status', t.status,
                                                         'error', t.error, 'duration_ms', t.duration_ms)
                                       ORDER BY t.n)
                         FROM webhook_delivery_tries t WHERE t.delivery_id = d.id), '[]') AS tries
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-      WHERE d.job_id = $1
-      ORDER BY d.position`,
-    [jobId],
+      WHERE d.job_id = $1 AND ($3::bigint IS NULL OR d.position > $3::bigint)
+      ORDER BY d.position
+      LIMIT $2`,
+    [jobId, page.limit + 1, page.afterPosition ?? null],
   );
-  return rows.map((row) => ({
+  const kept = rows.slice(0, page.limit);
+  const last = kept.at(-1);
+  const deliveries = kept.map((row) => ({
     id: row.id,
     endpointId: row.endpoint_id,
     url: row.url,
@@ -445,6 +527,9 @@ export async function deliveriesOfJob(db: Queryable, jobId: string): Promise<Del
       durationMs: t.duration_ms,
     })),
   }));
+  return rows.length > page.limit && last
+    ? { deliveries, nextPosition: Number(last.position) }
+    : { deliveries };
 }
 
 const UNSENT_DELIVERIES = preparedStatement(

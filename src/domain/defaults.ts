@@ -40,6 +40,14 @@ export const DEFAULTS = {
     maximumIntervalMs: 300_000,
     giveUpAfterMs: 259_200_000,
   },
+  /** Live webhook endpoints one owner may have; a registration past it is refused. */
+  webhookEndpointsPerOwner: 20,
+  /** Signing secrets live at once on one endpoint (the current one and those rotated out). */
+  webhookLiveSecretsPerEndpoint: 5,
+  /** Webhook tries one worker process has out at once, for all owners together. */
+  webhookSendsPerWorker: 64,
+  /** Of those, the tries for any one owner's endpoints. */
+  webhookSendsPerOwner: 8,
   /** An attempt unknown this long (or one only an operator can settle) sends job.needs_operator. */
   needsOperatorAfterMs: 900_000,
   /** A delivery waiting this long that no sender holds is handed to a new sender (the backstop). */

@@ -60,6 +60,15 @@ export const PROBLEM_TYPES = {
     status: 429,
     title: 'This owner has as many jobs open at once as it may',
   },
+  'too-many-webhook-endpoints': {
+    status: 409,
+    title: 'This owner has as many webhook endpoints as it may: delete one first',
+  },
+  'too-many-live-secrets': {
+    status: 409,
+    title:
+      'This endpoint has as many live signing secrets as it may: rotate again once the oldest replaced one expires',
+  },
   'service-unavailable': {
     status: 503,
     title: 'A service onejob depends on (PostgreSQL or Temporal) is unavailable',

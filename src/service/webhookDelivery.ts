@@ -3,16 +3,18 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { jobResource } from '../api/representation';
+import { findJob } from '../db/jobs';
 import { findOwnedJobWithAttempts } from '../db/jobWithAttempts';
 import type { Pool } from '../db/pool';
 import {
   claimNextDeliveries,
-  fixDeliveryBody,
+  fixEventBody,
   recordDeliveryTry,
   type DeliveryTry,
   type DueDelivery,
 } from '../db/webhooks';
 import type { Logger } from '../logger';
+import type { WebhookSendSlots } from './webhookSendSlots';
 import { externalOnlyLookup, isInternalAddress } from './webhookTargets';
 
 /** How long one try waits for the receiver's answer. */
@@ -112,7 +114,7 @@ async function tryOnce(
   delivery: DueDelivery,
   body: string,
   allowInternal: boolean,
-): Promise<Omit<DeliveryTry, 'body'>> {
+): Promise<DeliveryTry> {
   const started = performance.now();
   const timestamp = Math.floor(Date.now() / 1000);
   try {
@@ -159,12 +161,19 @@ async function tryOnce(
 export interface DeliveryRound {
   delivered: number;
   lastError?: string;
+  /** No send slot came free for the job's owner: nothing was tried, the round comes again. */
+  noSlot?: true;
 }
+
+/** How long a round waits for a send slot before it gives its activity slot back. */
+const SLOT_WAIT_MS = 2_000;
 
 /**
  * Sends what waits of a job's events: to each endpoint its first waiting delivery, then the
  * next, in order, until one is refused (the rest of that endpoint waits behind it). Endpoints
- * are served side by side; each try is recorded before the next begins.
+ * are served side by side, as many at once as the owner's send slots allow; each try is
+ * recorded before the next to its endpoint begins. An event's body is read and fixed once, for
+ * all its endpoints.
  */
 export async function deliverJobWebhooks(
   deps: {
@@ -172,41 +181,57 @@ export async function deliverJobWebhooks(
     logger: Logger;
     /** Whether receivers on internal networks may be called (webhookInternalTargets). */
     allowInternal: boolean;
+    slots: WebhookSendSlots;
   },
   jobId: string,
 ): Promise<DeliveryRound> {
   const round: DeliveryRound = { delivered: 0 };
+  const job = await findJob(deps.pool, jobId);
+  if (!job) return round;
   const refused: string[] = [];
+  const bodies = new Map<string, Promise<string>>();
+  const bodyOf = (delivery: DueDelivery): Promise<string> => {
+    if (delivery.body !== null) return Promise.resolve(delivery.body);
+    let body = bodies.get(delivery.eventKey);
+    if (!body) {
+      body = eventBody(deps.pool, delivery, jobId).then((built) =>
+        fixEventBody(deps.pool, jobId, delivery.eventKey, JSON.stringify(built)),
+      );
+      bodies.set(delivery.eventKey, body);
+    }
+    return body;
+  };
   for (;;) {
-    const { claimed } = await claimNextDeliveries(
-      deps.pool,
-      jobId,
-      WEBHOOK_TIMEOUT_MS * 3,
-      refused,
-    );
-    if (claimed.length === 0) return round;
-    await Promise.all(
-      claimed.map(async (delivery) => {
-        const body =
-          delivery.body ??
-          (await fixDeliveryBody(
-            deps.pool,
-            delivery.id,
-            JSON.stringify(await eventBody(deps.pool, delivery, jobId)),
-          ));
-        const answer = await tryOnce(delivery, body, deps.allowInternal);
-        await recordDeliveryTry(deps.pool, delivery, { ...answer, body });
-        if (answer.outcome === 'delivered') {
-          round.delivered += 1;
-          return;
-        }
-        if (answer.outcome === 'retry') refused.push(delivery.endpointId);
-        round.lastError = `endpoint ${delivery.endpointId}: ${answer.error}`;
-        deps.logger.warn(
-          { jobId, deliveryId: delivery.id, event: delivery.event, status: answer.status },
-          `webhook delivery refused: ${answer.error}`,
-        );
-      }),
-    );
+    const slots = await deps.slots.take(job.ownerId, deps.slots.perOwner, SLOT_WAIT_MS);
+    if (slots === 0) return { ...round, noSlot: true };
+    try {
+      const { claimed } = await claimNextDeliveries(
+        deps.pool,
+        jobId,
+        WEBHOOK_TIMEOUT_MS * 3,
+        slots,
+        refused,
+      );
+      if (claimed.length === 0) return round;
+      await Promise.all(
+        claimed.map(async (delivery) => {
+          const body = await bodyOf(delivery);
+          const answer = await tryOnce(delivery, body, deps.allowInternal);
+          await recordDeliveryTry(deps.pool, delivery, answer);
+          if (answer.outcome === 'delivered') {
+            round.delivered += 1;
+            return;
+          }
+          if (answer.outcome === 'retry') refused.push(delivery.endpointId);
+          round.lastError = `endpoint ${delivery.endpointId}: ${answer.error}`;
+          deps.logger.warn(
+            { jobId, deliveryId: delivery.id, event: delivery.event, status: answer.status },
+            `webhook delivery refused: ${answer.error}`,
+          );
+        }),
+      );
+    } finally {
+      deps.slots.give(job.ownerId, slots);
+    }
   }
 }

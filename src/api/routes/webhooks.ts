@@ -12,6 +12,7 @@ import {
   type DeliveryRecord,
   type WebhookEndpoint,
 } from '../../db/webhooks';
+import { DEFAULTS } from '../../domain/defaults';
 import { isUuid } from '../../domain/identity';
 import { DELIVERY_STATES, WEBHOOK_EVENTS } from '../../domain/webhooks';
 import { newWebhookSecret } from '../../service/webhookDelivery';
@@ -20,6 +21,7 @@ import { authHeaders, requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, problemResponses } from '../openapi';
 import { sendNotFound, sendProblem } from '../problems';
+import { decodeCursor, encodeCursor } from '../representation';
 import { storableText } from '../storable';
 
 /** How long a replaced secret still signs, unless the rotation says otherwise: one day. */
@@ -77,11 +79,30 @@ function deliveryResource(delivery: DeliveryRecord): z.infer<typeof deliverySche
 
 const endpointParams = z.object({ id: z.string().max(100) });
 
+/** A page of a list: how many, and where the previous page said the next starts. */
+const pageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(200).optional().describe('nextCursor of the previous page'),
+});
+
+/** A cursor into a job's deliveries: the position of the last one of the page before. */
+const encodePositionCursor = (position: number): string =>
+  Buffer.from(`d.${position}`, 'utf8').toString('base64url');
+
+function decodePositionCursor(text: string): number | undefined {
+  const match = /^d\.(\d{1,15})$/.exec(Buffer.from(text, 'base64url').toString('utf8'));
+  return match ? Number(match[1]) : undefined;
+}
+
 /** An owner's webhook endpoints, and the deliveries of its jobs (under /v1). */
 export const webhookRoutes: FastifyPluginAsyncZod<{
-  deps: Pick<ApiDeps, 'pool' | 'tokens' | 'allowInternalWebhookTargets'>;
+  deps: Pick<ApiDeps, 'pool' | 'tokens' | 'allowInternalWebhookTargets' | 'webhookLimits'>;
 }> = async (app, { deps }) => {
   requireBearer(app, deps.tokens, 'token');
+  const limits = deps.webhookLimits ?? {
+    endpointsPerOwner: DEFAULTS.webhookEndpointsPerOwner,
+    liveSecretsPerEndpoint: DEFAULTS.webhookLiveSecretsPerEndpoint,
+  };
 
   app.post(
     '/webhooks',
@@ -108,7 +129,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
               .string()
               .describe('whsec_…: the signing secret. Keep it; it is not shown again.'),
           }),
-          ...problemResponses(401, ...BODY_ERRORS),
+          ...problemResponses(401, 409, ...BODY_ERRORS),
         },
       },
     },
@@ -135,7 +156,15 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
             : { description: request.body.description }),
         },
         secret,
+        limits.endpointsPerOwner,
       );
+      if (!endpoint)
+        return sendProblem(
+          reply,
+          'too-many-webhook-endpoints',
+          `This owner has ${limits.endpointsPerOwner} webhook endpoints, as many as it may (ONEJOB_WEBHOOK_ENDPOINTS_PER_OWNER); delete one it no longer uses, or send more events to one endpoint. Nothing was registered.`,
+          { endpointsPerOwner: limits.endpointsPerOwner },
+        );
       return reply
         .code(201)
         .header('location', `/v1/webhooks/${endpoint.id}`)
@@ -147,17 +176,26 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
     '/webhooks',
     {
       schema: {
-        summary: 'Your webhook endpoints',
+        summary: 'Your webhook endpoints, oldest first, a page at a time',
         headers: authHeaders,
+        querystring: pageQuery,
         response: {
-          200: z.object({ endpoints: z.array(endpointSchema) }),
+          200: z.object({ endpoints: z.array(endpointSchema), nextCursor: z.string().nullable() }),
           ...problemResponses(401),
         },
       },
     },
-    async (request) => ({
-      endpoints: (await listEndpoints(deps.pool, request.ownerId)).map(endpointResource),
-    }),
+    async (request, reply) => {
+      const { limit, cursor } = request.query;
+      const after = cursor === undefined ? undefined : decodeCursor(cursor);
+      if (cursor !== undefined && !after)
+        return sendProblem(reply, 'invalid-cursor', 'Use nextCursor from a previous page.');
+      const page = await listEndpoints(deps.pool, request.ownerId, { limit, after });
+      return {
+        endpoints: page.endpoints.map(endpointResource),
+        nextCursor: page.next ? encodeCursor(page.next) : null,
+      };
+    },
   );
 
   app.get(
@@ -235,7 +273,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
             secret: z.string().describe('whsec_…: the new secret; it is not shown again.'),
             previousSecretExpiresAt: z.string(),
           }),
-          ...problemResponses(401, 404, ...BODY_ERRORS),
+          ...problemResponses(401, 404, 409, ...BODY_ERRORS),
         },
       },
     },
@@ -249,8 +287,23 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
         request.params.id,
         secret,
         seconds * 1000,
+        limits.liveSecretsPerEndpoint,
       );
       if (!rotated) return sendNotFound(reply, `webhook endpoint ${request.params.id}`);
+      if ('tooMany' in rotated) {
+        const at = rotated.tooMany.nextExpiresAt;
+        const waitS = Math.max(1, Math.ceil((at.getTime() - Date.now()) / 1000));
+        return sendProblem(
+          reply,
+          'too-many-live-secrets',
+          `Endpoint ${request.params.id} has ${limits.liveSecretsPerEndpoint} live signing secrets, as many as it may (ONEJOB_WEBHOOK_LIVE_SECRETS_PER_ENDPOINT); the oldest replaced one expires at ${at.toISOString()}. Nothing was rotated.`,
+          {
+            liveSecretsPerEndpoint: limits.liveSecretsPerEndpoint,
+            nextExpiresAt: at.toISOString(),
+          },
+          { 'retry-after': String(waitS) },
+        );
+      }
       return { secret, previousSecretExpiresAt: rotated.previousExpireAt.toISOString() };
     },
   );
@@ -259,11 +312,13 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
     '/jobs/:id/webhook-deliveries',
     {
       schema: {
-        summary: "A job's webhook deliveries, in the order they are sent, with every try",
+        summary:
+          "A job's webhook deliveries, in the order they are sent, with every try, a page at a time",
         headers: authHeaders,
         params: z.object({ id: z.string() }),
+        querystring: pageQuery,
         response: {
-          200: z.object({ deliveries: z.array(deliverySchema) }),
+          200: z.object({ deliveries: z.array(deliverySchema), nextCursor: z.string().nullable() }),
           ...problemResponses(401, 404),
         },
       },
@@ -274,7 +329,16 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
         ? await findOwnedJob(deps.pool, request.ownerId, given.toLowerCase())
         : undefined;
       if (!job) return sendNotFound(reply, `job ${request.params.id}`);
-      return { deliveries: (await deliveriesOfJob(deps.pool, job.id)).map(deliveryResource) };
+      const { limit, cursor } = request.query;
+      const after = cursor === undefined ? undefined : decodePositionCursor(cursor);
+      if (cursor !== undefined && after === undefined)
+        return sendProblem(reply, 'invalid-cursor', 'Use nextCursor from a previous page.');
+      const page = await deliveriesOfJob(deps.pool, job.id, { limit, afterPosition: after });
+      return {
+        deliveries: page.deliveries.map(deliveryResource),
+        nextCursor:
+          page.nextPosition === undefined ? null : encodePositionCursor(page.nextPosition),
+      };
     },
   );
 };
