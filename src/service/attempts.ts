@@ -60,7 +60,10 @@ function senderDeps(deps: AttemptServiceDeps): SenderStartDeps {
 /** The job's workflow has closed, so no update can reach it. */
 class WorkflowClosedError extends ServiceError {
   constructor(job: JobRecord) {
-    super('job-terminal', `job ${job.id} has ended`);
+    super(
+      'job-terminal',
+      job.terminalStatus ? endedJobMessage(job.id, job.terminalStatus) : `job ${job.id} has ended`,
+    );
     this.name = 'WorkflowClosedError';
   }
 }
@@ -122,17 +125,33 @@ export async function requestAttempt(
   }
 }
 
+/** How long an answer waits for a run that is closing (cancelled through Temporal) to end its job. */
+const CLOSING_RUN_PATIENCE_MS = 10_000;
+
 /**
- * The job's workflow is not running: the job has ended (the answer says how), or its run was
- * terminated while the job is open, and the sweeper will start a new one: nothing was done, and
- * the same request a little later reaches that run.
+ * The job's workflow took no update: the job has ended (the answer says how); its run is
+ * closing (cancelled through Temporal while it held the update, it writes the ending before it
+ * closes: the answer waits for it); or its run was terminated while the job is open, and the
+ * sweeper will start a new one: nothing was done, and the same request a little later reaches it.
  */
 async function closedOrRestarting(
-  deps: Pick<AttemptServiceDeps, 'pool'>,
+  deps: Pick<AttemptServiceDeps, 'pool' | 'temporal'>,
   job: JobRecord,
 ): Promise<ServiceError> {
-  const now = await findJob(deps.pool, job.id);
-  if (now?.terminalStatus) return new WorkflowClosedError(now);
+  const giveUpAt = Date.now() + CLOSING_RUN_PATIENCE_MS;
+  for (let pause = 50; ; pause = Math.min(pause * 2, 500)) {
+    const now = await findJob(deps.pool, job.id);
+    if (now?.terminalStatus) return new WorkflowClosedError(now);
+    const run = await deps.temporal.workflow
+      .getHandle(job.workflowId)
+      .describe()
+      .catch(() => undefined);
+    if (run?.status.name !== 'RUNNING' || Date.now() + pause > giveUpAt) break;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+  // The run may have written the ending as it closed, after the last read.
+  const last = await findJob(deps.pool, job.id);
+  if (last?.terminalStatus) return new WorkflowClosedError(last);
   return new ServiceError(
     'service-unavailable',
     `the workflow of job ${job.id} is not running (its run was terminated or reset); a new run takes the job up: nothing was done, send the request again`,

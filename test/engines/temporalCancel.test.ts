@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { finishJobWithoutResult } from '../../src/db/jobs';
 import { jobWorkflowId } from '../../src/domain/workflowId';
 import { sweepJobs } from '../../src/service/sweeper';
-import { holdTransaction } from '../support/barriers';
+import { holdStatement, holdTransaction } from '../support/barriers';
 import { harness } from '../support/harness';
 import { TEST_OWNER } from '../support/identities';
 import { chargeBody, createJob, freshKey, operator, readJob, untilJob } from '../support/jobs';
@@ -23,6 +23,10 @@ const stack = useTestStack({
     payProvider(url, 'pay'),
     payProvider(url, 'pay-backup'),
     chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 }),
+    // Its retry waits a minute: a try-again meanwhile is served at once instead.
+    chatProvider(url, 'chat-retried', 'sim-steady', {
+      retry: { maxAttempts: 3, initialDelayMs: 60_000, maxDelayMs: 60_000 },
+    }),
   ],
   certify: [['pay-backup', 'charge']],
 });
@@ -58,6 +62,55 @@ test('a cancel from the temporal CLI is an operator cancel: the running call is 
   expect(done.failure).toMatchObject({ code: 'cancelled', operator: 'temporal' });
   // The call was abandoned: it may still be running at the provider, so the attempt is unknown.
   expect(done.attempts.map((a) => a.state)).toEqual(['unknown']);
+});
+
+test("a try-again whose attempt is being written when the job is cancelled through Temporal is answered with the attempt or with the job's ending (409, cancelled), never a 503 that says its run is not running", async () => {
+  stack.simulator.inject({
+    route: 'chat',
+    model: 'sim-steady',
+    times: 1,
+    fault: { kind: 'fail_before', status: 503 },
+  });
+  const job = await createJob(stack, {
+    type: 'summarize',
+    input: { text: 'Tried again, then cancelled from the Web UI.' },
+    providers: ['chat-retried'],
+  });
+  await untilJob(stack, job.id, (j) =>
+    j.notes.some((n) => (n as { event?: string }).event === 'retry_scheduled'),
+  );
+  // The try-again's attempt 2 is held as it is written; the cancel comes meanwhile.
+  const create = holdStatement('attempts.create', (values) => values[2] === 2);
+  try {
+    const answer = stack.request('POST', `/v1/jobs/${job.id}/attempts`, {
+      body: { provider: 'chat-retried' },
+    });
+    // The try-again must be the one holding the write (not answered before it got there).
+    const first = await Promise.race([
+      create.reached.then(() => 'held'),
+      answer.then((r) => `answered ${r.status} first`),
+    ]);
+    expect(first).toBe('held');
+    await stack.temporal.workflow.getHandle(job.workflowId).cancel();
+    // The cancel waits for the attempt being written, whichever way it went.
+    create.release();
+    const answered = await answer;
+    const body = (await answered.json()) as { type?: string; detail?: string };
+    if (answered.status === 202) expect(body).toMatchObject({ attemptId: `${job.id}:2` });
+    else
+      expect([answered.status, body]).toEqual([
+        409,
+        expect.objectContaining({
+          type: '/problems/job-terminal',
+          detail: expect.stringMatching(/cancelled/),
+        }),
+      ]);
+  } finally {
+    create.release();
+    create.restore();
+  }
+  expect(await untilWorkflowClosed(stack, job.workflowId)).toBe('CANCELLED');
+  expect((await readJob(stack, job.id)).status).toBe('cancelled');
 });
 
 test('a terminated workflow leaves an open job that the sweeper continues in a new run, which an operator then settles', async () => {
