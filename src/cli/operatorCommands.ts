@@ -8,7 +8,7 @@ import { listJobsForOperators } from '../db/jobLists';
 import { findJob } from '../db/jobs';
 import { createPool, type Pool } from '../db/pool';
 import { listRaces } from '../db/races';
-import { deliveriesOfJob } from '../db/webhooks';
+import { deliveriesOfJob, type DeliveryRecord } from '../db/webhooks';
 import { describeJobCost, formatMoney } from '../domain/cost';
 import { terminalText } from '../domain/displayText';
 import { JOB_STATUSES, type JobStatus } from '../domain/job';
@@ -128,10 +128,14 @@ export function addOperatorCommands(program: Command): void {
         if (!job) throw new Error(`no job ${jobId}`);
         const attempts = await listAttempts(pool, job.id);
         const races = await listRaces(pool, { jobId: job.id, limit: 100 });
-        // As many as the races: a job's deliveries are bounded by its owner's endpoints.
-        const { deliveries: webhookDeliveries } = await deliveriesOfJob(pool, job.id, {
-          limit: 100,
-        });
+        // Every one, page after page: an operator looking at one job sees all it sent.
+        const webhookDeliveries: DeliveryRecord[] = [];
+        for (let after: number | undefined; ;) {
+          const page = await deliveriesOfJob(pool, job.id, { limit: 100, afterPosition: after });
+          webhookDeliveries.push(...page.deliveries);
+          if (page.nextPosition === undefined) break;
+          after = page.nextPosition;
+        }
         const resource = jobResource(job, attempts, 'operator');
         output(options.json, { ...resource, races, webhookDeliveries }, () =>
           [

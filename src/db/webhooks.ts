@@ -375,18 +375,21 @@ export async function fixEventBody(
   eventKey: string,
   body: string,
 ): Promise<string> {
-  const { rows } = await db.query<{ body: string }>(
-    `WITH added AS (
-       INSERT INTO webhook_event_bodies (job_id, event_key, body) VALUES ($1, $2, $3)
-       ON CONFLICT (job_id, event_key) DO NOTHING
-       RETURNING body)
-     SELECT body FROM added
-     UNION ALL
-     SELECT body FROM webhook_event_bodies WHERE job_id = $1 AND event_key = $2
-     LIMIT 1`,
+  const added = await db.query<{ body: string }>(
+    `INSERT INTO webhook_event_bodies (job_id, event_key, body) VALUES ($1, $2, $3)
+     ON CONFLICT (job_id, event_key) DO NOTHING
+     RETURNING body`,
     [jobId, eventKey, body],
   );
-  return rows[0]?.body ?? body;
+  if (added.rows[0]) return added.rows[0].body;
+  // Another sender fixed it first: read in a statement of its own, whose snapshot sees that
+  // sender's commit (the insert's own snapshot, taken before it waited, does not).
+  const { rows } = await db.query<{ body: string }>(
+    'SELECT body FROM webhook_event_bodies WHERE job_id = $1 AND event_key = $2',
+    [jobId, eventKey],
+  );
+  if (!rows[0]) throw new Error(`the body of ${eventKey} of job ${jobId} was not fixed`);
+  return rows[0].body;
 }
 
 /** What one try came to: the receiver's status, or why there was none. */

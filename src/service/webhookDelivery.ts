@@ -202,7 +202,7 @@ export async function deliverJobWebhooks(
     return body;
   };
   for (;;) {
-    const slots = await deps.slots.take(job.ownerId, deps.slots.perOwner, SLOT_WAIT_MS);
+    let slots = await deps.slots.take(job.ownerId, deps.slots.perOwner, SLOT_WAIT_MS);
     if (slots === 0) return { ...round, noSlot: true };
     try {
       const { claimed } = await claimNextDeliveries(
@@ -212,8 +212,12 @@ export async function deliverJobWebhooks(
         slots,
         refused,
       );
+      // The places not needed now go back at once, to the owner's other rounds.
+      deps.slots.give(job.ownerId, slots - claimed.length);
+      slots = claimed.length;
       if (claimed.length === 0) return round;
-      await Promise.all(
+      // Every try ends before its place is given back, even when another one failed.
+      const tries = await Promise.allSettled(
         claimed.map(async (delivery) => {
           const body = await bodyOf(delivery);
           const answer = await tryOnce(delivery, body, deps.allowInternal);
@@ -230,6 +234,8 @@ export async function deliverJobWebhooks(
           );
         }),
       );
+      const failed = tries.find((t): t is PromiseRejectedResult => t.status === 'rejected');
+      if (failed) throw failed.reason;
     } finally {
       deps.slots.give(job.ownerId, slots);
     }
