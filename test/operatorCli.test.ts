@@ -94,7 +94,7 @@ test('find an unknown job, read it, and resolve its attempt from the command lin
   ]);
   expect(again.code).toBe(1);
   // Settled, and the job has ended: one line that says so, and a non-zero exit.
-  expect(again.stderr.trim()).toMatch(/^onejob: job [0-9a-f-]{36} has ended \(job-terminal\)$/);
+  expect(again.stderr.trim()).toMatch(/^onejob: job [0-9a-f-]{36} is succeeded \(job-terminal\)$/);
 });
 
 test("an operator's failed from the command line, while the call may still land, is held and says so", async () => {
