@@ -14,6 +14,8 @@ import {
   type DueDelivery,
 } from '../db/webhooks';
 import type { Logger } from '../logger';
+import { inSpan } from '../telemetry/spans';
+import { WEBHOOK_USER_AGENT } from '../telemetry/tracing';
 import type { WebhookSendSlots } from './webhookSendSlots';
 import { externalOnlyLookup, isInternalAddress } from './webhookTargets';
 
@@ -109,6 +111,14 @@ function post(
   });
 }
 
+const hostOf = (url: string): string => {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return 'unparseable';
+  }
+};
+
 /** One POST to the receiver, and what its answer decides. Never follows a redirect. */
 async function tryOnce(
   delivery: DueDelivery,
@@ -129,7 +139,7 @@ async function tryOnce(
       url,
       {
         'content-type': 'application/json',
-        'user-agent': 'onejob-webhooks',
+        'user-agent': WEBHOOK_USER_AGENT,
         'webhook-id': delivery.id,
         'webhook-timestamp': String(timestamp),
         'webhook-signature': webhookSignature(delivery.secrets, delivery.id, timestamp, body),
@@ -220,7 +230,21 @@ export async function deliverJobWebhooks(
       const tries = await Promise.allSettled(
         claimed.map(async (delivery) => {
           const body = await bodyOf(delivery);
-          const answer = await tryOnce(delivery, body, deps.allowInternal);
+          // The host only: the URL's path and query are the owner's, and may hold a token.
+          const answer = await inSpan(
+            'webhook try',
+            {
+              'onejob.job_id': jobId,
+              'onejob.webhook_event': delivery.event,
+              'server.address': hostOf(delivery.url),
+            },
+            async (span) => {
+              const tried = await tryOnce(delivery, body, deps.allowInternal);
+              if (tried.status !== null)
+                span.setAttribute('http.response.status_code', tried.status);
+              return tried;
+            },
+          );
           await recordDeliveryTry(deps.pool, delivery, answer);
           if (answer.outcome === 'delivered') {
             round.delivered += 1;

@@ -16,6 +16,20 @@ export interface Tracing {
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
+ * The user agent of webhook tries. Their URLs are an owner's, often with a token in the path or
+ * the query: the HTTP instrumentation neither records them nor sends our trace context to the
+ * receiver (webhookDelivery.ts makes a span of its own, naming the host only).
+ */
+export const WEBHOOK_USER_AGENT = 'onejob-webhooks';
+
+function isWebhookTry(options: { headers?: unknown }): boolean {
+  const headers = (options.headers ?? {}) as Record<string, unknown>;
+  return Object.entries(headers).some(
+    ([name, value]) => name.toLowerCase() === 'user-agent' && value === WEBHOOK_USER_AGENT,
+  );
+}
+
+/**
  * Whether this process traces: the OpenTelemetry way, by its standard variables. On only when
  * spans have somewhere to go (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
  * and neither OTEL_SDK_DISABLED nor OTEL_TRACES_EXPORTER=none says otherwise.
@@ -50,6 +64,9 @@ export function startTracing(
   // Traces only: metrics are Prometheus's (/metrics), logs are pino's.
   env.OTEL_METRICS_EXPORTER ??= 'none';
   env.OTEL_LOGS_EXPORTER ??= 'none';
+  // W3C trace context only: a caller's `baggage` (anyone's, unauthenticated too) is not taken in,
+  // nor passed on to providers.
+  env.OTEL_PROPAGATORS ??= 'tracecontext';
   /* eslint-disable @typescript-eslint/no-require-imports -- loaded only when tracing is on */
   const { NodeSDK } =
     require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
@@ -75,6 +92,7 @@ export function startTracing(
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request: IncomingMessage) =>
           UNTRACED_PATHS.has((request.url ?? '').split('?')[0] ?? ''),
+        ignoreOutgoingRequestHook: isWebhookTry,
       }),
       // A statement outside any request or job is not a trace of its own. A pool checkout is
       // not a span: it would double the statements' spans, and a wait for a connection shows

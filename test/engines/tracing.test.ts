@@ -9,6 +9,8 @@ import {
 import { Client } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startJob } from '../../src/client';
 import type { TokenPrice } from '../../src/providers/provider';
@@ -394,4 +396,67 @@ test("a status lookup is in the job's trace: what the provider said, under the w
     'status-lookup',
   ]);
   expect(ancestors(found, swap!)[0]).toBe(ancestors(found, lookup!)[0]);
+});
+
+test("a webhook try sends its receiver no trace context, and its span names the receiver's host only: the token in the endpoint's path and query reaches no span", async () => {
+  const seen: IncomingHttpHeaders[] = [];
+  const receiver = createServer((request, response) => {
+    seen.push(request.headers);
+    request.resume();
+    request.on('end', () => response.writeHead(204).end());
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const secret = randomBytes(8).toString('hex');
+  const { port } = receiver.address() as AddressInfo;
+  const registered = await stack.request('POST', '/v1/webhooks', {
+    body: {
+      url: `http://127.0.0.1:${port}/hooks/path-${secret}?token=query-${secret}`,
+      events: ['job.succeeded'],
+    },
+  });
+  expect(registered.status).toBe(201);
+  const endpoint = ((await registered.json()) as { id: string }).id;
+  try {
+    const traceId = randomBytes(16).toString('hex');
+    const created = await stack.request('POST', '/v1/jobs', {
+      headers: {
+        'idempotency-key': freshKey('traced-webhook'),
+        traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+        baggage: `onejob.owner=mallory,secret=${secret}`,
+      },
+      body: { type: 'summarize', input: { text: 'Tell my receiver, not my tracer.' } },
+    });
+    expect(created.status).toBe(201);
+    const job = (await created.json()) as { id: string };
+    await untilJob(stack, job.id, succeeded);
+    await eventually(
+      async () => seen.length,
+      (n) => n === 1,
+    );
+    expect(seen[0]).not.toHaveProperty('traceparent');
+    expect(seen[0]).not.toHaveProperty('tracestate');
+    expect(seen[0]).not.toHaveProperty('baggage');
+    // The worker's span of the try, found by its job.
+    const found = await eventually(
+      async () => {
+        const response = await fetch(
+          `${jaeger.uiUrl}/api/traces?service=onejob-worker&operation=${encodeURIComponent('webhook try')}&limit=50&lookback=1h`,
+        );
+        const { data } = (await response.json()) as { data: JaegerTrace[] };
+        return data.filter((t) =>
+          t.spans.some(
+            (s) => s.operationName === 'webhook try' && tag(s, 'onejob.job_id') === job.id,
+          ),
+        );
+      },
+      (traces) => traces.length > 0,
+    );
+    const tried = found[0]!.spans.find((s) => s.operationName === 'webhook try')!;
+    expect(tag(tried, 'server.address')).toBe('127.0.0.1');
+    const jobTrace = await traceOf(traceId);
+    expect(JSON.stringify([found, jobTrace])).not.toContain(secret);
+  } finally {
+    await stack.request('DELETE', `/v1/webhooks/${endpoint}`);
+    await new Promise((resolve) => receiver.close(resolve));
+  }
 });
