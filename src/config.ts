@@ -43,6 +43,18 @@ function webhookInternalTargets(env: NodeJS.ProcessEnv): boolean {
   throw new Error(`ONEJOB_WEBHOOK_INTERNAL_TARGETS must be allow or deny, got "${raw}"`);
 }
 
+/**
+ * Whether webhooks may go over plain http: ONEJOB_WEBHOOK_PLAIN_HTTP is `allow` or `deny`;
+ * unset, only processes npm start started allow it (a receiver on this machine has no
+ * certificate). Elsewhere an event, signed but readable, goes over https only.
+ */
+function webhookPlainHttp(env: NodeJS.ProcessEnv): boolean {
+  const raw = env.ONEJOB_WEBHOOK_PLAIN_HTTP;
+  if (raw === undefined || raw === '') return startedByDevStack(env);
+  if (raw === 'allow' || raw === 'deny') return raw === 'allow';
+  throw new Error(`ONEJOB_WEBHOOK_PLAIN_HTTP must be allow or deny, got "${raw}"`);
+}
+
 /** `host:port` from `name` (checked), `fallback` when unset, or `off`. */
 function listenAddress(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
   const raw = env[name];
@@ -113,6 +125,8 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
     metricsToken: optionalToken(env, 'ONEJOB_METRICS_TOKEN'),
     /** Webhook endpoints on internal networks: allowed, or refused (see webhookInternalTargets). */
     allowInternalWebhookTargets: webhookInternalTargets(env),
+    /** Webhook endpoints over plain http: allowed, or refused (see webhookPlainHttp). */
+    allowPlainHttpWebhooks: webhookPlainHttp(env),
     /**
      * How webhook deliveries are retried, by the senders either process starts (a worker for a
      * job's workflow, the API or the CLI for a job that has none).

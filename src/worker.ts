@@ -43,6 +43,7 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     webhookRetry: config.webhookRetry,
     webhookStrandedAfterMs: config.webhookStrandedAfterMs,
     allowInternalWebhookTargets: config.allowInternalWebhookTargets,
+    allowPlainHttpWebhooks: config.allowPlainHttpWebhooks,
     webhookSends: config.webhookSends,
     maxConcurrentProviderCalls: config.maxConcurrentProviderCalls,
     maxCachedWorkflows: config.maxCachedWorkflows,

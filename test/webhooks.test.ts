@@ -390,6 +390,7 @@ test('internal addresses (loopback, private, link-local) are refused where not a
       pool: stack.pool,
       logger: createLogger('test', 'silent'),
       allowInternal: false,
+      allowPlainHttp: true,
       slots: new WebhookSendSlots(8, 8),
     };
     const tried = await eventually(
@@ -402,6 +403,54 @@ test('internal addresses (loopback, private, link-local) are refused where not a
     expect(tried[0]!.tries.find((t) => /internal address/.test(t.error ?? ''))).toMatchObject({
       status: null,
       error: expect.stringMatching(/^127\.0\.0\.1 is an internal address/),
+    });
+  } finally {
+    await receiver.up();
+  }
+});
+
+test('plain http endpoints are refused where not allowed: at registration by the API, and at every try by the sender, before it connects', async () => {
+  const denying = await stack.startExtraApi({ ONEJOB_WEBHOOK_PLAIN_HTTP: 'deny' });
+  try {
+    const post = (url: string) =>
+      fetch(`${denying.url}/v1/webhooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url }),
+      });
+    const refused = await post(receiver.url);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({
+      type: '/problems/validation-error',
+      detail: expect.stringMatching(/https only/),
+    });
+    const secure = await post('https://hooks.example/onejob');
+    expect(secure.status).toBe(201);
+    const secureId = ((await secure.json()) as { id: string }).id;
+    expect((await stack.request('DELETE', `/v1/webhooks/${secureId}`)).status).toBe(204);
+  } finally {
+    await denying.stop();
+  }
+  // Registered where http is allowed, tried by a sender that denies it: nothing is sent.
+  await register(['job.succeeded']);
+  await receiver.down();
+  try {
+    const job = await createJob(stack, summarizeBody(['chat']));
+    const denyingSender = {
+      pool: stack.pool,
+      logger: createLogger('test', 'silent'),
+      allowInternal: true,
+      slots: new WebhookSendSlots(8, 8),
+    };
+    const tried = await eventually(
+      async () => {
+        await deliverJobWebhooks(denyingSender, job.id);
+        return deliveries(job.id);
+      },
+      (d) => d[0]?.tries.some((t) => /plain http/.test(t.error ?? '')) === true,
+    );
+    expect(tried[0]!.tries.find((t) => /plain http/.test(t.error ?? ''))).toMatchObject({
+      status: null,
     });
   } finally {
     await receiver.up();
@@ -505,6 +554,7 @@ test('an endpoint deleted while a job’s ending was being written is sent nothi
         pool: stack.pool,
         logger: createLogger('test', 'silent'),
         allowInternal: true,
+        allowPlainHttp: true,
         slots: new WebhookSendSlots(8, 8),
       },
       job.id,

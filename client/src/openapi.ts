@@ -2997,7 +2997,7 @@ export interface paths {
                         events?: ("job.succeeded" | "job.failed" | "job.cancelled" | "job.needs_operator" | "job.late_result")[];
                         /**
                          * Format: uri
-                         * @description Where events are POSTed (http or https).
+                         * @description Where events are POSTed: https, or http where the deployment allows it (ONEJOB_WEBHOOK_PLAIN_HTTP).
                          */
                         url: string;
                     };

@@ -29,6 +29,8 @@ export interface ActivityDeps {
   webhookRetry?: Partial<WebhookRetry>;
   /** Whether webhooks may go to internal networks (loopback, private, link-local). Default: no. */
   allowInternalWebhookTargets?: boolean;
+  /** Whether webhooks may go over plain http (not https). Default: no. */
+  allowPlainHttpWebhooks?: boolean;
   /** Webhook tries out at once: in all, and for one owner (DEFAULTS.webhookSendsPer…). */
   webhookSends?: { perProcess: number; perOwner: number };
   /** A delivery waiting this long with no sender gets one (DEFAULTS.strandedDeliveryAfterMs). */

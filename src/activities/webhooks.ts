@@ -55,11 +55,15 @@ export function webhookActivities(deps: Pick<ActivityDeps, 'pool' | 'webhookRetr
  * Temporal's retry policy is the backoff between rounds; each try is recorded in its row.
  */
 export function webhookSendingActivities(
-  deps: Pick<ActivityDeps, 'pool' | 'logger' | 'allowInternalWebhookTargets' | 'webhookSends'>,
+  deps: Pick<
+    ActivityDeps,
+    'pool' | 'logger' | 'allowInternalWebhookTargets' | 'allowPlainHttpWebhooks' | 'webhookSends'
+  >,
 ) {
   const sending = {
     ...deps,
     allowInternal: deps.allowInternalWebhookTargets ?? false,
+    allowPlainHttp: deps.allowPlainHttpWebhooks ?? false,
     slots: new WebhookSendSlots(
       deps.webhookSends?.perProcess ?? DEFAULTS.webhookSendsPerWorker,
       deps.webhookSends?.perOwner ?? DEFAULTS.webhookSendsPerOwner,

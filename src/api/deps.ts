@@ -31,6 +31,8 @@ export interface ApiDeps extends JobServiceDeps {
   httpBounds?: HttpBounds;
   /** Whether webhook endpoints may be on internal networks (loopback, private). Default: no. */
   allowInternalWebhookTargets?: boolean;
+  /** Whether webhook endpoints may be plain http (not https). Default: no. */
+  allowPlainHttpWebhooks?: boolean;
   /** How the webhook senders this process starts retry (jobs without a workflow). Default: DEFAULTS. */
   webhookRetry?: Partial<WebhookRetry>;
   /** Endpoints per owner and live secrets per endpoint, at most. Default: DEFAULTS. */

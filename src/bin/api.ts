@@ -50,6 +50,7 @@ async function main(): Promise<void> {
     ownerLimits: config.ownerLimits,
     listPageMaxBytes: config.listPageMaxBytes,
     allowInternalWebhookTargets: config.allowInternalWebhookTargets,
+    allowPlainHttpWebhooks: config.allowPlainHttpWebhooks,
     webhookRetry: config.webhookRetry,
     webhookLimits: config.webhookLimits,
   });

@@ -123,12 +123,17 @@ const hostOf = (url: string): string => {
 async function tryOnce(
   delivery: DueDelivery,
   body: string,
-  allowInternal: boolean,
+  { allowInternal, allowPlainHttp }: { allowInternal: boolean; allowPlainHttp: boolean },
 ): Promise<DeliveryTry> {
   const started = performance.now();
   const timestamp = Math.floor(Date.now() / 1000);
   try {
     const url = new URL(delivery.url);
+    // An endpoint registered where http was allowed, tried where it is not: nothing is sent.
+    if (!allowPlainHttp && url.protocol === 'http:')
+      throw Object.assign(new Error('plain http is not allowed here: register an https URL'), {
+        code: 'EPLAINHTTP',
+      });
     // An address written in the URL is never looked up: check it here.
     const literal = url.hostname.replace(/^\[|\]$/g, '');
     if (!allowInternal && isIP(literal) && isInternalAddress(literal))
@@ -191,6 +196,8 @@ export async function deliverJobWebhooks(
     logger: Logger;
     /** Whether receivers on internal networks may be called (webhookInternalTargets). */
     allowInternal: boolean;
+    /** Whether receivers may be called over plain http (webhookPlainHttp). Default: no. */
+    allowPlainHttp?: boolean;
     slots: WebhookSendSlots;
   },
   jobId: string,
@@ -239,7 +246,10 @@ export async function deliverJobWebhooks(
               'server.address': hostOf(delivery.url),
             },
             async (span) => {
-              const tried = await tryOnce(delivery, body, deps.allowInternal);
+              const tried = await tryOnce(delivery, body, {
+                allowInternal: deps.allowInternal,
+                allowPlainHttp: deps.allowPlainHttp ?? false,
+              });
               if (tried.status !== null)
                 span.setAttribute('http.response.status_code', tried.status);
               return tried;

@@ -175,8 +175,10 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       ONEJOB_WORKER_METRICS_ADDRESS: `127.0.0.1:${await freePort()}`,
       ONEJOB_WORKER_HEALTH_ADDRESS: `127.0.0.1:${await freePort()}`,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-      // The tests' webhook receivers listen on loopback, which deployments refuse by default.
+      // The tests' webhook receivers listen on loopback over http, which deployments refuse by
+      // default.
       ONEJOB_WEBHOOK_INTERNAL_TARGETS: 'allow',
+      ONEJOB_WEBHOOK_PLAIN_HTTP: 'allow',
       ...options.env,
     };
 

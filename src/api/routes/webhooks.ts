@@ -96,7 +96,10 @@ function decodePositionCursor(text: string): number | undefined {
 
 /** An owner's webhook endpoints, and the deliveries of its jobs (under /v1). */
 export const webhookRoutes: FastifyPluginAsyncZod<{
-  deps: Pick<ApiDeps, 'pool' | 'tokens' | 'allowInternalWebhookTargets' | 'webhookLimits'>;
+  deps: Pick<
+    ApiDeps,
+    'pool' | 'tokens' | 'allowInternalWebhookTargets' | 'allowPlainHttpWebhooks' | 'webhookLimits'
+  >;
 }> = async (app, { deps }) => {
   requireBearer(app, deps.tokens, 'token');
   const limits = deps.webhookLimits ?? {
@@ -115,7 +118,9 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
           url: z
             .url({ protocol: /^https?$/ })
             .max(2000)
-            .describe('Where events are POSTed (http or https).'),
+            .describe(
+              'Where events are POSTed: https, or http where the deployment allows it (ONEJOB_WEBHOOK_PLAIN_HTTP).',
+            ),
           events: z
             .array(z.enum(WEBHOOK_EVENTS))
             .min(1)
@@ -134,6 +139,12 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
       },
     },
     async (request, reply) => {
+      if (!deps.allowPlainHttpWebhooks && new URL(request.body.url).protocol === 'http:')
+        return sendProblem(
+          reply,
+          'validation-error',
+          'url: webhooks go over https only here (ONEJOB_WEBHOOK_PLAIN_HTTP); register an https URL.',
+        );
       // Refused now if it names an internal address; each try checks again (DNS changes).
       const internal =
         !deps.allowInternalWebhookTargets &&
