@@ -32,27 +32,17 @@ export function hostAndPort(address: string, variable: string): { host: string; 
 }
 
 /**
- * Whether webhooks may go to internal networks (loopback, private, link-local):
- * ONEJOB_WEBHOOK_INTERNAL_TARGETS is `allow` or `deny`; unset, only processes npm start started
- * allow them (a receiver on this machine is how one tries webhooks out).
+ * A webhook safeguard's setting, `allow` or `deny`; unset, only processes npm start started
+ * allow it (a receiver on this machine is how one tries webhooks out):
+ * ONEJOB_WEBHOOK_INTERNAL_TARGETS, receivers on internal networks (loopback, private,
+ * link-local); ONEJOB_WEBHOOK_PLAIN_HTTP, receivers over plain http (an event is signed but
+ * readable, so elsewhere it goes over https only).
  */
-function webhookInternalTargets(env: NodeJS.ProcessEnv): boolean {
-  const raw = env.ONEJOB_WEBHOOK_INTERNAL_TARGETS;
+function webhookAllowance(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = env[name];
   if (raw === undefined || raw === '') return startedByDevStack(env);
   if (raw === 'allow' || raw === 'deny') return raw === 'allow';
-  throw new Error(`ONEJOB_WEBHOOK_INTERNAL_TARGETS must be allow or deny, got "${raw}"`);
-}
-
-/**
- * Whether webhooks may go over plain http: ONEJOB_WEBHOOK_PLAIN_HTTP is `allow` or `deny`;
- * unset, only processes npm start started allow it (a receiver on this machine has no
- * certificate). Elsewhere an event, signed but readable, goes over https only.
- */
-function webhookPlainHttp(env: NodeJS.ProcessEnv): boolean {
-  const raw = env.ONEJOB_WEBHOOK_PLAIN_HTTP;
-  if (raw === undefined || raw === '') return startedByDevStack(env);
-  if (raw === 'allow' || raw === 'deny') return raw === 'allow';
-  throw new Error(`ONEJOB_WEBHOOK_PLAIN_HTTP must be allow or deny, got "${raw}"`);
+  throw new Error(`${name} must be allow or deny, got "${raw}"`);
 }
 
 /** `host:port` from `name` (checked), `fallback` when unset, or `off`. */
@@ -123,10 +113,10 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
      * loopback callers get it.
      */
     metricsToken: optionalToken(env, 'ONEJOB_METRICS_TOKEN'),
-    /** Webhook endpoints on internal networks: allowed, or refused (see webhookInternalTargets). */
-    allowInternalWebhookTargets: webhookInternalTargets(env),
-    /** Webhook endpoints over plain http: allowed, or refused (see webhookPlainHttp). */
-    allowPlainHttpWebhooks: webhookPlainHttp(env),
+    /** Webhook endpoints on internal networks: allowed, or refused (see webhookAllowance). */
+    allowInternalWebhookTargets: webhookAllowance(env, 'ONEJOB_WEBHOOK_INTERNAL_TARGETS'),
+    /** Webhook endpoints over plain http: allowed, or refused (see webhookAllowance). */
+    allowPlainHttpWebhooks: webhookAllowance(env, 'ONEJOB_WEBHOOK_PLAIN_HTTP'),
     /**
      * How webhook deliveries are retried, by the senders either process starts (a worker for a
      * job's workflow, the API or the CLI for a job that has none).

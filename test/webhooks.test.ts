@@ -382,32 +382,47 @@ test('internal addresses (loopback, private, link-local) are refused where not a
 
   // A sender that denies them records why and never connects (a down receiver would say
   // ECONNREFUSED): registered where allowed, tried by a sender that denies.
+  const refusedTry = await triedByDenyingSender(
+    { allowInternal: false, allowPlainHttp: true },
+    /internal address/,
+  );
+  expect(refusedTry).toMatchObject({
+    status: null,
+    error: expect.stringMatching(/^127\.0\.0\.1 is an internal address/),
+  });
+});
+
+/**
+ * Registers the receiver, downs it, ends a job, and has a sender that denies what `settings`
+ * deny try its delivery until a try's error matches `why`: that try (a down receiver would
+ * have said ECONNREFUSED, so it never connected).
+ */
+async function triedByDenyingSender(
+  settings: { allowInternal: boolean; allowPlainHttp?: boolean },
+  why: RegExp,
+): Promise<Delivery['tries'][number] | undefined> {
   await register(['job.succeeded']);
   await receiver.down();
   try {
     const job = await createJob(stack, summarizeBody(['chat']));
-    const denyingSender = {
+    const sender = {
       pool: stack.pool,
       logger: createLogger('test', 'silent'),
-      allowInternal: false,
-      allowPlainHttp: true,
+      ...settings,
       slots: new WebhookSendSlots(8, 8),
     };
     const tried = await eventually(
       async () => {
-        await deliverJobWebhooks(denyingSender, job.id);
+        await deliverJobWebhooks(sender, job.id);
         return deliveries(job.id);
       },
-      (d) => d[0]?.tries.some((t) => /internal address/.test(t.error ?? '')) === true,
+      (d) => d[0]?.tries.some((t) => why.test(t.error ?? '')) === true,
     );
-    expect(tried[0]!.tries.find((t) => /internal address/.test(t.error ?? ''))).toMatchObject({
-      status: null,
-      error: expect.stringMatching(/^127\.0\.0\.1 is an internal address/),
-    });
+    return tried[0]!.tries.find((t) => why.test(t.error ?? ''));
   } finally {
     await receiver.up();
   }
-});
+}
 
 test('plain http endpoints are refused where not allowed: at registration by the API, and at every try by the sender, before it connects', async () => {
   const denying = await stack.startExtraApi({ ONEJOB_WEBHOOK_PLAIN_HTTP: 'deny' });
@@ -432,29 +447,9 @@ test('plain http endpoints are refused where not allowed: at registration by the
     await denying.stop();
   }
   // Registered where http is allowed, tried by a sender that denies it: nothing is sent.
-  await register(['job.succeeded']);
-  await receiver.down();
-  try {
-    const job = await createJob(stack, summarizeBody(['chat']));
-    const denyingSender = {
-      pool: stack.pool,
-      logger: createLogger('test', 'silent'),
-      allowInternal: true,
-      slots: new WebhookSendSlots(8, 8),
-    };
-    const tried = await eventually(
-      async () => {
-        await deliverJobWebhooks(denyingSender, job.id);
-        return deliveries(job.id);
-      },
-      (d) => d[0]?.tries.some((t) => /plain http/.test(t.error ?? '')) === true,
-    );
-    expect(tried[0]!.tries.find((t) => /plain http/.test(t.error ?? ''))).toMatchObject({
-      status: null,
-    });
-  } finally {
-    await receiver.up();
-  }
+  expect(await triedByDenyingSender({ allowInternal: true }, /plain http/)).toMatchObject({
+    status: null,
+  });
 });
 
 test('the bytes of an event are fixed once for all its endpoints before they are first sent: a try whose answer is never recorded (a crash, the database gone) is sent again with the same bytes', async () => {

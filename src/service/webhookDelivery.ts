@@ -194,9 +194,9 @@ export async function deliverJobWebhooks(
   deps: {
     pool: Pool;
     logger: Logger;
-    /** Whether receivers on internal networks may be called (webhookInternalTargets). */
+    /** Whether receivers on internal networks may be called (ONEJOB_WEBHOOK_INTERNAL_TARGETS). */
     allowInternal: boolean;
-    /** Whether receivers may be called over plain http (webhookPlainHttp). Default: no. */
+    /** Whether receivers may be called over plain http (ONEJOB_WEBHOOK_PLAIN_HTTP). Default: no. */
     allowPlainHttp?: boolean;
     slots: WebhookSendSlots;
   },
