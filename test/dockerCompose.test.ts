@@ -7,6 +7,7 @@ import { apiConfig, serviceConfig, workerConfig } from '../src/config';
 import { refusePublishedDevSecrets } from '../src/domain/publishedSecrets';
 import { MAX_WORKFLOW_ID_LENGTH } from '../src/domain/workflowId';
 import { providerConfigsFromEnv, simulatorProviders } from '../src/providers/registry';
+import { NGINX_TEMPLATE } from '../tools/stack/nginx';
 import {
   CLUSTER_RETENTION_MS,
   NAMESPACE_SCRIPT,
@@ -41,6 +42,14 @@ interface Service {
   ports?: string[];
   depends_on?: Record<string, { condition: string; required?: boolean }>;
   healthcheck?: { test: string[] };
+  restart?: string;
+  user?: string;
+  read_only?: boolean;
+  tmpfs?: string[];
+  security_opt?: string[];
+  cap_drop?: string[];
+  cap_add?: string[];
+  deploy?: { resources?: { limits?: { cpus?: string; memory?: string } } };
 }
 
 const COMPOSE_TEXT = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
@@ -393,5 +402,89 @@ describe('docker-compose.yml and cluster mode run the same production engine', (
     ) as { config: { workflowExecutionRetentionTtl: string } };
     expect(described.config.workflowExecutionRetentionTtl).toBe(`${CLUSTER_RETENTION_MS / 1000}s`);
     expect((await run()).stdout).toContain(`namespace ${namespace} exists`);
+  });
+});
+
+describe('every container runs hardened: it restarts, is bounded, gains no privilege and cannot change its own image', () => {
+  /** The set-up steps: run once to completion before what depends on them. */
+  const oneShot = new Set(
+    Object.values(services).flatMap((service) =>
+      Object.entries(service.depends_on ?? {})
+        .filter(([, dependency]) => dependency.condition === 'service_completed_successfully')
+        .map(([name]) => name),
+    ),
+  );
+
+  test('a long-running service restarts unless an operator stopped it; a set-up step only when it failed, a few times', () => {
+    expect([...oneShot].sort()).toEqual(['temporal-namespace', 'temporal-schema']);
+    for (const [name, service] of Object.entries(services))
+      expect([name, service.restart]).toEqual([
+        name,
+        oneShot.has(name) ? expect.stringMatching(/^on-failure:[1-9]$/) : 'unless-stopped',
+      ]);
+  });
+
+  test('each has a memory and a CPU limit, and none asks for more than the two CPUs the stack needs', () => {
+    const bytes = { M: 2 ** 20, G: 2 ** 30 } as const;
+    let memory = 0;
+    for (const [name, service] of Object.entries(services)) {
+      const limits = service.deploy?.resources?.limits;
+      expect([name, limits?.memory]).toEqual([name, expect.stringMatching(/^\d+[MG]$/)]);
+      const cpus = Number(limits?.cpus);
+      expect([name, cpus > 0 && cpus <= 2]).toEqual([name, true]);
+      if (!service.profiles)
+        memory +=
+          Number(limits!.memory!.slice(0, -1)) * bytes[limits!.memory!.slice(-1) as 'M' | 'G'];
+    }
+    // What docs/operators.md says the stack's limits add up to (without the simulator).
+    expect(memory / 2 ** 30).toBeLessThanOrEqual(6);
+  });
+
+  test('no process gains a privilege: no-new-privileges, every capability dropped, only what an image needs added back', () => {
+    // nginx's master starts as root: it makes its temporary folders for the workers' user
+    // (CHOWN) and becomes that user in each worker (SETUID, SETGID). It listens above 1024.
+    // Everything else starts as a user of its image, PostgreSQL too, and needs none.
+    const needs: Record<string, string[]> = { nginx: ['CHOWN', 'SETGID', 'SETUID'] };
+    for (const [name, service] of Object.entries(services)) {
+      expect([name, service.security_opt]).toEqual([name, ['no-new-privileges:true']]);
+      expect([name, service.cap_drop]).toEqual([name, ['ALL']]);
+      expect([name, service.cap_add ?? []]).toEqual([name, needs[name] ?? []]);
+    }
+    expect(services.postgres?.user).toBe('postgres');
+  });
+
+  test('every root filesystem is read-only; each service writes only to its volume and the tmpfs it is given', () => {
+    const writes: Record<string, string[]> = {
+      // The server's socket and lock file; its data is the postgres-data volume.
+      postgres: ['/var/run/postgresql', '/tmp'],
+      // The official image renders its templates into conf.d, and nginx keeps its pid and the
+      // bodies it buffers.
+      nginx: ['/etc/nginx/conf.d', '/var/cache/nginx', '/run', '/tmp'],
+    };
+    for (const [name, service] of Object.entries(services)) {
+      expect([name, service.read_only]).toEqual([name, true]);
+      const mounted = (service.tmpfs ?? []).map((entry) => entry.split(':')[0]);
+      expect([name, mounted]).toEqual([name, writes[name] ?? ['/tmp']]);
+    }
+    // The socket folder belongs to the image's postgres user (uid 999), as the image makes it.
+    expect(services.postgres?.tmpfs?.[0]).toMatch(/^\/var\/run\/postgresql:.*uid=999,gid=999/);
+  });
+
+  test('nginx names no version and limits each client address on the API, answering 429 as problem+json', () => {
+    const template = readFileSync(NGINX_TEMPLATE, 'utf8');
+    expect(template).toMatch(/^server_tokens off;$/m);
+    expect(template).toMatch(
+      /^limit_req_zone \$binary_remote_addr zone=onejob_api:\d+m rate=\$\{ONEJOB_LB_RATE\};$/m,
+    );
+    const api = template.slice(template.indexOf('location /v1/ {'));
+    expect(api.slice(0, api.indexOf('\n    }'))).toMatch(
+      /limit_req zone=onejob_api burst=\$\{ONEJOB_LB_BURST\} nodelay;[^]*limit_req_status 429;/,
+    );
+    const lb = env('nginx');
+    expect(lb.ONEJOB_LB_RATE).toBe('100r/s');
+    expect(Number(lb.ONEJOB_LB_BURST)).toBeGreaterThanOrEqual(100);
+    // Every variable the template names is one compose gives it.
+    for (const [, name] of template.matchAll(/\$\{([A-Z0-9_]+)\}/g))
+      expect(lb).toHaveProperty(name!);
   });
 });

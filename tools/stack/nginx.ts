@@ -31,6 +31,11 @@ export async function startNginx(options: {
   port: number;
   upstreams: string[];
   balance: 'hash' | 'round-robin';
+  /**
+   * The template's per-address limit on the API. Default: far above any test's traffic, which
+   * all comes from one address and measures the API, not this guard.
+   */
+  rateLimit?: { rate: string; burst: number };
   nginxPath?: string;
 }): Promise<LoadBalancer> {
   mkdirSync(options.dir, { recursive: true });
@@ -38,6 +43,8 @@ export async function startNginx(options: {
     ONEJOB_API_UPSTREAMS: options.upstreams.map((u) => `server ${u};`).join(' '),
     ONEJOB_LB_BALANCE: options.balance === 'hash' ? 'hash $http_idempotency_key consistent;' : '',
     ONEJOB_LB_LISTEN: `127.0.0.1:${options.port}`,
+    ONEJOB_LB_RATE: options.rateLimit?.rate ?? '100000r/s',
+    ONEJOB_LB_BURST: String(options.rateLimit?.burst ?? 100_000),
   });
   const sitePath = path.join(options.dir, 'onejob.conf');
   writeFileSync(sitePath, site);
