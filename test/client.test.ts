@@ -1,4 +1,6 @@
-import { OneJobClient, OneJobProblemError } from '../client/src';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { MAX_ERROR_BODY_BYTES, OneJobClient, OneJobProblemError } from '../client/src';
 import { TEST_TOKEN } from './support/identities';
 import { startTestStack, type TestStack } from './support/stack';
 
@@ -141,4 +143,75 @@ test('keys HTTP would alter in transit are refused before anything is sent', asy
   await expect(
     client.createJob({ type: 'summarize', input: { text: 'x y' }, idempotencyKey: 'trailing ' }),
   ).rejects.toThrow(RangeError);
+});
+
+test('the client refuses plain http to another host unless told to allow it, and names the host', () => {
+  const token = TEST_TOKEN;
+  for (const baseUrl of [
+    'http://api.example.com',
+    'http://10.0.0.5:3000',
+    'http://localhost.example.com',
+    'http://127.0.0.1.example.com',
+    'http://[::2]:3000',
+  ])
+    expect(() => new OneJobClient({ baseUrl, token })).toThrow(
+      /refusing plain http to .+: the token would travel unencrypted/,
+    );
+  expect(() => new OneJobClient({ baseUrl: 'ftp://api.example.com', token })).toThrow(/https/);
+  expect(() => new OneJobClient({ baseUrl: 'api.example.com', token })).toThrow(/not a URL/);
+  // Loopback (this machine only), https anywhere, or plain http on purpose.
+  for (const baseUrl of [
+    'http://localhost:3000',
+    'http://127.0.0.1:3000/',
+    'http://127.8.9.10',
+    'http://[::1]:3000',
+    'https://api.example.com',
+  ])
+    expect(() => new OneJobClient({ baseUrl, token })).not.toThrow();
+  expect(
+    () => new OneJobClient({ baseUrl: 'http://api.internal', token, allowPlainHttp: true }),
+  ).not.toThrow();
+});
+
+test('a refusal with an endless body is read up to 64 KiB, then the download is cancelled', async () => {
+  // Not our API: a broken proxy in front of it, answering 502 with a body that never ends.
+  let sent = 0;
+  let finished: boolean | undefined;
+  let refusal: Promise<unknown> = new Promise(() => undefined);
+  const closed = new Promise<void>((resolve) => {
+    const proxy = createServer((_request, response) => {
+      response.writeHead(502, { 'content-type': 'text/plain' });
+      const chunk = Buffer.alloc(64 * 1024, 'x');
+      const more = () => {
+        // 256 MiB at most, so that a client that reads it all still ends.
+        while (sent < 256 * 2 ** 20 && response.write(chunk)) sent += chunk.length;
+        if (sent >= 256 * 2 ** 20) response.end();
+      };
+      response.on('drain', more);
+      response.on('close', () => {
+        finished = response.writableFinished;
+        proxy.close();
+        resolve();
+      });
+      more();
+    });
+    proxy.listen(0, '127.0.0.1', () => {
+      const { port } = proxy.address() as AddressInfo;
+      const client = new OneJobClient({
+        baseUrl: `http://127.0.0.1:${port}`,
+        token: TEST_TOKEN,
+        maxRetries: 0,
+      });
+      refusal = client.getJob('any').catch((error: unknown) => error);
+    });
+  });
+  await closed;
+  const error = await refusal;
+  expect(error).toBeInstanceOf(OneJobProblemError);
+  expect((error as OneJobProblemError).problem).toMatchObject({ status: 502 });
+  expect(((error as OneJobProblemError).problem.detail ?? '').length).toBeLessThanOrEqual(500);
+  // The client hung up before the body's end, with far less than it downloaded.
+  expect(finished).toBe(false);
+  expect(sent).toBeLessThan(256 * 2 ** 20);
+  expect(MAX_ERROR_BODY_BYTES).toBe(64 * 1024);
 });

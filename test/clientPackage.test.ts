@@ -1,12 +1,21 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import {
+  MemoryWebhookIdStore,
   OneJobClient,
   OneJobProblemError,
   verifyWebhook,
+  WebhookDeduplicator,
   WebhookVerificationError,
 } from '../client/src';
 import { ROOT, TEST_OUTPUT } from './support/harness';
@@ -69,12 +78,19 @@ test('npm pack ships the compiled client and its README only; installed in a pro
     ['install', '--offline', '--no-audit', '--no-fund', path.join(work, packed!.filename)],
     { cwd: project, env: quiet },
   );
-  const example = path.join(CLIENT, 'examples', 'quickstart.ts');
-  // The README shows the example as it is.
-  expect(readFileSync(path.join(CLIENT, 'README.md'), 'utf8')).toContain(
-    readFileSync(example, 'utf8'),
+  // The README shows the examples as they are: the client's, and a webhook receiver's, which
+  // verifies with the Standard Webhooks library (the receiver's own dependency) and deduplicates.
+  for (const name of ['quickstart.ts', 'receiver.ts']) {
+    const file = path.join(CLIENT, 'examples', name);
+    expect(readFileSync(path.join(CLIENT, 'README.md'), 'utf8')).toContain(
+      readFileSync(file, 'utf8'),
+    );
+    copyFileSync(file, path.join(project, name));
+  }
+  symlinkSync(
+    path.join(ROOT, 'node_modules', 'standardwebhooks'),
+    path.join(project, 'node_modules', 'standardwebhooks'),
   );
-  copyFileSync(example, path.join(project, 'quickstart.ts'));
   // Its types hold for a user: strict, against the installed package's declarations.
   await run(
     'node',
@@ -84,6 +100,7 @@ test('npm pack ships the compiled client and its README only; installed in a pro
       ...['--module', 'node16', '--moduleResolution', 'node16'],
       ...['--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules/@types')],
       'quickstart.ts',
+      'receiver.ts',
     ],
     { cwd: project },
   );
@@ -217,5 +234,56 @@ describe('verifyWebhook agrees with the Standard Webhooks reference library', ()
     refuses(() => verifyWebhook(secret, stale, payload));
     expect(() => new Webhook(secret).verify(payload, stale)).toThrow();
     refuses(() => verifyWebhook(secret, { 'webhook-id': 'msg_5' }, payload));
+  });
+});
+
+describe('WebhookDeduplicator: a receiver handles each webhook-id once', () => {
+  const secret = `whsec_${Buffer.from('onejob-client-dedup-secret-0123456789').toString('base64')}`;
+  const payload = JSON.stringify({ type: 'job.succeeded', data: { id: 'j-9' } });
+
+  test('a delivery verified by the Standard Webhooks library and sent again is handled once; a forgotten one again', async () => {
+    const deduplicator = new WebhookDeduplicator();
+    const headers = {
+      'webhook-id': 'msg_once',
+      'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+      'webhook-signature': new Webhook(secret).sign('msg_once', new Date(), payload),
+    };
+    const handled: string[] = [];
+    const receive = async () => {
+      new Webhook(secret).verify(payload, headers);
+      if (!(await deduplicator.seenBefore(headers['webhook-id'])))
+        handled.push(headers['webhook-id']);
+    };
+    // The same delivery three times, two of them at once (a retry racing a slow answer).
+    await Promise.all([receive(), receive()]);
+    await receive();
+    expect(handled).toEqual(['msg_once']);
+    // Its handling failed: forgotten, the next try of it is handled.
+    await deduplicator.forget('msg_once');
+    await receive();
+    expect(handled).toEqual(['msg_once', 'msg_once']);
+    await expect(deduplicator.seenBefore('')).rejects.toThrow(RangeError);
+  });
+
+  test('the memory store is bounded: an id is kept for the age given, and past the count the oldest goes first', async () => {
+    let now = 1_000_000;
+    const store = new MemoryWebhookIdStore({ maxIds: 3, now: () => now });
+    const deduplicator = new WebhookDeduplicator({ store, maxAgeSeconds: 60, now: () => now });
+    for (const id of ['a', 'b', 'c']) expect(await deduplicator.seenBefore(id)).toBe(false);
+    expect(await deduplicator.seenBefore('a')).toBe(true);
+    // A fourth id pushes out the oldest.
+    expect(await deduplicator.seenBefore('d')).toBe(false);
+    expect(store.size).toBe(3);
+    expect(await deduplicator.seenBefore('a')).toBe(false);
+    expect(await deduplicator.seenBefore('c')).toBe(true);
+    // Past their age every id is gone, and the store is empty again.
+    now += 60_001;
+    expect(await deduplicator.seenBefore('c')).toBe(false);
+    expect(store.size).toBe(1);
+    // By default an id outlives onejob's 3 days of retries.
+    const lasting = new WebhookDeduplicator({ now: () => now });
+    expect(await lasting.seenBefore('x')).toBe(false);
+    now += 3 * 24 * 3600 * 1000;
+    expect(await lasting.seenBefore('x')).toBe(true);
   });
 });

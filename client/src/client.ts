@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isIPv4 } from 'node:net';
 import type {
   Attempt,
   CreatedWebhookEndpoint,
@@ -58,7 +59,69 @@ export interface OneJobClientOptions {
    * create bucket that refills slowly) is given to the caller at once as the problem. Default 30 s.
    */
   maxRetryAfterMs?: number;
+  /**
+   * Lets `baseUrl` be plain `http://` to a host other than this machine. Off by default: the
+   * token would cross the network readable by anyone on the path. `http://` to loopback
+   * (`localhost`, `127.0.0.0/8`, `[::1]`) is always allowed.
+   */
+  allowPlainHttp?: boolean;
   fetch?: typeof fetch;
+}
+
+/** The most of a refusal's body the client reads; the rest is never downloaded. */
+export const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/** True for a URL host that is this machine by definition, never a name another host could answer. */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/\.$/, '');
+  if (host === 'localhost' || host === '[::1]') return true;
+  // The URL parser has already made every IPv4 spelling (127.1, 0x7f.1) dotted decimal.
+  return isIPv4(host) && host.startsWith('127.');
+}
+
+/** `baseUrl` without its trailing slashes, once it is one this client may send a token to. */
+function checkedBaseUrl(baseUrl: string, allowPlainHttp: boolean): string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new TypeError(`onejob-client: baseUrl ${JSON.stringify(baseUrl)} is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TypeError(`onejob-client: baseUrl must be https (or http), not ${url.protocol}`);
+  if (url.protocol === 'http:' && !allowPlainHttp && !isLoopback(url.hostname))
+    throw new TypeError(
+      `onejob-client: refusing plain http to ${url.host}: the token would travel unencrypted. ` +
+        'Use https, or set allowPlainHttp: true if this network is trusted.',
+    );
+  return baseUrl.replace(/\/+$/, '');
+}
+
+/**
+ * At most `limit` bytes of a body, as text; a longer body is cut there and its download
+ * cancelled, so a misbehaving server or proxy cannot make the client buffer without end.
+ */
+async function boundedText(response: Response, limit: number): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let cut = false;
+  try {
+    while (!cut) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const room = limit - size;
+      cut = value.byteLength > room;
+      const kept = cut ? value.subarray(0, room) : value;
+      chunks.push(kept);
+      size += kept.byteLength;
+    }
+  } finally {
+    if (cut) await reader.cancel().catch(() => undefined);
+    else reader.releaseLock();
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 export type CreateJobInput = CreateJobBody & {
@@ -82,7 +145,7 @@ export class OneJobClient {
   private readonly fetchImpl: typeof fetch;
 
   constructor(private readonly options: OneJobClientOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.baseUrl = checkedBaseUrl(options.baseUrl, options.allowPlainHttp === true);
     this.fetchImpl = options.fetch ?? fetch;
   }
 
@@ -290,7 +353,7 @@ export class OneJobClient {
       let problem: Problem | undefined;
       let retryable = true;
       if (response) {
-        const text = await response.text();
+        const text = await boundedText(response, MAX_ERROR_BODY_BYTES);
         try {
           problem = JSON.parse(text) as Problem;
         } catch {

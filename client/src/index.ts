@@ -1,5 +1,5 @@
 /** onejob-client: the typed HTTP client of onejob, and the verifier of its webhooks. */
-export { OneJobClient, OneJobProblemError } from './client';
+export { MAX_ERROR_BODY_BYTES, OneJobClient, OneJobProblemError } from './client';
 export type { CreatedJob, CreateJobInput, OneJobClientOptions, Problem } from './client';
 export type {
   Attempt,
@@ -17,4 +17,6 @@ export type {
 } from './types';
 export { verifyWebhook, WebhookVerificationError } from './webhooks';
 export type { VerifyWebhookOptions } from './webhooks';
+export { MemoryWebhookIdStore, WebhookDeduplicator } from './deduplicate';
+export type { WebhookDeduplicatorOptions, WebhookIdStore } from './deduplicate';
 export type { paths } from './openapi';
