@@ -705,8 +705,7 @@ CREATE TABLE public.webhook_secrets (
     endpoint_id uuid NOT NULL,
     secret text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    expires_at timestamp with time zone,
-    CONSTRAINT webhook_secrets_secret_check CHECK ((secret ~ '^whsec_[A-Za-z0-9+/]{32,}={0,2}$'::text))
+    expires_at timestamp with time zone
 );
 
 --
@@ -890,6 +889,13 @@ ALTER TABLE ONLY public.webhook_secrets
     ADD CONSTRAINT webhook_secrets_pkey PRIMARY KEY (id);
 
 --
+-- Name: webhook_secrets webhook_secrets_sealed; Type: CHECK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE public.webhook_secrets
+    ADD CONSTRAINT webhook_secrets_sealed CHECK ((secret ~ '^v1\.[A-Za-z0-9_-]{1,32}\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22,}$'::text)) NOT VALID;
+
+--
 -- Name: attempts_call_ends_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -984,6 +990,12 @@ CREATE INDEX webhook_deliveries_pending_idx ON public.webhook_deliveries USING b
 --
 
 CREATE INDEX webhook_endpoints_owner_live_idx ON public.webhook_endpoints USING btree (owner_id) WHERE (deleted_at IS NULL);
+
+--
+-- Name: webhook_secrets_expiring_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_secrets_expiring_idx ON public.webhook_secrets USING btree (expires_at) WHERE (expires_at IS NOT NULL);
 
 --
 -- Name: webhook_secrets_one_current; Type: INDEX; Schema: public; Owner: -

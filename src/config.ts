@@ -2,6 +2,7 @@ import { MAX_WAIT_SECONDS, type HttpBounds } from './api/httpBounds';
 import { DEFAULTS } from './domain/defaults';
 import { ownerLimitSettings } from './domain/ownerLimits';
 import { startedByDevStack } from './domain/publishedSecrets';
+import { secretKeyRing } from './domain/secretSealing';
 import type { WebhookRetry } from './domain/webhooks';
 import { temporalConnectionSettings } from './temporal/connection';
 import { DEFAULT_TASK_QUEUE } from './workflows/definitions';
@@ -122,6 +123,8 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
      * job's workflow, the API or the CLI for a job that has none).
      */
     webhookRetry: webhookRetrySettings(env),
+    /** The keys that seal webhook signing secrets at rest (ONEJOB_SECRET_KEYS, secretSealing.ts). */
+    secretKeys: secretKeyRing(env),
   };
 }
 

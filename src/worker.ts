@@ -45,6 +45,7 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     allowInternalWebhookTargets: config.allowInternalWebhookTargets,
     allowPlainHttpWebhooks: config.allowPlainHttpWebhooks,
     webhookSends: config.webhookSends,
+    secretKeys: config.secretKeys,
     maxConcurrentProviderCalls: config.maxConcurrentProviderCalls,
     maxCachedWorkflows: config.maxCachedWorkflows,
     shutdownForceTimeMs: config.shutdownForceTimeMs,

@@ -24,11 +24,13 @@ import { createPool, inTransaction, type Pool } from '../src/db/pool';
 import { OBSERVED_P95_SQL } from '../src/db/providerStats';
 import { insertEndpoint, pendingEventKeys } from '../src/db/webhooks';
 import { requestFingerprint } from '../src/domain/fingerprint';
+import { parseSecretKeys } from '../src/domain/secretSealing';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { withDatabase } from '../tools/stack/postgres';
 import { holdStatement } from './support/barriers';
 import { createTestDatabase, inRolledBackTransaction } from './support/database';
 import { harness } from './support/harness';
+import { TEST_SECRET_KEYS } from './support/identities';
 import { waitingOrSettled } from './support/lockWaits';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -512,6 +514,7 @@ test("a result that comes after a verdict settled its attempt is kept as a race,
     { url: 'https://receiver.example/hooks', events: ['job.late_result'] },
     `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
     20,
+    parseSecretKeys(TEST_SECRET_KEYS),
   );
   // An operator's failed, given once the call was over; then the call's answer comes after all.
   const failedFirst = await newJob(db.pool, 'owner-late');

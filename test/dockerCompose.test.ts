@@ -97,6 +97,7 @@ const OPERATOR_VARS: Record<string, string> = {
   POSTGRES_PASSWORD: 'superuser-password-0123456789',
   ONEJOB_DB_PASSWORD: 'app-password-0123456789',
   TEMPORAL_DB_PASSWORD: 'temporal-password-0123456789',
+  ONEJOB_SECRET_KEYS: 'prod-1:q83vEjRWeJCrze8SNFZ4kKvN7xI0VniQq83vEjRWeJA=',
   ONEJOB_PROVIDERS: JSON.stringify(simulatorProviders('http://payments.example')),
 };
 
@@ -177,6 +178,7 @@ describe('a deployment from docker-compose.yml fails closed', () => {
       'ONEJOB_DB_PASSWORD',
       'ONEJOB_METRICS_TOKEN',
       'ONEJOB_OPERATOR_TOKENS',
+      'ONEJOB_SECRET_KEYS',
       'POSTGRES_PASSWORD',
       'TEMPORAL_DB_PASSWORD',
     ]);

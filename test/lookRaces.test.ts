@@ -8,6 +8,7 @@ import {
 import { createAttempt, findAttempt } from '../src/db/attempts';
 import { insertJobOrFindExisting } from '../src/db/jobs';
 import { requestFingerprint } from '../src/domain/fingerprint';
+import { parseSecretKeys } from '../src/domain/secretSealing';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { createLogger } from '../src/logger';
 import { ProviderRegistry } from '../src/providers/registry';
@@ -16,6 +17,7 @@ import { startSimulator, type SimulatorServer } from '../tools/simulator/server'
 import { holdStatement } from './support/barriers';
 import { createTestDatabase } from './support/database';
 import { harness } from './support/harness';
+import { TEST_SECRET_KEYS } from './support/identities';
 import { payProvider } from './support/providers';
 
 /**
@@ -52,6 +54,7 @@ beforeAll(async () => {
     providers,
     logger: createLogger('look-races', 'warn'),
     temporal: new Client({ connection }),
+    secretKeys: parseSecretKeys(TEST_SECRET_KEYS),
   });
 });
 afterAll(async () => {

@@ -1,8 +1,13 @@
 import { apiConfig } from '../src/config';
 import { limitsOf, ownerLimitSettings } from '../src/domain/ownerLimits';
+import { TEST_SECRET_KEYS } from './support/identities';
 
 /** How the owner-limit settings read: defaults, per-owner overrides, and refusals at start. */
-const base = { DATABASE_URL: 'postgres://x', ONEJOB_API_TOKENS: 'a:token-aaaaaaaa' };
+const base = {
+  DATABASE_URL: 'postgres://x',
+  ONEJOB_API_TOKENS: 'a:token-aaaaaaaa',
+  ONEJOB_SECRET_KEYS: TEST_SECRET_KEYS,
+};
 
 test('owner limits are off unless configured: the API reads no limit for any owner', () => {
   const settings = apiConfig(base).ownerLimits;

@@ -1,13 +1,14 @@
 import { Webhook } from 'standardwebhooks';
 import { finishJobWithoutResult } from '../src/db/jobs';
 import { insertNeedsOperatorDeliveries } from '../src/db/webhooks';
+import { parseSecretKeys } from '../src/domain/secretSealing';
 import { createLogger } from '../src/logger';
 import type { ProviderConfig } from '../src/providers/provider';
 import { deliverJobWebhooks } from '../src/service/webhookDelivery';
 import { BACKSTOP_BATCH } from '../src/service/webhookSenders';
 import { WebhookSendSlots } from '../src/service/webhookSendSlots';
 import { isInternalAddress } from '../src/service/webhookTargets';
-import { OTHER_TOKEN, TEST_TOKEN } from './support/identities';
+import { OTHER_TOKEN, TEST_SECRET_KEYS, TEST_TOKEN } from './support/identities';
 import { chargeBody, createJob, summarizeBody, untilJob, type JobView } from './support/jobs';
 import { eventually } from './support/polling';
 import { chatProvider, payProvider } from './support/providers';
@@ -410,6 +411,7 @@ async function triedByDenyingSender(
       logger: createLogger('test', 'silent'),
       ...settings,
       slots: new WebhookSendSlots(8, 8),
+      secretKeys: parseSecretKeys(TEST_SECRET_KEYS),
     };
     const tried = await eventually(
       async () => {
@@ -551,6 +553,7 @@ test('an endpoint deleted while a job’s ending was being written is sent nothi
         allowInternal: true,
         allowPlainHttp: true,
         slots: new WebhookSendSlots(8, 8),
+        secretKeys: parseSecretKeys(TEST_SECRET_KEYS),
       },
       job.id,
     );

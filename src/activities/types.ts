@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Pool } from '../db/pool';
+import type { SecretKeyRing } from '../domain/secretSealing';
 import type { WebhookRetry } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import type { ProviderRegistry } from '../providers/registry';
@@ -31,6 +32,8 @@ export interface ActivityDeps {
   allowInternalWebhookTargets?: boolean;
   /** Whether webhooks may go over plain http (not https). Default: no. */
   allowPlainHttpWebhooks?: boolean;
+  /** Opens webhook signing secrets, stored sealed (ONEJOB_SECRET_KEYS). */
+  secretKeys: SecretKeyRing;
   /** Webhook tries out at once: in all, and for one owner (DEFAULTS.webhookSendsPer…). */
   webhookSends?: { perProcess: number; perOwner: number };
   /** A delivery waiting this long with no sender gets one (DEFAULTS.strandedDeliveryAfterMs). */

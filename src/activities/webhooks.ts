@@ -57,7 +57,12 @@ export function webhookActivities(deps: Pick<ActivityDeps, 'pool' | 'webhookRetr
 export function webhookSendingActivities(
   deps: Pick<
     ActivityDeps,
-    'pool' | 'logger' | 'allowInternalWebhookTargets' | 'allowPlainHttpWebhooks' | 'webhookSends'
+    | 'pool'
+    | 'logger'
+    | 'allowInternalWebhookTargets'
+    | 'allowPlainHttpWebhooks'
+    | 'webhookSends'
+    | 'secretKeys'
   >,
 ) {
   const sending = {

@@ -1,3 +1,4 @@
+import type { SecretKeyRing } from '../domain/secretSealing';
 import type { WebhookRetry } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import type { JobServiceDeps } from '../service/jobs';
@@ -35,6 +36,8 @@ export interface ApiDeps extends JobServiceDeps {
   allowPlainHttpWebhooks?: boolean;
   /** How the webhook senders this process starts retry (jobs without a workflow). Default: DEFAULTS. */
   webhookRetry?: Partial<WebhookRetry>;
+  /** Seals the webhook signing secrets it creates (ONEJOB_SECRET_KEYS). */
+  secretKeys: SecretKeyRing;
   /** Endpoints per owner and live secrets per endpoint, at most. Default: DEFAULTS. */
   webhookLimits?: { endpointsPerOwner: number; liveSecretsPerEndpoint: number };
 }

@@ -11,6 +11,7 @@ import { createPool } from '../db/pool';
 import { refusePublishedDevSecrets } from '../domain/publishedSecrets';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
+import { prepareWebhookSecrets } from '../service/webhookSecrets';
 import { temporalConnectOptions } from '../temporal/connection';
 import { tracingClientInterceptors } from '../temporal/tracing';
 import { exitWithParent, tellParent } from './parentLink';
@@ -25,6 +26,9 @@ async function main(): Promise<void> {
   const pool = createPool(config.databaseUrl);
   tellParent({ starting: 'migrations' });
   await migrate(pool);
+  tellParent({ starting: 'webhook secrets' });
+  const secrets = await prepareWebhookSecrets(pool, config.secretKeys);
+  if (secrets.sealed > 0) logger.info(secrets, 'webhook secrets sealed at rest');
   tellParent({ starting: 'connecting to Temporal' });
   const connection = await Connection.connect(temporalConnectOptions(config.temporal));
   const temporal = new Client({
@@ -53,6 +57,7 @@ async function main(): Promise<void> {
     allowPlainHttpWebhooks: config.allowPlainHttpWebhooks,
     webhookRetry: config.webhookRetry,
     webhookLimits: config.webhookLimits,
+    secretKeys: config.secretKeys,
   });
   tellParent({ starting: 'listening' });
   await app.listen({ host: config.host, port: config.port });

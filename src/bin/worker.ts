@@ -9,6 +9,7 @@ import { metricsAccessFor } from '../api/metricsAccess';
 import { sweeperConfig, workerConfig } from '../config';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
+import { purgeDeadSecrets } from '../db/webhookSecrets';
 import { DEFAULTS } from '../domain/defaults';
 import { refusePublishedDevSecrets } from '../domain/publishedSecrets';
 import { createLogger } from '../logger';
@@ -16,6 +17,7 @@ import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry'
 import { createWorkerMetrics } from '../service/histograms';
 import { checkReadiness, pollersProbe, postgresProbe, temporalProbe } from '../service/readiness';
 import { reconcileAttemptsOfEndedJobs, sweepJobs } from '../service/sweeper';
+import { prepareWebhookSecrets } from '../service/webhookSecrets';
 import { temporalConnectOptions } from '../temporal/connection';
 import { temporalSdkLogger } from '../temporal/logging';
 import { ensureSearchAttributes } from '../temporal/searchAttributes';
@@ -23,6 +25,9 @@ import { tracingClientInterceptors } from '../temporal/tracing';
 import { prebuiltWorkflowBundle } from '../temporal/workflowBundle';
 import { createJobWorkers, workerSettings } from '../worker';
 import { exitWithParent, tellParent } from './parentLink';
+
+/** At most this many dead webhook secrets are deleted per sweep (the rest at the next one). */
+const SECRETS_PURGED_PER_SWEEP = 1_000;
 
 async function main(): Promise<void> {
   const logger = createLogger('onejob-worker');
@@ -46,6 +51,9 @@ async function main(): Promise<void> {
   const pool = createPool(config.databaseUrl);
   tellParent({ starting: 'migrations' });
   await migrate(pool);
+  tellParent({ starting: 'webhook secrets' });
+  const secrets = await prepareWebhookSecrets(pool, config.secretKeys);
+  if (secrets.sealed > 0) logger.info(secrets, 'webhook secrets sealed at rest');
   tellParent({ starting: 'connecting to Temporal' });
   const connection = await NativeConnection.connect(temporalConnectOptions(config.temporal));
   try {
@@ -125,6 +133,10 @@ async function main(): Promise<void> {
     reconcileAttemptsOfEndedJobs({ pool, reconcile: settling.reconcileAttempt }, logger)
       .then((report) => report.looked > 0 && logger.info(report, 'ended jobs’ attempts looked at'))
       .catch((error: unknown) => logger.error({ err: error }, 'attempt sweep failed'));
+    // Secrets nothing signs with any more (expired, or of a deleted endpoint) leave the table.
+    purgeDeadSecrets(pool, SECRETS_PURGED_PER_SWEEP)
+      .then((purged) => purged > 0 && logger.info({ purged }, 'dead webhook secrets purged'))
+      .catch((error: unknown) => logger.error({ err: error }, 'webhook secret purge failed'));
   };
   sweepOnce();
   const sweeper = setInterval(sweepOnce, sweep.intervalMs);

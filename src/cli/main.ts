@@ -8,6 +8,7 @@ import { findJobType, jobTypeNames } from '../jobTypes';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { ServiceError } from '../service/errors';
 import { addOperatorCommands, withPool } from './operatorCommands';
+import { addSecretCommands } from './secretCommands';
 import { renderTable } from './table';
 import { terminalJson } from './terminal';
 
@@ -38,6 +39,7 @@ export function buildCli(): Command {
     .description('Operate onejob: providers, jobs, attempts.')
     .exitOverride();
   addOperatorCommands(program);
+  addSecretCommands(program);
   const providers = program
     .command('providers')
     .description('Provider adapters and their certification');

@@ -1,7 +1,9 @@
 import { isUuid } from '../domain/identity';
+import type { SecretKeyRing } from '../domain/secretSealing';
 import type { DeliveryState, WebhookEvent } from '../domain/webhooks';
 import { inTransaction, type Pool, type Queryable } from './pool';
 import { preparedStatement } from './statements';
+import { insertSealedSecret, openSecretRow } from './webhookSecrets';
 
 /** An owner's webhook endpoint, as its owner sees it (never with its secrets). */
 export interface WebhookEndpoint {
@@ -49,6 +51,8 @@ export async function insertEndpoint(
   endpoint: { url: string; events: readonly WebhookEvent[]; description?: string },
   secret: string,
   maxEndpoints: number,
+  /** Seals `secret` at rest. */
+  keys: SecretKeyRing,
 ): Promise<WebhookEndpoint | undefined> {
   return inTransaction(pool, async (client) => {
     await client.query(
@@ -68,10 +72,7 @@ export async function insertEndpoint(
       [ownerId, endpoint.url, endpoint.events, endpoint.description ?? null],
     );
     const created = toEndpoint(rows[0]!);
-    await client.query('INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)', [
-      created.id,
-      secret,
-    ]);
+    await insertSealedSecret(client, keys, created.id, secret);
     return created;
   });
 }
@@ -172,6 +173,8 @@ export async function rotateSecret(
   previousLiveForMs: number,
   /** Secrets live at once, the new one included: a rotation past it is refused. */
   maxLiveSecrets: number,
+  /** Seals `secret` at rest. */
+  keys: SecretKeyRing,
 ): Promise<{ previousExpireAt: Date } | { tooMany: { nextExpiresAt: Date } } | undefined> {
   if (!isUuid(endpointId)) return undefined;
   return inTransaction(pool, async (client) => {
@@ -194,10 +197,7 @@ export async function rotateSecret(
         WHERE endpoint_id = $1 AND expires_at IS NULL RETURNING expires_at`,
       [endpointId, previousLiveForMs],
     );
-    await client.query('INSERT INTO webhook_secrets (endpoint_id, secret) VALUES ($1, $2)', [
-      endpointId,
-      secret,
-    ]);
+    await insertSealedSecret(client, keys, endpointId, secret);
     return { previousExpireAt: rows[0]?.expires_at ?? new Date() };
   });
 }
@@ -281,6 +281,8 @@ export async function claimNextDeliveries(
   limit: number,
   /** Endpoints this sender leaves alone now (they refused in this round). */
   skipEndpoints: readonly string[] = [],
+  /** Opens the signing secrets, stored sealed (webhookSecrets.ts); needed once one is claimed. */
+  keys?: SecretKeyRing,
 ): Promise<{ claimed: DueDelivery[] }> {
   return inTransaction(pool, async (client) => {
     // An endpoint deleted or disabled while a job's ending was being written (the ending's
@@ -334,8 +336,13 @@ export async function claimNextDeliveries(
         WHERE id = ANY ($1)`,
       [free.map((row) => row.id), leaseMs],
     );
-    const { rows: secretRows } = await client.query<{ endpoint_id: string; secret: string }>(
-      `SELECT endpoint_id, secret FROM webhook_secrets
+    // Secrets are stored sealed; opened here, for this try only (webhookSecrets.ts).
+    const { rows: secretRows } = await client.query<{
+      id: string;
+      endpoint_id: string;
+      secret: string;
+    }>(
+      `SELECT id::text, endpoint_id, secret FROM webhook_secrets
         WHERE endpoint_id = ANY ($1) AND (expires_at IS NULL OR expires_at > now())
         ORDER BY id DESC`,
       [free.map((row) => row.endpoint_id)],
@@ -343,7 +350,8 @@ export async function claimNextDeliveries(
     const secrets = new Map<string, string[]>();
     for (const row of secretRows) {
       const list = secrets.get(row.endpoint_id) ?? [];
-      list.push(row.secret);
+      if (!keys) throw new Error('a webhook secret is sealed, and this sender holds no key ring');
+      list.push(openSecretRow(keys, row));
       secrets.set(row.endpoint_id, list);
     }
     return {

@@ -13,6 +13,7 @@ import {
   type DeliveryTry,
   type DueDelivery,
 } from '../db/webhooks';
+import type { SecretKeyRing } from '../domain/secretSealing';
 import type { Logger } from '../logger';
 import { inSpan } from '../telemetry/spans';
 import { WEBHOOK_USER_AGENT } from '../telemetry/tracing';
@@ -199,6 +200,8 @@ export async function deliverJobWebhooks(
     /** Whether receivers may be called over plain http (ONEJOB_WEBHOOK_PLAIN_HTTP). Default: no. */
     allowPlainHttp?: boolean;
     slots: WebhookSendSlots;
+    /** Opens the endpoints' signing secrets, stored sealed (ONEJOB_SECRET_KEYS). */
+    secretKeys: SecretKeyRing;
   },
   jobId: string,
 ): Promise<DeliveryRound> {
@@ -228,6 +231,7 @@ export async function deliverJobWebhooks(
         WEBHOOK_TIMEOUT_MS * 3,
         slots,
         refused,
+        deps.secretKeys,
       );
       // The places not needed now go back at once, to the owner's other rounds.
       deps.slots.give(job.ownerId, slots - claimed.length);

@@ -16,3 +16,10 @@ export const TRICK_OWNERS = {
   'a:b': 'token-trick-colon',
   'a/b': 'token-trick-slash',
 } as const;
+/**
+ * The test stack's ONEJOB_SECRET_KEYS (its services seal webhook secrets under the first): two
+ * keys, as after a rotation.
+ */
+export const TEST_SECRET_KEY_2 = 'k2:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=';
+export const TEST_SECRET_KEY_1 = 'k1:ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8=';
+export const TEST_SECRET_KEYS = `${TEST_SECRET_KEY_2},${TEST_SECRET_KEY_1}`;

@@ -8,6 +8,7 @@ import {
   waitForReady,
   type GuardedProcess,
 } from '../../tools/stack/processes';
+import { TEST_SECRET_KEYS } from './identities';
 
 /**
  * Waits until `url` answers OK while the process lives; otherwise stops it and fails with where its
@@ -89,6 +90,8 @@ export function startServiceUntilExit(
         DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
         TEMPORAL_ADDRESS: '127.0.0.1:1',
         ONEJOB_WORKER_METRICS_ADDRESS: 'off',
+        // A key ring of the tests' own, so a refusal checked here is the setting's under test.
+        ONEJOB_SECRET_KEYS: TEST_SECRET_KEYS,
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -27,6 +27,7 @@ import {
   OTHER_OWNER,
   OTHER_TOKEN,
   TEST_OWNER,
+  TEST_SECRET_KEYS,
   TEST_TOKEN,
   TRICK_OWNERS,
 } from './identities';
@@ -163,6 +164,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       ),
       ONEJOB_OPERATOR_TOKENS: `${OPERATOR}:${OPERATOR_TOKEN}`,
       ONEJOB_SIMULATOR_CALLBACK_SECRET: CALLBACK_SECRET,
+      ONEJOB_SECRET_KEYS: TEST_SECRET_KEYS,
       ONEJOB_HEDGE_DELAY_MS: String(options.hedgeDelayMs ?? 2_000),
       ONEJOB_API_TOKENS: [
         `${TEST_OWNER}:${TEST_TOKEN}`,

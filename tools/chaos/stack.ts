@@ -606,6 +606,8 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
         .map(([owner, ownerToken]) => `${owner}:${ownerToken}`)
         .join(','),
       ONEJOB_OPERATOR_TOKENS: `chaos-operator:${operatorToken}`,
+      // The key that seals webhook secrets at rest: the run's own, as a deployment's would be.
+      ONEJOB_SECRET_KEYS: `chaos:${randomBytes(32).toString('base64')}`,
       ONEJOB_SIMULATOR_CALLBACK_SECRET: callbackSecrets['simulator-pay'],
       ONEJOB_CHAOS_PAY_2_CALLBACK_SECRET: callbackSecrets['simulator-pay-2'],
       HOST: '127.0.0.1',

@@ -98,7 +98,12 @@ function decodePositionCursor(text: string): number | undefined {
 export const webhookRoutes: FastifyPluginAsyncZod<{
   deps: Pick<
     ApiDeps,
-    'pool' | 'tokens' | 'allowInternalWebhookTargets' | 'allowPlainHttpWebhooks' | 'webhookLimits'
+    | 'pool'
+    | 'tokens'
+    | 'allowInternalWebhookTargets'
+    | 'allowPlainHttpWebhooks'
+    | 'webhookLimits'
+    | 'secretKeys'
   >;
 }> = async (app, { deps }) => {
   requireBearer(app, deps.tokens, 'token');
@@ -168,6 +173,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
         },
         secret,
         limits.endpointsPerOwner,
+        deps.secretKeys,
       );
       if (!endpoint)
         return sendProblem(
@@ -299,6 +305,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
         secret,
         seconds * 1000,
         limits.liveSecretsPerEndpoint,
+        deps.secretKeys,
       );
       if (!rotated) return sendNotFound(reply, `webhook endpoint ${request.params.id}`);
       if ('tooMany' in rotated) {
