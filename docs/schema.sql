@@ -433,6 +433,19 @@ BEGIN
 END $$;
 
 --
+-- Name: webhook_operator_actions_kept(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.webhook_operator_actions_kept() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  RAISE EXCEPTION 'operator action % on a webhook endpoint is kept as written', OLD.id
+    USING ERRCODE = 'check_violation';
+END
+$$;
+
+--
 -- Name: certifications; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -678,9 +691,11 @@ CREATE TABLE public.webhook_endpoints (
     disabled_reason text,
     deleted_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    disabled_by_operator boolean DEFAULT false NOT NULL,
     CONSTRAINT webhook_endpoints_check CHECK (((disabled_at IS NULL) = (disabled_reason IS NULL))),
     CONSTRAINT webhook_endpoints_description_check CHECK ((length(description) <= 500)),
     CONSTRAINT webhook_endpoints_events_check CHECK (((cardinality(events) >= 1) AND (events <@ ARRAY['job.succeeded'::text, 'job.failed'::text, 'job.cancelled'::text, 'job.needs_operator'::text, 'job.late_result'::text]))),
+    CONSTRAINT webhook_endpoints_operator_disable_disables CHECK (((NOT disabled_by_operator) OR (disabled_at IS NOT NULL))),
     CONSTRAINT webhook_endpoints_owner_id_check CHECK ((owner_id ~ '^[\x20-\x7e]{1,64}$'::text)),
     CONSTRAINT webhook_endpoints_url_check CHECK (((url ~ '^https?://[^\s]+$'::text) AND (length(url) <= 2000)))
 );
@@ -694,6 +709,36 @@ CREATE TABLE public.webhook_event_bodies (
     event_key text NOT NULL,
     body text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: webhook_operator_actions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_operator_actions (
+    id bigint NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    operator text NOT NULL,
+    action text NOT NULL,
+    endpoint_id uuid NOT NULL,
+    owner_id text NOT NULL,
+    reason text NOT NULL,
+    CONSTRAINT webhook_operator_actions_action_check CHECK ((action = ANY (ARRAY['disable'::text, 'enable'::text, 'delete'::text]))),
+    CONSTRAINT webhook_operator_actions_operator_check CHECK ((((char_length(operator) >= 1) AND (char_length(operator) <= 200)) AND (operator !~ '[[:cntrl:]]'::text))),
+    CONSTRAINT webhook_operator_actions_reason_check CHECK (((reason ~ '\S'::text) AND (char_length(reason) <= 2000)))
+);
+
+--
+-- Name: webhook_operator_actions_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.webhook_operator_actions ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.webhook_operator_actions_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 --
@@ -868,6 +913,13 @@ ALTER TABLE ONLY public.webhook_delivery_tries
     ADD CONSTRAINT webhook_delivery_tries_pkey PRIMARY KEY (delivery_id, n);
 
 --
+-- Name: webhook_endpoints webhook_endpoints_id_owner_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_endpoints
+    ADD CONSTRAINT webhook_endpoints_id_owner_key UNIQUE (id, owner_id);
+
+--
 -- Name: webhook_endpoints webhook_endpoints_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -880,6 +932,13 @@ ALTER TABLE ONLY public.webhook_endpoints
 
 ALTER TABLE ONLY public.webhook_event_bodies
     ADD CONSTRAINT webhook_event_bodies_pkey PRIMARY KEY (job_id, event_key);
+
+--
+-- Name: webhook_operator_actions webhook_operator_actions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_operator_actions
+    ADD CONSTRAINT webhook_operator_actions_pkey PRIMARY KEY (id);
 
 --
 -- Name: webhook_secrets webhook_secrets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -990,6 +1049,18 @@ CREATE INDEX webhook_deliveries_pending_idx ON public.webhook_deliveries USING b
 --
 
 CREATE INDEX webhook_endpoints_owner_live_idx ON public.webhook_endpoints USING btree (owner_id) WHERE (deleted_at IS NULL);
+
+--
+-- Name: webhook_operator_actions_endpoint_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_operator_actions_endpoint_idx ON public.webhook_operator_actions USING btree (endpoint_id, id);
+
+--
+-- Name: webhook_operator_actions_owner_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_operator_actions_owner_idx ON public.webhook_operator_actions USING btree (owner_id, id);
 
 --
 -- Name: webhook_secrets_expiring_idx; Type: INDEX; Schema: public; Owner: -
@@ -1106,6 +1177,12 @@ CREATE TRIGGER webhook_deliveries_final BEFORE UPDATE ON public.webhook_deliveri
 CREATE TRIGGER webhook_event_bodies_fixed BEFORE UPDATE ON public.webhook_event_bodies FOR EACH ROW EXECUTE FUNCTION public.webhook_event_bodies_fixed();
 
 --
+-- Name: webhook_operator_actions webhook_operator_actions_kept; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER webhook_operator_actions_kept BEFORE DELETE OR UPDATE ON public.webhook_operator_actions FOR EACH ROW EXECUTE FUNCTION public.webhook_operator_actions_kept();
+
+--
 -- Name: attempts attempts_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1188,6 +1265,13 @@ ALTER TABLE ONLY public.webhook_delivery_tries
 
 ALTER TABLE ONLY public.webhook_event_bodies
     ADD CONSTRAINT webhook_event_bodies_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.jobs(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_operator_actions webhook_operator_actions_endpoint_id_owner_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_operator_actions
+    ADD CONSTRAINT webhook_operator_actions_endpoint_id_owner_id_fkey FOREIGN KEY (endpoint_id, owner_id) REFERENCES public.webhook_endpoints(id, owner_id);
 
 --
 -- Name: webhook_secrets webhook_secrets_endpoint_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -429,6 +429,46 @@ test('every route answers as the document says, successes and problems alike', a
     hooks('GET', '/v1/jobs/{id}/webhook-deliveries', `/v1/jobs/${id}/webhook-deliveries`, asOwner);
   await expectStatus(deliveriesOf(job.id), 200);
   await expectStatus(deliveriesOf(missingEndpoint), 404);
+  // Operators on any owner's endpoints: list (200, 400, 401), disable, enable and delete (200,
+  // 400, 404), the owner's enable of one an operator disabled (409), the record (200, 400).
+  const operatorList = (query: string, headers: Record<string, string> = asOperator) =>
+    hooks('GET', '/v1/operator/webhooks', `/v1/operator/webhooks${query}`, headers);
+  await expectStatus(operatorList('?limit=1'), 200);
+  await expectStatus(operatorList('?cursor=nonsense'), 400);
+  await expectStatus(operatorList('', asOwner), 401);
+  const operatorAct = (action: string, id: string, body = '{"reason":"openapi"}') =>
+    hooks(
+      'POST',
+      `/v1/operator/webhooks/{id}/${action}`,
+      `/v1/operator/webhooks/${id}/${action}`,
+      jsonOf(asOperator),
+      body,
+    );
+  await expectStatus(operatorAct('disable', endpointId), 200);
+  await expectStatus(operatorAct('disable', endpointId, '{"reason":" "}'), 400);
+  await expectStatus(operatorAct('disable', missingEndpoint), 404);
+  await expectStatus(
+    hooks('POST', '/v1/webhooks/{id}/enable', `${oneEndpoint(endpointId)}/enable`, asOwner),
+    409,
+  );
+  await expectStatus(operatorAct('enable', endpointId), 200);
+  await expectStatus(operatorAct('enable', endpointId, '{}'), 400);
+  await expectStatus(operatorAct('enable', missingEndpoint), 404);
+  const doomed = JSON.parse(
+    (await hooks('POST', '/v1/webhooks', '/v1/webhooks', jsonOf(asOwner), endpointBody)).body,
+  ) as { id: string };
+  await expectStatus(operatorAct('delete', doomed.id), 200);
+  await expectStatus(operatorAct('delete', doomed.id, '{"reason":""}'), 400);
+  await expectStatus(operatorAct('delete', doomed.id), 404);
+  const actions = (query: string) =>
+    hooks(
+      'GET',
+      '/v1/operator/webhook-actions',
+      `/v1/operator/webhook-actions${query}`,
+      asOperator,
+    );
+  await expectStatus(actions(`?endpoint=${endpointId}`), 200);
+  await expectStatus(actions('?cursor=nonsense'), 400);
   await expectStatus(hooks('DELETE', '/v1/webhooks/{id}', oneEndpoint(endpointId), asOwner), 204);
   await expectStatus(hooks('DELETE', '/v1/webhooks/{id}', oneEndpoint(endpointId), asOwner), 404);
 
@@ -551,6 +591,25 @@ test('with PostgreSQL unreachable, the 503 of every route that reads it is docum
         path: `/v1/operator/jobs/${id}/release-key`,
         headers: jsonOf(asOperator),
         body: '{"reason":"down"}',
+      },
+      {
+        method: 'GET',
+        route: '/v1/operator/webhooks',
+        path: '/v1/operator/webhooks',
+        headers: asOperator,
+      },
+      ...['disable', 'enable', 'delete'].map((action) => ({
+        method: 'POST',
+        route: `/v1/operator/webhooks/{id}/${action}`,
+        path: `/v1/operator/webhooks/${id}/${action}`,
+        headers: jsonOf(asOperator),
+        body: '{"reason":"down"}',
+      })),
+      {
+        method: 'GET',
+        route: '/v1/operator/webhook-actions',
+        path: '/v1/operator/webhook-actions',
+        headers: asOperator,
       },
       {
         method: 'POST',

@@ -1,5 +1,6 @@
 import type { ProviderConfig } from '../src/providers/provider';
 import { runCli } from './support/cli';
+import { OTHER_OWNER, OTHER_TOKEN } from './support/identities';
 import { eventually } from './support/polling';
 import { chatProvider, payProvider } from './support/providers';
 import { certifyForSetup, startTestStack, type TestStack } from './support/stack';
@@ -188,4 +189,77 @@ test('a provider’s error message reaches the operator’s terminal without its
     expect(shown.stdout).not.toMatch(controls);
     expect(shown.stdout).not.toContain('\\u001b');
   }
+});
+
+test("any owner's webhook endpoints from the command line: listed without secrets, disabled, enabled and deleted with a reason, each recorded with the operator's name", async () => {
+  const registered = await stack.request('POST', '/v1/webhooks', {
+    token: OTHER_TOKEN,
+    body: { url: 'https://hooks.example.com/cli', events: ['job.succeeded'] },
+  });
+  expect(registered.status).toBe(201);
+  const { id } = (await registered.json()) as { id: string };
+
+  const listed = await runCli(stack, ['webhooks', 'list', '--owner', OTHER_OWNER]);
+  expect(listed.code).toBe(0);
+  expect(listed.stdout).toMatch(
+    new RegExp(
+      `${id}\\s+${OTHER_OWNER}\\s+https://hooks\\.example\\.com/cli\\s+job\\.succeeded\\s+on`,
+    ),
+  );
+  const json = await runCli(stack, ['webhooks', 'list', '--json']);
+  expect(JSON.parse(json.stdout)).toEqual(
+    expect.arrayContaining([expect.objectContaining({ id, ownerId: OTHER_OWNER })]),
+  );
+  expect(json.stdout).not.toContain('whsec_');
+
+  const noReason = await runCli(stack, ['webhooks', 'disable', id]);
+  expect(noReason.code).toBe(1);
+  expect(noReason.stderr.trim()).toBe("error: required option '--reason <text>' not specified");
+  const blank = await runCli(stack, ['webhooks', 'disable', id, '--reason', ' ']);
+  expect(blank.code).toBe(1);
+  expect(blank.stderr.trim()).toMatch(/^onejob: reason: say why.*\(validation-error\)$/);
+  const unknown = await runCli(stack, [
+    'webhooks',
+    'disable',
+    '00000000-0000-4000-8000-000000000000',
+    '--reason',
+    'x',
+  ]);
+  expect(unknown.code).toBe(1);
+  expect(unknown.stderr.trim()).toBe(
+    'onejob: no webhook endpoint 00000000-0000-4000-8000-000000000000',
+  );
+
+  for (const [action, state] of [
+    ['disable', 'disabled by an operator'],
+    ['enable', 'on'],
+    ['delete', 'deleted'],
+  ] as const) {
+    const acted = await runCli(stack, [
+      'webhooks',
+      action,
+      id,
+      '--reason',
+      `${action} for the test`,
+      '--operator',
+      'bob',
+    ]);
+    expect(acted.code).toBe(0);
+    expect(acted.stdout.trim()).toBe(`webhook endpoint ${id} of ${OTHER_OWNER} is ${state}`);
+  }
+  const trail = await runCli(stack, ['webhooks', 'audit', '--endpoint', id, '--json']);
+  expect(
+    (JSON.parse(trail.stdout) as Array<Record<string, string>>).map((r) => [
+      r.operator,
+      r.action,
+      r.ownerId,
+      r.reason,
+    ]),
+  ).toEqual([
+    ['bob', 'delete', OTHER_OWNER, 'delete for the test'],
+    ['bob', 'enable', OTHER_OWNER, 'enable for the test'],
+    ['bob', 'disable', OTHER_OWNER, 'disable for the test'],
+  ]);
+  const table = await runCli(stack, ['webhooks', 'audit', '--owner', OTHER_OWNER]);
+  expect(table.stdout).toMatch(new RegExp(`bob\\s+delete\\s+${id}`));
 });

@@ -11,6 +11,7 @@ import { addOperatorCommands, withPool } from './operatorCommands';
 import { addSecretCommands } from './secretCommands';
 import { renderTable } from './table';
 import { terminalJson } from './terminal';
+import { addWebhookCommands } from './webhookCommands';
 
 /** `onejob`: the operator CLI. It uses the same services as the API; errors are one line. */
 function printReports(reports: CertificationReport[]): void {
@@ -40,6 +41,7 @@ export function buildCli(): Command {
     .exitOverride();
   addOperatorCommands(program);
   addSecretCommands(program);
+  addWebhookCommands(program);
   const providers = program
     .command('providers')
     .description('Provider adapters and their certification');

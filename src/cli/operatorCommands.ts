@@ -68,12 +68,13 @@ async function withServices<T>(work: (deps: AttemptServiceDeps) => Promise<T>): 
   });
 }
 
-function output(json: boolean | undefined, value: unknown, table: () => string): void {
+export function output(json: boolean | undefined, value: unknown, table: () => string): void {
   // What providers, models and owners wrote is shown, never obeyed by the terminal.
   console.log(json ? terminalJson(value) : terminalText(table()));
 }
 
-const operatorName = (given?: string): string => given ?? process.env.USER ?? 'cli';
+/** Who acts, for the record: --operator, else the shell's user. */
+export const operatorName = (given?: string): string => given ?? process.env.USER ?? 'cli';
 const errorText = (error: unknown): string =>
   error ? String((error as { message?: string }).message ?? JSON.stringify(error)) : '';
 

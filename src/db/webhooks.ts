@@ -146,19 +146,29 @@ export async function deleteEndpoint(
   });
 }
 
-/** Turns an endpoint on again (after a 410, say): events from now on are sent to it. */
+/**
+ * Turns an endpoint on again (after a 410, say): events from now on are sent to it. Not one an
+ * operator disabled: only an operator lifts that ('operator-disabled').
+ */
 export async function enableEndpoint(
   db: Queryable,
   ownerId: string,
   endpointId: string,
-): Promise<WebhookEndpoint | undefined> {
+): Promise<WebhookEndpoint | 'operator-disabled' | undefined> {
   if (!isUuid(endpointId)) return undefined;
   const { rows } = await db.query<EndpointRow>(
     `UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL
-      WHERE id = $1 AND owner_id = $2 AND deleted_at IS NULL RETURNING ${ENDPOINT_COLUMNS}`,
+      WHERE id = $1 AND owner_id = $2 AND deleted_at IS NULL AND NOT disabled_by_operator
+      RETURNING ${ENDPOINT_COLUMNS}`,
     [endpointId, ownerId],
   );
-  return rows[0] && toEndpoint(rows[0]);
+  if (rows[0]) return toEndpoint(rows[0]);
+  const { rowCount } = await db.query(
+    `SELECT 1 FROM webhook_endpoints
+      WHERE id = $1 AND owner_id = $2 AND deleted_at IS NULL AND disabled_by_operator`,
+    [endpointId, ownerId],
+  );
+  return rowCount ? 'operator-disabled' : undefined;
 }
 
 /**
@@ -202,7 +212,12 @@ export async function rotateSecret(
   });
 }
 
-async function abandonPending(db: Queryable, endpointId: string, why: string): Promise<void> {
+/** Ends what waits for an endpoint that is sent nothing more, saying why. */
+export async function abandonPending(
+  db: Queryable,
+  endpointId: string,
+  why: string,
+): Promise<void> {
   await db.query(
     `UPDATE webhook_deliveries SET state = 'abandoned', ended_at = now(), last_error = $2
       WHERE endpoint_id = $1 AND state = 'pending'`,
@@ -318,6 +333,8 @@ export async function claimNextDeliveries(
          FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
          LEFT JOIN webhook_event_bodies b ON b.job_id = d.job_id AND b.event_key = d.event_key
         WHERE d.job_id = $1 AND d.state = 'pending'
+          -- Not one written after the step above looked (an ending's trigger that saw it live).
+          AND e.deleted_at IS NULL AND e.disabled_at IS NULL
         ORDER BY d.position
         FOR UPDATE OF d`,
       [jobId, skipEndpoints],

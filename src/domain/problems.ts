@@ -69,6 +69,10 @@ export const PROBLEM_TYPES = {
     title:
       'This endpoint has as many live signing secrets as it may: rotate again once the oldest replaced one expires',
   },
+  'endpoint-disabled-by-operator': {
+    status: 409,
+    title: 'An operator disabled this webhook endpoint: only an operator can enable it',
+  },
   'service-unavailable': {
     status: 503,
     title: 'A service onejob depends on (PostgreSQL or Temporal) is unavailable',

@@ -34,7 +34,7 @@ const endpointSchema = z.object({
   url: z.string(),
   events: z.array(z.enum(WEBHOOK_EVENTS)),
   description: z.string().nullable(),
-  /** Set when nothing is sent to it: the receiver answered 410 Gone. */
+  /** Set when nothing is sent to it: the receiver answered 410 Gone, or an operator disabled it. */
   disabledAt: z.string().nullable(),
   disabledReason: z.string().nullable(),
   createdAt: z.string(),
@@ -80,7 +80,7 @@ function deliveryResource(delivery: DeliveryRecord): z.infer<typeof deliverySche
 const endpointParams = z.object({ id: z.string().max(100) });
 
 /** A page of a list: how many, and where the previous page said the next starts. */
-const pageQuery = z.object({
+export const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().max(200).optional().describe('nextCursor of the previous page'),
 });
@@ -253,15 +253,22 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
     '/webhooks/:id/enable',
     {
       schema: {
-        summary: 'Turn an endpoint on again after it was disabled (a 410): later events go to it',
+        summary:
+          'Turn an endpoint on again after a 410 disabled it: later events go to it (not one an operator disabled)',
         headers: authHeaders,
         params: endpointParams,
-        response: { 200: endpointSchema, ...problemResponses(401, 404) },
+        response: { 200: endpointSchema, ...problemResponses(401, 404, 409) },
       },
     },
     async (request, reply) => {
       const endpoint = await enableEndpoint(deps.pool, request.ownerId, request.params.id);
       if (!endpoint) return sendNotFound(reply, `webhook endpoint ${request.params.id}`);
+      if (endpoint === 'operator-disabled')
+        return sendProblem(
+          reply,
+          'endpoint-disabled-by-operator',
+          `An operator disabled webhook endpoint ${request.params.id}; ask the service's operators to enable it. Nothing was changed.`,
+        );
       return endpointResource(endpoint);
     },
   );
