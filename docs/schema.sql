@@ -539,13 +539,15 @@ CREATE TABLE public.onejob_migrations (
 );
 
 --
--- Name: owner_create_buckets; Type: TABLE; Schema: public; Owner: -
+-- Name: owner_buckets; Type: TABLE; Schema: public; Owner: -
 --
 
-CREATE TABLE public.owner_create_buckets (
+CREATE TABLE public.owner_buckets (
     owner_id text NOT NULL,
     tokens double precision NOT NULL,
     refilled_at timestamp with time zone NOT NULL,
+    bucket text NOT NULL,
+    CONSTRAINT owner_buckets_bucket_check CHECK ((bucket = ANY (ARRAY['creates'::text, 'webhooks'::text]))),
     CONSTRAINT owner_create_buckets_tokens_check CHECK ((tokens >= (0)::double precision))
 );
 
@@ -643,7 +645,9 @@ CREATE TABLE public.webhook_deliveries (
     last_try_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     ended_at timestamp with time zone,
+    claim_token uuid,
     CONSTRAINT webhook_deliveries_check CHECK (((state = 'pending'::text) = (ended_at IS NULL))),
+    CONSTRAINT webhook_deliveries_claim_held CHECK (((claim_token IS NULL) = (claimed_until IS NULL))),
     CONSTRAINT webhook_deliveries_event_check CHECK ((event = ANY (ARRAY['job.succeeded'::text, 'job.failed'::text, 'job.cancelled'::text, 'job.needs_operator'::text, 'job.late_result'::text]))),
     CONSTRAINT webhook_deliveries_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text, 'abandoned'::text]))),
     CONSTRAINT webhook_deliveries_tries_check CHECK ((tries >= 0))
@@ -675,6 +679,20 @@ CREATE TABLE public.webhook_delivery_tries (
     duration_ms integer NOT NULL,
     CONSTRAINT webhook_delivery_tries_duration_ms_check CHECK ((duration_ms >= 0)),
     CONSTRAINT webhook_delivery_tries_n_check CHECK ((n >= 1))
+);
+
+--
+-- Name: webhook_endpoint_health; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_endpoint_health (
+    endpoint_id uuid NOT NULL,
+    failures integer NOT NULL,
+    held_until timestamp with time zone,
+    held_reason text,
+    CONSTRAINT webhook_endpoint_health_check CHECK (((held_until IS NULL) = (held_reason IS NULL))),
+    CONSTRAINT webhook_endpoint_health_failures_check CHECK ((failures >= 0)),
+    CONSTRAINT webhook_endpoint_health_held_reason_check CHECK ((length(held_reason) <= 300))
 );
 
 --
@@ -843,11 +861,11 @@ ALTER TABLE ONLY public.onejob_migrations
     ADD CONSTRAINT onejob_migrations_pkey PRIMARY KEY (id);
 
 --
--- Name: owner_create_buckets owner_create_buckets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+-- Name: owner_buckets owner_buckets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
-ALTER TABLE ONLY public.owner_create_buckets
-    ADD CONSTRAINT owner_create_buckets_pkey PRIMARY KEY (owner_id);
+ALTER TABLE ONLY public.owner_buckets
+    ADD CONSTRAINT owner_buckets_pkey PRIMARY KEY (owner_id, bucket);
 
 --
 -- Name: provider_callbacks provider_callbacks_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -911,6 +929,13 @@ ALTER TABLE ONLY public.webhook_deliveries
 
 ALTER TABLE ONLY public.webhook_delivery_tries
     ADD CONSTRAINT webhook_delivery_tries_pkey PRIMARY KEY (delivery_id, n);
+
+--
+-- Name: webhook_endpoint_health webhook_endpoint_health_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_endpoint_health
+    ADD CONSTRAINT webhook_endpoint_health_pkey PRIMARY KEY (endpoint_id);
 
 --
 -- Name: webhook_endpoints webhook_endpoints_id_owner_key; Type: CONSTRAINT; Schema: public; Owner: -
@@ -1258,6 +1283,13 @@ ALTER TABLE ONLY public.webhook_deliveries
 
 ALTER TABLE ONLY public.webhook_delivery_tries
     ADD CONSTRAINT webhook_delivery_tries_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES public.webhook_deliveries(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_endpoint_health webhook_endpoint_health_endpoint_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_endpoint_health
+    ADD CONSTRAINT webhook_endpoint_health_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES public.webhook_endpoints(id) ON DELETE CASCADE;
 
 --
 -- Name: webhook_event_bodies webhook_event_bodies_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

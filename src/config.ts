@@ -1,9 +1,10 @@
+import { isIP } from 'node:net';
 import { MAX_WAIT_SECONDS, type HttpBounds } from './api/httpBounds';
 import { DEFAULTS } from './domain/defaults';
 import { ownerLimitSettings } from './domain/ownerLimits';
 import { startedByDevStack } from './domain/publishedSecrets';
 import { secretKeyRing } from './domain/secretSealing';
-import type { WebhookRetry } from './domain/webhooks';
+import type { WebhookNameSettings, WebhookRetry } from './domain/webhooks';
 import { temporalConnectionSettings } from './temporal/connection';
 import { DEFAULT_TASK_QUEUE } from './workflows/definitions';
 
@@ -125,7 +126,31 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
     webhookRetry: webhookRetrySettings(env),
     /** The keys that seal webhook signing secrets at rest (ONEJOB_SECRET_KEYS, secretSealing.ts). */
     secretKeys: secretKeyRing(env),
+    /** How receivers' names are resolved: bounded, and off libuv's thread pool (webhookNames.ts). */
+    webhookNames: webhookNameSettings(env),
   };
+}
+
+/** ONEJOB_WEBHOOK_DNS_SERVERS (comma-separated host or host:port) and ONEJOB_WEBHOOK_DNS_TIMEOUT_MS. */
+function webhookNameSettings(env: NodeJS.ProcessEnv): WebhookNameSettings {
+  const timeoutMs = milliseconds(
+    env,
+    'ONEJOB_WEBHOOK_DNS_TIMEOUT_MS',
+    DEFAULTS.webhookDnsTimeoutMs,
+  );
+  if (timeoutMs < 100 || timeoutMs > 30_000)
+    throw new Error(`ONEJOB_WEBHOOK_DNS_TIMEOUT_MS must be 100 to 30000, got "${timeoutMs}"`);
+  const raw = env.ONEJOB_WEBHOOK_DNS_SERVERS;
+  if (raw === undefined || raw === '') return { timeoutMs };
+  const servers = raw.split(',').map((server) => server.trim());
+  for (const server of servers) {
+    const host = server.replace(/^\[(.*)\](:\d+)?$/, '$1').replace(/^([^:]+):\d+$/, '$1');
+    if (isIP(host) === 0)
+      throw new Error(
+        `ONEJOB_WEBHOOK_DNS_SERVERS must list IP addresses (with :port if not 53), got "${server}"`,
+      );
+  }
+  return { servers, timeoutMs };
 }
 
 /** How webhook deliveries are retried: first wait, longest wait, and when to give up. */
@@ -191,6 +216,24 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
       'ONEJOB_WEBHOOK_STRANDED_AFTER_MS',
       DEFAULTS.strandedDeliveryAfterMs,
     ),
+    /** When a webhook endpoint's breaker opens, and how long it holds (ONEJOB_WEBHOOK_BREAKER_*). */
+    webhookBreaker: {
+      failures: positiveInteger(
+        env,
+        'ONEJOB_WEBHOOK_BREAKER_FAILURES',
+        DEFAULTS.webhookBreaker.failures,
+      ),
+      firstHoldMs: milliseconds(
+        env,
+        'ONEJOB_WEBHOOK_BREAKER_FIRST_HOLD_MS',
+        DEFAULTS.webhookBreaker.firstHoldMs,
+      ),
+      longestHoldMs: milliseconds(
+        env,
+        'ONEJOB_WEBHOOK_BREAKER_LONGEST_HOLD_MS',
+        DEFAULTS.webhookBreaker.longestHoldMs,
+      ),
+    },
     /** Provider calls one worker process runs at once (their own task queue and slots). */
     maxConcurrentProviderCalls: positiveInteger(
       env,
@@ -287,8 +330,8 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
     instanceHeader: env.ONEJOB_INSTANCE_HEADER === 'true',
     /** Timeouts and caps of the HTTP server (docs/configuration.md). */
     httpBounds: httpBounds(env),
-    /** Per-owner create rate and open jobs (docs/configuration.md); unset, no limits. */
-    ownerLimits: ownerLimitSettings(env),
+    /** Per-owner limits (docs/configuration.md), on unless set `off`. */
+    ownerLimits: ownerLimitSettings(env, startedByDevStack(env)),
     /** A `GET /v1/jobs` page that carries inputs or results stops before this many bytes. */
     listPageMaxBytes: positiveInteger(env, 'ONEJOB_LIST_PAGE_MAX_BYTES', DEFAULTS.listPageMaxBytes),
     webhookLimits: webhookLimits(env),

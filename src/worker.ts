@@ -1,5 +1,10 @@
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
-import { createJobActivities, createProviderCallActivities, type ActivityDeps } from './activities';
+import {
+  createJobActivities,
+  createProviderCallActivities,
+  createWebhookSendingActivities,
+  type ActivityDeps,
+} from './activities';
 import { attemptLooks } from './activities/attempts';
 import { webhookRetry } from './activities/webhooks';
 import type { workerConfig } from './config';
@@ -8,7 +13,7 @@ import { recheckDueAttempts } from './service/rechecks';
 import { startMissingSenders } from './service/webhookSenders';
 import type { Tracing } from './telemetry/tracing';
 import { tracingWorkerOptions, WORKFLOW_TRACING_MODULE } from './temporal/tracing';
-import { providerCallTaskQueue } from './workflows/definitions';
+import { providerCallTaskQueue, webhookTaskQueue } from './workflows/definitions';
 
 export interface JobWorkerOptions extends ActivityDeps {
   connection: NativeConnection;
@@ -46,6 +51,8 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     allowPlainHttpWebhooks: config.allowPlainHttpWebhooks,
     webhookSends: config.webhookSends,
     secretKeys: config.secretKeys,
+    webhookNames: config.webhookNames,
+    webhookBreaker: config.webhookBreaker,
     maxConcurrentProviderCalls: config.maxConcurrentProviderCalls,
     maxCachedWorkflows: config.maxCachedWorkflows,
     shutdownForceTimeMs: config.shutdownForceTimeMs,
@@ -53,7 +60,7 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
   } satisfies Partial<JobWorkerOptions>;
 }
 
-/** The two workers of a onejob worker process, run and stopped together. */
+/** The three workers of a onejob worker process, run and stopped together. */
 export interface JobWorkers {
   run(): Promise<void>;
   shutdown(): void;
@@ -64,7 +71,8 @@ export interface JobWorkers {
 /**
  * The job workflow and its bookkeeping activities on the job task queue, and the provider
  * calls on a task queue of their own with their own slots: calls that hang (up to their
- * late-result window) can never keep jobs from being admitted or attempts from settling.
+ * late-result window) can never keep jobs from being admitted or attempts from settling. Webhook
+ * sends have a third queue and slots, for the same reason towards provider calls.
  */
 export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWorkers> {
   const deps: ActivityDeps = options;
@@ -85,20 +93,33 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
     ...(options.maxCachedWorkflows ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     shutdownForceTime,
   });
+  const sending = createWebhookSendingActivities(deps);
   const calls = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: providerCallTaskQueue(options.taskQueue),
     interceptors: tracing.interceptors,
-    activities: createProviderCallActivities(deps),
+    activities: createProviderCallActivities(deps, sending),
     maxConcurrentActivityTaskExecutions:
       options.maxConcurrentProviderCalls ?? DEFAULTS.maxConcurrentProviderCalls,
+    shutdownForceTime,
+  });
+  // Webhook rounds with slots of their own: a receiver that never answers cannot take a
+  // provider call's slot, and one owner's rounds wait for the owner's send slots, not others'.
+  const webhooks = await Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: webhookTaskQueue(options.taskQueue),
+    interceptors: tracing.interceptors,
+    activities: sending,
+    maxConcurrentActivityTaskExecutions:
+      options.webhookSends?.perProcess ?? DEFAULTS.webhookSendsPerWorker,
     shutdownForceTime,
   });
   const reconciler = startReconciler(deps, options.taskQueue);
   const shutdown = (): void => {
     reconciler.stop();
-    for (const worker of [jobs, calls]) {
+    for (const worker of [jobs, calls, webhooks]) {
       if (worker.getState() === 'RUNNING') worker.shutdown();
     }
   };
@@ -106,7 +127,7 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
     async run() {
       // When one stops (or fails), the other stops too: half a worker is no worker.
       const results = await Promise.allSettled(
-        [jobs, calls].map((worker) => worker.run().finally(shutdown)),
+        [jobs, calls, webhooks].map((worker) => worker.run().finally(shutdown)),
       );
       await reconciler.stopped();
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -116,6 +137,7 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
     notPolling: () => [
       ...pollerTrouble(jobs, options.taskQueue, ['workflow', 'activity']),
       ...pollerTrouble(calls, providerCallTaskQueue(options.taskQueue), ['activity']),
+      ...pollerTrouble(webhooks, webhookTaskQueue(options.taskQueue), ['activity']),
     ],
   };
 }

@@ -252,10 +252,12 @@ test('the API and the worker get every variable their config requires, it parses
   const api = apiConfig(env('api-1'));
   expect(api.host).toBe('0.0.0.0');
   expect(api.metricsToken).toBe(OPERATOR_VARS.ONEJOB_METRICS_TOKEN);
-  // Fair shares hold from the first start: every owner has a create bucket and an open-jobs cap.
+  // Fair shares hold from the first start: every owner has a create bucket, an open-jobs cap
+  // and a bucket of webhook requests.
   expect(api.ownerLimits.defaults).toEqual({
     creates: { perSecond: 20, burst: 100 },
     maxOpenJobs: 5000,
+    webhookRequests: { perSecond: 20, burst: 200 },
   });
   expect(env('api-2')).toEqual(env('api-1'));
   // nginx publishes the API and balances over both replicas, on the port they listen on.

@@ -5,10 +5,13 @@ import {
   LONGEST_OWNER_TOKEN,
   OTHER_OWNER,
   OTHER_TOKEN,
+  SPARE_OWNER,
+  SPARE_TOKEN,
   TEST_OWNER,
   TEST_TOKEN,
   TRICK_OWNERS,
 } from './support/identities';
+import { holdTransaction } from './support/barriers';
 import { freshKey, operator, type JobView } from './support/jobs';
 import { chatProvider } from './support/providers';
 import { useTestStack } from './support/stack';
@@ -34,6 +37,8 @@ const stack = useTestStack({
       [LONGEST_OWNER]: { createsPerSecond: null },
     }),
     ONEJOB_LIST_PAGE_MAX_BYTES: String(PAGE_MAX_BYTES),
+    ONEJOB_OWNER_WEBHOOK_REQUESTS_PER_SECOND: '0.001',
+    ONEJOB_OWNER_WEBHOOK_REQUEST_BURST: String(BURST),
   },
 });
 
@@ -128,7 +133,7 @@ test('one owner’s empty create bucket leaves another owner’s bucket whole', 
   for (let i = 0; i <= BURST; i++) answers.push(await create(OTHER_TOKEN));
   expect(answers.map((r) => r.status)).toEqual([...Array<number>(BURST).fill(201), 429]);
   const { rows } = await stack.pool.query<{ owner_id: string }>(
-    'SELECT owner_id FROM owner_create_buckets WHERE owner_id = ANY($1) ORDER BY owner_id',
+    "SELECT owner_id FROM owner_buckets WHERE bucket = 'creates' AND owner_id = ANY($1) ORDER BY owner_id",
     [[TEST_OWNER, OTHER_OWNER]],
   );
   expect(rows.map((row) => row.owner_id).sort()).toEqual([OTHER_OWNER, TEST_OWNER].sort());
@@ -253,4 +258,83 @@ test('the typed client does not wait out a Retry-After longer than it will wait:
   const refused = await client.createJob(summarize('Not now.')).catch((error: unknown) => error);
   expect(refused).toBeInstanceOf(OneJobProblemError);
   expect((refused as OneJobProblemError).problem.type).toBe('/problems/create-rate-limited');
+});
+
+test('copies of one create sent at once, more of them than the bucket holds, all get its one job: only the copy that made it takes a token', async () => {
+  // The owner's first job makes its bucket (BURST - 1 tokens are left).
+  expect((await create(SPARE_TOKEN)).status).toBe(201);
+  // Every copy gets past the look for its key before any of them has made the job: the bucket
+  // is held, so the first to take from it waits, and so does every copy after it.
+  const barrier = await holdTransaction(
+    stack,
+    `SELECT 1 FROM owner_buckets WHERE owner_id = '${SPARE_OWNER}' AND bucket = 'creates' FOR UPDATE`,
+  );
+  const key = freshKey('storm');
+  const body = summarize('One intent, sent nine times at once.');
+  const copies = Array.from({ length: 3 * BURST }, () => create(SPARE_TOKEN, body, key));
+  await barrier.blocked('', 3 * BURST);
+  await barrier.release();
+  const answers = await Promise.all(copies);
+  expect(statuses(answers)).toEqual([...Array<number>(3 * BURST - 1).fill(200), 201]);
+  const ids = new Set(
+    await Promise.all(answers.map(async (r) => ((await r.json()) as JobView).id)),
+  );
+  expect(ids.size).toBe(1);
+  // One token went to the copy that made the job: BURST - 2 new jobs still fit.
+  const after = await Promise.all(Array.from({ length: BURST - 1 }, () => create(SPARE_TOKEN)));
+  expect(statuses(after)).toEqual([...Array<number>(BURST - 2).fill(201), 429]);
+});
+
+test('copies of one create sent at once by an owner one job short of its open-jobs limit all get its job, never too-many-open-jobs', async () => {
+  stack.simulator.inject({ route: 'chat', times: 20, fault: { kind: 'hang' } });
+  // The limit is 2: leave exactly one open job before the storm.
+  const open = await stack.pool.query<{ id: string }>(
+    'SELECT id FROM jobs WHERE owner_id = $1 AND terminal_status IS NULL',
+    [OPEN_JOBS_OWNER],
+  );
+  for (const { id } of open.rows)
+    expect((await operator(stack, 'POST', `/jobs/${id}/cancel`, { reason: 'room' })).status).toBe(
+      200,
+    );
+  expect((await create(OPEN_JOBS_TOKEN)).status).toBe(201);
+  const counted = await stack.pool.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM jobs WHERE owner_id = $1 AND terminal_status IS NULL',
+    [OPEN_JOBS_OWNER],
+  );
+  expect(counted.rows[0]!.n).toBe(1);
+  // Every copy finds no job under its key, then queues on the owner's lock, held here.
+  const barrier = await holdTransaction(
+    stack,
+    `SELECT pg_advisory_xact_lock(hashtextextended('onejob.open-jobs:${OPEN_JOBS_OWNER}', 0))`,
+  );
+  const key = freshKey('storm-open');
+  const copies = Array.from({ length: 8 }, () => create(OPEN_JOBS_TOKEN, undefined, key));
+  await barrier.blocked('', 8);
+  await barrier.release();
+  const answers = await Promise.all(copies);
+  expect(statuses(answers)).toEqual([...Array<number>(7).fill(200), 201]);
+  const ids = new Set(
+    await Promise.all(answers.map(async (r) => ((await r.json()) as JobView).id)),
+  );
+  expect(ids.size).toBe(1);
+});
+
+test('the webhook routes draw from the owner’s own bucket: past it they answer 429 webhook-rate-limited with Retry-After, and another owner’s are untouched', async () => {
+  const answers: Response[] = [];
+  for (let i = 0; i <= BURST; i++)
+    answers.push(await stack.request('GET', '/v1/webhooks', { token: TRICK_OWNERS['a:b'] }));
+  expect(answers.map((r) => r.status)).toEqual([...Array<number>(BURST).fill(200), 429]);
+  const refused = answers[BURST]!;
+  expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const problem = (await refused.json()) as { type: string; retryAfterSeconds: number };
+  expect(problem.type).toBe('/problems/webhook-rate-limited');
+  expect(Number(refused.headers.get('retry-after'))).toBe(problem.retryAfterSeconds);
+  expect(problem.retryAfterSeconds).toBeGreaterThan(900);
+  // A registration is refused the same way, before its body is looked at.
+  const register = await stack.request('POST', '/v1/webhooks', {
+    token: TRICK_OWNERS['a:b'],
+    body: { url: 'https://example.com/hooks' },
+  });
+  expect(register.status).toBe(429);
+  expect((await stack.request('GET', '/v1/webhooks', { token: OTHER_TOKEN })).status).toBe(200);
 });

@@ -6,6 +6,7 @@ import { createLogger } from '../src/logger';
 import type { ProviderConfig } from '../src/providers/provider';
 import { deliverJobWebhooks } from '../src/service/webhookDelivery';
 import { BACKSTOP_BATCH } from '../src/service/webhookSenders';
+import { WebhookNames } from '../src/service/webhookNames';
 import { WebhookSendSlots } from '../src/service/webhookSendSlots';
 import { isInternalAddress } from '../src/service/webhookTargets';
 import { OTHER_TOKEN, TEST_SECRET_KEYS, TEST_TOKEN } from './support/identities';
@@ -41,6 +42,9 @@ beforeAll(async () => {
       ONEJOB_NEEDS_OPERATOR_AFTER_MS: '1000',
       // The workers' backstop looks every 300 ms for deliveries left 3 s without a sender.
       ONEJOB_WEBHOOK_STRANDED_AFTER_MS: '3000',
+      // Receivers here go down for a while on purpose: an endpoint's breaker (its own test is in
+      // webhookIsolation.test.ts) would hold them for the rest of the file.
+      ONEJOB_WEBHOOK_BREAKER_FAILURES: '1000',
     },
   });
   receiver = await WebhookReceiver.start();
@@ -412,6 +416,7 @@ async function triedByDenyingSender(
       ...settings,
       slots: new WebhookSendSlots(8, 8),
       secretKeys: parseSecretKeys(TEST_SECRET_KEYS),
+      names: new WebhookNames({ timeoutMs: 5_000 }),
     };
     const tried = await eventually(
       async () => {
@@ -554,6 +559,7 @@ test('an endpoint deleted while a job’s ending was being written is sent nothi
         allowPlainHttp: true,
         slots: new WebhookSendSlots(8, 8),
         secretKeys: parseSecretKeys(TEST_SECRET_KEYS),
+        names: new WebhookNames({ timeoutMs: 5_000 }),
       },
       job.id,
     );

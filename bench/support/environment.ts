@@ -80,6 +80,11 @@ export async function startBenchStack(options: {
       // A held call keeps its slot for its whole late-result window: 1,000 blocked jobs need
       // 1,000 slots (the default, 500, leaves the other 500 waiting to start their calls).
       ONEJOB_MAX_CONCURRENT_PROVIDER_CALLS: '1500',
+      // The bench measures the engine path against the bare engine; owner limits are a
+      // deployment's choice (their cost: a lookup and a short transaction per create).
+      ONEJOB_OWNER_CREATES_PER_SECOND: 'off',
+      ONEJOB_OWNER_MAX_OPEN_JOBS: 'off',
+      ONEJOB_OWNER_WEBHOOK_REQUESTS_PER_SECOND: 'off',
       ...options.env,
     },
   });

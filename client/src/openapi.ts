@@ -1233,7 +1233,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: too-many-waits, create-rate-limited, too-many-open-jobs */
+                /** @description application/problem+json: too-many-waits, create-rate-limited, webhook-rate-limited, too-many-open-jobs */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1465,7 +1465,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: too-many-waits, create-rate-limited, too-many-open-jobs */
+                /** @description application/problem+json: too-many-waits, create-rate-limited, webhook-rate-limited, too-many-open-jobs */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2144,6 +2144,22 @@ export interface paths {
                 };
                 /** @description application/problem+json: expectation-failed */
                 417: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: too-many-waits, create-rate-limited, webhook-rate-limited, too-many-open-jobs */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3860,6 +3876,22 @@ export interface paths {
                         };
                     };
                 };
+                /** @description application/problem+json: too-many-waits, create-rate-limited, webhook-rate-limited, too-many-open-jobs */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description application/problem+json: internal */
                 500: {
                     headers: {
@@ -4050,6 +4082,22 @@ export interface paths {
                         };
                     };
                 };
+                /** @description application/problem+json: too-many-waits, create-rate-limited, webhook-rate-limited, too-many-open-jobs */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description application/problem+json: internal */
                 500: {
                     headers: {
@@ -4207,6 +4255,22 @@ export interface paths {
                         };
                     };
                 };
+                /** @description application/problem+json: too-many-waits, create-rate-limited, webhook-rate-limited, too-many-open-jobs */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
                 /** @description application/problem+json: internal */
                 500: {
                     headers: {
@@ -4328,6 +4392,22 @@ export interface paths {
                 };
                 /** @description application/problem+json: expectation-failed */
                 417: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: too-many-waits, create-rate-limited, webhook-rate-limited, too-many-open-jobs */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4502,6 +4582,22 @@ export interface paths {
                 };
                 /** @description application/problem+json: expectation-failed */
                 417: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: too-many-waits, create-rate-limited, webhook-rate-limited, too-many-open-jobs */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4711,6 +4807,22 @@ export interface paths {
                 };
                 /** @description application/problem+json: expectation-failed */
                 417: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: too-many-waits, create-rate-limited, webhook-rate-limited, too-many-open-jobs */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };

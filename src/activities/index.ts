@@ -27,13 +27,22 @@ export function createJobActivities(deps: ActivityDeps) {
   ) as typeof activities;
 }
 
+/** Webhook sends, on their own task queue (one instance per worker: its send slots are shared). */
+export function createWebhookSendingActivities(deps: ActivityDeps) {
+  return webhookSendingActivities(deps);
+}
+
 /**
- * The provider call, registered on its own task queue so it cannot starve the bookkeeping, and
- * the other work that waits on someone else's server there: webhook deliveries.
+ * The provider call, registered on its own task queue so it cannot starve the bookkeeping; and
+ * there too, for senders recorded before the webhook queue, the webhook sends (`sending`).
  */
-export function createProviderCallActivities(deps: ActivityDeps) {
-  return { ...providerCallActivities(deps), ...webhookSendingActivities(deps) };
+export function createProviderCallActivities(
+  deps: ActivityDeps,
+  sending: WebhookSendingActivities = createWebhookSendingActivities(deps),
+) {
+  return { ...providerCallActivities(deps), ...sending };
 }
 
 export type JobActivities = ReturnType<typeof createJobActivities>;
 export type ProviderCallActivities = ReturnType<typeof createProviderCallActivities>;
+export type WebhookSendingActivities = ReturnType<typeof webhookSendingActivities>;

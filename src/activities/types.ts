@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Pool } from '../db/pool';
 import type { SecretKeyRing } from '../domain/secretSealing';
-import type { WebhookRetry } from '../domain/webhooks';
+import type { WebhookBreaker, WebhookNameSettings, WebhookRetry } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import type { ProviderRegistry } from '../providers/registry';
 import type { WorkerMetrics } from '../service/histograms';
@@ -34,6 +34,10 @@ export interface ActivityDeps {
   allowPlainHttpWebhooks?: boolean;
   /** Opens webhook signing secrets, stored sealed (ONEJOB_SECRET_KEYS). */
   secretKeys: SecretKeyRing;
+  /** How receivers' names are resolved (ONEJOB_WEBHOOK_DNS_*). Default: the system's servers. */
+  webhookNames?: WebhookNameSettings;
+  /** When an endpoint's breaker opens, and how long it holds (DEFAULTS.webhookBreaker). */
+  webhookBreaker?: WebhookBreaker;
   /** Webhook tries out at once: in all, and for one owner (DEFAULTS.webhookSendsPer…). */
   webhookSends?: { perProcess: number; perOwner: number };
   /** A delivery waiting this long with no sender gets one (DEFAULTS.strandedDeliveryAfterMs). */

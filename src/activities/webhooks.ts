@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import {
   failPendingDeliveries,
@@ -5,8 +6,9 @@ import {
   pendingEventKeys,
 } from '../db/webhooks';
 import { DEFAULTS } from '../domain/defaults';
-import { deliveryEventKey, type WebhookRetry } from '../domain/webhooks';
+import { deliveryEventKey, nextRoundDelayMs, type WebhookRetry } from '../domain/webhooks';
 import { deliverJobWebhooks } from '../service/webhookDelivery';
+import { WebhookNames } from '../service/webhookNames';
 import { WebhookSendSlots } from '../service/webhookSendSlots';
 import type { ActivityDeps } from './types';
 
@@ -63,10 +65,16 @@ export function webhookSendingActivities(
     | 'allowPlainHttpWebhooks'
     | 'webhookSends'
     | 'secretKeys'
+    | 'webhookNames'
+    | 'webhookRetry'
+    | 'webhookBreaker'
   >,
 ) {
+  const retry = webhookRetry(deps);
   const sending = {
     ...deps,
+    breaker: deps.webhookBreaker ?? DEFAULTS.webhookBreaker,
+    names: new WebhookNames(deps.webhookNames ?? { timeoutMs: DEFAULTS.webhookDnsTimeoutMs }),
     allowInternal: deps.allowInternalWebhookTargets ?? false,
     allowPlainHttp: deps.allowPlainHttpWebhooks ?? false,
     slots: new WebhookSendSlots(
@@ -77,14 +85,26 @@ export function webhookSendingActivities(
   return {
     async deliverWebhooks(input: { jobId: string; eventKey: string }): Promise<number> {
       const round = await deliverJobWebhooks(sending, input.jobId);
+      // The next round comes after a jittered backoff, and not before a held endpoint's hold.
+      const again = (message: string, type: string) =>
+        ApplicationFailure.create({
+          message,
+          type,
+          nextRetryDelay: nextRoundDelayMs(
+            Context.current().info.attempt,
+            retry,
+            round.heldUntil && round.heldUntil.getTime() - Date.now(),
+            Math.random(),
+          ),
+        });
       if (round.noSlot)
-        throw ApplicationFailure.retryable(
+        throw again(
           `${input.eventKey} of job ${input.jobId} waits: its owner's webhook tries on this worker are at their bound (ONEJOB_WEBHOOK_SENDS_PER_OWNER)`,
           'WebhookSendSlotsBusy',
         );
       const left = await pendingEventKeys(deps.pool, input.jobId);
       if (left.includes(input.eventKey))
-        throw ApplicationFailure.retryable(
+        throw again(
           `${input.eventKey} of job ${input.jobId} still waits: ${round.lastError ?? 'queued behind an earlier event, or being sent by another round'}`,
           'WebhookDeliveryWaiting',
         );

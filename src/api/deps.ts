@@ -1,5 +1,5 @@
 import type { SecretKeyRing } from '../domain/secretSealing';
-import type { WebhookRetry } from '../domain/webhooks';
+import type { WebhookNameSettings, WebhookRetry } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import type { JobServiceDeps } from '../service/jobs';
 import type { ApiTokens } from './auth';
@@ -38,6 +38,8 @@ export interface ApiDeps extends JobServiceDeps {
   webhookRetry?: Partial<WebhookRetry>;
   /** Seals the webhook signing secrets it creates (ONEJOB_SECRET_KEYS). */
   secretKeys: SecretKeyRing;
+  /** How receivers' names are resolved (ONEJOB_WEBHOOK_DNS_*). Default: the system's servers. */
+  webhookNames?: WebhookNameSettings;
   /** Endpoints per owner and live secrets per endpoint, at most. Default: DEFAULTS. */
   webhookLimits?: { endpointsPerOwner: number; liveSecretsPerEndpoint: number };
 }

@@ -119,7 +119,7 @@ export function setErrorHandlers<Logger extends FastifyBaseLogger>(
         // The provider's cooldown or breaker decides; a few seconds paces a client that asks again.
         headers['retry-after'] = '5';
       }
-      if (type === 'create-rate-limited') {
+      if (type === 'create-rate-limited' || type === 'webhook-rate-limited') {
         headers['retry-after'] = String(error.details.retryAfterSeconds);
       }
       if (type === 'workflow-start-refused') {

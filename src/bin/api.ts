@@ -58,6 +58,7 @@ async function main(): Promise<void> {
     webhookRetry: config.webhookRetry,
     webhookLimits: config.webhookLimits,
     secretKeys: config.secretKeys,
+    webhookNames: config.webhookNames,
   });
   tellParent({ starting: 'listening' });
   await app.listen({ host: config.host, port: config.port });

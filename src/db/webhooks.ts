@@ -1,6 +1,11 @@
 import { isUuid } from '../domain/identity';
 import type { SecretKeyRing } from '../domain/secretSealing';
-import type { DeliveryState, WebhookEvent } from '../domain/webhooks';
+import {
+  webhookHoldMs,
+  type DeliveryState,
+  type WebhookBreaker,
+  type WebhookEvent,
+} from '../domain/webhooks';
 import { inTransaction, type Pool, type Queryable } from './pool';
 import { preparedStatement } from './statements';
 import { insertSealedSecret, openSecretRow } from './webhookSecrets';
@@ -269,6 +274,8 @@ export async function pendingEventKeys(db: Queryable, jobId: string): Promise<st
 /** One delivery as its sender needs it: where, what, and which secrets sign it. */
 export interface DueDelivery {
   id: string;
+  /** This claim's own: what the try is recorded under (a claim that ran out has another). */
+  claimToken: string;
   endpointId: string;
   /** The endpoint's owner: the only one whose job it may be sent. */
   ownerId: string;
@@ -298,7 +305,7 @@ export async function claimNextDeliveries(
   skipEndpoints: readonly string[] = [],
   /** Opens the signing secrets, stored sealed (webhookSecrets.ts); needed once one is claimed. */
   keys?: SecretKeyRing,
-): Promise<{ claimed: DueDelivery[] }> {
+): Promise<{ claimed: DueDelivery[]; heldUntil?: Date; heldReason?: string }> {
   return inTransaction(pool, async (client) => {
     // An endpoint deleted or disabled while a job's ending was being written (the ending's
     // trigger still saw it live) keeps a delivery that abandonPending could not see yet.
@@ -325,13 +332,19 @@ export async function claimNextDeliveries(
       tries: number;
       created_at: Date;
       free: boolean;
+      held_until: Date | null;
+      held_reason: string | null;
+      probe: boolean;
     }>(
       `SELECT d.id, d.endpoint_id, e.owner_id, e.url, d.event, d.event_key,
               coalesce(d.body, b.body) AS body, d.tries, d.created_at,
               (d.claimed_until IS NULL OR d.claimed_until < now())
-                AND NOT d.endpoint_id = ANY ($2) AS free
+                AND NOT d.endpoint_id = ANY ($2) AS free,
+              CASE WHEN h.held_until > now() THEN h.held_until END AS held_until,
+              h.held_reason, h.held_until IS NOT NULL AS probe
          FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
          LEFT JOIN webhook_event_bodies b ON b.job_id = d.job_id AND b.event_key = d.event_key
+         LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = d.endpoint_id
         WHERE d.job_id = $1 AND d.state = 'pending'
           -- Not one written after the step above looked (an ending's trigger that saw it live).
           AND e.deleted_at IS NULL AND e.disabled_at IS NULL
@@ -340,19 +353,47 @@ export async function claimNextDeliveries(
       [jobId, skipEndpoints],
     );
     const seen = new Set<string>();
-    const free = waiting
-      .filter((row) => {
-        if (seen.has(row.endpoint_id)) return false;
-        seen.add(row.endpoint_id);
-        return row.free;
-      })
-      .slice(0, limit);
-    if (free.length === 0) return { claimed: [] };
-    await client.query(
-      `UPDATE webhook_deliveries SET claimed_until = now() + make_interval(secs => $2 / 1000.0)
-        WHERE id = ANY ($1)`,
+    let heldUntil: Date | undefined;
+    let heldReason: string | undefined;
+    const due = waiting.filter((row) => {
+      if (seen.has(row.endpoint_id)) return false;
+      seen.add(row.endpoint_id);
+      if (row.held_until) {
+        // The endpoint's breaker is open: nothing goes to it before then.
+        if (!heldUntil || row.held_until < heldUntil) {
+          heldUntil = row.held_until;
+          heldReason = row.held_reason ?? undefined;
+        }
+        return false;
+      }
+      return row.free;
+    });
+    // A breaker whose hold has passed lets one probe through, across every job: the first claim
+    // to move its hold on by the lease sends it; the others pass the endpoint by.
+    const probes = due.filter((row) => row.probe).map((row) => row.endpoint_id);
+    const probing = new Set<string>();
+    if (probes.length > 0) {
+      const { rows: taken } = await client.query<{ endpoint_id: string }>(
+        `UPDATE webhook_endpoint_health
+            SET held_until = now() + make_interval(secs => $2 / 1000.0)
+          WHERE endpoint_id = ANY ($1) AND held_until <= now()
+          RETURNING endpoint_id`,
+        [probes, leaseMs],
+      );
+      for (const row of taken) probing.add(row.endpoint_id);
+    }
+    const free = due.filter((row) => !row.probe || probing.has(row.endpoint_id)).slice(0, limit);
+    const hold = heldUntil ? { heldUntil, heldReason: heldReason ?? 'held' } : {};
+    if (free.length === 0) return { claimed: [], ...hold };
+    const { rows: tokens } = await client.query<{ id: string; claim_token: string }>(
+      `UPDATE webhook_deliveries
+          SET claimed_until = now() + make_interval(secs => $2 / 1000.0),
+              claim_token = gen_random_uuid()
+        WHERE id = ANY ($1)
+        RETURNING id, claim_token`,
       [free.map((row) => row.id), leaseMs],
     );
+    const tokenOf = new Map(tokens.map((row) => [row.id, row.claim_token]));
     // Secrets are stored sealed; opened here, for this try only (webhookSecrets.ts).
     const { rows: secretRows } = await client.query<{
       id: string;
@@ -372,8 +413,10 @@ export async function claimNextDeliveries(
       secrets.set(row.endpoint_id, list);
     }
     return {
+      ...hold,
       claimed: free.map((row) => ({
         id: row.id,
+        claimToken: tokenOf.get(row.id)!,
         endpointId: row.endpoint_id,
         ownerId: row.owner_id,
         url: row.url,
@@ -423,27 +466,49 @@ export interface DeliveryTry {
   error: string | null;
   durationMs: number;
   outcome: 'delivered' | 'retry' | 'gone';
+  /** The receiver's Retry-After, where it sent one (capped). */
+  retryAfterMs?: number;
 }
 
 /**
  * Records a try and what it decided, in one transaction: delivered ends the delivery; `gone`
- * (410) disables the endpoint and abandons what waited for it; a retry frees it for the next.
+ * (410) disables the endpoint and abandons what waited for it; a retry frees it for the next,
+ * and counts against the endpoint's breaker (webhookHoldMs). The try is recorded whatever
+ * became of the delivery meanwhile: a claim that ran out, or a delivery ended by another
+ * sender or an operator, still has its try kept. Only the claim's holder frees its claim.
  */
 export async function recordDeliveryTry(
   pool: Pool,
-  delivery: Pick<DueDelivery, 'id' | 'endpointId'>,
+  delivery: Pick<DueDelivery, 'id' | 'endpointId' | 'claimToken'>,
   attempt: DeliveryTry,
+  breaker: WebhookBreaker,
 ): Promise<void> {
   await inTransaction(pool, async (client) => {
-    const state: DeliveryState = attempt.outcome === 'delivered' ? 'delivered' : 'pending';
+    // The endpoint first when it may be disabled: two 410s of one endpoint, each abandoning
+    // the other's delivery, then take their locks in one order instead of waiting on each other.
+    if (attempt.outcome === 'gone')
+      await client.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE', [
+        delivery.endpointId,
+      ]);
     const { rows } = await client.query<{ tries: number }>(
       `UPDATE webhook_deliveries
-          SET tries = tries + 1, state = $2,
-              ended_at = CASE WHEN $2 = 'pending' THEN NULL ELSE now() END,
-              claimed_until = NULL, last_status = $3, last_error = $4, last_try_at = now()
-        WHERE id = $1 AND state = 'pending'
+          SET tries = tries + 1,
+              state = CASE WHEN state = 'pending' AND $2 THEN 'delivered' ELSE state END,
+              ended_at = CASE WHEN state = 'pending' AND $2 THEN now() ELSE ended_at END,
+              claimed_until = CASE WHEN claim_token = $5 THEN NULL ELSE claimed_until END,
+              claim_token = CASE WHEN claim_token = $5 THEN NULL ELSE claim_token END,
+              last_status = CASE WHEN state = 'pending' THEN $3 ELSE last_status END,
+              last_error = CASE WHEN state = 'pending' THEN $4 ELSE last_error END,
+              last_try_at = now()
+        WHERE id = $1
         RETURNING tries`,
-      [delivery.id, state, attempt.status, attempt.error],
+      [
+        delivery.id,
+        attempt.outcome === 'delivered',
+        attempt.status,
+        attempt.error,
+        delivery.claimToken,
+      ],
     );
     const tried = rows[0];
     if (!tried) return;
@@ -452,13 +517,36 @@ export async function recordDeliveryTry(
        VALUES ($1, $2, $3, $4, $5)`,
       [delivery.id, tried.tries, attempt.status, attempt.error, Math.round(attempt.durationMs)],
     );
-    if (attempt.outcome === 'gone') {
+    if (attempt.outcome === 'delivered') {
+      await client.query('DELETE FROM webhook_endpoint_health WHERE endpoint_id = $1', [
+        delivery.endpointId,
+      ]);
+    } else if (attempt.outcome === 'gone') {
       await client.query(
         `UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2
           WHERE id = $1 AND disabled_at IS NULL`,
         [delivery.endpointId, 'the receiver answered 410 Gone'],
       );
       await abandonPending(client, delivery.endpointId, 'the receiver answered 410 Gone');
+    } else {
+      const { rows: health } = await client.query<{ failures: number }>(
+        `INSERT INTO webhook_endpoint_health AS h (endpoint_id, failures) VALUES ($1, 1)
+         ON CONFLICT (endpoint_id) DO UPDATE SET failures = h.failures + 1
+         RETURNING failures`,
+        [delivery.endpointId],
+      );
+      const holdMs = webhookHoldMs(health[0]!.failures, attempt, breaker, Math.random());
+      if (holdMs !== undefined)
+        await client.query(
+          `UPDATE webhook_endpoint_health
+              SET held_until = now() + make_interval(secs => $2 / 1000.0), held_reason = $3
+            WHERE endpoint_id = $1`,
+          [
+            delivery.endpointId,
+            holdMs,
+            `${health[0]!.failures} tries in a row not answered 2xx, the last ${attempt.status === null ? 'with no answer' : `answered ${attempt.status}`}`,
+          ],
+        );
     }
   });
 }

@@ -44,6 +44,13 @@ export const DEFAULTS = {
   webhookEndpointsPerOwner: 20,
   /** Signing secrets live at once on one endpoint (the current one and those rotated out). */
   webhookLiveSecretsPerEndpoint: 5,
+  /**
+   * An endpoint's breaker: open after 5 tries in a row not answered 2xx, then one probe after
+   * 30 s, doubling to one every 30 minutes; a receiver's Retry-After is kept up to that too.
+   */
+  webhookBreaker: { failures: 5, firstHoldMs: 30_000, longestHoldMs: 1_800_000 },
+  /** A webhook receiver's name is given up on after this long (ONEJOB_WEBHOOK_DNS_TIMEOUT_MS). */
+  webhookDnsTimeoutMs: 5_000,
   /** Webhook tries one worker process has out at once, for all owners together. */
   webhookSendsPerWorker: 64,
   /** Of those, the tries for any one owner's endpoints. */
@@ -69,6 +76,25 @@ export const DEFAULTS = {
   hedgeBudgetWindowMs: 3_600_000,
   /** How long one look at that window's spend is reused. */
   hedgeBudgetRefreshMs: 5_000,
+  /**
+   * Every owner's limits where no setting says otherwise: on in every deployment (issue 55).
+   * npm start sizes them for trying things out (devOwnerLimits); `off` lifts one.
+   */
+  ownerLimits: {
+    createsPerSecond: 20,
+    createBurst: 100,
+    maxOpenJobs: 5_000,
+    webhookRequestsPerSecond: 20,
+    webhookRequestBurst: 200,
+  },
+  /** The limits npm start runs with unless set: room for a load test on one machine. */
+  devOwnerLimits: {
+    createsPerSecond: 200,
+    createBurst: 2_000,
+    maxOpenJobs: 20_000,
+    webhookRequestsPerSecond: 20,
+    webhookRequestBurst: 200,
+  },
   /** `?wait=` requests one owner may hold open at once on one API process. */
   maxWaitsPerOwner: 100,
   /** Between a `?wait=` request's looks at its job while job endings are heard. */

@@ -56,6 +56,11 @@ export const PROBLEM_TYPES = {
     status: 429,
     title: 'This owner is creating jobs faster than it may; retry after Retry-After seconds',
   },
+  'webhook-rate-limited': {
+    status: 429,
+    title:
+      'This owner is calling the webhook routes faster than it may; retry after Retry-After seconds',
+  },
   'too-many-open-jobs': {
     status: 429,
     title: 'This owner has as many jobs open at once as it may',

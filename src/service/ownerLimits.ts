@@ -1,5 +1,5 @@
 import { findJobByKey, insertJobOrFindExisting, type JobRecord, type NewJob } from '../db/jobs';
-import { lockOwnerAndCountOpenJobs, takeCreateToken } from '../db/ownerLimits';
+import { lockOwnerAndCountOpenJobs, peekToken, takeToken, type TokenTake } from '../db/ownerLimits';
 import { inTransaction, type Pool, type Queryable } from '../db/pool';
 import { limitsOf, type OwnerLimits, type OwnerLimitSettings } from '../domain/ownerLimits';
 import { ServiceError } from './errors';
@@ -31,16 +31,43 @@ export class TooManyOpenJobsError extends ServiceError {
   }
 }
 
-async function takeToken(db: Queryable, ownerId: string, limits: OwnerLimits): Promise<void> {
-  if (!limits.creates) return;
-  const take = await takeCreateToken(db, ownerId, limits.creates);
-  if (!take.taken) throw new CreateRateLimitedError(take.retryAfterSeconds, limits.creates);
+/** The owner's webhook requests are over their rate: none until the bucket refills. */
+export class WebhookRateLimitedError extends ServiceError {
+  constructor(
+    readonly retryAfterSeconds: number,
+    bucket: { perSecond: number; burst: number },
+  ) {
+    super(
+      'webhook-rate-limited',
+      `This owner may make ${bucket.perSecond} requests per second to the webhook routes (bursts of ${bucket.burst}); retry after ${retryAfterSeconds} s.`,
+      { retryAfterSeconds, requestsPerSecond: bucket.perSecond, requestBurst: bucket.burst },
+    );
+    this.name = 'WebhookRateLimitedError';
+  }
 }
+
+/** Takes a token of the owner's webhook-request bucket, or refuses the request. */
+export async function takeWebhookRequest(
+  deps: { pool: Pool; ownerLimits?: OwnerLimitSettings },
+  ownerId: string,
+): Promise<void> {
+  const bucket = limitsOf(deps.ownerLimits, ownerId).webhookRequests;
+  if (!bucket) return;
+  const take = await takeToken(deps.pool, ownerId, 'webhooks', bucket);
+  if (!take.taken) throw new WebhookRateLimitedError(take.retryAfterSeconds, bucket);
+}
+
+const refusedCreate = (take: TokenTake, limits: OwnerLimits): void => {
+  if (!take.taken && limits.creates)
+    throw new CreateRateLimitedError(take.retryAfterSeconds, limits.creates);
+};
 
 /**
  * Inserts a new job within its owner's limits (a token from the create bucket; room under the
- * open-jobs limit), or finds the job already under the same key. Only a request that would make
- * a new job is limited: an owner with limits has its replays found before any token is taken.
+ * open-jobs limit), or finds the job already under the same key. Only a request that makes a new
+ * job is limited, and only it takes a token: the token is taken after the insert, in its
+ * transaction, so that the copies of one request sent at once (a double click, a storm of
+ * retries) wait on the first one's insert and get its job, never a refusal or a spent token.
  * An owner without limits has the insert-or-find alone, which answers both in one statement.
  */
 export async function insertJobWithinLimits(
@@ -48,20 +75,23 @@ export async function insertJobWithinLimits(
   job: NewJob,
 ): Promise<{ job: JobRecord; created: boolean }> {
   const limits = limitsOf(deps.ownerLimits, job.ownerId);
-  const { maxOpenJobs } = limits;
-  if (!limits.creates && maxOpenJobs === undefined) return insertJobOrFindExisting(deps.pool, job);
+  const { maxOpenJobs, creates } = limits;
+  if (!creates && maxOpenJobs === undefined) return insertJobOrFindExisting(deps.pool, job);
   const stored = await findJobByKey(deps.pool, job.ownerId, job.idempotencyKey);
   if (stored) return { job: stored, created: false };
-  // The token first, on its own: a create over the rate is refused without holding a connection
-  // in a transaction or queueing on the owner's lock, so a flood from one owner cannot take the
-  // pool from the others. (A create then refused for open jobs has spent its token.)
-  await takeToken(deps.pool, job.ownerId, limits);
-  if (maxOpenJobs === undefined) return insertJobOrFindExisting(deps.pool, job);
-  // Count and insert under the owner's lock, in one transaction: two replicas' creates cannot
-  // both see room for the last open job.
+  // An empty bucket refuses before any transaction or lock, so a flood from one owner cannot
+  // take the pool from the others.
+  if (creates) refusedCreate(await peekToken(deps.pool, job.ownerId, 'creates', creates), limits);
   return inTransaction(deps.pool, async (client) => {
-    const open = await lockOwnerAndCountOpenJobs(client, job.ownerId, maxOpenJobs);
-    if (open >= maxOpenJobs) throw new TooManyOpenJobsError(maxOpenJobs);
-    return insertJobOrFindExisting(client, job);
+    if (maxOpenJobs !== undefined) {
+      // Counted and inserted under the owner's lock: two replicas' creates cannot both see room
+      // for the last open job. (A copy refused here finds its job once refused: createJob.)
+      const open = await lockOwnerAndCountOpenJobs(client, job.ownerId, maxOpenJobs);
+      if (open >= maxOpenJobs) throw new TooManyOpenJobsError(maxOpenJobs);
+    }
+    const inserted = await insertJobOrFindExisting(client, job);
+    if (inserted.created && creates)
+      refusedCreate(await takeToken(client, job.ownerId, 'creates', creates), limits);
+    return inserted;
   });
 }

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { jobResource } from '../api/representation';
 import { findJob } from '../db/jobs';
 import { findOwnedJobWithAttempts } from '../db/jobWithAttempts';
@@ -13,17 +13,20 @@ import {
   type DeliveryTry,
   type DueDelivery,
 } from '../db/webhooks';
+import { DEFAULTS } from '../domain/defaults';
 import type { SecretKeyRing } from '../domain/secretSealing';
+import { retryAfterMs, type WebhookBreaker } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import { inSpan } from '../telemetry/spans';
 import { WEBHOOK_USER_AGENT } from '../telemetry/tracing';
 import type { WebhookSendSlots } from './webhookSendSlots';
-import { externalOnlyLookup, isInternalAddress } from './webhookTargets';
+import type { WebhookNames } from './webhookNames';
+import { isInternalAddress, webhookLookup } from './webhookTargets';
 
-/** How long one try waits for the receiver's answer. */
-export const WEBHOOK_TIMEOUT_MS = 10_000;
+/** How long one try waits for the receiver's answer (Standard Webhooks suggests 15–30 s). */
+export const WEBHOOK_TIMEOUT_MS = 20_000;
 /** Of a receiver's answer, this much is kept with the try (to say why it refused). */
-const KEPT_ANSWER_CHARS = 200;
+const KEPT_ANSWER_BYTES = 200;
 const SECRET_PREFIX = 'whsec_';
 
 /** A new signing secret: `whsec_` and 32 random bytes in base64, as Standard Webhooks writes them. */
@@ -73,32 +76,52 @@ async function eventBody(
   };
 }
 
-/** The receiver's status and the start of its answer (what is kept with the try). */
+/** What a receiver answered: its status, Retry-After, and the start of its answer. */
+interface ReceiverAnswer {
+  status: number;
+  retryAfter: string | undefined;
+  answer: string;
+}
+
+/**
+ * One POST. Of the answer only the first bytes are read: then the connection is closed, so a
+ * receiver that streams without end costs neither memory nor the try's time.
+ */
 function post(
   url: URL,
   headers: Record<string, string>,
   body: string,
-  allowInternal: boolean,
-): Promise<{ status: number; answer: string }> {
+  lookup: LookupFunction,
+): Promise<ReceiverAnswer> {
   return new Promise((resolve, reject) => {
     const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
       url,
       {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        // Names are resolved here and checked; the connection goes to the address checked.
-        ...(allowInternal ? {} : { lookup: externalOnlyLookup }),
+        // Names are resolved here (bounded) and checked; the connection goes to the address checked.
+        lookup,
         agent: false,
       },
       (response) => {
-        let answer = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          if (answer.length < KEPT_ANSWER_CHARS) answer += chunk;
+        const kept: Buffer[] = [];
+        let size = 0;
+        const done = () => {
+          const retryAfter = response.headers['retry-after'];
+          resolve({
+            status: response.statusCode ?? 0,
+            retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+            answer: Buffer.concat(kept).subarray(0, KEPT_ANSWER_BYTES).toString('utf8'),
+          });
+        };
+        response.on('data', (chunk: Buffer) => {
+          kept.push(chunk);
+          size += chunk.length;
+          if (size < KEPT_ANSWER_BYTES) return;
+          done();
+          response.destroy();
         });
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, answer: answer.slice(0, KEPT_ANSWER_CHARS) }),
-        );
+        response.on('end', done);
         response.on('error', reject);
       },
     );
@@ -124,7 +147,11 @@ const hostOf = (url: string): string => {
 async function tryOnce(
   delivery: DueDelivery,
   body: string,
-  { allowInternal, allowPlainHttp }: { allowInternal: boolean; allowPlainHttp: boolean },
+  {
+    allowInternal,
+    allowPlainHttp,
+    lookup,
+  }: { allowInternal: boolean; allowPlainHttp: boolean; lookup: LookupFunction },
 ): Promise<DeliveryTry> {
   const started = performance.now();
   const timestamp = Math.floor(Date.now() / 1000);
@@ -141,7 +168,7 @@ async function tryOnce(
       throw Object.assign(new Error(`${literal} is an internal address`), {
         code: 'EINTERNALADDRESS',
       });
-    const { status, answer } = await post(
+    const { status, answer, retryAfter } = await post(
       url,
       {
         'content-type': 'application/json',
@@ -151,16 +178,18 @@ async function tryOnce(
         'webhook-signature': webhookSignature(delivery.secrets, delivery.id, timestamp, body),
       },
       body,
-      allowInternal,
+      lookup,
     );
     const durationMs = performance.now() - started;
     if (status >= 200 && status < 300)
       return { status, error: null, durationMs, outcome: 'delivered' };
+    const asked = retryAfterMs(retryAfter, Date.now(), DEFAULTS.webhookBreaker.longestHoldMs);
     return {
       status,
       error: answer ? `answered ${status}: ${answer}` : `answered ${status}`,
       durationMs,
       outcome: status === 410 ? 'gone' : 'retry',
+      ...(asked === undefined ? {} : { retryAfterMs: asked }),
     };
   } catch (error) {
     const code = (error as { code?: string }).code;
@@ -179,6 +208,8 @@ export interface DeliveryRound {
   lastError?: string;
   /** No send slot came free for the job's owner: nothing was tried, the round comes again. */
   noSlot?: true;
+  /** The earliest an endpoint held by its breaker takes a try again. */
+  heldUntil?: Date;
 }
 
 /** How long a round waits for a send slot before it gives its activity slot back. */
@@ -202,9 +233,15 @@ export async function deliverJobWebhooks(
     slots: WebhookSendSlots;
     /** Opens the endpoints' signing secrets, stored sealed (ONEJOB_SECRET_KEYS). */
     secretKeys: SecretKeyRing;
+    /** Resolves receivers' names, bounded (ONEJOB_WEBHOOK_DNS_*). */
+    names: WebhookNames;
+    /** When an endpoint's breaker opens, and how long it holds. Default: DEFAULTS. */
+    breaker?: WebhookBreaker;
   },
   jobId: string,
 ): Promise<DeliveryRound> {
+  const lookup = webhookLookup(deps.names, deps.allowInternal);
+  const breaker = deps.breaker ?? DEFAULTS.webhookBreaker;
   const round: DeliveryRound = { delivered: 0 };
   const job = await findJob(deps.pool, jobId);
   if (!job) return round;
@@ -225,7 +262,7 @@ export async function deliverJobWebhooks(
     let slots = await deps.slots.take(job.ownerId, deps.slots.perOwner, SLOT_WAIT_MS);
     if (slots === 0) return { ...round, noSlot: true };
     try {
-      const { claimed } = await claimNextDeliveries(
+      const { claimed, heldUntil, heldReason } = await claimNextDeliveries(
         deps.pool,
         jobId,
         WEBHOOK_TIMEOUT_MS * 3,
@@ -236,6 +273,10 @@ export async function deliverJobWebhooks(
       // The places not needed now go back at once, to the owner's other rounds.
       deps.slots.give(job.ownerId, slots - claimed.length);
       slots = claimed.length;
+      if (heldUntil) {
+        round.heldUntil = heldUntil;
+        round.lastError = `an endpoint's breaker holds its deliveries until ${heldUntil.toISOString()}: ${heldReason}`;
+      }
       if (claimed.length === 0) return round;
       // Every try ends before its place is given back, even when another one failed.
       const tries = await Promise.allSettled(
@@ -253,13 +294,14 @@ export async function deliverJobWebhooks(
               const tried = await tryOnce(delivery, body, {
                 allowInternal: deps.allowInternal,
                 allowPlainHttp: deps.allowPlainHttp ?? false,
+                lookup,
               });
               if (tried.status !== null)
                 span.setAttribute('http.response.status_code', tried.status);
               return tried;
             },
           );
-          await recordDeliveryTry(deps.pool, delivery, answer);
+          await recordDeliveryTry(deps.pool, delivery, answer, breaker);
           if (answer.outcome === 'delivered') {
             round.delivered += 1;
             return;

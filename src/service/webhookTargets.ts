@@ -1,5 +1,6 @@
-import { lookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import type { WebhookNames } from './webhookNames';
 
 /**
  * Where webhooks may not go unless the operator says so: loopback, private, link-local (cloud
@@ -78,45 +79,54 @@ export function isInternalAddress(address: string): boolean {
  * The answer never says which address a name resolves to: an owner reads it, and the
  * deployment's inner addresses are none of its business.
  */
-export async function internalTargetOf(hostname: string): Promise<string | undefined> {
+export async function internalTargetOf(
+  hostname: string,
+  names: WebhookNames,
+): Promise<string | undefined> {
   const host = hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host)
-    ? [host]
-    : await new Promise<string[]>((resolve) =>
-        lookup(host, { all: true }, (error, found) =>
-          // A name that does not resolve now is no internal target; its tries will say why.
-          resolve(error ? [] : found.map((entry) => entry.address)),
-        ),
-      );
-  const internal = addresses.find(isInternalAddress);
+  // A name that does not resolve now is no internal target; its tries will say why.
+  const addresses = await names.resolve(host).catch(() => []);
+  const internal = addresses.find((entry) => isInternalAddress(entry.address));
   if (internal === undefined) return undefined;
-  return internal === host
+  return isIP(host)
     ? `${hostname} is an internal address`
     : `${hostname} resolves to an internal address`;
 }
 
 /**
- * A DNS lookup for outgoing connections that refuses internal addresses. The connection uses
- * the address checked here, so a name that resolves elsewhere a moment later changes nothing.
+ * The lookup of outgoing webhook connections: through `names` (bounded, off the thread pool),
+ * refusing internal addresses unless they are allowed. The connection uses the address checked
+ * here, so a name that resolves elsewhere a moment later changes nothing.
  */
-export const externalOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  lookup(hostname, { ...options, all: true } as LookupAllOptions, (error, found) => {
-    if (error) return callback(error, '', 0);
-    const addresses = found as LookupAddress[];
-    const internal = addresses.find((entry) => isInternalAddress(entry.address));
-    if (internal)
-      return callback(
-        Object.assign(
-          // Kept with the try, which the owner reads: which address is not said.
-          new Error(`${hostname} resolves to an internal address`),
-          { code: 'EINTERNALADDRESS' },
-        ),
-        '',
-        0,
-      );
-    if ((options as { all?: boolean }).all)
-      return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-    const first = addresses[0]!;
-    return callback(null, first.address, first.family);
-  });
-};
+export function webhookLookup(names: WebhookNames, allowInternal: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    names.resolve(hostname).then(
+      (found) => {
+        const wanted = options.family === 4 || options.family === 6 ? options.family : undefined;
+        const addresses: LookupAddress[] = found.filter((a) => !wanted || a.family === wanted);
+        if (!allowInternal && addresses.some((entry) => isInternalAddress(entry.address)))
+          return callback(
+            Object.assign(
+              // Kept with the try, which the owner reads: which address is not said.
+              new Error(`${hostname} resolves to an internal address`),
+              { code: 'EINTERNALADDRESS' },
+            ),
+            '',
+            0,
+          );
+        if (addresses.length === 0)
+          return callback(
+            Object.assign(new Error(`${hostname}: no address of the family asked for`), {
+              code: 'ENOTFOUND',
+            }),
+            '',
+            0,
+          );
+        if (options.all)
+          return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+        return callback(null, addresses[0]!.address, addresses[0]!.family);
+      },
+      (error: Error) => callback(error as NodeJS.ErrnoException, '', 0),
+    );
+  };
+}

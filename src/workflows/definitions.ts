@@ -21,6 +21,14 @@ export function providerCallTaskQueue(jobTaskQueue: string): string {
   return `${jobTaskQueue}-calls`;
 }
 
+/**
+ * The task queue of webhook sends, apart from provider calls: a receiver that never answers
+ * holds a webhook slot, never a provider call's (issue 55, N2).
+ */
+export function webhookTaskQueue(jobTaskQueue: string): string {
+  return `${jobTaskQueue}-webhooks`;
+}
+
 export interface PlannedProvider {
   name: string;
   timeoutMs: number;

@@ -2,14 +2,15 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ActivityFailure,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ProviderCallActivities } from '../activities';
+import type { WebhookSendingActivities } from '../activities';
 import { webhookWorkflowId, type WebhookRetry } from '../domain/webhooks';
 import { db } from './activityStubs';
-import { providerCallTaskQueue, type WebhookSenderInput } from './definitions';
+import { providerCallTaskQueue, webhookTaskQueue, type WebhookSenderInput } from './definitions';
 
 /**
  * Patch id of completion webhooks: the job's events are handed to their senders when it ends,
@@ -18,15 +19,23 @@ import { providerCallTaskQueue, type WebhookSenderInput } from './definitions';
 export const COMPLETION_WEBHOOKS = 'completion-webhooks';
 
 /**
+ * Patch id of the webhook task queue: rounds of sends go to a queue of their own. Senders
+ * recorded before it sent on the provider-call queue, where their activity is still served.
+ */
+export const WEBHOOK_QUEUE = 'webhook-queue';
+
+/**
  * Delivers one event of one job to its owner's endpoints, at least once: rounds of tries (each
  * recorded in its delivery's row) with Temporal's backoff between them, until every delivery of
  * the event has been answered 2xx, its endpoint has gone (410), or `giveUpAfterMs` has passed.
  * A workflow of its own, so that the job's result never waits for a receiver.
  */
 export async function webhookSenderWorkflow(input: WebhookSenderInput): Promise<number> {
-  const deliver = proxyActivities<ProviderCallActivities>({
-    taskQueue: providerCallTaskQueue(workflowInfo().taskQueue),
-    // One round: a try takes at most 10 s, endpoints side by side, a job's few events in order.
+  const deliver = proxyActivities<WebhookSendingActivities>({
+    taskQueue: patched(WEBHOOK_QUEUE)
+      ? webhookTaskQueue(workflowInfo().taskQueue)
+      : providerCallTaskQueue(workflowInfo().taskQueue),
+    // One round: a try takes at most 20 s, endpoints side by side, a job's few events in order.
     startToCloseTimeout: '2 minutes',
     scheduleToCloseTimeout: input.retry.giveUpAfterMs,
     retry: {

@@ -14,8 +14,8 @@ export async function holdTransaction(stack: TestStack, lock?: string) {
   return {
     /** Runs in the barrier's own transaction (its writes are not blocked). */
     client,
-    /** Waits until a statement that starts with `prefix` waits for the barrier. */
-    async blocked(prefix: string): Promise<void> {
+    /** Waits until `count` statements that start with `prefix` wait for a lock (the barrier's). */
+    async blocked(prefix: string, count = 1): Promise<void> {
       await eventually(
         async () =>
           (
@@ -26,7 +26,7 @@ export async function holdTransaction(stack: TestStack, lock?: string) {
               [`${prefix}%`],
             )
           ).rows[0].n as number,
-        (n) => n > 0,
+        (n) => n >= count,
       );
     },
     async release(): Promise<void> {

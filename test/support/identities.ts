@@ -4,6 +4,9 @@ export const TEST_OWNER = 'owner-a@example.com';
 export const TEST_TOKEN = 'token-owner-a-0001';
 export const OTHER_OWNER = 'org/team:b';
 export const OTHER_TOKEN = 'token-owner-b-0002';
+/** An owner no shared test uses, for a test that needs one whose buckets are full. */
+export const SPARE_OWNER = 'owner-spare';
+export const SPARE_TOKEN = 'token-owner-spare-0003';
 export const OPERATOR = 'ops-alice';
 export const OPERATOR_TOKEN = 'token-operator-0001';
 export const CALLBACK_SECRET = 'test-callback-secret';

@@ -22,6 +22,8 @@ import {
   CALLBACK_SECRET,
   LONGEST_OWNER,
   LONGEST_OWNER_TOKEN,
+  SPARE_OWNER,
+  SPARE_TOKEN,
   OPERATOR,
   OPERATOR_TOKEN,
   OTHER_OWNER,
@@ -170,6 +172,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
         `${TEST_OWNER}:${TEST_TOKEN}`,
         `${OTHER_OWNER}:${OTHER_TOKEN}`,
         `${LONGEST_OWNER}:${LONGEST_OWNER_TOKEN}`,
+        `${SPARE_OWNER}:${SPARE_TOKEN}`,
         ...Object.entries(TRICK_OWNERS).map(([owner, token]) => `${owner}:${token}`),
       ].join(','),
       HOST: '127.0.0.1',
@@ -181,6 +184,12 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       // default.
       ONEJOB_WEBHOOK_INTERNAL_TARGETS: 'allow',
       ONEJOB_WEBHOOK_PLAIN_HTTP: 'allow',
+      // Limits are on in every deployment; these are sized for a test's traffic, not a tenant's.
+      ONEJOB_OWNER_CREATES_PER_SECOND: '1000',
+      ONEJOB_OWNER_CREATE_BURST: '10000',
+      ONEJOB_OWNER_MAX_OPEN_JOBS: '100000',
+      ONEJOB_OWNER_WEBHOOK_REQUESTS_PER_SECOND: '1000',
+      ONEJOB_OWNER_WEBHOOK_REQUEST_BURST: '10000',
       ...options.env,
     };
 

@@ -608,6 +608,12 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       ONEJOB_OPERATOR_TOKENS: `chaos-operator:${operatorToken}`,
       // The key that seals webhook secrets at rest: the run's own, as a deployment's would be.
       ONEJOB_SECRET_KEYS: `chaos:${randomBytes(32).toString('base64')}`,
+      // Limits are on in every deployment; these are sized for a campaign's traffic, not a tenant's.
+      ONEJOB_OWNER_CREATES_PER_SECOND: '1000',
+      ONEJOB_OWNER_CREATE_BURST: '10000',
+      ONEJOB_OWNER_MAX_OPEN_JOBS: '100000',
+      ONEJOB_OWNER_WEBHOOK_REQUESTS_PER_SECOND: '1000',
+      ONEJOB_OWNER_WEBHOOK_REQUEST_BURST: '10000',
       ONEJOB_SIMULATOR_CALLBACK_SECRET: callbackSecrets['simulator-pay'],
       ONEJOB_CHAOS_PAY_2_CALLBACK_SECRET: callbackSecrets['simulator-pay-2'],
       HOST: '127.0.0.1',

@@ -15,7 +15,9 @@ import {
 import { DEFAULTS } from '../../domain/defaults';
 import { isUuid } from '../../domain/identity';
 import { DELIVERY_STATES, WEBHOOK_EVENTS } from '../../domain/webhooks';
+import { takeWebhookRequest } from '../../service/ownerLimits';
 import { newWebhookSecret } from '../../service/webhookDelivery';
+import { WebhookNames } from '../../service/webhookNames';
 import { internalTargetOf } from '../../service/webhookTargets';
 import { authHeaders, requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
@@ -103,10 +105,18 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
     | 'allowInternalWebhookTargets'
     | 'allowPlainHttpWebhooks'
     | 'webhookLimits'
+    | 'ownerLimits'
     | 'secretKeys'
+    | 'webhookNames'
   >;
 }> = async (app, { deps }) => {
   requireBearer(app, deps.tokens, 'token');
+  // Every webhook route draws from the owner's bucket of them once the token says who it is,
+  // before its body is read: a flood of bad bodies is metered too.
+  app.addHook('onRequest', async (request) => {
+    if (request.ownerId) await takeWebhookRequest(deps, request.ownerId);
+  });
+  const names = new WebhookNames(deps.webhookNames ?? { timeoutMs: DEFAULTS.webhookDnsTimeoutMs });
   const limits = deps.webhookLimits ?? {
     endpointsPerOwner: DEFAULTS.webhookEndpointsPerOwner,
     liveSecretsPerEndpoint: DEFAULTS.webhookLiveSecretsPerEndpoint,
@@ -139,7 +149,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
               .string()
               .describe('whsec_…: the signing secret. Keep it; it is not shown again.'),
           }),
-          ...problemResponses(401, 409, ...BODY_ERRORS),
+          ...problemResponses(401, 429, 409, ...BODY_ERRORS),
         },
       },
     },
@@ -153,7 +163,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
       // Refused now if it names an internal address; each try checks again (DNS changes).
       const internal =
         !deps.allowInternalWebhookTargets &&
-        (await internalTargetOf(new URL(request.body.url).hostname));
+        (await internalTargetOf(new URL(request.body.url).hostname, names));
       if (internal)
         return sendProblem(
           reply,
@@ -198,7 +208,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
         querystring: pageQuery,
         response: {
           200: z.object({ endpoints: z.array(endpointSchema), nextCursor: z.string().nullable() }),
-          ...problemResponses(401),
+          ...problemResponses(401, 429),
         },
       },
     },
@@ -222,7 +232,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
         summary: 'One of your webhook endpoints',
         headers: authHeaders,
         params: endpointParams,
-        response: { 200: endpointSchema, ...problemResponses(401, 404) },
+        response: { 200: endpointSchema, ...problemResponses(401, 429, 404) },
       },
     },
     async (request, reply) => {
@@ -239,7 +249,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
         summary: 'Delete a webhook endpoint: nothing more is sent to it; what waited is abandoned',
         headers: authHeaders,
         params: endpointParams,
-        response: { 204: z.void().describe('Deleted.'), ...problemResponses(401, 404) },
+        response: { 204: z.void().describe('Deleted.'), ...problemResponses(401, 429, 404) },
       },
     },
     async (request, reply) => {
@@ -257,7 +267,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
           'Turn an endpoint on again after a 410 disabled it: later events go to it (not one an operator disabled)',
         headers: authHeaders,
         params: endpointParams,
-        response: { 200: endpointSchema, ...problemResponses(401, 404, 409) },
+        response: { 200: endpointSchema, ...problemResponses(401, 429, 404, 409) },
       },
     },
     async (request, reply) => {
@@ -297,7 +307,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
             secret: z.string().describe('whsec_…: the new secret; it is not shown again.'),
             previousSecretExpiresAt: z.string(),
           }),
-          ...problemResponses(401, 404, 409, ...BODY_ERRORS),
+          ...problemResponses(401, 429, 404, 409, ...BODY_ERRORS),
         },
       },
     },
@@ -344,7 +354,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
         querystring: pageQuery,
         response: {
           200: z.object({ deliveries: z.array(deliverySchema), nextCursor: z.string().nullable() }),
-          ...problemResponses(401, 404),
+          ...problemResponses(401, 429, 404),
         },
       },
     },
