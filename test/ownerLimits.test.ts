@@ -1,5 +1,6 @@
 import { OneJobClient, OneJobProblemError } from '../client/src';
 import { listOwnedJobs } from '../src/db/jobLists';
+import { holdTransaction } from './support/barriers';
 import {
   LONGEST_OWNER,
   LONGEST_OWNER_TOKEN,
@@ -11,7 +12,6 @@ import {
   TEST_TOKEN,
   TRICK_OWNERS,
 } from './support/identities';
-import { holdTransaction } from './support/barriers';
 import { freshKey, operator, type JobView } from './support/jobs';
 import { chatProvider } from './support/providers';
 import { useTestStack } from './support/stack';

@@ -1,7 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { randomUUID } from 'node:crypto';
 import { claimNextDeliveries, recordDeliveryTry } from '../src/db/webhooks';
 import { DEFAULTS } from '../src/domain/defaults';
 import { parseSecretKeys } from '../src/domain/secretSealing';

@@ -1,6 +1,6 @@
 import { findJobByKey, insertJobOrFindExisting, type JobRecord, type NewJob } from '../db/jobs';
 import { lockOwnerAndCountOpenJobs, peekToken, takeToken, type TokenTake } from '../db/ownerLimits';
-import { inTransaction, type Pool, type Queryable } from '../db/pool';
+import { inTransaction, type Pool } from '../db/pool';
 import { limitsOf, type OwnerLimits, type OwnerLimitSettings } from '../domain/ownerLimits';
 import { ServiceError } from './errors';
 

@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { promises as dns } from 'node:dns';
+import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import type { WebhookNameSettings } from '../domain/webhooks';
 
