@@ -89,6 +89,19 @@ export function parseTokenSettings(
   return { tokens, operatorTokens: operators };
 }
 
+/**
+ * Whether an `Authorization` header names a holder of either set: an owner or an operator (whose
+ * trace context the API takes, telemetry/tracing.ts). Both sets are always compared in full, so
+ * the time taken does not tell which, if any, matched.
+ */
+export function knownBearer(tokens: ApiTokens, operatorTokens?: ApiTokens) {
+  return (authorization: string | undefined): boolean => {
+    const owner = tokens.ownerFromHeader(authorization);
+    const operator = operatorTokens?.ownerFromHeader(authorization);
+    return owner !== undefined || operator !== undefined;
+  };
+}
+
 /** The Authorization header, as the OpenAPI document shows it. */
 export const authHeaders = z
   .object({ authorization: z.string().optional().describe('Bearer <token>') })

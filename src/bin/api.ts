@@ -3,7 +3,7 @@
 import { apiTracing } from './apiTracing';
 import { Client, Connection } from '@temporalio/client';
 import { buildApi } from '../api/app';
-import { parseTokenSettings } from '../api/auth';
+import { knownBearer, parseTokenSettings } from '../api/auth';
 import { metricsAccessFor } from '../api/metricsAccess';
 import { apiConfig } from '../config';
 import { migrate } from '../db/migrate';
@@ -20,6 +20,8 @@ async function main(): Promise<void> {
   const logger = createLogger('onejob-api');
   const config = apiConfig();
   const { tokens, operatorTokens } = parseTokenSettings(config.apiTokens, config.operatorTokens);
+  // Only a caller with a token of ours brings its trace context (see keepTrustedContext).
+  apiTracing?.trustCallers(knownBearer(tokens, operatorTokens));
   const providerConfigs = providerConfigsFromEnv();
   refusePublishedDevSecrets(process.env, providerConfigs);
   const providers = new ProviderRegistry(providerConfigs);

@@ -1,5 +1,9 @@
+import { propagation } from '@opentelemetry/api';
 import type { BatchSpanProcessorOptions, ReadableSpan } from '@opentelemetry/sdk-trace';
 import type { IncomingMessage } from 'node:http';
+
+/** Whether a request's `Authorization` header names a caller whose trace context is taken. */
+export type TrustedCaller = (authorization: string | undefined) => boolean;
 
 /** A process's tracing, when it traces. */
 export interface Tracing {
@@ -10,6 +14,11 @@ export interface Tracing {
    * sandbox makes spans of its own): the same batch, exporter and resource.
    */
   exportEnded(spans: ReadonlyArray<Omit<ReadableSpan, 'resource'>>): void;
+  /**
+   * Whose trace context incoming requests may bring (the API: its owners and operators, once
+   * their tokens are read). Until then, and in the worker, nobody's: see keepTrustedContext.
+   */
+  trustCallers(trusted: TrustedCaller): void;
 }
 
 /** Requests that only ask whether the process is alive, ready or how it is doing: not traced. */
@@ -27,6 +36,22 @@ function isWebhookTry(options: { headers?: unknown }): boolean {
   return Object.entries(headers).some(
     ([name, value]) => name.toLowerCase() === 'user-agent' && value === WEBHOOK_USER_AGENT,
   );
+}
+
+/**
+ * Runs before the HTTP instrumentation reads a request's trace context. A caller may join its
+ * trace to ours (and have it recorded, if it says so) only when `trusted` knows its token: an
+ * unknown caller's sampled traceparent would otherwise load the trace backend at will, and tie
+ * our traces to its own. Its trace headers are dropped, so the request is a root of our own that
+ * our sampler decides. `baggage` is dropped from every caller, whatever OTEL_PROPAGATORS says:
+ * nothing here reads it, and taken in it would go on to the workflow and the providers.
+ */
+function keepTrustedContext(request: IncomingMessage, trusted: TrustedCaller): void {
+  const headers = request.headers;
+  delete headers.baggage;
+  const carried = propagation.fields().filter((field) => headers[field] !== undefined);
+  if (carried.length === 0 || trusted(headers.authorization)) return;
+  for (const field of carried) delete headers[field];
 }
 
 /**
@@ -52,9 +77,10 @@ export function otlpTracesEndpoint(env: NodeJS.ProcessEnv = process.env): string
  * Starts the OpenTelemetry SDK for Node when tracing is wanted, else loads none of it (tracing
  * off costs nothing). Spans go out over OTLP (HTTP, protobuf); the OTEL_* variables choose the
  * endpoint, the sampler (OTEL_TRACES_SAMPLER, default: every trace, or as its caller decided)
- * and the service name (OTEL_SERVICE_NAME, else `serviceName`). HTTP (a caller's W3C
- * traceparent is joined) and PostgreSQL are instrumented: statements, never their values. Must
- * run before `http` and `pg` are first loaded, so the services' entry points call it first.
+ * and the service name (OTEL_SERVICE_NAME, else `serviceName`). HTTP (a trusted caller's W3C
+ * traceparent is joined: see keepTrustedContext) and PostgreSQL are instrumented: statements,
+ * never their values. Must run before `http` and `pg` are first loaded, so the services' entry
+ * points call it first.
  */
 export function startTracing(
   serviceName: string,
@@ -85,6 +111,7 @@ export function startTracing(
     'service.name': env.OTEL_SERVICE_NAME || serviceName,
   });
   const batch = new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...batchOptions(env) });
+  let trusted: TrustedCaller = () => false;
   const sdk = new NodeSDK({
     resource,
     spanProcessors: [batch],
@@ -92,6 +119,11 @@ export function startTracing(
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request: IncomingMessage) =>
           UNTRACED_PATHS.has((request.url ?? '').split('?')[0] ?? ''),
+        // Called before the caller's context is extracted (a test pins it: tracing.test.ts).
+        startIncomingSpanHook: (request: IncomingMessage) => {
+          keepTrustedContext(request, trusted);
+          return {};
+        },
         ignoreOutgoingRequestHook: isWebhookTry,
       }),
       // A statement outside any request or job is not a trace of its own. A pool checkout is
@@ -109,6 +141,9 @@ export function startTracing(
     shutdown: () => sdk.shutdown(),
     exportEnded: (spans) => {
       for (const span of spans) batch.onEnd({ ...span, resource });
+    },
+    trustCallers: (check) => {
+      trusted = check;
     },
   };
 }

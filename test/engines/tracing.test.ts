@@ -7,7 +7,9 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
+import { TRACE_HEADER } from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +19,7 @@ import type { TokenPrice } from '../../src/providers/provider';
 import { simulatorProviders } from '../../src/providers/registry';
 import { startJaeger, type Jaeger } from '../../tools/stack/jaeger';
 import { jaegerBinary, TEST_OUTPUT } from '../support/harness';
+import { OPERATOR_TOKEN, TEST_TOKEN } from '../support/identities';
 import { chargeBody, freshKey, succeeded, untilJob } from '../support/jobs';
 import { eventually } from '../support/polling';
 import { chatProvider } from '../support/providers';
@@ -459,4 +462,120 @@ test("a webhook try sends its receiver no trace context, and its span names the 
     await stack.request('DELETE', `/v1/webhooks/${endpoint}`);
     await new Promise((resolve) => receiver.close(resolve));
   }
+});
+
+/**
+ * An API replica that samples no trace of its own (ratio 0) and whose OTEL_PROPAGATORS names
+ * `baggage`: what a caller's headers bring is all that could get a request recorded.
+ */
+async function withUnsampledApi(use: (url: string) => Promise<void>): Promise<void> {
+  const extra = await stack.startExtraApi({
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0',
+    OTEL_PROPAGATORS: 'tracecontext,baggage',
+  });
+  try {
+    await use(extra.url);
+  } finally {
+    await extra.stop();
+  }
+}
+
+const sampledParent = () => ({
+  traceId: randomBytes(16).toString('hex'),
+  spanId: randomBytes(8).toString('hex'),
+});
+
+test("a caller without a valid token can neither force sampling nor join its trace: under a sampler ratio of 0, its sampled traceparent (no token, a wrong one, the docs, a provider callback) leaves no span in that trace, while an owner's or an operator's joins the caller's trace", async () => {
+  await withUnsampledApi(async (url) => {
+    const unknownJob = `/v1/jobs/${crypto.randomUUID()}`;
+    const untrusted: Array<[string, string, string, Record<string, string>]> = [
+      ['no token', 'GET', unknownJob, {}],
+      ['a wrong token', 'GET', unknownJob, { authorization: 'Bearer not-a-token-of-ours' }],
+      ['the docs', 'GET', '/docs/json', {}],
+      [
+        'a provider callback',
+        'POST',
+        '/v1/callbacks/simulator-pay',
+        { 'content-type': 'application/json', 'onejob-signature': 't=1,v1=00' },
+      ],
+    ];
+    const refused: string[] = [];
+    for (const [, method, path, headers] of untrusted) {
+      const parent = sampledParent();
+      const answer = await fetch(`${url}${path}`, {
+        method,
+        headers: { ...headers, traceparent: `00-${parent.traceId}-${parent.spanId}-01` },
+        ...(method === 'POST' ? { body: '{}' } : {}),
+      });
+      await answer.arrayBuffer();
+      // A root of our own, which our sampler (ratio 0) left unrecorded.
+      expect([path, answer.headers.get('traceresponse')]).toEqual([
+        path,
+        expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/),
+      ]);
+      expect(answer.headers.get('traceresponse')).not.toContain(parent.traceId);
+      refused.push(parent.traceId);
+    }
+
+    for (const token of [TEST_TOKEN, OPERATOR_TOKEN]) {
+      const parent = sampledParent();
+      const path = token === TEST_TOKEN ? unknownJob : '/v1/operator/webhooks';
+      const answer = await fetch(`${url}${path}`, {
+        headers: {
+          authorization: `Bearer ${token}`,
+          traceparent: `00-${parent.traceId}-${parent.spanId}-01`,
+        },
+      });
+      await answer.arrayBuffer();
+      expect(answer.headers.get('traceresponse')).toMatch(
+        new RegExp(`^00-${parent.traceId}-[0-9a-f]{16}-01$`),
+      );
+      const serverSpanId = answer.headers.get('traceresponse')!.split('-')[2];
+      const found = await eventually(
+        () => traceOf(parent.traceId),
+        (t) => t?.spans.some((s) => s.spanID === serverSpanId) ?? false,
+      );
+      expect(found!.spans.find((s) => s.spanID === serverSpanId)!.references).toEqual([
+        expect.objectContaining({ refType: 'CHILD_OF', spanID: parent.spanId }),
+      ]);
+    }
+    // The trusted requests' spans, ended after the refused ones, have arrived: so would theirs.
+    for (const traceId of refused) expect(await traceOf(traceId)).toBeUndefined();
+  });
+});
+
+test("a caller's baggage is never taken in, even when OTEL_PROPAGATORS names it: an owner's traced create hands its workflow the trace and no baggage, and no span carries it", async () => {
+  await withUnsampledApi(async (url) => {
+    const parent = sampledParent();
+    const secret = randomBytes(8).toString('hex');
+    const created = await fetch(`${url}/v1/jobs`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${TEST_TOKEN}`,
+        'content-type': 'application/json',
+        'idempotency-key': freshKey('traced-baggage'),
+        traceparent: `00-${parent.traceId}-${parent.spanId}-01`,
+        baggage: `onejob.owner=mallory,secret=${secret}`,
+      },
+      body: JSON.stringify({ type: 'summarize', input: { text: 'Baggage stays at the door.' } }),
+    });
+    expect(created.status).toBe(201);
+    const { id, workflowId } = (await created.json()) as { id: string; workflowId: string };
+    await untilJob(stack, id, succeeded);
+
+    const history = await stack.temporal.workflow.getHandle(workflowId).fetchHistory();
+    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    const carried = defaultPayloadConverter.fromPayload<Record<string, string>>(
+      started!.header!.fields![TRACE_HEADER]!,
+    );
+    expect(Object.keys(carried)).not.toContain('baggage');
+    expect(carried.traceparent).toContain(parent.traceId);
+
+    const found = await eventually(
+      () => traceOf(parent.traceId),
+      (t) => t?.spans.some((s) => s.operationName === 'provider call') ?? false,
+    );
+    expect(JSON.stringify(found)).not.toContain(secret);
+  });
 });
