@@ -160,6 +160,27 @@ describe('provider callbacks', () => {
     expect(effectsFor(stack, job.id)).toEqual([]);
   });
 
+  test('a callback is refused alike whether or not its provider takes callbacks, so the unauthenticated route names none', async () => {
+    const body = JSON.stringify({ attemptId: 'x:1', status: 'failed', error: 'declined' });
+    const answers = async (signature: string) =>
+      Promise.all(
+        ['pay-blind', 'pay-backup', 'no-such-provider'].map(async (provider) => {
+          const answer = await post(provider, body, signature);
+          // The problem's instance is the path asked for; everything else must be the same.
+          const { instance, ...problem } = (await answer.json()) as { instance: string };
+          expect(instance).toBe(`/v1/callbacks/${provider}`);
+          return { status: answer.status, problem };
+        }),
+      );
+    // Well formed, under another secret; and not formed at all.
+    for (const signature of [signCallback('not-the-secret', body), 'v1=nothing'] as const) {
+      const [takes, takesNone, unknown] = await answers(signature);
+      expect(takes!.status).toBe(401);
+      expect(takesNone).toEqual(takes);
+      expect(unknown).toEqual(takes);
+    }
+  });
+
   test('a callback signed longer ago than the tolerance is refused and changes nothing', async () => {
     stack.simulator.inject({ route: 'charge', fault: { kind: 'drop_after' } });
     const job = await createJob(stack, chargeBody(['pay-blind']));

@@ -7,6 +7,9 @@ import { DEFAULTS } from '../domain/defaults';
  * well-known payment webhooks). The timestamp is inside what is signed, so a captured callback
  * cannot be replayed once it is older than the tolerance.
  */
+/** Why a well-formed signature is refused when it is not the body's under the secret. */
+export const SIGNATURE_MISMATCH = 'the signature does not match';
+
 export const SIGNATURE_HEADER = 'onejob-signature';
 
 function hmac(secret: string, timestamp: number, body: Buffer | string): string {
@@ -61,7 +64,7 @@ export function verifyCallbackSignature(
   const { timestamp, given } = parsed;
   const expected = Buffer.from(hmac(secret, timestamp, body));
   if (!timingSafeEqual(expected, Buffer.from(given)))
-    return { ok: false, reason: 'the signature does not match' };
+    return { ok: false, reason: SIGNATURE_MISMATCH };
   const nowS = Math.floor((options.now ?? Date.now()) / 1000);
   const tolerance = options.toleranceS ?? DEFAULTS.callbackToleranceS;
   if (Math.abs(nowS - timestamp) > tolerance)

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { acceptProviderCallback } from '../../service/attempts';
 import type { JobEndMetrics } from '../../service/histograms';
@@ -7,7 +8,19 @@ import { bodyShapeProblem } from '../bodyShape';
 import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, callbackBodySchema, problemResponses } from '../openapi';
 import { sendNotFound, sendProblem } from '../problems';
-import { SIGNATURE_HEADER, unsignableProblem, verifyCallbackSignature } from '../signatures';
+import {
+  SIGNATURE_HEADER,
+  SIGNATURE_MISMATCH,
+  unsignableProblem,
+  verifyCallbackSignature,
+} from '../signatures';
+
+/**
+ * What a provider that takes no callbacks (or none by that name) is answered: what a wrong
+ * signature is answered, after the same HMAC under a key of this process's own. The route is
+ * unauthenticated, so it must not tell a caller which providers take callbacks.
+ */
+const NO_SECRET = randomBytes(32).toString('hex');
 
 const refuseSignature = (reply: FastifyReply, reason: string): FastifyReply =>
   sendProblem(
@@ -63,11 +76,10 @@ export const callbackRoutes: FastifyPluginAsyncZod<CallbackRoutesOptions> = asyn
       // holds neither a socket nor a body's worth of memory. Other media types get their 415.
       preParsing: async (request, reply) => {
         if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) return;
-        const provider = request.params.provider;
-        const problem =
-          deps.providers.has(provider) && deps.providers.callbackSecret(provider)
-            ? unsignableProblem(request.headers[SIGNATURE_HEADER])
-            : `provider ${provider} takes no callbacks`;
+        // A badly formed signature is refused alike for every provider; a well-formed one is
+        // checked against the body, so a provider without callbacks is refused only after it,
+        // as a wrong signature is.
+        const problem = unsignableProblem(request.headers[SIGNATURE_HEADER]);
         if (problem) await refuseSignature(reply, problem);
       },
     },
@@ -78,12 +90,18 @@ export const callbackRoutes: FastifyPluginAsyncZod<CallbackRoutesOptions> = asyn
         : undefined;
       // No Content-Type and no body leaves no buffer: an empty body, refused below as not JSON.
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      const check = secret
-        ? verifyCallbackSignature(secret, raw, request.headers[SIGNATURE_HEADER], {
-            toleranceS: deps.callbackToleranceS,
-          })
-        : { ok: false as const, reason: `provider ${provider} takes no callbacks` };
-      if (!check.ok) return refuseSignature(reply, check.reason);
+      const checked = verifyCallbackSignature(
+        secret ?? NO_SECRET,
+        raw,
+        request.headers[SIGNATURE_HEADER],
+        { toleranceS: deps.callbackToleranceS },
+      );
+      const check = secret ? checked : { ok: false as const, reason: SIGNATURE_MISMATCH };
+      if (!check.ok) {
+        // The operator's log says what the caller is not told.
+        if (!secret) request.log.warn({ provider }, 'a callback for a provider that takes none');
+        return refuseSignature(reply, check.reason);
+      }
       let report: z.infer<typeof callbackBodySchema>;
       try {
         const json: unknown = JSON.parse(raw.toString('utf8'));
