@@ -292,6 +292,49 @@ BEGIN
 END $$;
 
 --
+-- Name: metric_deltas_of_webhook_deliveries(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.metric_deltas_of_webhook_deliveries() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO metric_deltas
+      SELECT 'webhook_deliveries', state, count(*) FROM added GROUP BY state;
+    -- Fan-out: the deliveries written, and the events they were written for.
+    INSERT INTO metric_deltas
+      SELECT 'webhook_deliveries_written', '', count(*) FROM added HAVING count(*) > 0;
+    INSERT INTO metric_deltas
+      SELECT 'webhook_events_written', '', count(DISTINCT (job_id, event_key)) FROM added
+      HAVING count(*) > 0;
+  ELSIF TG_OP = 'UPDATE' THEN
+    INSERT INTO metric_deltas
+      SELECT 'webhook_deliveries', state, sum(n) FROM (
+        SELECT state, 1 AS n FROM added UNION ALL SELECT state, -1 FROM removed) moved
+      GROUP BY state HAVING sum(n) <> 0;
+  ELSE
+    INSERT INTO metric_deltas
+      SELECT 'webhook_deliveries', state, -count(*) FROM removed GROUP BY state;
+  END IF;
+  RETURN NULL;
+END $$;
+
+--
+-- Name: metric_deltas_of_webhook_tries(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.metric_deltas_of_webhook_tries() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  INSERT INTO metric_deltas
+    SELECT 'webhook_tries', webhook_try_outcome(status), count(*) FROM added
+     GROUP BY webhook_try_outcome(status);
+  RETURN NULL;
+END $$;
+
+--
 -- Name: notify_job_ended(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -443,6 +486,19 @@ BEGIN
   RAISE EXCEPTION 'operator action % on a webhook endpoint is kept as written', OLD.id
     USING ERRCODE = 'check_violation';
 END
+$$;
+
+--
+-- Name: webhook_try_outcome(integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.webhook_try_outcome(status integer) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+  SELECT CASE WHEN status IS NULL THEN 'no_answer'
+              WHEN status BETWEEN 200 AND 299 THEN 'delivered'
+              WHEN status = 410 THEN 'gone'
+              ELSE 'refused' END
 $$;
 
 --
@@ -1070,6 +1126,12 @@ CREATE INDEX webhook_deliveries_job_idx ON public.webhook_deliveries USING btree
 CREATE INDEX webhook_deliveries_pending_idx ON public.webhook_deliveries USING btree (created_at) WHERE (state = 'pending'::text);
 
 --
+-- Name: webhook_endpoint_health_held_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_endpoint_health_held_idx ON public.webhook_endpoint_health USING btree (held_until) WHERE (held_until IS NOT NULL);
+
+--
 -- Name: webhook_endpoints_owner_live_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1190,10 +1252,34 @@ CREATE TRIGGER race_events_count_rows AFTER INSERT OR DELETE ON public.race_even
 CREATE TRIGGER race_events_webhook_late_result AFTER INSERT ON public.race_events FOR EACH ROW EXECUTE FUNCTION public.webhook_late_result();
 
 --
+-- Name: webhook_deliveries webhook_deliveries_count_deletes; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER webhook_deliveries_count_deletes AFTER DELETE ON public.webhook_deliveries REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION public.metric_deltas_of_webhook_deliveries();
+
+--
+-- Name: webhook_deliveries webhook_deliveries_count_inserts; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER webhook_deliveries_count_inserts AFTER INSERT ON public.webhook_deliveries REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION public.metric_deltas_of_webhook_deliveries();
+
+--
+-- Name: webhook_deliveries webhook_deliveries_count_updates; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER webhook_deliveries_count_updates AFTER UPDATE ON public.webhook_deliveries REFERENCING OLD TABLE AS removed NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION public.metric_deltas_of_webhook_deliveries();
+
+--
 -- Name: webhook_deliveries webhook_deliveries_final; Type: TRIGGER; Schema: public; Owner: -
 --
 
 CREATE TRIGGER webhook_deliveries_final BEFORE UPDATE ON public.webhook_deliveries FOR EACH ROW EXECUTE FUNCTION public.webhook_deliveries_final();
+
+--
+-- Name: webhook_delivery_tries webhook_delivery_tries_count_inserts; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER webhook_delivery_tries_count_inserts AFTER INSERT ON public.webhook_delivery_tries REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION public.metric_deltas_of_webhook_tries();
 
 --
 -- Name: webhook_event_bodies webhook_event_bodies_fixed; Type: TRIGGER; Schema: public; Owner: -

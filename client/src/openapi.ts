@@ -3040,6 +3040,20 @@ export interface paths {
                     content: {
                         "application/json": {
                             endpoints: {
+                                /** @description The endpoint's circuit breaker: a receiver that keeps failing costs a probe, not a try per event */
+                                breaker: {
+                                    /** @description Tries in a row not answered 2xx; a 2xx sets it back to 0 */
+                                    failuresInARow: number;
+                                    /** @description When the last hold ends (or ended) */
+                                    heldUntil: string | null;
+                                    /** @description Why it was held */
+                                    reason: string | null;
+                                    /**
+                                     * @description closed: tries go as events come; open: nothing is sent before heldUntil; half_open: the hold is over, the next try is a probe
+                                     * @enum {string}
+                                     */
+                                    state: "closed" | "open" | "half_open";
+                                };
                                 createdAt: string;
                                 /** @description Set by a delete (only its answer shows one): gone for its owner and operators. */
                                 deletedAt: string | null;
@@ -3799,6 +3813,20 @@ export interface paths {
                     content: {
                         "application/json": {
                             endpoints: {
+                                /** @description The endpoint's circuit breaker: a receiver that keeps failing costs a probe, not a try per event */
+                                breaker: {
+                                    /** @description Tries in a row not answered 2xx; a 2xx sets it back to 0 */
+                                    failuresInARow: number;
+                                    /** @description When the last hold ends (or ended) */
+                                    heldUntil: string | null;
+                                    /** @description Why it was held */
+                                    reason: string | null;
+                                    /**
+                                     * @description closed: tries go as events come; open: nothing is sent before heldUntil; half_open: the hold is over, the next try is a probe
+                                     * @enum {string}
+                                     */
+                                    state: "closed" | "open" | "half_open";
+                                };
                                 createdAt: string;
                                 description: string | null;
                                 disabledAt: string | null;
@@ -4164,6 +4192,20 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The endpoint's circuit breaker: a receiver that keeps failing costs a probe, not a try per event */
+                            breaker: {
+                                /** @description Tries in a row not answered 2xx; a 2xx sets it back to 0 */
+                                failuresInARow: number;
+                                /** @description When the last hold ends (or ended) */
+                                heldUntil: string | null;
+                                /** @description Why it was held */
+                                reason: string | null;
+                                /**
+                                 * @description closed: tries go as events come; open: nothing is sent before heldUntil; half_open: the hold is over, the next try is a probe
+                                 * @enum {string}
+                                 */
+                                state: "closed" | "open" | "half_open";
+                            };
                             createdAt: string;
                             description: string | null;
                             disabledAt: string | null;

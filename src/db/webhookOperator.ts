@@ -2,7 +2,15 @@ import { isUuid } from '../domain/identity';
 import type { WebhookEvent } from '../domain/webhooks';
 import { inTransaction, type Pool, type Queryable } from './pool';
 import { preparedStatement } from './statements';
-import { abandonPending, type EndpointPageCursor } from './webhooks';
+import {
+  abandonPending,
+  BREAKER_COLUMNS,
+  BREAKER_JOIN,
+  toBreaker,
+  type BreakerRow,
+  type EndpointBreaker,
+  type EndpointPageCursor,
+} from './webhooks';
 
 /** What an operator does to an endpoint, as its record names it. */
 export const OPERATOR_WEBHOOK_ACTIONS = ['disable', 'enable', 'delete'] as const;
@@ -64,10 +72,14 @@ function toEndpoint(row: OperatorEndpointRow): OperatorEndpoint {
 export async function listAllEndpoints(
   db: Queryable,
   page: { ownerId?: string | undefined; limit: number; after?: EndpointPageCursor | undefined },
-): Promise<{ endpoints: OperatorEndpoint[]; next?: EndpointPageCursor }> {
-  const { rows } = await db.query<OperatorEndpointRow & { created_at_micros: string }>(
-    `SELECT ${COLUMNS}, (extract(epoch FROM created_at) * 1000000)::bigint AS created_at_micros
-       FROM webhook_endpoints
+): Promise<{
+  endpoints: Array<OperatorEndpoint & { breaker: EndpointBreaker }>;
+  next?: EndpointPageCursor;
+}> {
+  const { rows } = await db.query<OperatorEndpointRow & BreakerRow & { created_at_micros: string }>(
+    `SELECT ${COLUMNS}, ${BREAKER_COLUMNS},
+            (extract(epoch FROM created_at) * 1000000)::bigint AS created_at_micros
+       FROM webhook_endpoints ${BREAKER_JOIN}
       WHERE deleted_at IS NULL AND ($2::text IS NULL OR owner_id = $2)
         AND ($3::bigint IS NULL
              OR ((extract(epoch FROM created_at) * 1000000)::bigint, id) > ($3::bigint, $4::uuid))
@@ -83,7 +95,7 @@ export async function listAllEndpoints(
   const kept = rows.slice(0, page.limit);
   const last = kept.at(-1);
   return {
-    endpoints: kept.map(toEndpoint),
+    endpoints: kept.map((row) => ({ ...toEndpoint(row), breaker: toBreaker(row) })),
     ...(rows.length > page.limit && last
       ? { next: { createdAtMicros: Number(last.created_at_micros), id: last.id } }
       : {}),

@@ -46,6 +46,50 @@ function toEndpoint(row: EndpointRow): WebhookEndpoint {
 }
 
 /**
+ * An endpoint's breaker (migration 0023) as its owner and operators read it. closed: tries go
+ * as events come (`failuresInARow` may already count toward opening it); open: nothing is sent
+ * before `heldUntil`; half_open: the hold is over and the next try is a probe.
+ */
+export interface EndpointBreaker {
+  state: 'closed' | 'open' | 'half_open';
+  failuresInARow: number;
+  heldUntil: Date | null;
+  reason: string | null;
+}
+
+export interface BreakerRow {
+  breaker_state: EndpointBreaker['state'];
+  breaker_failures: number;
+  breaker_held_until: Date | null;
+  breaker_reason: string | null;
+}
+
+/** The breaker columns of an endpoint row (`webhook_endpoints`) joined with BREAKER_JOIN. */
+export const BREAKER_COLUMNS = `
+  CASE WHEN h.held_until IS NULL THEN 'closed' WHEN h.held_until > now() THEN 'open'
+       ELSE 'half_open' END AS breaker_state,
+  coalesce(h.failures, 0) AS breaker_failures, h.held_until AS breaker_held_until,
+  h.held_reason AS breaker_reason`;
+export const BREAKER_JOIN =
+  'LEFT JOIN webhook_endpoint_health h ON h.endpoint_id = webhook_endpoints.id';
+
+export function toBreaker(row: BreakerRow): EndpointBreaker {
+  return {
+    state: row.breaker_state,
+    failuresInARow: row.breaker_failures,
+    heldUntil: row.breaker_held_until,
+    reason: row.breaker_reason,
+  };
+}
+
+/** An endpoint as its owner reads it in the lists: with its breaker. */
+export type WebhookEndpointWithBreaker = WebhookEndpoint & { breaker: EndpointBreaker };
+
+function toEndpointWithBreaker(row: EndpointRow & BreakerRow): WebhookEndpointWithBreaker {
+  return { ...toEndpoint(row), breaker: toBreaker(row) };
+}
+
+/**
  * Registers an endpoint with its first secret, in one transaction, unless its owner has
  * `maxEndpoints` live ones already (then undefined). Under the owner's lock: two replicas'
  * registrations cannot both see room for the last one.
@@ -93,11 +137,11 @@ export async function listEndpoints(
   db: Queryable,
   ownerId: string,
   page: { limit: number; after?: EndpointPageCursor },
-): Promise<{ endpoints: WebhookEndpoint[]; next?: EndpointPageCursor }> {
-  const { rows } = await db.query<EndpointRow & { created_at_micros: string }>(
-    `SELECT ${ENDPOINT_COLUMNS},
+): Promise<{ endpoints: WebhookEndpointWithBreaker[]; next?: EndpointPageCursor }> {
+  const { rows } = await db.query<EndpointRow & BreakerRow & { created_at_micros: string }>(
+    `SELECT ${ENDPOINT_COLUMNS}, ${BREAKER_COLUMNS},
             (extract(epoch FROM created_at) * 1000000)::bigint AS created_at_micros
-       FROM webhook_endpoints
+       FROM webhook_endpoints ${BREAKER_JOIN}
       WHERE owner_id = $1 AND deleted_at IS NULL
         AND ($3::bigint IS NULL
              OR ((extract(epoch FROM created_at) * 1000000)::bigint, id) > ($3::bigint, $4::uuid))
@@ -108,7 +152,7 @@ export async function listEndpoints(
   const kept = rows.slice(0, page.limit);
   const last = kept.at(-1);
   return {
-    endpoints: kept.map(toEndpoint),
+    endpoints: kept.map(toEndpointWithBreaker),
     ...(rows.length > page.limit && last
       ? { next: { createdAtMicros: Number(last.created_at_micros), id: last.id } }
       : {}),
@@ -119,14 +163,14 @@ export async function findEndpoint(
   db: Queryable,
   ownerId: string,
   endpointId: string,
-): Promise<WebhookEndpoint | undefined> {
+): Promise<WebhookEndpointWithBreaker | undefined> {
   if (!isUuid(endpointId)) return undefined;
-  const { rows } = await db.query<EndpointRow>(
-    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints
+  const { rows } = await db.query<EndpointRow & BreakerRow>(
+    `SELECT ${ENDPOINT_COLUMNS}, ${BREAKER_COLUMNS} FROM webhook_endpoints ${BREAKER_JOIN}
       WHERE id = $1 AND owner_id = $2 AND deleted_at IS NULL`,
     [endpointId, ownerId],
   );
-  return rows[0] && toEndpoint(rows[0]);
+  return rows[0] && toEndpointWithBreaker(rows[0]);
 }
 
 /**

@@ -18,7 +18,7 @@ import { BODY_ERRORS, problemResponses } from '../openapi';
 import { sendNotFound, sendProblem } from '../problems';
 import { decodeCursor, encodeCursor } from '../representation';
 import { storableJson, storableText } from '../storable';
-import { pageQuery } from './webhooks';
+import { breakerResource, breakerSchema, pageQuery } from './webhooks';
 
 /** Why the operator acted, as recorded with the job or the endpoint. */
 const reason = storableText(z.string().min(1).max(2000));
@@ -148,7 +148,7 @@ export const operatorRoutes: FastifyPluginAsyncZod<OperatorRoutesOptions> = asyn
         }),
         response: {
           200: z.object({
-            endpoints: z.array(operatorEndpointSchema),
+            endpoints: z.array(operatorEndpointSchema.extend({ breaker: breakerSchema })),
             nextCursor: z.string().nullable(),
           }),
           ...problemResponses(401),
@@ -162,7 +162,10 @@ export const operatorRoutes: FastifyPluginAsyncZod<OperatorRoutesOptions> = asyn
         return sendProblem(reply, 'invalid-cursor', 'Use nextCursor from a previous page.');
       const page = await listAllEndpoints(deps.pool, { ownerId: owner, limit, after });
       return {
-        endpoints: page.endpoints.map(operatorEndpointResource),
+        endpoints: page.endpoints.map((endpoint) => ({
+          ...operatorEndpointResource(endpoint),
+          breaker: breakerResource(endpoint.breaker),
+        })),
         nextCursor: page.next ? encodeCursor(page.next) : null,
       };
     },

@@ -10,7 +10,9 @@ import {
   listEndpoints,
   rotateSecret,
   type DeliveryRecord,
+  type EndpointBreaker,
   type WebhookEndpoint,
+  type WebhookEndpointWithBreaker,
 } from '../../db/webhooks';
 import { DEFAULTS } from '../../domain/defaults';
 import { isUuid } from '../../domain/identity';
@@ -41,6 +43,38 @@ const endpointSchema = z.object({
   disabledReason: z.string().nullable(),
   createdAt: z.string(),
 });
+
+/** An endpoint's breaker, shared with the operator's list. */
+export const breakerSchema = z
+  .object({
+    state: z
+      .enum(['closed', 'open', 'half_open'])
+      .describe(
+        'closed: tries go as events come; open: nothing is sent before heldUntil; half_open: the hold is over, the next try is a probe',
+      ),
+    failuresInARow: z
+      .number()
+      .int()
+      .describe('Tries in a row not answered 2xx; a 2xx sets it back to 0'),
+    heldUntil: z.string().nullable().describe('When the last hold ends (or ended)'),
+    reason: z.string().nullable().describe('Why it was held'),
+  })
+  .describe(
+    "The endpoint's circuit breaker: a receiver that keeps failing costs a probe, not a try per event",
+  );
+
+/** An endpoint's breaker as the API shows it. */
+export function breakerResource(breaker: EndpointBreaker): z.infer<typeof breakerSchema> {
+  return { ...breaker, heldUntil: breaker.heldUntil?.toISOString() ?? null };
+}
+
+const endpointWithBreakerSchema = endpointSchema.extend({ breaker: breakerSchema });
+
+function endpointWithBreakerResource(
+  endpoint: WebhookEndpointWithBreaker,
+): z.infer<typeof endpointWithBreakerSchema> {
+  return { ...endpointResource(endpoint), breaker: breakerResource(endpoint.breaker) };
+}
 
 const deliverySchema = z.object({
   id: z.uuid().describe('Sent as webhook-id: the same on every try.'),
@@ -207,7 +241,10 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
         headers: authHeaders,
         querystring: pageQuery,
         response: {
-          200: z.object({ endpoints: z.array(endpointSchema), nextCursor: z.string().nullable() }),
+          200: z.object({
+            endpoints: z.array(endpointWithBreakerSchema),
+            nextCursor: z.string().nullable(),
+          }),
           ...problemResponses(401, 429),
         },
       },
@@ -219,7 +256,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
         return sendProblem(reply, 'invalid-cursor', 'Use nextCursor from a previous page.');
       const page = await listEndpoints(deps.pool, request.ownerId, { limit, after });
       return {
-        endpoints: page.endpoints.map(endpointResource),
+        endpoints: page.endpoints.map(endpointWithBreakerResource),
         nextCursor: page.next ? encodeCursor(page.next) : null,
       };
     },
@@ -232,13 +269,13 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
         summary: 'One of your webhook endpoints',
         headers: authHeaders,
         params: endpointParams,
-        response: { 200: endpointSchema, ...problemResponses(401, 429, 404) },
+        response: { 200: endpointWithBreakerSchema, ...problemResponses(401, 429, 404) },
       },
     },
     async (request, reply) => {
       const endpoint = await findEndpoint(deps.pool, request.ownerId, request.params.id);
       if (!endpoint) return sendNotFound(reply, `webhook endpoint ${request.params.id}`);
-      return endpointResource(endpoint);
+      return endpointWithBreakerResource(endpoint);
     },
   );
 
