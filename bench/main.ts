@@ -24,6 +24,7 @@ import { growthScenario } from './scenarios/growth';
 import { hedgingScenario } from './scenarios/hedging';
 import { replayScenario } from './scenarios/replay';
 import { tracingScenario } from './scenarios/tracing';
+import { webhookIsolationScenario } from './scenarios/webhookIsolation';
 import { renderChart } from './support/chart';
 import { summarizeCpuProfile } from './support/cpuProfile';
 import { BENCH_ROOT, startBenchEnvironment } from './support/environment';
@@ -40,6 +41,7 @@ const SCENARIOS: Scenario[] = [
   tracingScenario,
   hedgingScenario,
   badDayScenario,
+  webhookIsolationScenario,
   blockedScenario,
 ];
 const NAMES = SCENARIOS.map((scenario) => scenario.name.replace(/ /g, '-'));

@@ -77,6 +77,7 @@ test('the smoke run measures every row beside its baseline and says so in its re
       'hedging',
       'replay',
       'tracing',
+      'webhook isolation',
     ].sort(),
   );
   for (const [name, result] of Object.entries(report.scenarios)) {
