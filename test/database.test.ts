@@ -8,6 +8,7 @@ import {
 import { claimDueChecks, scheduleNextCheck, wakeDone } from '../src/db/attemptChecks';
 import { createAttempt, AttemptInFlightError, findAttempt } from '../src/db/attempts';
 import { recordAttemptResult } from '../src/db/compareAndSwap';
+import { listOwnedJobs } from '../src/db/jobLists';
 import {
   addJobNotes,
   findJob,
@@ -598,4 +599,41 @@ test('a connection that dies inside a transaction, between two statements, fails
     await killer.end();
     await pool.end();
   }
+});
+
+test('a page of one status looks at a bounded number of the owner’s jobs: a sparse status comes over pages that may hold fewer than asked, each job once, in order', async () => {
+  const owner = 'owner-sparse';
+  for (let n = 0; n < 23; n += 1) await newJob(db.pool, owner);
+  const made = (
+    await db.pool.query<{ id: string }>(
+      'SELECT id FROM jobs WHERE owner_id = $1 ORDER BY created_at DESC, id DESC',
+      [owner],
+    )
+  ).rows.map((row) => row.id);
+  // Every seventh job (newest first) has failed; the others are still open.
+  const failed = made.filter((_, n) => n % 7 === 3);
+  await db.pool.query(
+    `UPDATE jobs SET terminal_status = 'failed', failure = '{"code":"declined"}', finished_at = now()
+      WHERE id = ANY ($1)`,
+    [failed],
+  );
+  const seen: string[] = [];
+  const sizes: number[] = [];
+  let after: Parameters<typeof listOwnedJobs>[2]['after'];
+  for (let page = 0; page < 20; page += 1) {
+    const { jobs, next } = await listOwnedJobs(db.pool, owner, {
+      status: 'failed',
+      limit: 2,
+      statusScanRows: 5,
+      ...(after ? { after } : {}),
+    });
+    seen.push(...jobs.map((job) => job.id));
+    sizes.push(jobs.length);
+    if (!next) break;
+    after = next;
+  }
+  expect(seen).toEqual(failed);
+  // Each page looked at five jobs: those of the status among them (at positions 3, 10 and 17),
+  // fewer than asked and even none; the last page found the owner's history at its end.
+  expect(sizes).toEqual([1, 0, 1, 1, 0]);
 });

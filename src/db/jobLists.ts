@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../domain/defaults';
 import type { JobStatus } from '../domain/job';
 import { JOB_COLUMNS, jobColumnsOf, toJob, type JobRecord, type JobRow } from './jobs';
 import type { Queryable } from './pool';
@@ -50,15 +51,26 @@ if (
   throw new Error('the list page still selects input or result');
 
 // Not prepared either, for the same reason.
-const ownedPageSql = (columns: string): string => `SELECT ${columns} FROM (
-     SELECT ${JOB_COLUMNS} FROM jobs j
+// The owner's jobs after the cursor, newest first, at most `bound` of them (a parameter: the
+// scan's bound, so that a status rare among many jobs is looked for in that many, not in the
+// owner's whole history).
+const ownedScan = (bound: string): string => `SELECT ${JOB_COLUMNS} FROM jobs j
       WHERE j.owner_id = $1
         AND ($2::bigint IS NULL
              OR (j.created_at, j.id) < (timestamptz 'epoch' + $2::bigint * interval '1 microsecond', $3::uuid))
-   ) page
+      ORDER BY j.created_at DESC, j.id DESC
+      LIMIT ${bound}`;
+const ownedPageSql = (columns: string): string => `SELECT ${columns} FROM (${ownedScan('$6')}) page
    WHERE $4::text IS NULL OR page.status = $4::text
    ORDER BY page.created_at DESC, page.id DESC
    LIMIT $5`;
+
+// Where a page of one status stopped looking when its scan found too few: the oldest job scanned,
+// and how many were.
+const SCAN_EDGE_SQL = `SELECT scanned.created_at_us, scanned.id, count(*) OVER () AS scanned
+     FROM (${ownedScan('$4')}) scanned
+    ORDER BY scanned.created_at ASC, scanned.id ASC
+    LIMIT 1`;
 const OWNED_PAGE_SQL = ownedPageSql(PAGE_COLUMNS);
 const OWNED_PAGE_WITHOUT_BODIES_SQL = ownedPageSql(PAGE_COLUMNS_WITHOUT_BODIES);
 
@@ -73,7 +85,7 @@ const OWNED_PAGE_WITH_BOUNDED_BODIES_SQL = `SELECT ${jobColumnsOf('cut')}, cut.w
                     AS body_bytes
                FROM (${OWNED_PAGE_SQL}) page) capped
    ) cut
-   WHERE cut.bytes_before < $6
+   WHERE cut.bytes_before < $7
    ORDER BY cut.created_at DESC, cut.id DESC`;
 
 /** Which page of an owner's jobs: see listOwnedJobs. */
@@ -83,6 +95,8 @@ export interface OwnedPageOptions {
   limit: number;
   withBodies?: boolean;
   maxStoredBytes?: number;
+  /** Of one status, a page looks at this many of the owner's jobs at most (DEFAULTS). */
+  statusScanRows?: number;
 }
 
 /**
@@ -102,20 +116,34 @@ export async function listOwnedJobs(
     : options.withBodies === false
       ? OWNED_PAGE_WITHOUT_BODIES_SQL
       : OWNED_PAGE_SQL;
+  // Without a status every job scanned is on the page; with one, the scan has its own bound.
+  const scanRows = options.status
+    ? Math.max(options.limit + 1, options.statusScanRows ?? DEFAULTS.listStatusScanRows)
+    : options.limit + 1;
+  const cursor = [ownerId, options.after?.createdAtMicros ?? null, options.after?.id ?? null];
   const { rows } = await db.query<JobRow & { window_rows?: string }>(sql, [
-    ownerId,
-    options.after?.createdAtMicros ?? null,
-    options.after?.id ?? null,
+    ...cursor,
     options.status ?? null,
     options.limit + 1,
+    scanRows,
     ...(bounded ? [options.maxStoredBytes] : []),
   ]);
   const jobs = rows.slice(0, options.limit).map(toJob);
   const last = jobs[jobs.length - 1];
   // Rows left out by the byte bound, or the one past the limit: either way, more follow.
   const cut = rows[0]?.window_rows !== undefined && Number(rows[0].window_rows) > rows.length;
-  return (cut || rows.length > options.limit) && last
-    ? { jobs, next: { createdAtMicros: last.createdAtMicros, id: last.id } }
+  if ((cut || rows.length > options.limit) && last)
+    return { jobs, next: { createdAtMicros: last.createdAtMicros, id: last.id } };
+  if (!options.status) return { jobs };
+  // Too few of the status in the scan: if it was cut at its bound, the next page looks on from
+  // the oldest job scanned (a page of one status may so hold fewer jobs than asked, even none).
+  const { rows: edge } = await db.query<{ created_at_us: number; id: string; scanned: string }>(
+    SCAN_EDGE_SQL,
+    [...cursor, scanRows],
+  );
+  const oldest = edge[0];
+  return oldest && Number(oldest.scanned) >= scanRows
+    ? { jobs, next: { createdAtMicros: oldest.created_at_us, id: oldest.id } }
     : { jobs };
 }
 

@@ -95,6 +95,8 @@ export const DEFAULTS = {
     webhookRequestsPerSecond: 20,
     webhookRequestBurst: 200,
   },
+  /** A `GET /v1/jobs?status=` page looks at this many of the owner's jobs at most. */
+  listStatusScanRows: 10_000,
   /** `?wait=` requests one owner may hold open at once on one API process. */
   maxWaitsPerOwner: 100,
   /** Between a `?wait=` request's looks at its job while job endings are heard. */
