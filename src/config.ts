@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { MAX_WAIT_SECONDS, type HttpBounds } from './api/httpBounds';
+import type { MigrationMode } from './db/migrate';
 import { DEFAULTS } from './domain/defaults';
 import { ownerLimitSettings } from './domain/ownerLimits';
 import { startedByDevStack } from './domain/publishedSecrets';
@@ -126,6 +127,8 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
     webhookRetry: webhookRetrySettings(env),
     /** The keys that seal webhook signing secrets at rest (ONEJOB_SECRET_KEYS, secretSealing.ts). */
     secretKeys: secretKeyRing(env),
+    /** Apply the migrations at start, or only check them (a separate step applied them). */
+    migrations: migrationMode(env),
     /** How receivers' names are resolved: bounded, and off libuv's thread pool (webhookNames.ts). */
     webhookNames: webhookNameSettings(env),
   };
@@ -336,6 +339,18 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
     listPageMaxBytes: positiveInteger(env, 'ONEJOB_LIST_PAGE_MAX_BYTES', DEFAULTS.listPageMaxBytes),
     webhookLimits: webhookLimits(env),
   };
+}
+
+/**
+ * ONEJOB_MIGRATIONS: `apply` (unset) migrates at start, under the service's own role; `verify`
+ * only checks that a separate step (bin/migrate.js, under the schema owner's role) did, so the
+ * services' role needs no right to change the schema.
+ */
+function migrationMode(env: NodeJS.ProcessEnv): MigrationMode {
+  const raw = env.ONEJOB_MIGRATIONS;
+  if (raw === undefined || raw === '') return 'apply';
+  if (raw === 'apply' || raw === 'verify') return raw;
+  throw new Error(`ONEJOB_MIGRATIONS must be apply or verify, got "${raw}"`);
 }
 
 /** What one owner may register of webhooks (docs/configuration.md). */

@@ -96,6 +96,7 @@ const OPERATOR_VARS: Record<string, string> = {
   ONEJOB_METRICS_TOKEN: 'metrics-token-0123456789abcdef',
   POSTGRES_PASSWORD: 'superuser-password-0123456789',
   ONEJOB_DB_PASSWORD: 'app-password-0123456789',
+  ONEJOB_OWNER_DB_PASSWORD: 'owner-password-0123456789',
   TEMPORAL_DB_PASSWORD: 'temporal-password-0123456789',
   ONEJOB_SECRET_KEYS: 'prod-1:q83vEjRWeJCrze8SNFZ4kKvN7xI0VniQq83vEjRWeJA=',
   ONEJOB_PROVIDERS: JSON.stringify(simulatorProviders('http://payments.example')),
@@ -114,6 +115,7 @@ test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, wor
     'api-1',
     'api-2',
     'jaeger',
+    'migrate',
     'nginx',
     'postgres',
     'simulator',
@@ -178,6 +180,7 @@ describe('a deployment from docker-compose.yml fails closed', () => {
       'ONEJOB_DB_PASSWORD',
       'ONEJOB_METRICS_TOKEN',
       'ONEJOB_OPERATOR_TOKENS',
+      'ONEJOB_OWNER_DB_PASSWORD',
       'ONEJOB_SECRET_KEYS',
       'POSTGRES_PASSWORD',
       'TEMPORAL_DB_PASSWORD',
@@ -226,9 +229,30 @@ describe('a deployment from docker-compose.yml fails closed', () => {
     );
     const script = readFileSync(path.join(ROOT, init!.split(':')[0]!), 'utf8');
     expect(script).toMatch(/CREATE ROLE onejob LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE/);
-    expect(script).toMatch(/CREATE DATABASE onejob OWNER onejob/);
+    expect(script).toMatch(/CREATE DATABASE onejob OWNER onejob_owner;/);
+    expect(script).toMatch(/CREATE ROLE onejob_owner LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE/);
     expect(script).toMatch(/CREATE ROLE temporal LOGIN NOSUPERUSER CREATEDB NOCREATEROLE/);
     expect(script).not.toMatch(/SUPERUSER(?<!NOSUPERUSER)/);
+  });
+
+  test('the schema is changed only by the migrate step, as its owner; the API and the worker wait for it and connect as a role that reads and writes rows, checking the schema', () => {
+    const migrate = services.migrate!;
+    expect(migrate.command).toEqual(['node', 'dist/src/bin/migrate.js']);
+    expect(new URL(String(migrate.environment!.DATABASE_URL)).username).toBe('onejob_owner');
+    for (const name of ['api-1', 'api-2', 'worker']) {
+      expect(env(name).ONEJOB_MIGRATIONS).toBe('verify');
+      expect(new URL(env(name).DATABASE_URL!).username).toBe('onejob');
+      expect(services[name]!.depends_on).toMatchObject({
+        migrate: { condition: 'service_completed_successfully' },
+      });
+    }
+    // The grants compose's PostgreSQL makes at initialisation are the file the tests run.
+    const mounted = services.postgres!.volumes!.find((v) => v.includes('app-role.sql'));
+    expect(mounted).toBe('./deploy/postgres/app-role.sql:/etc/onejob/postgres/app-role.sql:ro');
+    const script = readFileSync(path.join(ROOT, 'deploy/postgres/create-roles.sh'), 'utf8');
+    expect(script).toContain(
+      '-v owner_role=onejob_owner -v app_role=onejob -f /etc/onejob/postgres/app-role.sql',
+    );
   });
 
   test('images are pinned to supported versions: no untagged or latest image, Node on its LTS line', () => {
@@ -420,7 +444,7 @@ describe('every container runs hardened: it restarts, is bounded, gains no privi
   );
 
   test('a long-running service restarts unless an operator stopped it; a set-up step only when it failed, a few times', () => {
-    expect([...oneShot].sort()).toEqual(['temporal-namespace', 'temporal-schema']);
+    expect([...oneShot].sort()).toEqual(['migrate', 'temporal-namespace', 'temporal-schema']);
     for (const [name, service] of Object.entries(services))
       expect([name, service.restart]).toEqual([
         name,

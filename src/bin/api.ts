@@ -6,7 +6,7 @@ import { buildApi } from '../api/app';
 import { knownBearer, parseTokenSettings } from '../api/auth';
 import { metricsAccessFor } from '../api/metricsAccess';
 import { apiConfig } from '../config';
-import { migrate } from '../db/migrate';
+import { schemaAtStart } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { refusePublishedDevSecrets } from '../domain/publishedSecrets';
 import { createLogger } from '../logger';
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const providers = new ProviderRegistry(providerConfigs);
   const pool = createPool(config.databaseUrl);
   tellParent({ starting: 'migrations' });
-  await migrate(pool);
+  await schemaAtStart(pool, config.migrations);
   tellParent({ starting: 'webhook secrets' });
   const secrets = await prepareWebhookSecrets(pool, config.secretKeys);
   if (secrets.sealed > 0) logger.info(secrets, 'webhook secrets sealed at rest');

@@ -7,7 +7,7 @@ import { attemptActivities } from '../activities/attempts';
 import { serveHealth } from '../api/healthServer';
 import { metricsAccessFor } from '../api/metricsAccess';
 import { sweeperConfig, workerConfig } from '../config';
-import { migrate } from '../db/migrate';
+import { schemaAtStart } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { purgeDeadSecrets } from '../db/webhookSecrets';
 import { DEFAULTS } from '../domain/defaults';
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
   const providers = new ProviderRegistry(providerConfigs);
   const pool = createPool(config.databaseUrl);
   tellParent({ starting: 'migrations' });
-  await migrate(pool);
+  await schemaAtStart(pool, config.migrations);
   tellParent({ starting: 'webhook secrets' });
   const secrets = await prepareWebhookSecrets(pool, config.secretKeys);
   if (secrets.sealed > 0) logger.info(secrets, 'webhook secrets sealed at rest');

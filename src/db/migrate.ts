@@ -85,3 +85,40 @@ export async function migrate(pool: Pool, dir = MIGRATIONS_DIR): Promise<string[
     client.release(true);
   }
 }
+
+/**
+ * Checks, without changing anything, that every migration of this release is applied (by
+ * another step, under a role that owns the schema: ONEJOB_MIGRATIONS=verify). Throws one line
+ * naming the first one missing. Migrations applied beyond this release's (a newer release
+ * migrated first) are allowed: each migration keeps the schema usable by the release before it.
+ */
+export async function verifyMigrated(pool: Pool, dir = MIGRATIONS_DIR): Promise<void> {
+  const migrations = await loadMigrations(dir);
+  const table = await pool.query<{ present: boolean }>(
+    "SELECT to_regclass('onejob_migrations') IS NOT NULL AS present",
+  );
+  const done = table.rows[0]?.present
+    ? await pool.query<{ id: number; name: string }>('SELECT id, name FROM onejob_migrations')
+    : { rows: [] };
+  const doneById = new Map(done.rows.map((row) => [row.id, row.name]));
+  for (const migration of migrations) {
+    const applied = doneById.get(migration.id);
+    if (applied === undefined)
+      throw new Error(
+        `migration ${migration.name} is not applied (ONEJOB_MIGRATIONS=verify): run node dist/src/bin/migrate.js as the schema's owner first`,
+      );
+    if (applied !== migration.name)
+      throw new Error(
+        `migration ${migration.id} was applied as ${applied}, now named ${migration.name}`,
+      );
+  }
+}
+
+/** Whether a service applies the migrations at start, or only checks that they were applied. */
+export type MigrationMode = 'apply' | 'verify';
+
+/** The schema at a service's start: migrated by it, or checked (see MigrationMode). */
+export async function schemaAtStart(pool: Pool, mode: MigrationMode): Promise<void> {
+  if (mode === 'verify') await verifyMigrated(pool);
+  else await migrate(pool);
+}
