@@ -6,6 +6,7 @@ import { ownerLimitSettings } from './domain/ownerLimits';
 import { startedByDevStack } from './domain/publishedSecrets';
 import { secretKeyRing } from './domain/secretSealing';
 import type { WebhookNameSettings, WebhookRetry } from './domain/webhooks';
+import { parseAllowedTargets, type AllowedTargets } from './service/webhookTargets';
 import { temporalConnectionSettings } from './temporal/connection';
 import { DEFAULT_TASK_QUEUE } from './workflows/definitions';
 
@@ -46,6 +47,26 @@ function webhookAllowance(env: NodeJS.ProcessEnv, name: string): boolean {
   if (raw === undefined || raw === '') return startedByDevStack(env);
   if (raw === 'allow' || raw === 'deny') return raw === 'allow';
   throw new Error(`${name} must be allow or deny, got "${raw}"`);
+}
+
+/**
+ * ONEJOB_WEBHOOK_ALLOWED_TARGETS, and with it ONEJOB_WEBHOOK_INTERNAL_TARGETS: the listed
+ * internal hosts and ranges are let through and the rest of the internal networks refused, so
+ * a list beside `allow` (which lets every one through) says two things at once.
+ */
+function webhookTargets(env: NodeJS.ProcessEnv): {
+  allowInternal: boolean;
+  allowed: AllowedTargets;
+} {
+  const variable = 'ONEJOB_WEBHOOK_ALLOWED_TARGETS';
+  const allowed = parseAllowedTargets(env[variable] ?? '', variable);
+  const listed = allowed.names.length + allowed.ranges.length > 0;
+  const allowInternal = webhookAllowance(env, 'ONEJOB_WEBHOOK_INTERNAL_TARGETS');
+  if (listed && env.ONEJOB_WEBHOOK_INTERNAL_TARGETS === 'allow')
+    throw new Error(
+      `${variable} lets chosen internal targets through, but ONEJOB_WEBHOOK_INTERNAL_TARGETS=allow lets every one through: unset one of them`,
+    );
+  return { allowInternal: allowInternal && !listed, allowed };
 }
 
 /** `host:port` from `name` (checked), `fallback` when unset, or `off`. */
@@ -102,6 +123,7 @@ function optionalToken(env: NodeJS.ProcessEnv, name: string): string | undefined
 
 /** Settings every service process reads (the API, the worker). */
 export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
+  const targets = webhookTargets(env);
   return {
     databaseUrl: required(env, 'DATABASE_URL'),
     /** Address, namespace, and TLS or API key for a secured cluster or Temporal Cloud. */
@@ -116,8 +138,10 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
      * loopback callers get it.
      */
     metricsToken: optionalToken(env, 'ONEJOB_METRICS_TOKEN'),
-    /** Webhook endpoints on internal networks: allowed, or refused (see webhookAllowance). */
-    allowInternalWebhookTargets: webhookAllowance(env, 'ONEJOB_WEBHOOK_INTERNAL_TARGETS'),
+    /** Webhook endpoints on internal networks: allowed, or refused (see webhookTargets). */
+    allowInternalWebhookTargets: targets.allowInternal,
+    /** Internal hosts and ranges webhooks may reach all the same (ONEJOB_WEBHOOK_ALLOWED_TARGETS). */
+    allowedWebhookTargets: targets.allowed,
     /** Webhook endpoints over plain http: allowed, or refused (see webhookAllowance). */
     allowPlainHttpWebhooks: webhookAllowance(env, 'ONEJOB_WEBHOOK_PLAIN_HTTP'),
     /**

@@ -48,6 +48,7 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     webhookRetry: config.webhookRetry,
     webhookStrandedAfterMs: config.webhookStrandedAfterMs,
     allowInternalWebhookTargets: config.allowInternalWebhookTargets,
+    allowedWebhookTargets: config.allowedWebhookTargets,
     allowPlainHttpWebhooks: config.allowPlainHttpWebhooks,
     webhookSends: config.webhookSends,
     secretKeys: config.secretKeys,

@@ -5,6 +5,7 @@ import type { WebhookBreaker, WebhookNameSettings, WebhookRetry } from '../domai
 import type { Logger } from '../logger';
 import type { ProviderRegistry } from '../providers/registry';
 import type { WorkerMetrics } from '../service/histograms';
+import type { AllowedTargets } from '../service/webhookTargets';
 import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
 export type { JobPlan, PlannedProvider } from '../workflows/definitions';
 
@@ -30,6 +31,8 @@ export interface ActivityDeps {
   webhookRetry?: Partial<WebhookRetry>;
   /** Whether webhooks may go to internal networks (loopback, private, link-local). Default: no. */
   allowInternalWebhookTargets?: boolean;
+  /** Internal hosts and ranges webhooks may go to all the same. Default: none. */
+  allowedWebhookTargets?: AllowedTargets;
   /** Whether webhooks may go over plain http (not https). Default: no. */
   allowPlainHttpWebhooks?: boolean;
   /** Opens webhook signing secrets, stored sealed (ONEJOB_SECRET_KEYS). */

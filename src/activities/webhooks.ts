@@ -62,6 +62,7 @@ export function webhookSendingActivities(
     | 'pool'
     | 'logger'
     | 'allowInternalWebhookTargets'
+    | 'allowedWebhookTargets'
     | 'allowPlainHttpWebhooks'
     | 'webhookSends'
     | 'secretKeys'
@@ -76,6 +77,7 @@ export function webhookSendingActivities(
     breaker: deps.webhookBreaker ?? DEFAULTS.webhookBreaker,
     names: new WebhookNames(deps.webhookNames ?? { timeoutMs: DEFAULTS.webhookDnsTimeoutMs }),
     allowInternal: deps.allowInternalWebhookTargets ?? false,
+    ...(deps.allowedWebhookTargets ? { allowedTargets: deps.allowedWebhookTargets } : {}),
     allowPlainHttp: deps.allowPlainHttpWebhooks ?? false,
     slots: new WebhookSendSlots(
       deps.webhookSends?.perProcess ?? DEFAULTS.webhookSendsPerWorker,

@@ -2,6 +2,7 @@ import type { SecretKeyRing } from '../domain/secretSealing';
 import type { WebhookNameSettings, WebhookRetry } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import type { JobServiceDeps } from '../service/jobs';
+import type { AllowedTargets } from '../service/webhookTargets';
 import type { ApiTokens } from './auth';
 import type { HttpBounds } from './httpBounds';
 import type { MetricsAccess } from './metricsAccess';
@@ -32,6 +33,8 @@ export interface ApiDeps extends JobServiceDeps {
   httpBounds?: HttpBounds;
   /** Whether webhook endpoints may be on internal networks (loopback, private). Default: no. */
   allowInternalWebhookTargets?: boolean;
+  /** Internal hosts and ranges webhook endpoints may be on all the same. Default: none. */
+  allowedWebhookTargets?: AllowedTargets;
   /** Whether webhook endpoints may be plain http (not https). Default: no. */
   allowPlainHttpWebhooks?: boolean;
   /** How the webhook senders this process starts retry (jobs without a workflow). Default: DEFAULTS. */

@@ -56,6 +56,7 @@ async function main(): Promise<void> {
     ownerLimits: config.ownerLimits,
     listPageMaxBytes: config.listPageMaxBytes,
     allowInternalWebhookTargets: config.allowInternalWebhookTargets,
+    allowedWebhookTargets: config.allowedWebhookTargets,
     allowPlainHttpWebhooks: config.allowPlainHttpWebhooks,
     webhookRetry: config.webhookRetry,
     webhookLimits: config.webhookLimits,

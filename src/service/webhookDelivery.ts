@@ -19,9 +19,14 @@ import { retryAfterMs, type WebhookBreaker } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import { inSpan } from '../telemetry/spans';
 import { WEBHOOK_USER_AGENT } from '../telemetry/tracing';
-import type { WebhookSendSlots } from './webhookSendSlots';
 import type { WebhookNames } from './webhookNames';
-import { isInternalAddress, webhookLookup } from './webhookTargets';
+import type { WebhookSendSlots } from './webhookSendSlots';
+import {
+  isInternalAddress,
+  webhookLookup,
+  WebhookTargetPolicy,
+  type AllowedTargets,
+} from './webhookTargets';
 
 /** How long one try waits for the receiver's answer (Standard Webhooks suggests 15–30 s). */
 export const WEBHOOK_TIMEOUT_MS = 20_000;
@@ -143,18 +148,32 @@ const hostOf = (url: string): string => {
   }
 };
 
+/**
+ * What the owner reads of a try to an internal receiver that got no answer. Why the connection
+ * failed (refused, reset, timed out) and how long that took is what a port scanner reads: an
+ * owner whose endpoint an operator let onto an internal network gets neither.
+ */
+const INTERNAL_NO_ANSWER =
+  'no answer (an internal receiver: why is in the service log, for its operators)';
+
+/** A try, and what only operators read of it: the whole reason, where the owner gets less. */
+type TriedOnce = DeliveryTry & { operatorDetail?: string };
+
 /** One POST to the receiver, and what its answer decides. Never follows a redirect. */
 async function tryOnce(
   delivery: DueDelivery,
   body: string,
   {
-    allowInternal,
+    targets,
     allowPlainHttp,
-    lookup,
-  }: { allowInternal: boolean; allowPlainHttp: boolean; lookup: LookupFunction },
-): Promise<DeliveryTry> {
+    names,
+  }: { targets: WebhookTargetPolicy; allowPlainHttp: boolean; names: WebhookNames },
+): Promise<TriedOnce> {
   const started = performance.now();
   const timestamp = Math.floor(Date.now() / 1000);
+  // Whether this try goes to an internal address (one the operator let through): then its owner
+  // reads only the status.
+  let internal = false;
   try {
     const url = new URL(delivery.url);
     // An endpoint registered where http was allowed, tried where it is not: nothing is sent.
@@ -164,10 +183,14 @@ async function tryOnce(
       });
     // An address written in the URL is never looked up: check it here.
     const literal = url.hostname.replace(/^\[|\]$/g, '');
-    if (!allowInternal && isIP(literal) && isInternalAddress(literal))
+    if (isIP(literal) && !targets.permits(literal, literal))
       throw Object.assign(new Error(`${literal} is an internal address`), {
         code: 'EINTERNALADDRESS',
       });
+    internal = (isIP(literal) !== 0 && isInternalAddress(literal)) || targets.namesHost(literal);
+    const lookup: LookupFunction = webhookLookup(names, targets, (reached) => {
+      internal ||= reached;
+    });
     const { status, answer, retryAfter } = await post(
       url,
       {
@@ -184,19 +207,31 @@ async function tryOnce(
     if (status >= 200 && status < 300)
       return { status, error: null, durationMs, outcome: 'delivered' };
     const asked = retryAfterMs(retryAfter, Date.now(), DEFAULTS.webhookBreaker.longestHoldMs);
+    const said = answer ? `answered ${status}: ${answer}` : `answered ${status}`;
     return {
       status,
-      error: answer ? `answered ${status}: ${answer}` : `answered ${status}`,
+      error: internal ? `answered ${status}` : said,
+      ...(internal && answer ? { operatorDetail: said } : {}),
       durationMs,
       outcome: status === 410 ? 'gone' : 'retry',
       ...(asked === undefined ? {} : { retryAfterMs: asked }),
     };
   } catch (error) {
     const code = (error as { code?: string }).code;
+    const why = `${(error as Error).message}${code && !(error as Error).message.includes(code) ? ` (${code})` : ''}`;
+    // A refusal before connecting (an address not let through) says nothing a scan could use.
+    if (!internal || code === 'EINTERNALADDRESS')
+      return {
+        status: null,
+        error: why,
+        durationMs: performance.now() - started,
+        outcome: 'retry',
+      };
     return {
       status: null,
-      error: `${(error as Error).message}${code && !(error as Error).message.includes(code) ? ` (${code})` : ''}`,
-      durationMs: performance.now() - started,
+      error: INTERNAL_NO_ANSWER,
+      operatorDetail: why,
+      durationMs: 0,
       outcome: 'retry',
     };
   }
@@ -233,6 +268,8 @@ export async function deliverJobWebhooks(
     slots: WebhookSendSlots;
     /** Opens the endpoints' signing secrets, stored sealed (ONEJOB_SECRET_KEYS). */
     secretKeys: SecretKeyRing;
+    /** Internal hosts and ranges that may be called all the same (ONEJOB_WEBHOOK_ALLOWED_TARGETS). */
+    allowedTargets?: AllowedTargets;
     /** Resolves receivers' names, bounded (ONEJOB_WEBHOOK_DNS_*). */
     names: WebhookNames;
     /** When an endpoint's breaker opens, and how long it holds. Default: DEFAULTS. */
@@ -240,7 +277,7 @@ export async function deliverJobWebhooks(
   },
   jobId: string,
 ): Promise<DeliveryRound> {
-  const lookup = webhookLookup(deps.names, deps.allowInternal);
+  const targets = new WebhookTargetPolicy(deps.allowInternal, deps.allowedTargets);
   const breaker = deps.breaker ?? DEFAULTS.webhookBreaker;
   const round: DeliveryRound = { delivered: 0 };
   const job = await findJob(deps.pool, jobId);
@@ -292,16 +329,17 @@ export async function deliverJobWebhooks(
             },
             async (span) => {
               const tried = await tryOnce(delivery, body, {
-                allowInternal: deps.allowInternal,
+                targets,
                 allowPlainHttp: deps.allowPlainHttp ?? false,
-                lookup,
+                names: deps.names,
               });
               if (tried.status !== null)
                 span.setAttribute('http.response.status_code', tried.status);
               return tried;
             },
           );
-          await recordDeliveryTry(deps.pool, delivery, answer, breaker);
+          const { operatorDetail, ...recorded } = answer;
+          await recordDeliveryTry(deps.pool, delivery, recorded, breaker);
           if (answer.outcome === 'delivered') {
             round.delivered += 1;
             return;
@@ -310,7 +348,7 @@ export async function deliverJobWebhooks(
           round.lastError = `endpoint ${delivery.endpointId}: ${answer.error}`;
           deps.logger.warn(
             { jobId, deliveryId: delivery.id, event: delivery.event, status: answer.status },
-            `webhook delivery refused: ${answer.error}`,
+            `webhook delivery refused: ${operatorDetail ?? answer.error}`,
           );
         }),
       );

@@ -20,7 +20,12 @@ import { DELIVERY_STATES, WEBHOOK_EVENTS } from '../../domain/webhooks';
 import { takeWebhookRequest } from '../../service/ownerLimits';
 import { newWebhookSecret } from '../../service/webhookDelivery';
 import { WebhookNames } from '../../service/webhookNames';
-import { internalTargetOf } from '../../service/webhookTargets';
+import {
+  internalTargetOf,
+  WEBHOOK_URL_MAX_CHARS,
+  WebhookTargetPolicy,
+  webhookUrlProblem,
+} from '../../service/webhookTargets';
 import { authHeaders, requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, problemResponses } from '../openapi';
@@ -137,6 +142,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
     | 'pool'
     | 'tokens'
     | 'allowInternalWebhookTargets'
+    | 'allowedWebhookTargets'
     | 'allowPlainHttpWebhooks'
     | 'webhookLimits'
     | 'ownerLimits'
@@ -151,6 +157,10 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
     if (request.ownerId) await takeWebhookRequest(deps, request.ownerId);
   });
   const names = new WebhookNames(deps.webhookNames ?? { timeoutMs: DEFAULTS.webhookDnsTimeoutMs });
+  const targets = new WebhookTargetPolicy(
+    deps.allowInternalWebhookTargets ?? false,
+    deps.allowedWebhookTargets,
+  );
   const limits = deps.webhookLimits ?? {
     endpointsPerOwner: DEFAULTS.webhookEndpointsPerOwner,
     liveSecretsPerEndpoint: DEFAULTS.webhookLiveSecretsPerEndpoint,
@@ -165,8 +175,12 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
         headers: authHeaders,
         body: z.strictObject({
           url: z
-            .url({ protocol: /^https?$/ })
-            .max(2000)
+            .url({
+              protocol: /^https?$/,
+              error:
+                'not an http or https URL this service can call (a zone id, a port above 65535 or a malformed name make it none)',
+            })
+            .max(WEBHOOK_URL_MAX_CHARS)
             .describe(
               'Where events are POSTed: https, or http where the deployment allows it (ONEJOB_WEBHOOK_PLAIN_HTTP).',
             ),
@@ -188,28 +202,30 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
       },
     },
     async (request, reply) => {
-      if (!deps.allowPlainHttpWebhooks && new URL(request.body.url).protocol === 'http:')
+      const url = new URL(request.body.url);
+      const unusable = webhookUrlProblem(request.body.url, url);
+      if (unusable) return sendProblem(reply, 'validation-error', `url: ${unusable}.`);
+      if (!deps.allowPlainHttpWebhooks && url.protocol === 'http:')
         return sendProblem(
           reply,
           'validation-error',
           'url: webhooks go over https only here (ONEJOB_WEBHOOK_PLAIN_HTTP); register an https URL.',
         );
       // Refused now if it names an internal address; each try checks again (DNS changes).
-      const internal =
-        !deps.allowInternalWebhookTargets &&
-        (await internalTargetOf(new URL(request.body.url).hostname, names));
+      const internal = await internalTargetOf(url.hostname, names, targets);
       if (internal)
         return sendProblem(
           reply,
           'validation-error',
-          `url: ${internal}; webhooks go to public addresses only (ONEJOB_WEBHOOK_INTERNAL_TARGETS).`,
+          `url: ${internal}; webhooks go to public addresses, and to the internal hosts and ranges the operators list (ONEJOB_WEBHOOK_INTERNAL_TARGETS, ONEJOB_WEBHOOK_ALLOWED_TARGETS).`,
         );
       const secret = newWebhookSecret();
       const endpoint = await insertEndpoint(
         deps.pool,
         request.ownerId,
         {
-          url: request.body.url,
+          // As it is called: scheme and host in lower case, IDNs as punycode, encoded.
+          url: url.href,
           events: [...new Set(request.body.events ?? WEBHOOK_EVENTS)],
           ...(request.body.description === undefined
             ? {}
