@@ -128,9 +128,15 @@ test('each ending sends one event, signed per Standard Webhooks (verified by the
     expect(recorded).toMatchObject({ id: got!.id, event, tries: [{ n: 1, status: 204 }] });
   }
   stack.simulator.openGate('cancelled-charge');
-  // Nothing more is sent: one event per ending.
+  // The charge that lands after the cancel is told once, as job.late_result; the ending is not
+  // sent again (one event per ending).
   await untilJob(stack, cancelled.id, (j) => j.attempts[0]?.state === 'lost');
-  expect(receiver.of(cancelled.id)).toHaveLength(1);
+  const told = await untilReceived(cancelled.id, (r) => r.length >= 2);
+  expect(told.map(typeOf)).toEqual(['job.cancelled', 'job.late_result']);
+  expect(told[1]!.verified).toMatchObject({
+    type: 'job.late_result',
+    data: { id: cancelled.id, status: 'cancelled', attempts: [{ state: 'lost' }] },
+  });
 });
 
 test('a refused delivery is retried with the same webhook-id and the same body until the receiver takes it, and each try is recorded', async () => {

@@ -247,8 +247,13 @@ export interface DeliveryRound {
   heldUntil?: Date;
 }
 
-/** How long a round waits for a send slot before it gives its activity slot back. */
-const SLOT_WAIT_MS = 2_000;
+/**
+ * A round waits for no send slot of its owner: waiting, an owner's many rounds queued on its own
+ * slots would hold the webhook queue's activity slots that other owners' rounds need (the bench's
+ * webhook-isolation row showed it). Without one, the round gives its activity slot back at once
+ * and comes again after its jittered backoff.
+ */
+const SLOT_WAIT_MS = 0;
 
 /**
  * Sends what waits of a job's events: to each endpoint its first waiting delivery, then the
@@ -263,13 +268,13 @@ export async function deliverJobWebhooks(
     logger: Logger;
     /** Whether receivers on internal networks may be called (ONEJOB_WEBHOOK_INTERNAL_TARGETS). */
     allowInternal: boolean;
+    /** Internal hosts and ranges that may be called all the same (ONEJOB_WEBHOOK_ALLOWED_TARGETS). */
+    allowedTargets?: AllowedTargets;
     /** Whether receivers may be called over plain http (ONEJOB_WEBHOOK_PLAIN_HTTP). Default: no. */
     allowPlainHttp?: boolean;
     slots: WebhookSendSlots;
     /** Opens the endpoints' signing secrets, stored sealed (ONEJOB_SECRET_KEYS). */
     secretKeys: SecretKeyRing;
-    /** Internal hosts and ranges that may be called all the same (ONEJOB_WEBHOOK_ALLOWED_TARGETS). */
-    allowedTargets?: AllowedTargets;
     /** Resolves receivers' names, bounded (ONEJOB_WEBHOOK_DNS_*). */
     names: WebhookNames;
     /** When an endpoint's breaker opens, and how long it holds. Default: DEFAULTS. */
