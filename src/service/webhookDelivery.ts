@@ -248,12 +248,13 @@ export interface DeliveryRound {
 }
 
 /**
- * A round waits for no send slot of its owner: waiting, an owner's many rounds queued on its own
- * slots would hold the webhook queue's activity slots that other owners' rounds need (the bench's
- * webhook-isolation row showed it). Without one, the round gives its activity slot back at once
- * and comes again after its jittered backoff.
+ * How long a round waits for a send slot of its owner: a moment, for the slots another round took
+ * before knowing how many it needs and gives back at once; never seconds, or an owner's many
+ * rounds queued on its own slots would hold the webhook queue's activity slots that other
+ * owners' rounds need (the bench's webhook-isolation row showed it at 2 s). Without one, the
+ * round gives its activity slot back and comes again after its jittered backoff.
  */
-const SLOT_WAIT_MS = 0;
+const SLOT_WAIT_MS = 250;
 
 /**
  * Sends what waits of a job's events: to each endpoint its first waiting delivery, then the
