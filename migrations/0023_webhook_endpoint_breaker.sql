@@ -3,7 +3,7 @@
 -- A breaker per endpoint, apart from the endpoint's row so that the claims and tries that update
 -- it never wait on an owner's or operator's edit of the endpoint. `failures` counts the tries in a
 -- row that were not answered 2xx; from a threshold on (a setting), or when the receiver asks for
--- time (429, 502, 503, 504, with or without Retry-After), nothing is sent to the endpoint until
+-- time (429, 502, 503, 504 with a Retry-After), nothing is sent to the endpoint until
 -- `held_until`; once that has passed one probe may go (its claim moves `held_until` on by its
 -- lease, so two senders cannot both probe), and a 2xx closes the breaker.
 CREATE TABLE webhook_endpoint_health (

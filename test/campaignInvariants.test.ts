@@ -5,6 +5,7 @@ import {
   failedWithHelpLeft,
   hiddenCharge,
   isTryAgainBetweenRuns,
+  jobsStartedLate,
   providerRecords,
   settledAfterCallOver,
   windowsMeeting,
@@ -440,4 +441,16 @@ test('invariant 8 lets through the documented 503 of a try-again on a job whose 
     false,
   );
   expect(isTryAgainBetweenRuns({ ...tryAgain, path: '/v1/jobs/job-1' }, struck)).toBe(false);
+});
+
+test('invariant 8 counts a job between runs when Temporal refused its start: the create answered workflow-start-refused, and a later answer to the same key named the job', () => {
+  const base = { at: 0, ms: 1, op: 1, kind: 'create', method: 'POST', path: '/v1/jobs', via: 'lb' };
+  const late = jobsStartedLate([
+    { ...base, owner: 'alice', key: 'k1', status: 503, problem: 'workflow-start-refused' },
+    { ...base, owner: 'alice', key: 'k1', status: 200, jobId: 'job-1', replayed: true },
+    { ...base, owner: 'alice', key: 'k2', status: 201, jobId: 'job-2' },
+    // Another owner's same key is another job.
+    { ...base, owner: 'bob', key: 'k1', status: 201, jobId: 'job-3' },
+  ]);
+  expect([...late]).toEqual(['job-1']);
 });

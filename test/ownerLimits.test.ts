@@ -1,5 +1,6 @@
 import { OneJobClient, OneJobProblemError } from '../client/src';
 import { listOwnedJobs } from '../src/db/jobLists';
+import { CREATE_TRANSACTIONS_PER_OWNER } from '../src/service/ownerLimits';
 import { holdTransaction } from './support/barriers';
 import {
   LONGEST_OWNER,
@@ -272,7 +273,9 @@ test('copies of one create sent at once, more of them than the bucket holds, all
   const key = freshKey('storm');
   const body = summarize('One intent, sent nine times at once.');
   const copies = Array.from({ length: 3 * BURST }, () => create(SPARE_TOKEN, body, key));
-  await barrier.blocked('', 3 * BURST);
+  // As many as may be in a transaction at once for one owner wait in PostgreSQL; the rest wait
+  // for their place in the API.
+  await barrier.blocked('', Math.min(3 * BURST, CREATE_TRANSACTIONS_PER_OWNER));
   await barrier.release();
   const answers = await Promise.all(copies);
   expect(statuses(answers)).toEqual([...Array<number>(3 * BURST - 1).fill(200), 201]);
@@ -309,7 +312,7 @@ test('copies of one create sent at once by an owner one job short of its open-jo
   );
   const key = freshKey('storm-open');
   const copies = Array.from({ length: 8 }, () => create(OPEN_JOBS_TOKEN, undefined, key));
-  await barrier.blocked('', 8);
+  await barrier.blocked('', Math.min(8, CREATE_TRANSACTIONS_PER_OWNER));
   await barrier.release();
   const answers = await Promise.all(copies);
   expect(statuses(answers)).toEqual([...Array<number>(7).fill(200), 201]);
@@ -337,4 +340,20 @@ test('the webhook routes draw from the owner’s own bucket: past it they answer
   });
   expect(register.status).toBe(429);
   expect((await stack.request('GET', '/v1/webhooks', { token: OTHER_TOKEN })).status).toBe(200);
+});
+
+test('a flood of one owner’s creates waiting on its lock holds a few of the API’s connections, never all: another owner is answered meanwhile', async () => {
+  const barrier = await holdTransaction(
+    stack,
+    `SELECT pg_advisory_xact_lock(hashtextextended('onejob.open-jobs:' || '${LONGEST_OWNER}', 0))`,
+  );
+  const flood = Array.from({ length: 20 }, () =>
+    create(LONGEST_OWNER_TOKEN, summarize('One of a flood.')),
+  );
+  await barrier.blocked('', CREATE_TRANSACTIONS_PER_OWNER);
+  // The flood holds its owner's few places; the pool still has connections for the others.
+  const other = await stack.request('GET', '/v1/jobs?limit=1', { token: OTHER_TOKEN });
+  expect(other.status).toBe(200);
+  await barrier.release();
+  expect(statuses(await Promise.all(flood))).toEqual(Array<number>(20).fill(201));
 });

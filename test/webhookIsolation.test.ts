@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { claimNextDeliveries, recordDeliveryTry } from '../src/db/webhooks';
+import type { AddressInfo } from 'node:net';
+import { claimNextDeliveries, failPendingDeliveries, recordDeliveryTry } from '../src/db/webhooks';
 import { DEFAULTS } from '../src/domain/defaults';
 import { parseSecretKeys } from '../src/domain/secretSealing';
+import { SilentReceiver } from '../tools/webhooks/silentReceiver';
 import { holdTransaction } from './support/barriers';
 import {
+  LONGEST_OWNER_TOKEN,
   OTHER_TOKEN,
   SPARE_TOKEN,
   TEST_SECRET_KEYS,
@@ -26,42 +28,6 @@ import { startTestStack, type TestStack } from './support/stack';
  */
 const SENDS_PER_OWNER = 4;
 const BREAKER_FAILURES = 3;
-
-/** An HTTP server that takes every request and never answers, until `hangUp`. */
-class SilentReceiver {
-  readonly sockets = new Set<Socket>();
-  requests = 0;
-  mostOpen = 0;
-  private constructor(readonly server: Server) {}
-
-  static async start(): Promise<SilentReceiver> {
-    const silent = new SilentReceiver(createServer());
-    silent.server.on('request', () => {
-      silent.requests += 1;
-    });
-    silent.server.on('connection', (socket: Socket) => {
-      silent.sockets.add(socket);
-      silent.mostOpen = Math.max(silent.mostOpen, silent.sockets.size);
-      socket.on('close', () => silent.sockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => silent.server.listen(0, '127.0.0.1', resolve));
-    return silent;
-  }
-
-  url(path: string): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/${path}`;
-  }
-
-  /** Drops every connection held: the tries waiting on them fail at once. */
-  hangUp(): void {
-    for (const socket of this.sockets) socket.destroy();
-  }
-
-  async stop(): Promise<void> {
-    this.hangUp();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
 
 /** A receiver answering every request with `status`, and when each job's event came. */
 class CountingReceiver {
@@ -195,14 +161,14 @@ test('an owner whose endpoints never answer holds only its own send slots: anoth
     for (const job of abusive) await untilEnded(OTHER_TOKEN, job.id);
     // Its tries are out, held by receivers that never answer, as many as its bound allows.
     await eventually(
-      async () => silent.sockets.size,
+      async () => silent.open,
       (open) => open === SENDS_PER_OWNER,
     );
 
     const during = await timedJobs(receiver, 6);
     // While the other owner's jobs ran, the abusive owner's tries were still held, never more
     // of them than its bound.
-    expect(silent.sockets.size).toBeGreaterThan(0);
+    expect(silent.open).toBeGreaterThan(0);
     expect(silent.mostOpen).toBeLessThanOrEqual(SENDS_PER_OWNER);
     console.log(
       `another owner's webhooks never answering: job end p50 ${during.endedMs.toFixed(0)} ms vs ${before.endedMs.toFixed(0)} ms alone (${(during.endedMs / before.endedMs).toFixed(2)}×), event arrival p50 ${during.deliveredMs.toFixed(0)} ms vs ${before.deliveredMs.toFixed(0)} ms (${(during.deliveredMs / before.deliveredMs).toFixed(2)}×)`,
@@ -270,23 +236,40 @@ test('an endpoint that keeps failing is held by its breaker: its other events ar
 
 test('a name server that never answers costs a registration at most its bound, and jobs keep ending while names hang', async () => {
   const token = TRICK_OWNERS['a/b'];
-  // An API as deployments run it: names are resolved to refuse internal targets.
-  const api = await stack.startExtraApi({ ONEJOB_WEBHOOK_INTERNAL_TARGETS: 'deny' });
+  // An API as deployments run it (names are resolved to refuse internal targets), whose names
+  // hang for 10 s: long enough to see what it does meanwhile.
+  const api = await stack.startExtraApi({
+    ONEJOB_WEBHOOK_INTERNAL_TARGETS: 'deny',
+    ONEJOB_WEBHOOK_DNS_TIMEOUT_MS: '10000',
+  });
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const queriesBefore = dnsQueries;
+  let answered = 0;
   const registrations = Array.from({ length: 8 }, (_, n) =>
     fetch(`${api.url}/v1/webhooks`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers,
       body: JSON.stringify({ url: `https://hooks-${n}.never-answers.test/in` }),
+    }).then((answer) => {
+      answered += 1;
+      return answer;
     }),
   );
-  // Every registration is waiting on the silent name server...
+  // Every registration is waiting on the silent name server (more than libuv's four threads)...
   await eventually(
     async () => dnsQueries - queriesBefore,
     (sent) => sent >= 8,
   );
-  // ...and meanwhile a job is made and ends.
-  const job = await create(token);
+  // ...and meanwhile the same process makes a job and reads a file (libuv's pool does that).
+  const made = await fetch(`${api.url}/v1/jobs`, {
+    method: 'POST',
+    headers: { ...headers, 'idempotency-key': freshKey('dns') },
+    body: JSON.stringify(summarizeBody(['chat'])),
+  });
+  expect(made.status).toBe(201);
+  expect((await fetch(`${api.url}/docs/static/swagger-ui.css`)).status).toBe(200);
+  expect(answered).toBe(0);
+  const job = (await made.json()) as JobView;
   await untilEnded(token, job.id);
   // A name that does not resolve is no internal target: each is registered, once the bound passed.
   for (const answer of await Promise.all(registrations)) expect(answer.status).toBe(201);
@@ -409,6 +392,30 @@ test('a try is recorded under its claim: a holder whose lease ran out frees no o
       { n: 2, status: 204 },
       { n: 3, status: 503 },
     ]);
+  } finally {
+    await silent.stop();
+  }
+});
+
+test('giving up on an event whose delivery is claimed by a try still out ends it failed and frees the claim', async () => {
+  const silent = await SilentReceiver.start();
+  try {
+    expect((await register(LONGEST_OWNER_TOKEN, silent.url('never'))).status).toBe(201);
+    const job = await create(LONGEST_OWNER_TOKEN);
+    // The sender's try is out, its delivery claimed.
+    await eventually(
+      async () => silent.requests,
+      (n) => n >= 1,
+    );
+    expect(await failPendingDeliveries(stack.pool, job.id, 'job.succeeded', 'given up')).toBe(1);
+    const { rows } = await stack.pool.query<{
+      state: string;
+      claim_token: string | null;
+      claimed_until: Date | null;
+    }>('SELECT state, claim_token, claimed_until FROM webhook_deliveries WHERE job_id = $1', [
+      job.id,
+    ]);
+    expect(rows).toEqual([{ state: 'failed', claim_token: null, claimed_until: null }]);
   } finally {
     await silent.stop();
   }

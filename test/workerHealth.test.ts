@@ -192,7 +192,12 @@ test('a worker whose pollers do not run is not ready: before it runs, and once i
     queue,
     { run: false },
   );
-  expect(started.workers.notPolling()).toEqual([`${queue}: initialized`, expect.any(String)]);
+  // The job queue's worker, the provider calls' and the webhook sends'.
+  expect(started.workers.notPolling()).toEqual([
+    `${queue}: initialized`,
+    expect.any(String),
+    `${queue}-webhooks: initialized`,
+  ]);
   const running = started.run();
   await eventually(
     async () => started.workers.notPolling(),
@@ -202,6 +207,7 @@ test('a worker whose pollers do not run is not ready: before it runs, and once i
   expect(started.workers.notPolling()).toEqual([
     expect.stringMatching(new RegExp(`^${queue}: (stopping|draining|drained|stopped)$`)),
     expect.stringMatching(/: (stopping|draining|drained|stopped)$/),
+    expect.stringMatching(/-webhooks: (stopping|draining|drained|stopped)$/),
   ]);
   await running;
   await started.stop();

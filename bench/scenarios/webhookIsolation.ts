@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { DEFAULTS } from '../../src/domain/defaults';
 import { OTHER_TOKEN } from '../../test/support/identities';
+import { SilentReceiver } from '../../tools/webhooks/silentReceiver';
 import { BENCH_TOKEN } from '../support/environment';
 import { Latencies } from '../support/latency';
 import { jsonHeaders, summarizeBody } from '../support/ours';
@@ -10,39 +11,6 @@ import { round2, waitUntil, type Scenario } from '../support/scenario';
 
 /** How long the victim waits for an event before counting it as never arrived. */
 const ARRIVAL_TIMEOUT_MS = 120_000;
-
-/** A receiver that takes every connection and request and never answers. */
-class SilentReceiver {
-  private readonly sockets = new Set<Socket>();
-  requests = 0;
-  mostOpen = 0;
-  private constructor(private readonly server: Server) {}
-
-  static async start(): Promise<SilentReceiver> {
-    const silent = new SilentReceiver(createServer());
-    silent.server.on('request', () => (silent.requests += 1));
-    silent.server.on('connection', (socket: Socket) => {
-      silent.sockets.add(socket);
-      silent.mostOpen = Math.max(silent.mostOpen, silent.sockets.size);
-      socket.on('close', () => silent.sockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => silent.server.listen(0, '127.0.0.1', resolve));
-    return silent;
-  }
-
-  get open(): number {
-    return this.sockets.size;
-  }
-
-  url(path: string): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/${path}`;
-  }
-
-  async stop(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
 
 /** A receiver that answers 204 at once and tells whoever waits on a job when its event came. */
 class CountingReceiver {

@@ -104,7 +104,10 @@ export async function listAllEndpoints(
 
 const LOCK_ENDPOINT = preparedStatement(
   'webhook-operator.lock-endpoint',
-  `SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`,
+  // NO KEY UPDATE: what follows changes no key, and a try's first failure, whose health row's
+  // foreign key takes KEY SHARE on the endpoint while it holds its delivery, must not deadlock
+  // with the abandoning of that delivery here.
+  `SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = $1 AND deleted_at IS NULL FOR NO KEY UPDATE`,
 );
 const DISABLE = preparedStatement(
   'webhook-operator.disable',

@@ -355,7 +355,7 @@ export async function claimNextDeliveries(
     // trigger still saw it live) keeps a delivery that abandonPending could not see yet.
     await client.query(
       `UPDATE webhook_deliveries d
-          SET state = 'abandoned', ended_at = now(), claimed_until = NULL,
+          SET state = 'abandoned', ended_at = now(), claimed_until = NULL, claim_token = NULL,
               last_error = CASE WHEN e.deleted_at IS NOT NULL THEN 'the endpoint was deleted'
                                 ELSE e.disabled_reason END
          FROM webhook_endpoints e
@@ -573,13 +573,17 @@ export async function recordDeliveryTry(
       );
       await abandonPending(client, delivery.endpointId, 'the receiver answered 410 Gone');
     } else {
-      const { rows: health } = await client.query<{ failures: number }>(
+      const { rows: health } = await client.query<{ failures: number; held: boolean }>(
         `INSERT INTO webhook_endpoint_health AS h (endpoint_id, failures) VALUES ($1, 1)
          ON CONFLICT (endpoint_id) DO UPDATE SET failures = h.failures + 1
-         RETURNING failures`,
+         RETURNING failures, held_until IS NOT NULL AS held`,
         [delivery.endpointId],
       );
-      const holdMs = webhookHoldMs(health[0]!.failures, attempt, breaker, Math.random());
+      // An endpoint held before (by a Retry-After, below the threshold) whose probe failed is
+      // held again, with this failure as its reason, never left on the probe's lease.
+      const holdMs =
+        webhookHoldMs(health[0]!.failures, attempt, breaker, Math.random()) ??
+        (health[0]!.held ? breaker.firstHoldMs : undefined);
       if (holdMs !== undefined)
         await client.query(
           `UPDATE webhook_endpoint_health
@@ -604,7 +608,7 @@ export async function failPendingDeliveries(
 ): Promise<number> {
   const { rowCount } = await db.query(
     `UPDATE webhook_deliveries SET state = 'failed', ended_at = now(), claimed_until = NULL,
-            last_error = coalesce(last_error, $3)
+            claim_token = NULL, last_error = coalesce(last_error, $3)
       WHERE job_id = $1 AND event_key = $2 AND state = 'pending'`,
     [jobId, eventKey, why],
   );

@@ -92,8 +92,8 @@ export const DEFAULTS = {
     createsPerSecond: 200,
     createBurst: 2_000,
     maxOpenJobs: 20_000,
-    webhookRequestsPerSecond: 20,
-    webhookRequestBurst: 200,
+    webhookRequestsPerSecond: 200,
+    webhookRequestBurst: 2_000,
   },
   /** A `GET /v1/jobs?status=` page looks at this many of the owner's jobs at most. */
   listStatusScanRows: 10_000,

@@ -79,10 +79,49 @@ export async function insertJobWithinLimits(
   if (!creates && maxOpenJobs === undefined) return insertJobOrFindExisting(deps.pool, job);
   const stored = await findJobByKey(deps.pool, job.ownerId, job.idempotencyKey);
   if (stored) return { job: stored, created: false };
-  // An empty bucket refuses before any transaction or lock, so a flood from one owner cannot
-  // take the pool from the others.
+  // An empty bucket refuses before any transaction; and one owner's creates wait for a place in
+  // this process before they take a connection, so a flood from one owner (each create queueing
+  // on the owner's lock or its bucket's row) cannot take the pool from the others.
   if (creates) refusedCreate(await peekToken(deps.pool, job.ownerId, 'creates', creates), limits);
-  return inTransaction(deps.pool, async (client) => {
+  return createGates.run(job.ownerId, () => insertInTransaction(deps.pool, job, limits));
+}
+
+/** Create transactions one owner may have open at once in one API process. */
+export const CREATE_TRANSACTIONS_PER_OWNER = 4;
+
+/** Per key, at most `limit` runs at once; the others wait their turn, in order. */
+class KeyedGates {
+  private readonly running = new Map<string, { active: number; waiting: Array<() => void> }>();
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    let gate = this.running.get(key);
+    if (!gate) this.running.set(key, (gate = { active: 0, waiting: [] }));
+    const held = gate;
+    if (held.active >= this.limit) await new Promise<void>((go) => held.waiting.push(go));
+    else held.active += 1;
+    try {
+      return await work();
+    } finally {
+      const next = held.waiting.shift();
+      // The place goes straight to the next in line; the last one out forgets the key.
+      if (next) next();
+      else if (--held.active === 0) this.running.delete(key);
+    }
+  }
+}
+
+const createGates = new KeyedGates(CREATE_TRANSACTIONS_PER_OWNER);
+
+/** The insert, its open-jobs count and its token, in one transaction (insertJobWithinLimits). */
+async function insertInTransaction(
+  pool: Pool,
+  job: NewJob,
+  limits: OwnerLimits,
+): Promise<{ job: JobRecord; created: boolean }> {
+  const { maxOpenJobs, creates } = limits;
+  return inTransaction(pool, async (client) => {
     if (maxOpenJobs !== undefined) {
       // Counted and inserted under the owner's lock: two replicas' creates cannot both see room
       // for the last open job. (A copy refused here finds its job once refused: createJob.)

@@ -256,6 +256,9 @@ export interface DeliveryRound {
  */
 const SLOT_WAIT_MS = 250;
 
+/** How long one round goes on claiming batches (its activity has two minutes in all). */
+const ROUND_CLAIMS_FOR_MS = 60_000;
+
 /**
  * Sends what waits of a job's events: to each endpoint its first waiting delivery, then the
  * next, in order, until one is refused (the rest of that endpoint waits behind it). Endpoints
@@ -301,7 +304,12 @@ export async function deliverJobWebhooks(
     }
     return body;
   };
+  // New batches are claimed for a minute at most: the last one's tries (20 s, and a name's 5 s)
+  // then end well inside the round's two minutes, so Temporal never starts a second attempt of
+  // a round still sending. What is left waits for the next round.
+  const claimUntil = Date.now() + ROUND_CLAIMS_FOR_MS;
   for (;;) {
+    if (Date.now() >= claimUntil) return round;
     let slots = await deps.slots.take(job.ownerId, deps.slots.perOwner, SLOT_WAIT_MS);
     if (slots === 0) return { ...round, noSlot: true };
     try {

@@ -457,6 +457,25 @@ export function isTryAgainBetweenRuns(
   );
 }
 
+/**
+ * Jobs whose workflow start Temporal refused (a create answered `workflow-start-refused`): the
+ * job is recorded and its run starts later (a replay, or the sweeper), so until then a
+ * try-again is the documented 503 of a job between runs. Known by the create's key, whose job
+ * id a later answer names.
+ */
+export function jobsStartedLate(exchanges: ReadonlyArray<Exchange>): Set<string> {
+  const refusedKeys = new Set(
+    exchanges
+      .filter((e) => e.kind === 'create' && e.problem === 'workflow-start-refused')
+      .map((e) => `${e.owner ?? ''}\u0000${e.key ?? ''}`),
+  );
+  const jobs = new Set<string>();
+  for (const e of exchanges)
+    if (e.kind === 'create' && e.jobId && refusedKeys.has(`${e.owner ?? ''}\u0000${e.key ?? ''}`))
+      jobs.add(e.jobId);
+  return jobs;
+}
+
 /** Reads everything from the database, the providers' ledgers and Temporal, and checks 1–10. */
 export async function checkInvariants(inputs: CheckInputs): Promise<{
   violations: Violation[];
@@ -752,10 +771,11 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
     from: fault.at,
     to: (fault.backAt ?? journal.now()) + FAULT_GRACE_MS,
   }));
+  const betweenRuns = new Set([...world.nemesisStruck, ...jobsStartedLate(journal.exchanges)]);
   for (const exchange of journal.exchanges) {
     if (exchange.via === 'temporal') continue;
     if (exchange.status !== 0 && exchange.status < 500) continue;
-    if (isTryAgainBetweenRuns(exchange, world.nemesisStruck)) continue;
+    if (isTryAgainBetweenRuns(exchange, betweenRuns)) continue;
     // An answer slower than the client waits is latency, counted in the report, not a failure.
     if (exchange.status === 0 && isClientTimeout(exchange.error)) continue;
     const inWindow = windows.some(
