@@ -1,3 +1,5 @@
+import { parseRetryAfter } from './retries';
+
 /**
  * Completion webhooks: the events a job sends its owner's endpoints, and how their delivery is
  * retried. Pure, so the workflow and the API share it (migration 0016 holds the same list).
@@ -106,14 +108,11 @@ export function nextRoundDelayMs(
 export function retryAfterMs(header: string | undefined, nowMs: number, atMostMs: number) {
   if (header === undefined) return undefined;
   const text = header.trim();
-  // Seconds, or an HTTP date (every form of which starts with the day's name).
-  const ms = /^\d{1,10}$/.test(text)
-    ? Number(text) * 1000
-    : /^[A-Za-z]{3}/.test(text)
-      ? Date.parse(text) - nowMs
-      : NaN;
-  if (!Number.isFinite(ms)) return undefined;
-  return Math.min(atMostMs, Math.max(0, ms));
+  // Whole seconds, or an HTTP date (every form of which starts with the day's name); the rest,
+  // a negative number say, says nothing usable. Read as the providers' Retry-After is read.
+  if (!/^\d{1,10}$/.test(text) && !/^[A-Za-z]{3}/.test(text)) return undefined;
+  const ms = parseRetryAfter({ get: (name) => (name === 'retry-after' ? text : null) }, nowMs);
+  return ms === undefined ? undefined : Math.min(atMostMs, ms);
 }
 
 /** How name resolution for webhook receivers is bounded (ONEJOB_WEBHOOK_DNS_*). */
