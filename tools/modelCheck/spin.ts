@@ -1,9 +1,20 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
 import { obtainDebianProgram, type DebianProgram } from '../stack/debianPackages';
+import { onejobCacheDir } from '../stack/goInstall';
 import { parseTrail, readableTrail, violatedProperty, type Trail } from './trail';
 
 const ROOT = PACKAGE_ROOT;
@@ -69,7 +80,9 @@ function execute(
     child.stdout.on('data', (chunk: Buffer) => void (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => void (output += chunk.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, output }));
+    // 'close', not 'exit': the child may exit before its output has been read to the end, and a
+    // trail replay's last lines name the assert that failed.
+    child.on('close', (code) => resolve({ code, output }));
   });
 }
 
@@ -112,23 +125,16 @@ export async function verifyModel(
     const generated = await execute(tools.spin, [...defines, '-a', 'onejob.pml'], dir);
     if (generated.code !== 0) throw new Error(`spin -a failed:\n${generated.output}`);
     const safety = run.check === 'safety';
-    const compiled = await execute(
-      tools.cc,
-      [
-        run.quickCompile ? '-O0' : '-O2',
-        '-w',
-        '-DCOLLAPSE',
-        `-DMEMLIM=${MEMORY_LIMIT_MB}`,
-        // Safety: the asserts and the Invariants monitor, no claim. Liveness: room for the
-        // fairness bookkeeping of every process the model may have alive at once.
-        ...(safety ? ['-DSAFETY', '-DNOCLAIM'] : ['-DNFAIR=4']),
-        '-o',
-        'pan',
-        'pan.c',
-      ],
-      dir,
-    );
-    if (compiled.code !== 0) throw new Error(`compiling the verifier failed:\n${compiled.output}`);
+    const flags = [
+      run.quickCompile ? '-O0' : '-O2',
+      '-w',
+      '-DCOLLAPSE',
+      `-DMEMLIM=${MEMORY_LIMIT_MB}`,
+      // Safety: the asserts and the Invariants monitor, no claim. Liveness: room for the
+      // fairness bookkeeping of every process the model may have alive at once.
+      ...(safety ? ['-DSAFETY', '-DNOCLAIM'] : ['-DNFAIR=4']),
+    ];
+    await compiledVerifier(dir, tools.cc, flags);
     // -m: search depth; -N: the claim; -a -f: acceptance cycles under weak fairness.
     const searched = await execute(
       path.join(dir, 'pan'),
@@ -170,6 +176,41 @@ export async function verifyModel(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Compiles the verifier SPIN generated in `dir` to `dir/pan`, or copies it from the per-user
+ * cache: the same generated C with the same flags and compiler makes the same program, and many
+ * runs differ only in what they search (every search still runs).
+ */
+async function compiledVerifier(dir: string, cc: string, flags: string[]): Promise<void> {
+  const hash = createHash('sha256').update(JSON.stringify([cc, flags]));
+  for (const file of readdirSync(dir)
+    .filter((name) => name.startsWith('pan.'))
+    .sort())
+    hash.update(file).update(readFileSync(path.join(dir, file)));
+  const cached = path.join(onejobCacheDir('spin-verifiers'), `${hash.digest('hex')}.pan`);
+  // Two lanes that need the same verifier at once compile it once.
+  let compiling = compilations.get(cached);
+  if (!compiling) {
+    compiling = existsSync(cached) ? Promise.resolve() : compileTo(cached, dir, cc, flags);
+    compilations.set(cached, compiling);
+    compiling.catch(() => compilations.delete(cached));
+  }
+  await compiling;
+  copyFileSync(cached, path.join(dir, 'pan'));
+}
+
+const compilations = new Map<string, Promise<void>>();
+
+async function compileTo(cached: string, dir: string, cc: string, flags: string[]): Promise<void> {
+  const compiled = await execute(cc, [...flags, '-o', 'pan.compiled', 'pan.c'], dir);
+  if (compiled.code !== 0) throw new Error(`compiling the verifier failed:\n${compiled.output}`);
+  // Written whole, then renamed: a search beside this one never copies half a program.
+  mkdirSync(path.dirname(cached), { recursive: true });
+  const partial = `${cached}.${process.pid}.partial`;
+  copyFileSync(path.join(dir, 'pan.compiled'), partial);
+  renameSync(partial, cached);
 }
 
 /**

@@ -151,6 +151,12 @@ export function violatedProperty(said: string, replay: string, model: string): s
   if (/invalid end state/.test(said))
     return 'a process is stuck where it may not stop (not ended, not waiting on an operator)';
   const line = Number(/spin: \S+?:(\d+), Error: assertion violated/.exec(replay)?.[1]);
+  // Every assert's failure is replayed to its line; a replay that names none was cut short,
+  // and its output is what explains why.
+  if (/assertion violated/.test(said) && !(line >= 1))
+    throw new Error(
+      `the replay of the counterexample (${said}) names no assert's line; its output ends:\n${replay.slice(-3_000)}`,
+    );
   const modelLines = model.split('\n');
   for (let index = line - 2; index >= Math.max(0, line - 4); index -= 1) {
     const named = /property: (.*?)\s*\*\//.exec(modelLines[index] ?? '');
