@@ -30,6 +30,10 @@ async function main(): Promise<void> {
       positiveNumber('--seed'),
     )
     .option('--ops <n>', 'operations to draw', positiveNumber('--ops'))
+    .option(
+      '--opening-only',
+      'only the opening (each provider quirk aimed at a job of its own), no seeded traffic',
+    )
     .option('--minutes <n>', 'minutes of traffic', positiveNumber('--minutes'))
     .option(
       '--concurrency <n>',
@@ -70,6 +74,7 @@ async function main(): Promise<void> {
   program.parse();
   const options = program.opts<{
     seed?: number;
+    openingOnly?: boolean;
     ops?: number;
     minutes?: number;
     concurrency: number;
@@ -81,7 +86,10 @@ async function main(): Promise<void> {
     report?: string;
   }>();
   const seed = options.seed ?? newSeed();
-  const minutes = options.ops === undefined && options.minutes === undefined ? 3 : options.minutes;
+  const minutes =
+    options.openingOnly || options.ops !== undefined || options.minutes !== undefined
+      ? options.minutes
+      : 3;
   console.log(`chaos: seed ${seed}`);
   console.log(
     `chaos: engine ${options.engine}${options.engine === 'cluster' ? `, Temporal's PostgreSQL ${options.temporalPostgres}` : ''}`,
@@ -92,6 +100,7 @@ async function main(): Promise<void> {
   );
   const report = await runCampaign({
     seed,
+    openingOnly: options.openingOnly === true,
     ops: options.ops,
     minutes,
     concurrency: Math.max(1, Math.floor(options.concurrency)),

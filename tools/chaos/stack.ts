@@ -27,11 +27,11 @@ import {
   type GuardedProcess,
 } from '../stack/processes';
 import { obtainTemporalCli } from '../stack/temporalCli';
-import { startTemporalCluster } from '../stack/temporalCluster';
+import { namespaceReady, startTemporalCluster } from '../stack/temporalCluster';
 import { obtainTemporalClusterBinaries } from '../stack/temporalClusterBinaries';
 import { pickClusterPorts } from '../stack/temporalClusterConfig';
 import type { TemporalEngineKind } from '../stack/temporalEngine';
-import { startTemporalDevServer, type DevServer } from '../stack/temporalServer';
+import { startTemporalDevServer, waitForTemporal, type DevServer } from '../stack/temporalServer';
 import { startLinkProxy, type LinkProxy } from './linkProxy';
 
 /**
@@ -498,8 +498,17 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     // the services look for it.
     let temporalAddress: string;
     let startTemporal: (() => Promise<DevServer>) | undefined;
+    // A server of its own serves the default namespace; on a shared one, the campaign's jobs get
+    // a namespace of their own: every campaign of one seed makes the same owners and keys, hence
+    // the same workflow ids.
+    let namespace = 'default';
     if (options.temporalAddress) {
       temporalAddress = options.temporalAddress;
+      namespace = databaseName.replace(/_/g, '-');
+      await waitForTemporal(temporalAddress, {
+        timeoutMs: 60_000,
+        probe: namespaceReady(namespace),
+      });
     } else if (options.engine === 'cluster') {
       const binaries = await obtainTemporalClusterBinaries(log, { withUi: false });
       const ports = await pickClusterPorts();
@@ -599,7 +608,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       ...process.env,
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
-      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_NAMESPACE: namespace,
       ONEJOB_TASK_QUEUE: taskQueue,
       ONEJOB_PROVIDERS: JSON.stringify(providers),
       ONEJOB_API_TOKENS: Object.entries(owners)
@@ -731,7 +740,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       apiReplicaUrls: apiPorts.map((port) => `http://127.0.0.1:${port}`),
       databaseUrl,
       temporalAddress,
-      namespace: 'default',
+      namespace,
       taskQueue,
       simulatorUrls,
       owners,

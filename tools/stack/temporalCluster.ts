@@ -77,25 +77,28 @@ export async function setUpClusterSchema(
 }
 
 /**
- * The readiness probe of a new cluster: registers the `default` namespace and our search
- * attributes (each step does nothing when already done), then runs a visibility query on them,
- * which answers only once the frontend's namespace cache has the namespace.
+ * A readiness probe for `namespace`: registers it and our search attributes (each step does
+ * nothing when already done), then runs a visibility query on them, which answers only once the
+ * frontend's namespace cache has the namespace. A new cluster is probed with `default`; a
+ * campaign sharing a server is probed with a namespace of its own.
  */
-async function namespaceReady(connection: Connection): Promise<void> {
-  await connection.workflowService
-    .registerNamespace({
-      namespace: CLUSTER_NAMESPACE,
-      workflowExecutionRetentionPeriod: msToTs(CLUSTER_RETENTION_MS),
-    })
-    .catch((error: unknown) => {
-      if (grpcCode(error) !== GRPC_ALREADY_EXISTS) throw error;
+export function namespaceReady(namespace: string): (connection: Connection) => Promise<void> {
+  return async (connection) => {
+    await connection.workflowService
+      .registerNamespace({
+        namespace,
+        workflowExecutionRetentionPeriod: msToTs(CLUSTER_RETENTION_MS),
+      })
+      .catch((error: unknown) => {
+        if (grpcCode(error) !== GRPC_ALREADY_EXISTS) throw error;
+      });
+    await ensureSearchAttributes(connection, namespace);
+    await connection.workflowService.listWorkflowExecutions({
+      namespace,
+      pageSize: 1,
+      query: 'JobOwner = "readiness-check"',
     });
-  await ensureSearchAttributes(connection, CLUSTER_NAMESPACE);
-  await connection.workflowService.listWorkflowExecutions({
-    namespace: CLUSTER_NAMESPACE,
-    pageSize: 1,
-    query: 'JobOwner = "readiness-check"',
-  });
+  };
 }
 
 export interface TemporalCluster extends DevServer {
@@ -139,7 +142,7 @@ export async function startTemporalCluster(options: ClusterOptions): Promise<Tem
       timeoutMs,
       exited: server.exited,
       connect: clusterConnectOptions(address, options.tls),
-      probe: namespaceReady,
+      probe: namespaceReady(CLUSTER_NAMESPACE),
     });
     if (options.uiPort !== undefined && options.binaries.uiServer && !options.tls) {
       const uiDir = path.join(options.dir, 'ui');
