@@ -24,7 +24,7 @@ import {
  *
  * The dev server's files run in two parts: the heavy ones (they start many processes or keep a
  * core busy, and time their own traffic) one at a time and alone, then the rest two at a time
- * (ONEJOB_TEST_WORKERS), since those mostly wait on servers, then the production engine's part
+ * (ONEJOB_TEST_WORKERS), since those mostly wait on servers, beside the production engine's part
  * (ONEJOB_TEST_CLUSTER_WORKERS at a time). ONEJOB_TEST_LANES says how parts share the machine
  * (see laneSharing).
  *
@@ -53,6 +53,8 @@ const EXPLORING_TESTS = [
  * whole stacks, SPIN keeps a core busy) and the benchmark smoke, which measures.
  */
 const HEAVY_TESTS = [...EXPLORING_TESTS, 'test/benchmarkSmoke.test.ts'];
+/** Of the production engine's files, the one that must have the machine to itself: its campaign. */
+const CLUSTER_HEAVY_TESTS = ['test/engines/faultCampaign.test.ts'];
 
 /** One jest run: an engine, which of its files, how many at once. */
 interface Part {
@@ -62,6 +64,8 @@ interface Part {
   workers: number;
   /** Jest arguments that choose the files (besides the caller's). */
   select: string[];
+  /** Its files must have the machine to themselves (see laneSharing). */
+  heavy?: true;
 }
 
 function log(line: string): void {
@@ -78,16 +82,17 @@ function wholeNumber(variable: string, fallback: number): number {
 }
 
 /**
- * How the parts share the machine (ONEJOB_TEST_LANES): `one-after-another` (the default) runs
- * each part alone; `heavy-alone` runs the heavy part alone, then the dev server's other files
- * beside the production engine's; `together` starts them all at once. The last two are for
- * machines with more than two cores: on two, the production engine's hedging test failed
- * beside the light files (a provider call past its 1 s timeout), and the campaigns beside the
- * production engine starved the time-sensitive tests.
+ * How the parts share the machine (ONEJOB_TEST_LANES): `heavy-alone` (the default) runs the heavy
+ * part alone, then the dev server's other files beside the production engine's, which mostly
+ * wait on servers and leave a core idle (0.8 of two cores on average); `one-after-another` runs
+ * each part alone; `together` starts them all at once, for machines with more cores. The heavy
+ * files time their own traffic or keep a core busy: beside the others on two cores they starved
+ * the time-sensitive tests. The files beside each other give providers that must answer a
+ * timeout no healthy call reaches on a busy machine (test/support/providers.ts).
  */
 function laneSharing(): 'heavy-alone' | 'one-after-another' | 'together' {
   const raw = process.env.ONEJOB_TEST_LANES;
-  if (raw === undefined || raw === '') return 'one-after-another';
+  if (raw === undefined || raw === '') return 'heavy-alone';
   if (raw === 'heavy-alone' || raw === 'one-after-another' || raw === 'together') return raw;
   throw new Error(
     `ONEJOB_TEST_LANES must be heavy-alone, one-after-another or together, not ${JSON.stringify(raw)}`,
@@ -98,9 +103,10 @@ function laneSharing(): 'heavy-alone' | 'one-after-another' | 'together' {
 function steps(parts: Part[], sharing: ReturnType<typeof laneSharing>): Part[][] {
   if (sharing === 'together') return [parts];
   if (sharing === 'one-after-another') return parts.map((part) => [part]);
-  const heavy = parts.filter((part) => part.name === 'dev-heavy');
-  const rest = parts.filter((part) => part.name !== 'dev-heavy');
-  return [heavy, rest].filter((step) => step.length > 0);
+  // Each heavy part alone, then the others side by side.
+  const heavy = parts.filter((part) => part.heavy);
+  const rest = parts.filter((part) => !part.heavy);
+  return [...heavy.map((part) => [part]), rest].filter((step) => step.length > 0);
 }
 
 /** Everything the parts need, once, before any starts. */
@@ -132,15 +138,26 @@ async function obtainPrerequisites(): Promise<ResolvedDatabase> {
  */
 function planParts(engines: TemporalEngineKind[], filtered: boolean, long: boolean): Part[] {
   const parts: Part[] = [];
+  const ignoring = (files: string[]): string[] => [
+    '--testPathIgnorePatterns',
+    ...files.map(fileEnd),
+    '/node_modules/',
+  ];
   for (const engine of engines) {
-    if (engine === 'cluster')
-      parts.push({
-        name: 'cluster',
-        engine,
-        workers: wholeNumber('ONEJOB_TEST_CLUSTER_WORKERS', 1),
-        select: [],
-      });
-    else if (filtered || long)
+    if (engine === 'cluster') {
+      const workers = wholeNumber('ONEJOB_TEST_CLUSTER_WORKERS', 1);
+      if (filtered) parts.push({ name: 'cluster', engine, workers, select: [] });
+      else {
+        parts.push({
+          name: 'cluster-heavy',
+          engine,
+          workers: 1,
+          select: CLUSTER_HEAVY_TESTS,
+          heavy: true,
+        });
+        parts.push({ name: 'cluster', engine, workers, select: ignoring(CLUSTER_HEAVY_TESTS) });
+      }
+    } else if (filtered || long)
       parts.push({
         name: 'dev',
         engine,
@@ -148,12 +165,12 @@ function planParts(engines: TemporalEngineKind[], filtered: boolean, long: boole
         select: long && !filtered ? EXPLORING_TESTS : [],
       });
     else {
-      parts.push({ name: 'dev-heavy', engine, workers: 1, select: HEAVY_TESTS });
+      parts.push({ name: 'dev-heavy', engine, workers: 1, select: HEAVY_TESTS, heavy: true });
       parts.push({
         name: 'dev',
         engine,
         workers: wholeNumber('ONEJOB_TEST_WORKERS', 2),
-        select: ['--testPathIgnorePatterns', ...HEAVY_TESTS.map(fileEnd), '/node_modules/'],
+        select: ignoring(HEAVY_TESTS),
       });
     }
   }
