@@ -3,7 +3,7 @@ import { CALLBACK_SECRET } from './support/identities';
 import { chargeBody, createJob, readJob, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { effectsFor, requestsFor } from './support/providerLedger';
-import { chatProvider, payProvider } from './support/providers';
+import { chatProvider, payProvider, TIMES_OUT_SOON_MS } from './support/providers';
 import { attemptChecks, attemptRows } from './support/rows';
 import { useTestStack } from './support/stack';
 
@@ -14,6 +14,7 @@ const stack = useTestStack({
     chatProvider(url, 'chat-backup', 'sim-backup', { timeoutMs: 20_000 }),
     chatProvider(url, 'chat-uncertified', 'sim-backup', { timeoutMs: 20_000 }),
     payProvider(url, 'pay-blind', {
+      timeoutMs: TIMES_OUT_SOON_MS,
       statusUrl: undefined,
       // A hung call is cut off after this: a "failed" callback held for it settles then.
       lateResultTimeoutMs: 3_000,

@@ -2,7 +2,12 @@ import { findCertification } from '../src/db/certifications';
 import { contractVersion, findJobType } from '../src/jobTypes';
 import type { OpenAiCompatibleConfig, ProviderConfig } from '../src/providers/provider';
 import { runCli } from './support/cli';
-import { anthropicProvider, chatProvider, payProvider } from './support/providers';
+import {
+  anthropicProvider,
+  chatProvider,
+  payProvider,
+  TIMES_OUT_SOON_MS,
+} from './support/providers';
 import { attemptRows } from './support/rows';
 import { certifyForSetup, startTestStack, type TestStack } from './support/stack';
 
@@ -16,8 +21,9 @@ const PROFILES: Array<[string, Partial<OpenAiCompatibleConfig>]> = [
   ['sim-hallucinates', { structuredOutput: 'json_object' }],
   ['sim-prose', { structuredOutput: 'prompt' }],
   ['sim-wrongtypes', { structuredOutput: 'json_object' }],
-  ['sim-slow', {}],
-  ['sim-hangs', {}],
+  // Certification must see these two time out: 2 s late, and never.
+  ['sim-slow', { timeoutMs: TIMES_OUT_SOON_MS }],
+  ['sim-hangs', { timeoutMs: TIMES_OUT_SOON_MS }],
   ['sim-500-after', {}],
   ['sim-drops', {}],
   ['sim-verbose', {}],
@@ -27,9 +33,7 @@ const PROFILES: Array<[string, Partial<OpenAiCompatibleConfig>]> = [
 ];
 
 const providers = (url: string): ProviderConfig[] => [
-  ...PROFILES.map(([model, options]) =>
-    chatProvider(url, model, model, { lateResultTimeoutMs: 3_000, ...options }),
-  ),
+  ...PROFILES.map(([model, options]) => chatProvider(url, model, model, options)),
   // The same models, configured right for what they are.
   chatProvider(url, 'reasoning-no-temperature', 'sim-reasoning', { temperature: null }),
   chatProvider(url, 'legacy-max-tokens', 'sim-legacy', { maxTokensParameter: 'max_tokens' }),
@@ -38,8 +42,8 @@ const providers = (url: string): ProviderConfig[] => [
   anthropicProvider(url, 'claude-verbose', 'sim-verbose'),
   anthropicProvider(url, 'claude-refuses', 'sim-refuses'),
   // Without a late-result window of their own: the default, from timeoutMs.
-  chatProvider(url, 'backup', 'sim-backup', { timeoutMs: 2_000, lateResultTimeoutMs: undefined }),
-  payProvider(url, 'pay', { timeoutMs: 2_000, lateResultTimeoutMs: undefined }),
+  chatProvider(url, 'backup', 'sim-backup', { lateResultTimeoutMs: undefined }),
+  payProvider(url, 'pay', { lateResultTimeoutMs: undefined }),
 ];
 
 let stack: TestStack;

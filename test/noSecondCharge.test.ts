@@ -9,7 +9,7 @@ import { CALLBACK_SECRET } from './support/identities';
 import { chargeBody, createJob, operator, readJob, untilJob, type JobView } from './support/jobs';
 import { eventually } from './support/polling';
 import { providerSaw } from './support/providerLedger';
-import { payProvider } from './support/providers';
+import { payProvider, TIMES_OUT_SOON_MS } from './support/providers';
 import { attemptRows } from './support/rows';
 import { certifyForSetup, startTestStack, type TestStack } from './support/stack';
 import { workflowStatus } from './support/temporal';
@@ -23,8 +23,14 @@ import { workflowStatus } from './support/temporal';
 
 const CALLBACKS = { callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET' };
 const providers = (url: string): ProviderConfig[] => [
-  // A short window and grace: "no record, said twice, the grace apart" is believable quickly.
-  payProvider(url, 'pay', { lateResultTimeoutMs: 1_500, notFoundGraceMs: 200, ...CALLBACKS }),
+  // A short window and grace: "no record, said twice, the grace apart" is believable quickly;
+  // a call a test holds times out before its window ends.
+  payProvider(url, 'pay', {
+    timeoutMs: TIMES_OUT_SOON_MS,
+    lateResultTimeoutMs: 1_500,
+    notFoundGraceMs: 200,
+    ...CALLBACKS,
+  }),
   payProvider(url, 'pay-backup'),
 ];
 

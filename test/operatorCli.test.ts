@@ -2,17 +2,22 @@ import type { ProviderConfig } from '../src/providers/provider';
 import { runCli } from './support/cli';
 import { OTHER_OWNER, OTHER_TOKEN } from './support/identities';
 import { eventually } from './support/polling';
-import { chatProvider, payProvider } from './support/providers';
+import { chatProvider, payProvider, TIMES_OUT_SOON_MS } from './support/providers';
 import { certifyForSetup, startTestStack, type TestStack } from './support/stack';
 
 /** The operator CLI settles and cancels through the same services as the API. */
 const providers = (url: string): ProviderConfig[] => [
   // A hung charge is cut off at its window (2 s), and believed over right then (no grace).
-  payProvider(url, 'pay', { lateResultTimeoutMs: 2_000, notFoundGraceMs: 0 }),
+  payProvider(url, 'pay', {
+    timeoutMs: TIMES_OUT_SOON_MS,
+    lateResultTimeoutMs: 2_000,
+    notFoundGraceMs: 0,
+  }),
   payProvider(url, 'pay-backup'),
   // A hung charge that may still land for a minute.
-  payProvider(url, 'pay-long', { lateResultTimeoutMs: 60_000 }),
-  chatProvider(url, 'chat', 'sim-steady'),
+  payProvider(url, 'pay-long', { timeoutMs: TIMES_OUT_SOON_MS, lateResultTimeoutMs: 60_000 }),
+  // Its held answer comes after the attempt timed out.
+  chatProvider(url, 'chat', 'sim-steady', { timeoutMs: TIMES_OUT_SOON_MS }),
 ];
 
 let stack: TestStack;

@@ -9,7 +9,7 @@ import {
 import { chargeBody, createJob, freshKey, type JobView, readJob, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { requestsFor } from './support/providerLedger';
-import { chatProvider, payProvider } from './support/providers';
+import { chatProvider, payProvider, TIMES_OUT_SOON_MS } from './support/providers';
 import { attemptRows } from './support/rows';
 import { useTestStack } from './support/stack';
 import { workflowStatus } from './support/temporal';
@@ -23,7 +23,7 @@ const stack = useTestStack({
   providers: (url) => [
     chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 20_000 }),
     chatProvider(url, 'chat-backup', 'sim-backup', { timeoutMs: 20_000 }),
-    payProvider(url, 'pay'),
+    payProvider(url, 'pay', { timeoutMs: TIMES_OUT_SOON_MS }),
   ],
   hedgeDelayMs: 60_000,
   certify: [['chat-backup', 'summarize']],

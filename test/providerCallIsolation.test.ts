@@ -1,6 +1,6 @@
 import { createJob, operator, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
-import { chatProvider } from './support/providers';
+import { chatProvider, TIMES_OUT_SOON_MS } from './support/providers';
 import { useTestStack } from './support/stack';
 
 /**
@@ -13,7 +13,10 @@ const HANGING = 120;
 const stack = useTestStack({
   providers: (url) => [
     // Always hangs; each call may run on for two minutes after its attempt timed out.
-    chatProvider(url, 'hangs', 'sim-hangs', { lateResultTimeoutMs: 120_000 }),
+    chatProvider(url, 'hangs', 'sim-hangs', {
+      timeoutMs: TIMES_OUT_SOON_MS,
+      lateResultTimeoutMs: 120_000,
+    }),
     chatProvider(url, 'steady', 'sim-steady', { timeoutMs: 10_000 }),
   ],
 });

@@ -13,7 +13,7 @@ import {
 } from './support/jobs';
 import { eventually } from './support/polling';
 import { effectsFor, requestsFor } from './support/providerLedger';
-import { chatProvider, payProvider } from './support/providers';
+import { chatProvider, payProvider, TIMES_OUT_SOON_MS } from './support/providers';
 import { attemptRows } from './support/rows';
 import { useTestStack } from './support/stack';
 import { untilWorkflowClosed, workflowStatus } from './support/temporal';
@@ -29,7 +29,8 @@ const providers = (url: string): ProviderConfig[] => [
   chatProvider(url, 'chat-backup', 'sim-backup', { retry }),
   chatProvider(url, 'chat-once', 'sim-steady', { retry: false }),
   chatProvider(url, 'chat-short-window', 'sim-steady', { retry, lateResultTimeoutMs: 2_000 }),
-  payProvider(url, 'pay', { retry }),
+  // Its hung charge must time out: unknown, never retried.
+  payProvider(url, 'pay', { retry, timeoutMs: TIMES_OUT_SOON_MS }),
   payProvider(url, 'pay-backup', { retry }),
 ];
 const stack = useTestStack({

@@ -5,7 +5,12 @@ import type { ProviderConfig } from '../src/providers/provider';
 import { chargeBody, createJob, operator, readJob, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { effectsFor, requestsFor } from './support/providerLedger';
-import { anthropicProvider, chatProvider, payProvider } from './support/providers';
+import {
+  anthropicProvider,
+  chatProvider,
+  payProvider,
+  TIMES_OUT_SOON_MS,
+} from './support/providers';
 import { certifyForSetup, startTestStack, type TestStack } from './support/stack';
 import { workflowStatus } from './support/temporal';
 
@@ -25,7 +30,8 @@ const portOf = (server: { address(): AddressInfo | string | null }): number =>
   (server.address() as AddressInfo).port;
 
 const providers = (url: string): ProviderConfig[] => [
-  payProvider(url, 'pay', { notFoundGraceMs: 300 }),
+  // Its calls that a test holds, or that wait for a status lookup, time out soon.
+  payProvider(url, 'pay', { timeoutMs: TIMES_OUT_SOON_MS, notFoundGraceMs: 300 }),
   payProvider(url, 'pay-backup'),
   // Files its charges under ids of its own: its lookup by our key never has a record.
   payProvider(url, 'pay-own-ids', { notFoundGraceMs: 300 }),
@@ -38,10 +44,10 @@ const providers = (url: string): ProviderConfig[] => [
     statusUrl: `http://127.0.0.1:${portOf(htmlStatus)}/charges/{key}`,
     notFoundGraceMs: 0,
   }),
-  chatProvider(url, 'chat', 'sim-steady'),
+  chatProvider(url, 'chat', 'sim-steady', { timeoutMs: TIMES_OUT_SOON_MS }),
   chatProvider(url, 'chat-backup', 'sim-backup', { timeoutMs: 10_000 }),
   chatProvider(url, 'chat-window', 'sim-steady', { lateResultTimeoutMs: 3_000 }),
-  anthropicProvider(url, 'claude', 'sim-steady'),
+  anthropicProvider(url, 'claude', 'sim-steady', { lateResultTimeoutMs: 3_000 }),
 ];
 
 let stack: TestStack;

@@ -12,7 +12,7 @@ import { isInternalAddress } from '../src/service/webhookTargets';
 import { OTHER_TOKEN, TEST_SECRET_KEYS, TEST_TOKEN } from './support/identities';
 import { chargeBody, createJob, summarizeBody, untilJob, type JobView } from './support/jobs';
 import { eventually } from './support/polling';
-import { chatProvider, payProvider } from './support/providers';
+import { chatProvider, payProvider, TIMES_OUT_SOON_MS } from './support/providers';
 import { startTestStack, type TestStack } from './support/stack';
 import { WebhookReceiver, type ReceivedWebhook } from './support/webhookReceiver';
 
@@ -27,7 +27,7 @@ const providers = (url: string): ProviderConfig[] => [
   // Its calls outlast any test step: only the test decides when they end.
   payProvider(url, 'pay-patient', { timeoutMs: 120_000 }),
   // Cut off after a second: its attempt is unknown while the simulator holds the charge.
-  payProvider(url, 'pay'),
+  payProvider(url, 'pay', { timeoutMs: TIMES_OUT_SOON_MS }),
 ];
 
 let stack: TestStack;

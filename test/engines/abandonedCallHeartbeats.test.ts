@@ -1,7 +1,7 @@
 import { chargeBody, createJob, untilJob } from '../support/jobs';
 import { eventually } from '../support/polling';
 import { startPrivateTemporal, type PrivateTemporal } from '../support/privateTemporal';
-import { payProvider } from '../support/providers';
+import { payProvider, TIMES_OUT_SOON_MS } from '../support/providers';
 import { startTestStack, type TestStack } from '../support/stack';
 
 /**
@@ -17,7 +17,9 @@ beforeAll(async () => {
   temporal = await startPrivateTemporal('heartbeats');
   stack = await startTestStack({
     temporalAddress: temporal.address,
-    providers: (url) => [payProvider(url, 'pay', { lateResultTimeoutMs: 86_400_000 })],
+    providers: (url) => [
+      payProvider(url, 'pay', { timeoutMs: TIMES_OUT_SOON_MS, lateResultTimeoutMs: 86_400_000 }),
+    ],
     env: { ONEJOB_RECONCILE_FIRST_DELAY_MS: '1000', ONEJOB_RECONCILE_MAX_DELAY_MS: '1000' },
   });
 }, 180_000);

@@ -4,7 +4,7 @@ import { inRolledBackTransaction } from '../support/database';
 import { CALLBACK_SECRET, OPERATOR_TOKEN } from '../support/identities';
 import { eventually } from '../support/polling';
 import { providerSaw } from '../support/providerLedger';
-import { chatProvider, payProvider } from '../support/providers';
+import { chatProvider, payProvider, TIMES_OUT_SOON_MS } from '../support/providers';
 import { attemptRows, rowsOfJob } from '../support/rows';
 import { certifyForSetup, startTestStack, type TestStack } from '../support/stack';
 import { workflowStatus } from '../support/temporal';
@@ -15,17 +15,24 @@ import { workflowStatus } from '../support/temporal';
  */
 const providers = (url: string): ProviderConfig[] => [
   // Each provider's callback secret is its own (refused at start otherwise).
-  payProvider(url, 'pay', { callbackSecretEnv: 'TEST_PAY_CALLBACK_SECRET' }),
+  payProvider(url, 'pay', {
+    timeoutMs: TIMES_OUT_SOON_MS,
+    callbackSecretEnv: 'TEST_PAY_CALLBACK_SECRET',
+  }),
   payProvider(url, 'pay-backup'),
   // Its calls outlast any test step: only the test decides when they end.
   payProvider(url, 'pay-patient', { timeoutMs: 120_000 }),
   // A hung call is cut off at its window soon (3 s), and believed over right then (no grace).
-  payProvider(url, 'pay-hung', { lateResultTimeoutMs: 3_000, notFoundGraceMs: 0 }),
+  payProvider(url, 'pay-hung', {
+    timeoutMs: TIMES_OUT_SOON_MS,
+    lateResultTimeoutMs: 3_000,
+    notFoundGraceMs: 0,
+  }),
   payProvider(url, 'pay-blind', {
     statusUrl: undefined,
     callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET',
   }),
-  chatProvider(url, 'chat', 'sim-steady'),
+  chatProvider(url, 'chat', 'sim-steady', { timeoutMs: TIMES_OUT_SOON_MS }),
 ];
 
 let stack: TestStack;

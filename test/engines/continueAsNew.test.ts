@@ -2,7 +2,7 @@ import type { JobWorkflowResult } from '../../src/workflows/definitions';
 import { chargeBody, createJob, operator, readJob, untilJob } from '../support/jobs';
 import { eventually } from '../support/polling';
 import { effectsFor } from '../support/providerLedger';
-import { payProvider } from '../support/providers';
+import { payProvider, TIMES_OUT_SOON_MS } from '../support/providers';
 import { useTestStack } from '../support/stack';
 import { workflowStatus } from '../support/temporal';
 
@@ -12,7 +12,10 @@ import { workflowStatus } from '../support/temporal';
  * through several runs in seconds.
  */
 const stack = useTestStack({
-  providers: (url) => [payProvider(url, 'pay'), payProvider(url, 'pay-backup')],
+  providers: (url) => [
+    payProvider(url, 'pay', { timeoutMs: TIMES_OUT_SOON_MS }),
+    payProvider(url, 'pay-backup'),
+  ],
   // A blocked run sleeps between the reconciler's looks; its own looks, every 200 ms here,
   // are what grows its history.
   env: {

@@ -8,7 +8,7 @@ import { TEST_OWNER } from '../support/identities';
 import { chargeBody, createJob, freshKey, operator, readJob, untilJob } from '../support/jobs';
 import { eventually } from '../support/polling';
 import { effectsFor } from '../support/providerLedger';
-import { chatProvider, payProvider } from '../support/providers';
+import { chatProvider, payProvider, TIMES_OUT_SOON_MS } from '../support/providers';
 import { insertSummaryJob } from '../support/rows';
 import { useTestStack } from '../support/stack';
 import { untilWorkflowClosed } from '../support/temporal';
@@ -20,7 +20,7 @@ import { untilWorkflowClosed } from '../support/temporal';
  */
 const stack = useTestStack({
   providers: (url) => [
-    payProvider(url, 'pay'),
+    payProvider(url, 'pay', { timeoutMs: TIMES_OUT_SOON_MS }),
     payProvider(url, 'pay-backup'),
     chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 }),
     // Its retry waits a minute: a try-again meanwhile is served at once instead.

@@ -4,7 +4,7 @@ import { chromium, type Browser } from 'playwright-core';
 import type { ProviderConfig } from '../../src/providers/provider';
 import { harness, TEST_OUTPUT } from '../support/harness';
 import { eventually } from '../support/polling';
-import { chatProvider } from '../support/providers';
+import { chatProvider, TIMES_OUT_SOON_MS } from '../support/providers';
 import { startTestStack, type TestStack } from '../support/stack';
 
 /**
@@ -18,7 +18,10 @@ let browser: Browser;
 beforeAll(async () => {
   stack = await startTestStack({
     providers: (url): ProviderConfig[] => [
-      chatProvider(url, 'chat', 'sim-steady', { lateResultTimeoutMs: 60_000 }),
+      chatProvider(url, 'chat', 'sim-steady', {
+        timeoutMs: TIMES_OUT_SOON_MS,
+        lateResultTimeoutMs: 60_000,
+      }),
     ],
   });
   browser = await chromium.launch({

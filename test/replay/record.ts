@@ -22,7 +22,7 @@ import globalSetup from '../support/globalSetup';
 import globalTeardown from '../support/globalTeardown';
 import { OPERATOR_TOKEN } from '../support/identities';
 import { eventually } from '../support/polling';
-import { chatProvider, payProvider } from '../support/providers';
+import { chatProvider, payProvider, TIMES_OUT_SOON_MS } from '../support/providers';
 import { startTestStack, type TestStack } from '../support/stack';
 import { pathProblems, SCENARIO_NAMES, TRACED_SCENARIOS } from './paths';
 
@@ -32,10 +32,12 @@ export const TRACED_HISTORIES_DIR = path.join(HISTORIES_DIR, 'traced');
 
 const providers = (url: string): ProviderConfig[] => [
   chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 }),
-  chatProvider(url, 'chat-quick', 'sim-steady'),
+  // The attempt timeouts the histories were recorded with: their scenarios' hangs, holds and
+  // delays must time out (a history holds each call's timeouts, so these stay as recorded).
+  chatProvider(url, 'chat-quick', 'sim-steady', { timeoutMs: TIMES_OUT_SOON_MS }),
   chatProvider(url, 'chat-backup', 'sim-backup', { timeoutMs: 5_000 }),
-  payProvider(url, 'pay'),
-  payProvider(url, 'pay-backup'),
+  payProvider(url, 'pay', { timeoutMs: TIMES_OUT_SOON_MS }),
+  payProvider(url, 'pay-backup', { timeoutMs: TIMES_OUT_SOON_MS }),
   // A call that goes silent is timed out by Temporal after 1.5 s (its start-to-close and heartbeat
   // timeouts), and retried soon after.
   payProvider(url, 'pay-retried', {
@@ -44,6 +46,7 @@ const providers = (url: string): ProviderConfig[] => [
   }),
   // A call that hangs outlives its 1 s attempt and is cut off when its window closes at 2 s.
   chatProvider(url, 'chat-cut-off', 'sim-steady', {
+    timeoutMs: TIMES_OUT_SOON_MS,
     lateResultTimeoutMs: 2_000,
     retry: { maxAttempts: 2, initialDelayMs: 100, maxDelayMs: 100 },
   }),

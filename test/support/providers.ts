@@ -10,7 +10,20 @@ import type {
  * (`retry: {…}`, `breaker: {…}`): the tests of fallbacks, certainty and races pin what one failed
  * call leads to, and provoke many failures on one provider; providerRetries and providerHealth
  * pin retries, cooldowns and the breaker.
+ *
+ * A call that should answer has an attempt timeout no healthy call reaches, however loaded the
+ * machine (test files run side by side on two cores): only a fault makes an attempt time out.
+ * Its late-result window is longer still, so a slow answer is never cut off either.
  */
+
+/** The attempt timeout of a provider whose calls must answer: only a fault reaches it. */
+export const ANSWERS_WITHIN_MS = 10_000;
+
+/**
+ * For a call a test's fault (hang, hold, delay) must carry past its timeout: pass it as
+ * `timeoutMs` on the providers whose attempts the test wants to become `unknown`.
+ */
+export const TIMES_OUT_SOON_MS = 1_000;
 
 /** A payment-like provider on the simulator, with its status lookup unless told otherwise. */
 export function payProvider(
@@ -23,7 +36,7 @@ export function payProvider(
     kind: 'http',
     url: `${url}/v1/charges`,
     statusUrl: `${url}/v1/charges/by-key/{key}`,
-    timeoutMs: 1_000,
+    timeoutMs: ANSWERS_WITHIN_MS,
     lateResultTimeoutMs: 20_000,
     sideEffects: true,
     retry: false,
@@ -44,7 +57,7 @@ export function chatProvider(
     kind: 'openai-compatible',
     baseUrl: `${url}/v1`,
     model,
-    timeoutMs: 1_000,
+    timeoutMs: ANSWERS_WITHIN_MS,
     lateResultTimeoutMs: 20_000,
     sideEffects: false,
     retry: false,
@@ -65,8 +78,8 @@ export function anthropicProvider(
     kind: 'anthropic',
     baseUrl: url,
     model,
-    timeoutMs: 1_000,
-    lateResultTimeoutMs: 3_000,
+    timeoutMs: ANSWERS_WITHIN_MS,
+    lateResultTimeoutMs: 20_000,
     sideEffects: false,
     retry: false,
     breaker: false,
