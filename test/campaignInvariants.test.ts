@@ -496,7 +496,9 @@ describe('invariant 8: every request answered, outside process faults without a 
   test('a request the client gave up on after its whole wait, with no fault in that time, is reported: a timeout is no exemption', () => {
     const late = { ...timedOut, at: 40_000 };
     expect(check([late])).toEqual([
-      expect.stringMatching(/answered nothing within the client's 30 s .*outside any process fault/),
+      expect.stringMatching(
+        /answered nothing within the client's 30 s .*outside any process fault/,
+      ),
     ]);
     // Nor without any fault in the whole run.
     expect(check([timedOut], [])).toHaveLength(1);
