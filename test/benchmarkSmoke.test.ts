@@ -88,6 +88,14 @@ test('the smoke run measures every row beside its baseline and says so in its re
 });
 
 test('every benchmark request got the status it must (a create 201, a replay 200) and every job succeeded', () => {
+  // Each row that sends requests of its own keeps a tally (test/benchmarkTallies.test.ts shows
+  // one counting wrong answers): a row that lost it would pass the check below with nothing read.
+  const tallied = new Set(
+    unexpectedTallies(report.scenarios).map(([where]) => where.split('/')[1]),
+  );
+  expect([...tallied].sort()).toEqual(
+    ['create', 'duplicates', 'growth', 'replay', 'webhook isolation'].sort(),
+  );
   expect(
     unexpectedTallies(report.scenarios).filter(
       ([, tally]) => Object.keys(tally as object).length > 0,

@@ -1,11 +1,12 @@
 import {
+  answersBreakingInvariant8,
   believableAt,
-  chargeKeysSentTwice,
   chargesByJob,
   failedWithHelpLeft,
   hiddenCharge,
   isTryAgainBetweenRuns,
   jobsStartedLate,
+  providerKeysSentTwice,
   providerRecords,
   settledAfterCallOver,
   windowsMeeting,
@@ -84,17 +85,26 @@ test('operators come to a side-effect-free unknown attempt only once the service
   );
 });
 
-test('invariant 4 counts every charge request under a provider key, executed or not, and no status lookup', () => {
+test('invariant 4 counts every request under a provider key on a route that does the work, executed or not, and no status lookup', () => {
   const charge = (key: string) => ({ route: 'charge', idempotencyKey: key });
   const lookup = (key: string) => ({ route: 'charge-status', idempotencyKey: key });
+  const chat = (key: string) => ({ route: 'chat', idempotencyKey: key });
+  const messages = (key: string) => ({ route: 'messages', idempotencyKey: key });
   // Sent once each, whatever came of it, and looked up as often as anyone likes: no resend.
-  expect(chargeKeysSentTwice([charge('j:1'), charge('j:2'), lookup('j:1'), lookup('j:1')])).toEqual(
-    new Map(),
-  );
+  expect(
+    providerKeysSentTwice([
+      charge('j:1'),
+      charge('j:2'),
+      lookup('j:1'),
+      lookup('j:1'),
+      chat('c:1'),
+      messages('m:1'),
+    ]),
+  ).toEqual(new Map());
   // The same attempt sent again: seen whether the provider answered it from its ledger or never
   // did the work at all (a dropped first request).
   expect(
-    chargeKeysSentTwice([
+    providerKeysSentTwice([
       charge('j:1'),
       charge('k:1'),
       charge('j:1'),
@@ -105,6 +115,16 @@ test('invariant 4 counts every charge request under a provider key, executed or 
     new Map([
       ['j:1', 2],
       ['k:1', 3],
+    ]),
+  );
+  // A chat or messages call sent twice: the API does the work (and bills it) twice. The check
+  // that counted charge requests only let these through.
+  expect(
+    providerKeysSentTwice([chat('c:1'), chat('c:1'), messages('m:1'), messages('m:1')]),
+  ).toEqual(
+    new Map([
+      ['c:1', 2],
+      ['m:1', 2],
     ]),
   );
 });
@@ -453,4 +473,58 @@ test('invariant 8 counts a job between runs when Temporal refused its start: the
     { ...base, owner: 'bob', key: 'k1', status: 201, jobId: 'job-3' },
   ]);
   expect([...late]).toEqual(['job-1']);
+});
+
+describe('invariant 8: every request answered, outside process faults without a 5xx', () => {
+  const TIMEOUT = 'The operation was aborted due to timeout';
+  const read = {
+    at: 10_000,
+    ms: 40,
+    op: 7,
+    kind: 'read',
+    method: 'GET',
+    path: '/v1/jobs/job-1',
+    via: 'lb',
+    jobId: 'job-1',
+    status: 200,
+  };
+  const timedOut = { ...read, ms: 30_000, status: 0, error: TIMEOUT };
+  const fault = { from: 20_000, to: 31_000 };
+  const check = (exchanges: Array<typeof read & { error?: string }>, windows = [fault]) =>
+    answersBreakingInvariant8(exchanges, windows, new Set()).map(({ message }) => message);
+
+  test('a request the client gave up on after its whole wait, with no fault in that time, is reported: a timeout is no exemption', () => {
+    const late = { ...timedOut, at: 40_000 };
+    expect(check([late])).toEqual([
+      expect.stringMatching(
+        /answered nothing within the client's 30 s .*outside any process fault/,
+      ),
+    ]);
+    // Nor without any fault in the whole run.
+    expect(check([timedOut], [])).toHaveLength(1);
+  });
+
+  test('a timeout whose wait met a fault, like a reset or a refused connection there, is not', () => {
+    // Sent before the fault, still waiting when it struck.
+    expect(check([timedOut])).toEqual([]);
+    expect(check([{ ...timedOut, ms: 2, error: 'fetch failed', at: 25_000 }])).toEqual([]);
+    expect(check([{ ...read, status: 503, at: 25_000 }])).toEqual([
+      expect.stringMatching(/without Retry-After/),
+    ]);
+  });
+
+  test('outside a fault, a dropped connection or a 5xx is reported; an answer below 500 is not', () => {
+    expect(
+      check([
+        read,
+        { ...read, status: 404 },
+        { ...read, status: 0, ms: 3, error: 'fetch failed' },
+        { ...read, status: 502 },
+      ]),
+    ).toEqual([
+      expect.stringMatching(/answered nothing \(fetch failed\)/),
+      expect.stringMatching(/answered 502 .*outside any process fault/),
+      expect.stringMatching(/answered 502 at 10000 ms: not the documented 503/),
+    ]);
+  });
 });

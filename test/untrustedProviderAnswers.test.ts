@@ -1,8 +1,10 @@
 import type { ProviderConfig } from '../src/providers/provider';
+import { runCli } from './support/cli';
 import { chargeBody, createJob, untilJob, type JobView } from './support/jobs';
 import { effectsFor, requestsFor } from './support/providerLedger';
 import { anthropicProvider, chatProvider, payProvider } from './support/providers';
 import { certifyForSetup, startTestStack, type TestStack } from './support/stack';
+import { untilWorkflowClosed } from './support/temporal';
 
 /**
  * A provider's answer is not trusted with our memory or our secrets: its body is read only up
@@ -123,7 +125,7 @@ describe('no configured key or credential a provider echoes reaches a stored att
     ['messages' as const, 'claude-keyed'],
     ['chat' as const, 'plain-keyed'],
   ])(
-    'a %s error from %s that echoes every kind of key is stored redacted',
+    'a %s error from %s that echoes every kind of key is stored redacted, and shown masked by the operator CLI and the workflow history',
     async (route, provider) => {
       stack.simulator.inject({
         route,
@@ -141,6 +143,33 @@ describe('no configured key or credential a provider echoes reaches a stored att
         expect(stored).not.toContain(secret);
         expect(logs).not.toContain(secret);
       }
+      // What people read besides the API: the operator's CLI, in both its forms, and the job's
+      // workflow history (the Web UI's and `temporal workflow show`'s view). Each shows the
+      // provider's words, masked: the masking reached them, not just the helper that masks.
+      const outputs = await readersOutput(done);
+      for (const [reader, text] of Object.entries(outputs)) {
+        expect({ reader, masked: text.includes('[redacted]') }).toEqual({ reader, masked: true });
+        for (const secret of Object.values(SECRETS))
+          expect({ reader, leaks: text.includes(secret) }).toEqual({ reader, leaks: false });
+      }
     },
   );
+
+  /** The job as the operator's CLI prints it (table and JSON) and its workflow's history. */
+  async function readersOutput(job: JobView): Promise<Record<string, string>> {
+    const table = await runCli(stack, ['jobs', 'show', job.id]);
+    const json = await runCli(stack, ['jobs', 'show', job.id, '--json']);
+    expect([table.code, json.code]).toEqual([0, 0]);
+    await untilWorkflowClosed(stack, job.workflowId);
+    const history = await stack.temporal.workflow.getHandle(job.workflowId).fetchHistory();
+    // A payload's data is its JSON text in base64 (bytes, in some forms of the history).
+    const historyText = JSON.stringify(history, (key, value: unknown) =>
+      value instanceof Uint8Array
+        ? Buffer.from(value).toString('utf8')
+        : key === 'data' && typeof value === 'string'
+          ? Buffer.from(value, 'base64').toString('utf8')
+          : value,
+    );
+    return { 'jobs show': table.stdout, 'jobs show --json': json.stdout, history: historyText };
+  }
 });

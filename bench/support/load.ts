@@ -42,9 +42,9 @@ export async function hammer(
 ): Promise<void> {
   const cpuBefore = meter?.read();
   const started = Date.now();
-  let finished!: (error: unknown) => void;
-  const done = new Promise<void>((resolve, reject) => {
-    finished = (error) => (error ? reject(error as Error) : resolve());
+  let finished!: (error: unknown, sent?: number) => void;
+  const done = new Promise<number>((resolve, reject) => {
+    finished = (error, sent) => (error ? reject(error as Error) : resolve(sent ?? 0));
   });
   const instance = autocannon(
     {
@@ -68,18 +68,29 @@ export async function hammer(
         },
       ],
     },
-    (error) => finished(error),
+    (error, result) => finished(error, result?.requests.sent),
   );
-  const unexpected = (what: string): void => {
-    into.unexpected[what] = (into.unexpected[what] ?? 0) + 1;
+  const unexpected = (what: string, times = 1): void => {
+    into.unexpected[what] = (into.unexpected[what] ?? 0) + times;
   };
+  // Every request sent ends in an answer, an error (a timeout, a refused connection), or is cut
+  // off by the run's end: at most one in flight per connection then.
+  let ended = 0;
   instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+    ended += 1;
     into.requests += 1;
     into.latency.recordMs(responseTime);
     if (statusCode !== target.expectedStatus) unexpected(String(statusCode));
   });
-  instance.on('reqError', (error: unknown) => unexpected(`error: ${(error as Error).message}`));
-  await done;
+  instance.on('reqError', (error: unknown) => {
+    ended += 1;
+    unexpected(`error: ${(error as Error).message}`);
+  });
+  const sent = await done;
+  // A connection the server closed with a request on it is one autocannon quietly opens again:
+  // no answer, no error event. Only the count of requests sent shows such a request.
+  const unanswered = sent - ended - connections;
+  if (unanswered > 0) unexpected('no answer (connection closed)', unanswered);
   into.seconds += (Date.now() - started) / 1000;
   if (meter && cpuBefore) {
     for (const [part, seconds] of Object.entries(CpuMeter.used(cpuBefore, meter.read())))

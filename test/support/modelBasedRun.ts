@@ -5,6 +5,13 @@ import type { Fault } from '../../tools/simulator/faults';
 import { CALLBACK_SECRET, OPERATOR_TOKEN } from './identities';
 import type { JobView } from './jobs';
 import {
+  expectedProviderView,
+  expectedRows,
+  providerDifference,
+  providerView,
+  rowsView,
+} from './modelRecords';
+import {
   FATES,
   MODEL_PROVIDERS,
   cancel,
@@ -170,7 +177,15 @@ export type DivergenceKind =
   /** The job ended otherwise than the model says (a terminal status never changes). */
   | 'job-ended'
   /** Another attempt won than the model's. */
-  | 'winner';
+  | 'winner'
+  /**
+   * The provider saw or did otherwise than the model says, whatever the API showed: a call sent
+   * twice, work done twice or under a key the model does not have (a double charge), or work
+   * done for a request the model has refused or still held.
+   */
+  | 'provider-records'
+  /** The database's rows of the job are not the model's picture, whatever the API showed. */
+  | 'rows';
 
 /** A divergence, with both pictures of the job when it is about the job. */
 export interface Divergence {
@@ -371,6 +386,42 @@ async function step(
     );
   model.state = prediction.next;
   await untilSettled(real, model.state);
+  await recordsMatch(real, model.state);
+}
+
+/** Longest wait for work the model says a let-go request did to reach the ledger. */
+const LEDGER_CEILING_MS = 5_000;
+
+/**
+ * Once the API shows the model's picture, the two records it is not: what the provider saw and
+ * did under the job's keys (its request log and ledger, read until the work the model says was
+ * done is there, then compared whole), and the job's rows. Either differing is a divergence.
+ */
+async function recordsMatch(real: RealRun, model: ModelState): Promise<void> {
+  const jobId = real.jobId!;
+  const job = model.job!;
+  const expected = expectedProviderView(jobId, job);
+  const owed = (seen: ReturnType<typeof providerView>) =>
+    Object.entries(expected).some(([key, e]) => (seen[key]?.executions ?? 0) < e.executions);
+  const deadline = Date.now() + LEDGER_CEILING_MS;
+  let seen = providerView(jobId, real.stack.simulator.requests(), real.stack.simulator.ledger());
+  while (owed(seen) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    seen = providerView(jobId, real.stack.simulator.requests(), real.stack.simulator.ledger());
+  }
+  const differs = providerDifference(seen, expected);
+  if (differs)
+    throw diverged(
+      { kind: 'provider-records', seen: JSON.stringify(seen), expected: JSON.stringify(expected) },
+      `the provider's records differ from the model: ${differs}`,
+    );
+  const rows = await rowsView(real.stack.pool, jobId);
+  const want = expectedRows(jobId, job);
+  if (JSON.stringify(rows) !== JSON.stringify(want))
+    throw diverged(
+      { kind: 'rows', seen: JSON.stringify(rows), expected: JSON.stringify(want) },
+      `the job's rows differ from the model\n  rows:  ${JSON.stringify(rows)}\n  model: ${JSON.stringify(want)}`,
+    );
 }
 
 async function send(

@@ -133,15 +133,20 @@ export interface LeftToOperator {
   pastBelievableMs: number;
 }
 
+/** What a provider does no work for: the status lookup by key, a route of its own. */
+const LOOKUP_ROUTES: ReadonlySet<string> = new Set(['charge-status']);
+
 /**
- * Provider keys that reached a payment provider's charge route more than once, with how many
- * times. Every request counts, executed, replayed or faulted: each attempt's call is sent once
- * (providerCall.ts), and status lookups are a route of their own.
+ * Provider keys that reached a provider more than once on a route that does the work (a charge,
+ * a chat completion, a message: every route but the status lookup), with how many times. Every
+ * request counts, executed, replayed or faulted: each attempt's call is sent once
+ * (providerCall.ts; the chat SDKs run with their own retries off), whatever its provider, and a
+ * chat API, which does not deduplicate, would do the work and bill it again.
  */
-export function chargeKeysSentTwice(requests: LoggedRequest[]): Map<string, number> {
+export function providerKeysSentTwice(requests: LoggedRequest[]): Map<string, number> {
   const sent = new Map<string, number>();
   for (const request of requests)
-    if (request.route === 'charge')
+    if (!LOOKUP_ROUTES.has(request.route))
       sent.set(request.idempotencyKey, (sent.get(request.idempotencyKey) ?? 0) + 1);
   return new Map([...sent].filter(([, times]) => times > 1));
 }
@@ -458,6 +463,57 @@ export function isTryAgainBetweenRuns(
 }
 
 /**
+ * Invariant 8 over the answers the clients got (requests sent through Temporal are not HTTP
+ * answers): outside the window of a process fault or partition, every request was answered
+ * (nothing refused, reset, or left unanswered until the client gave up) and none with a `5xx`,
+ * but for a try-again on a job between runs; inside one too, every `5xx` is the documented `503`
+ * with Retry-After. A client timeout gets no exemption of its own: it left unknown only what the
+ * answer would have been, so it is not held to the `503` rule, but a request the service left
+ * unanswered for the client's whole wait, with no fault in that time, is the service's failure.
+ */
+export function answersBreakingInvariant8(
+  exchanges: ReadonlyArray<Exchange>,
+  windows: ReadonlyArray<{ from: number; to: number }>,
+  betweenRuns: ReadonlySet<string>,
+): Array<{ message: string; needles: string[] }> {
+  const found: Array<{ message: string; needles: string[] }> = [];
+  const needlesOf = (exchange: Exchange) => [
+    ...(exchange.jobId ? [exchange.jobId] : []),
+    ...(exchange.key ? [exchange.key] : []),
+  ];
+  for (const exchange of exchanges) {
+    if (exchange.via === 'temporal') continue;
+    if (exchange.status !== 0 && exchange.status < 500) continue;
+    if (isTryAgainBetweenRuns(exchange, betweenRuns)) continue;
+    const inWindow = windows.some(
+      (w) => exchange.at <= w.to && exchange.at + exchange.ms >= w.from,
+    );
+    if (inWindow) continue;
+    const what =
+      exchange.status !== 0
+        ? String(exchange.status)
+        : isClientTimeout(exchange.error)
+          ? `nothing within the client's ${(exchange.ms / 1000).toFixed(0)} s (${exchange.error})`
+          : `nothing (${exchange.error})`;
+    found.push({
+      message: `${exchange.method} ${exchange.path} via ${exchange.via} answered ${what} at ${exchange.at} ms, outside any process fault`,
+      needles: needlesOf(exchange),
+    });
+  }
+  // Even inside a fault's window, a 5xx is the documented refusal: a 503 with Retry-After (the
+  // API's own, or nginx's when no replica answered), which a client may retry.
+  for (const exchange of exchanges) {
+    if (exchange.via === 'temporal' || exchange.status < 500) continue;
+    if (exchange.status === 503 && exchange.retryAfter) continue;
+    found.push({
+      message: `${exchange.method} ${exchange.path} via ${exchange.via} answered ${exchange.status}${exchange.problem ? ` (${exchange.problem})` : ''}${exchange.status === 503 ? ' without Retry-After' : ''} at ${exchange.at} ms: not the documented 503 with Retry-After`,
+      needles: needlesOf(exchange),
+    });
+  }
+  return found;
+}
+
+/**
  * Jobs whose workflow start Temporal refused (a create answered `workflow-start-refused`): the
  * job is recorded and its run starts later (a replay, or the sweeper), so until then a
  * try-again is the documented 503 of a job between runs. Known by the create's key, whose job
@@ -642,12 +698,13 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
     requestLogs.push(await requestsOf(url));
   }
   const chargesOfJob = chargesByJob(ledgers);
-  // One attempt, one request: a second request under its key is a resend nobody recorded. The
-  // provider absorbs it (one execution per key), so it is counted in the request log, which
-  // also holds requests under keys never executed (refused, dropped, hung).
+  // One attempt, one request: a second request under its key is a resend nobody recorded. A
+  // payment provider absorbs it (one execution per key) and a chat API does the work again, so
+  // it is counted in the request log, which also holds requests under keys never executed
+  // (refused, dropped, hung).
   for (const log of requestLogs)
-    for (const [key, times] of chargeKeysSentTwice(log))
-      violate(4, `provider key ${key} received ${times} charge requests`, [key.split(':')[0]!]);
+    for (const [key, times] of providerKeysSentTwice(log))
+      violate(4, `provider key ${key} received ${times} requests`, [key.split(':')[0]!]);
   for (const job of jobs) {
     if (job.job_type !== 'charge') continue;
     const charges = chargesOfJob.get(job.id) ?? [];
@@ -766,40 +823,19 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
       violate(6, `job ${job.id} is open but its workflow is ${status}`, [job.id]);
   }
 
-  // 8. No 5xx (and no dropped answer) outside the windows of process faults.
+  // 8. Answers: none missing and no 5xx outside the windows of process faults, and every 5xx
+  //    the documented refusal.
   const windows = journal.processFaults.map((fault) => ({
     from: fault.at,
     to: (fault.backAt ?? journal.now()) + FAULT_GRACE_MS,
   }));
   const betweenRuns = new Set([...world.nemesisStruck, ...jobsStartedLate(journal.exchanges)]);
-  for (const exchange of journal.exchanges) {
-    if (exchange.via === 'temporal') continue;
-    if (exchange.status !== 0 && exchange.status < 500) continue;
-    if (isTryAgainBetweenRuns(exchange, betweenRuns)) continue;
-    // An answer slower than the client waits is latency, counted in the report, not a failure.
-    if (exchange.status === 0 && isClientTimeout(exchange.error)) continue;
-    const inWindow = windows.some(
-      (w) => exchange.at <= w.to && exchange.at + exchange.ms >= w.from,
-    );
-    if (!inWindow)
-      violate(
-        8,
-        `${exchange.method} ${exchange.path} via ${exchange.via} answered ${exchange.status || `nothing (${exchange.error})`} at ${exchange.at} ms, outside any process fault`,
-        [...(exchange.jobId ? [exchange.jobId] : []), ...(exchange.key ? [exchange.key] : [])],
-      );
-  }
-
-  // 8. Even inside a fault's window, a 5xx is the documented refusal: a 503 with Retry-After
-  //    (the API's own, or nginx's when no replica answered), which a client may retry.
-  for (const exchange of journal.exchanges) {
-    if (exchange.via === 'temporal' || exchange.status < 500) continue;
-    if (exchange.status === 503 && exchange.retryAfter) continue;
-    violate(
-      8,
-      `${exchange.method} ${exchange.path} via ${exchange.via} answered ${exchange.status}${exchange.problem ? ` (${exchange.problem})` : ''}${exchange.status === 503 ? ' without Retry-After' : ''} at ${exchange.at} ms: not the documented 503 with Retry-After`,
-      [...(exchange.jobId ? [exchange.jobId] : []), ...(exchange.key ? [exchange.key] : [])],
-    );
-  }
+  for (const { message, needles } of answersBreakingInvariant8(
+    journal.exchanges,
+    windows,
+    betweenRuns,
+  ))
+    violate(8, message, needles);
 
   // 8. Nothing crashed on its own.
   for (const exit of inputs.unexpectedExits)
