@@ -12,18 +12,36 @@ const compiled = (file: string): string => readFileSync(builtProduct(file), 'utf
 
 const BUGS = Object.keys(PLANTED_BUGS) as PlantedBug[];
 
+/** How many times `code` occurs in `text`, whatever the whitespace between its words. */
+function occurrences(text: string, code: string): number {
+  const words = code
+    .trim()
+    .split(/\s+/)
+    .map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return text.match(new RegExp(words.join('\\s+'), 'g'))?.length ?? 0;
+}
+
 test.each(BUGS)(
-  'planted bug %s finds its marked site in the compiled product, however the file is indented',
+  'planted bug %s replaces the code at its marked site in the compiled product, however the file is indented: the new code is in, the old code is gone',
   (bug) => {
     const { file, from, to } = PLANTED_BUGS[bug];
     const source = compiled(file);
-    const planted = plantAtSite(bug, source);
-    expect(planted).toContain(to);
-    // Exactly one place changed: what the marker points at.
-    expect(planted.length - source.length).toBe(to.length - from.length);
+    // The site exists as the plant expects it, so the checks below are not vacuous.
+    expect(occurrences(source, from)).toBeGreaterThanOrEqual(1);
     // Another formatter's indentation and line breaks move nothing.
     const reformatted = source.replace(/^ +/gm, (spaces) => '\t'.repeat(spaces.length / 2));
-    expect(plantAtSite(bug, reformatted)).toContain(to);
+    for (const original of [source, reformatted]) {
+      const planted = plantAtSite(bug, original);
+      expect(planted).toContain(to);
+      // The old code is gone: the copy holds it once less than the original (besides where the
+      // new code holds it itself, as a plant that adds a step before it does). A plant that
+      // wrote its code elsewhere, or beside the old code, would leave the service as it was.
+      expect(occurrences(planted, from)).toBe(
+        occurrences(original, from) - 1 + occurrences(to, from),
+      );
+      // Exactly one place changed: what the marker points at.
+      if (original === source) expect(planted.length - source.length).toBe(to.length - from.length);
+    }
   },
 );
 

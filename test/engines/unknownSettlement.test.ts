@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { attemptActivities } from '../../src/activities/attempts';
 import {
   beginProviderCall,
@@ -11,6 +10,7 @@ import { requestFingerprint } from '../../src/domain/fingerprint';
 import { jobWorkflowId } from '../../src/domain/workflowId';
 import { createLogger } from '../../src/logger';
 import { ProviderRegistry } from '../../src/providers/registry';
+import { holdTransaction } from '../support/barriers';
 import { TEST_OWNER } from '../support/identities';
 import { chargeBody, createJob, freshKey, operator, untilJob } from '../support/jobs';
 import { eventually } from '../support/polling';
@@ -24,6 +24,12 @@ import { untilWorkflowClosed, workflowStatus } from '../support/temporal';
  * How an `unknown` charge is settled, and how it is not: never by a clock, and when its late
  * answer comes, at once (the answer nudges the workflow) rather than at the next look.
  */
+
+/**
+ * The statement that writes an operator's `failed` (or a signed callback's) on the attempt's row
+ * (`reportAttemptFailure`, src/db/attemptCalls.ts): what a resolve waits in when the row is held.
+ */
+const OPERATOR_FAILED_REPORT = 'UPDATE attempts SET reported_failure';
 
 /** Status lookups of one attempt that reached the simulator. */
 const statusLookups = (stack: TestStack, attemptId: string) =>
@@ -40,11 +46,18 @@ async function callEndedAt(stack: TestStack, attemptId: string): Promise<Date | 
   return rows[0]?.call_ended_at ?? null;
 }
 
-describe('a charge whose call hangs past its late-result window', () => {
+/** The late-result window of `pay` in the describe below. */
+const WINDOW_MS = 1_500;
+
+describe('an unknown charge past its late-result window', () => {
   const stack = useTestStack({
     providers: (url) => [
       // The call is cut off after 1.5 s; a status lookup's "never processed" would be believed at once after that.
-      payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 1_500, notFoundGraceMs: 0 }),
+      payProvider(url, 'pay', {
+        timeoutMs: 500,
+        lateResultTimeoutMs: WINDOW_MS,
+        notFoundGraceMs: 0,
+      }),
       payProvider(url, 'pay-backup'),
     ],
     // Look often, so that several looks happen after the window in little time.
@@ -52,7 +65,7 @@ describe('a charge whose call hangs past its late-result window', () => {
     certify: [['pay-backup', 'charge']],
   });
 
-  test('is never turned into failed by a clock: after the window and several status lookups the attempt and the job are still unknown, and no fallback was sent', async () => {
+  test('whose call hangs is never turned into failed by a clock: after the window and several status lookups the attempt and the job are still unknown, and no fallback was sent', async () => {
     stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
     const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
     const attemptId = `${job.id}:1`;
@@ -96,6 +109,69 @@ describe('a charge whose call hangs past its late-result window', () => {
     });
     expect(cancelled.status).toBe(200);
   });
+
+  // The other way to stay unknown: the call ended by itself, before its window, with an answer
+  // that says nothing of the charge (which was made), and no status lookup can answer.
+  test.each([
+    ['an error status after the charge (502)', { kind: 'fail_after', status: 502 }],
+    ['its connection cut after the charge', { kind: 'drop_after' }],
+  ] as const)(
+    'whose call ended with %s while its status lookups fail is never turned into failed by a clock: after the window and several lookups the attempt and the job are still unknown, and no fallback was sent',
+    async (_, fault) => {
+      // The provider's status lookup is down (503) for the whole test (faults end with it).
+      stack.simulator.inject({
+        route: 'charge-status',
+        forMs: 600_000,
+        fault: { kind: 'fail_before', status: 503 },
+      });
+      // This job's charge only (by its account): another job's fallback cannot take the fault.
+      const body = chargeBody(['pay', 'pay-backup']);
+      stack.simulator.inject({ route: 'charge', account: body.input.account, fault });
+      const job = await createJob(stack, body);
+      const attemptId = `${job.id}:1`;
+      const [call] = await eventually(
+        async () => requestsFor(stack, job.id),
+        (calls) => calls.length > 0,
+      );
+      // The call reached the provider after it began, so its window is over by then.
+      const windowOver = Date.parse(call!.at) + WINDOW_MS;
+      // Its call has ended (by its own answer or cut, as the error below says).
+      await eventually(
+        () => callEndedAt(stack, attemptId),
+        (at) => at !== null,
+      );
+      const looked = await eventually(
+        async () => ({
+          lookupsAfterTheWindow: statusLookups(stack, attemptId).filter(
+            (r) => Date.parse(r.at) > windowOver,
+          ).length,
+          attempts: (await attemptRows(stack.pool, job.id)).map((r) => [r.id, r.state]),
+        }),
+        (seen) =>
+          seen.lookupsAfterTheWindow >= 3 ||
+          seen.attempts.length !== 1 ||
+          seen.attempts[0]![1] !== 'unknown',
+      );
+      expect(looked.attempts).toEqual([[attemptId, 'unknown']]);
+      expect(looked.lookupsAfterTheWindow).toBeGreaterThanOrEqual(3);
+
+      const seen = await untilJob(stack, job.id, () => true);
+      expect(seen.status).toBe('unknown');
+      // Its own answer (or its cut) made it unknown, not the window.
+      expect(seen.attempts[0]?.error).toMatchObject({ certainty: 'ambiguous' });
+      expect(JSON.stringify(seen.attempts[0]?.error)).not.toMatch(/late_window_exceeded/);
+      // The charge was made once, and nothing went to the fallback, which would charge again.
+      expect(providerSaw(stack, job.id)).toEqual({
+        requests: [attemptId],
+        effects: [attemptId],
+      });
+
+      const cancelled = await operator(stack, 'POST', `/jobs/${job.id}/cancel`, {
+        reason: 'test over',
+      });
+      expect(cancelled.status).toBe(200);
+    },
+  );
 });
 
 describe('a job blocked on an unknown charge', () => {
@@ -298,39 +374,28 @@ describe('an operator resolve that a Temporal-level cancel overtakes', () => {
       (rows) => rows[0]?.state === 'unknown',
     );
     // Hold the attempt's row, so the resolve update is still running when the cancel lands.
-    const blocker = new pg.Client({ connectionString: stack.databaseUrl });
-    const observer = new pg.Client({ connectionString: stack.databaseUrl });
-    await blocker.connect();
-    await observer.connect();
+    const barrier = await holdTransaction(stack);
     let status: number;
     try {
-      await blocker.query('BEGIN');
-      await blocker.query('SELECT 1 FROM attempts WHERE id = $1 FOR UPDATE', [attemptId]);
+      await barrier.client.query('SELECT 1 FROM attempts WHERE id = $1 FOR UPDATE', [attemptId]);
       const resolving = operator(stack, 'POST', `/attempts/${attemptId}/resolve`, {
         outcome: 'failed',
         reason: 'the provider has no charge under this key',
       });
-      await eventually(
-        async () =>
-          (
-            await observer.query(
-              `SELECT count(*)::int AS n FROM pg_stat_activity
-                WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-            )
-          ).rows[0].n as number,
-        (waiting) => waiting >= 1,
-      );
+      // The resolve's own write (an operator's failed is a failure report) waits for the row:
+      // not any statement, since the call's end (its window is 1 s) or a look may wait there too.
+      await barrier.blocked(OPERATOR_FAILED_REPORT);
       await stack.temporal.workflow.getHandle(job.workflowId).cancel();
       const answer = await Promise.race([
         resolving,
         // The update may also wait for the row: then let it go, the answer comes after.
         new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 5_000)),
       ]);
-      await blocker.query('COMMIT');
+      await barrier.release();
       status = (answer ?? (await resolving)).status;
-    } finally {
-      await blocker.end();
-      await observer.end();
+    } catch (error) {
+      await barrier.release();
+      throw error;
     }
     expect([200, 409]).toContain(status);
     await untilWorkflowClosed(stack, job.workflowId);

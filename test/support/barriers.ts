@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { lockWaiters } from './lockWaits';
 import { eventually } from './polling';
 import type { TestStack } from './stack';
 
@@ -14,18 +15,14 @@ export async function holdTransaction(stack: TestStack, lock?: string) {
   return {
     /** Runs in the barrier's own transaction (its writes are not blocked). */
     client,
-    /** Waits until `count` statements that start with `prefix` wait for a lock (the barrier's). */
+    /**
+     * Waits until `count` statements that start with `prefix` wait for a lock (the barrier's).
+     * Name the statement you wait for: another one waiting (a reconciler's, a call's end) must not
+     * stand in for it.
+     */
     async blocked(prefix: string, count = 1): Promise<void> {
       await eventually(
-        async () =>
-          (
-            await stack.pool.query(
-              `SELECT count(*)::int AS n FROM pg_stat_activity
-                WHERE datname = current_database() AND wait_event_type = 'Lock'
-                  AND ltrim(query) ILIKE $1`,
-              [`${prefix}%`],
-            )
-          ).rows[0].n as number,
+        () => lockWaiters(stack.pool, prefix),
         (n) => n >= count,
       );
     },

@@ -3,14 +3,16 @@ import { eventually } from './polling';
 
 /**
  * How many statements of `pool`'s database that start with `prefix` wait for a lock now (a row
- * or table another transaction holds), as PostgreSQL itself reports them.
+ * or table another transaction holds), as PostgreSQL itself reports them. A statement's words
+ * are compared whatever whitespace is between them, so a prefix can name a multi-line statement
+ * by its first words (`UPDATE attempts SET reported_failure`).
  */
 export async function lockWaiters(pool: Pool, prefix: string): Promise<number> {
   const { rows } = await pool.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM pg_stat_activity
       WHERE datname = current_database() AND wait_event_type = 'Lock'
-        AND ltrim(query) ILIKE $1`,
-    [`${prefix}%`],
+        AND ltrim(regexp_replace(query, '\\s+', ' ', 'g')) ILIKE $1`,
+    [`${prefix.trim().replace(/\s+/g, ' ')}%`],
   );
   return rows[0]!.n;
 }
