@@ -212,6 +212,12 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       serviceEnv,
     };
     const extraWorkers: Array<{ stop(): Promise<void> }> = [];
+    // The API's process loads while the worker starts: the two starts share the wait.
+    const api = services.spawn(
+      'api',
+      options.apiDatabaseUrl ? { DATABASE_URL: options.apiDatabaseUrl(database.url) } : {},
+    );
+    undoStart.push(() => api.stop());
     let stopWorker: () => Promise<void>;
     if (options.workerProcess) {
       workerProcess = await services.startWorker();
@@ -223,10 +229,6 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     undoStart.push(stopWorker);
 
     const extraApis: GuardedProcess[] = [];
-    const api = services.spawn(
-      'api',
-      options.apiDatabaseUrl ? { DATABASE_URL: options.apiDatabaseUrl(database.url) } : {},
-    );
     const apiUrl = `http://127.0.0.1:${port}`;
     await waitForHealthy(`${apiUrl}/healthz`, api, services.output);
     liveSimulators.add(simulator);
