@@ -1,6 +1,7 @@
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { startLinkProxy, type LinkProxy } from '../tools/chaos/linkProxy';
+import { ephemeralPortRange } from '../tools/stack/processes';
 import { harness } from './support/harness';
 import { eventually } from './support/polling';
 
@@ -87,6 +88,11 @@ test('a refusing link has nothing listening, and listens again on the same port 
   healed.socket.write('c');
   await waitFor(() => healed.text() === 'c');
   healed.socket.destroy();
+});
+
+test("a proxy listens outside the kernel's ephemeral range, so no outgoing connection can be given its port while a refuse has it closed (the heal needs it back)", () => {
+  const [low, high] = ephemeralPortRange();
+  expect(proxy.port < low || proxy.port > high).toBe(true);
 });
 
 test('a blackhole accepts connections and carries nothing until it heals, then delivers what waited', async () => {
