@@ -2,6 +2,7 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 import pg from 'pg';
 import { startLinkProxy, type LinkProxy } from '../tools/chaos/linkProxy';
 import { ephemeralPortRange } from '../tools/stack/processes';
+import { postgresAddress, throughPort } from './support/database';
 import { harness } from './support/harness';
 import { eventually } from './support/polling';
 
@@ -140,13 +141,10 @@ test('a slow link holds each chunk for its latency, each way', async () => {
 });
 
 test('a PostgreSQL query sent into a blackhole is answered after the heal, on the same connection', async () => {
-  const postgres = new URL(harness().adminDatabaseUrl);
-  const link = await startLinkProxy({
-    host: postgres.hostname,
-    port: Number(postgres.port || 5432),
+  const link = await startLinkProxy(postgresAddress());
+  const db = new pg.Client({
+    connectionString: throughPort(harness().adminDatabaseUrl, link.port),
   });
-  postgres.port = String(link.port);
-  const db = new pg.Client({ connectionString: postgres.toString() });
   await db.connect();
   try {
     const carried = link.counts().bytesToServer;
