@@ -1,5 +1,6 @@
 import { signCallback } from '../src/api/signatures';
 import { startLinkProxy, type LinkProxy } from '../tools/chaos/linkProxy';
+import { postgresAddress, throughPort } from './support/database';
 import { CALLBACK_SECRET, OPERATOR_TOKEN } from './support/identities';
 import { createJob, freshKey, untilJob } from './support/jobs';
 import { chatProvider, payProvider } from './support/providers';
@@ -12,7 +13,7 @@ import { startTestStack, type TestStack } from './support/stack';
 let stack: TestStack;
 let proxy: LinkProxy;
 beforeAll(async () => {
-  proxy = await startLinkProxy({ host: '127.0.0.1', port: 5432 });
+  proxy = await startLinkProxy(postgresAddress());
   stack = await startTestStack({
     providers: (url) => [
       chatProvider(url, 'chat', 'sim-steady', { timeoutMs: 10_000 }),
@@ -20,11 +21,7 @@ beforeAll(async () => {
       payProvider(url, 'pay', { callbackSecretEnv: 'ONEJOB_SIMULATOR_CALLBACK_SECRET' }),
     ],
     // The API reaches PostgreSQL through the proxy; the worker directly.
-    apiDatabaseUrl: (databaseUrl) => {
-      const url = new URL(databaseUrl);
-      url.host = `127.0.0.1:${proxy.port}`;
-      return url.toString();
-    },
+    apiDatabaseUrl: (databaseUrl) => throughPort(databaseUrl, proxy.port),
   });
 });
 afterAll(async () => {

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { resolveDatabase, startEmbeddedPostgres } from '../tools/stack/postgres';
-import { TEST_OUTPUT } from './support/harness';
+import { harness, TEST_OUTPUT } from './support/harness';
 import { processesMentioning, waitUntil } from './support/processScan';
 
 async function query(url: string, sql: string): Promise<unknown[]> {
@@ -75,8 +75,11 @@ test("when embedded PostgreSQL cannot start, the error is one line with PostgreS
 test('a local server that answers but refuses us is not called "nothing"; embedded PostgreSQL starts instead', async () => {
   const saved = { url: process.env.DATABASE_URL, local: process.env.ONEJOB_LOCAL_POSTGRES_URL };
   delete process.env.DATABASE_URL;
-  // The machine's own server on 5432 answers, but knows no such role.
-  process.env.ONEJOB_LOCAL_POSTGRES_URL = 'postgres://onejob_no_such_role@127.0.0.1:5432/postgres';
+  // The run's own server (the machine's, or the embedded one) answers, but knows no such role.
+  // A password, for a server that asks for one: without it the client gives up before the server
+  // has refused the role.
+  const running = new URL(harness().adminDatabaseUrl).host;
+  process.env.ONEJOB_LOCAL_POSTGRES_URL = `postgres://onejob_no_such_role:not-a-password@${running}/postgres`;
   const stateDir = mkdtempSync(path.join(TEST_OUTPUT, 'embedded-pg-refused-local-'));
   const lines: string[] = [];
   try {
@@ -88,7 +91,7 @@ test('a local server that answers but refuses us is not called "nothing"; embedd
       await database.stop();
     }
     const said = lines.join('\n');
-    expect(said).toContain('PostgreSQL: 127.0.0.1:5432 answered but refused us (');
+    expect(said).toContain(`PostgreSQL: ${running} answered but refused us (`);
     expect(said).toContain('onejob_no_such_role');
     expect(said).not.toContain('nothing on');
   } finally {

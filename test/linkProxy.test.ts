@@ -1,6 +1,8 @@
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { startLinkProxy, type LinkProxy } from '../tools/chaos/linkProxy';
+import { ephemeralPortRange } from '../tools/stack/processes';
+import { postgresAddress, throughPort } from './support/database';
 import { harness } from './support/harness';
 import { eventually } from './support/polling';
 
@@ -89,6 +91,11 @@ test('a refusing link has nothing listening, and listens again on the same port 
   healed.socket.destroy();
 });
 
+test("a proxy listens outside the kernel's ephemeral range, so no outgoing connection can be given its port while a refuse has it closed (the heal needs it back)", () => {
+  const [low, high] = ephemeralPortRange();
+  expect(proxy.port < low || proxy.port > high).toBe(true);
+});
+
 test('a blackhole accepts connections and carries nothing until it heals, then delivers what waited', async () => {
   const open = client();
   open.socket.write('before');
@@ -134,13 +141,10 @@ test('a slow link holds each chunk for its latency, each way', async () => {
 });
 
 test('a PostgreSQL query sent into a blackhole is answered after the heal, on the same connection', async () => {
-  const postgres = new URL(harness().adminDatabaseUrl);
-  const link = await startLinkProxy({
-    host: postgres.hostname,
-    port: Number(postgres.port || 5432),
+  const link = await startLinkProxy(postgresAddress());
+  const db = new pg.Client({
+    connectionString: throughPort(harness().adminDatabaseUrl, link.port),
   });
-  postgres.port = String(link.port);
-  const db = new pg.Client({ connectionString: postgres.toString() });
   await db.connect();
   try {
     const carried = link.counts().bytesToServer;

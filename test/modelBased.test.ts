@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { byLength } from './support/lengths';
+import { byLength, explorationSeed } from './support/lengths';
 import {
   MODEL_CERTIFICATIONS,
   MODEL_STACK,
@@ -24,9 +24,8 @@ const stack = useTestStack({ ...MODEL_STACK, certify: MODEL_CERTIFICATIONS });
 
 /** Random runs: `npm test` makes 20, `npm run test:long` 100 (ONEJOB_MODEL_RUNS overrides). */
 const NUM_RUNS = Number(process.env.ONEJOB_MODEL_RUNS ?? byLength({ short: 20, long: 100 }));
-const SEED = process.env.ONEJOB_MODEL_SEED
-  ? Number(process.env.ONEJOB_MODEL_SEED)
-  : Math.floor(Math.random() * 2 ** 31);
+/** Fixed in `npm test`, new each `npm run test:long`; ONEJOB_MODEL_SEED replays one. */
+const { seed: SEED, origin: SEED_ORIGIN } = explorationSeed('ONEJOB_MODEL_SEED', 604_382_258);
 const PATH = process.env.ONEJOB_MODEL_PATH;
 const SCENARIO = { maxCommands: 8 };
 
@@ -70,7 +69,9 @@ async function missingKinds(): Promise<number> {
 test(
   'every sequence of protocol steps gets the answers the model predicts and leaves one job with at most one winning attempt, an unknown attempt never failed by a clock and a late result never recorded over the winner; every kind of step (each command with each answer, each thing a provider does) runs at least once',
   async () => {
-    console.log(`model-based test: seed ${SEED}, ${NUM_RUNS} runs (replay: ${replay})`);
+    console.log(
+      `model-based test: seed ${SEED} (${SEED_ORIGIN}), ${NUM_RUNS} runs (replay: ${replay})`,
+    );
     await randomRuns();
     const extra = await missingKinds();
     // What the runs did, so a reader can see that every kind of step (and answer) happened.

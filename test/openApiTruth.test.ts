@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { signCallback } from '../src/api/signatures';
 import { startLinkProxy } from '../tools/chaos/linkProxy';
+import { postgresAddress, throughPort } from './support/database';
 import { ROOT, TEST_OUTPUT } from './support/harness';
 import { CALLBACK_SECRET, OPERATOR_TOKEN } from './support/identities';
 import { chargeBody, createJob, freshKey, untilJob } from './support/jobs';
@@ -500,10 +501,10 @@ function documentedRoutes(): string[] {
 const DATABASE_FREE = ['GET /healthz', 'GET /problems/{type}'];
 
 test('with PostgreSQL unreachable, the 503 of every route that reads it is documented too', async () => {
-  const proxy = await startLinkProxy({ host: '127.0.0.1', port: 5432 });
-  const url = new URL(stack.databaseUrl);
-  url.host = `127.0.0.1:${proxy.port}`;
-  const api = await stack.startExtraApi({ DATABASE_URL: url.toString() });
+  const proxy = await startLinkProxy(postgresAddress());
+  const api = await stack.startExtraApi({
+    DATABASE_URL: throughPort(stack.databaseUrl, proxy.port),
+  });
   const from = seen.length;
   try {
     await proxy.breakWith({ kind: 'refuse' });

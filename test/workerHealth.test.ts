@@ -5,6 +5,7 @@ import { createLogger } from '../src/logger';
 import { startLinkProxy, type LinkProxy } from '../tools/chaos/linkProxy';
 import { builtProduct } from '../tools/stack/build';
 import { freePort, type GuardedProcess } from '../tools/stack/processes';
+import { postgresAddress, throughPort } from './support/database';
 import { eventually } from './support/polling';
 import { serviceProcesses } from './support/serviceProcesses';
 import { useTestStack } from './support/stack';
@@ -55,16 +56,14 @@ let postgres: LinkProxy;
 let temporal: LinkProxy;
 
 beforeAll(async () => {
-  postgres = await startLinkProxy({ host: '127.0.0.1', port: 5432 });
+  postgres = await startLinkProxy(postgresAddress());
   const [host, port] = stack.serviceEnv.TEMPORAL_ADDRESS!.split(':');
   temporal = await startLinkProxy({ host: host!, port: Number(port) });
-  const databaseUrl = new URL(stack.databaseUrl);
-  databaseUrl.host = `127.0.0.1:${postgres.port}`;
   const address = `127.0.0.1:${await freePort()}`;
   health = `http://${address}`;
   worker = await serviceProcesses({
     ...stack.serviceEnv,
-    DATABASE_URL: databaseUrl.toString(),
+    DATABASE_URL: throughPort(stack.databaseUrl, postgres.port),
     TEMPORAL_ADDRESS: `127.0.0.1:${temporal.port}`,
     // A queue of its own: this worker takes none of the stack's tasks.
     ONEJOB_TASK_QUEUE: `worker-health-${randomUUID()}`,

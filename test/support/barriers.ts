@@ -8,7 +8,7 @@ import type { TestStack } from './stack';
  * or by writing through `client`) stops the system's conflicting statements until `release()`
  * commits; the test sees the blocked statement in pg_stat_activity, acts, then lets it go on.
  */
-export async function holdTransaction(stack: TestStack, lock?: string) {
+export async function holdTransaction(stack: Pick<TestStack, 'pool'>, lock?: string) {
   const client = await stack.pool.connect();
   await client.query('BEGIN');
   if (lock) await client.query(lock);

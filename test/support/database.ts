@@ -10,6 +10,23 @@ export function uniqueName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
 }
 
+/**
+ * Where the run's PostgreSQL listens: the server global setup picked (the machine's own, or the
+ * embedded one on a port of its own), for a proxy put in front of it. 5432 only when the URL
+ * names no port, as libpq reads it.
+ */
+export function postgresAddress(): { host: string; port: number } {
+  const url = new URL(harness().adminDatabaseUrl);
+  return { host: url.hostname, port: Number(url.port || 5432) };
+}
+
+/** `databaseUrl`, reached through 127.0.0.1:`port` instead (a proxy in front of PostgreSQL). */
+export function throughPort(databaseUrl: string, port: number): string {
+  const url = new URL(databaseUrl);
+  url.host = `127.0.0.1:${port}`;
+  return url.toString();
+}
+
 /** Any lock id of ours, for the template's creation only. */
 const TEMPLATE_LOCK_ID = 7_031_031;
 let template: Promise<string> | undefined;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { OPERATOR_TOKEN } from './identities';
 import { eventually } from './polling';
 import type { TestStack } from './stack';
@@ -23,9 +24,15 @@ export interface JobView {
 }
 
 let keyCounter = 0;
-/** A key no other test uses. */
+/** Random bytes per process: the pid alone could repeat once a process has ended. */
+const processTag = `${process.pid.toString(36)}${randomBytes(4).toString('hex')}`;
+/**
+ * A key no other test uses, in this process or another: Jest's workers each count from one, so
+ * time and count alone gave two of them the same key in the same millisecond, and so the same
+ * job and workflow id. Printable ASCII, far under the API's 255 characters.
+ */
 export function freshKey(prefix: string): string {
-  return `${prefix}-${Date.now().toString(36)}-${++keyCounter}`;
+  return `${prefix}-${Date.now().toString(36)}-${processTag}-${++keyCounter}`;
 }
 
 /** POST /v1/jobs with a fresh key; expects 201. */

@@ -18,3 +18,22 @@ export function testLength(): TestLength {
 export function byLength<T>(lengths: Record<TestLength, T>): T {
   return lengths[testLength()];
 }
+
+/**
+ * The seed of an exploring test's random choices, and where it came from (the test prints both):
+ * `variable` when set, to replay a run; else in `npm test` the fixed `fixed`, so that a red run
+ * is the change's doing and a rerun sees the same; else (`npm run test:long`) a new one each
+ * run, so that the nightly runs go on exploring.
+ */
+export function explorationSeed(variable: string, fixed: number): { seed: number; origin: string } {
+  const value = process.env[variable];
+  if (value !== undefined && value !== '') {
+    const seed = Number(value);
+    if (!Number.isSafeInteger(seed))
+      throw new Error(`${variable} must be an integer, not ${JSON.stringify(value)}`);
+    return { seed, origin: `from ${variable}` };
+  }
+  return testLength() === 'short'
+    ? { seed: fixed, origin: 'fixed for npm test' }
+    : { seed: Math.floor(Math.random() * 2 ** 31), origin: 'drawn for this run' };
+}

@@ -19,8 +19,9 @@ export async function waitForHealthy(
   url: string,
   proc: GuardedProcess,
   output: () => string,
+  /** Where its start stands, followed from its spawn (by default, from now). */
+  progress: () => string = startupProgress(proc),
 ): Promise<void> {
-  const progress = startupProgress(proc);
   try {
     await waitForHttp(url, 60_000, proc.exited, progress);
   } catch (error) {
@@ -60,9 +61,13 @@ export function serviceProcesses(
     spawn: spawnService,
     /** Everything the processes wrote so far. */
     output: () => output,
-    /** A worker process, once it says it is ready. */
-    async startWorker(): Promise<GuardedProcess> {
+    /**
+     * A worker process, once it says it is ready. `spawned` hears of it at once, so that a start
+     * that gives up meanwhile can stop it.
+     */
+    async startWorker(spawned?: (worker: GuardedProcess) => void): Promise<GuardedProcess> {
       const child = spawnService('worker');
+      spawned?.(child);
       try {
         await waitForReady(child, 120_000);
       } catch (error) {

@@ -15,7 +15,7 @@ import {
 } from '../../src/providers/registry';
 import { temporalConnectionSettings, temporalConnectOptions } from '../../src/temporal/connection';
 import { startSimulator, type SimulatorServer } from '../../tools/simulator/server';
-import { freePort, type GuardedProcess } from '../../tools/stack/processes';
+import { freePort, startupProgress, type GuardedProcess } from '../../tools/stack/processes';
 import { createTestDatabase, uniqueName } from './database';
 import { harness } from './harness';
 import {
@@ -112,6 +112,72 @@ export interface TestStackOptions {
   build?: string;
   /** Node's flags for the worker process (with workerProcess), e.g. `--cpu-prof`. */
   workerNodeFlags?: string[];
+  /** How long the start may take before it gives up; default STACK_START_DEADLINE_MS. */
+  startDeadlineMs?: number;
+}
+
+/**
+ * How long a stack may take to start: less than Jest's hook timeout (testTimeout, 120 s in
+ * jest.config.js), so that a start that cannot finish gives up by itself, says where it stood
+ * and stops what it started, before Jest gives up on the hook and goes on without it.
+ */
+export const STACK_START_DEADLINE_MS = 100_000;
+
+/**
+ * A start in progress. What it has started is stopped again (newest first) if it fails or gives
+ * up; a step it gave up waiting for that finishes later is stopped as it finishes.
+ */
+class Starting {
+  private readonly started: Array<() => Promise<unknown>> = [];
+  private undone = false;
+  /** Where the start stands, for the error of a start that gives up. */
+  at: () => string = () => 'its database';
+
+  constructor(private readonly signal: AbortSignal) {}
+
+  /** How to stop something started; run at once if the start has already been undone. */
+  owns(stop: () => Promise<unknown>): void {
+    if (this.undone) void stop().catch(() => undefined);
+    else this.started.push(stop);
+  }
+
+  /** Waits for `work` unless the start gives up first; what it yields is owned through `stop`. */
+  step<T>(at: string | (() => string), work: Promise<T>, stop?: (value: T) => Promise<unknown>) {
+    this.at = typeof at === 'string' ? () => at : at;
+    // Registered before the caller's continuation runs: nothing it yields goes unowned.
+    if (stop)
+      work.then(
+        (value) => this.owns(() => stop(value)),
+        () => undefined,
+      );
+    return new Promise<T>((resolve, reject) => {
+      const giveUp = (): void => reject(this.signal.reason);
+      if (this.signal.aborted) return giveUp();
+      this.signal.addEventListener('abort', giveUp, { once: true });
+      work.then(resolve, reject).finally(() => this.signal.removeEventListener('abort', giveUp));
+    });
+  }
+
+  async undo(): Promise<void> {
+    this.undone = true;
+    for (const stop of this.started.reverse()) await stop().catch(() => undefined);
+  }
+}
+
+/** This file's stack starts that have not finished, and how to give each up. */
+const unfinishedStarts = new Map<AbortController, Promise<unknown>>();
+
+/**
+ * Gives up every stack start of this file that has not finished, and waits until each has
+ * stopped what it had started. Run after a file's tests (test/support/setupEachFile.ts): a start
+ * still going then is one whose hook or test Jest gave up on (its timeout), and what it went on
+ * to start nobody would stop. A worker left polling keeps Jest, and CI, waiting.
+ */
+export async function abandonUnfinishedStarts(): Promise<void> {
+  const unfinished = [...unfinishedStarts];
+  for (const [abort] of unfinished)
+    abort.abort(new Error('the test stack start was given up: its hook or test had timed out'));
+  await Promise.allSettled(unfinished.map(([, settled]) => settled));
 }
 
 /** The simulators of the stacks this test file has running (see clearUnusedFaults). */
@@ -126,22 +192,52 @@ export function clearUnusedFaults(): void {
   for (const simulator of liveSimulators) simulator.clearFaults();
 }
 
-export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
+/**
+ * Starts a stack, within `startDeadlineMs`. A start that fails or gives up stops what it had
+ * started before it rejects: a stack that never came up must not leave a worker polling or an API
+ * running, which would keep Jest (and CI) waiting to the end of its time instead of failing.
+ */
+export function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
+  const abort = new AbortController();
+  const starting = new Starting(abort.signal);
+  const deadlineMs = options.startDeadlineMs ?? STACK_START_DEADLINE_MS;
+  const deadline = setTimeout(
+    () =>
+      abort.abort(
+        new Error(`the test stack did not start within ${deadlineMs} ms (at ${starting.at()})`),
+      ),
+    deadlineMs,
+  );
+  const started = startStack(options, starting).finally(() => {
+    clearTimeout(deadline);
+    unfinishedStarts.delete(abort);
+  });
+  unfinishedStarts.set(
+    abort,
+    started.catch(() => undefined),
+  );
+  return started;
+}
+
+async function startStack(options: TestStackOptions, starting: Starting): Promise<TestStack> {
   quietTemporalRuntime();
   const info = harness();
   if (options.build !== undefined && !options.workerProcess)
     throw new Error('a stack that runs another build needs workerProcess: true');
-  const database = await createTestDatabase(
-    options.build === undefined ? undefined : path.join(options.build, '..', '..', 'migrations'),
-  );
-  // What has started so far, stopped again (newest first) if a later step fails: a stack that
-  // never came up must not leave a worker polling or an API running, which would keep Jest (and
-  // CI) waiting to the end of its time instead of failing at once.
-  const undoStart: Array<() => Promise<unknown>> = [() => database.drop()];
   try {
+    const database = await starting.step(
+      'its database',
+      createTestDatabase(
+        options.build === undefined
+          ? undefined
+          : path.join(options.build, '..', '..', 'migrations'),
+      ),
+      (made) => made.drop(),
+    );
     const taskQueue = uniqueName('onejob-test');
-    const simulator = await startSimulator();
-    undoStart.push(() => simulator.close());
+    const simulator = await starting.step('the provider simulator', startSimulator(), (started) =>
+      started.close(),
+    );
     // The in-process worker logs into memory, so tests can read what an operator would see.
     const workerLogLines: string[] = [];
     const logger = createLogger('onejob-test', 'info', {
@@ -196,10 +292,11 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     const services = serviceProcesses(serviceEnv, options.build, options.workerNodeFlags);
 
     // Connected as the services connect (TLS settings included, when the test sets them).
-    const connection = await Connection.connect(
-      temporalConnectOptions(temporalConnectionSettings(serviceEnv)),
+    const connection = await starting.step(
+      'connecting to Temporal',
+      Connection.connect(temporalConnectOptions(temporalConnectionSettings(serviceEnv))),
+      (connected) => connected.close(),
     );
-    undoStart.push(() => connection.close());
     const temporal = new Client({ connection, namespace: options.namespace ?? 'default' });
     const registry = new ProviderRegistry(providerConfigsFromEnv(serviceEnv), serviceEnv);
 
@@ -217,20 +314,34 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       'api',
       options.apiDatabaseUrl ? { DATABASE_URL: options.apiDatabaseUrl(database.url) } : {},
     );
-    undoStart.push(() => api.stop());
+    starting.owns(() => api.stop());
+    const apiProgress = startupProgress(api);
     let stopWorker: () => Promise<void>;
     if (options.workerProcess) {
-      workerProcess = await services.startWorker();
+      let progress = (): string => 'not spawned yet';
+      workerProcess = await starting.step(
+        () => `the worker process (${progress()})`,
+        services.startWorker((spawned) => {
+          progress = startupProgress(spawned);
+          starting.owns(() => spawned.stop());
+        }),
+      );
       stopWorker = async () => workerProcess?.stop();
     } else {
-      const worker = await startInProcessWorker(workerDeps, taskQueue);
+      const worker = await starting.step(
+        'the worker',
+        startInProcessWorker(workerDeps, taskQueue),
+        (started) => started.stop(),
+      );
       stopWorker = () => worker.stop();
     }
-    undoStart.push(stopWorker);
 
     const extraApis: GuardedProcess[] = [];
     const apiUrl = `http://127.0.0.1:${port}`;
-    await waitForHealthy(`${apiUrl}/healthz`, api, services.output);
+    await starting.step(
+      () => `the API process (${apiProgress()})`,
+      waitForHealthy(`${apiUrl}/healthz`, api, services.output, apiProgress),
+    );
     liveSimulators.add(simulator);
 
     return {
@@ -313,7 +424,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       },
     };
   } catch (error) {
-    for (const undo of undoStart.reverse()) await undo().catch(() => undefined);
+    await starting.undo();
     throw error;
   }
 }

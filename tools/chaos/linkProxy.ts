@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { freePort } from '../stack/processes';
 
 /**
  * A TCP proxy on one link between two of our processes (an API and PostgreSQL, a worker and
@@ -19,7 +20,8 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
  *   `bytesPerSecond`.
  *
  * The proxy listens on one port for its whole life (apart from `refuse`), so whoever points at it
- * needs no restart after a heal.
+ * needs no restart after a heal. The port is below the kernel's ephemeral range, so that no
+ * outgoing connection takes it while a `refuse` has it closed.
  */
 export type LinkFault =
   | { kind: 'cut' }
@@ -194,8 +196,21 @@ export async function startLinkProxy(target: { host: string; port: number }): Pr
     });
   const stopListening = (): Promise<void> =>
     new Promise((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
-  await listen(0);
-  const port = (server.address() as AddressInfo).port;
+  // A port below the kernel's ephemeral range (freePort), as test/support/webhookReceiver.ts
+  // takes: while a `refuse` has it closed, no outgoing connection of this machine can be given
+  // it, so the heal listens on it again. A port from `listen(0)` is in that range.
+  let port = 0;
+  for (let tries = 0; port === 0; tries += 1) {
+    const candidate = await freePort();
+    try {
+      await listen(candidate);
+      port = candidate;
+    } catch (error) {
+      // Taken between freePort's look and our listen: another.
+      server = createServer(accept);
+      if (tries >= 20) throw error;
+    }
+  }
 
   return {
     port,

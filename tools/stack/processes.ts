@@ -141,7 +141,7 @@ export function isRunning(pid: number): boolean {
 }
 
 /** The kernel's range for outgoing connections' local ports (Linux; a common default elsewhere). */
-function ephemeralPortRange(): [number, number] {
+export function ephemeralPortRange(): [number, number] {
   try {
     const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
       .trim()
