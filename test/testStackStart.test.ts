@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { builtProduct } from '../tools/stack/build';
 import { childPids } from '../tools/stack/processes';
 import { holdTransaction } from './support/barriers';
 import { createTestDatabase } from './support/database';
 import { ROOT, TEST_OUTPUT } from './support/harness';
+import { TEST_SECRET_KEYS } from './support/identities';
 import { eventually } from './support/polling';
 import { startTestStack } from './support/stack';
 
@@ -60,12 +62,12 @@ test('a stack start that cannot finish gives up by its own deadline, says where 
     const starting = startTestStack({
       workerProcess: true,
       env: { DATABASE_URL: held.url },
-      startDeadlineMs: 20_000,
+      startDeadlineMs: 10_000,
     });
     starting.catch(() => undefined);
     await held.blocked();
     await expect(starting).rejects.toThrow(
-      /^the test stack did not start within 20000 ms \(at the worker process \(its start was at "migrations"/,
+      /^the test stack did not start within 10000 ms \(at the worker process \(its start was at "migrations"/,
     );
     expect(childPids(process.pid).filter((pid) => !before.has(pid))).toEqual([]);
   } finally {
@@ -104,7 +106,7 @@ test("a stack start that outlives its beforeAll hook's timeout is given up when 
         ...process.env,
         ONEJOB_FIXTURE_DATABASE_URL: held.url,
         ONEJOB_FIXTURE_REPORT: report,
-        ONEJOB_FIXTURE_HOOK_TIMEOUT_MS: '20000',
+        ONEJOB_FIXTURE_HOOK_TIMEOUT_MS: '10000',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -114,16 +116,45 @@ test("a stack start that outlives its beforeAll hook's timeout is given up when 
   jest.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => jest.on('close', resolve));
   try {
-    // The start is held: its worker waits at the lock, past the hook's 20 s.
+    // The start is held: its worker waits at the lock, past the hook's 10 s.
     await held.blocked();
     // The file's last hook ran (after Jest gave up on the beforeAll) and saw what still ran.
     await eventually(async () => existsSync(report), Boolean, 100_000);
     expect(JSON.parse(readFileSync(report, 'utf8'))).toEqual({ running: [] });
     expect(await exited).toBe(1);
-    expect(output).toContain('Exceeded timeout of 20000 ms for a hook');
+    expect(output).toContain('Exceeded timeout of 10000 ms for a hook');
   } finally {
     if (jest.exitCode === null && jest.signalCode === null) jest.kill('SIGKILL');
     await held.release();
     rmSync(report, { force: true });
   }
 }, 180_000);
+
+test('a worker asked to stop while its start waits at the migrations lock exits on SIGTERM alone, with nothing to drain', async () => {
+  const held = await heldMigrations();
+  const worker = spawn(process.execPath, [builtProduct('bin', 'worker.js')], {
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: held.url,
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      ONEJOB_WORKER_METRICS_ADDRESS: 'off',
+      ONEJOB_WORKER_HEALTH_ADDRESS: 'off',
+      ONEJOB_SECRET_KEYS: TEST_SECRET_KEYS,
+      // Never called: the start is held before it connects anywhere.
+      ONEJOB_SIMULATOR_URL: 'http://127.0.0.1:1',
+    },
+    stdio: 'ignore',
+  });
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    worker.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  try {
+    await held.blocked();
+    worker.kill('SIGTERM');
+    // Not killed by a supervisor's SIGKILL after its grace: it ended on the request to stop.
+    expect(await exited).toEqual({ code: 143, signal: null });
+  } finally {
+    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+    await held.release();
+  }
+}, 60_000);

@@ -46,6 +46,11 @@ async function main(): Promise<void> {
         : { metrics: { prometheus: { bindAddress: metricsAddress } } }),
     },
   });
+  // Until its workers exist there is nothing to drain, and the SDK's signal handler (installed
+  // above) has no worker to stop: without this, a start held at a step (the migrations' lock,
+  // say) would sit through SIGTERM until its supervisor killed it.
+  const stopDuringStart = (): void => process.exit(143);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, stopDuringStart);
   const sweep = sweeperConfig();
   const providers = new ProviderRegistry(providerConfigs);
   const pool = createPool(config.databaseUrl);
@@ -86,6 +91,7 @@ async function main(): Promise<void> {
     workflowBundle: prebuiltWorkflowBundle(),
     ...(workerTracing ? { tracing: workerTracing } : {}),
   });
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.off(signal, stopDuringStart);
   // SIGINT/SIGTERM already make the SDK shut the worker down; a vanished parent should too.
   exitWithParent(() => worker.shutdown());
   // Ready when PostgreSQL and Temporal answer and both workers' pollers take tasks.
