@@ -285,6 +285,15 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
       'ONEJOB_SHUTDOWN_FORCE_TIME_MS',
       DEFAULTS.shutdownForceTimeMs,
     ),
+    /**
+     * How long a run's next workflow task waits for this worker on its sticky queue before
+     * another worker may take it: after a crash, that is how long its runs stand still.
+     */
+    stickyQueueTimeoutMs: milliseconds(
+      env,
+      'ONEJOB_STICKY_QUEUE_TIMEOUT_MS',
+      DEFAULTS.stickyQueueTimeoutMs,
+    ),
     hedgeBudget: hedgeBudget(env),
     webhookSends: {
       /** Webhook tries this worker has out at once, in all. */

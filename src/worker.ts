@@ -28,6 +28,7 @@ export interface JobWorkerOptions extends ActivityDeps {
    * gives up on them (they end with the process; their attempts are reconciled later).
    */
   shutdownForceTimeMs?: number;
+  stickyQueueTimeoutMs?: number;
   /** A prebuilt workflow bundle; without it the workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;
   /** The process's tracing, when it traces: jobs' traces then go through this worker. */
@@ -57,6 +58,7 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     maxConcurrentProviderCalls: config.maxConcurrentProviderCalls,
     maxCachedWorkflows: config.maxCachedWorkflows,
     shutdownForceTimeMs: config.shutdownForceTimeMs,
+    stickyQueueTimeoutMs: config.stickyQueueTimeoutMs,
     ...(config.hedgeBudget ? { hedgeBudget: config.hedgeBudget } : {}),
   } satisfies Partial<JobWorkerOptions>;
 }
@@ -92,6 +94,8 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
     sinks: tracing.sinks,
     activities: createJobActivities(deps),
     ...(options.maxCachedWorkflows ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
+    stickyQueueScheduleToStartTimeout:
+      options.stickyQueueTimeoutMs ?? DEFAULTS.stickyQueueTimeoutMs,
     shutdownForceTime,
   });
   const sending = createWebhookSendingActivities(deps);

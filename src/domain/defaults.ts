@@ -72,6 +72,11 @@ export const DEFAULTS = {
   maxConcurrentProviderCalls: 500,
   /** After a shutdown request, how long running provider calls may go on. */
   shutdownForceTimeMs: 30_000,
+  /**
+   * How long a workflow task waits on a worker's own (sticky) queue before any worker may take
+   * it: the SDK's default. After a worker dies, its runs' next tasks wait this long.
+   */
+  stickyQueueTimeoutMs: 10_000,
   /** The window over which hedging's spend is measured against its budget. */
   hedgeBudgetWindowMs: 3_600_000,
   /** How long one look at that window's spend is reused. */

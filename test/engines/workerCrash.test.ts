@@ -32,7 +32,12 @@ beforeAll(async () => {
   stack = await startTestStack({
     providers,
     workerProcess: true,
-    env: { ONEJOB_SHUTDOWN_FORCE_TIME_MS: String(FORCED_SHUTDOWN_MS) },
+    env: {
+      ONEJOB_SHUTDOWN_FORCE_TIME_MS: String(FORCED_SHUTDOWN_MS),
+      // A killed worker's runs wait this long on its sticky queue before the next worker may
+      // take their tasks (the SDK's default is 10 s): what a test of kills waits out each time.
+      ONEJOB_STICKY_QUEUE_TIMEOUT_MS: '2000',
+    },
   });
   await certifyForSetup(stack, [['pay-backup', 'charge']]);
 });
