@@ -11,14 +11,14 @@ import { byLength } from '../support/lengths';
  * crash takes both): a fixed seed, random concurrent traffic with provider faults, while
  * a worker and an API replica are killed and Temporal and PostgreSQL restarted. Traffic lasts
  * at least until each kind of process fault has struck once (the campaign's own rule). Short, a
- * fixed number of operations (as many on a busy machine as on an idle one), the faults 8 s
- * apart; long (`npm run test:long`, the nightly command), 30 minutes on each engine with four
+ * fixed number of operations (as many on a busy machine as on an idle one), each fault 5 s after
+ * the last one's recovery (the first round of faults, not the operations, sets its length); long (`npm run test:long`, the nightly command), 30 minutes on each engine with four
  * lanes, the faults 30 s and more apart, half of them partitions after the first round.
  */
 const SEED = 20261130;
 const ENGINE = temporalEngineKind();
 const TRAFFIC = byLength({
-  short: ['--ops', '600', '--fault-every', '8'],
+  short: ['--ops', '600', '--fault-every', '5'],
   long: ['--minutes', '30', '--concurrency', '4', '--fault-every', '30'],
 });
 
