@@ -46,6 +46,24 @@ async function callEndedAt(stack: TestStack, attemptId: string): Promise<Date | 
   return rows[0]?.call_ended_at ?? null;
 }
 
+/**
+ * The attempt's state and the status lookups made after `after` (ms since the epoch), once three
+ * have been made or the job has left "one attempt, unknown" (then the caller's assertions say how).
+ */
+function lookedAtAfter(stack: TestStack, jobId: string, attemptId: string, after: number) {
+  return eventually(
+    async () => ({
+      lookupsAfterTheWindow: statusLookups(stack, attemptId).filter((r) => Date.parse(r.at) > after)
+        .length,
+      attempts: (await attemptRows(stack.pool, jobId)).map((r) => [r.id, r.state]),
+    }),
+    (seen) =>
+      seen.lookupsAfterTheWindow >= 3 ||
+      seen.attempts.length !== 1 ||
+      seen.attempts[0]![1] !== 'unknown',
+  );
+}
+
 /** The late-result window of `pay` in the describe below. */
 const WINDOW_MS = 1_500;
 
@@ -77,18 +95,7 @@ describe('an unknown charge past its late-result window', () => {
     );
     // Three looks at the provider's status after that, each finding no verdict (or a verdict
     // that ends the wait: then the assertions below say what went wrong).
-    const looked = await eventually(
-      async () => ({
-        lookupsAfterTheWindow: statusLookups(stack, attemptId).filter(
-          (r) => new Date(r.at) > ended!,
-        ).length,
-        attempts: (await attemptRows(stack.pool, job.id)).map((r) => [r.id, r.state]),
-      }),
-      (seen) =>
-        seen.lookupsAfterTheWindow >= 3 ||
-        seen.attempts.length !== 1 ||
-        seen.attempts[0]![1] !== 'unknown',
-    );
+    const looked = await lookedAtAfter(stack, job.id, attemptId, ended!.getTime());
     expect(looked.attempts).toEqual([[attemptId, 'unknown']]);
     expect(looked.lookupsAfterTheWindow).toBeGreaterThanOrEqual(3);
 
@@ -140,18 +147,7 @@ describe('an unknown charge past its late-result window', () => {
         () => callEndedAt(stack, attemptId),
         (at) => at !== null,
       );
-      const looked = await eventually(
-        async () => ({
-          lookupsAfterTheWindow: statusLookups(stack, attemptId).filter(
-            (r) => Date.parse(r.at) > windowOver,
-          ).length,
-          attempts: (await attemptRows(stack.pool, job.id)).map((r) => [r.id, r.state]),
-        }),
-        (seen) =>
-          seen.lookupsAfterTheWindow >= 3 ||
-          seen.attempts.length !== 1 ||
-          seen.attempts[0]![1] !== 'unknown',
-      );
+      const looked = await lookedAtAfter(stack, job.id, attemptId, windowOver);
       expect(looked.attempts).toEqual([[attemptId, 'unknown']]);
       expect(looked.lookupsAfterTheWindow).toBeGreaterThanOrEqual(3);
 
