@@ -1,4 +1,5 @@
 import type { Pool } from '../../src/db/pool';
+import { doesWork } from '../../tools/simulator/faults';
 import type { LedgerEntry, RequestRecord } from '../../tools/simulator/ledger';
 import type { Fate, ModelJob } from './protocolModel';
 
@@ -42,8 +43,7 @@ export function providerView(
   const ofJob = (key: string) => key.startsWith(`${jobId}:`);
   const slot = (key: string) => (view[key] ??= { requests: 0, executions: 0 });
   for (const r of requests)
-    if (r.route !== 'charge-status' && ofJob(r.idempotencyKey))
-      slot(r.idempotencyKey).requests += 1;
+    if (doesWork(r.route) && ofJob(r.idempotencyKey)) slot(r.idempotencyKey).requests += 1;
   for (const e of ledger)
     if (ofJob(e.idempotencyKey)) slot(e.idempotencyKey).executions += e.executions;
   return view;

@@ -12,6 +12,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { retrySettings } from '../../src/domain/retries';
 import { lateResultTimeoutMs, notFoundGraceMs } from '../../src/providers/provider';
+import { doesWork } from '../simulator/faults';
 import type { TemporalEngineKind } from '../stack/temporalEngine';
 import { ChaosClient } from './client';
 import { checkInvariants, isClientTimeout, type Violation } from './invariants';
@@ -394,11 +395,7 @@ async function untilRequested(simulatorUrls: string[], attemptId: string): Promi
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     for (const url of simulatorUrls)
-      if (
-        (await requestsOf(url)).some(
-          (r) => r.route !== 'charge-status' && r.idempotencyKey === attemptId,
-        )
-      )
+      if ((await requestsOf(url)).some((r) => doesWork(r.route) && r.idempotencyKey === attemptId))
         return true;
     await sleep(100);
   }

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { canonicalJson } from '../../src/domain/canonicalJson';
+import { doesWork } from '../simulator/faults';
 import type { Exchange, FaultWindow, Journal } from './journal';
 import { ledgerOf, requestsOf, type LedgerEntryView, type LoggedRequest } from './operations';
 import type { World } from './world';
@@ -133,9 +134,6 @@ export interface LeftToOperator {
   pastBelievableMs: number;
 }
 
-/** What a provider does no work for: the status lookup by key, a route of its own. */
-const LOOKUP_ROUTES: ReadonlySet<string> = new Set(['charge-status']);
-
 /**
  * Provider keys that reached a provider more than once on a route that does the work (a charge,
  * a chat completion, a message: every route but the status lookup), with how many times. Every
@@ -146,7 +144,7 @@ const LOOKUP_ROUTES: ReadonlySet<string> = new Set(['charge-status']);
 export function providerKeysSentTwice(requests: LoggedRequest[]): Map<string, number> {
   const sent = new Map<string, number>();
   for (const request of requests)
-    if (!LOOKUP_ROUTES.has(request.route))
+    if (doesWork(request.route))
       sent.set(request.idempotencyKey, (sent.get(request.idempotencyKey) ?? 0) + 1);
   return new Map([...sent].filter(([, times]) => times > 1));
 }
@@ -212,13 +210,13 @@ export function providerRecords(
     return record;
   };
   for (const request of requests)
-    if (request.route !== 'charge-status')
+    if (doesWork(request.route))
       of(request.idempotencyKey).requests.push({
         ...(request.fault === undefined ? {} : { fault: request.fault }),
         ...(request.answered === undefined ? {} : { answered: request.answered }),
       });
   for (const entry of ledger)
-    if (entry.route !== 'charge-status') of(entry.idempotencyKey).executions += entry.executions;
+    if (doesWork(entry.route)) of(entry.idempotencyKey).executions += entry.executions;
   return records;
 }
 

@@ -86,6 +86,11 @@ export type Fault =
 /** `charge-status` is the status lookup by key (`GET /v1/charges/by-key/:key`). */
 export type SimulatorRoute = 'chat' | 'messages' | 'charge' | 'charge-status';
 
+/** Whether a request on `route` asks for the provider's work: every route but the status lookup. */
+export function doesWork(route: string): boolean {
+  return route !== 'charge-status';
+}
+
 export interface FaultRule {
   route: SimulatorRoute;
   /** Only requests for this model (chat). */
