@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import {
+  codePattern,
   PLANT_MARKER,
   PLANTED_BUGS,
   plantAtSite,
@@ -14,11 +15,7 @@ const BUGS = Object.keys(PLANTED_BUGS) as PlantedBug[];
 
 /** How many times `code` occurs in `text`, whatever the whitespace between its words. */
 function occurrences(text: string, code: string): number {
-  const words = code
-    .trim()
-    .split(/\s+/)
-    .map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return text.match(new RegExp(words.join('\\s+'), 'g'))?.length ?? 0;
+  return text.match(codePattern(code, 'g'))?.length ?? 0;
 }
 
 test.each(BUGS)(

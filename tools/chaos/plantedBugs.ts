@@ -153,6 +153,15 @@ export function buildWithPlantedBug(bug: PlantedBug, dir: string): string {
   return product;
 }
 
+/** `code` as a pattern that matches it whatever whitespace a formatter put between its words. */
+export function codePattern(code: string, flags = ''): RegExp {
+  const words = code
+    .trim()
+    .split(/\s+/)
+    .map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(words.join('\\s+'), flags);
+}
+
 /**
  * `source` with `bug` planted: `from` replaced by `to` at the first place after the bug's marker
  * (within SITE_REACH characters), whitespace matching any whitespace. Throws when the marker is
@@ -166,12 +175,7 @@ export function plantAtSite(bug: PlantedBug, source: string): string {
   if (at === -1 || source.indexOf(marker, at + 1) !== -1)
     throw new Error(`cannot plant ${bug}: ${file} must mark its site once with "${marker.trim()}"`);
   const start = at + marker.length;
-  const escaped = from
-    .trim()
-    .split(/\s+/)
-    .map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('\\s+');
-  const found = new RegExp(escaped).exec(source.slice(start, start + SITE_REACH));
+  const found = codePattern(from).exec(source.slice(start, start + SITE_REACH));
   if (!found)
     throw new Error(
       `cannot plant ${bug}: ${JSON.stringify(from)} is not right after its site in ${file}`,
