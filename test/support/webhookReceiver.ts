@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { freePort } from '../../tools/stack/processes';
 
 /** One request the receiver took, and what the reference library made of its signature. */
 export interface ReceivedWebhook {
@@ -57,10 +58,10 @@ export class WebhookReceiver {
         });
       });
     });
-    // A port below Linux's ephemeral range (32768 and up): while the receiver is down, no
+    // A port below the kernel's ephemeral range (freePort): while the receiver is down, no
     // outgoing connection of this machine can take its port, so it comes back on the same one.
     for (let tries = 0; ; tries += 1) {
-      const port = this.port || 20_000 + Math.floor(Math.random() * 12_000);
+      const port = this.port || (await freePort());
       try {
         await new Promise<void>((resolve, reject) => {
           server.once('error', reject);
