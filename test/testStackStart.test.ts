@@ -1,13 +1,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { builtProduct } from '../tools/stack/build';
 import { childPids } from '../tools/stack/processes';
 import { holdTransaction } from './support/barriers';
 import { createTestDatabase } from './support/database';
 import { ROOT, TEST_OUTPUT } from './support/harness';
-import { TEST_SECRET_KEYS } from './support/identities';
 import { eventually } from './support/polling';
+import { startServiceUntilExit } from './support/serviceProcesses';
 import { startTestStack } from './support/stack';
 
 /**
@@ -132,29 +131,21 @@ test("a stack start that outlives its beforeAll hook's timeout is given up when 
 
 test('a worker asked to stop while its start waits at the migrations lock exits on SIGTERM alone, with nothing to drain', async () => {
   const held = await heldMigrations();
-  const worker = spawn(process.execPath, [builtProduct('bin', 'worker.js')], {
-    env: {
-      PATH: process.env.PATH,
-      DATABASE_URL: held.url,
-      TEMPORAL_ADDRESS: '127.0.0.1:1',
-      ONEJOB_WORKER_METRICS_ADDRESS: 'off',
-      ONEJOB_WORKER_HEALTH_ADDRESS: 'off',
-      ONEJOB_SECRET_KEYS: TEST_SECRET_KEYS,
-      // Never called: the start is held before it connects anywhere.
-      ONEJOB_SIMULATOR_URL: 'http://127.0.0.1:1',
-    },
-    stdio: 'ignore',
-  });
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    worker.on('exit', (code, signal) => resolve({ code, signal })),
-  );
   try {
-    await held.blocked();
-    worker.kill('SIGTERM');
-    // Not killed by a supervisor's SIGKILL after its grace: it ended on the request to stop.
-    expect(await exited).toEqual({ code: 143, signal: null });
+    const ended = await startServiceUntilExit(
+      'worker',
+      {
+        DATABASE_URL: held.url,
+        ONEJOB_WORKER_HEALTH_ADDRESS: 'off',
+        // Never called: the start is held before it connects anywhere.
+        ONEJOB_SIMULATOR_URL: 'http://127.0.0.1:1',
+      },
+      (worker) => void held.blocked().then(() => worker.kill('SIGTERM')),
+    );
+    // Its own exit on the request to stop (a signal's end would leave no code): no supervisor's
+    // SIGKILL after a grace was needed.
+    expect(ended.code).toBe(143);
   } finally {
-    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
     await held.release();
   }
 }, 60_000);

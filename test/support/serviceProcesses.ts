@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { BUILT_PRODUCT, builtProduct } from '../../tools/stack/build';
 import {
@@ -82,11 +82,13 @@ export function serviceProcesses(
 /**
  * Starts dist/src/bin/<name>.js with only `env` (and PATH) and waits for it to exit: for settings a
  * service must refuse before it connects anywhere. The database and Temporal addresses given are
- * never reached by a refusal; a service that passes every check fails there instead.
+ * never reached by a refusal; a service that passes every check fails there instead. `meanwhile`
+ * gets the process as it starts (to signal it); a process a signal ended exits with code null.
  */
 export function startServiceUntilExit(
   name: 'api' | 'worker',
   env: NodeJS.ProcessEnv,
+  meanwhile?: (child: ChildProcess) => void,
 ): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [builtProduct('bin', `${name}.js`)], {
@@ -106,5 +108,6 @@ export function startServiceUntilExit(
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, output }));
+    meanwhile?.(child);
   });
 }
