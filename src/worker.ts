@@ -28,6 +28,7 @@ export interface JobWorkerOptions extends ActivityDeps {
    * gives up on them (they end with the process; their attempts are reconciled later).
    */
   shutdownForceTimeMs?: number;
+  /** How long a run's next task waits on this worker's sticky queue (ONEJOB_STICKY_QUEUE_TIMEOUT_MS). */
   stickyQueueTimeoutMs?: number;
   /** A prebuilt workflow bundle; without it the workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;

@@ -204,12 +204,11 @@ async function compiledVerifier(dir: string, cc: string, flags: string[]): Promi
 const compilations = new Map<string, Promise<void>>();
 
 async function compileTo(cached: string, dir: string, cc: string, flags: string[]): Promise<void> {
-  const compiled = await execute(cc, [...flags, '-o', 'pan.compiled', 'pan.c'], dir);
-  if (compiled.code !== 0) throw new Error(`compiling the verifier failed:\n${compiled.output}`);
-  // Written whole, then renamed: a search beside this one never copies half a program.
+  // Compiled beside the cache, then renamed: a search beside this one never copies half a program.
   mkdirSync(path.dirname(cached), { recursive: true });
   const partial = `${cached}.${process.pid}.partial`;
-  copyFileSync(path.join(dir, 'pan.compiled'), partial);
+  const compiled = await execute(cc, [...flags, '-o', partial, 'pan.c'], dir);
+  if (compiled.code !== 0) throw new Error(`compiling the verifier failed:\n${compiled.output}`);
   renameSync(partial, cached);
 }
 
