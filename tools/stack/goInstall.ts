@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import os, { setPriority } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { spawnGuarded } from './processes';
@@ -74,6 +74,20 @@ export interface GoInstall {
   alternative: string;
 }
 
+/** How a build runs beside other work. */
+export interface BuildManners {
+  /** Aborting it stops the build; goInstall then rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /**
+   * Behind a stack that already serves: the build yields the CPU to it (nice 10) and says only
+   * when it starts and ends, not every 20 s in the middle of the user's terminal.
+   */
+  background?: boolean;
+}
+
+/** nice(1)'s scale: a background build gives way to the stack, but still gets idle cores. */
+const BACKGROUND_NICENESS = 10;
+
 /** Every go command of a build: static binaries, and modules resolved as go.mod says. */
 function goEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod', ...extra };
@@ -83,25 +97,41 @@ function goEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
  * `go install` into a temporary folder of the cache, then each binary is renamed into place,
  * so a half-written file is never used and a concurrent build by another clone is harmless.
  */
-export async function goInstall(spec: GoInstall, log: (line: string) => void): Promise<void> {
+export async function goInstall(
+  spec: GoInstall,
+  log: (line: string) => void,
+  manners: BuildManners = {},
+): Promise<void> {
+  const { signal } = manners;
+  signal?.throwIfAborted();
   const go = requireGo(spec.what, spec.alternative);
   await mkdir(spec.cacheDir, { recursive: true });
   const buildDir = await mkdtemp(path.join(spec.cacheDir, 'build-'));
   const started = Date.now();
   log(`building ${spec.what} from source with ${go} (first time only; a few minutes)…`);
-  const ticker = setInterval(
-    () => log(`  …still building ${spec.what} (${Math.round((Date.now() - started) / 1000)} s)`),
-    20_000,
-  );
+  const ticker = manners.background
+    ? undefined
+    : setInterval(
+        () =>
+          log(`  …still building ${spec.what} (${Math.round((Date.now() - started) / 1000)} s)`),
+        20_000,
+      );
   try {
-    const build = await buildCommand(go, spec, buildDir);
+    const build = await buildCommand(go, spec, buildDir, signal);
     await new Promise<void>((resolve, reject) => {
       // Guarded like every child of ours: if we die or are stopped, the build stops too.
-      const { child } = spawnGuarded(go, build.args, {
+      const guarded = spawnGuarded(go, build.args, {
         cwd: build.cwd,
         env: goEnv({ GOBIN: buildDir }),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
+      const { child } = guarded;
+      // The guardian only waits; the go command and the compilers it starts inherit this.
+      if (manners.background && child.pid !== undefined)
+        setPriority(child.pid, BACKGROUND_NICENESS);
+      const abort = (): void => void guarded.stop();
+      signal?.addEventListener('abort', abort, { once: true });
+      void guarded.exited.then(() => signal?.removeEventListener('abort', abort));
       const tail: string[] = [];
       let downloads = 0;
       const onOutput = (chunk: Buffer): void => {
@@ -111,7 +141,8 @@ export async function goInstall(spec: GoInstall, log: (line: string) => void): P
           if (tail.length > 30) tail.shift();
           if (line.startsWith('go: downloading')) {
             downloads += 1;
-            if (downloads % 50 === 0) log(`  downloaded ${downloads} modules…`);
+            if (downloads % 50 === 0 && !manners.background)
+              log(`  downloaded ${downloads} modules…`);
           }
         }
       };
@@ -120,6 +151,7 @@ export async function goInstall(spec: GoInstall, log: (line: string) => void): P
       child.on('error', reject);
       // 'close', not 'exit': the last lines of output (the reason) have arrived by then.
       child.on('close', (code) => {
+        if (signal?.aborted) return reject(signal.reason as Error);
         if (code === 0) return resolve();
         reject(
           new Error(
@@ -149,6 +181,7 @@ async function buildCommand(
   go: string,
   spec: GoInstall,
   buildDir: string,
+  signal: AbortSignal | undefined,
 ): Promise<{ args: string[]; cwd?: string; describe: string }> {
   const flags = ['-trimpath', ...(spec.ldflags ? ['-ldflags', spec.ldflags] : [])];
   if (spec.asTool) {
@@ -159,6 +192,7 @@ async function buildCommand(
       cwd: moduleDir,
       env: goEnv(),
       maxBuffer: 16 << 20,
+      ...(signal ? { signal } : {}),
     });
     const packages = spec.packages.map((pkg) => pkg.replace(/@[^@]*$/, ''));
     return {

@@ -1,6 +1,12 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { findOnPath, goInstall, isExecutable, onejobCacheDir } from './goInstall';
+import {
+  findOnPath,
+  goInstall,
+  isExecutable,
+  onejobCacheDir,
+  type BuildManners,
+} from './goInstall';
 
 /** The newest temporalio/cli release that `go install pkg@version` can build (later ones use `replace`). */
 export const TEMPORAL_CLI_VERSION = '1.5.1';
@@ -26,6 +32,7 @@ export function temporalCliCacheDir(): string {
  */
 export async function obtainTemporalCli(
   log: (line: string) => void = console.log,
+  manners: BuildManners = {},
 ): Promise<TemporalCli> {
   const fromEnv = process.env.TEMPORAL_CLI_PATH;
   if (fromEnv) {
@@ -48,6 +55,7 @@ export async function obtainTemporalCli(
         'set TEMPORAL_CLI_PATH to a temporal binary, or TEMPORAL_ADDRESS to an existing server',
     },
     log,
+    manners,
   );
   return { path: cached, source: 'built' };
 }
