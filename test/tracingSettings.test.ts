@@ -36,7 +36,7 @@ test.each(cases)(
   (_name, env, expected) => {
     expect({
       services: tracingWanted(env),
-      jaeger: devStackConfig(env).traceUi,
+      jaeger: devStackConfig(env).traces,
     }).toEqual(expected);
   },
 );

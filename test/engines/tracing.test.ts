@@ -79,7 +79,7 @@ interface JaegerTrace {
 
 /** The trace as Jaeger's query API has it so far (none until its first span arrives). */
 async function traceOf(traceId: string): Promise<JaegerTrace | undefined> {
-  const response = await fetch(`${jaeger.uiUrl}/api/traces/${traceId}`);
+  const response = await fetch(`${jaeger.queryUrl}/api/traces/${traceId}`);
   if (response.status === 404) return undefined;
   const { data } = (await response.json()) as { data: JaegerTrace[] };
   return data[0];
@@ -443,7 +443,7 @@ test("a webhook try sends its receiver no trace context, and its span names the 
     const found = await eventually(
       async () => {
         const response = await fetch(
-          `${jaeger.uiUrl}/api/traces?service=onejob-worker&operation=${encodeURIComponent('webhook try')}&limit=50&lookback=1h`,
+          `${jaeger.queryUrl}/api/traces?service=onejob-worker&operation=${encodeURIComponent('webhook try')}&limit=50&lookback=1h`,
         );
         const { data } = (await response.json()) as { data: JaegerTrace[] };
         return data.filter((t) =>

@@ -17,14 +17,15 @@ export function devStackConfig(env: NodeJS.ProcessEnv = process.env) {
     workerHealthAddress: workerAddresses(env).healthAddress,
     databaseName: env.ONEJOB_DATABASE_NAME ?? 'onejob',
     /**
-     * Jaeger, the trace UI, runs unless ONEJOB_TRACE_UI=off, or the services' spans go elsewhere
-     * (an OTLP endpoint of your own), or the OTEL_* variables turn tracing off.
+     * Jaeger, the trace backend, runs unless ONEJOB_TRACE_UI=off, or the services' spans go
+     * elsewhere (an OTLP endpoint of your own), or the OTEL_* variables turn tracing off.
      */
-    traceUi:
+    traces:
       env.ONEJOB_TRACE_UI !== 'off' &&
       !tracingDisabled(env) &&
       otlpTracesEndpoint(env) === undefined,
-    traceUiPort: port(env, 'JAEGER_UI_PORT', 16686),
+    /** Jaeger's query API (and its web UI, in a build that has one). */
+    traceQueryPort: port(env, 'JAEGER_QUERY_PORT', 16686),
     /** Where Jaeger takes OTLP over HTTP from the services. */
     traceOtlpPort: port(env, 'JAEGER_OTLP_PORT', 4318),
   };
@@ -77,9 +78,14 @@ export function devStackPorts(
       'ONEJOB_WORKER_HEALTH_ADDRESS',
       "the worker's health checks",
     ),
-    ...(ports.traceUi
+    ...(ports.traces
       ? [
-          { port: ports.traceUiPort, host: local, variable: 'JAEGER_UI_PORT', what: 'Jaeger' },
+          {
+            port: ports.traceQueryPort,
+            host: local,
+            variable: 'JAEGER_QUERY_PORT',
+            what: "Jaeger's query API",
+          },
           {
             port: ports.traceOtlpPort,
             host: local,

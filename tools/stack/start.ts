@@ -20,7 +20,6 @@ import {
 import { ProviderRegistry, providerConfigsFromEnv } from '../../src/providers/registry';
 import { otlpTracesEndpoint, tracingWanted } from '../../src/telemetry/tracing';
 import { builtProduct, builtTool } from './build';
-import { obtainJaeger, startJaeger, type Jaeger } from './jaeger';
 import { checkPorts, devStackConfig, devStackPorts } from './portCheck';
 import { ensureDatabase, resolveDatabase, type ResolvedDatabase } from './postgres';
 import {
@@ -36,6 +35,7 @@ import { obtainTemporalClusterBinaries, TEMPORAL_SERVER_VERSION } from './tempor
 import { clusterPortsFor } from './temporalClusterConfig';
 import { temporalEngineKind } from './temporalEngine';
 import { startTemporalDevServer, type DevServer } from './temporalServer';
+import { startTraceBackend, type TraceBackend } from './traceBackend';
 
 /**
  * `npm start`: the whole system on embedded defaults, in one terminal. Temporal dev server
@@ -54,8 +54,9 @@ const SCRIPTS = {
 async function startDevEngine(
   stateDir: string,
   ports: ReturnType<typeof devStackConfig>,
+  signal: AbortSignal,
 ): Promise<DevServer> {
-  const cli = await obtainTemporalCli(log);
+  const cli = await obtainTemporalCli(log, { signal });
   log(`Temporal: starting the dev server (${cli.path}, from ${cli.source})`);
   return startTemporalDevServer({
     cliPath: cli.path,
@@ -96,18 +97,22 @@ async function main(): Promise<void> {
   ensureStateFolder(stateDir);
 
   const children: GuardedProcess[] = [];
+  /** Stopping aborts what is still being obtained (a first start's build of the CLI). */
+  const starting = new AbortController();
+  let temporalStarting: Promise<DevServer> | undefined;
   let temporalServer: DevServer | undefined;
-  let jaeger: Jaeger | undefined;
+  let traces: TraceBackend | undefined;
   let database: ResolvedDatabase | undefined;
   let stopping: Promise<void> | undefined;
 
   const stopAll = (exitCode: number): Promise<void> => {
     stopping ??= (async () => {
       log('stopping…');
+      starting.abort(new Error('npm start is stopping'));
       // Front to back: the API stops taking requests before the worker and servers go.
       for (const child of [...children].reverse()) await child.stop();
-      await temporalServer?.stop();
-      await jaeger?.stop();
+      await (await temporalStarting?.catch(() => undefined))?.stop();
+      await traces?.stop();
       await database?.stop();
       removeDatabaseRecord(stateDir, process.pid);
       log('stopped');
@@ -123,6 +128,14 @@ async function main(): Promise<void> {
     // Before anything slow (PostgreSQL, a Temporal build): a busy port would only fail later.
     await checkPorts(devStackPorts(ports));
 
+    const engine = temporalEngineKind();
+    // The dev server needs nothing else of the stack: its CLI is obtained (built, the first
+    // time: minutes) while PostgreSQL, the migrations, the simulator and certification go ahead.
+    if (!process.env.TEMPORAL_ADDRESS && engine === 'dev') {
+      temporalStarting = startDevEngine(stateDir, ports, starting.signal);
+      temporalStarting.catch(() => undefined); // awaited below; a failure is reported there
+    }
+
     // PostgreSQL first: the cluster engine keeps its own state there too.
     database = await resolveDatabase({ stateDir, log });
     env.DATABASE_URL =
@@ -137,31 +150,22 @@ async function main(): Promise<void> {
         pid: process.pid,
       });
 
-    let temporalUi: string | undefined;
-    const engine = temporalEngineKind();
-    if (process.env.TEMPORAL_ADDRESS) {
+    if (process.env.TEMPORAL_ADDRESS)
       log(`Temporal: using ${process.env.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS); starting no server`);
-    } else {
-      temporalServer =
-        engine === 'cluster'
-          ? await startClusterEngine(database, stateDir, ports)
-          : await startDevEngine(stateDir, ports);
-      env.TEMPORAL_ADDRESS = temporalServer.address;
-      temporalUi = temporalServer.uiUrl;
-    }
+    else if (engine === 'cluster')
+      // The production engine keeps its state in this PostgreSQL: started once it is there.
+      temporalStarting = startClusterEngine(database, stateDir, ports);
 
-    if (ports.traceUi) {
-      const binary = await obtainJaeger(log);
-      jaeger = await startJaeger({
-        binary,
-        dir: path.join(stateDir, 'jaeger'),
-        ports: { ui: ports.traceUiPort, otlpHttp: ports.traceOtlpPort },
+    if (ports.traces) {
+      // Started now if it is cached; else built once the stack serves (it only adds a view).
+      traces = await startTraceBackend({
+        stateDir,
+        queryPort: ports.traceQueryPort,
+        otlpPort: ports.traceOtlpPort,
+        log,
       });
       // The services trace, and send their spans there.
-      env.OTEL_EXPORTER_OTLP_ENDPOINT = jaeger.otlpEndpoint;
-      log(
-        `Jaeger: traces at ${jaeger.uiUrl} (in memory; logs in ${path.join(stateDir, 'jaeger')})`,
-      );
+      env.OTEL_EXPORTER_OTLP_ENDPOINT = traces.otlpEndpoint;
     }
 
     const pool = createPool(env.DATABASE_URL, { max: 1 });
@@ -218,6 +222,12 @@ async function main(): Promise<void> {
         await certifying.end();
       }
     }
+    let temporalUi: string | undefined;
+    if (temporalStarting) {
+      temporalServer = await temporalStarting;
+      env.TEMPORAL_ADDRESS = temporalServer.address;
+      temporalUi = temporalServer.uiUrl;
+    }
     const worker = start('worker');
     await waitForReady(worker, 120_000);
     const api = start('api');
@@ -233,7 +243,8 @@ async function main(): Promise<void> {
       [
         '',
         'onejob is running',
-        `  API             http://127.0.0.1:${ports.apiPort}   (POST /v1/jobs, GET /v1/jobs/:id)`,
+        `  API             http://127.0.0.1:${ports.apiPort}/v1/jobs   (POST a job, GET /v1/jobs/:id)`,
+        `    reference     http://127.0.0.1:${ports.apiPort}/docs   (OpenAPI, to read and try)`,
         ...(temporalUi ? [`  Temporal Web UI ${temporalUi}`] : []),
         `  Temporal gRPC   ${env.TEMPORAL_ADDRESS}${
           !temporalServer
@@ -242,10 +253,10 @@ async function main(): Promise<void> {
               ? `   (Temporal server v${TEMPORAL_SERVER_VERSION} on PostgreSQL)`
               : '   (dev server; ONEJOB_TEMPORAL_ENGINE=cluster runs the production engine)'
         }`,
-        `  Simulator       http://127.0.0.1:${ports.simulatorPort}   (stand-in provider)`,
-        jaeger
-          ? `  Traces          ${jaeger.uiUrl}   (Jaeger; ONEJOB_TRACE_UI=off runs without)`
-          : `  Traces          ${tracingWanted(env) ? `to ${otlpTracesEndpoint(env)}` : 'off'}`,
+        `  Simulator       http://127.0.0.1:${ports.simulatorPort}/_simulator/requests   (the stand-in provider, and what it was asked)`,
+        ...(traces
+          ? traces.bannerLines()
+          : [`  Traces          ${tracingWanted(env) ? `to ${otlpTracesEndpoint(env)}` : 'off'}`]),
         `  Metrics         http://127.0.0.1:${ports.apiPort}/metrics (service), ${ports.workerMetricsAddress === 'off' ? 'off (ONEJOB_WORKER_METRICS_ADDRESS)' : `http://${ports.workerMetricsAddress}/metrics`} (Temporal SDK)`,
         `  Readiness       http://127.0.0.1:${ports.apiPort}/readyz (API), ${ports.workerHealthAddress === 'off' ? 'off (ONEJOB_WORKER_HEALTH_ADDRESS)' : `http://${ports.workerHealthAddress}/readyz`} (worker)`,
         `  PostgreSQL      ${withoutPassword(env.DATABASE_URL)}   (${
@@ -269,6 +280,8 @@ async function main(): Promise<void> {
         '',
       ].join('\n'),
     );
+    // Only now: a build of what only adds a view never stands before the first answer.
+    traces?.finishInBackground();
   } catch (error) {
     console.error(`[onejob] ${(error as Error).message}`);
     await stopAll(1);
