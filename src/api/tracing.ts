@@ -21,3 +21,12 @@ export function nameRequestSpan(
   }
   reply.header('traceresponse', `00-${traceId}-${spanId}-0${traceFlags & 1}`);
 }
+
+/**
+ * Tags the request's server span with the job it created or acted on (`onejob.job_id`), so that
+ * a search for the job finds the request (`onejob jobs trace`), its create above all, even
+ * before the worker has traced anything. A no-op when tracing is off.
+ */
+export function tagRequestJob(jobId: string): void {
+  trace.getActiveSpan()?.setAttribute('onejob.job_id', jobId);
+}

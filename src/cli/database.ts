@@ -15,7 +15,8 @@ export interface DatabaseChoice {
 
 const LOCAL_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/onejob';
 
-function isRunning(pid: number): boolean {
+/** Whether the process that wrote a state-folder record still runs. */
+export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

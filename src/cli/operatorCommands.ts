@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { jobResource } from '../api/representation';
 import { webhookRetrySettings } from '../config';
@@ -11,6 +11,7 @@ import { listRaces } from '../db/races';
 import { deliveriesOfJob, type DeliveryRecord } from '../db/webhooks';
 import { describeJobCost, formatMoney } from '../domain/cost';
 import { terminalText } from '../domain/displayText';
+import { isUuid } from '../domain/identity';
 import { JOB_STATUSES, type JobStatus } from '../domain/job';
 import { createLogger } from '../logger';
 import { cancelJob, resolveAttempt, type AttemptServiceDeps } from '../service/attempts';
@@ -20,6 +21,8 @@ import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
 import { chooseDatabase, explainConnectionFailure } from './database';
 import { renderTable } from './table';
 import { terminalJson } from './terminal';
+import { chooseTraceQuery, findJobTraces } from './traceQuery';
+import { renderTraces } from './traceTree';
 
 /** A job's note in one line: what happened, why, and until when for a wait. */
 function noteText(note: unknown): string {
@@ -73,12 +76,20 @@ export function output(json: boolean | undefined, value: unknown, table: () => s
   console.log(json ? terminalJson(value) : terminalText(table()));
 }
 
+/** A count given on the command line: a whole number above zero, else a one-line refusal. */
+function positiveInteger(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1)
+    throw new InvalidArgumentError('give a whole number above zero');
+  return parsed;
+}
+
 /** Who acts, for the record: --operator, else the shell's user. */
 export const operatorName = (given?: string): string => given ?? process.env.USER ?? 'cli';
 const errorText = (error: unknown): string =>
   error ? String((error as { message?: string }).message ?? JSON.stringify(error)) : '';
 
-/** `jobs list|show|cancel`, `attempts resolve`, `races list`: what operators do by hand. */
+/** `jobs list|show|trace|cancel|release-key`, `attempts resolve`, `races list`: what operators do by hand. */
 export function addOperatorCommands(program: Command): void {
   const jobs = program.command('jobs').description('Find, inspect and cancel jobs (any owner)');
   jobs
@@ -192,6 +203,29 @@ export function addOperatorCommands(program: Command): void {
           ].join('\n'),
         );
       });
+    });
+  jobs
+    .command('trace <jobId>')
+    .description(
+      "A job's traces from the trace query API (Jaeger): each span with its duration, provider, attempt, outcome, cost and compare-and-swap",
+    )
+    .option('--json', "print the traces as Jaeger's query API answered them")
+    .option('--limit <n>', 'traces per service at most', positiveInteger, 20)
+    .option('--days <n>', 'how far back to look', positiveInteger, 7)
+    .action(async (jobId: string, options: { json?: boolean; limit: number; days: number }) => {
+      // Refused before any request: a job id is a UUID, and anything else would be sent as a tag.
+      if (!isUuid(jobId)) throw new Error(`${jobId} is not a job id (a UUID)`);
+      const found = await findJobTraces(chooseTraceQuery(), jobId, {
+        lookbackDays: options.days,
+        limitPerService: options.limit,
+      });
+      for (const service of found.fullServices)
+        console.error(
+          terminalText(
+            `onejob: ${service} had ${options.limit} traces of the job, the limit: older ones may be left out (--limit)`,
+          ),
+        );
+      output(options.json, found.traces, () => renderTraces(found.traces));
     });
   jobs
     .command('cancel <jobId>')

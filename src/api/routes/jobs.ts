@@ -24,6 +24,7 @@ import {
   type ListInclusion,
 } from '../representation';
 import { storableText } from '../storable';
+import { tagRequestJob } from '../tracing';
 import type { WaitLimiter } from '../waitLimiter';
 
 export interface JobRoutesOptions {
@@ -127,6 +128,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
         idempotencyKey: key,
         ...request.body,
       });
+      tagRequestJob(job.id);
       (created ? metrics.jobsCreated : metrics.jobsReplayed).inc({ type: job.type });
       reply.header('location', `/v1/jobs/${job.id}`);
       if (!created) reply.header('idempotent-replayed', 'true');
@@ -152,6 +154,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
       if (waitMs === 0) {
         const found = await getJob(deps, request.ownerId, request.params.id);
         if (!found) return sendNotFound(reply, `job ${request.params.id}`);
+        tagRequestJob(found.job.id);
         return jobResource(found.job, found.attempts);
       }
       const release = waits.enter(request.ownerId);
@@ -176,6 +179,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
         });
         if (gone.signal.aborted) return reply;
         if (!found) return sendNotFound(reply, `job ${request.params.id}`);
+        tagRequestJob(found.job.id);
         return jobResource(found.job, found.attempts);
       } finally {
         release();
@@ -266,6 +270,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
         request.body?.provider,
       );
       if (!attempt) return sendNotFound(reply, `job ${request.params.id}`);
+      tagRequestJob(request.params.id);
       return reply.code(202).header('location', `/v1/jobs/${request.params.id}`).send(attempt);
     },
   );
@@ -296,6 +301,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
       });
       const found = cancelled && (await getJob(deps, request.ownerId, id));
       if (!found) return sendNotFound(reply, `job ${id}`);
+      tagRequestJob(found.job.id);
       return jobResource(found.job, found.attempts);
     },
   );

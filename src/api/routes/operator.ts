@@ -18,6 +18,7 @@ import { BODY_ERRORS, problemResponses } from '../openapi';
 import { sendNotFound, sendProblem } from '../problems';
 import { decodeCursor, encodeCursor } from '../representation';
 import { storableJson, storableText } from '../storable';
+import { tagRequestJob } from '../tracing';
 import { breakerResource, breakerSchema, pageQuery } from './webhooks';
 
 /** Why the operator acted, as recorded with the job or the endpoint. */
@@ -104,6 +105,7 @@ export const operatorRoutes: FastifyPluginAsyncZod<OperatorRoutesOptions> = asyn
       const { id } = request.params;
       const released = await releaseKey(deps, request.ownerId, id, request.body.reason);
       if (!released?.keyRelease) return sendNotFound(reply, `job ${id}`);
+      tagRequestJob(released.id);
       return {
         jobId: released.id,
         keyGeneration: released.keyGeneration,
@@ -132,7 +134,9 @@ export const operatorRoutes: FastifyPluginAsyncZod<OperatorRoutesOptions> = asyn
         operator: request.ownerId,
         reason: request.body.reason,
       });
-      return cancelled ? { ...cancelled } : sendNotFound(reply, `job ${id}`);
+      if (!cancelled) return sendNotFound(reply, `job ${id}`);
+      tagRequestJob(id);
+      return { ...cancelled };
     },
   );
 
