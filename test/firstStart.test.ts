@@ -1,9 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { DEV_TOKEN } from '../src/domain/publishedSecrets';
+import { builtProduct } from '../tools/stack/build';
 import { findGo } from '../tools/stack/goInstall';
 import { freePort } from '../tools/stack/processes';
 import { TEMPORAL_CLI_VERSION } from '../tools/stack/temporalCli';
@@ -201,6 +202,19 @@ function readmeAddresses(env: NodeJS.ProcessEnv): string[] {
   );
 }
 
+/** `npx onejob jobs trace <id>` as the banner says, with only the state folder to go on. */
+function jobTrace(id: string): Promise<string> {
+  const { ONEJOB_TRACE_QUERY_URL: _unset, ...env } = process.env;
+  return new Promise((resolve) =>
+    execFile(
+      process.execPath,
+      [builtProduct('cli', 'main.js'), 'jobs', 'trace', id],
+      { env: { ...env, ONEJOB_STATE_DIR: stateDir } },
+      (_error, stdout, stderr) => resolve(`${stdout}${stderr}`),
+    ),
+  );
+}
+
 async function stopStack(stack: StartedStack): Promise<void> {
   process.kill(-stack.process.pid!, 'SIGINT');
   expect(await exitOf(stack)).toEqual({ code: 0 });
@@ -260,6 +274,7 @@ test('a first npm start serves before the trace backend is built, and every addr
       body: JSON.stringify({ type: 'summarize', input: { text: 'Served first. Traced later.' } }),
     });
     expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
     const traceId = /^00-([0-9a-f]{32})-/.exec(created.headers.get('traceresponse') ?? '')?.[1];
     expect(traceId).toBeDefined();
     // Jaeger runs (its query API printed), or says why it cannot.
@@ -273,6 +288,13 @@ test('a first npm start serves before the trace backend is built, and every addr
       (status) => status === 200,
     );
     expect(trace).toBe(200);
+    // What the banner says to run finds that Jaeger by itself (npm start's traces.json).
+    const tree = await eventually(
+      () => jobTrace(id),
+      (text) => text.includes('provider call'),
+    );
+    expect(tree).toMatch(new RegExp(`^trace ${traceId} {2}`, 'm'));
+    expect(tree).toMatch(/^POST \/v1\/jobs {2}/m);
     await checkBannerAddresses(bannerOf(stack.output()));
     // Every address the README's table names is one a banner printed.
     const printed = `${output}\n${stack.output()}`;

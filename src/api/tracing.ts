@@ -25,7 +25,8 @@ export function nameRequestSpan(
 /**
  * Tags the request's server span with the job it created or acted on (`onejob.job_id`), so that
  * a search for the job finds the request (`onejob jobs trace`), its create above all, even
- * before the worker has traced anything. A no-op when tracing is off.
+ * before the worker has traced anything. Reads are not tagged: a client polling a job would bury
+ * its few traces under its own. A no-op when tracing is off.
  */
 export function tagRequestJob(jobId: string): void {
   trace.getActiveSpan()?.setAttribute('onejob.job_id', jobId);

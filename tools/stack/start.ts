@@ -7,6 +7,7 @@ import {
   writeDatabaseRecord,
 } from '../../src/cli/databaseRecord';
 import { ensureStateFolder, stateFolder } from '../../src/cli/stateFolder';
+import { removeTraceQueryRecord, writeTraceQueryRecord } from '../../src/cli/traceQueryRecord';
 import { migrate } from '../../src/db/migrate';
 import { createPool } from '../../src/db/pool';
 import {
@@ -115,6 +116,7 @@ async function main(): Promise<void> {
       await traces?.stop();
       await database?.stop();
       removeDatabaseRecord(stateDir, process.pid);
+      removeTraceQueryRecord(stateDir, process.pid);
       log('stopped');
       process.exit(exitCode);
     })();
@@ -163,6 +165,8 @@ async function main(): Promise<void> {
         queryPort: ports.traceQueryPort,
         otlpPort: ports.traceOtlpPort,
         log,
+        // For `onejob jobs trace`, as database.json is for the other commands.
+        onQueryApi: (queryUrl) => writeTraceQueryRecord(stateDir, { queryUrl, pid: process.pid }),
       });
       // The services trace, and send their spans there.
       env.OTEL_EXPORTER_OTLP_ENDPOINT = traces.otlpEndpoint;

@@ -154,7 +154,6 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
       if (waitMs === 0) {
         const found = await getJob(deps, request.ownerId, request.params.id);
         if (!found) return sendNotFound(reply, `job ${request.params.id}`);
-        tagRequestJob(found.job.id);
         return jobResource(found.job, found.attempts);
       }
       const release = waits.enter(request.ownerId);
@@ -179,7 +178,6 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
         });
         if (gone.signal.aborted) return reply;
         if (!found) return sendNotFound(reply, `job ${request.params.id}`);
-        tagRequestJob(found.job.id);
         return jobResource(found.job, found.attempts);
       } finally {
         release();
