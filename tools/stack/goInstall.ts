@@ -79,8 +79,9 @@ export interface BuildManners {
   /** Aborting it stops the build; goInstall then rejects with the signal's reason. */
   signal?: AbortSignal;
   /**
-   * Behind a stack that already serves: the build yields the CPU to it (nice 10) and says only
-   * when it starts and ends, not every 20 s in the middle of the user's terminal.
+   * Behind a stack that already serves: the build yields the CPU to it (nice 10), says only
+   * when it starts and ends, not every 20 s in the middle of the user's terminal, and runs in a
+   * process group of its own, so that a Ctrl-C stops it through `signal` rather than failing it.
    */
   background?: boolean;
 }
@@ -102,8 +103,7 @@ export async function goInstall(
   log: (line: string) => void,
   manners: BuildManners = {},
 ): Promise<void> {
-  const { signal } = manners;
-  signal?.throwIfAborted();
+  manners.signal?.throwIfAborted();
   const go = requireGo(spec.what, spec.alternative);
   await mkdir(spec.cacheDir, { recursive: true });
   const buildDir = await mkdtemp(path.join(spec.cacheDir, 'build-'));
@@ -117,50 +117,12 @@ export async function goInstall(
         20_000,
       );
   try {
-    const build = await buildCommand(go, spec, buildDir, signal);
-    await new Promise<void>((resolve, reject) => {
-      // Guarded like every child of ours: if we die or are stopped, the build stops too.
-      const guarded = spawnGuarded(go, build.args, {
-        cwd: build.cwd,
-        env: goEnv({ GOBIN: buildDir }),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const { child } = guarded;
-      // The guardian only waits; the go command and the compilers it starts inherit this.
-      if (manners.background && child.pid !== undefined)
-        setPriority(child.pid, BACKGROUND_NICENESS);
-      const abort = (): void => void guarded.stop();
-      signal?.addEventListener('abort', abort, { once: true });
-      void guarded.exited.then(() => signal?.removeEventListener('abort', abort));
-      const tail: string[] = [];
-      let downloads = 0;
-      const onOutput = (chunk: Buffer): void => {
-        for (const line of chunk.toString().split('\n')) {
-          if (!line.trim()) continue;
-          tail.push(line);
-          if (tail.length > 30) tail.shift();
-          if (line.startsWith('go: downloading')) {
-            downloads += 1;
-            if (downloads % 50 === 0 && !manners.background)
-              log(`  downloaded ${downloads} modules…`);
-          }
-        }
-      };
-      child.stdout?.on('data', onOutput);
-      child.stderr?.on('data', onOutput);
-      child.on('error', reject);
-      // 'close', not 'exit': the last lines of output (the reason) have arrived by then.
-      child.on('close', (code) => {
-        if (signal?.aborted) return reject(signal.reason as Error);
-        if (code === 0) return resolve();
-        reject(
-          new Error(
-            `${build.describe} failed (exit ${code}). ` +
-              `Check that the Go module proxy is reachable (GOPROXY=${process.env.GOPROXY ?? 'default'}), ` +
-              `or ${spec.alternative}. Last output:\n${tail.join('\n')}`,
-          ),
-        );
-      });
+    const build = await buildCommand(go, spec, buildDir, manners);
+    let downloads = 0;
+    await runGo(go, build, { GOBIN: buildDir }, spec, manners, (line) => {
+      if (!line.startsWith('go: downloading')) return;
+      downloads += 1;
+      if (downloads % 50 === 0 && !manners.background) log(`  downloaded ${downloads} modules…`);
     });
     for (const [built, final] of Object.entries(spec.binaries)) {
       await rename(path.join(buildDir, built), path.join(spec.cacheDir, final));
@@ -173,6 +135,61 @@ export async function goInstall(
 }
 
 /**
+ * Runs one go command, guarded like every child of ours (if we die or are stopped, it stops
+ * too); rejects with its last lines of output when it fails, with the signal's reason when
+ * `manners.signal` stopped it.
+ */
+function runGo(
+  go: string,
+  command: { args: string[]; cwd?: string; describe: string },
+  env: Record<string, string>,
+  spec: GoInstall,
+  manners: BuildManners,
+  onLine: (line: string) => void = () => undefined,
+): Promise<void> {
+  const { signal } = manners;
+  signal?.throwIfAborted();
+  return new Promise<void>((resolve, reject) => {
+    const guarded = spawnGuarded(go, command.args, {
+      cwd: command.cwd,
+      env: goEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: manners.background ?? false,
+    });
+    const { child } = guarded;
+    // The guardian only waits; the go command and the compilers it starts inherit this.
+    if (manners.background && child.pid !== undefined) setPriority(child.pid, BACKGROUND_NICENESS);
+    const abort = (): void => void guarded.stop();
+    signal?.addEventListener('abort', abort, { once: true });
+    void guarded.exited.then(() => signal?.removeEventListener('abort', abort));
+    const tail: string[] = [];
+    const onOutput = (chunk: Buffer): void => {
+      for (const line of chunk.toString().split('\n')) {
+        if (!line.trim()) continue;
+        tail.push(line);
+        if (tail.length > 30) tail.shift();
+        onLine(line);
+      }
+    };
+    child.stdout?.on('data', onOutput);
+    child.stderr?.on('data', onOutput);
+    child.on('error', reject);
+    // 'close', not 'exit': the last lines of output (the reason) have arrived by then.
+    child.on('close', (code) => {
+      if (signal?.aborted) return reject(signal.reason as Error);
+      if (code === 0) return resolve();
+      reject(
+        new Error(
+          `${command.describe} failed (exit ${code}). ` +
+            `Check that the Go module proxy is reachable (GOPROXY=${process.env.GOPROXY ?? 'default'}), ` +
+            `or ${spec.alternative}. Last output:\n${tail.join('\n')}`,
+        ),
+      );
+    });
+  });
+}
+
+/**
  * `go install pkg@version…` in no module; or, with `inGraphOf`, `go build` inside a throwaway
  * module (in `buildDir`) whose requirements are that module's own; or, `asTool`, inside one that
  * requires the packages as tools.
@@ -181,19 +198,15 @@ async function buildCommand(
   go: string,
   spec: GoInstall,
   buildDir: string,
-  signal: AbortSignal | undefined,
+  manners: BuildManners,
 ): Promise<{ args: string[]; cwd?: string; describe: string }> {
   const flags = ['-trimpath', ...(spec.ldflags ? ['-ldflags', spec.ldflags] : [])];
   if (spec.asTool) {
     const moduleDir = path.join(buildDir, 'module');
     await mkdir(moduleDir);
     await writeFile(path.join(moduleDir, 'go.mod'), 'module onejob.local/toolbuild\n');
-    await promisify(execFile)(go, ['get', '-tool', ...spec.packages], {
-      cwd: moduleDir,
-      env: goEnv(),
-      maxBuffer: 16 << 20,
-      ...(signal ? { signal } : {}),
-    });
+    const args = ['get', '-tool', ...spec.packages];
+    await runGo(go, { args, cwd: moduleDir, describe: `go ${args.join(' ')}` }, {}, spec, manners);
     const packages = spec.packages.map((pkg) => pkg.replace(/@[^@]*$/, ''));
     return {
       args: ['build', ...flags, '-o', `${buildDir}${path.sep}`, ...packages],

@@ -72,6 +72,8 @@ export function spawnGuarded(
     ];
     env?: NodeJS.ProcessEnv;
     cwd?: string;
+    /** In a process group of its own: a terminal's Ctrl-C reaches us, and we stop it. */
+    detached?: boolean;
   } = {},
 ): GuardedProcess {
   const stdio = options.stdio ?? ['ignore', 'inherit', 'inherit'];
@@ -79,6 +81,7 @@ export function spawnGuarded(
     stdio: [...stdio, 'ipc'],
     env: { ...PROCESS_ENV_DEFAULTS, ...(options.env ?? process.env) },
     cwd: options.cwd,
+    detached: options.detached ?? false,
   });
   return track(child);
 }

@@ -58,7 +58,7 @@ export async function startTraceBackend(options: TraceBackendOptions): Promise<T
     options.onQueryApi?.(jaeger.queryUrl);
     const lost = handed.dropped + handed.refused;
     log(
-      `Jaeger runs: query API ${jaeger.queryUrl}/api/services (${NO_UI}); ` +
+      `Jaeger is up: query API ${jaeger.queryUrl}/api/services (${NO_UI}); ` +
         `${handed.delivered} span exports held while it built are in it` +
         (lost > 0 ? `, ${lost} lost (over the hold's bound, or refused)` : '') +
         "; `npx onejob jobs trace <job id>` prints a job's trace",
@@ -75,8 +75,8 @@ export async function startTraceBackend(options: TraceBackendOptions): Promise<T
             `    OTLP in       ${jaeger.otlpEndpoint}/v1/traces   (where the services send spans)`,
           ]
         : [
-            '  Traces          Jaeger is built in the background (first start only); a line says when it runs',
-            `    OTLP in       ${otlpEndpoint}/v1/traces   (held by npm start until Jaeger runs, then handed to it)`,
+            '  Traces          Jaeger is built in the background (first start only); a line says when it is up',
+            `    OTLP in       ${otlpEndpoint}/v1/traces   (held by npm start while Jaeger builds, then handed to it)`,
           ],
     finishInBackground() {
       if (jaeger || background) return;
