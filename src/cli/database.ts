@@ -1,4 +1,5 @@
 import { databaseRecordFile, readDatabaseRecord, withoutPassword } from './databaseRecord';
+import { liveStartRecord } from './startRecord';
 import { stateFolder } from './stateFolder';
 
 /**
@@ -15,17 +16,6 @@ export interface DatabaseChoice {
 
 const LOCAL_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/onejob';
 
-/** Whether the process that wrote a state-folder record still runs. */
-export function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 export function chooseDatabase(env: NodeJS.ProcessEnv = process.env): DatabaseChoice {
   if (env.DATABASE_URL) return { url: env.DATABASE_URL, from: 'DATABASE_URL' };
   const stateDir = stateFolder(env);
@@ -38,10 +28,7 @@ export function chooseDatabase(env: NodeJS.ProcessEnv = process.env): DatabaseCh
       notice: `no DATABASE_URL and no npm start running on ${stateDir}; using ${withoutPassword(LOCAL_DATABASE_URL)}`,
     };
   }
-  if (!isRunning(record.pid))
-    throw new Error(
-      `${file} is stale: the npm start that wrote it (pid ${record.pid}) is not running; start it again, or set DATABASE_URL`,
-    );
+  liveStartRecord(file, record, 'DATABASE_URL');
   const where = withoutPassword(record.url);
   return {
     url: record.url,

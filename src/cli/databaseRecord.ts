@@ -1,5 +1,5 @@
-import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { readStartRecord, removeStartRecord, writeStartRecord } from './startRecord';
 
 /**
  * The database `npm start` chose when DATABASE_URL is unset (embedded PostgreSQL listens on a
@@ -18,33 +18,23 @@ export const databaseRecordFile = (stateDir: string): string =>
   path.join(stateDir, 'database.json');
 
 export function writeDatabaseRecord(stateDir: string, record: DatabaseRecord): void {
-  const file = databaseRecordFile(stateDir);
-  rmSync(file, { force: true }); // a file left by someone else keeps its mode on rewrite
-  writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600); // whatever the umask
+  writeStartRecord(databaseRecordFile(stateDir), record);
 }
 
 export function readDatabaseRecord(stateDir: string): DatabaseRecord | undefined {
-  let text: string;
-  try {
-    text = readFileSync(databaseRecordFile(stateDir), 'utf8');
-  } catch {
-    return undefined;
-  }
-  const parsed = JSON.parse(text) as Partial<DatabaseRecord>;
-  if (typeof parsed.url !== 'string' || typeof parsed.pid !== 'number')
-    throw new Error(`${databaseRecordFile(stateDir)} is not a record npm start wrote`);
-  return { url: parsed.url, source: parsed.source ?? 'embedded', pid: parsed.pid };
+  return readStartRecord(databaseRecordFile(stateDir), (parsed) =>
+    typeof parsed.url === 'string'
+      ? {
+          url: parsed.url,
+          source: parsed.source === 'local' ? 'local' : 'embedded',
+          pid: parsed.pid as number,
+        }
+      : undefined,
+  );
 }
 
-/** Removes the record if `pid` wrote it (a newer npm start on the same folder keeps its own). */
 export function removeDatabaseRecord(stateDir: string, pid: number): void {
-  try {
-    if (readDatabaseRecord(stateDir)?.pid !== pid) return;
-  } catch {
-    return;
-  }
-  rmSync(databaseRecordFile(stateDir), { force: true });
+  removeStartRecord(databaseRecordFile(stateDir), pid);
 }
 
 /** Query parameters of a PostgreSQL connection string that hold a secret (libpq's names). */

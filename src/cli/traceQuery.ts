@@ -1,4 +1,4 @@
-import { isRunning } from './database';
+import { liveStartRecord } from './startRecord';
 import { stateFolder } from './stateFolder';
 import { readTraceQueryRecord, traceQueryRecordFile } from './traceQueryRecord';
 import { traceSpan, type JaegerTrace } from './traceTree';
@@ -23,11 +23,7 @@ export function chooseTraceQuery(env: NodeJS.ProcessEnv = process.env): TraceQue
     throw new Error(
       `no trace query API: set ONEJOB_TRACE_QUERY_URL to a Jaeger query API (e.g. http://127.0.0.1:16686), or run npm start, which runs Jaeger (none has recorded one in ${stateDir})`,
     );
-  if (!isRunning(record.pid))
-    throw new Error(
-      `${file} is stale: the npm start that wrote it (pid ${record.pid}) is not running; start it again, or set ONEJOB_TRACE_QUERY_URL`,
-    );
-  return { url: record.queryUrl, from: file };
+  return { url: liveStartRecord(file, record, 'ONEJOB_TRACE_QUERY_URL').queryUrl, from: file };
 }
 
 /** The URL fit to print: no user, password, query or fragment. */
