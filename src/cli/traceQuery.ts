@@ -60,7 +60,7 @@ function failureText(error: unknown): string {
 
 /**
  * A job's traces from Jaeger: each service it knows is searched for spans tagged with the job
- * (`onejob.job_id`: the API's request that created or read it, the worker's calls, lookups and
+ * (`onejob.job_id`: the API's request that created or acted on it, the worker's calls, lookups and
  * compare-and-swaps, the reconciler's rounds), and the traces found are joined by id.
  */
 export async function findJobTraces(
