@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 
 /**
  * A tiny supervisor that runs between us and a child we cannot teach to watch its parent
@@ -158,9 +160,45 @@ export function ephemeralPortRange(): [number, number] {
 }
 
 /**
+ * Ports handed out by any process of ours on this machine (a test run's workers, the stacks and
+ * campaigns they start), so that two of them never pick the same free port in the moment before
+ * either binds it (seen: a worker's health port taken by another test's process). A claim is a
+ * file named by the port and a time slot, made with O_EXCL; it holds for its slot and the next,
+ * one to two minutes, far longer than any start takes to bind what it picked.
+ */
+const CLAIM_SLOT_MS = 60_000;
+const claimsDir = path.join(os.tmpdir(), `onejob-port-claims-${process.getuid?.() ?? 'user'}`);
+let claimsSwept = false;
+
+export function claimPort(port: number): boolean {
+  const slot = Math.floor(Date.now() / CLAIM_SLOT_MS);
+  mkdirSync(claimsDir, { recursive: true, mode: 0o700 });
+  if (!claimsSwept) {
+    claimsSwept = true;
+    // Claims of slots long past: nobody checks them any more.
+    for (const name of readdirSync(claimsDir))
+      if (Number(name.split('.')[1]) < slot - 1)
+        rmSync(path.join(claimsDir, name), { force: true });
+  }
+  try {
+    readFileSync(path.join(claimsDir, `${port}.${slot - 1}`));
+    return false; // claimed in the slot before: still held
+  } catch {
+    // not claimed then
+  }
+  try {
+    writeFileSync(path.join(claimsDir, `${port}.${slot}`), String(process.pid), { flag: 'wx' });
+    return true;
+  } catch {
+    return false; // claimed in this slot by someone else
+  }
+}
+
+/**
  * A port that is free now and that no outgoing connection will take before our server binds
  * it: chosen below the kernel's ephemeral range (a port the kernel handed out for "any port"
- * may be given to a client socket a moment later, and the server would fail to bind).
+ * may be given to a client socket a moment later, and the server would fail to bind), and
+ * claimed, so that no other process of ours takes it meanwhile.
  */
 const handedOut = new Set<number>();
 export async function freePort(host = '127.0.0.1'): Promise<number> {
@@ -170,7 +208,7 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   for (let tries = 0; tries < 200; tries++) {
     const port = low + Math.floor(Math.random() * (high - low));
     // Never the same port twice from this process, even if the first was not bound yet.
-    if (handedOut.has(port) || !(await isPortFree(port, host))) continue;
+    if (handedOut.has(port) || !(await isPortFree(port, host)) || !claimPort(port)) continue;
     handedOut.add(port);
     return port;
   }
