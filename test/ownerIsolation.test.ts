@@ -97,6 +97,11 @@ test('another owner’s POST /v1/jobs/:id/attempts is 404 and starts nothing; th
     mode: 'hedged',
   });
   await untilJob(stack, job.id, (j) => j.attempts[0]?.state === 'running');
+  // The row says running before its call reaches the provider: wait for the call itself.
+  await eventually(
+    async () => requestsFor(stack, job.id, 'chat').length,
+    (calls) => calls === 1,
+  );
 
   for (const body of [{ provider: 'chat-backup' }, {}]) {
     const refused = await stack.request('POST', `/v1/jobs/${job.id}/attempts`, {
