@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEV_TOKEN } from '../src/domain/publishedSecrets';
-import { builtProduct } from '../tools/stack/build';
 import { freePort } from '../tools/stack/processes';
+import { runBuiltCli, type CliRun } from './support/cli';
 import { embeddedStackSettings, runDevStart, untilRunning, exitOf } from './support/devStart';
 import { TEST_OUTPUT } from './support/harness';
 import { processesMentioning, waitUntil } from './support/processScan';
@@ -16,23 +16,9 @@ import { processesMentioning, waitUntil } from './support/processScan';
 const stateDir = mkdtempSync(path.join(TEST_OUTPUT, 'dev-stack-embedded-'));
 const recordFile = path.join(stateDir, 'database.json');
 
-function cli(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const full: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent', ...env };
-  delete full.DATABASE_URL;
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [builtProduct('cli', 'main.js'), ...args], {
-      env: full,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** The CLI as a newcomer's shell runs it: no DATABASE_URL. */
+const cli = (args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> =>
+  runBuiltCli(args, { ...env, DATABASE_URL: undefined });
 
 /** The pid of a process that has certainly ended. */
 async function deadPid(): Promise<number> {

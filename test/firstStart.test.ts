@@ -1,13 +1,13 @@
 import { Client, Connection } from '@temporalio/client';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { DEV_TOKEN } from '../src/domain/publishedSecrets';
-import { builtProduct } from '../tools/stack/build';
 import { findGo } from '../tools/stack/goInstall';
 import { freePort } from '../tools/stack/processes';
 import { TEMPORAL_CLI_VERSION } from '../tools/stack/temporalCli';
+import { runBuiltCli } from './support/cli';
 import { exitOf, runDevStart, untilRunning, type StartedStack } from './support/devStart';
 import { harness, ROOT, TEST_OUTPUT } from './support/harness';
 import { eventually } from './support/polling';
@@ -202,19 +202,6 @@ function readmeAddresses(env: NodeJS.ProcessEnv): string[] {
   );
 }
 
-/** `npx onejob jobs trace <id>` as the banner says, with only the state folder to go on. */
-function jobTrace(id: string): Promise<string> {
-  const { ONEJOB_TRACE_QUERY_URL: _unset, ...env } = process.env;
-  return new Promise((resolve) =>
-    execFile(
-      process.execPath,
-      [builtProduct('cli', 'main.js'), 'jobs', 'trace', id],
-      { env: { ...env, ONEJOB_STATE_DIR: stateDir } },
-      (_error, stdout, stderr) => resolve(`${stdout}${stderr}`),
-    ),
-  );
-}
-
 async function stopStack(stack: StartedStack): Promise<void> {
   process.kill(-stack.process.pid!, 'SIGINT');
   expect(await exitOf(stack)).toEqual({ code: 0 });
@@ -290,10 +277,15 @@ test('a first npm start serves before the trace backend is built, and every addr
       (status) => status === 200,
     );
     expect(trace).toBe(200);
-    // What the banner says to run finds that Jaeger by itself (npm start's traces.json).
-    const tree = await eventually(
-      () => jobTrace(id),
-      (text) => text.includes('provider call'),
+    // `npx onejob jobs trace <id>`, as the banner says, finds that Jaeger with only the state
+    // folder to go on (npm start's traces.json).
+    const { stdout: tree } = await eventually(
+      () =>
+        runBuiltCli(['jobs', 'trace', id], {
+          ONEJOB_STATE_DIR: stateDir,
+          ONEJOB_TRACE_QUERY_URL: undefined,
+        }),
+      (run) => run.stdout.includes('provider call'),
     );
     expect(tree).toMatch(new RegExp(`^trace ${traceId} {2}`, 'm'));
     expect(tree).toMatch(/^POST \/v1\/jobs {2}/m);
