@@ -105,12 +105,13 @@ export function renderTrace(trace: JaegerTrace): string {
     if (shown.has(span)) return;
     shown.add(span);
     const service = trace.processes[span.processID]?.serviceName ?? span.processID;
+    const facts = spanFacts(span);
     lines.push(
       [
         `${'  '.repeat(depth)}${oneLine(span.operationName)}`,
         milliseconds(span.duration),
         oneLine(service),
-        ...(spanFacts(span).length > 0 ? [spanFacts(span).join(' ')] : []),
+        ...(facts.length > 0 ? [facts.join(' ')] : []),
       ].join('  '),
     );
     for (const child of (children.get(span.spanID) ?? []).sort(byStart)) walk(child, depth + 1);

@@ -10,7 +10,7 @@ import { WORKFLOW_BUNDLE_PATH } from './workflowBundle';
 const PRODUCT = path.join(__dirname, '..');
 const FINGERPRINT_PATH = `${WORKFLOW_BUNDLE_PATH}.fingerprint`;
 
-/** Every compiled module's name and text, sorted. */
+/** Every compiled module's path (the bundle itself aside), sorted. */
 function productFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((entry) => entry.isFile() && entry.name.endsWith('.js'))
