@@ -11,6 +11,57 @@ const PRODUCT_ONLY = {
   message: 'src/ is the product: it imports nothing from tools/, test/ or bench/.',
 };
 
+/**
+ * The layers of src/ (docs/architecture.md "The layers"): what each folder may import of the
+ * rest of src/. Anything not listed is refused, so an import that points up a layer fails lint.
+ * The workflow sandbox has its own, stricter rule below.
+ */
+const LAYERS = {
+  domain: [],
+  jobTypes: ['domain'],
+  providers: ['domain', 'jobTypes'],
+  db: ['domain', 'logger.ts'],
+  telemetry: ['domain', 'db', 'workflows/traceHeader.ts'],
+  certification: ['domain', 'db', 'jobTypes', 'providers'],
+  service: ['domain', 'db', 'jobTypes', 'providers', 'telemetry', 'workflows', 'logger.ts'],
+  health: ['domain', 'db', 'service', 'telemetry', 'logger.ts', 'config.ts'],
+  activities: [
+    'domain',
+    'db',
+    'jobTypes',
+    'providers',
+    'service',
+    'telemetry',
+    'workflows',
+    'logger.ts',
+  ],
+  'config.ts': ['domain', 'db', 'service', 'temporal/connection.ts', 'workflows/definitions.ts'],
+};
+const layerZones = Object.entries(LAYERS).map(([layer, allowed]) => ({
+  target: `./src/${layer}`,
+  from: './src',
+  except: [layer, ...allowed].map((part) => `./${part}`),
+  message: `src/${layer} may import only ${allowed.length ? allowed.join(', ') : 'itself'} of src/ (docs/architecture.md, "The layers").`,
+}));
+// The API, the CLI and the processes sit on top; the API and the CLI never import each other.
+layerZones.push(
+  {
+    target: './src/api',
+    from: './src/cli',
+    message: 'The API and the CLI share src/service, not each other.',
+  },
+  {
+    target: './src/cli',
+    from: './src/api',
+    message: 'The API and the CLI share src/service, not each other.',
+  },
+  {
+    target: ['./src/!(bin)/**', './src/*.ts'],
+    from: './src/bin',
+    message: 'src/bin holds the processes: nothing imports them.',
+  },
+);
+
 export default tseslint.config(
   {
     ignores: [
@@ -76,6 +127,7 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [PRODUCT_ONLY] }],
+      'import-x/no-restricted-paths': ['error', { zones: layerZones }],
     },
   },
   {

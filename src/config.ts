@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
-import { MAX_WAIT_SECONDS, type HttpBounds } from './api/httpBounds';
 import type { MigrationMode } from './db/migrate';
 import { DEFAULTS } from './domain/defaults';
+import { MAX_WAIT_SECONDS, type HttpBounds } from './domain/httpBounds';
 import { ownerLimitSettings } from './domain/ownerLimits';
 import { startedByDevStack } from './domain/publishedSecrets';
 import { secretKeyRing } from './domain/secretSealing';

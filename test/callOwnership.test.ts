@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { signCallback } from '../src/api/signatures';
-import { startJob } from '../src/client';
 import type { ProviderConfig } from '../src/providers/provider';
 import { sweepJobs } from '../src/service/sweeper';
+import { startJob } from '../src/temporal/startJob';
 import { holdStatement } from './support/barriers';
 import { callSnapshot, untilRequestReceived } from './support/callInFlight';
 import { CALLBACK_SECRET, TEST_OWNER } from './support/identities';

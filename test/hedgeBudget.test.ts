@@ -1,6 +1,6 @@
-import { jobResource } from '../src/api/representation';
 import { findJob } from '../src/db/jobs';
 import type { JobCost } from '../src/domain/cost';
+import { jobResource } from '../src/service/jobDocument';
 import { OTHER_OWNER, OTHER_TOKEN, TEST_TOKEN } from './support/identities';
 import { freshKey, readJob, untilJob, type JobView } from './support/jobs';
 import { eventually } from './support/polling';

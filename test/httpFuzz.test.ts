@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { jobPageSchema, jobResourceSchema } from '../src/api/representation';
+import { jobPageSchema, jobResourceSchema } from '../src/service/jobDocument';
 import {
   describeRequest,
   type FuzzRequest,

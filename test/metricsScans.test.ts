@@ -2,8 +2,8 @@ import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { createMetrics } from '../src/api/metrics';
 import { migrate, MIGRATIONS_DIR } from '../src/db/migrate';
+import { createMetrics } from '../src/telemetry/metrics';
 import { createTestDatabase } from './support/database';
 
 /**

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { createMetrics } from '../src/api/metrics';
+import { createMetrics } from '../src/telemetry/metrics';
 import { createTestDatabase } from './support/database';
 
 /**

@@ -25,7 +25,7 @@ import { checkOutput, findJobType } from '../jobTypes';
 import { breakerCoolOffMs, lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
 import { attemptOutcome, recordResult } from '../service/results';
 import { inSpan } from '../telemetry/spans';
-import type { AttemptOutcome, ReconcileOutcome } from '../workflows/definitions';
+import type { AttemptLook, AttemptOutcome, ReconcileOutcome } from '../workflows/definitions';
 import type { ActivityDeps } from './types';
 
 /** A call without side effects that can no longer be running and never answered. */
@@ -34,13 +34,6 @@ const CALL_GONE = {
   message:
     'the call can no longer answer (its worker stopped, or its late-result window is over), and the provider has no side effects',
 };
-
-/** What one look at an unknown attempt found, and whether it is news for its workflow. */
-export interface AttemptLook {
-  outcome: ReconcileOutcome;
-  /** This look is the first to find that only an operator can settle the attempt. */
-  operatorNewlyNeeded: boolean;
-}
 
 type LookDeps = Pick<
   ActivityDeps,

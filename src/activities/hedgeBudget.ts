@@ -6,7 +6,7 @@ import type { ActivityDeps, HedgeBudget } from './types';
  * Why a hedged job runs exclusive: the note admission writes on the job. The budget holds per
  * owner and primary provider, measured over that owner's jobs only; its figures stay under
  * `service`, which operators see and owners never do (see ownerView in
- * src/api/representation.ts), so an owner's note shows no figure at all.
+ * src/service/jobDocument.ts), so an owner's note shows no figure at all.
  */
 export interface HedgingPaused extends Record<string, unknown> {
   event: 'hedging_paused';

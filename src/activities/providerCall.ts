@@ -14,9 +14,9 @@ import {
   ProviderCallError,
   VIOLATION_CODES,
 } from '../providers/provider';
-import { observe } from '../service/histograms';
 import { noteCallEnd } from '../service/providerHealth';
 import { attemptOutcome, nudgeOrHandOver, recordResult } from '../service/results';
+import { observe } from '../telemetry/histograms';
 import { inSpan } from '../telemetry/spans';
 import type { AttemptOutcome } from '../workflows/definitions';
 import { jobTaskQueue, type ActivityDeps } from './types';

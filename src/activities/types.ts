@@ -4,8 +4,8 @@ import type { SecretKeyRing } from '../domain/secretSealing';
 import type { WebhookBreaker, WebhookNameSettings, WebhookRetry } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import type { ProviderRegistry } from '../providers/registry';
-import type { WorkerMetrics } from '../service/histograms';
 import type { AllowedTargets } from '../service/webhookTargets';
+import type { WorkerMetrics } from '../telemetry/histograms';
 import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
 export type { JobPlan, PlannedProvider } from '../workflows/definitions';
 

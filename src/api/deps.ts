@@ -1,11 +1,11 @@
+import type { HttpBounds } from '../domain/httpBounds';
 import type { SecretKeyRing } from '../domain/secretSealing';
 import type { WebhookNameSettings, WebhookRetry } from '../domain/webhooks';
+import type { MetricsAccess } from '../health/metricsAccess';
 import type { Logger } from '../logger';
 import type { JobServiceDeps } from '../service/jobs';
 import type { AllowedTargets } from '../service/webhookTargets';
 import type { ApiTokens } from './auth';
-import type { HttpBounds } from './httpBounds';
-import type { MetricsAccess } from './metricsAccess';
 
 /** What the API is built from; each route plugin takes the part it uses. */
 export interface ApiDeps extends JobServiceDeps {

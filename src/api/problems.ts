@@ -1,12 +1,12 @@
 import type { FastifyReply } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
-import { PROBLEM_TYPES, type ProblemType } from '../domain/problems';
-
-/** Problem types are relative URIs served by the API itself (GET /problems/<type>). */
-export function problemTypeUri(type: ProblemType): string {
-  return `/problems/${type}`;
-}
+import {
+  PROBLEM_TYPES,
+  problemTypeUri,
+  standaloneProblem,
+  type ProblemType,
+} from '../domain/problems';
 
 export interface Problem {
   type: string;
@@ -51,25 +51,6 @@ export function sendProblem(
 /** A 404 problem that names what was looked for: "No job <id>.", "No route GET /x.". */
 export function sendNotFound(reply: FastifyReply, what: string): FastifyReply {
   return sendProblem(reply, 'not-found', `No ${what}.`);
-}
-
-/** A problem document outside Fastify: its status, headers and body. */
-export function standaloneProblem(
-  type: ProblemType,
-  detail: string,
-  extensions: Record<string, unknown> = {},
-): { status: number; headers: Record<string, string>; body: string } {
-  const { status, title } = PROBLEM_TYPES[type];
-  const body = JSON.stringify({ type: problemTypeUri(type), title, status, detail, ...extensions });
-  return {
-    status,
-    headers: {
-      'Content-Type': 'application/problem+json',
-      'Content-Length': String(Buffer.byteLength(body)),
-      Connection: 'close',
-    },
-    body,
-  };
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { rawProblemResponse, sendProblem, standaloneProblem } from './problems';
+import { standaloneProblem } from '../domain/problems';
+import { rawProblemResponse, sendProblem } from './problems';
 import { type DiscardBounds, discardRestOfBody } from './refusedBodies';
 
 /**

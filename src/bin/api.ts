@@ -1,19 +1,19 @@
 // First: tracing must be running before http and pg are loaded.
 // eslint-disable-next-line import-x/order
-import { apiTracing } from './apiTracing';
+import { apiTracing } from '../telemetry/apiTracing';
 import { Client, Connection } from '@temporalio/client';
 import { buildApi } from '../api/app';
 import { knownBearer, parseTokenSettings } from '../api/auth';
-import { metricsAccessFor } from '../api/metricsAccess';
 import { apiConfig } from '../config';
 import { schemaAtStart } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { refusePublishedDevSecrets } from '../domain/publishedSecrets';
+import { metricsAccessFor } from '../health/metricsAccess';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { prepareWebhookSecrets } from '../service/webhookSecrets';
+import { tracingClientInterceptors } from '../telemetry/temporalTracing';
 import { temporalConnectOptions } from '../temporal/connection';
-import { tracingClientInterceptors } from '../temporal/tracing';
 import { exitWithParent, tellParent } from './parentLink';
 
 async function main(): Promise<void> {

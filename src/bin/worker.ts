@@ -1,29 +1,29 @@
 // First: tracing must be running before http and pg are loaded.
 // eslint-disable-next-line import-x/order
-import { workerTracing } from './workerTracing';
+import { workerTracing } from '../telemetry/workerTracing';
 import { Client, Connection } from '@temporalio/client';
 import { makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { attemptActivities } from '../activities/attempts';
-import { serveHealth } from '../api/healthServer';
-import { metricsAccessFor } from '../api/metricsAccess';
 import { sweeperConfig, workerConfig } from '../config';
 import { schemaAtStart } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { purgeDeadSecrets } from '../db/webhookSecrets';
 import { DEFAULTS } from '../domain/defaults';
 import { refusePublishedDevSecrets } from '../domain/publishedSecrets';
+import { serveHealth } from '../health/healthServer';
+import { metricsAccessFor } from '../health/metricsAccess';
+import { checkReadiness, pollersProbe, postgresProbe, temporalProbe } from '../health/readiness';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
-import { createWorkerMetrics } from '../service/histograms';
-import { checkReadiness, pollersProbe, postgresProbe, temporalProbe } from '../service/readiness';
 import { reconcileAttemptsOfEndedJobs, sweepJobs } from '../service/sweeper';
 import { prepareWebhookSecrets } from '../service/webhookSecrets';
+import { createWorkerMetrics } from '../telemetry/histograms';
+import { tracingClientInterceptors } from '../telemetry/temporalTracing';
 import { temporalConnectOptions } from '../temporal/connection';
 import { temporalSdkLogger } from '../temporal/logging';
 import { ensureSearchAttributes } from '../temporal/searchAttributes';
-import { tracingClientInterceptors } from '../temporal/tracing';
+import { createJobWorkers, workerSettings } from '../temporal/workers';
 import { prebuiltWorkflowBundle } from '../temporal/workflowBundle';
-import { createJobWorkers, workerSettings } from '../worker';
 import { exitWithParent, tellParent } from './parentLink';
 
 /** At most this many dead webhook secrets are deleted per sweep (the rest at the next one). */

@@ -1,7 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { jobResource } from '../api/representation';
 import { webhookRetrySettings } from '../config';
 import { listAttempts } from '../db/attempts';
 import { listJobsForOperators } from '../db/jobLists';
@@ -15,6 +14,7 @@ import { isUuid } from '../domain/identity';
 import { JOB_STATUSES, type JobStatus } from '../domain/job';
 import { createLogger } from '../logger';
 import { cancelJob, resolveAttempt, type AttemptServiceDeps } from '../service/attempts';
+import { jobResource } from '../service/jobDocument';
 import { releaseKey } from '../service/keyRelease';
 import { temporalConnectionSettings, temporalConnectOptions } from '../temporal/connection';
 import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';

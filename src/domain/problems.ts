@@ -97,3 +97,27 @@ export type ProblemType = keyof typeof PROBLEM_TYPES;
 export function isProblemType(value: string): value is ProblemType {
   return Object.hasOwn(PROBLEM_TYPES, value);
 }
+
+/** Problem types are relative URIs served by the API itself (GET /problems/<type>). */
+export function problemTypeUri(type: ProblemType): string {
+  return `/problems/${type}`;
+}
+
+/** A problem document outside Fastify: its status, headers and body. */
+export function standaloneProblem(
+  type: ProblemType,
+  detail: string,
+  extensions: Record<string, unknown> = {},
+): { status: number; headers: Record<string, string>; body: string } {
+  const { status, title } = PROBLEM_TYPES[type];
+  const body = JSON.stringify({ type: problemTypeUri(type), title, status, detail, ...extensions });
+  return {
+    status,
+    headers: {
+      'Content-Type': 'application/problem+json',
+      'Content-Length': String(Buffer.byteLength(body)),
+      Connection: 'close',
+    },
+    body,
+  };
+}

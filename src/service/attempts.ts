@@ -11,6 +11,7 @@ import { isUuid } from '../domain/identity';
 import type { WebhookRetry } from '../domain/webhooks';
 import { checkJobResult } from '../jobTypes';
 import type { Logger } from '../logger';
+import type { JobEndMetrics } from '../telemetry/histograms';
 import {
   cancelJobUpdate,
   cancellationRecord,
@@ -30,7 +31,6 @@ import {
   notCancelledMessage,
 } from '../workflows/policy';
 import { isRunClosedMidUpdate, isWorkflowTaskFailing, ServiceError } from './errors';
-import type { JobEndMetrics } from './histograms';
 import {
   attemptOutcome,
   attemptSummary,

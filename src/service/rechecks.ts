@@ -1,10 +1,10 @@
 import type { Client } from '@temporalio/client';
-import type { AttemptLook } from '../activities/attempts';
 import { claimDueChecks, turnAgain, wakeDone, type DueCheck } from '../db/attemptChecks';
 import type { Pool } from '../db/pool';
 import type { WebhookRetry } from '../domain/webhooks';
 import type { Logger } from '../logger';
-import { observe, type WorkerMetrics } from './histograms';
+import { observe, type WorkerMetrics } from '../telemetry/histograms';
+import type { AttemptLook } from '../workflows/definitions';
 import { nudgeOrHandOver, nudgeWorkflow } from './results';
 
 /**

@@ -5,13 +5,13 @@ import { recordAttemptResultAndRead } from '../db/compareAndSwap';
 import { findJob, finishJobWithoutResult, type EndedJob, type JobRecord } from '../db/jobs';
 import type { Pool, Queryable } from '../db/pool';
 import type { Logger } from '../logger';
+import { observe, type JobEndMetrics } from '../telemetry/histograms';
 import { inSpan } from '../telemetry/spans';
 import {
   attemptSettledSignal,
   type AttemptOutcome,
   type AttemptSummary,
 } from '../workflows/definitions';
-import { observe, type JobEndMetrics } from './histograms';
 import { startEventSenders, type SenderStartDeps } from './webhookSenders';
 
 /** An attempt as the workflow and its clients see it. */

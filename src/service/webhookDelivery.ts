@@ -2,7 +2,6 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { jobResource } from '../api/representation';
 import { findJob } from '../db/jobs';
 import { findOwnedJobWithAttempts } from '../db/jobWithAttempts';
 import type { Pool } from '../db/pool';
@@ -19,6 +18,7 @@ import { retryAfterMs, type WebhookBreaker } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import { inSpan } from '../telemetry/spans';
 import { WEBHOOK_USER_AGENT } from '../telemetry/tracing';
+import { jobResource } from './jobDocument';
 import type { WebhookNames } from './webhookNames';
 import type { WebhookSendSlots } from './webhookSendSlots';
 import {

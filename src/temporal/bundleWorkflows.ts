@@ -3,7 +3,7 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { WORKFLOW_TRACING_MODULE } from './tracing';
+import { WORKFLOW_TRACING_MODULE } from '../telemetry/temporalTracing';
 import { WORKFLOW_BUNDLE_PATH } from './workflowBundle';
 
 /** The compiled product (dist/src), whose modules are what the bundle can hold. */

@@ -229,6 +229,13 @@ export interface ReconcileOutcome extends AttemptOutcome {
   recheckInMs?: number;
 }
 
+/** What one look at an unknown attempt found, and whether it is news for its workflow. */
+export interface AttemptLook {
+  outcome: ReconcileOutcome;
+  /** This look is the first to find that only an operator can settle the attempt. */
+  operatorNewlyNeeded: boolean;
+}
+
 /** How a job ended, as the row says: the workflow reports exactly this. */
 export interface JobEnding {
   status: TerminalJobStatus;

@@ -1,6 +1,6 @@
 /**
  * Whether a Temporal call carries a trace to join, for both sides of it: the workflow's gated
- * interceptors (tracing.ts) and the worker's activities (temporal/tracing.ts). The header is the
+ * interceptors (tracing.ts) and the worker's activities (telemetry/temporalTracing.ts). The header is the
  * one Temporal's OpenTelemetry interceptors write: a text map with the W3C traceparent.
  */
 import { defaultPayloadConverter, type Headers } from '@temporalio/common';

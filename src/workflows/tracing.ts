@@ -7,7 +7,7 @@
  * and updates are traced by their own headers, which their history events keep too.
  *
  * Loaded into the workflow bundle beside the workflows (bundleWorkflows.ts); the spans leave the
- * sandbox through the `exporter` sink, which every worker registers (temporal/tracing.ts).
+ * sandbox through the `exporter` sink, which every worker registers (telemetry/temporalTracing.ts).
  */
 import {
   OpenTelemetryInboundInterceptor,

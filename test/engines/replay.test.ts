@@ -3,7 +3,7 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { tracingWorkerOptions } from '../../src/temporal/tracing';
+import { tracingWorkerOptions } from '../../src/telemetry/temporalTracing';
 import { LOCAL_ADMISSION } from '../../src/workflows/activityStubs';
 import { RETRY_LEAVES_ROOM } from '../../src/workflows/jobWorkflow';
 import { carriesTrace } from '../../src/workflows/traceHeader';

@@ -1,12 +1,16 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { RawValue, type ActivityFailure } from '@temporalio/common';
-import { IdempotencyKeyReuseError, InvalidJobIdentityError, startJob } from '../../src/client';
 import { insertJobOrFindExisting } from '../../src/db/jobs';
 import { FAILURES } from '../../src/domain/failures';
 import { requestFingerprint } from '../../src/domain/fingerprint';
 import { MAX_JSON_BYTES, MAX_JSON_DEPTH } from '../../src/domain/jsonShape';
 import { jobWorkflowId } from '../../src/domain/workflowId';
 import { sweepJobs } from '../../src/service/sweeper';
+import {
+  IdempotencyKeyReuseError,
+  InvalidJobIdentityError,
+  startJob,
+} from '../../src/temporal/startJob';
 import { jobWorkflowStartOptions } from '../../src/workflows/startOptions';
 import { TEST_OWNER } from '../support/identities';
 import { freshKey, operator } from '../support/jobs';

@@ -5,7 +5,7 @@ import type { Pool } from '../../src/db/pool';
 import type { Logger } from '../../src/logger';
 import type { ProviderRegistry } from '../../src/providers/registry';
 import { temporalConnectionSettings, temporalConnectOptions } from '../../src/temporal/connection';
-import { createJobWorkers, workerSettings, type JobWorkers } from '../../src/worker';
+import { createJobWorkers, workerSettings, type JobWorkers } from '../../src/temporal/workers';
 import { harness } from './harness';
 
 // Keep the SDK's own logging to warnings so test output stays readable.

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startJob } from '../../src/client/temporal';
+import { startJob } from '../../src/temporal/startJob';
 import type { Actors } from './operations';
 import type { KeyRecord } from './world';
 
@@ -68,7 +68,7 @@ export async function terminateRun(
 }
 
 /**
- * The owner's backend starts the key's job on Temporal (`startJob`, src/client), with the key
+ * The owner's backend starts the key's job on Temporal (`startJob`, src/temporal/startJob.ts), with the key
  * and the intent of `record`: journaled as an exchange of operation `op`, of kind `kind` (the
  * Temporal race's start, or the nemesis's start again after a terminate).
  */

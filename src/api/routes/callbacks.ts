@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { acceptProviderCallback } from '../../service/attempts';
-import type { JobEndMetrics } from '../../service/histograms';
+import type { JobEndMetrics } from '../../telemetry/histograms';
 import { bodyShapeProblem } from '../bodyShape';
 import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, callbackBodySchema, problemResponses } from '../openapi';

@@ -2,17 +2,10 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { JobEndings } from '../../db/jobEndings';
 import { DEFAULTS } from '../../domain/defaults';
+import { MAX_WAIT_SECONDS } from '../../domain/httpBounds';
 import { IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from '../../domain/identity';
 import { JOB_MODES, JOB_STATUSES } from '../../domain/job';
 import { cancelJob, requestAttempt } from '../../service/attempts';
-import type { JobEndMetrics } from '../../service/histograms';
-import { createJob, getJob, listJobs } from '../../service/jobs';
-import { authHeaders, requireBearer } from '../auth';
-import type { ApiDeps } from '../deps';
-import { MAX_WAIT_SECONDS } from '../httpBounds';
-import type { Metrics } from '../metrics';
-import { BODY_ERRORS, problemResponses } from '../openapi';
-import { sendNotFound, sendProblem } from '../problems';
 import {
   decodeCursor,
   encodeCursor,
@@ -22,9 +15,16 @@ import {
   jobResourceSchema,
   LIST_INCLUSIONS,
   type ListInclusion,
-} from '../representation';
+} from '../../service/jobDocument';
+import { createJob, getJob, listJobs } from '../../service/jobs';
+import type { JobEndMetrics } from '../../telemetry/histograms';
+import type { Metrics } from '../../telemetry/metrics';
+import { tagRequestJob } from '../../telemetry/requestTracing';
+import { authHeaders, requireBearer } from '../auth';
+import type { ApiDeps } from '../deps';
+import { BODY_ERRORS, problemResponses } from '../openapi';
+import { sendNotFound, sendProblem } from '../problems';
 import { storableText } from '../storable';
-import { tagRequestJob } from '../tracing';
 import type { WaitLimiter } from '../waitLimiter';
 
 export interface JobRoutesOptions {

@@ -1,12 +1,13 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { isProblemType, PROBLEM_TYPES } from '../../domain/problems';
-import { exposition } from '../../service/histograms';
-import { notReadyDetail, type Readiness } from '../../service/readiness';
-import type { Metrics } from '../metrics';
-import { type MetricsAccess, metricsGuard } from '../metricsAccess';
+import { isProblemType, PROBLEM_TYPES, problemTypeUri } from '../../domain/problems';
+import { type MetricsAccess, mayReadMetrics, metricsRefusal } from '../../health/metricsAccess';
+import { notReadyDetail, type Readiness } from '../../health/readiness';
+import { exposition } from '../../telemetry/histograms';
+import type { Metrics } from '../../telemetry/metrics';
 import { problemResponses } from '../openapi';
-import { problemTypeUri, sendNotFound, sendProblem } from '../problems';
+import { sendNotFound, sendProblem } from '../problems';
 
 const dependencyCheckSchema = z.object({
   ok: z.boolean(),
@@ -99,3 +100,17 @@ export const metaRoutes: FastifyPluginAsyncZod<{
     },
   );
 };
+
+/** An onRequest hook for /metrics that refuses, as a 401 problem, whoever may not read it. */
+function metricsGuard(access: MetricsAccess) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (mayReadMetrics(access, request.socket.remoteAddress, request.headers.authorization)) return;
+    await sendProblem(
+      reply,
+      'unauthorized',
+      metricsRefusal(access),
+      {},
+      { 'www-authenticate': 'Bearer' },
+    );
+  };
+}

@@ -9,16 +9,16 @@ import {
 } from '../../db/webhookOperator';
 import { WEBHOOK_EVENTS } from '../../domain/webhooks';
 import { cancelJob, resolveAttempt } from '../../service/attempts';
-import type { JobEndMetrics } from '../../service/histograms';
+import { decodeCursor, encodeCursor } from '../../service/jobDocument';
 import { releaseKey } from '../../service/keyRelease';
 import { operatorWebhookAction } from '../../service/operatorWebhooks';
+import type { JobEndMetrics } from '../../telemetry/histograms';
+import { tagRequestJob } from '../../telemetry/requestTracing';
 import { authHeaders, requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, problemResponses } from '../openapi';
 import { sendNotFound, sendProblem } from '../problems';
-import { decodeCursor, encodeCursor } from '../representation';
 import { storableJson, storableText } from '../storable';
-import { tagRequestJob } from '../tracing';
 import { breakerResource, breakerSchema, pageQuery } from './webhooks';
 
 /** Why the operator acted, as recorded with the job or the endpoint. */

@@ -17,6 +17,7 @@ import {
 import { DEFAULTS } from '../../domain/defaults';
 import { isUuid } from '../../domain/identity';
 import { DELIVERY_STATES, WEBHOOK_EVENTS } from '../../domain/webhooks';
+import { decodeCursor, encodeCursor } from '../../service/jobDocument';
 import { takeWebhookRequest } from '../../service/ownerLimits';
 import { newWebhookSecret } from '../../service/webhookDelivery';
 import { WebhookNames } from '../../service/webhookNames';
@@ -30,7 +31,6 @@ import { authHeaders, requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, problemResponses } from '../openapi';
 import { sendNotFound, sendProblem } from '../problems';
-import { decodeCursor, encodeCursor } from '../representation';
 import { storableText } from '../storable';
 
 /** How long a replaced secret still signs, unless the rotation says otherwise: one day. */

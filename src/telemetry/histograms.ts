@@ -6,7 +6,7 @@ import {
   type LabelValues,
   type OpenMetricsContentType,
 } from 'prom-client';
-import { sampledSpanIds } from '../telemetry/spans';
+import { sampledSpanIds } from './spans';
 
 /**
  * Where a process keeps its metrics. An OpenMetrics registry, since prom-client keeps exemplars

@@ -7,8 +7,8 @@
 import type { ClientInterceptors } from '@temporalio/client';
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
 import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
-import type { Tracing } from '../telemetry/tracing';
 import { carriesTrace } from '../workflows/traceHeader';
+import type { Tracing } from './tracing';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- loaded only when the process traces */
 const clientSide = () =>

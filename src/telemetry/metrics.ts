@@ -10,7 +10,7 @@ import type { Queryable } from '../db/pool';
 import { listProviderHealth } from '../db/providerHealth';
 import { oldestPendingDeliverySeconds, webhookEndpointsHeld } from '../db/webhookMetrics';
 import { DELIVERY_STATES } from '../domain/webhooks';
-import { httpRequestHistogram, jobDurationHistogram, metricsRegistry } from '../service/histograms';
+import { httpRequestHistogram, jobDurationHistogram, metricsRegistry } from './histograms';
 
 /** A read that callers arriving while it runs share, instead of each starting their own. */
 function shared<T>(read: () => Promise<T>): () => Promise<T> {

@@ -4,16 +4,16 @@ import {
   createProviderCallActivities,
   createWebhookSendingActivities,
   type ActivityDeps,
-} from './activities';
-import { attemptLooks } from './activities/attempts';
-import { webhookRetry } from './activities/webhooks';
-import type { workerConfig } from './config';
-import { DEFAULTS } from './domain/defaults';
-import { recheckDueAttempts } from './service/rechecks';
-import { startMissingSenders } from './service/webhookSenders';
-import type { Tracing } from './telemetry/tracing';
-import { tracingWorkerOptions, WORKFLOW_TRACING_MODULE } from './temporal/tracing';
-import { providerCallTaskQueue, webhookTaskQueue } from './workflows/definitions';
+} from '../activities';
+import { attemptLooks } from '../activities/attempts';
+import { webhookRetry } from '../activities/webhooks';
+import type { workerConfig } from '../config';
+import { DEFAULTS } from '../domain/defaults';
+import { recheckDueAttempts } from '../service/rechecks';
+import { startMissingSenders } from '../service/webhookSenders';
+import { tracingWorkerOptions, WORKFLOW_TRACING_MODULE } from '../telemetry/temporalTracing';
+import type { Tracing } from '../telemetry/tracing';
+import { providerCallTaskQueue, webhookTaskQueue } from '../workflows/definitions';
 
 export interface JobWorkerOptions extends ActivityDeps {
   connection: NativeConnection;
@@ -89,7 +89,7 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle, interceptors: tracing.interceptors }
       : {
-          workflowsPath: require.resolve('./workflows'),
+          workflowsPath: require.resolve('../workflows'),
           interceptors: { ...tracing.interceptors, workflowModules: [WORKFLOW_TRACING_MODULE] },
         }),
     sinks: tracing.sinks,

@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostAndPort } from '../config';
-import { exposition, type MetricsRegistry } from '../service/histograms';
-import { notReadyDetail, type Readiness } from '../service/readiness';
+import { standaloneProblem } from '../domain/problems';
+import { exposition, type MetricsRegistry } from '../telemetry/histograms';
 import { type MetricsAccess, mayReadMetrics, metricsRefusal } from './metricsAccess';
-import { standaloneProblem } from './problems';
+import { notReadyDetail, type Readiness } from './readiness';
 
 /** A process's health endpoints, served on an address of their own. */
 export interface HealthServer {

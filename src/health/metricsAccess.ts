@@ -1,6 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { sendProblem } from './problems';
 
 /**
  * Who may read /metrics (the counts say how much the service does and for whom): without a
@@ -39,18 +37,4 @@ export function metricsRefusal(access: MetricsAccess): string {
   return access.kind === 'token'
     ? 'Send Authorization: Bearer <metrics token> (ONEJOB_METRICS_TOKEN).'
     : 'Without ONEJOB_METRICS_TOKEN, /metrics answers callers on this machine only. Set one and scrape with Authorization: Bearer <it>.';
-}
-
-/** An onRequest hook for /metrics that refuses, as a 401 problem, whoever may not read it. */
-export function metricsGuard(access: MetricsAccess) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    if (mayReadMetrics(access, request.socket.remoteAddress, request.headers.authorization)) return;
-    await sendProblem(
-      reply,
-      'unauthorized',
-      metricsRefusal(access),
-      {},
-      { 'www-authenticate': 'Bearer' },
-    );
-  };
 }

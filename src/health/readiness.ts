@@ -2,7 +2,7 @@ import { isGrpcServiceError, type Client } from '@temporalio/client';
 import type { Queryable } from '../db/pool';
 import { DEFAULTS } from '../domain/defaults';
 import type { Logger } from '../logger';
-import { causeChain } from './errors';
+import { causeChain } from '../service/errors';
 
 /** One dependency's answer to a readiness check. */
 export interface DependencyCheck {
