@@ -6,7 +6,7 @@
 -- transaction commits, queueing every concurrent creation behind it (and inviting deadlocks
 -- with the other rows those transactions lock). Instead the triggers only INSERT a delta row,
 -- which no other writer ever waits on. The API folds the deltas into metric_totals at every
--- scrape and once a minute (see src/api/metrics.ts), so metric_deltas holds only what changed
+-- scrape and once a minute (see src/telemetry/metrics.ts), so metric_deltas holds only what changed
 -- since the last fold and metric_totals one row per (metric, label).
 
 CREATE TABLE metric_totals (
