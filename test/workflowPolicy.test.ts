@@ -11,7 +11,6 @@ import type { AttemptSummary, JobPlan, PlannedProvider } from '../src/workflows/
 import {
   anotherAttemptPossible,
   attemptRequestRefusal,
-  CURRENT_RETRY_RULES,
   chooseNextAttempt,
   exhaustedFailure,
   firstReconcileDelayMs,
@@ -19,11 +18,11 @@ import {
   reconcileWaitMs,
   resolutionRefusal,
   resumePosition,
-  retryAfterFailure,
   settledMeanwhileRefusal,
   shouldContinueAsNew,
   type JobView,
 } from '../src/workflows/policy';
+import { CURRENT_RETRY_RULES, retryAfterFailure } from '../src/workflows/retryPolicy';
 
 /** The attempt policy on its own: plain functions, no Temporal, no database. */
 const provider = (name: string, extra: Partial<PlannedProvider> = {}): PlannedProvider => ({

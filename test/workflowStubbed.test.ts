@@ -14,7 +14,6 @@ import type { AttemptState, TerminalJobStatus } from '../src/domain/job';
 import {
   attemptSettledSignal,
   JOB_WORKFLOW_TYPE,
-  providerCallTaskQueue,
   requestAttemptUpdate,
   resolveAttemptUpdate,
   statusQuery,
@@ -25,6 +24,7 @@ import {
   type PlannedProvider,
   type ReconcileOutcome,
 } from '../src/workflows/definitions';
+import { providerCallTaskQueue } from '../src/workflows/taskQueues';
 import { harness } from './support/harness';
 import { eventually } from './support/polling';
 import { quietTemporalRuntime } from './support/worker';

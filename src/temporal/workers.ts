@@ -13,7 +13,7 @@ import { recheckDueAttempts } from '../service/rechecks';
 import { startMissingSenders } from '../service/webhookSenders';
 import { tracingWorkerOptions, WORKFLOW_TRACING_MODULE } from '../telemetry/temporalTracing';
 import type { Tracing } from '../telemetry/tracing';
-import { providerCallTaskQueue, webhookTaskQueue } from '../workflows/definitions';
+import { providerCallTaskQueue, webhookTaskQueue } from '../workflows/taskQueues';
 
 export interface JobWorkerOptions extends ActivityDeps {
   connection: NativeConnection;

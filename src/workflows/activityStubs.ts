@@ -11,7 +11,8 @@ import {
 } from '@temporalio/workflow';
 import type { JobActivities, ProviderCallActivities } from '../activities';
 import { FINAL_FAILURES } from '../domain/failures';
-import { providerCallTaskQueue, type PlannedProvider } from './definitions';
+import type { PlannedProvider } from './definitions';
+import { providerCallTaskQueue } from './taskQueues';
 
 // Database activities are idempotent by construction, so they may retry freely, except when
 // the database refused for a reason no retry changes: those come back typed, at once.

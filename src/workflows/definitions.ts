@@ -13,22 +13,6 @@ export const DEFAULT_TASK_QUEUE = 'onejob';
 export const JOB_WORKFLOW_TYPE = 'jobWorkflow';
 export const WEBHOOK_SENDER_WORKFLOW_TYPE = 'webhookSenderWorkflow';
 
-/**
- * Provider calls run on a task queue of their own, next to the job's, with their own slots: a
- * thousand hanging calls cannot keep a job from being admitted, or an attempt from settling.
- */
-export function providerCallTaskQueue(jobTaskQueue: string): string {
-  return `${jobTaskQueue}-calls`;
-}
-
-/**
- * The task queue of webhook sends, apart from provider calls: a receiver that never answers
- * holds a webhook slot, never a provider call's (issue 55, N2).
- */
-export function webhookTaskQueue(jobTaskQueue: string): string {
-  return `${jobTaskQueue}-webhooks`;
-}
-
 export interface PlannedProvider {
   name: string;
   timeoutMs: number;
@@ -326,10 +310,6 @@ export type CancelJobInput = { reason: string } & (
   { operator: string; owner?: undefined } | { owner: string; operator?: undefined }
 );
 
-/** Who cancelled, as the job's summary says it. */
-export const cancelledBy = (cancel: CancelJobInput): string =>
-  cancel.owner !== undefined ? 'its owner' : cancel.operator;
-
 /** What the job's row records of a cancel: who (an operator, or the owner), and why. */
 export const cancellationRecord = (cancel: CancelJobInput): Record<string, string> => ({
   code: 'cancelled',
@@ -337,5 +317,3 @@ export const cancellationRecord = (cancel: CancelJobInput): Record<string, strin
   reason: cancel.reason,
 });
 export const cancelJobUpdate = defineUpdate<JobWorkflowStatus, [CancelJobInput]>('cancelJob');
-
-export { FAILURES } from '../domain/failures';

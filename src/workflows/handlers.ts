@@ -2,21 +2,22 @@ import { condition, isCancellation, setHandler } from '@temporalio/workflow';
 import { markdownText } from '../domain/displayText';
 import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
 import { nonCancellable } from './activityStubs';
+import type { AttemptRequest } from './attemptRequests';
 import {
   admissionQuery,
   admitUpdate,
   attemptSettledSignal,
   cancelJobUpdate,
-  cancelledBy,
   requestAttemptUpdate,
   resolutionResult,
   resolveAttemptUpdate,
   statusQuery,
   type AttemptOutcome,
 } from './definitions';
-import type { AttemptRequest, JobRun } from './jobRun';
+import type { JobRun } from './jobRun';
 import {
   attemptRequestRefusal,
+  cancelledBy,
   notCancelledMessage,
   notOpenRefusal,
   resolutionRefusal,
@@ -61,11 +62,11 @@ export function installHandlers(run: JobRun): void {
     requestAttemptUpdate,
     async (request) => {
       const entry: AttemptRequest = { provider: request.provider, claimed: false };
-      run.ask(entry);
+      run.requests.ask(entry);
       await condition(
         () => entry.created !== undefined || entry.refused !== undefined || run.terminal !== null,
       );
-      run.withdraw(entry);
+      run.requests.withdraw(entry);
       if (entry.refused) refuse(entry.refused.type, entry.refused.message);
       if (!entry.created)
         refuse(FAILURES.jobTerminal, `job ${run.jobId} ended before the attempt could start`);
@@ -80,7 +81,7 @@ export function installHandlers(run: JobRun): void {
               plan: run.plan,
               terminal: run.terminal,
               attempts: run.attempts,
-              requestWaiting: run.requestWaiting(),
+              requestWaiting: run.requests.waiting(),
             },
             request,
           ),
@@ -91,11 +92,13 @@ export function installHandlers(run: JobRun): void {
   setHandler(
     resolveAttemptUpdate,
     async (resolution) => {
-      const summary = run.attempts.find((a) => a.attemptId === resolution.attemptId)!;
+      const { attemptId } = resolution;
+      // The validator found the attempt; the run replaces its summary as it changes.
+      const current = () => run.attempt(attemptId)!;
       // The database may already say `unknown` while this workflow still waits for the call's
       // end: wait for it, then decide on what the attempt really is.
-      await condition(() => summary.state !== 'starting' && summary.state !== 'running');
-      refuseIf(settledMeanwhileRefusal(summary));
+      await condition(() => current().state !== 'starting' && current().state !== 'running');
+      refuseIf(settledMeanwhileRefusal(current()));
       let outcome: AttemptOutcome;
       try {
         outcome = await run.db.resolveAttempt(resolution);
@@ -106,10 +109,10 @@ export function installHandlers(run: JobRun): void {
         const failure = failureOf(error);
         refuse(failure?.type ?? FAILURES.resolveFailed, failure?.message ?? 'resolution failed');
       }
-      run.apply(summary, outcome);
-      run.nudge(resolution.attemptId);
+      const settled = run.apply(attemptId, outcome);
+      run.nudge(attemptId);
       // A `failed` while the call may still land is held on the attempt, which stays unknown.
-      return resolutionResult(resolution.attemptId, summary.state, resolution.outcome);
+      return resolutionResult(attemptId, settled.state, resolution.outcome);
     },
     {
       validator: (resolution) => refuseIf(resolutionRefusal(run.attempts, resolution)),

@@ -10,6 +10,9 @@ import { FAILURES } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type JobStatus, type TerminalJobStatus } from '../domain/job';
 import type { FailedCall } from '../domain/retries';
 import { databaseSteps, LOCAL_ADMISSION } from './activityStubs';
+import { failedCallOf, failureEntry } from './attemptFailures';
+import { AttemptRequests, type AttemptRequest, type AttemptToRun } from './attemptRequests';
+import { Deferrals } from './deferrals';
 import {
   AttemptCount,
   JobStatusAttribute,
@@ -20,7 +23,6 @@ import {
   type JobPlan,
   type JobWorkflowInput,
   type JobWorkflowStatus,
-  type PlannedProvider,
 } from './definitions';
 import { chooseNextAttempt, NOT_ADMITTED, resumePosition } from './policy';
 import { refuse } from './refusals';
@@ -33,18 +35,11 @@ function shownAtStart(): { status: JobStatus; count: number } | undefined {
   return status !== undefined && count !== undefined ? { status, count } : undefined;
 }
 
-/** A user's "try again": claimed by the loop, fulfilled when its attempt exists, or refused. */
-export interface AttemptRequest {
-  provider?: string;
-  claimed: boolean;
-  created?: AttemptSummary;
-  refused?: { type: string; message: string };
-}
-
 /**
  * What one run of a job workflow knows and shows: the job's attempts, how it ended, what
  * someone asked of it, and what it tells operators. The handlers (handlers.ts) and the attempt
- * loops (jobWorkflow.ts) share it; it starts from what an earlier run carried over, if any.
+ * loops (exclusiveLoop.ts, hedgedLoop.ts and what they call) share it, and change it only
+ * through its methods; it starts from what an earlier run carried over, if any.
  */
 export class JobRun {
   readonly status: JobWorkflowStatus;
@@ -56,18 +51,18 @@ export class JobRun {
   private admissionRefusal: { type: string; message: string } | undefined;
   /** Attempts someone asked the workflow to look at again (late result, callback, operator). */
   private readonly nudgedIds: Set<string>;
-  private readonly requestList: AttemptRequest[] = [];
+  /** Users' "try again" requests, until each is served or refused. */
+  readonly requests = new AttemptRequests();
   private planPosition: number;
   readonly failures: Array<Record<string, unknown>>;
   private readonly unknownSinceById: Record<string, string>;
   private readonly runningCallScopes = new Map<string, CancellationScope>();
   /** Every attempt being run right now, so that a cancel can wait for each to settle its row. */
   readonly runningAttempts = new Set<Promise<unknown>>();
-  /**
-   * Providers the plan passed by because they took no new attempt (a cooldown, an open breaker),
-   * with until when and why: once nothing else is left, the job waits for the earliest.
-   */
-  private readonly deferrals: Map<string, { until: string; reason: string }>;
+  /** Providers the plan passes by for now: once nothing else is left, the job waits for them. */
+  readonly deferrals: Deferrals;
+  /** Attempts this run has sent `job.needs_operator` for (the database keeps it to once anyway). */
+  private readonly operatorsCalled = new Set<string>();
   /** What each ended call cost, as far as this run has heard: shown to operators. */
   readonly costs = new Map<string, Money>();
   /** Attempt 1 when admission wrote its row: the loop launches it before anything else. */
@@ -101,7 +96,7 @@ export class JobRun {
     this.planPosition = carried?.nextInPlan ?? 0;
     this.failures = carried?.failures ?? [];
     this.unknownSinceById = carried?.unknownSince ?? {};
-    this.deferrals = new Map(Object.entries(carried?.deferred ?? {}));
+    this.deferrals = new Deferrals(carried?.deferred);
   }
 
   // What the run knows, for reading; each change goes through a method below.
@@ -129,11 +124,13 @@ export class JobRun {
   get nextInPlan(): number {
     return this.planPosition;
   }
-  get deferred(): ReadonlyMap<string, { until: string; reason: string }> {
-    return this.deferrals;
-  }
   get runningCalls(): ReadonlyMap<string, CancellationScope> {
     return this.runningCallScopes;
+  }
+
+  /** The attempt as this run knows it now (each change replaces it: see apply). */
+  attempt(attemptId: string): AttemptSummary | undefined {
+    return this.attemptList.find((a) => a.attemptId === attemptId);
   }
 
   /** Admission wrote attempt 1's row: the loop launches it before anything else. */
@@ -162,21 +159,8 @@ export class JobRun {
   /** An attempt's row is written (a user's request for it is fulfilled): it runs now. */
   attemptWritten(summary: AttemptSummary, request?: AttemptRequest): void {
     this.attemptList.push(summary);
-    this.deferrals.delete(summary.provider);
-    if (request) {
-      request.created = summary;
-      this.withdraw(request);
-    }
-  }
-
-  /** The provider took no new attempt: the plan passes it by until `until`. */
-  defer(provider: string, deferral: { until: string; reason: string }): void {
-    this.deferrals.set(provider, deferral);
-  }
-
-  /** The wait for a deferred provider is over: the plan may ask it again. */
-  deferralOver(provider: string): void {
-    this.deferrals.delete(provider);
+    this.deferrals.over(summary.provider);
+    if (request) this.requests.fulfil(request, summary);
   }
 
   /** Someone asked the workflow to look at an attempt again. */
@@ -189,15 +173,14 @@ export class JobRun {
     this.nudgedIds.delete(attemptId);
   }
 
-  /** A user's "try again", waiting to be claimed by the loop. */
-  ask(request: AttemptRequest): void {
-    this.requestList.push(request);
+  /** Whether this run has told the owner's webhooks that the attempt waits for an operator. */
+  operatorCalledFor(attemptId: string): boolean {
+    return this.operatorsCalled.has(attemptId);
   }
 
-  /** A request that was served, refused or abandoned leaves the queue. */
-  withdraw(request: AttemptRequest): void {
-    const at = this.requestList.indexOf(request);
-    if (at !== -1) this.requestList.splice(at, 1);
+  /** This run tells the owner's webhooks that the attempt waits for an operator. */
+  callingOperator(attemptId: string): void {
+    this.operatorsCalled.add(attemptId);
   }
 
   /** A provider call is running in `scope` (cancelled when the job ends or is cancelled). */
@@ -236,24 +219,6 @@ export class JobRun {
     return this.attempts.length + this.numbersBeingWritten.size;
   }
 
-  /** The deferred provider that takes attempts again first. */
-  earliestDeferred(): { provider: string; until: string; reason: string } | undefined {
-    let earliest: { provider: string; until: string; reason: string } | undefined;
-    for (const [provider, { until, reason }] of this.deferred)
-      if (!earliest || Date.parse(until) < Date.parse(earliest.until))
-        earliest = { provider, until, reason };
-    return earliest;
-  }
-
-  /** A user's request is queued and neither served nor refused yet. */
-  requestWaiting(): boolean {
-    return this.requestList.some((r) => !r.created && !r.refused);
-  }
-
-  pendingRequest(): AttemptRequest | undefined {
-    return this.requestList.find((r) => !r.claimed);
-  }
-
   /**
    * Shows the job's state to operators: the status query, the details, the search attributes.
    * `details` is `waitingOn` as the Web UI shows it (Markdown): outside text in it escaped.
@@ -282,38 +247,27 @@ export class JobRun {
     this.ending = { status: ending.status, winner: ending.completedBy };
   }
 
-  /** An activity reported where an attempt (and maybe its job) stands now. */
-  apply(summary: AttemptSummary, outcome: AttemptOutcome): void {
-    if (outcome.state === 'failed' && summary.state !== 'failed') {
-      // The attempt's record keeps the provider's own word on the failure under `provider`;
-      // here that name is the provider's, so its word moves to `providerDetail`.
-      const { provider: providerDetail, ...error } = outcome.error ?? {};
-      this.failures.push({
-        attemptId: summary.attemptId,
-        provider: summary.provider,
-        ...error,
-        ...(providerDetail === undefined ? {} : { providerDetail }),
-      });
-    }
-    summary.state = outcome.state;
-    if (outcome.cost) this.costs.set(summary.attemptId, outcome.cost);
+  /**
+   * An activity reported where an attempt (and maybe its job) stands now: returns the attempt
+   * as it now is. The run's summary is replaced, never changed in place, so whoever holds an
+   * earlier one asks `attempt()` for the news (and the first failure of each is recorded).
+   */
+  apply(attemptId: string, outcome: AttemptOutcome): AttemptSummary {
+    const at = this.attemptList.findIndex((a) => a.attemptId === attemptId);
+    const known = this.attemptList[at];
+    if (!known) throw new Error(`attempt ${attemptId} is not one this run knows`);
+    if (outcome.state === 'failed' && known.state !== 'failed')
+      this.failures.push(failureEntry(known, outcome.error));
+    const settled: AttemptSummary = { ...known, state: outcome.state };
+    this.attemptList[at] = settled;
+    if (outcome.cost) this.costs.set(attemptId, outcome.cost);
     this.end({ status: outcome.jobStatus, completedBy: outcome.winnerAttemptId });
+    return settled;
   }
 
-  /**
-   * What an attempt's call reported of its failure, in the shape the retry table reads (the
-   * provider's own word under `provider`, as the attempt's record has it).
-   */
+  /** What an attempt's call reported of its failure, in the shape the retry table reads. */
   failedCall(attemptId: string): FailedCall | undefined {
-    const failure = [...this.failures].reverse().find((f) => f.attemptId === attemptId);
-    if (!failure) return undefined;
-    // A run continued from one before `providerDetail` holds the provider's word under `provider`.
-    const detail = failure.providerDetail ?? failure.provider;
-    return {
-      code: failure.code,
-      httpStatus: failure.httpStatus,
-      provider: typeof detail === 'object' && detail !== null ? detail : undefined,
-    };
+    return failedCallOf(this.failures, attemptId);
   }
 
   admittedJobId(): string {
@@ -322,9 +276,7 @@ export class JobRun {
   }
 
   /** The next provider: a user's request first (claimed here, so it is served once), else the plan's. */
-  nextProvider(
-    admitted: JobPlan,
-  ): { provider: PlannedProvider; request?: AttemptRequest; created?: AttemptSummary } | undefined {
+  nextProvider(admitted: JobPlan): AttemptToRun | undefined {
     const first = this.admittedFirstAttempt;
     this.admittedFirstAttempt = undefined;
     // Admission wrote attempt 1 for the plan's first provider: that is the first attempt, and a
@@ -333,19 +285,16 @@ export class JobRun {
       this.planPosition = 1;
       return { provider: admitted.providers[0], created: first };
     }
-    const request = this.pendingRequest();
+    const request = this.requests.pending();
     const next = chooseNextAttempt(admitted, this.attempts.length, this.planPosition, request);
     this.planPosition = next.nextInPlan;
-    if (request) {
-      request.claimed = true;
-      if (next.refusal)
-        request.refused = { type: next.refusal.type, message: next.refusal.message };
-    }
+    if (request) this.requests.claim(request, next.refusal);
     return next.provider && { provider: next.provider, ...(request ? { request } : {}) };
   }
 
   /** The state to hand to the next run. */
   snapshot(admitted: JobPlan): CarriedJobState {
+    const deferred = this.deferrals.carried();
     return {
       plan: admitted,
       attempts: this.attemptList,
@@ -355,7 +304,7 @@ export class JobRun {
         this.attempts.some((a) => a.attemptId === id && IN_FLIGHT_ATTEMPT_STATES.includes(a.state)),
       ),
       unknownSince: this.unknownSinceById,
-      ...(this.deferrals.size > 0 ? { deferred: Object.fromEntries(this.deferrals) } : {}),
+      ...(deferred ? { deferred } : {}),
       runs: this.status.run,
       waitingOn: this.status.waitingOn,
       needsOperator: this.status.needsOperator,

@@ -1,28 +1,16 @@
 /**
  * The attempt policy of a job, as pure functions: which provider runs next, when a user's
  * request or an operator's resolution is refused, how long to wait between looks at an unknown
- * attempt, when to hand over to a new run, and how a job that ran out of providers fails.
- * `jobWorkflow` applies these with Temporal; they are tested here without it.
+ * attempt, when to hand over to a new run, and how a job that ran out of providers fails (when
+ * a failed attempt is retried is retryPolicy.ts). `jobWorkflow` applies these with Temporal;
+ * they are tested without it.
  */
 import { FAILURES, type FailureType } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type TerminalJobStatus } from '../domain/job';
-import {
-  consecutiveTries,
-  DEFAULT_RETRY,
-  describeFailure,
-  failureCause,
-  formatSeconds,
-  LATE_WINDOW_EXCEEDED,
-  NEVER_SENT,
-  retryDelayMs,
-  retryFitsCap,
-  retryVerdict,
-  type FailedCall,
-} from '../domain/retries';
 import type {
   AttemptSummary,
+  CancelJobInput,
   JobPlan,
-  LastFailure,
   PlannedProvider,
   RequestAttemptInput,
   ResolveAttemptInput,
@@ -59,6 +47,10 @@ export function endedJobMessage(jobId: string | null, status: string): string {
 export function notCancelledMessage(jobId: string | null, status: string): string {
   return `${endedJobMessage(jobId, status)}; it was not cancelled`;
 }
+
+/** Who cancelled, as the job's summary says it. */
+export const cancelledBy = (cancel: CancelJobInput): string =>
+  cancel.owner !== undefined ? 'its owner' : cancel.operator;
 
 /** What a refusal says of the attempt that blocks another: which one, and in which state. */
 export function blockingAttemptMessage(
@@ -205,105 +197,6 @@ export function anotherAttemptPossible(
   return (nextInPlan < plan.providers.length || requestWaiting) && attemptsMade < plan.maxAttempts;
 }
 
-/** A retry on the same provider, decided after its attempt failed: the wait, and why in words. */
-export interface PlannedRetry {
-  provider: PlannedProvider;
-  delayMs: number;
-  /** The try on this provider it will be (2 for the first retry). */
-  nextTry: number;
-  /** `retrying pay in 2 s (429, Retry-After 2)`: what the job's details say while it waits. */
-  description: string;
-  /** The failure retried, as the retries counter labels it: `429`, `unreachable`. */
-  cause: string;
-}
-
-/**
- * Rules of the retry table that came after runs were recorded: each is asked only where it
- * changes the decision, so the workflow can answer by a patch (a recorded run replays the rule
- * it ran with).
- */
-export interface RetryRuleChanges {
-  /** A retry leaves the cap room for each untried provider of the plan (before: any room). */
-  retryLeavesRoomForFallbacks(): boolean;
-  /** An attempt whose call never began is retried (before: the plan moved on). */
-  neverSentIsRetried(): boolean;
-  /** A call cut off at its late-result window is retried like a timeout (before: moved on). */
-  lateWindowIsRetried(): boolean;
-}
-
-/** Every rule in force: for callers outside a workflow, and runs recorded with them all. */
-export const CURRENT_RETRY_RULES: RetryRuleChanges = {
-  retryLeavesRoomForFallbacks: () => true,
-  neverSentIsRetried: () => true,
-  lateWindowIsRetried: () => true,
-};
-
-/**
- * Whether the attempt that just failed is tried again on its provider: the retry table says its
- * failure may heal, the provider has retries and some left, and the job has attempts left beyond
- * one for each provider of the plan not yet tried (a fallback is never starved by retries).
- * Exclusive jobs only: a hedged job's answer to a failure is its next provider, at once (a retry
- * beside the hedges it already started would multiply them).
- */
-export function retryAfterFailure(
-  plan: JobPlan,
-  attempts: readonly AttemptSummary[],
-  failed: AttemptSummary,
-  failure: FailedCall | undefined,
-  random: () => number,
-  rules: RetryRuleChanges = CURRENT_RETRY_RULES,
-): PlannedRetry | undefined {
-  // planted-bug site (tools/chaos/plantedBugs.ts): retries-off
-  if (plan.mode !== 'exclusive' || failed.state !== 'failed' || !failure) return undefined;
-  const provider = plan.compatible.find((p) => p.name === failed.provider);
-  if (!provider || provider.uncertified) return undefined;
-  // A call that never began did not try the provider: it is tried again whatever the
-  // provider's own retries (with their waits, or the table's defaults), bound by the job's cap.
-  const neverSent = failure.code === NEVER_SENT && rules.neverSentIsRetried();
-  if (failure.code === NEVER_SENT && !neverSent) return undefined;
-  if (failure.code === LATE_WINDOW_EXCEEDED && !rules.lateWindowIsRetried()) return undefined;
-  const settings = provider.retry ?? (neverSent ? DEFAULT_RETRY : undefined);
-  if (!settings) return undefined;
-  const untried = plan.providers.filter((p) => !attempts.some((a) => a.provider === p.name));
-  if (attempts.length >= plan.maxAttempts) return undefined;
-  if (
-    !retryFitsCap(attempts.length, untried.length, plan.maxAttempts) &&
-    rules.retryLeavesRoomForFallbacks()
-  )
-    return undefined;
-  const tries = consecutiveTries(attempts, provider.name);
-  if (!neverSent && (tries >= settings.maxAttempts || !retryVerdict(failure).retry))
-    return undefined;
-  const delayMs = retryDelayMs(settings, failure, tries + 1, random);
-  return {
-    provider,
-    delayMs,
-    nextTry: tries + 1,
-    cause: failureCause(failure),
-    description: `retrying ${provider.name} in ${formatSeconds(delayMs)} s (${describeFailure(failure)})`,
-  };
-}
-
-/**
- * The retry of the job's last attempt, decided by the run that takes the job up as its closed
- * run would have (retryAfterFailure), and made when that run had planned to, if it noted it (at
- * once if that time has passed). An attempt its admission found never sent is tried again so.
- */
-export function resumedRetry(
-  plan: JobPlan,
-  attempts: readonly AttemptSummary[],
-  last: LastFailure,
-  random: () => number,
-  now: number,
-  rules: RetryRuleChanges = CURRENT_RETRY_RULES,
-): (PlannedRetry & { noted?: true }) | undefined {
-  const failed = attempts.at(-1);
-  if (!failed || failed.attemptId !== last.attemptId) return undefined;
-  const retry = retryAfterFailure(plan, attempts, failed, last.failure, random, rules);
-  if (!retry || last.retryAt === undefined) return retry;
-  return { ...retry, delayMs: Math.max(1, Date.parse(last.retryAt) - now), noted: true };
-}
-
 /** Where a new run of a job goes on in its plan: after the last provider earlier runs used. */
 export function resumePosition(
   providers: readonly PlannedProvider[],
@@ -345,7 +238,9 @@ export const nextReconcileDelayMs = (delayMs: number, plan: JobPlan): number =>
  * itself now and then (the plan says how often), in case a wake-up was lost while Temporal was
  * unreachable; plans admitted before the setting existed look hourly.
  */
-export const blockedSelfLookMs = (plan: JobPlan): number => plan.blockedSelfLookMs ?? 3_600_000;
+export const blockedSelfLookMs = (plan: JobPlan): number =>
+  plan.blockedSelfLookMs ?? BLOCKED_SELF_LOOK_MS_OF_OLD_PLANS;
+const BLOCKED_SELF_LOOK_MS_OF_OLD_PLANS = 3_600_000;
 
 /** A run hands over to a new one when Temporal suggests it or its history reached the limit. */
 export function shouldContinueAsNew(

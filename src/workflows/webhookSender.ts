@@ -10,7 +10,8 @@ import {
 import type { WebhookSendingActivities } from '../activities';
 import { webhookWorkflowId, type WebhookRetry } from '../domain/webhooks';
 import { db } from './activityStubs';
-import { providerCallTaskQueue, webhookTaskQueue, type WebhookSenderInput } from './definitions';
+import type { WebhookSenderInput } from './definitions';
+import { providerCallTaskQueue, webhookTaskQueue } from './taskQueues';
 
 /**
  * Patch id of completion webhooks: the job's events are handed to their senders when it ends,

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { tracingWorkerOptions } from '../../src/telemetry/temporalTracing';
 import { LOCAL_ADMISSION } from '../../src/workflows/activityStubs';
-import { RETRY_LEAVES_ROOM } from '../../src/workflows/jobWorkflow';
+import { RETRY_LEAVES_ROOM } from '../../src/workflows/patches';
 import { carriesTrace } from '../../src/workflows/traceHeader';
 import { COMPLETION_WEBHOOKS } from '../../src/workflows/webhookSender';
 import {
@@ -34,7 +34,7 @@ import { harness } from '../support/harness';
  * test/replay/histories/before-retry-room holds a run recorded just before a6f858d, whose retry
  * on the same provider took the last attempt the job's cap allowed while its fallback was still
  * untried: the current rule would have moved to the fallback, and asks the patch
- * retry-leaves-room-for-fallbacks there (workflows/jobWorkflow.ts RETRY_RULES), which this run
+ * retry-leaves-room-for-fallbacks there (workflows/patches.ts RETRY_RULES), which this run
  * never marked. It holds only that scenario (paths.ts OLDER_CODE_SCENARIOS).
  */
 const HISTORIES_DIR = path.join(__dirname, '..', 'replay', 'histories');

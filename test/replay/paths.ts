@@ -5,7 +5,7 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { LATE_WINDOW_RETRIED, NEVER_SENT_RETRIED } from '../../src/workflows/jobWorkflow';
+import { LATE_WINDOW_RETRIED, NEVER_SENT_RETRIED } from '../../src/workflows/patches';
 
 type History = temporal.api.history.v1.IHistory;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;

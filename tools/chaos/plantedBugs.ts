@@ -49,7 +49,7 @@ export const PLANTED_BUGS = {
    * in-flight attempt is dropped.
    */
   'exclusive-ignores-unknown': {
-    file: 'workflows/jobWorkflow.js',
+    file: 'workflows/exclusiveLoop.js',
     from: 'if (blocked)',
     to: 'if (blocked && !blocked)',
     migration: 'DROP INDEX attempts_one_in_flight_per_job;',
@@ -87,7 +87,7 @@ export const PLANTED_BUGS = {
    * or an outage fails though a retry was left.
    */
   'retries-off': {
-    file: 'workflows/policy.js',
+    file: 'workflows/retryPolicy.js',
     from: "if (plan.mode !== 'exclusive' || failed.state !== 'failed' || !failure)",
     to: 'if (plan.mode !== undefined)',
     migration: undefined,

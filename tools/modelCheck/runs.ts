@@ -422,7 +422,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: 'no new exclusive attempt while another is starting, running or unknown',
     consequence: 'a job with side effects has them at most once (no double charge)',
-    code: 'src/workflows/jobWorkflow.ts runExclusive',
+    code: 'src/workflows/exclusiveLoop.ts runExclusive',
   },
   BUG_NOT_FOUND_OUTRANKS_2XX: {
     name: '"no record" twice believed after the provider answered a 2xx',
@@ -497,7 +497,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: FAILED_DID_NOTHING,
     consequence: FAILED_DID_NOTHING,
-    code: 'src/workflows/policy.ts retryAfterFailure',
+    code: 'src/workflows/retryPolicy.ts retryAfterFailure',
   },
   BUG_RETRY_REJECTED: {
     name: 'a retry of a definite 400',
@@ -535,7 +535,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: FAILS_UNSENT,
     consequence: FAILS_UNSENT,
-    code: 'src/workflows/policy.ts retryAfterFailure',
+    code: 'src/workflows/retryPolicy.ts retryAfterFailure',
   },
   BUG_ENDING_LEAVES_ATTEMPTS: {
     name: 'an ending without a workflow leaves its attempts in flight',
@@ -566,7 +566,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: FAILS_UNTRIED,
     consequence: FAILS_UNTRIED,
-    code: 'src/workflows/jobWorkflow.ts waitForDeferred',
+    code: 'src/workflows/waits.ts waitForDeferred',
   },
 };
 

@@ -1,0 +1,38 @@
+/**
+ * Patch ids of the job workflow's paths that changed after runs had taken them
+ * (docs/changing-workflows.md): each is asked exactly where the paths part, so a recorded run
+ * replays the path it took. Local admission's is in activityStubs.ts, completion webhooks' in
+ * webhookSender.ts.
+ */
+import { patched } from '@temporalio/workflow';
+import type { RetryRuleChanges } from './retryPolicy';
+
+/** Patch id of leaving the looks at a blocked job's unknown attempt to the workers' reconciler. */
+export const RECHECKS_BY_RECONCILER = 'rechecks-by-reconciler';
+
+/** Patch id of refusing an intent of a bad shape before admission (runs that began without it admitted it). */
+export const INTENT_SHAPE_CHECK = 'intent-shape-check';
+
+/**
+ * Patch ids of the retry table's later rules (retryPolicy.ts RetryRuleChanges): a retry leaves
+ * room for the plan's untried providers (runs recorded before it retried while any room was
+ * left), an attempt whose call never began is retried (runs recorded before it moved on), and
+ * so is a call cut off at its late-result window (runs recorded before it moved on).
+ */
+export const RETRY_LEAVES_ROOM = 'retry-leaves-room-for-fallbacks';
+export const NEVER_SENT_RETRIED = 'never-sent-retried';
+export const LATE_WINDOW_RETRIED = 'late-window-retried';
+export const RETRY_RULES: RetryRuleChanges = {
+  retryLeavesRoomForFallbacks: () => patched(RETRY_LEAVES_ROOM),
+  neverSentIsRetried: () => patched(NEVER_SENT_RETRIED),
+  lateWindowIsRetried: () => patched(LATE_WINDOW_RETRIED),
+};
+
+/**
+ * Patch id of a new run retrying its closed run's last failed attempt as that run would have
+ * (at the time it noted, if it did); runs recorded before it went on after that attempt.
+ */
+export const RESUME_PLANNED_RETRY = 'resume-planned-retry';
+
+/** Patch id of a run that finds its job ended at admission handing over the ending's events. */
+export const ANNOUNCE_FOUND_ENDING = 'announce-found-ending';
