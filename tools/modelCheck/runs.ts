@@ -481,7 +481,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: 'when its workflow ends, no attempt of its job is left starting',
     consequence: 'when its workflow ends, no attempt of its job is left starting',
-    code: 'src/activities/admission.ts adoptAttempts',
+    code: 'src/activities/admissionAttempts.ts adoptAttempts',
   },
   BUG_ADMISSION_FAILS_ITS_OWN_ATTEMPT: {
     name: 'admission run again fails its own attempt 1 as an orphan',
@@ -489,7 +489,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: FAILS_UNTRIED,
     consequence: FAILS_UNTRIED,
-    code: 'src/activities/admission.ts adoptAttempts',
+    code: 'src/activities/admissionAttempts.ts adoptAttempts',
   },
   BUG_RETRY_AFTER_AMBIGUOUS: {
     name: 'a retry after an ambiguous side effect',
