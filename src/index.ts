@@ -5,3 +5,6 @@ export type { StartedJob, StartJobRequest } from './temporal/startJob';
 export { jobWorkflowId, parseJobWorkflowId } from './domain/workflowId';
 export { ATTEMPT_STATES, JOB_MODES, JOB_STATUSES } from './domain/job';
 export type { AttemptState, JobMode, JobStatus } from './domain/job';
+// What workflow code imports, also here for clients; workflow code imports it from ./workflow.
+export { JOB_WORKFLOW_TYPE, jobChildOptions } from './workflow';
+export type { JobChildOrder, JobWorkflowInput, JobWorkflowResult } from './workflow';

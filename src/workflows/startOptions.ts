@@ -1,8 +1,10 @@
 /**
- * How every entry point starts a job workflow (the API, the sweeper, `startJob`): one set of
- * options, so that the id, the policies and what operators see in the Web UI never drift apart.
- * Plain data: imported by clients, never by workflow code.
+ * How every entry point starts a job workflow (the API, the sweeper, `startJob`, and a service's
+ * own workflow starting it as a child): one set of options, so that the id and the policies
+ * never drift apart. Sandbox-safe (domain/ and the contract only): clients import it, and so
+ * does workflow code, through src/workflow.ts.
  */
+import { ParentClosePolicy } from '@temporalio/workflow';
 import { markdownText } from '../domain/displayText';
 import type { JobStatus } from '../domain/job';
 import { jobWorkflowId } from '../domain/workflowId';
@@ -73,5 +75,34 @@ export function jobWorkflowStartOptions(facts: JobWorkflowStartFacts, taskQueue:
       { key: JobStatusAttribute, value: facts.status ?? 'pending' },
       { key: AttemptCount, value: facts.attemptCount ?? 0 },
     ],
+  };
+}
+
+/** The job a service's own workflow starts as its child: who it is for, and what to do. */
+export interface JobChildOrder {
+  ownerId: string;
+  idempotencyKey: string;
+  intent: NonNullable<JobWorkflowInput['intent']>;
+}
+
+/**
+ * Start options of a job's workflow run as a child (`startChild`, from workflow code), under the
+ * workflow id derived from (owner, key), so it is the job an HTTP create with that key makes.
+ * Workflow code cannot hash: the child is given the intent, and its first activity computes the
+ * fingerprint. A second start of the same job is refused by Temporal. The child is abandoned
+ * when its parent closes: a parent that ends never kills a job in the middle of a charge.
+ */
+export function jobChildOptions(order: JobChildOrder, taskQueue: string) {
+  const args: JobWorkflowInput = {
+    ownerId: order.ownerId,
+    idempotencyKey: order.idempotencyKey,
+    intent: order.intent,
+  };
+  return {
+    workflowId: jobWorkflowId(order.ownerId, order.idempotencyKey),
+    taskQueue,
+    args: [args] as [JobWorkflowInput],
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' as const,
+    parentClosePolicy: ParentClosePolicy.ABANDON,
   };
 }

@@ -7,15 +7,20 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   CancellationScope,
-  ParentClosePolicy,
   condition,
   defineSignal,
   isCancellation,
   setHandler,
   startChild,
 } from '@temporalio/workflow';
-import { jobWorkflowId } from '../../src/domain/workflowId';
-import type { JobWorkflowInput, JobWorkflowResult } from '../../src/workflows/definitions';
+// The package's workflow-side entry (onejob/dist/src/workflow): safe in the workflow sandbox.
+import {
+  JOB_WORKFLOW_TYPE,
+  jobChildOptions,
+  type JobChildOrder,
+  type JobWorkflowInput,
+  type JobWorkflowResult,
+} from '../../src/workflow';
 
 export interface Order {
   owner: string;
@@ -29,21 +34,17 @@ export interface Order {
 type JobWorkflow = (input: JobWorkflowInput) => Promise<JobWorkflowResult>;
 
 function startJobChild(order: Order) {
-  const input: JobWorkflowInput = {
-    ownerId: order.owner,
-    idempotencyKey: order.key,
-    intent: order.charge
-      ? { type: 'charge', input: order.charge, providers: null, mode: 'exclusive' }
-      : { type: 'summarize', input: { text: order.text }, providers: null, mode: 'exclusive' },
-  };
-  return startChild<JobWorkflow>('jobWorkflow', {
-    workflowId: jobWorkflowId(order.owner, order.key),
-    taskQueue: order.jobTaskQueue,
-    args: [input],
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-    // The job outlives this workflow: closing the parent must never kill a job mid-charge.
-    parentClosePolicy: ParentClosePolicy.ABANDON,
-  });
+  const intent: JobChildOrder['intent'] = order.charge
+    ? { type: 'charge', input: order.charge, providers: null, mode: 'exclusive' }
+    : { type: 'summarize', input: { text: order.text }, providers: null, mode: 'exclusive' };
+  // The job outlives this workflow (jobChildOptions abandons it when the parent closes).
+  return startChild<JobWorkflow>(
+    JOB_WORKFLOW_TYPE,
+    jobChildOptions(
+      { ownerId: order.owner, idempotencyKey: order.key, intent },
+      order.jobTaskQueue,
+    ),
+  );
 }
 
 export async function orderWorkflow(order: Order) {

@@ -4,9 +4,13 @@
  * create with that key makes (the recipe of test/workflows/orderWorkflow.ts). The campaign races
  * the two.
  */
-import { ParentClosePolicy, startChild } from '@temporalio/workflow';
-import { jobWorkflowId } from '../../src/domain/workflowId';
-import type { JobWorkflowInput, JobWorkflowResult } from '../../src/workflows/definitions';
+import { startChild } from '@temporalio/workflow';
+import {
+  JOB_WORKFLOW_TYPE,
+  jobChildOptions,
+  type JobWorkflowInput,
+  type JobWorkflowResult,
+} from '../../src/workflow';
 
 export interface ChildJobOrder {
   owner: string;
@@ -19,12 +23,12 @@ type JobWorkflow = (input: JobWorkflowInput) => Promise<JobWorkflowResult>;
 
 /** Starts the job as a child and ends: the job goes on without its parent. */
 export async function startJobAsChild(order: ChildJobOrder): Promise<{ workflowId: string }> {
-  const child = await startChild<JobWorkflow>('jobWorkflow', {
-    workflowId: jobWorkflowId(order.owner, order.key),
-    taskQueue: order.jobTaskQueue,
-    args: [{ ownerId: order.owner, idempotencyKey: order.key, intent: order.intent }],
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-    parentClosePolicy: ParentClosePolicy.ABANDON,
-  });
+  const child = await startChild<JobWorkflow>(
+    JOB_WORKFLOW_TYPE,
+    jobChildOptions(
+      { ownerId: order.owner, idempotencyKey: order.key, intent: order.intent },
+      order.jobTaskQueue,
+    ),
+  );
   return { workflowId: child.workflowId };
 }
