@@ -16,9 +16,9 @@ import type { AttemptSummary, LastFailure } from '../workflows/definitions';
 import type { ActivityDeps, JobPlan } from './types';
 
 /**
- * The job's last attempt when it failed and the job is open, as a new run weighs it for a retry
- * (policy.ts resumedRetry): what its record says of its failure, and when the run that made it
- * planned to try again, if it noted that before it closed.
+ * The job's last attempt when it failed and the job is open, as a new run weighs it for a
+ * retry (retryPolicy.ts resumedRetry): what its record says of its failure, and when the run
+ * that made it planned to try again, if it noted that before it closed.
  */
 export function lastFailureOf(
   job: JobRecord,

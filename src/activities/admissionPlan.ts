@@ -34,7 +34,7 @@ export type AdmissionDeps = Pick<
   | 'hedgeBudget'
 >;
 
-/** What admission works with: its deps, and hedging's budget guard (made once, with the activities). */
+/** What admission works with: its deps, and hedging's budget guard (made with the activities). */
 export interface AdmissionContext {
   deps: AdmissionDeps;
   hedgingPaused: ReturnType<typeof hedgeBudgetGuard>;

@@ -21,7 +21,7 @@
  * (1) These may have taken effect, so they end `failed` only for a provider and job type free of
  * side effects; with side effects they are `unknown` and never reach this table.
  * (2) Nothing reached the provider: it was not tried. Its own retries (`retry: false`, tries
- * spent) do not apply; the job's attempt cap bounds these too. (policy.ts retryAfterFailure)
+ * spent) do not apply; the job's attempt cap bounds these too. (retryPolicy.ts retryAfterFailure)
  * (3) A hang is a timeout that lasted: the provider is unwell, and the breaker counts it too.
  *
  * The wait: the provider's `Retry-After` (or `retry-after-ms`) when it gave one, capped at the

@@ -74,7 +74,7 @@ export interface JobPlan {
   lastFailure?: LastFailure;
 }
 
-/** A failed attempt as a new run weighs it for a retry (policy.ts resumedRetry). */
+/** A failed attempt as a new run weighs it for a retry (retryPolicy.ts resumedRetry). */
 export interface LastFailure {
   attemptId: string;
   /** What the attempt's record says of its failure. */

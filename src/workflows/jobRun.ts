@@ -248,9 +248,9 @@ export class JobRun {
   }
 
   /**
-   * An activity reported where an attempt (and maybe its job) stands now: returns the attempt
-   * as it now is. The run's summary is replaced, never changed in place, so whoever holds an
-   * earlier one asks `attempt()` for the news (and the first failure of each is recorded).
+   * An activity reported where an attempt (and maybe its job) stands now; a first failure is
+   * recorded. Returns the attempt as it now is: the run replaces its summary rather than change
+   * it in place, so whoever holds an earlier one asks `attempt()` for the news.
    */
   apply(attemptId: string, outcome: AttemptOutcome): AttemptSummary {
     const at = this.attemptList.findIndex((a) => a.attemptId === attemptId);
