@@ -1,4 +1,3 @@
-import { settleAbandonedAttempt } from '../db/attemptCalls';
 import {
   AttemptInFlightError,
   createAttempt,
@@ -7,6 +6,7 @@ import {
   listAttempts,
   type AttemptRecord,
 } from '../db/attempts';
+import { settleAbandonedAttempt } from '../db/attemptSettlement';
 import { findCertificationsForContract } from '../db/certifications';
 import {
   addJobNote,

@@ -1,6 +1,7 @@
 import type { Span } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
-import { beginProviderCallOfJob, endCallWithoutResult } from '../db/attemptCalls';
+import { beginProviderCallOfJob } from '../db/attemptCalls';
+import { endCallWithoutResult } from '../db/attemptSettlement';
 import { isSuccessStatus, unreadSuccessVerdict } from '../domain/certainty';
 import { cleanUsage, type Money, type TokenUsage } from '../domain/cost';
 import { FAILURES, typedFailure } from '../domain/failures';

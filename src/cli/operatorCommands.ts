@@ -7,7 +7,7 @@ import { listJobsForOperators } from '../db/jobLists';
 import { findJob } from '../db/jobs';
 import { createPool, type Pool } from '../db/pool';
 import { listRaces } from '../db/races';
-import { deliveriesOfJob, type DeliveryRecord } from '../db/webhooks';
+import { deliveriesOfJob, type DeliveryRecord } from '../db/webhookDeliveries';
 import { describeJobCost, formatMoney } from '../domain/cost';
 import { terminalText } from '../domain/displayText';
 import { isUuid } from '../domain/identity';

@@ -5,13 +5,8 @@ import { isIP, type LookupFunction } from 'node:net';
 import { findJob } from '../db/jobs';
 import { findOwnedJobWithAttempts } from '../db/jobWithAttempts';
 import type { Pool } from '../db/pool';
-import {
-  claimNextDeliveries,
-  fixEventBody,
-  recordDeliveryTry,
-  type DeliveryTry,
-  type DueDelivery,
-} from '../db/webhooks';
+import { claimNextDeliveries, fixEventBody, type DueDelivery } from '../db/webhookDeliveryClaims';
+import { recordDeliveryTry, type DeliveryTry } from '../db/webhookDeliveryTries';
 import { DEFAULTS } from '../domain/defaults';
 import type { SecretKeyRing } from '../domain/secretSealing';
 import { retryAfterMs, type WebhookBreaker } from '../domain/webhooks';

@@ -118,7 +118,7 @@ export const PLANTED_BUGS = {
     file: 'activities/providerCall.js',
     from: 'throw (0, failures_1.typedFailure)(',
     to:
-      "return (0, results_1.attemptOutcome)(pool, await (0, attemptCalls_1.endCallWithoutResult)(pool, attempt.id, (await pool.query('SELECT call_token FROM attempts WHERE id = $1', [attempt.id])).rows[0].call_token, { outcome: 'failed' }, { state: 'failed', error: { code: 'no_contract', message: `job type of ${attempt.id} is unknown; nothing was sent` } })); " +
+      "return (0, results_1.attemptOutcome)(pool, await (0, attemptSettlement_1.endCallWithoutResult)(pool, attempt.id, (await pool.query('SELECT call_token FROM attempts WHERE id = $1', [attempt.id])).rows[0].call_token, { outcome: 'failed' }, { state: 'failed', error: { code: 'no_contract', message: `job type of ${attempt.id} is unknown; nothing was sent` } })); " +
       'throw (0, failures_1.typedFailure)(',
     migration: undefined,
     // The model-based test never runs one call twice.

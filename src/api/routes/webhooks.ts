@@ -1,19 +1,18 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { findOwnedJob } from '../../db/jobs';
+import { deliveriesOfJob, type DeliveryRecord } from '../../db/webhookDeliveries';
 import {
   deleteEndpoint,
-  deliveriesOfJob,
   enableEndpoint,
   findEndpoint,
   insertEndpoint,
   listEndpoints,
   rotateSecret,
-  type DeliveryRecord,
   type EndpointBreaker,
   type WebhookEndpoint,
   type WebhookEndpointWithBreaker,
-} from '../../db/webhooks';
+} from '../../db/webhookEndpoints';
 import { DEFAULTS } from '../../domain/defaults';
 import { isUuid } from '../../domain/identity';
 import { DELIVERY_STATES, WEBHOOK_EVENTS } from '../../domain/webhooks';
