@@ -19,7 +19,7 @@ import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, problemResponses } from '../openapi';
 import { sendNotFound, sendProblem } from '../problems';
 import { storableJson, storableText } from '../storable';
-import { breakerResource, breakerSchema, pageQuery } from './webhooks';
+import { breakerResource, breakerSchema, pageQuery } from './webhookSchemas';
 
 /** Why the operator acted, as recorded with the job or the endpoint. */
 const reason = storableText(z.string().min(1).max(2000));
