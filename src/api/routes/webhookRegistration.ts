@@ -3,8 +3,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { insertEndpoint } from '../../db/webhookEndpoints';
 import { WEBHOOK_EVENTS } from '../../domain/webhooks';
-import { newWebhookSecret } from '../../service/webhookDelivery';
 import type { WebhookNames } from '../../service/webhookNames';
+import { newWebhookSecret } from '../../service/webhookSigning';
 import {
   internalTargetOf,
   WEBHOOK_URL_MAX_CHARS,

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { rotateSecret } from '../../db/webhookEndpoints';
-import { newWebhookSecret } from '../../service/webhookDelivery';
+import { newWebhookSecret } from '../../service/webhookSigning';
 import { authHeaders } from '../auth';
 import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, problemResponses } from '../openapi';
