@@ -53,7 +53,7 @@ export function retrySettings(
   return { ...DEFAULT_RETRY, ...configured };
 }
 
-/** A call cut off when its late-result window closed, with no whole answer (providerCall.ts). */
+/** A call cut off when its late-result window closed, with no whole answer (providerCallRequest.ts). */
 export const LATE_WINDOW_EXCEEDED = 'late_window_exceeded';
 
 /**

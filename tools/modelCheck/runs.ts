@@ -406,7 +406,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: FAILED_DID_NOTHING,
     consequence: FAILED_DID_NOTHING,
-    code: 'src/activities/providerCall.ts callProvider',
+    code: 'src/activities/providerCallSettlement.ts settleCall',
   },
   BUG_NOT_FOUND_ONCE: {
     name: 'one "no record" believed while the call could still land',
@@ -520,7 +520,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: FAILED_DID_NOTHING,
     consequence: FAILED_DID_NOTHING,
-    code: 'src/activities/providerCall.ts callOnce',
+    code: 'src/activities/providerCallBegin.ts beginCall',
   },
   BUG_NEVER_SENT_FINAL: {
     name: 'an attempt never sent is failed for good',
