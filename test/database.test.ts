@@ -1,12 +1,9 @@
 import pg from 'pg';
-import {
-  beginProviderCall,
-  operatorsFailure,
-  reportAttemptFailure,
-  settleAttemptWithoutResult,
-} from '../src/db/attemptCalls';
+import { beginProviderCall } from '../src/db/attemptCalls';
 import { claimDueChecks, scheduleNextCheck, wakeDone } from '../src/db/attemptChecks';
+import { operatorsFailure, reportAttemptFailure } from '../src/db/attemptFailureReports';
 import { createAttempt, AttemptInFlightError, findAttempt } from '../src/db/attempts';
+import { settleAttemptWithoutResult } from '../src/db/attemptSettlement';
 import { recordAttemptResult } from '../src/db/compareAndSwap';
 import { listOwnedJobs } from '../src/db/jobLists';
 import {
@@ -23,7 +20,8 @@ import {
 import { migrate, loadMigrations } from '../src/db/migrate';
 import { createPool, inTransaction, type Pool } from '../src/db/pool';
 import { OBSERVED_P95_SQL } from '../src/db/providerStats';
-import { insertEndpoint, pendingEventKeys } from '../src/db/webhooks';
+import { pendingEventKeys } from '../src/db/webhookDeliveries';
+import { insertEndpoint } from '../src/db/webhookEndpoints';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { parseSecretKeys } from '../src/domain/secretSealing';
 import { jobWorkflowId } from '../src/domain/workflowId';

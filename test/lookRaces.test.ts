@@ -1,11 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { createJobActivities } from '../src/activities';
-import {
-  beginProviderCallOfJob,
-  endCallWithoutResult,
-  settleAbandonedAttempt,
-} from '../src/db/attemptCalls';
+import { beginProviderCallOfJob } from '../src/db/attemptCalls';
 import { createAttempt, findAttempt } from '../src/db/attempts';
+import { endCallWithoutResult, settleAbandonedAttempt } from '../src/db/attemptSettlement';
 import { insertJobOrFindExisting } from '../src/db/jobs';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { parseSecretKeys } from '../src/domain/secretSealing';

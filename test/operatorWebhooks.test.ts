@@ -1,4 +1,4 @@
-import { claimNextDeliveries } from '../src/db/webhooks';
+import { claimNextDeliveries } from '../src/db/webhookDeliveryClaims';
 import type { ProviderConfig } from '../src/providers/provider';
 import { OPERATOR, OTHER_OWNER, OTHER_TOKEN, TEST_OWNER, TEST_TOKEN } from './support/identities';
 import { createJob, operator, summarizeBody, untilJob } from './support/jobs';

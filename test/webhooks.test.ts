@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { finishJobWithoutResult } from '../src/db/jobs';
-import { insertNeedsOperatorDeliveries } from '../src/db/webhooks';
+import { insertNeedsOperatorDeliveries } from '../src/db/webhookDeliveries';
 import { parseSecretKeys } from '../src/domain/secretSealing';
 import { createLogger } from '../src/logger';
 import type { ProviderConfig } from '../src/providers/provider';

@@ -79,7 +79,7 @@ function outcome(job: FakeJob, attempt: FakeAttempt): AttemptOutcome {
   };
 }
 
-/** A provider's refusal as the call reports it (providerCall.ts). */
+/** A provider's refusal as the call reports it (providerCallSettlement.ts). */
 const REFUSAL = {
   code: 'http_429',
   certainty: 'definite',

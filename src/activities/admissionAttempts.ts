@@ -1,5 +1,4 @@
 /** What admission finds and writes of a job's attempts: those left in flight, and attempt 1. */
-import { settleAbandonedAttempt } from '../db/attemptCalls';
 import {
   AttemptInFlightError,
   createAttempt,
@@ -7,6 +6,7 @@ import {
   ProviderUnavailableError,
   type AttemptRecord,
 } from '../db/attempts';
+import { settleAbandonedAttempt } from '../db/attemptSettlement';
 import type { JobRecord } from '../db/jobs';
 import type { Queryable } from '../db/pool';
 import type { FailedCall } from '../domain/retries';

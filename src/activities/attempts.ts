@@ -1,14 +1,5 @@
-import {
-  callTiming,
-  failOnEvidence,
-  forgetNoRecord,
-  noteNoRecord,
-  reportAttemptFailure,
-  settleAbandonedAttempt,
-  providerRecordsUntrusted,
-  settleAttemptWithoutResult,
-} from '../db/attemptCalls';
 import { scheduleNextCheck } from '../db/attemptChecks';
+import { reportAttemptFailure } from '../db/attemptFailureReports';
 import {
   AttemptInFlightError,
   createAttempt,
@@ -17,6 +8,17 @@ import {
   ProviderUnavailableError,
   type AttemptRecord,
 } from '../db/attempts';
+import {
+  failOnEvidence,
+  settleAbandonedAttempt,
+  settleAttemptWithoutResult,
+} from '../db/attemptSettlement';
+import {
+  callTiming,
+  forgetNoRecord,
+  noteNoRecord,
+  providerRecordsUntrusted,
+} from '../db/callClock';
 import { addCountedJobNote, addJobNote, findJob } from '../db/jobs';
 import { failureVerdict, type AttemptEvidence, type FailureEvidence } from '../domain/certainty';
 import { DEFAULTS } from '../domain/defaults';

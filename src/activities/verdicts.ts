@@ -1,4 +1,4 @@
-import { operatorsFailure, reportAttemptFailure } from '../db/attemptCalls';
+import { operatorsFailure, reportAttemptFailure } from '../db/attemptFailureReports';
 import { findAttempt } from '../db/attempts';
 import { findJob } from '../db/jobs';
 import { FAILURES, typedFailure } from '../domain/failures';

@@ -1,10 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import {
-  failPendingDeliveries,
-  insertNeedsOperatorDeliveries,
-  pendingEventKeys,
-} from '../db/webhooks';
+import { insertNeedsOperatorDeliveries, pendingEventKeys } from '../db/webhookDeliveries';
+import { failPendingDeliveries } from '../db/webhookDeliveryTries';
 import { DEFAULTS } from '../domain/defaults';
 import { deliveryEventKey, nextRoundDelayMs, type WebhookRetry } from '../domain/webhooks';
 import { deliverJobWebhooks } from '../service/webhookDelivery';

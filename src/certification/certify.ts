@@ -1,10 +1,10 @@
-import type { Tiktoken } from 'js-tiktoken' with { 'resolution-mode': 'import' };
+/**
+ * Certification: every golden case of a job type through a provider's real adapter, its output
+ * cap probed, the verdict stored for the contract version in force; and which to certify.
+ */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { saveCertification } from '../db/certifications';
 import type { Queryable } from '../db/pool';
-import { PACKAGE_ROOT } from '../domain/packageRoot';
 import {
   checkOutput,
   contractVersion,
@@ -12,21 +12,11 @@ import {
   jobTypeNames,
   type AnyJobTypeContract,
 } from '../jobTypes';
-import {
-  ContractViolation,
-  ProviderCallError,
-  providerModel,
-  type Provider,
-  type ViolationKind,
-} from '../providers/provider';
-
-/** Golden cases live in `fixtures/golden/<job type>.json`: realistic inputs, committed. */
-export const GOLDEN_DIR = path.join(PACKAGE_ROOT, 'fixtures', 'golden');
-
-export interface GoldenCase {
-  name: string;
-  input: Record<string, unknown>;
-}
+import { providerModel, type Provider } from '../providers/provider';
+import { failureVerdict } from './caseFailures';
+import { loadGoldenCases, type GoldenCase } from './goldenCases';
+import { probeOutputCap, type OutputCapProbe } from './outputCapProbe';
+import { contextWindowOf, countPromptTokens } from './promptTokens';
 
 export interface CaseResult {
   case: string;
@@ -53,155 +43,6 @@ export interface CertificationReport {
   cases: CaseResult[];
   /** Whether the server obeys the output cap as we send it; probed once the cases pass. */
   outputCap?: OutputCapProbe;
-}
-
-export interface OutputCapProbe {
-  /** The request parameter the cap went out under. */
-  parameter: string;
-  /** The cap asked for in the probe. */
-  cap: number;
-  passed: boolean;
-  detail: string;
-}
-
-const VIOLATION_LABELS: Record<ViolationKind, string> = {
-  truncated: 'truncated',
-  refused: 'refused',
-  format_ignored: 'ignored the format',
-  no_content: 'no content',
-};
-
-/** What the provider's own error suggests about our configuration of it. */
-function configurationHint(provider: Provider, error: ProviderCallError): string {
-  const { param, code } = error.detail ?? {};
-  if (provider.config.kind === 'http' || error.httpStatus !== 400) return '';
-  if (param === 'temperature')
-    return ' (this model takes no temperature of ours: set "temperature": null for the provider)';
-  if (param === 'max_tokens' && code === 'unsupported_parameter')
-    return ' (set "maxTokensParameter": "max_completion_tokens" for the provider)';
-  if (param === 'max_completion_tokens')
-    return ' (set "maxTokensParameter": "max_tokens" for the provider)';
-  return '';
-}
-
-/** A failed call, as a case verdict: its kind and its reason, with a hint where one helps. */
-function failureVerdict(provider: Provider, error: unknown): { code: string; reason: string } {
-  if (error instanceof ContractViolation)
-    return { code: error.kind, reason: `${VIOLATION_LABELS[error.kind]}: ${error.message}` };
-  if (error instanceof ProviderCallError && error.code === 'aborted')
-    return {
-      code: 'timeout',
-      reason: `no answer within the attempt timeout (${provider.config.timeoutMs} ms)`,
-    };
-  if (error instanceof ProviderCallError)
-    return { code: error.code, reason: `${error.message}${configurationHint(provider, error)}` };
-  return { code: 'unexpected', reason: (error as Error).message };
-}
-
-const PROBE_CAP = 1;
-
-/**
- * One call with an output cap of a single token: a server that obeys the cap stops there (or
- * writes one token); one that ignores the parameter we send it under writes its whole answer,
- * which in production means no cap at all. Usage as the server reports it is the evidence.
- */
-async function probeOutputCap(
-  provider: Provider,
-  contract: AnyJobTypeContract,
-  input: Record<string, unknown>,
-): Promise<OutputCapProbe | undefined> {
-  const { config } = provider;
-  if (config.kind === 'http') return undefined;
-  const parameter =
-    config.kind === 'anthropic'
-      ? 'max_tokens'
-      : (config.maxTokensParameter ?? 'max_completion_tokens');
-  const verdict = (passed: boolean, detail: string): OutputCapProbe => ({
-    parameter,
-    cap: PROBE_CAP,
-    passed,
-    detail,
-  });
-  let written: number | undefined;
-  try {
-    const response = await provider.call({
-      attemptId: `cert-cap-${randomUUID()}`,
-      contract,
-      input,
-      maxOutputTokens: PROBE_CAP,
-      signal: AbortSignal.timeout(config.timeoutMs),
-    });
-    written = response.usage?.outputTokens;
-  } catch (error) {
-    if (error instanceof ContractViolation && error.kind === 'truncated')
-      return verdict(true, `the server stopped at the cap (${parameter} = ${PROBE_CAP})`);
-    if (!(error instanceof ContractViolation))
-      return verdict(false, `the probe call failed: ${failureVerdict(provider, error).reason}`);
-    written = error.usage?.outputTokens;
-  }
-  if (written === undefined)
-    return verdict(true, 'the server reports no usage, so whether it obeys the cap is unknown');
-  if (written <= PROBE_CAP)
-    return verdict(true, `the server wrote ${written} token(s) under the cap`);
-  const other = parameter === 'max_tokens' ? 'max_completion_tokens' : 'max_tokens';
-  return verdict(
-    false,
-    `the server ignored ${parameter}: asked for at most ${PROBE_CAP} token, it wrote ${written}; answers would run uncapped (set "maxTokensParameter": "${other}" for the provider)`,
-  );
-}
-
-export async function loadGoldenCases(jobType: string, dir = GOLDEN_DIR): Promise<GoldenCase[]> {
-  const cases = JSON.parse(
-    await readFile(path.join(dir, `${jobType}.json`), 'utf8'),
-  ) as GoldenCase[];
-  if (!Array.isArray(cases) || cases.length === 0)
-    throw new Error(`no golden cases for ${jobType} in ${dir}`);
-  return cases;
-}
-
-// js-tiktoken ships CommonJS for require(), but its type declarations are ESM-only.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { getEncoding } = require('js-tiktoken') as typeof import('js-tiktoken', {
-  with: { 'resolution-mode': 'import' },
-});
-const encodings = new Map<string, Tiktoken>();
-
-/**
- * Prompt tokens with the provider's tokenizer: js-tiktoken for OpenAI-compatible models; for
- * Anthropic models (whose tokenizer is not published) an estimate of one token per 3.5
- * characters, which over-counts English slightly; HTTP providers have no prompt.
- */
-export function countPromptTokens(
-  provider: Provider,
-  contract: AnyJobTypeContract,
-  input: unknown,
-): { tokens: number | null; tokenizer: string } {
-  const { config } = provider;
-  if (config.kind === 'http') return { tokens: null, tokenizer: 'n/a (no prompt)' };
-  const messages = contract.prompt(input);
-  if (config.kind === 'anthropic') {
-    const chars = messages.reduce((sum, m) => sum + m.content.length, 0);
-    return {
-      tokens: Math.ceil(chars / 3.5) + 8 * messages.length,
-      tokenizer: 'estimate (chars / 3.5)',
-    };
-  }
-  const name = config.tokenizer ?? 'o200k_base';
-  let encoding = encodings.get(name);
-  if (!encoding) {
-    encoding = getEncoding(name);
-    encodings.set(name, encoding);
-  }
-  // Each chat message costs a few tokens of framing on top of its content.
-  const tokens = messages.reduce((sum, m) => sum + encoding.encode(m.content).length + 4, 3);
-  return { tokens, tokenizer: `js-tiktoken ${name}` };
-}
-
-/** The context window assumed when the config does not say: conservative per kind. */
-function contextWindowOf(provider: Provider): number | null {
-  const { config } = provider;
-  if (config.kind === 'http') return null;
-  return config.contextWindow ?? (config.kind === 'anthropic' ? 200_000 : 128_000);
 }
 
 /**

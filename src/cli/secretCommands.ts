@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { rewrapSecrets } from '../db/webhookSecrets';
 import { secretKeyRing } from '../domain/secretSealing';
 import { prepareWebhookSecrets } from '../service/webhookSecrets';
-import { withPool } from './operatorCommands';
+import { withPool } from './commandContext';
 
 /** `secrets rewrap`: the step of a key rotation that moves every secret under the new key. */
 export function addSecretCommands(program: Command): void {

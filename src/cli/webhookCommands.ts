@@ -8,7 +8,7 @@ import {
 import { terminalText } from '../domain/displayText';
 import { createLogger } from '../logger';
 import { operatorWebhookAction } from '../service/operatorWebhooks';
-import { operatorName, output, withPool } from './operatorCommands';
+import { operatorName, output, withPool } from './commandContext';
 import { renderTable } from './table';
 
 /** An endpoint's state in a word or two: on, or off and by whom. */

@@ -10,7 +10,7 @@ import {
   type BreakerRow,
   type EndpointBreaker,
   type EndpointPageCursor,
-} from './webhooks';
+} from './webhookEndpoints';
 
 /** What an operator does to an endpoint, as its record names it. */
 export const OPERATOR_WEBHOOK_ACTIONS = ['disable', 'enable', 'delete'] as const;

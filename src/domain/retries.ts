@@ -53,7 +53,7 @@ export function retrySettings(
   return { ...DEFAULT_RETRY, ...configured };
 }
 
-/** A call cut off when its late-result window closed, with no whole answer (providerCall.ts). */
+/** A call cut off when its late-result window closed, with no whole answer (providerCallRequest.ts). */
 export const LATE_WINDOW_EXCEEDED = 'late_window_exceeded';
 
 /**
@@ -87,7 +87,7 @@ export interface FailedCall {
 export type RetryVerdict = { retry: true; reason: string } | { retry: false; reason: string };
 
 /**
- * An attempt abandoned before its call began (`never_sent`, attemptCalls.ts): nothing reached
+ * An attempt abandoned before its call began (`never_sent`, attemptSettlement.ts): nothing reached
  * the provider, and nothing can any more (a begin needs a `starting` attempt). Retried like a
  * failure that may heal, but no news about the provider: the breaker never counts it.
  */

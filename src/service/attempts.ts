@@ -1,6 +1,6 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, type UpdateDefinition } from '@temporalio/common';
-import { operatorsFailure, reportAttemptFailure } from '../db/attemptCalls';
+import { operatorsFailure, reportAttemptFailure } from '../db/attemptFailureReports';
 import { findAttempt, listAttempts, type AttemptRecord } from '../db/attempts';
 import { findCallbackReceipt, saveCallbackReceipt } from '../db/callbacks';
 import { findJob, findOwnedJob, type JobRecord } from '../db/jobs';

@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { settleAttemptsLeftByEndings, unknownAttemptsOfEndedJobs } from '../db/attemptCalls';
+import { settleAttemptsLeftByEndings, unknownAttemptsOfEndedJobs } from '../db/attemptSettlement';
 import { findOpenJobs, type JobPageCursor } from '../db/jobLists';
 import { addJobNote, addNoteIfOpen, countSweepFailure, type JobRecord } from '../db/jobs';
 import type { Logger } from '../logger';

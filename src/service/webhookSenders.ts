@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Pool } from '../db/pool';
-import { pendingEventKeys, strandedDeliveries, unsentDeliveries } from '../db/webhooks';
+import { pendingEventKeys, strandedDeliveries, unsentDeliveries } from '../db/webhookDeliveries';
 import { webhookWorkflowId, type WebhookRetry } from '../domain/webhooks';
 import type { Logger } from '../logger';
 import { WEBHOOK_SENDER_WORKFLOW_TYPE } from '../workflows/definitions';

@@ -1,10 +1,7 @@
 import { attemptActivities } from '../../src/activities/attempts';
-import {
-  beginProviderCall,
-  settleAbandonedAttempt,
-  settleAttemptWithoutResult,
-} from '../../src/db/attemptCalls';
+import { beginProviderCall } from '../../src/db/attemptCalls';
 import { createAttempt, findAttempt } from '../../src/db/attempts';
+import { settleAbandonedAttempt, settleAttemptWithoutResult } from '../../src/db/attemptSettlement';
 import { insertJobOrFindExisting } from '../../src/db/jobs';
 import { requestFingerprint } from '../../src/domain/fingerprint';
 import { jobWorkflowId } from '../../src/domain/workflowId';
@@ -27,7 +24,7 @@ import { untilWorkflowClosed, workflowStatus } from '../support/temporal';
 
 /**
  * The statement that writes an operator's `failed` (or a signed callback's) on the attempt's row
- * (`reportAttemptFailure`, src/db/attemptCalls.ts): what a resolve waits in when the row is held.
+ * (`reportAttemptFailure`, src/db/attemptFailureReports.ts): what a resolve waits in when the row is held.
  */
 const OPERATOR_FAILED_REPORT = 'UPDATE attempts SET reported_failure';
 

@@ -36,7 +36,7 @@ export const PLANTED_BUGS = {
   },
   /** A call that ended without an answer counts as failed even where it may have charged. */
   'unknown-as-failed': {
-    file: 'activities/providerCall.js',
+    file: 'activities/providerCallSettlement.js',
     // Outside the certainty table's own row for an answer over the cap.
     from: ": failure.certainty === 'definite' || !sideEffects;",
     to: ': true;',
@@ -115,10 +115,10 @@ export const PLANTED_BUGS = {
    * the charge it made is hidden (with a fallback in the plan, the fallback charges again).
    */
   'begin-returns-nothing': {
-    file: 'activities/providerCall.js',
+    file: 'activities/providerCallBegin.js',
     from: 'throw (0, failures_1.typedFailure)(',
     to:
-      "return (0, results_1.attemptOutcome)(pool, await (0, attemptCalls_1.endCallWithoutResult)(pool, attempt.id, (await pool.query('SELECT call_token FROM attempts WHERE id = $1', [attempt.id])).rows[0].call_token, { outcome: 'failed' }, { state: 'failed', error: { code: 'no_contract', message: `job type of ${attempt.id} is unknown; nothing was sent` } })); " +
+      "return (0, results_1.attemptOutcome)(pool, await (0, attemptSettlement_1.endCallWithoutResult)(pool, attempt.id, (await pool.query('SELECT call_token FROM attempts WHERE id = $1', [attempt.id])).rows[0].call_token, { outcome: 'failed' }, { state: 'failed', error: { code: 'no_contract', message: `job type of ${attempt.id} is unknown; nothing was sent` } })); " +
       'throw (0, failures_1.typedFailure)(',
     migration: undefined,
     // The model-based test never runs one call twice.

@@ -406,7 +406,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: FAILED_DID_NOTHING,
     consequence: FAILED_DID_NOTHING,
-    code: 'src/activities/providerCall.ts callProvider',
+    code: 'src/activities/providerCallSettlement.ts settleCall',
   },
   BUG_NOT_FOUND_ONCE: {
     name: 'one "no record" believed while the call could still land',
@@ -414,7 +414,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: FAILED_DID_NOTHING,
     consequence: FAILED_DID_NOTHING,
-    code: 'src/db/attemptCalls.ts noteNoRecord',
+    code: 'src/db/callClock.ts noteNoRecord',
   },
   BUG_NO_IN_FLIGHT_GUARD: {
     name: 'an exclusive attempt started past an unknown one',
@@ -451,7 +451,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: FAILED_DID_NOTHING,
     consequence: FAILED_DID_NOTHING,
-    code: 'src/db/attemptCalls.ts reportAttemptFailure',
+    code: 'src/db/attemptFailureReports.ts reportAttemptFailure',
   },
   BUG_RELEASE_WHILE_UNKNOWN: {
     name: 'a key released while an attempt of its job may still take effect',
@@ -473,7 +473,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: FAILED_DID_NOTHING,
     consequence: FAILED_DID_NOTHING,
-    code: 'src/db/attemptCalls.ts endCallWithoutResult',
+    code: 'src/db/attemptSettlement.ts endCallWithoutResult',
   },
   BUG_ADMISSION_SKIPS_ENDED_JOB: {
     name: 'admission run again on a cancelled job leaves its attempt 1 starting',
@@ -520,7 +520,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: FAILED_DID_NOTHING,
     consequence: FAILED_DID_NOTHING,
-    code: 'src/activities/providerCall.ts callOnce',
+    code: 'src/activities/providerCallBegin.ts beginCall',
   },
   BUG_NEVER_SENT_FINAL: {
     name: 'an attempt never sent is failed for good',

@@ -1,0 +1,60 @@
+/**
+ * What every CLI command runs with: a database pool (and Temporal) per run, closed when it ends;
+ * output as JSON or a table; and who acts, for the record.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { webhookRetrySettings } from '../config';
+import { createPool, type Pool } from '../db/pool';
+import { terminalText } from '../domain/displayText';
+import { createLogger } from '../logger';
+import type { AttemptServiceDeps } from '../service/attempts';
+import { temporalConnectionSettings, temporalConnectOptions } from '../temporal/connection';
+import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
+import { chooseDatabase, explainConnectionFailure } from './database';
+import { terminalJson } from './terminal';
+
+/** One database pool per command run, closed when it ends; for commands that need no Temporal. */
+export async function withPool<T>(work: (pool: Pool) => Promise<T>): Promise<T> {
+  const choice = chooseDatabase();
+  if (choice.notice) console.error(`onejob: ${choice.notice}`);
+  const pool = createPool(choice.url, { max: 2 });
+  try {
+    return await work(pool);
+  } catch (error) {
+    throw explainConnectionFailure(error, choice);
+  } finally {
+    await pool.end();
+  }
+}
+
+/**
+ * One database pool and Temporal client per command run, closed when it ends; with the job task
+ * queue and webhook retries the services are configured with (for a job that has no workflow,
+ * the CLI starts its webhook senders itself).
+ */
+export async function withServices<T>(work: (deps: AttemptServiceDeps) => Promise<T>): Promise<T> {
+  return withPool(async (pool) => {
+    const settings = temporalConnectionSettings();
+    const connection = await Connection.connect(temporalConnectOptions(settings));
+    try {
+      const temporal = new Client({ connection, namespace: settings.namespace });
+      return await work({
+        pool,
+        temporal,
+        logger: createLogger('onejob-cli', process.env.LOG_LEVEL ?? 'warn'),
+        taskQueue: process.env.ONEJOB_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+        webhookRetry: webhookRetrySettings(),
+      });
+    } finally {
+      await connection.close();
+    }
+  });
+}
+
+export function output(json: boolean | undefined, value: unknown, table: () => string): void {
+  // What providers, models and owners wrote is shown, never obeyed by the terminal.
+  console.log(json ? terminalJson(value) : terminalText(table()));
+}
+
+/** Who acts, for the record: --operator, else the shell's user. */
+export const operatorName = (given?: string): string => given ?? process.env.USER ?? 'cli';
