@@ -5,6 +5,7 @@ import { findAttempt, listAttempts, type AttemptRecord } from '../db/attempts';
 import { findCallbackReceipt, saveCallbackReceipt } from '../db/callbacks';
 import { findJob, findOwnedJob, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
+import { causeChain } from '../domain/causeChain';
 import { DEFAULTS } from '../domain/defaults';
 import { FAILURES, problemOfFailure } from '../domain/failures';
 import { isUuid } from '../domain/identity';
@@ -70,9 +71,7 @@ class WorkflowClosedError extends ServiceError {
 
 /** A cancellation anywhere down the causes (an activity cancelled with its workflow, say). */
 function causedByCancellation(error: Error): boolean {
-  for (let cause = error.cause; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof CancelledFailure) return true;
-  }
+  for (const cause of causeChain(error.cause)) if (cause instanceof CancelledFailure) return true;
   return false;
 }
 
