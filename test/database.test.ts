@@ -6,7 +6,7 @@ import {
   settleAttemptWithoutResult,
 } from '../src/db/attemptCalls';
 import { claimDueChecks, scheduleNextCheck, wakeDone } from '../src/db/attemptChecks';
-import { createAttempt, AttemptInFlightError, findAttempt } from '../src/db/attempts';
+import { createAttempt, findAttempt } from '../src/db/attempts';
 import { recordAttemptResult } from '../src/db/compareAndSwap';
 import { listOwnedJobs } from '../src/db/jobLists';
 import {
@@ -24,6 +24,7 @@ import { migrate, loadMigrations } from '../src/db/migrate';
 import { createPool, inTransaction, type Pool } from '../src/db/pool';
 import { OBSERVED_P95_SQL } from '../src/db/providerStats';
 import { insertEndpoint, pendingEventKeys } from '../src/db/webhooks';
+import { Refusal } from '../src/domain/failures';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { parseSecretKeys } from '../src/domain/secretSealing';
 import { jobWorkflowId } from '../src/domain/workflowId';
@@ -117,8 +118,11 @@ test('the database refuses a second in-flight exclusive attempt, including behin
   const { job, attempt: first } = await unknownFirstAttempt(db.pool, 'p1');
 
   const second = createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: true });
-  await expect(second).rejects.toBeInstanceOf(AttemptInFlightError);
-  await expect(second).rejects.toMatchObject({ blocking: { id: first.id, state: 'unknown' } });
+  await expect(second).rejects.toBeInstanceOf(Refusal);
+  await expect(second).rejects.toMatchObject({
+    failure: 'attemptInFlight',
+    details: { attemptId: first.id, state: 'unknown' },
+  });
 
   // Even raw SQL that bypasses our code is refused by the partial unique index.
   await expect(

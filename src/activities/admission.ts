@@ -1,19 +1,11 @@
 import { settleAbandonedAttempt } from '../db/attemptCalls';
-import {
-  AttemptInFlightError,
-  createAttempt,
-  JobNotOpenError,
-  ProviderUnavailableError,
-  listAttempts,
-  type AttemptRecord,
-} from '../db/attempts';
+import { createAttempt, listAttempts, type AttemptRecord } from '../db/attempts';
 import { findCertificationsForContract } from '../db/certifications';
 import {
   addJobNote,
   addJobNotes,
   findJob,
   insertJobOrFindExisting,
-  KeyReleasedError,
   findJobByKey,
   latestJobOfKey,
   markJobAdmitted,
@@ -22,7 +14,7 @@ import {
 import { inTransaction, type Queryable } from '../db/pool';
 import { observedP95Ms } from '../db/providerStats';
 import { DEFAULTS } from '../domain/defaults';
-import { FAILURES, KEY_REUSE_MESSAGE, typedFailure } from '../domain/failures';
+import { FAILURES, isRefusal, KEY_REUSE_MESSAGE, Refusal, typedFailure } from '../domain/failures';
 import { jobIdentityProblem } from '../domain/identity';
 import type { JobMode } from '../domain/job';
 import { intentShapeRefusal } from '../domain/jsonShape';
@@ -176,45 +168,29 @@ export function admissionActivities(deps: AdmissionDeps) {
       );
     } catch (error) {
       if (!(error instanceof ServiceError)) throw error;
-      throw typedFailure(
-        FAILURES.invalidJob,
-        `${error.problemType}: ${error.message}`,
-        error.details,
-      );
+      throw new Refusal('invalidJob', `${error.problemType}: ${error.message}`, error.details);
     }
     if (input.requestFingerprint !== undefined && resolved.fingerprint !== input.requestFingerprint)
       throw typedFailure(
         FAILURES.jobIdentityMismatch,
         'the intent does not match the request fingerprint',
       );
-    let job: JobRecord;
-    try {
-      ({ job } = await insertJobOrFindExisting(pool, {
-        ownerId: input.ownerId,
-        idempotencyKey: input.idempotencyKey,
-        requestFingerprint: resolved.fingerprint,
-        intent: {
-          type: intent.type,
-          input: resolved.input,
-          providers: resolved.plan,
-          mode: resolved.mode,
-        },
-        workflowId: input.workflowId,
-        generation,
-        // Only the generation this workflow's id names: another one is another workflow's job.
-        workflowIdOfGeneration: (next) => (next === generation ? input.workflowId : undefined),
-      }));
-    } catch (error) {
-      if (!(error instanceof KeyReleasedError)) throw error;
-      if (!error.previous) throw typedFailure(FAILURES.invalidJob, error.message);
-      // The key's next job runs under that generation's id (startJob derives it, as HTTP does).
-      const next = jobWorkflowId(input.ownerId, input.idempotencyKey, error.nextGeneration);
-      throw typedFailure(FAILURES.keyReleased, `${error.message}, workflow id ${next}`, {
-        releasedJobId: error.previous.id,
-        nextGeneration: error.nextGeneration,
-        workflowId: next,
-      });
-    }
+    // Under a released key, refused (keyReleased) with the workflow id its next job runs as.
+    const { job } = await insertJobOrFindExisting(pool, {
+      ownerId: input.ownerId,
+      idempotencyKey: input.idempotencyKey,
+      requestFingerprint: resolved.fingerprint,
+      intent: {
+        type: intent.type,
+        input: resolved.input,
+        providers: resolved.plan,
+        mode: resolved.mode,
+      },
+      workflowId: input.workflowId,
+      generation,
+      // Only the generation this workflow's id names: another one is another workflow's job.
+      workflowIdOfGeneration: (next) => (next === generation ? input.workflowId : undefined),
+    });
     // The row was won by another entry point with another intent: that job is not ours to run.
     if (job.requestFingerprint !== resolved.fingerprint)
       throw typedFailure(FAILURES.idempotencyKeyReuse, KEY_REUSE_MESSAGE, { jobId: job.id });
@@ -290,11 +266,7 @@ export function admissionActivities(deps: AdmissionDeps) {
       return attemptSummary(attempt);
     } catch (error) {
       await tx.query('ROLLBACK TO SAVEPOINT first_attempt');
-      if (
-        error instanceof JobNotOpenError ||
-        error instanceof AttemptInFlightError ||
-        error instanceof ProviderUnavailableError
-      )
+      if (isRefusal(error, 'jobNotOpen', 'attemptInFlight', 'providerUnavailable'))
         return undefined;
       throw error;
     }

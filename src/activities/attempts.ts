@@ -9,18 +9,11 @@ import {
   settleAttemptWithoutResult,
 } from '../db/attemptCalls';
 import { scheduleNextCheck } from '../db/attemptChecks';
-import {
-  AttemptInFlightError,
-  createAttempt,
-  findAttempt,
-  JobNotOpenError,
-  ProviderUnavailableError,
-  type AttemptRecord,
-} from '../db/attempts';
+import { createAttempt, findAttempt, type AttemptRecord } from '../db/attempts';
 import { addCountedJobNote, addJobNote, findJob } from '../db/jobs';
 import { failureVerdict, type AttemptEvidence, type FailureEvidence } from '../domain/certainty';
 import { DEFAULTS } from '../domain/defaults';
-import { FAILURES, typedFailure } from '../domain/failures';
+import { isRefusal } from '../domain/failures';
 import { checkOutput, findJobType } from '../jobTypes';
 import { breakerCoolOffMs, lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
 import { attemptOutcome, recordResult } from '../service/results';
@@ -88,7 +81,10 @@ export function attemptActivities(deps: LookDeps) {
       else await addJobNote(pool, input.jobId, note);
     },
 
-    /** Creates attempt `seq` in state `starting`; refuses with a typed failure when it may not. */
+    /**
+     * Creates attempt `seq` in state `starting`; refused (providerUnavailable, jobNotOpen,
+     * attemptInFlight: typed at the boundary) when it may not.
+     */
     async startAttempt(input: {
       jobId: string;
       seq: number;
@@ -104,35 +100,17 @@ export function attemptActivities(deps: LookDeps) {
         });
         return { id: attempt.id, state: attempt.state };
       } catch (error) {
-        if (error instanceof ProviderUnavailableError) {
-          const { provider, until, reason } = error.unavailability;
+        if (isRefusal(error, 'providerUnavailable')) {
+          const { provider, reason, until } = error.details;
           // The job says why its plan passed the provider by (once per reason and time).
           await addCountedJobNote(
             pool,
             input.jobId,
-            { event: 'provider_skipped', provider, reason, until: until.toISOString() },
+            { event: 'provider_skipped', provider, reason, until },
             'provider_skips',
-            `${provider}|${error.unavailability.cause}`,
+            `${provider}|${error.countedAs}`,
           );
-          throw typedFailure(FAILURES.providerUnavailable, error.message, {
-            provider,
-            reason,
-            until: until.toISOString(),
-            retryAfterSeconds: Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000)),
-          });
         }
-        if (error instanceof JobNotOpenError)
-          throw typedFailure(FAILURES.jobNotOpen, error.message, {
-            terminalStatus: error.terminalStatus,
-            completedBy: error.completedBy,
-          });
-        if (error instanceof AttemptInFlightError)
-          throw typedFailure(FAILURES.attemptInFlight, error.message, {
-            attemptId: error.blocking?.id,
-            seq: error.blocking?.seq,
-            provider: error.blocking?.provider,
-            state: error.blocking?.state,
-          });
         throw error;
       }
     },

@@ -7,7 +7,7 @@ import { findJob, findOwnedJob, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
 import { causeChain } from '../domain/causeChain';
 import { DEFAULTS } from '../domain/defaults';
-import { FAILURES, problemOfFailure } from '../domain/failures';
+import { FAILURES, failureDetails, problemOfFailure } from '../domain/failures';
 import { isUuid } from '../domain/identity';
 import type { WebhookRetry } from '../domain/webhooks';
 import { checkJobResult } from '../jobTypes';
@@ -82,12 +82,12 @@ function asServiceError(error: unknown, job: JobRecord): unknown {
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
     const cause = error.cause;
     const problem = problemOfFailure(cause.type);
-    const details = (cause.details?.[0] ?? undefined) as Record<string, unknown> | undefined;
     // An in-flight refusal names the attempt that blocks; other refusals carry their facts.
+    const blocking = failureDetails(cause, 'attemptInFlight');
     const extensions =
       cause.type === FAILURES.attemptInFlight
-        ? details && { blockingAttempt: details as unknown as AttemptSummary }
-        : details;
+        ? blocking && { blockingAttempt: blocking }
+        : (cause.details?.[0] as Record<string, unknown> | undefined);
     return new ServiceError(problem, cause.message, extensions ?? {});
   }
   // The workflow was cancelled (from the Web UI or the CLI, say) while the update ran: it ends.

@@ -11,7 +11,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { markdownText } from '../domain/displayText';
-import { FAILURES } from '../domain/failures';
+import { FAILURES, failureDetails } from '../domain/failures';
 import { IN_FLIGHT_ATTEMPT_STATES, type AttemptState, type TerminalJobStatus } from '../domain/job';
 import { intentShapeRefusal } from '../domain/jsonShape';
 import { LATE_WINDOW_EXCEEDED } from '../domain/retries';
@@ -199,7 +199,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       const failure = failureOf(error);
       if (failure?.type === FAILURES.providerUnavailable) {
         // Cooling down or its breaker is open: nothing was written; the plan passes it by.
-        const details = failure.details?.[0] as { until: string; reason: string } | undefined;
+        const details = failureDetails(failure, 'providerUnavailable');
         job.defer(provider.name, {
           until: details?.until ?? new Date(Date.now() + 1_000).toISOString(),
           reason: details?.reason ?? failure.message,
@@ -210,8 +210,7 @@ export async function jobWorkflow(input: JobWorkflowInput): Promise<JobWorkflowR
       }
       if (failure?.type === FAILURES.jobNotOpen) {
         // The job was settled meanwhile (a cancel, a winner this workflow had not heard of).
-        const details = failure.details?.[0] as
-          { terminalStatus: TerminalJobStatus | null; completedBy: string | null } | undefined;
+        const details = failureDetails(failure, 'jobNotOpen');
         job.end({
           status: details?.terminalStatus ?? null,
           completedBy: details?.completedBy ?? null,
