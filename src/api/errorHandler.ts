@@ -104,9 +104,7 @@ export function setErrorHandlers<Logger extends FastifyBaseLogger>(
     if (error instanceof ServiceError) {
       const type = error.problemType;
       if (type === 'idempotency-key-reuse') metrics.conflicts.inc();
-      // Retry-After comes with the problem type (domain/problems.ts), from its row or details.
-      const headers: Record<string, string> =
-        type === 'idempotency-key-reuse' ? { 'x-should-retry': 'false' } : {};
+      // Retry-After and x-should-retry come with the problem type (domain/problems.ts).
       if (type === 'workflow-start-refused') {
         // An operator has to act; say so loudly, and pace the client's retries.
         request.log.error(error.details, 'Temporal refused to start a job workflow');
@@ -118,7 +116,7 @@ export function setErrorHandlers<Logger extends FastifyBaseLogger>(
           { jobId: error.details.jobId },
         );
       }
-      return sendProblem(reply, type, error.message, error.details, headers);
+      return sendProblem(reply, type, error.message, error.details);
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':

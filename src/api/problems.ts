@@ -4,7 +4,7 @@ import { z } from 'zod';
 import {
   PROBLEM_TYPES,
   problemTypeUri,
-  retryAfterHeader,
+  retryHeaders,
   standaloneProblem,
   type ProblemType,
 } from '../domain/problems';
@@ -29,7 +29,7 @@ export const problemSchema = z
   .loose()
   .describe('RFC 9457 problem details (application/problem+json)');
 
-/** Sends an RFC 9457 problem document, with the Retry-After its type's row gives. */
+/** Sends an RFC 9457 problem document, with the retry headers its type's row gives. */
 export function sendProblem(
   reply: FastifyReply,
   type: ProblemType,
@@ -48,7 +48,7 @@ export function sendProblem(
   };
   return reply
     .code(status)
-    .headers({ ...retryAfterHeader(type, extensions), ...headers })
+    .headers({ ...retryHeaders(type, extensions), ...headers })
     .type('application/problem+json')
     .send(body);
 }

@@ -10,6 +10,8 @@ interface ProblemRow {
    * the answer has none.
    */
   retryAfter?: number | ((details: ProblemDetails) => number);
+  /** False: the answer says `x-should-retry: false` (the same request again cannot succeed). */
+  shouldRetry?: false;
 }
 
 /** Seconds until an instant the details name (at least 1: "now" is no pace at all). */
@@ -40,6 +42,7 @@ export const PROBLEM_TYPES = {
   'idempotency-key-reuse': {
     status: 409,
     title: 'Idempotency-Key already used for a different request',
+    shouldRetry: false,
   },
   'unknown-job-type': { status: 400, title: 'Unknown job type' },
   'invalid-input': { status: 400, title: 'The job input is not valid' },
@@ -136,15 +139,23 @@ function blockingState(details: ProblemDetails): unknown {
     : undefined;
 }
 
-/** The Retry-After header an answer of this type carries, from its row and its details. */
-export function retryAfterHeader(
+/**
+ * The headers an answer of this type carries about trying again (Retry-After, x-should-retry),
+ * from its row and its details: the one place they are set.
+ */
+export function retryHeaders(
   type: ProblemType,
   details: ProblemDetails = {},
 ): Record<string, string> {
-  const { retryAfter }: ProblemRow = PROBLEM_TYPES[type];
-  if (retryAfter === undefined) return {};
-  const seconds = typeof retryAfter === 'number' ? retryAfter : retryAfter(details);
-  return { 'retry-after': String(seconds) };
+  const { retryAfter, shouldRetry }: ProblemRow = PROBLEM_TYPES[type];
+  return {
+    ...(shouldRetry === false ? { 'x-should-retry': 'false' } : {}),
+    ...(retryAfter === undefined
+      ? {}
+      : {
+          'retry-after': String(typeof retryAfter === 'number' ? retryAfter : retryAfter(details)),
+        }),
+  };
 }
 
 export function isProblemType(value: string): value is ProblemType {
@@ -170,7 +181,7 @@ export function standaloneProblem(
       'Content-Type': 'application/problem+json',
       'Content-Length': String(Buffer.byteLength(body)),
       Connection: 'close',
-      ...retryAfterHeader(type, extensions),
+      ...retryHeaders(type, extensions),
     },
     body,
   };
