@@ -30,6 +30,12 @@ interface FailureRow {
   details?: Details<unknown>;
 }
 
+/**
+ * Every failure that crosses the line between activities, the workflow and its clients, one
+ * row each. Activities throw them and the workflow's update validators refuse with them, always
+ * as final (non-retryable) ApplicationFailures: no retry of the step that met one could change
+ * it. The API answers each with its problem type, whose status and title problems.ts gives.
+ */
 const FAILURE_CATALOGUE = {
   /** The job ended (won, failed, cancelled) or does not exist: nothing more may start for it. */
   jobNotOpen: {
