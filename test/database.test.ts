@@ -2,7 +2,7 @@ import pg from 'pg';
 import { beginProviderCall } from '../src/db/attemptCalls';
 import { claimDueChecks, scheduleNextCheck, wakeDone } from '../src/db/attemptChecks';
 import { operatorsFailure, reportAttemptFailure } from '../src/db/attemptFailureReports';
-import { createAttempt, AttemptInFlightError, findAttempt } from '../src/db/attempts';
+import { createAttempt, findAttempt } from '../src/db/attempts';
 import { settleAttemptWithoutResult } from '../src/db/attemptSettlement';
 import { recordAttemptResult } from '../src/db/compareAndSwap';
 import { listOwnedJobs } from '../src/db/jobLists';
@@ -22,6 +22,7 @@ import { createPool, inTransaction, type Pool } from '../src/db/pool';
 import { OBSERVED_P95_SQL } from '../src/db/providerStats';
 import { pendingEventKeys } from '../src/db/webhookDeliveries';
 import { insertEndpoint } from '../src/db/webhookEndpoints';
+import { Refusal } from '../src/domain/failures';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { parseSecretKeys } from '../src/domain/secretSealing';
 import { jobWorkflowId } from '../src/domain/workflowId';
@@ -115,8 +116,11 @@ test('the database refuses a second in-flight exclusive attempt, including behin
   const { job, attempt: first } = await unknownFirstAttempt(db.pool, 'p1');
 
   const second = createAttempt(db.pool, { jobId: job.id, seq: 2, provider: 'p2', exclusive: true });
-  await expect(second).rejects.toBeInstanceOf(AttemptInFlightError);
-  await expect(second).rejects.toMatchObject({ blocking: { id: first.id, state: 'unknown' } });
+  await expect(second).rejects.toBeInstanceOf(Refusal);
+  await expect(second).rejects.toMatchObject({
+    failure: 'attemptInFlight',
+    details: { attemptId: first.id, state: 'unknown' },
+  });
 
   // Even raw SQL that bypasses our code is refused by the partial unique index.
   await expect(

@@ -1,14 +1,9 @@
 /** What admission finds and writes of a job's attempts: those left in flight, and attempt 1. */
-import {
-  AttemptInFlightError,
-  createAttempt,
-  JobNotOpenError,
-  ProviderUnavailableError,
-  type AttemptRecord,
-} from '../db/attempts';
+import { createAttempt, type AttemptRecord } from '../db/attempts';
 import { settleAbandonedAttempt } from '../db/attemptSettlement';
 import type { JobRecord } from '../db/jobs';
 import type { Queryable } from '../db/pool';
+import { isRefusal } from '../domain/failures';
 import type { FailedCall } from '../domain/retries';
 import { breakerCoolOffMs } from '../providers/provider';
 import { attemptSummary } from '../service/results';
@@ -118,12 +113,7 @@ export async function startFirstAttempt(
     return attemptSummary(attempt);
   } catch (error) {
     await tx.query('ROLLBACK TO SAVEPOINT first_attempt');
-    if (
-      error instanceof JobNotOpenError ||
-      error instanceof AttemptInFlightError ||
-      error instanceof ProviderUnavailableError
-    )
-      return undefined;
+    if (isRefusal(error, 'jobNotOpen', 'attemptInFlight', 'providerUnavailable')) return undefined;
     throw error;
   }
 }

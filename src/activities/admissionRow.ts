@@ -1,6 +1,6 @@
 /** Admission's first step on the Temporal-native path: the job row the workflow writes itself. */
-import { insertJobOrFindExisting, KeyReleasedError, type JobRecord } from '../db/jobs';
-import { FAILURES, KEY_REUSE_MESSAGE, typedFailure } from '../domain/failures';
+import { insertJobOrFindExisting } from '../db/jobs';
+import { FAILURES, KEY_REUSE_MESSAGE, Refusal, typedFailure } from '../domain/failures';
 import { jobIdentityProblem } from '../domain/identity';
 import { intentShapeRefusal } from '../domain/jsonShape';
 import { jobWorkflowId, parseJobWorkflowId } from '../domain/workflowId';
@@ -52,45 +52,29 @@ export async function writeJobRow(
     );
   } catch (error) {
     if (!(error instanceof ServiceError)) throw error;
-    throw typedFailure(
-      FAILURES.invalidJob,
-      `${error.problemType}: ${error.message}`,
-      error.details,
-    );
+    throw new Refusal('invalidJob', `${error.problemType}: ${error.message}`, error.details);
   }
   if (input.requestFingerprint !== undefined && resolved.fingerprint !== input.requestFingerprint)
     throw typedFailure(
       FAILURES.jobIdentityMismatch,
       'the intent does not match the request fingerprint',
     );
-  let job: JobRecord;
-  try {
-    ({ job } = await insertJobOrFindExisting(pool, {
-      ownerId: input.ownerId,
-      idempotencyKey: input.idempotencyKey,
-      requestFingerprint: resolved.fingerprint,
-      intent: {
-        type: intent.type,
-        input: resolved.input,
-        providers: resolved.plan,
-        mode: resolved.mode,
-      },
-      workflowId: input.workflowId,
-      generation,
-      // Only the generation this workflow's id names: another one is another workflow's job.
-      workflowIdOfGeneration: (next) => (next === generation ? input.workflowId : undefined),
-    }));
-  } catch (error) {
-    if (!(error instanceof KeyReleasedError)) throw error;
-    if (!error.previous) throw typedFailure(FAILURES.invalidJob, error.message);
-    // The key's next job runs under that generation's id (startJob derives it, as HTTP does).
-    const next = jobWorkflowId(input.ownerId, input.idempotencyKey, error.nextGeneration);
-    throw typedFailure(FAILURES.keyReleased, `${error.message}, workflow id ${next}`, {
-      releasedJobId: error.previous.id,
-      nextGeneration: error.nextGeneration,
-      workflowId: next,
-    });
-  }
+  // Under a released key, refused (keyReleased) with the workflow id its next job runs as.
+  const { job } = await insertJobOrFindExisting(pool, {
+    ownerId: input.ownerId,
+    idempotencyKey: input.idempotencyKey,
+    requestFingerprint: resolved.fingerprint,
+    intent: {
+      type: intent.type,
+      input: resolved.input,
+      providers: resolved.plan,
+      mode: resolved.mode,
+    },
+    workflowId: input.workflowId,
+    generation,
+    // Only the generation this workflow's id names: another one is another workflow's job.
+    workflowIdOfGeneration: (next) => (next === generation ? input.workflowId : undefined),
+  });
   // The row was won by another entry point with another intent: that job is not ours to run.
   if (job.requestFingerprint !== resolved.fingerprint)
     throw typedFailure(FAILURES.idempotencyKeyReuse, KEY_REUSE_MESSAGE, { jobId: job.id });

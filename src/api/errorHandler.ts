@@ -104,24 +104,7 @@ export function setErrorHandlers<Logger extends FastifyBaseLogger>(
     if (error instanceof ServiceError) {
       const type = error.problemType;
       if (type === 'idempotency-key-reuse') metrics.conflicts.inc();
-      const headers: Record<string, string> =
-        type === 'idempotency-key-reuse' ? { 'x-should-retry': 'false' } : {};
-      if (type === 'attempt-in-flight') {
-        // An unknown attempt takes reconciliation (a minute or more); a running one, about its timeout.
-        const blocking = error.details.blockingAttempt as { state?: string } | undefined;
-        headers['retry-after'] = blocking?.state === 'unknown' ? '60' : '5';
-      }
-      if (type === 'service-unavailable') {
-        // A job's workflow between runs: the sweeper's next round (or a reset's new run) takes it.
-        headers['retry-after'] = '5';
-      }
-      if (type === 'provider-unavailable') {
-        // The provider's cooldown or breaker decides; a few seconds paces a client that asks again.
-        headers['retry-after'] = '5';
-      }
-      if (type === 'create-rate-limited' || type === 'webhook-rate-limited') {
-        headers['retry-after'] = String(error.details.retryAfterSeconds);
-      }
+      // Retry-After and x-should-retry come with the problem type (domain/problems.ts).
       if (type === 'workflow-start-refused') {
         // An operator has to act; say so loudly, and pace the client's retries.
         request.log.error(error.details, 'Temporal refused to start a job workflow');
@@ -131,10 +114,9 @@ export function setErrorHandlers<Logger extends FastifyBaseLogger>(
           type,
           'The service is temporarily unavailable; the job is recorded and starts once it is back. Retry with the same Idempotency-Key.',
           { jobId: error.details.jobId },
-          { 'retry-after': '30' },
         );
       }
-      return sendProblem(reply, type, error.message, error.details, headers);
+      return sendProblem(reply, type, error.message, error.details);
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -166,8 +148,6 @@ export function setErrorHandlers<Logger extends FastifyBaseLogger>(
         reply,
         'service-unavailable',
         'The service is temporarily unavailable; nothing was lost. Retry with the same Idempotency-Key.',
-        {},
-        { 'retry-after': '5' },
       );
     }
     request.log.error({ err: error }, 'request failed');

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import {
   PROBLEM_TYPES,
   problemTypeUri,
+  retryHeaders,
   standaloneProblem,
   type ProblemType,
 } from '../domain/problems';
@@ -28,7 +29,7 @@ export const problemSchema = z
   .loose()
   .describe('RFC 9457 problem details (application/problem+json)');
 
-/** Sends an RFC 9457 problem document. */
+/** Sends an RFC 9457 problem document, with the retry headers its type's row gives. */
 export function sendProblem(
   reply: FastifyReply,
   type: ProblemType,
@@ -45,7 +46,11 @@ export function sendProblem(
     instance: reply.request.url,
     ...extensions,
   };
-  return reply.code(status).headers(headers).type('application/problem+json').send(body);
+  return reply
+    .code(status)
+    .headers({ ...retryHeaders(type, extensions), ...headers })
+    .type('application/problem+json')
+    .send(body);
 }
 
 /** A 404 problem that names what was looked for: "No job <id>.", "No route GET /x.". */

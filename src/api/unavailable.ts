@@ -1,5 +1,6 @@
 import { isGrpcServiceError } from '@temporalio/client';
-import { causeChain, isWorkflowTaskFailing } from '../service/errors';
+import { causeChain } from '../domain/causeChain';
+import { isWorkflowTaskFailing } from '../service/errors';
 
 // Network errors on the way to a dependency: it is down or unreachable, not our request wrong.
 const NETWORK_CODES = new Set([

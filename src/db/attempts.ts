@@ -1,5 +1,6 @@
 import { DEFAULT_BREAKER } from '../domain/breaker';
 import { type CallOutcome, type Money, type TokenUsage } from '../domain/cost';
+import { Refusal } from '../domain/failures';
 import { attemptId, type AttemptState, type TerminalJobStatus } from '../domain/job';
 import type { Queryable } from './pool';
 import { claimProbe, providerUnavailability, type Unavailability } from './providerHealth';
@@ -135,36 +136,19 @@ function usageOf(row: AttemptRow): TokenUsage | null {
 }
 
 /** The database refused a second in-flight exclusive attempt (partial unique index). */
-export class AttemptInFlightError extends Error {
-  constructor(
-    readonly jobId: string,
-    readonly blocking: AttemptRecord | undefined,
-  ) {
-    super(
-      blocking
-        ? `job ${jobId} already has attempt ${blocking.id} ${blocking.state}`
-        : `job ${jobId} already has an attempt in flight`,
-    );
-    this.name = 'AttemptInFlightError';
-  }
-}
-
-/** The job ended (or never existed), so no attempt may start and nothing may be sent. */
-export class JobNotOpenError extends Error {
-  constructor(
-    readonly jobId: string,
-    readonly terminalStatus: TerminalJobStatus | null,
-    readonly completedBy: string | null,
-    /** False when there is no such job; true with a terminalStatus when it ended. */
-    readonly exists = terminalStatus !== null,
-  ) {
-    super(
-      terminalStatus
-        ? `job ${jobId} is ${terminalStatus}; no attempt may start`
-        : `job ${jobId} does not exist`,
-    );
-    this.name = 'JobNotOpenError';
-  }
+function attemptInFlight(jobId: string, blocking: AttemptRecord | undefined): Refusal {
+  return new Refusal(
+    'attemptInFlight',
+    blocking
+      ? `job ${jobId} already has attempt ${blocking.id} ${blocking.state}`
+      : `job ${jobId} already has an attempt in flight`,
+    {
+      attemptId: blocking?.id,
+      seq: blocking?.seq,
+      provider: blocking?.provider,
+      state: blocking?.state,
+    },
+  );
 }
 
 const JOB_OPENNESS = preparedStatement(
@@ -172,16 +156,20 @@ const JOB_OPENNESS = preparedStatement(
   'SELECT terminal_status, completed_by FROM jobs WHERE id = $1',
 );
 
-async function jobNotOpen(db: Queryable, jobId: string): Promise<JobNotOpenError> {
+/** The job ended (or never existed), so no attempt may start and nothing may be sent. */
+async function jobNotOpen(db: Queryable, jobId: string): Promise<Refusal | undefined> {
   const { rows } = await db.query<{
     terminal_status: TerminalJobStatus | null;
     completed_by: string | null;
   }>(JOB_OPENNESS([jobId]));
-  return new JobNotOpenError(
-    jobId,
-    rows[0]?.terminal_status ?? null,
-    rows[0]?.completed_by ?? null,
-    rows.length > 0,
+  const row = rows[0];
+  if (row && !row.terminal_status) return undefined;
+  return new Refusal(
+    'jobNotOpen',
+    row
+      ? `job ${jobId} is ${row.terminal_status}; no attempt may start`
+      : `job ${jobId} does not exist`,
+    { terminalStatus: row?.terminal_status ?? null, completedBy: row?.completed_by ?? null },
   );
 }
 
@@ -240,21 +228,30 @@ const EXCLUSIVE_IN_FLIGHT = preparedStatement(
     WHERE job_id = $1 AND exclusive AND state IN ('starting', 'running', 'unknown')`,
 );
 
-/** No new attempt may go to the provider now: it cools down, or its breaker is not closed. */
-export class ProviderUnavailableError extends Error {
-  constructor(readonly unavailability: Unavailability) {
-    super(
-      `provider ${unavailability.provider} takes no new attempt until ${unavailability.until.toISOString()}: ${unavailability.reason}`,
-    );
-    this.name = 'ProviderUnavailableError';
-  }
+/**
+ * No new attempt may go to the provider now: it cools down, or its breaker is not closed.
+ * Counted (the skip counter) by its cause.
+ */
+function providerUnavailable({ provider, until, reason, cause }: Unavailability): Refusal {
+  return new Refusal(
+    'providerUnavailable',
+    `provider ${provider} takes no new attempt until ${until.toISOString()}: ${reason}`,
+    {
+      provider,
+      reason,
+      until: until.toISOString(),
+      retryAfterSeconds: Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000)),
+    },
+    cause,
+  );
 }
 
 /**
  * Creates attempt `seq` of a job in state `starting`, recording the job version it read.
- * Idempotent: the same (job, seq) returns the row created before. Refused with
- * ProviderUnavailableError while the provider cools down or its breaker is open, except for the
- * one probe a breaker whose cool-off (`coolOffMs`) is over lets through.
+ * Idempotent: the same (job, seq) returns the row created before. Refused (`providerUnavailable`)
+ * while the provider cools down or its breaker is open, except for the one probe a breaker whose
+ * cool-off (`coolOffMs`) is over lets through; refused `jobNotOpen` when the job is not open, and
+ * `attemptInFlight` when an exclusive job has an attempt in flight.
  */
 export async function createAttempt(
   db: Queryable,
@@ -270,7 +267,7 @@ export async function createAttempt(
     } catch (error) {
       if (isUniqueViolation(error, 'attempts_one_in_flight_per_job')) {
         const { rows } = await db.query<AttemptRow>(EXCLUSIVE_IN_FLIGHT([input.jobId]));
-        throw new AttemptInFlightError(input.jobId, rows[0] && toAttempt(rows[0]));
+        throw attemptInFlight(input.jobId, rows[0] && toAttempt(rows[0]));
       }
       throw error;
     }
@@ -293,13 +290,13 @@ export async function createAttempt(
     const coolOffMs = input.coolOffMs ?? DEFAULT_BREAKER.coolOffMs;
     const unavailable = await providerUnavailability(db, input.provider, coolOffMs);
     const notOpen = await jobNotOpen(db, input.jobId);
-    if (notOpen.terminalStatus || !notOpen.exists) throw notOpen;
+    if (notOpen) throw notOpen;
     if (unavailable) {
       if (await claimProbe(db, input.provider, id, coolOffMs)) {
         const probe = await insert(true);
         if (probe) return probe;
       }
-      throw new ProviderUnavailableError(unavailable);
+      throw providerUnavailable(unavailable);
     }
     if (round >= 3)
       throw new Error(

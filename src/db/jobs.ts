@@ -1,4 +1,6 @@
+import { Refusal } from '../domain/failures';
 import type { JobIntent, JobMode, JobStatus, TerminalJobStatus } from '../domain/job';
+import { jobWorkflowId } from '../domain/workflowId';
 import type { Queryable } from './pool';
 import { preparedStatement } from './statements';
 
@@ -163,7 +165,7 @@ export interface NewJob {
   /**
    * The workflow id of the key's job of a later generation, needed when an operator released
    * the key; undefined for a generation the caller cannot run (its workflow id is another's).
-   * Without it such a key cannot start a job here (see KeyReleasedError).
+   * Without it such a key cannot start a job here (see keyReleased).
    */
   workflowIdOfGeneration?: (generation: number) => string | undefined;
   /**
@@ -175,21 +177,23 @@ export interface NewJob {
 
 /**
  * The caller's job is not the key's next one: an operator released the key and its next job is
- * another generation (or, with no job under the key yet, generation 1).
+ * another generation, which runs under that generation's workflow id (as startJob and HTTP derive
+ * it). With no job under the key yet, the job's generation 1 is simply not valid here.
  */
-export class KeyReleasedError extends Error {
-  /** The generation the key's next job is. */
-  readonly nextGeneration: number;
-  constructor(readonly previous: JobRecord | undefined) {
-    const nextGeneration = (previous?.keyGeneration ?? 0) + 1;
-    super(
-      previous
-        ? `the key was released by an operator: its next job is generation ${nextGeneration} of the key`
-        : 'the key has no job yet: its first job is generation 1',
+function keyReleased(job: NewJob, previous: JobRecord | undefined): Refusal {
+  if (!previous)
+    return new Refusal(
+      'invalidJob',
+      'the key has no job yet: its first job is generation 1',
+      undefined,
     );
-    this.name = 'KeyReleasedError';
-    this.nextGeneration = nextGeneration;
-  }
+  const nextGeneration = previous.keyGeneration + 1;
+  const workflowId = jobWorkflowId(job.ownerId, job.idempotencyKey, nextGeneration);
+  return new Refusal(
+    'keyReleased',
+    `the key was released by an operator: its next job is generation ${nextGeneration} of the key, workflow id ${workflowId}`,
+    { releasedJobId: previous.id, nextGeneration, workflowId },
+  );
 }
 
 /** $1–$8 of both job inserts: the job as given, under `workflowId`. */
@@ -297,10 +301,10 @@ async function insertNextGeneration(
   job: NewJob,
 ): Promise<{ job: JobRecord; created: boolean }> {
   const previous = await latestJobOfKey(db, job.ownerId, job.idempotencyKey);
-  if (!previous) throw new KeyReleasedError(undefined);
+  if (!previous) throw keyReleased(job, undefined);
   const generation = previous.keyGeneration + 1;
   const workflowId = job.workflowIdOfGeneration?.(generation);
-  if (!workflowId) throw new KeyReleasedError(previous);
+  if (!workflowId) throw keyReleased(job, previous);
   const { rows } = await db.query<{ id: string }>(
     INSERT_NEXT_GENERATION([...newJobParameters(job, workflowId), generation]),
   );

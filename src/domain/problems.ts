@@ -1,3 +1,24 @@
+/** What a problem's details (its extensions) say, as the answer's headers read them. */
+type ProblemDetails = Readonly<Record<string, unknown>>;
+
+/** One problem type: its status, its title, and when the client should ask again. */
+interface ProblemRow {
+  status: number;
+  title: string;
+  /**
+   * The answer's Retry-After, in seconds: fixed, or read from the problem's own details. Absent:
+   * the answer has none.
+   */
+  retryAfter?: number | ((details: ProblemDetails) => number);
+  /** False: the answer says `x-should-retry: false` (the same request again cannot succeed). */
+  shouldRetry?: false;
+}
+
+/** Seconds until an instant the details name (at least 1: "now" is no pace at all). */
+function secondsUntil(instant: unknown): number {
+  return Math.max(1, Math.ceil((Date.parse(String(instant)) - Date.now()) / 1000));
+}
+
 /**
  * Every problem type the API can answer with (RFC 9457): its HTTP status and its title. The
  * API renders them (api/problems.ts), the service layer raises them (ServiceError), and each
@@ -21,12 +42,18 @@ export const PROBLEM_TYPES = {
   'idempotency-key-reuse': {
     status: 409,
     title: 'Idempotency-Key already used for a different request',
+    shouldRetry: false,
   },
   'unknown-job-type': { status: 400, title: 'Unknown job type' },
   'invalid-input': { status: 400, title: 'The job input is not valid' },
   'unknown-provider': { status: 400, title: 'Unknown provider' },
   'incompatible-provider': { status: 400, title: 'The provider cannot run this job type' },
-  'attempt-in-flight': { status: 409, title: 'An attempt of this job is still in flight' },
+  'attempt-in-flight': {
+    status: 409,
+    title: 'An attempt of this job is still in flight',
+    // An unknown attempt takes reconciliation (a minute or more); a running one, about its timeout.
+    retryAfter: (details) => (blockingState(details) === 'unknown' ? 60 : 5),
+  },
   'job-terminal': { status: 409, title: 'The job has already ended' },
   'job-not-ended': { status: 409, title: 'Only the key of a job that has ended can be released' },
   'key-already-released': { status: 409, title: 'The key of this job was released already' },
@@ -47,19 +74,24 @@ export const PROBLEM_TYPES = {
   'provider-unavailable': {
     status: 409,
     title: 'The provider takes no new attempt now: it cools down or its circuit breaker is open',
+    // The provider's cooldown or breaker decides; a few seconds paces a client that asks again.
+    retryAfter: 5,
   },
   'too-many-waits': {
     status: 429,
     title: 'Too many requests waiting on jobs at once for this owner',
+    retryAfter: 1,
   },
   'create-rate-limited': {
     status: 429,
     title: 'This owner is creating jobs faster than it may; retry after Retry-After seconds',
+    retryAfter: (details) => Number(details.retryAfterSeconds),
   },
   'webhook-rate-limited': {
     status: 429,
     title:
       'This owner is calling the webhook routes faster than it may; retry after Retry-After seconds',
+    retryAfter: (details) => Number(details.retryAfterSeconds),
   },
   'too-many-open-jobs': {
     status: 429,
@@ -73,6 +105,7 @@ export const PROBLEM_TYPES = {
     status: 409,
     title:
       'This endpoint has as many live signing secrets as it may: rotate again once the oldest replaced one expires',
+    retryAfter: (details) => secondsUntil(details.nextExpiresAt),
   },
   'endpoint-disabled-by-operator': {
     status: 409,
@@ -81,18 +114,49 @@ export const PROBLEM_TYPES = {
   'service-unavailable': {
     status: 503,
     title: 'A service onejob depends on (PostgreSQL or Temporal) is unavailable',
+    // A dependency back, or a job's workflow between runs taken up by the sweeper: seconds.
+    retryAfter: 5,
   },
   'workflow-start-refused': {
     status: 503,
     title: 'The workflow engine refused to start the job',
+    // An operator has to act: the client's retries are paced slowly.
+    retryAfter: 30,
   },
   forbidden: { status: 403, title: 'Operator token required' },
   'bad-signature': { status: 401, title: 'The callback signature does not match' },
   'hedging-not-allowed': { status: 400, title: 'Hedged mode is not allowed for this job' },
   internal: { status: 500, title: 'Internal error' },
-} as const satisfies Record<string, { status: number; title: string }>;
+} as const satisfies Record<string, ProblemRow>;
 
 export type ProblemType = keyof typeof PROBLEM_TYPES;
+
+/** The state of the attempt an in-flight refusal names as blocking, if it names one. */
+function blockingState(details: ProblemDetails): unknown {
+  const blocking = details.blockingAttempt;
+  return typeof blocking === 'object' && blocking !== null && 'state' in blocking
+    ? blocking.state
+    : undefined;
+}
+
+/**
+ * The headers an answer of this type carries about trying again (Retry-After, x-should-retry),
+ * from its row and its details: the one place they are set.
+ */
+export function retryHeaders(
+  type: ProblemType,
+  details: ProblemDetails = {},
+): Record<string, string> {
+  const { retryAfter, shouldRetry }: ProblemRow = PROBLEM_TYPES[type];
+  return {
+    ...(shouldRetry === false ? { 'x-should-retry': 'false' } : {}),
+    ...(retryAfter === undefined
+      ? {}
+      : {
+          'retry-after': String(typeof retryAfter === 'number' ? retryAfter : retryAfter(details)),
+        }),
+  };
+}
 
 export function isProblemType(value: string): value is ProblemType {
   return Object.hasOwn(PROBLEM_TYPES, value);
@@ -117,6 +181,7 @@ export function standaloneProblem(
       'Content-Type': 'application/problem+json',
       'Content-Length': String(Buffer.byteLength(body)),
       Connection: 'close',
+      ...retryHeaders(type, extensions),
     },
     body,
   };

@@ -95,7 +95,6 @@ async function answer(
   return send(
     response,
     standaloneProblem('service-unavailable', notReadyDetail(answer), { instance: path, checks }),
-    { 'retry-after': '5' },
   );
 }
 

@@ -1,8 +1,8 @@
 import { isGrpcServiceError, type Client } from '@temporalio/client';
 import type { Queryable } from '../db/pool';
+import { causeChain } from '../domain/causeChain';
 import { DEFAULTS } from '../domain/defaults';
 import type { Logger } from '../logger';
-import { causeChain } from '../service/errors';
 
 /** One dependency's answer to a readiness check. */
 export interface DependencyCheck {

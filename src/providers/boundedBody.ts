@@ -1,3 +1,5 @@
+import { causeChain } from '../domain/causeChain';
+
 /** The fetch both providers' SDKs take as an option. */
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -61,10 +63,6 @@ export function cappedFetch(limitBytes: number): Fetch {
 
 /** The ResponseTooLarge an error is, or was caused by (an SDK may wrap it). */
 export function responseTooLarge(error: unknown): ResponseTooLarge | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current; depth++) {
-    if (current instanceof ResponseTooLarge) return current;
-    current = (current as { cause?: unknown }).cause;
-  }
+  for (const current of causeChain(error)) if (current instanceof ResponseTooLarge) return current;
   return undefined;
 }

@@ -1,4 +1,5 @@
 import { breakerSettings, DEFAULT_BREAKER, type BreakerSettings } from '../domain/breaker';
+import { causeChain } from '../domain/causeChain';
 import type { Money, TokenUsage } from '../domain/cost';
 import type { RetrySettings } from '../domain/retries';
 import type { AnyJobTypeContract } from '../jobTypes';
@@ -275,11 +276,9 @@ export const UNREACHABLE_CODES = new Set([
 ]);
 
 export function causeCode(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current; depth++) {
+  for (const current of causeChain(error)) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
   }
   return undefined;
 }

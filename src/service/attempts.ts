@@ -1,12 +1,9 @@
-import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure, type UpdateDefinition } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
 import { operatorsFailure, reportAttemptFailure } from '../db/attemptFailureReports';
 import { findAttempt, listAttempts, type AttemptRecord } from '../db/attempts';
-import { findCallbackReceipt, saveCallbackReceipt } from '../db/callbacks';
 import { findJob, findOwnedJob, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
 import { DEFAULTS } from '../domain/defaults';
-import { FAILURES, problemOfFailure } from '../domain/failures';
 import { isUuid } from '../domain/identity';
 import type { WebhookRetry } from '../domain/webhooks';
 import { checkJobResult } from '../jobTypes';
@@ -18,7 +15,6 @@ import {
   requestAttemptUpdate,
   resolutionResult,
   resolveAttemptUpdate,
-  type AttemptOutcome,
   type AttemptSummary,
   type CancelJobInput,
   type JobWorkflowStatus,
@@ -30,14 +26,9 @@ import {
   NOT_ADMITTED,
   notCancelledMessage,
 } from '../workflows/policy';
-import { isRunClosedMidUpdate, isWorkflowTaskFailing, ServiceError } from './errors';
-import {
-  attemptOutcome,
-  attemptSummary,
-  endJobWithoutResult,
-  nudgeOrHandOver,
-  recordResult,
-} from './results';
+import { ServiceError } from './errors';
+import { updateJobWorkflow, WorkflowClosedError } from './jobUpdates';
+import { attemptSummary, endJobWithoutResult, recordResult } from './results';
 import { startEventSenders, type SenderStartDeps } from './webhookSenders';
 
 export interface AttemptServiceDeps {
@@ -53,56 +44,8 @@ export interface AttemptServiceDeps {
 }
 
 /** What starting a job's webhook senders takes, from these deps. */
-function senderDeps(deps: AttemptServiceDeps): SenderStartDeps {
+export function senderDeps(deps: AttemptServiceDeps): SenderStartDeps {
   return { ...deps, retry: { ...DEFAULTS.webhookRetry, ...deps.webhookRetry } };
-}
-
-/** The job's workflow has closed, so no update can reach it. */
-class WorkflowClosedError extends ServiceError {
-  constructor(job: JobRecord) {
-    super(
-      'job-terminal',
-      job.terminalStatus ? endedJobMessage(job.id, job.terminalStatus) : `job ${job.id} has ended`,
-    );
-    this.name = 'WorkflowClosedError';
-  }
-}
-
-/** A cancellation anywhere down the causes (an activity cancelled with its workflow, say). */
-function causedByCancellation(error: Error): boolean {
-  for (let cause = error.cause; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof CancelledFailure) return true;
-  }
-  return false;
-}
-
-/** Turns a refused or failed workflow update into the rule it broke. */
-function asServiceError(error: unknown, job: JobRecord): unknown {
-  // The run closed while it held the update (reset or terminated): no rule was broken.
-  if (isRunClosedMidUpdate(error)) return new WorkflowClosedError(job);
-  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
-    const cause = error.cause;
-    const problem = problemOfFailure(cause.type);
-    const details = (cause.details?.[0] ?? undefined) as Record<string, unknown> | undefined;
-    // An in-flight refusal names the attempt that blocks; other refusals carry their facts.
-    const extensions =
-      cause.type === FAILURES.attemptInFlight
-        ? details && { blockingAttempt: details as unknown as AttemptSummary }
-        : details;
-    return new ServiceError(problem, cause.message, extensions ?? {});
-  }
-  // The workflow was cancelled (from the Web UI or the CLI, say) while the update ran: it ends.
-  if (error instanceof WorkflowUpdateFailedError && causedByCancellation(error))
-    return new WorkflowClosedError(job);
-  // The workflow has closed: the job ended.
-  const name = (error as Error)?.name;
-  if (
-    name === 'WorkflowNotFoundError' ||
-    /already completed|not found/i.test((error as Error)?.message ?? '')
-  ) {
-    return new WorkflowClosedError(job);
-  }
-  return error;
 }
 
 /** A user's "try again / use the fallback": a new attempt, if the job's rules allow one now. */
@@ -183,49 +126,8 @@ async function withRecordedBlockingState(
   );
 }
 
-/**
- * How long an update waits for a workflow whose task keeps failing (Temporal turns updates away
- * then): two workflow task timeouts (Temporal's 10 s, which the job workflows keep). The update
- * may meet the failed state just as a retried task starts, and that retry may time out too when
- * the engine is slow: a fault campaign with no fault at all saw a task time out twice in a row
- * on the dev server's stalled persistence, and a try-again answered 503 a second before it.
- */
-const FAILING_TASK_PATIENCE_MS = 20_000;
-
-/**
- * Sends an update to the job's workflow; a refusal comes back as the rule it broke. An update
- * Temporal turned away unseen, while the workflow's task fails, is sent again until it is let
- * in or the patience runs out (then the caller gets 503 and Retry-After: nothing happened).
- */
-async function updateJobWorkflow<Ret, Arg>(
-  deps: AttemptServiceDeps,
-  job: JobRecord,
-  update: UpdateDefinition<Ret, [Arg]>,
-  arg: Arg,
-): Promise<Ret> {
-  const giveUpAt = Date.now() + FAILING_TASK_PATIENCE_MS;
-  for (let pause = 250; ; pause = Math.min(pause * 2, 2_000)) {
-    try {
-      return await deps.temporal.workflow
-        .getHandle(job.workflowId)
-        .executeUpdate(update, { args: [arg] });
-    } catch (error) {
-      // Sent again: a task that failed took nothing in, and a run reset while it held the
-      // update left it to the new run (which continues from the reset point, without it).
-      const again = isWorkflowTaskFailing(error) || isRunClosedMidUpdate(error);
-      if (!again || Date.now() + pause > giveUpAt) throw asServiceError(error, job);
-      deps.logger.warn(
-        { jobId: job.id, workflowId: job.workflowId, update: update.name },
-        isRunClosedMidUpdate(error)
-          ? "the job's workflow run closed while it held the update (a reset?); sending it again"
-          : "the job's workflow task is failing; sending the update again",
-      );
-      await new Promise((resolve) => setTimeout(resolve, pause));
-    }
-  }
-}
-
-async function jobOfAttempt(deps: AttemptServiceDeps, attemptId: string) {
+/** An attempt and its job, if both exist. */
+export async function jobOfAttempt(deps: AttemptServiceDeps, attemptId: string) {
   const attempt = await findAttempt(deps.pool, attemptId);
   const job = attempt && (await findJob(deps.pool, attempt.jobId));
   return attempt && job ? { attempt, job } : undefined;
@@ -363,69 +265,4 @@ function endedAlready(job: Pick<JobRecord, 'id' | 'terminalStatus' | 'completedB
     notCancelledMessage(job.id, job.terminalStatus ?? 'ended'),
     { jobStatus: job.terminalStatus, completedBy: job.completedBy },
   );
-}
-
-/** A signed callback, as the API verified it: who signed, when, and its digest. */
-export interface SignedCallback {
-  provider: string;
-  signedAt: Date;
-  digest: string;
-}
-
-/**
- * A provider reports the outcome of an attempt after the fact (a webhook). A result goes through
- * the same compare-and-swap as any other; a failure settles the attempt `failed` by the
- * certainty table (src/domain/certainty.ts): at once when its call is over without a success
- * answer, when the call ends if it may still answer, and never after a success answer.
- * The same signed callback again (a replay within its tolerance window) changes nothing and
- * nudges nobody: it is answered with what the first one came to.
- */
-export async function acceptProviderCallback(
-  deps: AttemptServiceDeps,
-  signed: SignedCallback,
-  report:
-    | { attemptId: string; status: 'succeeded'; output: unknown }
-    | { attemptId: string; status: 'failed'; error: string },
-): Promise<{ outcome: AttemptOutcome; replayed: boolean } | undefined> {
-  const earlier = await findCallbackReceipt(deps.pool, signed.provider, signed.digest);
-  if (earlier) return { outcome: earlier.outcome as AttemptOutcome, replayed: true };
-  const found = await jobOfAttempt(deps, report.attemptId);
-  if (!found || found.attempt.provider !== signed.provider) return undefined;
-  const { attempt, job } = found;
-  let outcome: AttemptOutcome;
-  if (report.status === 'failed') {
-    // By the certainty table: it settles `failed` only once the call can no longer answer
-    // success, and never after a success answer; until then it is held on the row.
-    const settled = await reportAttemptFailure(deps.pool, attempt.id, {
-      message: report.error,
-      at: signed.signedAt.toISOString(),
-    });
-    if (settled.state !== 'failed')
-      deps.logger.warn(
-        {
-          jobId: job.id,
-          attemptId: attempt.id,
-          state: settled.state,
-          successAnswered: settled.successAnsweredAt !== null,
-        },
-        'failed callback held: the call may still answer, or it answered success',
-      );
-    outcome = await attemptOutcome(deps.pool, settled);
-  } else {
-    const checked = checkJobResult(job, report.output, attempt.id);
-    if (!checked.ok)
-      throw new ServiceError(
-        'invalid-input',
-        `the reported output breaks the ${job.type} contract: ${checked.reason}`,
-      );
-    outcome = await recordResult(deps, {
-      attemptId: attempt.id,
-      result: checked.output,
-      source: `callback:${signed.provider}`,
-    });
-  }
-  // Two deliveries of one callback at once: both settle the same way; only the first nudges.
-  const first = await saveCallbackReceipt(deps.pool, { ...signed, attemptId: attempt.id, outcome });
-  if (first) await nudgeOrHandOver(senderDeps(deps), job, attempt.id);
-  return { outcome, replayed: !first };
 }

@@ -1,6 +1,7 @@
 import { isGrpcServiceError } from '@temporalio/client';
 import { NamespaceNotFoundError } from '@temporalio/common';
 import type { JobRecord } from '../db/jobs';
+import { causeChain } from '../domain/causeChain';
 import { KEY_REUSE_MESSAGE } from '../domain/failures';
 import type { ProblemType } from '../domain/problems';
 
@@ -27,14 +28,6 @@ export function keyReusedFor(existing: JobRecord): ServiceError {
  * namespace), PERMISSION_DENIED, FAILED_PRECONDITION, UNAUTHENTICATED.
  */
 const GRPC_REFUSALS = new Set([3, 5, 7, 9, 16]);
-
-/** An error and the errors it wraps (`cause`), outermost first, a few levels deep at most. */
-export function* causeChain(error: unknown, depth = 5): Generator<unknown> {
-  for (let current = error, level = 0; current && level < depth; level++) {
-    yield current;
-    current = (current as { cause?: unknown }).cause;
-  }
-}
 
 /**
  * Temporal turned an update away before the workflow accepted it, because the workflow's task

@@ -1,6 +1,6 @@
 import { CancellationScope } from '@temporalio/workflow';
-import { FAILURES } from '../domain/failures';
-import type { AttemptState, TerminalJobStatus } from '../domain/job';
+import { FAILURES, failureDetails } from '../domain/failures';
+import type { AttemptState } from '../domain/job';
 import { nonCancellable, providerCall } from './activityStubs';
 import type { AttemptToRun } from './attemptRequests';
 import type { AttemptSummary, JobPlan } from './definitions';
@@ -30,7 +30,7 @@ export async function runAttempt(
     const failure = failureOf(error);
     if (failure?.type === FAILURES.providerUnavailable) {
       // Cooling down or its breaker is open: nothing was written; the plan passes it by.
-      const details = failure.details?.[0] as { until: string; reason: string } | undefined;
+      const details = failureDetails(failure, 'providerUnavailable');
       job.deferrals.defer(provider.name, {
         until: details?.until ?? new Date(Date.now() + 1_000).toISOString(),
         reason: details?.reason ?? failure.message,
@@ -44,8 +44,7 @@ export async function runAttempt(
     }
     if (failure?.type === FAILURES.jobNotOpen) {
       // The job was settled meanwhile (a cancel, a winner this workflow had not heard of).
-      const details = failure.details?.[0] as
-        { terminalStatus: TerminalJobStatus | null; completedBy: string | null } | undefined;
+      const details = failureDetails(failure, 'jobNotOpen');
       job.end({
         status: details?.terminalStatus ?? null,
         completedBy: details?.completedBy ?? null,

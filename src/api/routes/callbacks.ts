@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { acceptProviderCallback } from '../../service/attempts';
+import { acceptProviderCallback } from '../../service/providerCallbacks';
 import type { JobEndMetrics } from '../../telemetry/histograms';
 import { bodyShapeProblem } from '../bodyShape';
 import type { ApiDeps } from '../deps';

@@ -43,8 +43,6 @@ export const jobReadRoute: FastifyPluginAsyncZod<{
           reply,
           'too-many-waits',
           `At most ${waits.limit} requests may wait on jobs at once; poll without ?wait= or retry shortly.`,
-          {},
-          { 'retry-after': '1' },
         );
       }
       // The wait ends when the client goes away: an abandoned wait costs nothing more.

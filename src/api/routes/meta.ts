@@ -53,13 +53,7 @@ export const metaRoutes: FastifyPluginAsyncZod<{
       const answer = await readiness();
       const { ready, checks } = answer;
       if (ready) return { ready: true as const, checks };
-      return sendProblem(
-        reply,
-        'service-unavailable',
-        notReadyDetail(answer),
-        { checks },
-        { 'retry-after': '5' },
-      );
+      return sendProblem(reply, 'service-unavailable', notReadyDetail(answer), { checks });
     },
   );
 
@@ -96,7 +90,8 @@ export const metaRoutes: FastifyPluginAsyncZod<{
     async (request, reply) => {
       const { type } = request.params;
       if (!isProblemType(type)) return sendNotFound(reply, `problem type ${type}`);
-      return { type: problemTypeUri(type), ...PROBLEM_TYPES[type] };
+      const { status, title } = PROBLEM_TYPES[type];
+      return { type: problemTypeUri(type), status, title };
     },
   );
 };

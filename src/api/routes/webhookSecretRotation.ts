@@ -63,7 +63,6 @@ export const webhookSecretRotationRoute: FastifyPluginAsyncZod<{
       if (!rotated) return sendNotFound(reply, `webhook endpoint ${request.params.id}`);
       if ('tooMany' in rotated) {
         const at = rotated.tooMany.nextExpiresAt;
-        const waitS = Math.max(1, Math.ceil((at.getTime() - Date.now()) / 1000));
         return sendProblem(
           reply,
           'too-many-live-secrets',
@@ -72,7 +71,6 @@ export const webhookSecretRotationRoute: FastifyPluginAsyncZod<{
             liveSecretsPerEndpoint: limits.liveSecretsPerEndpoint,
             nextExpiresAt: at.toISOString(),
           },
-          { 'retry-after': String(waitS) },
         );
       }
       return { secret, previousSecretExpiresAt: rotated.previousExpireAt.toISOString() };
