@@ -8,7 +8,6 @@ import { secretKeyRing } from './domain/secretSealing';
 import type { WebhookNameSettings, WebhookRetry } from './domain/webhooks';
 import { parseAllowedTargets, type AllowedTargets } from './service/webhookTargets';
 import { temporalConnectionSettings } from './temporal/connection';
-import { DEFAULT_TASK_QUEUE } from './workflows/definitions';
 
 function required(env: NodeJS.ProcessEnv, name: string): string {
   const value = env[name];
@@ -121,6 +120,11 @@ function optionalToken(env: NodeJS.ProcessEnv, name: string): string | undefined
   return value;
 }
 
+/** ONEJOB_TASK_QUEUE: the job task queue the services (and the CLI) use. */
+export function taskQueueSetting(env: NodeJS.ProcessEnv = process.env): string {
+  return env.ONEJOB_TASK_QUEUE ?? DEFAULTS.taskQueue;
+}
+
 /** Settings every service process reads (the API, the worker). */
 export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
   const targets = webhookTargets(env);
@@ -128,7 +132,7 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
     databaseUrl: required(env, 'DATABASE_URL'),
     /** Address, namespace, and TLS or API key for a secured cluster or Temporal Cloud. */
     temporal: temporalConnectionSettings(env),
-    taskQueue: env.ONEJOB_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    taskQueue: taskQueueSetting(env),
     /** Hedged jobs: the delay before the fallback starts while the primary's p95 is not known. */
     hedgeDelayMs: milliseconds(env, 'ONEJOB_HEDGE_DELAY_MS', DEFAULTS.hedgeDelayMs),
     /** Require certification of a job's primary provider too (failover always requires it). */
@@ -347,7 +351,7 @@ function hedgeBudget(env: NodeJS.ProcessEnv) {
 export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     ...serviceConfig(env),
-    host: env.HOST ?? '127.0.0.1',
+    host: env.HOST ?? DEFAULTS.apiHost,
     port: port(env, 'PORT', DEFAULTS.apiPort),
     apiTokens: required(env, 'ONEJOB_API_TOKENS'),
     /** Operator tokens (`name:token` pairs); without them the operator routes refuse everyone. */

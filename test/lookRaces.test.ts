@@ -9,6 +9,7 @@ import { createAttempt, findAttempt } from '../src/db/attempts';
 import { insertJobOrFindExisting } from '../src/db/jobs';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { parseSecretKeys } from '../src/domain/secretSealing';
+import { withDefaults } from '../src/domain/settings';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { createLogger } from '../src/logger';
 import { ProviderRegistry } from '../src/providers/registry';
@@ -50,6 +51,7 @@ beforeAll(async () => {
   // The looks never reach Temporal; a client that connects only if used.
   connection = Connection.lazy({ address: harness().temporalAddress });
   activities = createJobActivities({
+    ...withDefaults(),
     pool: db.pool,
     providers,
     logger: createLogger('look-races', 'warn'),

@@ -21,7 +21,6 @@ import {
 } from '../db/jobs';
 import { inTransaction, type Queryable } from '../db/pool';
 import { observedP95Ms } from '../db/providerStats';
-import { DEFAULTS } from '../domain/defaults';
 import { FAILURES, KEY_REUSE_MESSAGE, typedFailure } from '../domain/failures';
 import { jobIdentityProblem } from '../domain/identity';
 import type { JobMode } from '../domain/job';
@@ -422,16 +421,16 @@ export function admissionActivities(deps: AdmissionDeps) {
       providers: plan,
       skipped,
       compatible: compatibleNames.map((name) => planned(name, reasonFor(name))),
-      hedgeDelayMs: p95 ?? deps.defaultHedgeDelayMs ?? DEFAULTS.hedgeDelayMs,
+      hedgeDelayMs: p95 ?? deps.defaultHedgeDelayMs,
       terminalStatus: job.terminalStatus,
       completedBy: job.completedBy,
       attempts,
-      maxAttempts: deps.maxAttemptsPerJob ?? DEFAULTS.maxAttemptsPerJob,
-      historyEventLimit: deps.historyEventLimit ?? DEFAULTS.historyEventLimit,
-      reconcileMaxDelayMs: deps.reconcileMaxDelayMs ?? DEFAULTS.reconcileMaxDelayMs,
-      reconcileFirstDelayMs: deps.reconcileFirstDelayMs ?? DEFAULTS.reconcileFirstDelayMs,
-      blockedSelfLookMs: deps.blockedSelfLookMs ?? DEFAULTS.blockedSelfLookMs,
-      needsOperatorAfterMs: deps.needsOperatorAfterMs ?? DEFAULTS.needsOperatorAfterMs,
+      maxAttempts: deps.maxAttemptsPerJob,
+      historyEventLimit: deps.historyEventLimit,
+      reconcileMaxDelayMs: deps.reconcileMaxDelayMs,
+      reconcileFirstDelayMs: deps.reconcileFirstDelayMs,
+      blockedSelfLookMs: deps.blockedSelfLookMs,
+      needsOperatorAfterMs: deps.needsOperatorAfterMs,
     };
     const first = plan[0];
     if (reusable && input.startFirstAttempt) return answer({ ...admitted, firstAttempt: reusable });

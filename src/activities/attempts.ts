@@ -19,7 +19,6 @@ import {
 } from '../db/attempts';
 import { addCountedJobNote, addJobNote, findJob } from '../db/jobs';
 import { failureVerdict, type AttemptEvidence, type FailureEvidence } from '../domain/certainty';
-import { DEFAULTS } from '../domain/defaults';
 import { FAILURES, typedFailure } from '../domain/failures';
 import { checkOutput, findJobType } from '../jobTypes';
 import { breakerCoolOffMs, lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
@@ -49,8 +48,8 @@ export function attemptLooks(deps: LookDeps): {
 } {
   const look = lookAtAttempt(deps);
   const pauses = {
-    firstMs: deps.reconcileFirstDelayMs ?? DEFAULTS.reconcileFirstDelayMs,
-    maxMs: deps.reconcileMaxDelayMs ?? DEFAULTS.reconcileMaxDelayMs,
+    firstMs: deps.reconcileFirstDelayMs,
+    maxMs: deps.reconcileMaxDelayMs,
   };
   return {
     async lookAgain(input) {

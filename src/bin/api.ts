@@ -8,6 +8,7 @@ import { apiConfig } from '../config';
 import { schemaAtStart } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { refusePublishedDevSecrets } from '../domain/publishedSecrets';
+import { withDefaults } from '../domain/settings';
 import { metricsAccessFor } from '../health/metricsAccess';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
@@ -40,28 +41,21 @@ async function main(): Promise<void> {
   });
   tellParent({ starting: 'routes' });
   const app = await buildApi({
+    // The settings read from the environment; those it does not set, at their defaults.
+    ...withDefaults(config),
     pool,
     temporal,
-    taskQueue: config.taskQueue,
     providers,
     tokens,
     operatorTokens,
     logger,
-    maxWaitsPerOwner: config.maxWaitsPerOwner,
-    waitPollMs: config.waitPollMs,
-    callbackToleranceS: config.callbackToleranceS,
     metricsAccess: metricsAccessFor(config.metricsToken),
     instanceHeader: config.instanceHeader,
-    httpBounds: config.httpBounds,
     ownerLimits: config.ownerLimits,
-    listPageMaxBytes: config.listPageMaxBytes,
     allowInternalWebhookTargets: config.allowInternalWebhookTargets,
     allowedWebhookTargets: config.allowedWebhookTargets,
     allowPlainHttpWebhooks: config.allowPlainHttpWebhooks,
-    webhookRetry: config.webhookRetry,
-    webhookLimits: config.webhookLimits,
     secretKeys: config.secretKeys,
-    webhookNames: config.webhookNames,
   });
   tellParent({ starting: 'listening' });
   await app.listen({ host: config.host, port: config.port });

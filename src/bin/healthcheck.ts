@@ -18,7 +18,7 @@ function loopbackFor(host: string): string {
 }
 
 function targets(env: NodeJS.ProcessEnv): string[] {
-  const api = `http://${loopbackFor(env.HOST ?? '127.0.0.1')}:${port(env, 'PORT', DEFAULTS.apiPort)}/readyz`;
+  const api = `http://${loopbackFor(env.HOST ?? DEFAULTS.apiHost)}:${port(env, 'PORT', DEFAULTS.apiPort)}/readyz`;
   const address = workerAddresses(env).healthAddress;
   if (address === 'off') return [api];
   const worker = hostAndPort(address, 'ONEJOB_WORKER_HEALTH_ADDRESS');

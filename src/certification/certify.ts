@@ -18,6 +18,7 @@ import {
   providerModel,
   type Provider,
   type ViolationKind,
+  outputTokenCap,
 } from '../providers/provider';
 
 /** Golden cases live in `fixtures/golden/<job type>.json`: realistic inputs, committed. */
@@ -231,7 +232,7 @@ export async function certifyProvider(options: {
   const version = contractVersion(contract);
   const model = providerModel(provider.config);
   const window = contextWindowOf(provider);
-  const reserved = provider.config.kind === 'http' ? 0 : (provider.config.maxOutputTokens ?? 1024);
+  const reserved = provider.config.kind === 'http' ? 0 : outputTokenCap(provider.config);
   const results: CaseResult[] = [];
   let tokenizer = 'n/a';
 

@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { webhookRetrySettings } from '../config';
+import { taskQueueSetting, webhookRetrySettings } from '../config';
 import { listAttempts } from '../db/attempts';
 import { listJobsForOperators } from '../db/jobLists';
 import { findJob } from '../db/jobs';
@@ -17,7 +17,6 @@ import { cancelJob, resolveAttempt, type AttemptServiceDeps } from '../service/a
 import { jobResource } from '../service/jobDocument';
 import { releaseKey } from '../service/keyRelease';
 import { temporalConnectionSettings, temporalConnectOptions } from '../temporal/connection';
-import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
 import { chooseDatabase, explainConnectionFailure } from './database';
 import { renderTable } from './table';
 import { terminalJson } from './terminal';
@@ -62,7 +61,7 @@ async function withServices<T>(work: (deps: AttemptServiceDeps) => Promise<T>): 
         pool,
         temporal,
         logger: createLogger('onejob-cli', process.env.LOG_LEVEL ?? 'warn'),
-        taskQueue: process.env.ONEJOB_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+        taskQueue: taskQueueSetting(),
         webhookRetry: webhookRetrySettings(),
       });
     } finally {

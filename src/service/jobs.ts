@@ -224,14 +224,18 @@ async function startJobWorkflow(deps: JobServiceDeps, job: JobRecord): Promise<v
 const FIRST_POLL_MS = 50;
 const LONGEST_POLL_MS = 1_000;
 
-export interface WaitOptions {
+export type WaitOptions = {
   waitMs?: number;
   signal?: AbortSignal;
-  /** Job endings as PostgreSQL announces them: the wait wakes at once instead of at its next look. */
-  endings?: Pick<JobEndings, 'listening' | 'watch'>;
-  /** Between looks at the row while `endings` is listening. Default DEFAULTS.waitPollMs. */
-  pollMs?: number;
-}
+} & (
+  | { endings?: undefined }
+  | {
+      /** Job endings as PostgreSQL announces them: the wait wakes at once instead of at its next look. */
+      endings: Pick<JobEndings, 'listening' | 'watch'>;
+      /** Between looks at the row while `endings` is listening. */
+      pollMs: number;
+    }
+);
 
 /**
  * A job of this owner (another owner's job does not exist for them), with its attempts.
@@ -261,9 +265,7 @@ export async function getJob(
       if (isTerminalJobStatus(found.job.status) || Date.now() >= deadline || signal?.aborted)
         return found;
       // Heard endings wake the wait, so it looks rarely; without them it polls, backing off.
-      const pollMs = options.endings?.listening
-        ? (options.pollMs ?? DEFAULTS.waitPollMs)
-        : backoffMs;
+      const pollMs = options.endings?.listening ? options.pollMs : backoffMs;
       const sleepMs = Math.min(pollMs, Math.max(0, deadline - Date.now()));
       await (ending ? ending.sleep(sleepMs, signal) : sleep(sleepMs, signal));
       if (signal?.aborted) return undefined;

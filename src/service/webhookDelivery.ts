@@ -281,13 +281,13 @@ export async function deliverJobWebhooks(
     secretKeys: SecretKeyRing;
     /** Resolves receivers' names, bounded (ONEJOB_WEBHOOK_DNS_*). */
     names: WebhookNames;
-    /** When an endpoint's breaker opens, and how long it holds. Default: DEFAULTS. */
-    breaker?: WebhookBreaker;
+    /** When an endpoint's breaker opens, and how long it holds. */
+    breaker: WebhookBreaker;
   },
   jobId: string,
 ): Promise<DeliveryRound> {
   const targets = new WebhookTargetPolicy(deps.allowInternal, deps.allowedTargets);
-  const breaker = deps.breaker ?? DEFAULTS.webhookBreaker;
+  const breaker = deps.breaker;
   const round: DeliveryRound = { delivered: 0 };
   const job = await findJob(deps.pool, jobId);
   if (!job) return round;

@@ -3,6 +3,7 @@
  * options, so that the id, the policies and what operators see in the Web UI never drift apart.
  * Plain data: imported by clients, never by workflow code.
  */
+import { DEFAULTS } from '../domain/defaults';
 import { markdownText } from '../domain/displayText';
 import type { JobStatus } from '../domain/job';
 import { jobWorkflowId } from '../domain/workflowId';
@@ -60,7 +61,7 @@ export function jobWorkflowStartOptions(facts: JobWorkflowStartFacts, taskQueue:
       `**idempotency key** ${key}`,
       ...(facts.providers
         ? [
-            `**providers: ${facts.providers.map(markdownText).join(', ')}** (${markdownText(facts.mode ?? 'exclusive')})`,
+            `**providers: ${facts.providers.map(markdownText).join(', ')}** (${markdownText(facts.mode ?? DEFAULTS.jobMode)})`,
           ]
         : []),
       ...(facts.requestFingerprint

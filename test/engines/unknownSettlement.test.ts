@@ -7,6 +7,7 @@ import {
 import { createAttempt, findAttempt } from '../../src/db/attempts';
 import { insertJobOrFindExisting } from '../../src/db/jobs';
 import { requestFingerprint } from '../../src/domain/fingerprint';
+import { withDefaults } from '../../src/domain/settings';
 import { jobWorkflowId } from '../../src/domain/workflowId';
 import { createLogger } from '../../src/logger';
 import { ProviderRegistry } from '../../src/providers/registry';
@@ -498,6 +499,7 @@ describe('"no record, said twice, the grace apart" with a worker whose clock is 
     ]);
     const attemptId = await unknownChargeWhoseCallMayStillLand('pay-skewed');
     const reconcile = attemptActivities({
+      ...withDefaults(),
       pool: stack.pool,
       providers,
       logger: createLogger('skewed-worker', 'silent'),

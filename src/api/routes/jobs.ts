@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { JobEndings } from '../../db/jobEndings';
-import { DEFAULTS } from '../../domain/defaults';
 import { MAX_WAIT_SECONDS } from '../../domain/httpBounds';
 import { IDEMPOTENCY_KEY_RULE, isValidIdempotencyKey } from '../../domain/identity';
 import { JOB_MODES, JOB_STATUSES } from '../../domain/job';
@@ -39,6 +38,7 @@ export interface JobRoutesOptions {
     | 'waitPollMs'
     | 'ownerLimits'
     | 'listPageMaxBytes'
+    | 'webhookRetry'
   >;
   /** With the metrics that observe a job its owner's cancel ends. */
   metrics: Pick<Metrics, 'jobsCreated' | 'jobsReplayed'> & JobEndMetrics;
@@ -174,7 +174,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
           waitMs,
           signal: gone.signal,
           endings,
-          ...(deps.waitPollMs === undefined ? {} : { pollMs: deps.waitPollMs }),
+          pollMs: deps.waitPollMs,
         });
         if (gone.signal.aborted) return reply;
         if (!found) return sendNotFound(reply, `job ${request.params.id}`);
@@ -216,7 +216,7 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
           (LIST_INCLUSIONS as readonly string[]).includes(name),
         ),
       );
-      const listPageMaxBytes = deps.listPageMaxBytes ?? DEFAULTS.listPageMaxBytes;
+      const listPageMaxBytes = deps.listPageMaxBytes;
       const page = await listJobs(deps, request.ownerId, {
         status,
         limit,

@@ -14,7 +14,6 @@ import {
   type WebhookEndpoint,
   type WebhookEndpointWithBreaker,
 } from '../../db/webhooks';
-import { DEFAULTS } from '../../domain/defaults';
 import { isUuid } from '../../domain/identity';
 import { DELIVERY_STATES, WEBHOOK_EVENTS } from '../../domain/webhooks';
 import { decodeCursor, encodeCursor } from '../../service/jobDocument';
@@ -156,15 +155,12 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
   app.addHook('onRequest', async (request) => {
     if (request.ownerId) await takeWebhookRequest(deps, request.ownerId);
   });
-  const names = new WebhookNames(deps.webhookNames ?? { timeoutMs: DEFAULTS.webhookDnsTimeoutMs });
+  const names = new WebhookNames(deps.webhookNames);
   const targets = new WebhookTargetPolicy(
     deps.allowInternalWebhookTargets ?? false,
     deps.allowedWebhookTargets,
   );
-  const limits = deps.webhookLimits ?? {
-    endpointsPerOwner: DEFAULTS.webhookEndpointsPerOwner,
-    liveSecretsPerEndpoint: DEFAULTS.webhookLiveSecretsPerEndpoint,
-  };
+  const limits = deps.webhookLimits;
 
   app.post(
     '/webhooks',
