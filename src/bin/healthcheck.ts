@@ -1,5 +1,6 @@
-import { hostAndPort, port, workerAddresses } from '../config';
+import { workerAddresses } from '../config';
 import { DEFAULTS } from '../domain/defaults';
+import { hostAndPort, port } from '../settings/read';
 
 /**
  * The container's health check (Dockerfile HEALTHCHECK, docker-compose.yml): one image runs the

@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { taskQueueSetting, webhookRetrySettings } from '../config';
+import { taskQueueSetting } from '../config';
 import { listAttempts } from '../db/attempts';
 import { listJobsForOperators } from '../db/jobLists';
 import { findJob } from '../db/jobs';
@@ -16,6 +16,7 @@ import { createLogger } from '../logger';
 import { cancelJob, resolveAttempt, type AttemptServiceDeps } from '../service/attempts';
 import { jobResource } from '../service/jobDocument';
 import { releaseKey } from '../service/keyRelease';
+import { webhookRetrySettings } from '../settings/webhooks';
 import { temporalConnectionSettings, temporalConnectOptions } from '../temporal/connection';
 import { chooseDatabase, explainConnectionFailure } from './database';
 import { renderTable } from './table';

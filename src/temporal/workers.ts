@@ -42,7 +42,7 @@ export interface JobWorkerOptions
 /** The worker's settings, as `workerConfig()` reads them from the environment. */
 export function workerSettings(config: ReturnType<typeof workerConfig>) {
   return {
-    ...withDefaults({ ...config, defaultHedgeDelayMs: config.hedgeDelayMs }),
+    ...withDefaults(config),
     requireCertifiedPrimary: config.requireCertifiedPrimary,
     allowInternalWebhookTargets: config.allowInternalWebhookTargets,
     allowedWebhookTargets: config.allowedWebhookTargets,
