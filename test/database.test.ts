@@ -8,13 +8,9 @@ import {
 import { claimDueChecks, scheduleNextCheck, wakeDone } from '../src/db/attemptChecks';
 import { createAttempt, AttemptInFlightError, findAttempt } from '../src/db/attempts';
 import { recordAttemptResult } from '../src/db/compareAndSwap';
+import { finishJobWithoutResult } from '../src/db/endedJobs';
 import { listOwnedJobs } from '../src/db/jobLists';
-import {
-  addJobNotes,
-  findJob,
-  finishJobWithoutResult,
-  insertJobOrFindExisting,
-} from '../src/db/jobs';
+import { addJobNotes, findJob, insertJobOrFindExisting } from '../src/db/jobs';
 import {
   ATTEMPTS_IN_FLIGHT_SQL,
   JOBS_UNKNOWN_SQL,

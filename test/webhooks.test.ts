@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { finishJobWithoutResult } from '../src/db/jobs';
+import { finishJobWithoutResult } from '../src/db/endedJobs';
 import { insertNeedsOperatorDeliveries } from '../src/db/webhooks';
 import { parseSecretKeys } from '../src/domain/secretSealing';
 import { withDefaults } from '../src/domain/settings';

@@ -2,7 +2,8 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { AttemptRecord } from '../db/attempts';
 import type { JobEndings } from '../db/jobEndings';
 import { listOwnedJobs, type JobPageCursor, type OwnedPageOptions } from '../db/jobLists';
-import { claimStartLease, findJobByKey, giveBackStartLease, type JobRecord } from '../db/jobs';
+import { findJobByKey, type JobRecord } from '../db/jobs';
+import { claimStartLease, giveBackStartLease } from '../db/jobStartLease';
 import { findOwnedJobWithAttempts } from '../db/jobWithAttempts';
 import type { Pool } from '../db/pool';
 import { DEFAULTS } from '../domain/defaults';
