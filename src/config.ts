@@ -3,6 +3,7 @@ import { DEFAULTS } from './domain/defaults';
 import { ownerLimitSettings } from './domain/ownerLimits';
 import { startedByDevStack } from './domain/publishedSecrets';
 import { secretKeyRing } from './domain/secretSealing';
+import type { Settings } from './domain/settings';
 import { httpBounds } from './settings/http';
 import {
   listenAddress,
@@ -31,16 +32,51 @@ export function taskQueueSetting(env: NodeJS.ProcessEnv = process.env): string {
   return env.ONEJOB_TASK_QUEUE ?? DEFAULTS.taskQueue;
 }
 
+/**
+ * The settings modules take (Settings) that both services read: the API's job routes start
+ * webhook senders too (a job without a workflow), so they retry and resolve names alike.
+ */
+function sharedSettings(env: NodeJS.ProcessEnv) {
+  return {
+    taskQueue: taskQueueSetting(env),
+    /** Hedged jobs: the delay before the fallback starts while the primary's p95 is not known. */
+    defaultHedgeDelayMs: milliseconds(env, 'ONEJOB_HEDGE_DELAY_MS', DEFAULTS.hedgeDelayMs),
+    /**
+     * How webhook deliveries are retried, by the senders either process starts (a worker for a
+     * job's workflow, the API or the CLI for a job that has none).
+     */
+    webhookRetry: webhookRetrySettings(env),
+    /** How receivers' names are resolved: bounded, and off libuv's thread pool (webhookNames.ts). */
+    webhookNames: webhookNameSettings(env),
+  } satisfies Partial<Settings>;
+}
+
+/**
+ * Every setting a module takes, each from its variable or else its default: the one place a
+ * setting left out gets one, for the processes (their config) and for an API or a worker built
+ * in process (a test's, a tool's). Only the settings are taken from `given`.
+ */
+export function withDefaults(given: Partial<Settings> = {}): Settings {
+  const settings: Settings = {
+    ...sharedSettings({}),
+    ...workerSettingsFrom({}),
+    ...apiSettingsFrom({}),
+  };
+  for (const key of Object.keys(settings) as Array<keyof Settings>) {
+    const value = given[key];
+    if (value !== undefined) Object.assign(settings, { [key]: value });
+  }
+  return settings;
+}
+
 /** Settings every service process reads (the API, the worker). */
 export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
   const targets = webhookTargets(env);
   return {
+    ...sharedSettings(env),
     databaseUrl: required(env, 'DATABASE_URL'),
     /** Address, namespace, and TLS or API key for a secured cluster or Temporal Cloud. */
     temporal: temporalConnectionSettings(env),
-    taskQueue: taskQueueSetting(env),
-    /** Hedged jobs: the delay before the fallback starts while the primary's p95 is not known. */
-    defaultHedgeDelayMs: milliseconds(env, 'ONEJOB_HEDGE_DELAY_MS', DEFAULTS.hedgeDelayMs),
     /** Require certification of a job's primary provider too (failover always requires it). */
     requireCertifiedPrimary: env.ONEJOB_REQUIRE_CERTIFIED_PRIMARY === 'true',
     /**
@@ -54,17 +90,10 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
     allowedWebhookTargets: targets.allowed,
     /** Webhook endpoints over plain http: allowed, or refused (see webhookAllowance). */
     allowPlainHttpWebhooks: webhookAllowance(env, 'ONEJOB_WEBHOOK_PLAIN_HTTP'),
-    /**
-     * How webhook deliveries are retried, by the senders either process starts (a worker for a
-     * job's workflow, the API or the CLI for a job that has none).
-     */
-    webhookRetry: webhookRetrySettings(env),
     /** The keys that seal webhook signing secrets at rest (ONEJOB_SECRET_KEYS, secretSealing.ts). */
     secretKeys: secretKeyRing(env),
     /** Apply the migrations at start, or only check them (a separate step applied them). */
     migrations: migrationMode(env),
-    /** How receivers' names are resolved: bounded, and off libuv's thread pool (webhookNames.ts). */
-    webhookNames: webhookNameSettings(env),
   };
 }
 
@@ -72,6 +101,15 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
 export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     ...serviceConfig(env),
+    ...workerSettingsFrom(env),
+    hedgeBudget: hedgeBudget(env),
+    ...workerAddresses(env),
+  };
+}
+
+/** The settings the worker's modules take (Settings), each from its variable or its default. */
+function workerSettingsFrom(env: NodeJS.ProcessEnv) {
+  return {
     /** Attempts per job at most: plan, fallbacks and users' "try again" together. */
     maxAttemptsPerJob: positiveInteger(
       env,
@@ -161,7 +199,6 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
       'ONEJOB_STICKY_QUEUE_TIMEOUT_MS',
       DEFAULTS.stickyQueueTimeoutMs,
     ),
-    hedgeBudget: hedgeBudget(env),
     webhookSends: {
       /** Webhook tries this worker has out at once, in all. */
       perProcess: positiveInteger(
@@ -176,8 +213,7 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
         DEFAULTS.webhookSendsPerOwner,
       ),
     },
-    ...workerAddresses(env),
-  };
+  } satisfies Partial<Settings>;
 }
 
 /** Where a worker listens, each `host:port` or `off`: read by the worker, npm start and the health check. */
@@ -219,6 +255,17 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
     apiTokens: required(env, 'ONEJOB_API_TOKENS'),
     /** Operator tokens (`name:token` pairs); without them the operator routes refuse everyone. */
     operatorTokens: env.ONEJOB_OPERATOR_TOKENS || undefined,
+    /** Send `x-onejob-instance` (host:pid) on every response: it names machines, so opt-in. */
+    instanceHeader: env.ONEJOB_INSTANCE_HEADER === 'true',
+    /** Per-owner limits (docs/configuration.md), on unless set `off`. */
+    ownerLimits: ownerLimitSettings(env, startedByDevStack(env)),
+    ...apiSettingsFrom(env),
+  };
+}
+
+/** The settings the API's modules take (Settings), each from its variable or its default. */
+function apiSettingsFrom(env: NodeJS.ProcessEnv) {
+  return {
     /** `GET /v1/jobs/:id?wait=` requests one owner may hold open at once on one API process. */
     maxWaitsPerOwner: positiveInteger(env, 'ONEJOB_MAX_WAITS_PER_OWNER', DEFAULTS.maxWaitsPerOwner),
     /** Between a `?wait=` request's looks at its job while job endings are heard (ms). */
@@ -229,16 +276,14 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
       'ONEJOB_CALLBACK_TOLERANCE_S',
       DEFAULTS.callbackToleranceS,
     ),
-    /** Send `x-onejob-instance` (host:pid) on every response: it names machines, so opt-in. */
-    instanceHeader: env.ONEJOB_INSTANCE_HEADER === 'true',
     /** Timeouts and caps of the HTTP server (docs/configuration.md). */
     httpBounds: httpBounds(env),
-    /** Per-owner limits (docs/configuration.md), on unless set `off`. */
-    ownerLimits: ownerLimitSettings(env, startedByDevStack(env)),
     /** A `GET /v1/jobs` page that carries inputs or results stops before this many bytes. */
     listPageMaxBytes: positiveInteger(env, 'ONEJOB_LIST_PAGE_MAX_BYTES', DEFAULTS.listPageMaxBytes),
     webhookLimits: webhookLimits(env),
-  };
+    /** How often the metric deltas are folded when nobody scrapes (not a variable). */
+    metricsFoldIntervalMs: DEFAULTS.metricsFoldIntervalMs,
+  } satisfies Partial<Settings>;
 }
 
 /**
@@ -248,7 +293,7 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
  */
 function migrationMode(env: NodeJS.ProcessEnv): MigrationMode {
   const raw = env.ONEJOB_MIGRATIONS;
-  if (raw === undefined || raw === '') return 'apply';
+  if (raw === undefined || raw === '') return DEFAULTS.migrations;
   if (raw === 'apply' || raw === 'verify') return raw;
   throw new Error(`ONEJOB_MIGRATIONS must be apply or verify, got "${raw}"`);
 }

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { createJobActivities } from '../src/activities';
+import { withDefaults } from '../src/config';
 import {
   beginProviderCallOfJob,
   endCallWithoutResult,
@@ -9,7 +10,6 @@ import { createAttempt, findAttempt } from '../src/db/attempts';
 import { insertJobOrFindExisting } from '../src/db/jobs';
 import { requestFingerprint } from '../src/domain/fingerprint';
 import { parseSecretKeys } from '../src/domain/secretSealing';
-import { withDefaults } from '../src/domain/settings';
 import { jobWorkflowId } from '../src/domain/workflowId';
 import { createLogger } from '../src/logger';
 import { ProviderRegistry } from '../src/providers/registry';

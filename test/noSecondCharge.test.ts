@@ -1,6 +1,6 @@
 import { attemptActivities } from '../src/activities/attempts';
 import { signCallback } from '../src/api/signatures';
-import { withDefaults } from '../src/domain/settings';
+import { withDefaults } from '../src/config';
 import { createLogger } from '../src/logger';
 import type { ProviderConfig } from '../src/providers/provider';
 import { reconcileAttemptsOfEndedJobs } from '../src/service/sweeper';

@@ -1,8 +1,8 @@
 import { Webhook } from 'standardwebhooks';
+import { withDefaults } from '../src/config';
 import { finishJobWithoutResult } from '../src/db/endedJobs';
 import { insertNeedsOperatorDeliveries } from '../src/db/webhooks';
 import { parseSecretKeys } from '../src/domain/secretSealing';
-import { withDefaults } from '../src/domain/settings';
 import { createLogger } from '../src/logger';
 import type { ProviderConfig } from '../src/providers/provider';
 import { deliverJobWebhooks } from '../src/service/webhookDelivery';

@@ -4,11 +4,10 @@ import { apiTracing } from '../telemetry/apiTracing';
 import { Client, Connection } from '@temporalio/client';
 import { buildApi } from '../api/app';
 import { knownBearer, parseTokenSettings } from '../api/auth';
-import { apiConfig } from '../config';
+import { apiConfig, withDefaults } from '../config';
 import { schemaAtStart } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { refusePublishedDevSecrets } from '../domain/publishedSecrets';
-import { withDefaults } from '../domain/settings';
 import { metricsAccessFor } from '../health/metricsAccess';
 import { createLogger } from '../logger';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
@@ -41,7 +40,7 @@ async function main(): Promise<void> {
   });
   tellParent({ starting: 'routes' });
   const app = await buildApi({
-    // The settings read from the environment; those it does not set, at their defaults.
+    // The settings its modules take, as the environment gave them.
     ...withDefaults(config),
     pool,
     temporal,

@@ -13,6 +13,8 @@ export const DEFAULTS = {
   taskQueue: 'onejob',
   /** A job's mode when its request names none. */
   jobMode: 'exclusive',
+  /** Apply the migrations at start (ONEJOB_MIGRATIONS), or only verify them. */
+  migrations: 'apply',
   /** Connections of a service process's pool, and how long one is waited for before failing. */
   databasePool: { max: 10, connectionTimeoutMs: 5_000 },
   /** The Temporal frontend's port on 127.0.0.1 when TEMPORAL_ADDRESS is unset. */

@@ -1,11 +1,10 @@
-import { DEFAULTS } from './defaults';
 import type { HttpBounds } from './httpBounds';
 import type { WebhookBreaker, WebhookNameSettings, WebhookRetry } from './webhooks';
 
 /**
  * The tunable settings the API and the worker are built with, each one complete: the modules
  * that take them never fall back to a default of their own. config.ts reads them from the
- * environment; whatever builds an API or a worker in process fills them with withDefaults.
+ * environment, and its withDefaults fills them for whatever builds an API or a worker in process.
  */
 export interface Settings {
   /** The job task queue. */
@@ -56,53 +55,4 @@ export interface Settings {
   httpBounds: HttpBounds;
   /** Webhook endpoints per owner and live secrets per endpoint, at most. */
   webhookLimits: { endpointsPerOwner: number; liveSecretsPerEndpoint: number };
-}
-
-/** Every setting at its default, from DEFAULTS. */
-function defaultSettings(): Settings {
-  return {
-    taskQueue: DEFAULTS.taskQueue,
-    defaultHedgeDelayMs: DEFAULTS.hedgeDelayMs,
-    maxAttemptsPerJob: DEFAULTS.maxAttemptsPerJob,
-    historyEventLimit: DEFAULTS.historyEventLimit,
-    reconcileMaxDelayMs: DEFAULTS.reconcileMaxDelayMs,
-    reconcileFirstDelayMs: DEFAULTS.reconcileFirstDelayMs,
-    blockedSelfLookMs: DEFAULTS.blockedSelfLookMs,
-    needsOperatorAfterMs: DEFAULTS.needsOperatorAfterMs,
-    webhookRetry: { ...DEFAULTS.webhookRetry },
-    webhookNames: { timeoutMs: DEFAULTS.webhookDnsTimeoutMs },
-    webhookBreaker: { ...DEFAULTS.webhookBreaker },
-    webhookSends: {
-      perProcess: DEFAULTS.webhookSendsPerWorker,
-      perOwner: DEFAULTS.webhookSendsPerOwner,
-    },
-    webhookStrandedAfterMs: DEFAULTS.strandedDeliveryAfterMs,
-    maxConcurrentProviderCalls: DEFAULTS.maxConcurrentProviderCalls,
-    maxCachedWorkflows: DEFAULTS.maxCachedWorkflows,
-    shutdownForceTimeMs: DEFAULTS.shutdownForceTimeMs,
-    stickyQueueTimeoutMs: DEFAULTS.stickyQueueTimeoutMs,
-    maxWaitsPerOwner: DEFAULTS.maxWaitsPerOwner,
-    waitPollMs: DEFAULTS.waitPollMs,
-    callbackToleranceS: DEFAULTS.callbackToleranceS,
-    listPageMaxBytes: DEFAULTS.listPageMaxBytes,
-    metricsFoldIntervalMs: DEFAULTS.metricsFoldIntervalMs,
-    httpBounds: { ...DEFAULTS.httpBounds },
-    webhookLimits: {
-      endpointsPerOwner: DEFAULTS.webhookEndpointsPerOwner,
-      liveSecretsPerEndpoint: DEFAULTS.webhookLiveSecretsPerEndpoint,
-    },
-  };
-}
-
-/**
- * The settings `given` names, and DEFAULTS for the rest: the one place a setting left out gets
- * its default. Only the settings are taken from `given`; anything else in it is left out.
- */
-export function withDefaults(given: Partial<Settings> = {}): Settings {
-  const settings = defaultSettings();
-  for (const key of Object.keys(settings) as Array<keyof Settings>) {
-    const value = given[key];
-    if (value !== undefined) Object.assign(settings, { [key]: value });
-  }
-  return settings;
 }

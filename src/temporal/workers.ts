@@ -6,9 +6,9 @@ import {
   type ActivityDeps,
 } from '../activities';
 import { attemptLooks } from '../activities/attempts';
-import type { workerConfig } from '../config';
+import { withDefaults, type workerConfig } from '../config';
 import { DEFAULTS } from '../domain/defaults';
-import { withDefaults, type Settings } from '../domain/settings';
+import type { Settings } from '../domain/settings';
 import { recheckDueAttempts } from '../service/rechecks';
 import { startMissingSenders } from '../service/webhookSenders';
 import { tracingWorkerOptions, WORKFLOW_TRACING_MODULE } from '../telemetry/temporalTracing';

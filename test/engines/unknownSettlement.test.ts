@@ -1,4 +1,5 @@
 import { attemptActivities } from '../../src/activities/attempts';
+import { withDefaults } from '../../src/config';
 import {
   beginProviderCall,
   settleAbandonedAttempt,
@@ -7,7 +8,6 @@ import {
 import { createAttempt, findAttempt } from '../../src/db/attempts';
 import { insertJobOrFindExisting } from '../../src/db/jobs';
 import { requestFingerprint } from '../../src/domain/fingerprint';
-import { withDefaults } from '../../src/domain/settings';
 import { jobWorkflowId } from '../../src/domain/workflowId';
 import { createLogger } from '../../src/logger';
 import { ProviderRegistry } from '../../src/providers/registry';
