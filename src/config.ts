@@ -216,6 +216,11 @@ function workerSettingsFrom(env: NodeJS.ProcessEnv) {
   } satisfies Partial<Settings>;
 }
 
+/** Where the API listens (HOST, PORT): read by the API and by the container's health check. */
+export function apiAddress(env: NodeJS.ProcessEnv = process.env) {
+  return { host: env.HOST ?? DEFAULTS.apiHost, port: port(env, 'PORT', DEFAULTS.apiPort) };
+}
+
 /** Where a worker listens, each `host:port` or `off`: read by the worker, npm start and the health check. */
 export function workerAddresses(env: NodeJS.ProcessEnv = process.env) {
   return {
@@ -250,8 +255,7 @@ function hedgeBudget(env: NodeJS.ProcessEnv) {
 export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     ...serviceConfig(env),
-    host: env.HOST ?? DEFAULTS.apiHost,
-    port: port(env, 'PORT', DEFAULTS.apiPort),
+    ...apiAddress(env),
     apiTokens: required(env, 'ONEJOB_API_TOKENS'),
     /** Operator tokens (`name:token` pairs); without them the operator routes refuse everyone. */
     operatorTokens: env.ONEJOB_OPERATOR_TOKENS || undefined,
