@@ -24,7 +24,7 @@ const LAYERS = {
   telemetry: ['domain', 'db', 'workflows/traceHeader.ts'],
   certification: ['domain', 'db', 'jobTypes', 'providers'],
   service: ['domain', 'db', 'jobTypes', 'providers', 'telemetry', 'workflows', 'logger.ts'],
-  health: ['domain', 'db', 'service', 'telemetry', 'logger.ts', 'config.ts'],
+  health: ['domain', 'db', 'service', 'telemetry', 'logger.ts', 'settings'],
   activities: [
     'domain',
     'db',
@@ -35,7 +35,8 @@ const LAYERS = {
     'workflows',
     'logger.ts',
   ],
-  'config.ts': ['domain', 'db', 'service', 'temporal/connection.ts', 'workflows/definitions.ts'],
+  settings: ['domain', 'service'],
+  'config.ts': ['domain', 'db', 'settings', 'temporal/connection.ts'],
 };
 const layerZones = Object.entries(LAYERS).map(([layer, allowed]) => ({
   target: `./src/${layer}`,

@@ -1,136 +1,82 @@
-import { isIP } from 'node:net';
 import type { MigrationMode } from './db/migrate';
 import { DEFAULTS } from './domain/defaults';
-import { MAX_WAIT_SECONDS, type HttpBounds } from './domain/httpBounds';
 import { ownerLimitSettings } from './domain/ownerLimits';
 import { startedByDevStack } from './domain/publishedSecrets';
 import { secretKeyRing } from './domain/secretSealing';
-import type { WebhookNameSettings, WebhookRetry } from './domain/webhooks';
-import { parseAllowedTargets, type AllowedTargets } from './service/webhookTargets';
+import type { Settings } from './domain/settings';
+import { httpBounds } from './settings/http';
+import {
+  listenAddress,
+  milliseconds,
+  optionalAmount,
+  optionalShare,
+  optionalToken,
+  port,
+  positiveInteger,
+  required,
+} from './settings/read';
+import {
+  webhookAllowance,
+  webhookLimits,
+  webhookNameSettings,
+  webhookRetrySettings,
+  webhookTargets,
+} from './settings/webhooks';
 import { temporalConnectionSettings } from './temporal/connection';
-import { DEFAULT_TASK_QUEUE } from './workflows/definitions';
 
-function required(env: NodeJS.ProcessEnv, name: string): string {
-  const value = env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-}
+// What each process reads from its environment, complete: each variable's reading and check is
+// in src/settings/, its default in DEFAULTS (docs/contributing.md, "Add a setting").
 
-/** A port number from `name`, or `fallback` when it is unset; a one-line error otherwise. */
-export function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0 || value > 65535)
-    throw new Error(`${name} must be a port number, got "${raw}"`);
-  return value;
-}
-
-/** A listening address, `host:port`, split; a one-line error naming `variable` otherwise. */
-export function hostAndPort(address: string, variable: string): { host: string; port: number } {
-  const at = address.lastIndexOf(':');
-  const port = Number(address.slice(at + 1));
-  if (at < 0 || address.slice(at + 1) === '' || !Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`${variable} must be host:port or off, got "${address}"`);
-  return { host: address.slice(0, at).replace(/^\[|\]$/g, '') || '127.0.0.1', port };
+/** ONEJOB_TASK_QUEUE: the job task queue the services (and the CLI) use. */
+export function taskQueueSetting(env: NodeJS.ProcessEnv = process.env): string {
+  return env.ONEJOB_TASK_QUEUE ?? DEFAULTS.taskQueue;
 }
 
 /**
- * A webhook safeguard's setting, `allow` or `deny`; unset, only processes npm start started
- * allow it (a receiver on this machine is how one tries webhooks out):
- * ONEJOB_WEBHOOK_INTERNAL_TARGETS, receivers on internal networks (loopback, private,
- * link-local); ONEJOB_WEBHOOK_PLAIN_HTTP, receivers over plain http (an event is signed but
- * readable, so elsewhere it goes over https only).
+ * The settings modules take (Settings) that both services read: the API's job routes start
+ * webhook senders too (a job without a workflow), so they retry and resolve names alike.
  */
-function webhookAllowance(env: NodeJS.ProcessEnv, name: string): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return startedByDevStack(env);
-  if (raw === 'allow' || raw === 'deny') return raw === 'allow';
-  throw new Error(`${name} must be allow or deny, got "${raw}"`);
+function sharedSettings(env: NodeJS.ProcessEnv) {
+  return {
+    taskQueue: taskQueueSetting(env),
+    /** Hedged jobs: the delay before the fallback starts while the primary's p95 is not known. */
+    defaultHedgeDelayMs: milliseconds(env, 'ONEJOB_HEDGE_DELAY_MS', DEFAULTS.hedgeDelayMs),
+    /**
+     * How webhook deliveries are retried, by the senders either process starts (a worker for a
+     * job's workflow, the API or the CLI for a job that has none).
+     */
+    webhookRetry: webhookRetrySettings(env),
+    /** How receivers' names are resolved: bounded, and off libuv's thread pool (webhookNames.ts). */
+    webhookNames: webhookNameSettings(env),
+  } satisfies Partial<Settings>;
 }
 
 /**
- * ONEJOB_WEBHOOK_ALLOWED_TARGETS, and with it ONEJOB_WEBHOOK_INTERNAL_TARGETS: the listed
- * internal hosts and ranges are let through and the rest of the internal networks refused, so
- * a list beside `allow` (which lets every one through) says two things at once.
+ * Every setting a module takes, each from its variable or else its default: the one place a
+ * setting left out gets one, for the processes (their config) and for an API or a worker built
+ * in process (a test's, a tool's). Only the settings are taken from `given`.
  */
-function webhookTargets(env: NodeJS.ProcessEnv): {
-  allowInternal: boolean;
-  allowed: AllowedTargets;
-} {
-  const variable = 'ONEJOB_WEBHOOK_ALLOWED_TARGETS';
-  const allowed = parseAllowedTargets(env[variable] ?? '', variable);
-  const listed = allowed.names.length + allowed.ranges.length > 0;
-  const allowInternal = webhookAllowance(env, 'ONEJOB_WEBHOOK_INTERNAL_TARGETS');
-  if (listed && env.ONEJOB_WEBHOOK_INTERNAL_TARGETS === 'allow')
-    throw new Error(
-      `${variable} lets chosen internal targets through, but ONEJOB_WEBHOOK_INTERNAL_TARGETS=allow lets every one through: unset one of them`,
-    );
-  return { allowInternal: allowInternal && !listed, allowed };
-}
-
-/** `host:port` from `name` (checked), `fallback` when unset, or `off`. */
-function listenAddress(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw !== 'off') hostAndPort(raw, name);
-  return raw;
-}
-
-function milliseconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < 0)
-    throw new Error(`${name} must be milliseconds, got "${raw}"`);
-  return value;
-}
-
-function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < 1)
-    throw new Error(`${name} must be a whole number of at least 1, got "${raw}"`);
-  return value;
-}
-
-/** A share such as 0.1 (10 %), or undefined when the variable is unset. */
-function optionalShare(env: NodeJS.ProcessEnv, name: string): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || value > 100)
-    throw new Error(`${name} must be a share such as 0.1 (10 %), got "${raw}"`);
-  return value;
-}
-
-/** A non-negative amount of money, or undefined when the variable is unset. */
-function optionalAmount(env: NodeJS.ProcessEnv, name: string): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0)
-    throw new Error(`${name} must be an amount of money such as 0.05, got "${raw}"`);
-  return value;
-}
-
-function optionalToken(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = env[name];
-  if (value === undefined || value === '') return undefined;
-  if (!/^\S{8,}$/.test(value))
-    throw new Error(`${name} must be at least 8 characters without spaces`);
-  return value;
+export function withDefaults(given: Partial<Settings> = {}): Settings {
+  const settings: Settings = {
+    ...sharedSettings({}),
+    ...workerSettingsFrom({}),
+    ...apiSettingsFrom({}),
+  };
+  for (const key of Object.keys(settings) as Array<keyof Settings>) {
+    const value = given[key];
+    if (value !== undefined) Object.assign(settings, { [key]: value });
+  }
+  return settings;
 }
 
 /** Settings every service process reads (the API, the worker). */
 export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
   const targets = webhookTargets(env);
   return {
+    ...sharedSettings(env),
     databaseUrl: required(env, 'DATABASE_URL'),
     /** Address, namespace, and TLS or API key for a secured cluster or Temporal Cloud. */
     temporal: temporalConnectionSettings(env),
-    taskQueue: env.ONEJOB_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
-    /** Hedged jobs: the delay before the fallback starts while the primary's p95 is not known. */
-    hedgeDelayMs: milliseconds(env, 'ONEJOB_HEDGE_DELAY_MS', DEFAULTS.hedgeDelayMs),
     /** Require certification of a job's primary provider too (failover always requires it). */
     requireCertifiedPrimary: env.ONEJOB_REQUIRE_CERTIFIED_PRIMARY === 'true',
     /**
@@ -144,60 +90,10 @@ export function serviceConfig(env: NodeJS.ProcessEnv = process.env) {
     allowedWebhookTargets: targets.allowed,
     /** Webhook endpoints over plain http: allowed, or refused (see webhookAllowance). */
     allowPlainHttpWebhooks: webhookAllowance(env, 'ONEJOB_WEBHOOK_PLAIN_HTTP'),
-    /**
-     * How webhook deliveries are retried, by the senders either process starts (a worker for a
-     * job's workflow, the API or the CLI for a job that has none).
-     */
-    webhookRetry: webhookRetrySettings(env),
     /** The keys that seal webhook signing secrets at rest (ONEJOB_SECRET_KEYS, secretSealing.ts). */
     secretKeys: secretKeyRing(env),
     /** Apply the migrations at start, or only check them (a separate step applied them). */
     migrations: migrationMode(env),
-    /** How receivers' names are resolved: bounded, and off libuv's thread pool (webhookNames.ts). */
-    webhookNames: webhookNameSettings(env),
-  };
-}
-
-/** ONEJOB_WEBHOOK_DNS_SERVERS (comma-separated host or host:port) and ONEJOB_WEBHOOK_DNS_TIMEOUT_MS. */
-function webhookNameSettings(env: NodeJS.ProcessEnv): WebhookNameSettings {
-  const timeoutMs = milliseconds(
-    env,
-    'ONEJOB_WEBHOOK_DNS_TIMEOUT_MS',
-    DEFAULTS.webhookDnsTimeoutMs,
-  );
-  if (timeoutMs < 100 || timeoutMs > 30_000)
-    throw new Error(`ONEJOB_WEBHOOK_DNS_TIMEOUT_MS must be 100 to 30000, got "${timeoutMs}"`);
-  const raw = env.ONEJOB_WEBHOOK_DNS_SERVERS;
-  if (raw === undefined || raw === '') return { timeoutMs };
-  const servers = raw.split(',').map((server) => server.trim());
-  for (const server of servers) {
-    const host = server.replace(/^\[(.*)\](:\d+)?$/, '$1').replace(/^([^:]+):\d+$/, '$1');
-    if (isIP(host) === 0)
-      throw new Error(
-        `ONEJOB_WEBHOOK_DNS_SERVERS must list IP addresses (with :port if not 53), got "${server}"`,
-      );
-  }
-  return { servers, timeoutMs };
-}
-
-/** How webhook deliveries are retried: first wait, longest wait, and when to give up. */
-export function webhookRetrySettings(env: NodeJS.ProcessEnv = process.env): WebhookRetry {
-  return {
-    initialIntervalMs: milliseconds(
-      env,
-      'ONEJOB_WEBHOOK_FIRST_RETRY_MS',
-      DEFAULTS.webhookRetry.initialIntervalMs,
-    ),
-    maximumIntervalMs: milliseconds(
-      env,
-      'ONEJOB_WEBHOOK_MAX_RETRY_INTERVAL_MS',
-      DEFAULTS.webhookRetry.maximumIntervalMs,
-    ),
-    giveUpAfterMs: milliseconds(
-      env,
-      'ONEJOB_WEBHOOK_GIVE_UP_AFTER_MS',
-      DEFAULTS.webhookRetry.giveUpAfterMs,
-    ),
   };
 }
 
@@ -205,6 +101,15 @@ export function webhookRetrySettings(env: NodeJS.ProcessEnv = process.env): Webh
 export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     ...serviceConfig(env),
+    ...workerSettingsFrom(env),
+    hedgeBudget: hedgeBudget(env),
+    ...workerAddresses(env),
+  };
+}
+
+/** The settings the worker's modules take (Settings), each from its variable or its default. */
+function workerSettingsFrom(env: NodeJS.ProcessEnv) {
+  return {
     /** Attempts per job at most: plan, fallbacks and users' "try again" together. */
     maxAttemptsPerJob: positiveInteger(
       env,
@@ -294,7 +199,6 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
       'ONEJOB_STICKY_QUEUE_TIMEOUT_MS',
       DEFAULTS.stickyQueueTimeoutMs,
     ),
-    hedgeBudget: hedgeBudget(env),
     webhookSends: {
       /** Webhook tries this worker has out at once, in all. */
       perProcess: positiveInteger(
@@ -309,8 +213,12 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
         DEFAULTS.webhookSendsPerOwner,
       ),
     },
-    ...workerAddresses(env),
-  };
+  } satisfies Partial<Settings>;
+}
+
+/** Where the API listens (HOST, PORT): read by the API and by the container's health check. */
+export function apiAddress(env: NodeJS.ProcessEnv = process.env) {
+  return { host: env.HOST ?? DEFAULTS.apiHost, port: port(env, 'PORT', DEFAULTS.apiPort) };
 }
 
 /** Where a worker listens, each `host:port` or `off`: read by the worker, npm start and the health check. */
@@ -347,11 +255,21 @@ function hedgeBudget(env: NodeJS.ProcessEnv) {
 export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     ...serviceConfig(env),
-    host: env.HOST ?? '127.0.0.1',
-    port: port(env, 'PORT', DEFAULTS.apiPort),
+    ...apiAddress(env),
     apiTokens: required(env, 'ONEJOB_API_TOKENS'),
     /** Operator tokens (`name:token` pairs); without them the operator routes refuse everyone. */
     operatorTokens: env.ONEJOB_OPERATOR_TOKENS || undefined,
+    /** Send `x-onejob-instance` (host:pid) on every response: it names machines, so opt-in. */
+    instanceHeader: env.ONEJOB_INSTANCE_HEADER === 'true',
+    /** Per-owner limits (docs/configuration.md), on unless set `off`. */
+    ownerLimits: ownerLimitSettings(env, startedByDevStack(env)),
+    ...apiSettingsFrom(env),
+  };
+}
+
+/** The settings the API's modules take (Settings), each from its variable or its default. */
+function apiSettingsFrom(env: NodeJS.ProcessEnv) {
+  return {
     /** `GET /v1/jobs/:id?wait=` requests one owner may hold open at once on one API process. */
     maxWaitsPerOwner: positiveInteger(env, 'ONEJOB_MAX_WAITS_PER_OWNER', DEFAULTS.maxWaitsPerOwner),
     /** Between a `?wait=` request's looks at its job while job endings are heard (ms). */
@@ -362,16 +280,14 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
       'ONEJOB_CALLBACK_TOLERANCE_S',
       DEFAULTS.callbackToleranceS,
     ),
-    /** Send `x-onejob-instance` (host:pid) on every response: it names machines, so opt-in. */
-    instanceHeader: env.ONEJOB_INSTANCE_HEADER === 'true',
     /** Timeouts and caps of the HTTP server (docs/configuration.md). */
     httpBounds: httpBounds(env),
-    /** Per-owner limits (docs/configuration.md), on unless set `off`. */
-    ownerLimits: ownerLimitSettings(env, startedByDevStack(env)),
     /** A `GET /v1/jobs` page that carries inputs or results stops before this many bytes. */
     listPageMaxBytes: positiveInteger(env, 'ONEJOB_LIST_PAGE_MAX_BYTES', DEFAULTS.listPageMaxBytes),
     webhookLimits: webhookLimits(env),
-  };
+    /** How often the metric deltas are folded when nobody scrapes (not a variable). */
+    metricsFoldIntervalMs: DEFAULTS.metricsFoldIntervalMs,
+  } satisfies Partial<Settings>;
 }
 
 /**
@@ -381,74 +297,9 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env) {
  */
 function migrationMode(env: NodeJS.ProcessEnv): MigrationMode {
   const raw = env.ONEJOB_MIGRATIONS;
-  if (raw === undefined || raw === '') return 'apply';
+  if (raw === undefined || raw === '') return DEFAULTS.migrations;
   if (raw === 'apply' || raw === 'verify') return raw;
   throw new Error(`ONEJOB_MIGRATIONS must be apply or verify, got "${raw}"`);
-}
-
-/** What one owner may register of webhooks (docs/configuration.md). */
-function webhookLimits(env: NodeJS.ProcessEnv) {
-  const liveSecretsPerEndpoint = positiveInteger(
-    env,
-    'ONEJOB_WEBHOOK_LIVE_SECRETS_PER_ENDPOINT',
-    DEFAULTS.webhookLiveSecretsPerEndpoint,
-  );
-  // The current secret and the one a rotation replaces: fewer would make rotations gap.
-  if (liveSecretsPerEndpoint < 2)
-    throw new Error(
-      `ONEJOB_WEBHOOK_LIVE_SECRETS_PER_ENDPOINT must be at least 2 (the current secret and the one a rotation replaces), got "${env.ONEJOB_WEBHOOK_LIVE_SECRETS_PER_ENDPOINT}"`,
-    );
-  return {
-    endpointsPerOwner: positiveInteger(
-      env,
-      'ONEJOB_WEBHOOK_ENDPOINTS_PER_OWNER',
-      DEFAULTS.webhookEndpointsPerOwner,
-    ),
-    liveSecretsPerEndpoint,
-  };
-}
-
-/** How long and how much any one client may hold of the API: every request ends. */
-function httpBounds(env: NodeJS.ProcessEnv): HttpBounds {
-  const d = DEFAULTS.httpBounds;
-  const bounds = {
-    /** Receiving a whole request, headers and body, from its first byte (ms); then 408. */
-    requestTimeoutMs: positiveInteger(env, 'ONEJOB_REQUEST_TIMEOUT_MS', d.requestTimeoutMs),
-    /** Receiving a request's headers (ms); then 408. */
-    headersTimeoutMs: positiveInteger(env, 'ONEJOB_HEADERS_TIMEOUT_MS', d.headersTimeoutMs),
-    /** A connection on which nothing moves this long is closed (ms); a wait is silent. */
-    connectionTimeoutMs: positiveInteger(
-      env,
-      'ONEJOB_CONNECTION_TIMEOUT_MS',
-      d.connectionTimeoutMs,
-    ),
-    /** An idle keep-alive connection is closed after this long (ms). */
-    keepAliveTimeoutMs: positiveInteger(env, 'ONEJOB_KEEP_ALIVE_TIMEOUT_MS', d.keepAliveTimeoutMs),
-    /** Requests on one connection before the API closes it. */
-    maxRequestsPerSocket: positiveInteger(
-      env,
-      'ONEJOB_MAX_REQUESTS_PER_SOCKET',
-      d.maxRequestsPerSocket,
-    ),
-    /** Open connections at once; more are closed as they arrive. */
-    maxConnections: positiveInteger(env, 'ONEJOB_MAX_CONNECTIONS', d.maxConnections),
-    /** The rest of a refused body read and thrown away, at most: bytes, then ms from the refusal. */
-    refusedBodyMaxBytes: positiveInteger(
-      env,
-      'ONEJOB_REFUSED_BODY_MAX_BYTES',
-      d.refusedBodyMaxBytes,
-    ),
-    refusedBodyMaxMs: positiveInteger(env, 'ONEJOB_REFUSED_BODY_MAX_MS', d.refusedBodyMaxMs),
-  };
-  // Node refuses a headers timeout above the request timeout.
-  if (bounds.headersTimeoutMs > bounds.requestTimeoutMs)
-    throw new Error('ONEJOB_HEADERS_TIMEOUT_MS may not exceed ONEJOB_REQUEST_TIMEOUT_MS');
-  // A ?wait= sends nothing until it ends: a shorter idle cut would break every long wait.
-  if (bounds.connectionTimeoutMs <= MAX_WAIT_SECONDS * 1000)
-    throw new Error(
-      `ONEJOB_CONNECTION_TIMEOUT_MS must exceed the longest ?wait= (${MAX_WAIT_SECONDS * 1000} ms)`,
-    );
-  return bounds;
 }
 
 export function sweeperConfig(env: NodeJS.ProcessEnv = process.env) {

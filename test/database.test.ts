@@ -5,13 +5,9 @@ import { operatorsFailure, reportAttemptFailure } from '../src/db/attemptFailure
 import { createAttempt, findAttempt } from '../src/db/attempts';
 import { settleAttemptWithoutResult } from '../src/db/attemptSettlement';
 import { recordAttemptResult } from '../src/db/compareAndSwap';
+import { finishJobWithoutResult } from '../src/db/endedJobs';
 import { listOwnedJobs } from '../src/db/jobLists';
-import {
-  addJobNotes,
-  findJob,
-  finishJobWithoutResult,
-  insertJobOrFindExisting,
-} from '../src/db/jobs';
+import { addJobNotes, findJob, insertJobOrFindExisting } from '../src/db/jobs';
 import {
   ATTEMPTS_IN_FLIGHT_SQL,
   JOBS_UNKNOWN_SQL,

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { createJobActivities } from '../src/activities';
+import { withDefaults } from '../src/config';
 import { beginProviderCallOfJob } from '../src/db/attemptCalls';
 import { createAttempt, findAttempt } from '../src/db/attempts';
 import { endCallWithoutResult, settleAbandonedAttempt } from '../src/db/attemptSettlement';
@@ -47,6 +48,7 @@ beforeAll(async () => {
   // The looks never reach Temporal; a client that connects only if used.
   connection = Connection.lazy({ address: harness().temporalAddress });
   activities = createJobActivities({
+    ...withDefaults(),
     pool: db.pool,
     providers,
     logger: createLogger('look-races', 'warn'),

@@ -1,5 +1,6 @@
 import { attemptActivities } from '../src/activities/attempts';
 import { signCallback } from '../src/api/signatures';
+import { withDefaults } from '../src/config';
 import { createLogger } from '../src/logger';
 import type { ProviderConfig } from '../src/providers/provider';
 import { reconcileAttemptsOfEndedJobs } from '../src/service/sweeper';
@@ -316,6 +317,7 @@ describe('a key release never opens the door to a second charge', () => {
       (effects) => effects.length === 1,
     );
     const reconcile = attemptActivities({
+      ...withDefaults(),
       pool: stack.pool,
       providers: stack.registry,
       logger: createLogger('test-sweeper'),

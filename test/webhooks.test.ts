@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
-import { finishJobWithoutResult } from '../src/db/jobs';
+import { withDefaults } from '../src/config';
+import { finishJobWithoutResult } from '../src/db/endedJobs';
 import { insertNeedsOperatorDeliveries } from '../src/db/webhookDeliveries';
 import { parseSecretKeys } from '../src/domain/secretSealing';
 import { createLogger } from '../src/logger';
@@ -424,6 +425,7 @@ async function triedByDenyingSender(
       slots: new WebhookSendSlots(8, 8),
       secretKeys: parseSecretKeys(TEST_SECRET_KEYS),
       names: new WebhookNames({ timeoutMs: 5_000 }),
+      breaker: withDefaults().webhookBreaker,
     };
     const tried = await eventually(
       async () => {
@@ -567,6 +569,7 @@ test('an endpoint deleted while a job’s ending was being written is sent nothi
         slots: new WebhookSendSlots(8, 8),
         secretKeys: parseSecretKeys(TEST_SECRET_KEYS),
         names: new WebhookNames({ timeoutMs: 5_000 }),
+        breaker: withDefaults().webhookBreaker,
       },
       job.id,
     );

@@ -4,7 +4,6 @@ import { findCertificationsForContract } from '../db/certifications';
 import { addJobNote, addJobNotes, findJob, type JobRecord } from '../db/jobs';
 import type { Queryable } from '../db/pool';
 import { observedP95Ms } from '../db/providerStats';
-import { DEFAULTS } from '../domain/defaults';
 import { FAILURES, typedFailure } from '../domain/failures';
 import type { JobMode } from '../domain/job';
 import { retrySettings } from '../domain/retries';
@@ -212,16 +211,16 @@ export async function admitIn(
     providers: plan,
     skipped,
     compatible: compatibleNames.map((name) => planned(providers, name, reasonFor(name))),
-    hedgeDelayMs: p95 ?? deps.defaultHedgeDelayMs ?? DEFAULTS.hedgeDelayMs,
+    hedgeDelayMs: p95 ?? deps.defaultHedgeDelayMs,
     terminalStatus: job.terminalStatus,
     completedBy: job.completedBy,
     attempts,
-    maxAttempts: deps.maxAttemptsPerJob ?? DEFAULTS.maxAttemptsPerJob,
-    historyEventLimit: deps.historyEventLimit ?? DEFAULTS.historyEventLimit,
-    reconcileMaxDelayMs: deps.reconcileMaxDelayMs ?? DEFAULTS.reconcileMaxDelayMs,
-    reconcileFirstDelayMs: deps.reconcileFirstDelayMs ?? DEFAULTS.reconcileFirstDelayMs,
-    blockedSelfLookMs: deps.blockedSelfLookMs ?? DEFAULTS.blockedSelfLookMs,
-    needsOperatorAfterMs: deps.needsOperatorAfterMs ?? DEFAULTS.needsOperatorAfterMs,
+    maxAttempts: deps.maxAttemptsPerJob,
+    historyEventLimit: deps.historyEventLimit,
+    reconcileMaxDelayMs: deps.reconcileMaxDelayMs,
+    reconcileFirstDelayMs: deps.reconcileFirstDelayMs,
+    blockedSelfLookMs: deps.blockedSelfLookMs,
+    needsOperatorAfterMs: deps.needsOperatorAfterMs,
   };
   const first = plan[0];
   if (reusable && input.startFirstAttempt) return answer({ ...admitted, firstAttempt: reusable });

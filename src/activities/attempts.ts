@@ -2,7 +2,6 @@ import { scheduleNextCheck } from '../db/attemptChecks';
 import { createAttempt, type AttemptRecord } from '../db/attempts';
 import { settleAbandonedAttempt } from '../db/attemptSettlement';
 import { addCountedJobNote, addJobNote } from '../db/jobs';
-import { DEFAULTS } from '../domain/defaults';
 import { isRefusal } from '../domain/failures';
 import { breakerCoolOffMs } from '../providers/provider';
 import { attemptOutcome } from '../service/results';
@@ -24,8 +23,8 @@ export function attemptLooks(deps: LookDeps): {
 } {
   const look = lookAtAttempt(deps);
   const pauses = {
-    firstMs: deps.reconcileFirstDelayMs ?? DEFAULTS.reconcileFirstDelayMs,
-    maxMs: deps.reconcileMaxDelayMs ?? DEFAULTS.reconcileMaxDelayMs,
+    firstMs: deps.reconcileFirstDelayMs,
+    maxMs: deps.reconcileMaxDelayMs,
   };
   return {
     async lookAgain(input) {

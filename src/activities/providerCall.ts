@@ -9,8 +9,7 @@ import type { AttemptOutcome } from '../workflows/definitions';
 import { beginCall } from './providerCallBegin';
 import { requestCall } from './providerCallRequest';
 import { settleCall } from './providerCallSettlement';
-import { jobTaskQueue, type ActivityDeps } from './types';
-import { webhookRetry } from './webhooks';
+import type { ActivityDeps } from './types';
 
 /** The provider call: its own activity, on its own task queue, never retried. */
 export function providerCallActivities(
@@ -131,7 +130,7 @@ export function providerCallActivities(
     // that has closed (terminated, or ended by a cancel) leaves the owner's news to this call.
     if ((isLate() || context.cancellationSignal.aborted) && outcome.state !== 'unknown')
       await nudgeOrHandOver(
-        { pool, temporal, logger, taskQueue: jobTaskQueue(deps), retry: webhookRetry(deps) },
+        { pool, temporal, logger, taskQueue: deps.taskQueue, retry: deps.webhookRetry },
         job,
         attempt.id,
       );

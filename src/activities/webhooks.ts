@@ -2,17 +2,11 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { insertNeedsOperatorDeliveries, pendingEventKeys } from '../db/webhookDeliveries';
 import { failPendingDeliveries } from '../db/webhookDeliveryTries';
-import { DEFAULTS } from '../domain/defaults';
 import { deliveryEventKey, nextRoundDelayMs, type WebhookRetry } from '../domain/webhooks';
 import { deliverJobWebhooks } from '../service/webhookDelivery';
 import { WebhookNames } from '../service/webhookNames';
 import { WebhookSendSlots } from '../service/webhookSendSlots';
 import type { ActivityDeps } from './types';
-
-/** How this worker's job workflows retry their deliveries (DEFAULTS, or its settings). */
-export function webhookRetry(deps: Pick<ActivityDeps, 'webhookRetry'>): WebhookRetry {
-  return { ...DEFAULTS.webhookRetry, ...deps.webhookRetry };
-}
 
 /** The job workflow's webhook steps: what waits to be sent, and an operator's call. */
 export function webhookActivities(deps: Pick<ActivityDeps, 'pool' | 'webhookRetry'>) {
@@ -23,7 +17,7 @@ export function webhookActivities(deps: Pick<ActivityDeps, 'pool' | 'webhookRetr
     }): Promise<{ eventKeys: string[]; retry: WebhookRetry }> {
       return {
         eventKeys: await pendingEventKeys(deps.pool, input.jobId),
-        retry: webhookRetry(deps),
+        retry: deps.webhookRetry,
       };
     },
 
@@ -34,7 +28,7 @@ export function webhookActivities(deps: Pick<ActivityDeps, 'pool' | 'webhookRetr
     }): Promise<{ eventKey: string | null; retry: WebhookRetry }> {
       const eventKey = deliveryEventKey('job.needs_operator', input.attemptId);
       const waiting = await insertNeedsOperatorDeliveries(deps.pool, input.jobId, eventKey);
-      return { eventKey: waiting ? eventKey : null, retry: webhookRetry(deps) };
+      return { eventKey: waiting ? eventKey : null, retry: deps.webhookRetry };
     },
 
     /** The sender gave up on an event: what still waits of it is marked failed. */
@@ -68,18 +62,15 @@ export function webhookSendingActivities(
     | 'webhookBreaker'
   >,
 ) {
-  const retry = webhookRetry(deps);
+  const retry = deps.webhookRetry;
   const sending = {
     ...deps,
-    breaker: deps.webhookBreaker ?? DEFAULTS.webhookBreaker,
-    names: new WebhookNames(deps.webhookNames ?? { timeoutMs: DEFAULTS.webhookDnsTimeoutMs }),
+    breaker: deps.webhookBreaker,
+    names: new WebhookNames(deps.webhookNames),
     allowInternal: deps.allowInternalWebhookTargets ?? false,
     ...(deps.allowedWebhookTargets ? { allowedTargets: deps.allowedWebhookTargets } : {}),
     allowPlainHttp: deps.allowPlainHttpWebhooks ?? false,
-    slots: new WebhookSendSlots(
-      deps.webhookSends?.perProcess ?? DEFAULTS.webhookSendsPerWorker,
-      deps.webhookSends?.perOwner ?? DEFAULTS.webhookSendsPerOwner,
-    ),
+    slots: new WebhookSendSlots(deps.webhookSends.perProcess, deps.webhookSends.perOwner),
   };
   return {
     async deliverWebhooks(input: { jobId: string; eventKey: string }): Promise<number> {

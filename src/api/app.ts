@@ -36,7 +36,7 @@ import { WaitLimiter } from './waitLimiter';
 
 /** The HTTP API: its plugins, hooks and error handling; the routes live in ./routes. */
 export async function buildApi(deps: ApiDeps) {
-  const bounds = deps.httpBounds ?? DEFAULTS.httpBounds;
+  const bounds = deps.httpBounds;
   const refusedBodyBounds = {
     maxBytes: bounds.refusedBodyMaxBytes,
     maxMs: bounds.refusedBodyMaxMs,
@@ -67,7 +67,7 @@ export async function buildApi(deps: ApiDeps) {
   }).withTypeProvider<ZodTypeProvider>();
   app.server.maxConnections = bounds.maxConnections;
   lingerBeforeClosing(app.server, refusedBodyBounds);
-  const waits = new WaitLimiter(deps.maxWaitsPerOwner ?? DEFAULTS.maxWaitsPerOwner);
+  const waits = new WaitLimiter(deps.maxWaitsPerOwner);
   const metrics = createMetrics(deps.pool, { waitsInProgress: () => waits.total });
   // Every answer names its request's id, problems included, and when traced, its trace.
   app.addHook('onRequest', async (request, reply) => {
@@ -149,7 +149,7 @@ export async function buildApi(deps: ApiDeps) {
     metrics.fold().catch((error: unknown) => {
       app.log.warn({ err: error }, 'folding the metric counts failed; the next fold retries');
     });
-  }, deps.metricsFoldIntervalMs ?? DEFAULTS.metricsFoldIntervalMs);
+  }, deps.metricsFoldIntervalMs);
   folding.unref();
   app.addHook('onClose', async () => clearInterval(folding));
   const endings = await JobEndings.listen(deps.pool, deps.logger);

@@ -1,5 +1,4 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { DEFAULTS } from '../domain/defaults';
 
 /**
  * Provider callbacks are signed as `onejob-signature: t=<unix seconds>,v1=<hex>`, where the hex
@@ -57,7 +56,7 @@ export function verifyCallbackSignature(
   secret: string,
   body: Buffer,
   header: string | string[] | undefined,
-  options: { toleranceS?: number; now?: number } = {},
+  options: { toleranceS: number; now?: number },
 ): SignatureCheck {
   const parsed = parseSignature(header);
   if ('reason' in parsed) return { ok: false, reason: parsed.reason };
@@ -66,7 +65,7 @@ export function verifyCallbackSignature(
   if (!timingSafeEqual(expected, Buffer.from(given)))
     return { ok: false, reason: SIGNATURE_MISMATCH };
   const nowS = Math.floor((options.now ?? Date.now()) / 1000);
-  const tolerance = options.toleranceS ?? DEFAULTS.callbackToleranceS;
+  const tolerance = options.toleranceS;
   if (Math.abs(nowS - timestamp) > tolerance)
     return {
       ok: false,

@@ -4,7 +4,7 @@ import { apiTracing } from '../telemetry/apiTracing';
 import { Client, Connection } from '@temporalio/client';
 import { buildApi } from '../api/app';
 import { knownBearer, parseTokenSettings } from '../api/auth';
-import { apiConfig } from '../config';
+import { apiConfig, withDefaults } from '../config';
 import { schemaAtStart } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { refusePublishedDevSecrets } from '../domain/publishedSecrets';
@@ -40,28 +40,21 @@ async function main(): Promise<void> {
   });
   tellParent({ starting: 'routes' });
   const app = await buildApi({
+    // The settings its modules take, as the environment gave them.
+    ...withDefaults(config),
     pool,
     temporal,
-    taskQueue: config.taskQueue,
     providers,
     tokens,
     operatorTokens,
     logger,
-    maxWaitsPerOwner: config.maxWaitsPerOwner,
-    waitPollMs: config.waitPollMs,
-    callbackToleranceS: config.callbackToleranceS,
     metricsAccess: metricsAccessFor(config.metricsToken),
     instanceHeader: config.instanceHeader,
-    httpBounds: config.httpBounds,
     ownerLimits: config.ownerLimits,
-    listPageMaxBytes: config.listPageMaxBytes,
     allowInternalWebhookTargets: config.allowInternalWebhookTargets,
     allowedWebhookTargets: config.allowedWebhookTargets,
     allowPlainHttpWebhooks: config.allowPlainHttpWebhooks,
-    webhookRetry: config.webhookRetry,
-    webhookLimits: config.webhookLimits,
     secretKeys: config.secretKeys,
-    webhookNames: config.webhookNames,
   });
   tellParent({ starting: 'listening' });
   await app.listen({ host: config.host, port: config.port });

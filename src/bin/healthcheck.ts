@@ -1,5 +1,5 @@
-import { hostAndPort, port, workerAddresses } from '../config';
-import { DEFAULTS } from '../domain/defaults';
+import { apiAddress, workerAddresses } from '../config';
+import { hostAndPort } from '../settings/read';
 
 /**
  * The container's health check (Dockerfile HEALTHCHECK, docker-compose.yml): one image runs the
@@ -18,7 +18,8 @@ function loopbackFor(host: string): string {
 }
 
 function targets(env: NodeJS.ProcessEnv): string[] {
-  const api = `http://${loopbackFor(env.HOST ?? '127.0.0.1')}:${port(env, 'PORT', DEFAULTS.apiPort)}/readyz`;
+  const { host, port } = apiAddress(env);
+  const api = `http://${loopbackFor(host)}:${port}/readyz`;
   const address = workerAddresses(env).healthAddress;
   if (address === 'off') return [api];
   const worker = hostAndPort(address, 'ONEJOB_WORKER_HEALTH_ADDRESS');

@@ -84,7 +84,6 @@ async function main(): Promise<void> {
     ...workerSettings(config),
     connection,
     namespace: config.temporal.namespace,
-    taskQueue: config.taskQueue,
     pool,
     providers,
     logger,
@@ -123,7 +122,13 @@ async function main(): Promise<void> {
 
   // Heal jobs whose workflow start was lost (API crash between insert and start), and keep
   // reconciling the unknown attempts of ended jobs: at start, then now and then.
-  const settling = attemptActivities({ pool, providers, logger });
+  const settling = attemptActivities({
+    pool,
+    providers,
+    logger,
+    reconcileFirstDelayMs: config.reconcileFirstDelayMs,
+    reconcileMaxDelayMs: config.reconcileMaxDelayMs,
+  });
   const sweepOnce = (): void => {
     sweepJobs(
       { pool, temporal, taskQueue: config.taskQueue },

@@ -12,7 +12,7 @@ import {
   jobTypeNames,
   type AnyJobTypeContract,
 } from '../jobTypes';
-import { providerModel, type Provider } from '../providers/provider';
+import { outputTokenCap, providerModel, type Provider } from '../providers/provider';
 import { failureVerdict } from './caseFailures';
 import { loadGoldenCases, type GoldenCase } from './goldenCases';
 import { probeOutputCap, type OutputCapProbe } from './outputCapProbe';
@@ -72,7 +72,7 @@ export async function certifyProvider(options: {
   const version = contractVersion(contract);
   const model = providerModel(provider.config);
   const window = contextWindowOf(provider);
-  const reserved = provider.config.kind === 'http' ? 0 : (provider.config.maxOutputTokens ?? 1024);
+  const reserved = provider.config.kind === 'http' ? 0 : outputTokenCap(provider.config);
   const results: CaseResult[] = [];
   let tokenizer = 'n/a';
 

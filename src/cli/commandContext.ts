@@ -3,13 +3,13 @@
  * output as JSON or a table; and who acts, for the record.
  */
 import { Client, Connection } from '@temporalio/client';
-import { webhookRetrySettings } from '../config';
+import { taskQueueSetting } from '../config';
 import { createPool, type Pool } from '../db/pool';
 import { terminalText } from '../domain/displayText';
 import { createLogger } from '../logger';
 import type { AttemptServiceDeps } from '../service/attempts';
+import { webhookRetrySettings } from '../settings/webhooks';
 import { temporalConnectionSettings, temporalConnectOptions } from '../temporal/connection';
-import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
 import { chooseDatabase, explainConnectionFailure } from './database';
 import { terminalJson } from './terminal';
 
@@ -42,7 +42,7 @@ export async function withServices<T>(work: (deps: AttemptServiceDeps) => Promis
         pool,
         temporal,
         logger: createLogger('onejob-cli', process.env.LOG_LEVEL ?? 'warn'),
-        taskQueue: process.env.ONEJOB_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+        taskQueue: taskQueueSetting(),
         webhookRetry: webhookRetrySettings(),
       });
     } finally {

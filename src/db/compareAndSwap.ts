@@ -1,13 +1,7 @@
 import { markCallEnded, type CallLedger } from './attemptCalls';
 import { findAttempt, findAttemptForUpdate, type AttemptRecord } from './attempts';
-import {
-  ENDED_JOB_COLUMNS,
-  findJob,
-  toEndedJob,
-  type EndedJob,
-  type EndedJobRow,
-  type JobRecord,
-} from './jobs';
+import { ENDED_JOB_COLUMNS, toEndedJob, type EndedJob, type EndedJobRow } from './endedJobs';
+import { findJob, type JobRecord } from './jobs';
 import { inTransaction, type Pool, type Queryable } from './pool';
 import { preparedStatement } from './statements';
 

@@ -1,6 +1,6 @@
 import { DEFAULTS } from '../domain/defaults';
 import type { JobStatus } from '../domain/job';
-import { JOB_COLUMNS, jobColumnsOf, toJob, type JobRecord, type JobRow } from './jobs';
+import { JOB_COLUMNS, jobColumnsOf, toJob, type JobRecord, type JobRow } from './jobColumns';
 import type { Queryable } from './pool';
 
 /** Where a page of jobs ends: the next page starts after this (created_at, id). */

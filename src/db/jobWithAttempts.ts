@@ -1,5 +1,5 @@
 import { ATTEMPT_COLUMNS, toAttempt, type AttemptRecord, type AttemptRow } from './attempts';
-import { JOB_COLUMNS, toJob, type JobRecord, type JobRow } from './jobs';
+import { JOB_COLUMNS, toJob, type JobRecord, type JobRow } from './jobColumns';
 import type { Queryable } from './pool';
 import { preparedStatement } from './statements';
 

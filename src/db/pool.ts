@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { DEFAULTS } from '../domain/defaults';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -14,11 +15,12 @@ export function createPool(
 ): Pool {
   const pool = new pg.Pool({
     connectionString,
-    max: options.max ?? 10,
+    max: options.max ?? DEFAULTS.databasePool.max,
     application_name: 'onejob',
     // Waiting for a connection (from a busy pool, or to a server that does not answer) is bounded:
     // the request fails as "unavailable" instead of hanging.
-    connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
+    connectionTimeoutMillis:
+      options.connectionTimeoutMs ?? DEFAULTS.databasePool.connectionTimeoutMs,
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);

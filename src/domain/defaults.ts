@@ -5,8 +5,18 @@
  * variables.
  */
 export const DEFAULTS = {
+  /** The API's address to listen on (HOST). */
+  apiHost: '127.0.0.1',
   /** The API's port (PORT). */
   apiPort: 3000,
+  /** The job task queue (ONEJOB_TASK_QUEUE); provider calls and webhooks get queues named after it. */
+  taskQueue: 'onejob',
+  /** A job's mode when its request names none. */
+  jobMode: 'exclusive',
+  /** Apply the migrations at start (ONEJOB_MIGRATIONS), or only verify them. */
+  migrations: 'apply',
+  /** Connections of a service process's pool, and how long one is waited for before failing. */
+  databasePool: { max: 10, connectionTimeoutMs: 5_000 },
   /** The Temporal frontend's port on 127.0.0.1 when TEMPORAL_ADDRESS is unset. */
   temporalPort: 7233,
   /** The provider simulator's port (SIMULATOR_PORT), where ONEJOB_SIMULATOR_URL points by default. */
@@ -106,6 +116,13 @@ export const DEFAULTS = {
   maxWaitsPerOwner: 100,
   /** Between a `?wait=` request's looks at its job while job endings are heard. */
   waitPollMs: 5_000,
+  /** Tokens a chat provider reserves for its answer, sent as the output cap (maxOutputTokens). */
+  maxOutputTokens: 1_024,
+  /**
+   * After a provider call can no longer land, how long a status lookup's "never processed" is
+   * still not believed (a provider config's notFoundGraceMs).
+   */
+  notFoundGraceMs: 5_000,
   /** How old (in seconds) a signed provider callback may be. */
   callbackToleranceS: 300,
   /** A `GET /v1/jobs` page that carries inputs or results stops before this many bytes. */
@@ -130,6 +147,8 @@ export const DEFAULTS = {
    * duplicates answer from the row without calling Temporal; after it, the next one starts it.
    */
   startLeaseMs: 10_000,
+  /** Jobs (or attempts) one sweeper pass reads at a time. */
+  sweepBatchSize: 100,
   /** How often each worker's sweeper runs. */
   sweepIntervalMs: 60_000,
   /** A job younger than this is left to the API request that is starting its workflow. */

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hostAndPort } from '../config';
 import { standaloneProblem } from '../domain/problems';
+import { hostAndPort } from '../settings/read';
 import { exposition, type MetricsRegistry } from '../telemetry/histograms';
 import { type MetricsAccess, mayReadMetrics, metricsRefusal } from './metricsAccess';
 import { notReadyDetail, type Readiness } from './readiness';

@@ -11,6 +11,7 @@ import {
   type ProviderRequest,
   type ProviderResponse,
   type TokenUsage,
+  outputTokenCap,
 } from './provider';
 import { classifySdkError } from './sdkErrors';
 
@@ -47,7 +48,7 @@ export class AnthropicProvider implements Provider {
     const temperature = temperatureOf(this.config);
     return {
       model: this.config.model,
-      max_tokens: request.maxOutputTokens ?? this.config.maxOutputTokens ?? 1024,
+      max_tokens: request.maxOutputTokens ?? outputTokenCap(this.config),
       // This SDK's types lack `temperature`; the API takes it, so it goes in as sent.
       ...((temperature === undefined ? {} : { temperature }) as object),
       ...(system ? { system } : {}),

@@ -11,6 +11,7 @@ import {
   type ProviderRequest,
   type ProviderResponse,
   type TokenUsage,
+  outputTokenCap,
 } from './provider';
 import { classifySdkError } from './sdkErrors';
 
@@ -59,7 +60,7 @@ export class OpenAiCompatibleProvider implements Provider {
   /** The request body: the model, the prompt, the asked format, the cap and the temperature. */
   requestBody(request: ProviderRequest): OpenAI.ChatCompletionCreateParamsNonStreaming {
     const temperature = temperatureOf(this.config);
-    const cap = request.maxOutputTokens ?? this.config.maxOutputTokens ?? 1024;
+    const cap = request.maxOutputTokens ?? outputTokenCap(this.config);
     return {
       model: this.config.model,
       messages: request.contract.prompt(request.input),

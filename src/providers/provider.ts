@@ -1,6 +1,7 @@
 import { breakerSettings, DEFAULT_BREAKER, type BreakerSettings } from '../domain/breaker';
 import { causeChain } from '../domain/causeChain';
 import type { Money, TokenUsage } from '../domain/cost';
+import { DEFAULTS } from '../domain/defaults';
 import type { RetrySettings } from '../domain/retries';
 import type { AnyJobTypeContract } from '../jobTypes';
 
@@ -56,7 +57,7 @@ export interface ChatModelConfig {
   apiKeyEnv?: string;
   /** The model's context window in tokens, checked by certification. */
   contextWindow?: number;
-  /** Tokens reserved for the answer, sent as the output cap. Default 1024. */
+  /** Tokens reserved for the answer, sent as the output cap. Default: DEFAULTS.maxOutputTokens. */
   maxOutputTokens?: number;
   /**
    * Sampling temperature sent with every call; `null` sends none (the server's default).
@@ -153,7 +154,12 @@ export function breakerCoolOffMs(config: ProviderConfig): number {
 }
 
 export function notFoundGraceMs(config: ProviderConfig): number {
-  return config.notFoundGraceMs ?? 5_000;
+  return config.notFoundGraceMs ?? DEFAULTS.notFoundGraceMs;
+}
+
+/** The output cap a chat model's calls send, and certification reserves: maxOutputTokens. */
+export function outputTokenCap(config: { maxOutputTokens?: number | undefined }): number {
+  return config.maxOutputTokens ?? DEFAULTS.maxOutputTokens;
 }
 
 export interface ProviderRequest {

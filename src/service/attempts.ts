@@ -3,7 +3,6 @@ import { operatorsFailure, reportAttemptFailure } from '../db/attemptFailureRepo
 import { findAttempt, listAttempts, type AttemptRecord } from '../db/attempts';
 import { findJob, findOwnedJob, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
-import { DEFAULTS } from '../domain/defaults';
 import { isUuid } from '../domain/identity';
 import type { WebhookRetry } from '../domain/webhooks';
 import { checkJobResult } from '../jobTypes';
@@ -37,15 +36,15 @@ export interface AttemptServiceDeps {
   logger: Logger;
   /** The job task queue: where the senders of a job's webhooks run when it has no workflow. */
   taskQueue: string;
-  /** How those senders retry (DEFAULTS.webhookRetry for what is left out). */
-  webhookRetry?: Partial<WebhookRetry> | undefined;
+  /** How those senders retry. */
+  webhookRetry: WebhookRetry;
   /** Where a job this process ends (a cancel, a callback's result) is observed. */
   metrics?: JobEndMetrics | undefined;
 }
 
 /** What starting a job's webhook senders takes, from these deps. */
 export function senderDeps(deps: AttemptServiceDeps): SenderStartDeps {
-  return { ...deps, retry: { ...DEFAULTS.webhookRetry, ...deps.webhookRetry } };
+  return { ...deps, retry: deps.webhookRetry };
 }
 
 /** A user's "try again / use the fallback": a new attempt, if the job's rules allow one now. */

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { DEFAULTS } from '../domain/defaults';
 import { requestFingerprint } from '../domain/fingerprint';
 import type { JobMode } from '../domain/job';
 import { pathsWithNulCharacter } from '../domain/storableJson';
@@ -23,7 +24,7 @@ export function intentFingerprint(request: IntentRequest): string {
     type: request.type,
     input: request.input,
     providers: request.providers ?? null,
-    mode: request.mode ?? 'exclusive',
+    mode: request.mode ?? DEFAULTS.jobMode,
   });
 }
 
@@ -96,7 +97,7 @@ export function validateIntent(deps: { providers: ProviderRegistry }, request: I
       { known: deps.providers.names() },
     );
   }
-  const mode = request.mode ?? 'exclusive';
+  const mode = request.mode ?? DEFAULTS.jobMode;
   if (mode === 'hedged') {
     const withEffects = plan.filter((name) => deps.providers.get(name).config.sideEffects);
     if (withEffects.length > 0 || plan.length < 2) {

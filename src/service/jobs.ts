@@ -2,7 +2,8 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { AttemptRecord } from '../db/attempts';
 import type { JobEndings } from '../db/jobEndings';
 import { listOwnedJobs, type JobPageCursor, type OwnedPageOptions } from '../db/jobLists';
-import { claimStartLease, findJobByKey, giveBackStartLease, type JobRecord } from '../db/jobs';
+import { findJobByKey, type JobRecord } from '../db/jobs';
+import { claimStartLease, giveBackStartLease } from '../db/jobStartLease';
 import { findOwnedJobWithAttempts } from '../db/jobWithAttempts';
 import type { Pool } from '../db/pool';
 import { DEFAULTS } from '../domain/defaults';
@@ -224,14 +225,18 @@ async function startJobWorkflow(deps: JobServiceDeps, job: JobRecord): Promise<v
 const FIRST_POLL_MS = 50;
 const LONGEST_POLL_MS = 1_000;
 
-export interface WaitOptions {
+export type WaitOptions = {
   waitMs?: number;
   signal?: AbortSignal;
-  /** Job endings as PostgreSQL announces them: the wait wakes at once instead of at its next look. */
-  endings?: Pick<JobEndings, 'listening' | 'watch'>;
-  /** Between looks at the row while `endings` is listening. Default DEFAULTS.waitPollMs. */
-  pollMs?: number;
-}
+} & (
+  | { endings?: undefined }
+  | {
+      /** Job endings as PostgreSQL announces them: the wait wakes at once instead of at its next look. */
+      endings: Pick<JobEndings, 'listening' | 'watch'>;
+      /** Between looks at the row while `endings` is listening. */
+      pollMs: number;
+    }
+);
 
 /**
  * A job of this owner (another owner's job does not exist for them), with its attempts.
@@ -261,9 +266,7 @@ export async function getJob(
       if (isTerminalJobStatus(found.job.status) || Date.now() >= deadline || signal?.aborted)
         return found;
       // Heard endings wake the wait, so it looks rarely; without them it polls, backing off.
-      const pollMs = options.endings?.listening
-        ? (options.pollMs ?? DEFAULTS.waitPollMs)
-        : backoffMs;
+      const pollMs = options.endings?.listening ? options.pollMs : backoffMs;
       const sleepMs = Math.min(pollMs, Math.max(0, deadline - Date.now()));
       await (ending ? ending.sleep(sleepMs, signal) : sleep(sleepMs, signal));
       if (signal?.aborted) return undefined;

@@ -1,4 +1,5 @@
-import { attemptThatMayTakeEffect, findJob, releaseJobKey, type JobRecord } from '../db/jobs';
+import { attemptThatMayTakeEffect, releaseJobKey } from '../db/jobKeyRelease';
+import { findJob, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
 import { isUuid } from '../domain/identity';
 import type { Logger } from '../logger';

@@ -2,6 +2,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { settleAttemptsLeftByEndings, unknownAttemptsOfEndedJobs } from '../db/attemptSettlement';
 import { findOpenJobs, type JobPageCursor } from '../db/jobLists';
 import { addJobNote, addNoteIfOpen, countSweepFailure, type JobRecord } from '../db/jobs';
+import { DEFAULTS } from '../domain/defaults';
 import type { Logger } from '../logger';
 import type { jobWorkflow } from '../workflows';
 import type { ReconcileOutcome } from '../workflows/definitions';
@@ -42,7 +43,7 @@ async function forEachOpenJob(
   visit: (job: JobRecord) => Promise<void>,
   onFailure: (job: JobRecord, error: unknown) => void,
 ): Promise<void> {
-  const limit = options.batchSize ?? 100;
+  const limit = options.batchSize ?? DEFAULTS.sweepBatchSize;
   const pass = options.admitted ? 'restart' : 'start';
   let after: JobPageCursor | undefined;
   for (;;) {
@@ -198,7 +199,7 @@ export async function reconcileAttemptsOfEndedJobs(
     reconcile: (input: { attemptId: string }) => Promise<ReconcileOutcome>;
   },
   logger?: Logger,
-  batchSize = 100,
+  batchSize: number = DEFAULTS.sweepBatchSize,
 ): Promise<SettlingReport> {
   // First what an ending left in flight (it becomes unknown, and is looked at below).
   const report: SettlingReport = {

@@ -7,7 +7,6 @@ import { findOwnedJobWithAttempts } from '../db/jobWithAttempts';
 import type { Pool } from '../db/pool';
 import { claimNextDeliveries, fixEventBody, type DueDelivery } from '../db/webhookDeliveryClaims';
 import { recordDeliveryTry } from '../db/webhookDeliveryTries';
-import { DEFAULTS } from '../domain/defaults';
 import type { SecretKeyRing } from '../domain/secretSealing';
 import type { WebhookBreaker } from '../domain/webhooks';
 import type { Logger } from '../logger';
@@ -93,13 +92,13 @@ export async function deliverJobWebhooks(
     secretKeys: SecretKeyRing;
     /** Resolves receivers' names, bounded (ONEJOB_WEBHOOK_DNS_*). */
     names: WebhookNames;
-    /** When an endpoint's breaker opens, and how long it holds. Default: DEFAULTS. */
-    breaker?: WebhookBreaker;
+    /** When an endpoint's breaker opens, and how long it holds. */
+    breaker: WebhookBreaker;
   },
   jobId: string,
 ): Promise<DeliveryRound> {
   const targets = new WebhookTargetPolicy(deps.allowInternal, deps.allowedTargets);
-  const breaker = deps.breaker ?? DEFAULTS.webhookBreaker;
+  const breaker = deps.breaker;
   const round: DeliveryRound = { delivered: 0 };
   const job = await findJob(deps.pool, jobId);
   if (!job) return round;

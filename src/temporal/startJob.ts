@@ -6,6 +6,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
+import { DEFAULTS } from '../domain/defaults';
 import { FAILURES, KEY_REUSE_MESSAGE } from '../domain/failures';
 import { requestFingerprint } from '../domain/fingerprint';
 import { jobIdentityProblem } from '../domain/identity';
@@ -13,7 +14,6 @@ import type { JobMode } from '../domain/job';
 import { intentShapeRefusal } from '../domain/jsonShape';
 import { jobWorkflowId } from '../domain/workflowId';
 import {
-  DEFAULT_TASK_QUEUE,
   KEY_JOBS_WORKFLOW_TYPE,
   admissionQuery,
   admitUpdate,
@@ -71,7 +71,7 @@ const MAX_GENERATION_HOPS = 4;
 export async function startJob(client: Client, request: StartJobRequest): Promise<StartedJob> {
   const identityProblem = jobIdentityProblem(request.owner, request.idempotencyKey);
   if (identityProblem) throw new InvalidJobIdentityError(identityProblem);
-  const mode = request.mode ?? 'exclusive';
+  const mode = request.mode ?? DEFAULTS.jobMode;
   const intent = {
     type: request.type,
     input: request.input,
@@ -87,7 +87,7 @@ export async function startJob(client: Client, request: StartJobRequest): Promis
       nonRetryable: true,
     });
   const fingerprint = requestFingerprint(intent);
-  const taskQueue = request.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const taskQueue = request.taskQueue ?? DEFAULTS.taskQueue;
 
   /** Update-with-start of the key's job of one generation; `ended` when it had already ended. */
   const startGeneration = async (generation: number): Promise<StartedJob & { ended: boolean }> => {

@@ -6,30 +6,33 @@ import {
   type ActivityDeps,
 } from '../activities';
 import { attemptLooks } from '../activities/attempts';
-import { webhookRetry } from '../activities/webhooks';
-import type { workerConfig } from '../config';
+import { withDefaults, type workerConfig } from '../config';
 import { DEFAULTS } from '../domain/defaults';
+import type { Settings } from '../domain/settings';
 import { recheckDueAttempts } from '../service/rechecks';
 import { startMissingSenders } from '../service/webhookSenders';
 import { tracingWorkerOptions, WORKFLOW_TRACING_MODULE } from '../telemetry/temporalTracing';
 import type { Tracing } from '../telemetry/tracing';
 import { providerCallTaskQueue, webhookTaskQueue } from '../workflows/taskQueues';
 
-export interface JobWorkerOptions extends ActivityDeps {
+/**
+ * Besides the activities' settings: provider calls at once in this process (they wait on the
+ * network, not the CPU); workflow runs kept in memory between their tasks; how long running
+ * provider calls may go on after a shutdown request (they end with the process, their attempts
+ * reconciled later); how long a run's next task waits on this worker's sticky queue.
+ */
+export interface JobWorkerOptions
+  extends
+    ActivityDeps,
+    Pick<
+      Settings,
+      | 'maxConcurrentProviderCalls'
+      | 'maxCachedWorkflows'
+      | 'shutdownForceTimeMs'
+      | 'stickyQueueTimeoutMs'
+    > {
   connection: NativeConnection;
   namespace: string;
-  taskQueue: string;
-  /** Provider calls that may run at once in this process (they wait on the network, not the CPU). */
-  maxConcurrentProviderCalls?: number;
-  /** Workflow runs kept in memory between their tasks; the rest are replayed when they run. */
-  maxCachedWorkflows?: number;
-  /**
-   * After a shutdown request, how long running provider calls may go on before the worker
-   * gives up on them (they end with the process; their attempts are reconciled later).
-   */
-  shutdownForceTimeMs?: number;
-  /** How long a run's next task waits on this worker's sticky queue (ONEJOB_STICKY_QUEUE_TIMEOUT_MS). */
-  stickyQueueTimeoutMs?: number;
   /** A prebuilt workflow bundle; without it the workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;
   /** The process's tracing, when it traces: jobs' traces then go through this worker. */
@@ -39,27 +42,12 @@ export interface JobWorkerOptions extends ActivityDeps {
 /** The worker's settings, as `workerConfig()` reads them from the environment. */
 export function workerSettings(config: ReturnType<typeof workerConfig>) {
   return {
-    defaultHedgeDelayMs: config.hedgeDelayMs,
+    ...withDefaults(config),
     requireCertifiedPrimary: config.requireCertifiedPrimary,
-    maxAttemptsPerJob: config.maxAttemptsPerJob,
-    historyEventLimit: config.historyEventLimit,
-    reconcileMaxDelayMs: config.reconcileMaxDelayMs,
-    reconcileFirstDelayMs: config.reconcileFirstDelayMs,
-    blockedSelfLookMs: config.blockedSelfLookMs,
-    needsOperatorAfterMs: config.needsOperatorAfterMs,
-    webhookRetry: config.webhookRetry,
-    webhookStrandedAfterMs: config.webhookStrandedAfterMs,
     allowInternalWebhookTargets: config.allowInternalWebhookTargets,
     allowedWebhookTargets: config.allowedWebhookTargets,
     allowPlainHttpWebhooks: config.allowPlainHttpWebhooks,
-    webhookSends: config.webhookSends,
     secretKeys: config.secretKeys,
-    webhookNames: config.webhookNames,
-    webhookBreaker: config.webhookBreaker,
-    maxConcurrentProviderCalls: config.maxConcurrentProviderCalls,
-    maxCachedWorkflows: config.maxCachedWorkflows,
-    shutdownForceTimeMs: config.shutdownForceTimeMs,
-    stickyQueueTimeoutMs: config.stickyQueueTimeoutMs,
     ...(config.hedgeBudget ? { hedgeBudget: config.hedgeBudget } : {}),
   } satisfies Partial<JobWorkerOptions>;
 }
@@ -80,7 +68,7 @@ export interface JobWorkers {
  */
 export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWorkers> {
   const deps: ActivityDeps = options;
-  const shutdownForceTime = options.shutdownForceTimeMs ?? DEFAULTS.shutdownForceTimeMs;
+  const shutdownForceTime = options.shutdownForceTimeMs;
   const tracing = tracingWorkerOptions(options.tracing);
   const jobs = await Worker.create({
     connection: options.connection,
@@ -94,9 +82,8 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
         }),
     sinks: tracing.sinks,
     activities: createJobActivities(deps),
-    ...(options.maxCachedWorkflows ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
-    stickyQueueScheduleToStartTimeout:
-      options.stickyQueueTimeoutMs ?? DEFAULTS.stickyQueueTimeoutMs,
+    maxCachedWorkflows: options.maxCachedWorkflows,
+    stickyQueueScheduleToStartTimeout: options.stickyQueueTimeoutMs,
     shutdownForceTime,
   });
   const sending = createWebhookSendingActivities(deps);
@@ -106,8 +93,7 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
     taskQueue: providerCallTaskQueue(options.taskQueue),
     interceptors: tracing.interceptors,
     activities: createProviderCallActivities(deps, sending),
-    maxConcurrentActivityTaskExecutions:
-      options.maxConcurrentProviderCalls ?? DEFAULTS.maxConcurrentProviderCalls,
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentProviderCalls,
     shutdownForceTime,
   });
   // Webhook rounds with slots of their own: a receiver that never answers cannot take a
@@ -118,8 +104,7 @@ export async function createJobWorkers(options: JobWorkerOptions): Promise<JobWo
     taskQueue: webhookTaskQueue(options.taskQueue),
     interceptors: tracing.interceptors,
     activities: sending,
-    maxConcurrentActivityTaskExecutions:
-      options.webhookSends?.perProcess ?? DEFAULTS.webhookSendsPerWorker,
+    maxConcurrentActivityTaskExecutions: options.webhookSends.perProcess,
     shutdownForceTime,
   });
   const reconciler = startReconciler(deps, options.taskQueue);
@@ -182,7 +167,7 @@ function startReconciler(
         pool: deps.pool,
         temporal: deps.temporal,
         taskQueue,
-        retry: webhookRetry(deps),
+        retry: deps.webhookRetry,
         providers: deps.providers.names(),
         lookAgain,
         metrics: deps.metrics,
@@ -199,14 +184,14 @@ function startReconciler(
   timer.unref();
   // Webhook deliveries left without a sender: never taken up (no workflow handed them over), and
   // at a slower pace, taken up once and then stranded (they have waited long already).
-  const strandedAfterMs = deps.webhookStrandedAfterMs ?? DEFAULTS.strandedDeliveryAfterMs;
+  const strandedAfterMs = deps.webhookStrandedAfterMs;
   const unsentAfterMs = DEFAULTS.unsentDeliveryAfterMs;
   const strandedEvery = Math.max(1, Math.round(strandedAfterMs / 10 / unsentAfterMs));
   let backstopRounds = 0;
   const backstop = setInterval(() => {
     backstopRounds += 1;
     void startMissingSenders(
-      { ...deps, taskQueue, retry: webhookRetry(deps) },
+      { ...deps, taskQueue, retry: deps.webhookRetry },
       {
         unsentAfterMs,
         ...(backstopRounds % strandedEvery === 0 ? { strandedAfterMs } : {}),

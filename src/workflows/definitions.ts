@@ -9,7 +9,6 @@ import type { AttemptState, JobMode, JobStatus, TerminalJobStatus } from '../dom
 import type { FailedCall, RetrySettings } from '../domain/retries';
 import type { WebhookRetry } from '../domain/webhooks';
 
-export const DEFAULT_TASK_QUEUE = 'onejob';
 export const JOB_WORKFLOW_TYPE = 'jobWorkflow';
 export const WEBHOOK_SENDER_WORKFLOW_TYPE = 'webhookSenderWorkflow';
 

@@ -5,6 +5,7 @@
  * does workflow code, through src/workflow.ts.
  */
 import { ParentClosePolicy } from '@temporalio/workflow';
+import { DEFAULTS } from '../domain/defaults';
 import { markdownText } from '../domain/displayText';
 import type { JobStatus } from '../domain/job';
 import { jobWorkflowId } from '../domain/workflowId';
@@ -62,7 +63,7 @@ export function jobWorkflowStartOptions(facts: JobWorkflowStartFacts, taskQueue:
       `**idempotency key** ${key}`,
       ...(facts.providers
         ? [
-            `**providers: ${facts.providers.map(markdownText).join(', ')}** (${markdownText(facts.mode ?? 'exclusive')})`,
+            `**providers: ${facts.providers.map(markdownText).join(', ')}** (${markdownText(facts.mode ?? DEFAULTS.jobMode)})`,
           ]
         : []),
       ...(facts.requestFingerprint

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { finishJobWithoutResult } from '../../src/db/jobs';
+import { finishJobWithoutResult } from '../../src/db/endedJobs';
 import { jobWorkflowId } from '../../src/domain/workflowId';
 import { sweepJobs } from '../../src/service/sweeper';
 import { holdStatement, holdTransaction } from '../support/barriers';

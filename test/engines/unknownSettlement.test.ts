@@ -1,4 +1,5 @@
 import { attemptActivities } from '../../src/activities/attempts';
+import { withDefaults } from '../../src/config';
 import { beginProviderCall } from '../../src/db/attemptCalls';
 import { createAttempt, findAttempt } from '../../src/db/attempts';
 import { settleAbandonedAttempt, settleAttemptWithoutResult } from '../../src/db/attemptSettlement';
@@ -495,6 +496,7 @@ describe('"no record, said twice, the grace apart" with a worker whose clock is 
     ]);
     const attemptId = await unknownChargeWhoseCallMayStillLand('pay-skewed');
     const reconcile = attemptActivities({
+      ...withDefaults(),
       pool: stack.pool,
       providers,
       logger: createLogger('skewed-worker', 'silent'),

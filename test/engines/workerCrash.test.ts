@@ -1,5 +1,5 @@
 import { temporal } from '@temporalio/proto';
-import { finishJobWithoutResult } from '../../src/db/jobs';
+import { finishJobWithoutResult } from '../../src/db/endedJobs';
 import type { ProviderConfig } from '../../src/providers/provider';
 import { holdRowsInTrigger } from '../support/barriers';
 import { callSnapshot, inFlight, untilRequestReceived } from '../support/callInFlight';

@@ -47,11 +47,11 @@ export async function startInProcessWorker(
     temporal: deps.temporal,
     connection: nativeConnection,
     namespace: deps.temporal.options.namespace,
-    taskQueue: queue,
     pool: deps.pool,
     providers: deps.providers,
     logger: deps.logger,
     ...workerSettings(workerConfig(deps.serviceEnv)),
+    taskQueue: queue,
     workflowBundle: { codePath: info.workflowBundlePath },
   });
   let workerRun: Promise<void> | undefined;

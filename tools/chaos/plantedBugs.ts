@@ -74,7 +74,7 @@ export const PLANTED_BUGS = {
    * call still out): the next generation charges while the first charge may still land.
    */
   'release-while-unknown': {
-    file: 'db/jobs.js',
+    file: 'db/jobKeyRelease.js',
     from: 'AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = jobs.id AND attempt_may_take_effect(a))',
     to: 'AND true',
     migration: 'DROP TRIGGER jobs_release_only_when_settled ON jobs;',

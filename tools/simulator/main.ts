@@ -1,6 +1,6 @@
 import { exitWithParent } from '../../src/bin/parentLink';
-import { port } from '../../src/config';
 import { DEFAULTS } from '../../src/domain/defaults';
+import { port } from '../../src/settings/read';
 import { startSimulator } from './server';
 
 /** Where the simulator listens: SIMULATOR_HOST and SIMULATOR_PORT. */

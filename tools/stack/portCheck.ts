@@ -1,5 +1,6 @@
-import { hostAndPort, port, workerAddresses } from '../../src/config';
+import { workerAddresses } from '../../src/config';
 import { DEFAULTS } from '../../src/domain/defaults';
+import { hostAndPort, port } from '../../src/settings/read';
 import { otlpTracesEndpoint, tracingDisabled } from '../../src/telemetry/tracing';
 import { portHolder } from './portHolder';
 import { isPortFree } from './processes';

@@ -27,7 +27,10 @@ const attemptSummarySchema = z.object({
 
 /** A job's new attempt and its cancel (under jobRoutes, which authenticates them). */
 export const jobActionRoutes: FastifyPluginAsyncZod<{
-  deps: Pick<ApiDeps, 'pool' | 'temporal' | 'taskQueue' | 'providers' | 'logger' | 'ownerLimits'>;
+  deps: Pick<
+    ApiDeps,
+    'pool' | 'temporal' | 'taskQueue' | 'providers' | 'logger' | 'ownerLimits' | 'webhookRetry'
+  >;
   /** The metrics that observe a job its owner's cancel ends. */
   metrics: JobEndMetrics;
 }> = async (app, { deps, metrics }) => {

@@ -1,7 +1,6 @@
 /** GET /jobs: an owner's jobs, newest first, a page at a time (bodies too, when asked). */
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { DEFAULTS } from '../../domain/defaults';
 import { JOB_STATUSES } from '../../domain/job';
 import {
   decodeCursor,
@@ -56,7 +55,7 @@ export const jobListRoute: FastifyPluginAsyncZod<{
           (LIST_INCLUSIONS as readonly string[]).includes(name),
         ),
       );
-      const listPageMaxBytes = deps.listPageMaxBytes ?? DEFAULTS.listPageMaxBytes;
+      const listPageMaxBytes = deps.listPageMaxBytes;
       const page = await listJobs(deps, request.ownerId, {
         status,
         limit,

@@ -53,7 +53,7 @@ export const jobReadRoute: FastifyPluginAsyncZod<{
           waitMs,
           signal: gone.signal,
           endings,
-          ...(deps.waitPollMs === undefined ? {} : { pollMs: deps.waitPollMs }),
+          pollMs: deps.waitPollMs,
         });
         if (gone.signal.aborted) return reply;
         if (!found) return sendNotFound(reply, `job ${request.params.id}`);

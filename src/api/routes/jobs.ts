@@ -22,6 +22,7 @@ export interface JobRoutesOptions {
     | 'waitPollMs'
     | 'ownerLimits'
     | 'listPageMaxBytes'
+    | 'webhookRetry'
   >;
   /** With the metrics that observe a job its owner's cancel ends. */
   metrics: Pick<Metrics, 'jobsCreated' | 'jobsReplayed'> & JobEndMetrics;

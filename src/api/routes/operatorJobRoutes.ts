@@ -14,7 +14,9 @@ import { reason } from './operatorReason';
 
 /** The operator's job routes (under operatorRoutes, which authenticates them). */
 export const operatorJobRoutes: FastifyPluginAsyncZod<{
-  deps: Pick<ApiDeps, 'pool' | 'temporal' | 'logger' | 'taskQueue'> & { metrics: JobEndMetrics };
+  deps: Pick<ApiDeps, 'pool' | 'temporal' | 'logger' | 'taskQueue' | 'webhookRetry'> & {
+    metrics: JobEndMetrics;
+  };
 }> = async (app, { deps }) => {
   app.post(
     '/attempts/:attemptId/resolve',

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { DEFAULTS } from '../../domain/defaults';
 import { takeWebhookRequest } from '../../service/ownerLimits';
 import { WebhookNames } from '../../service/webhookNames';
 import { WebhookTargetPolicy } from '../../service/webhookTargets';
@@ -31,15 +30,12 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
   app.addHook('onRequest', async (request) => {
     if (request.ownerId) await takeWebhookRequest(deps, request.ownerId);
   });
-  const names = new WebhookNames(deps.webhookNames ?? { timeoutMs: DEFAULTS.webhookDnsTimeoutMs });
+  const names = new WebhookNames(deps.webhookNames);
   const targets = new WebhookTargetPolicy(
     deps.allowInternalWebhookTargets ?? false,
     deps.allowedWebhookTargets,
   );
-  const limits = deps.webhookLimits ?? {
-    endpointsPerOwner: DEFAULTS.webhookEndpointsPerOwner,
-    liveSecretsPerEndpoint: DEFAULTS.webhookLiveSecretsPerEndpoint,
-  };
+  const limits = deps.webhookLimits;
 
   await app.register(webhookRegistrationRoute, { deps, names, targets, limits });
   await app.register(webhookEndpointRoutes, { deps });
