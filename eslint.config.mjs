@@ -129,6 +129,9 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', { patterns: [PRODUCT_ONLY] }],
       'import-x/no-restricted-paths': ['error', { zones: layerZones }],
+      // Small modules with one job each: a file that outgrows these is two concerns.
+      'max-lines': ['error', { max: 330 }],
+      'max-lines-per-function': ['error', { max: 150 }],
     },
   },
   {
