@@ -195,7 +195,7 @@
 #define WORKFLOW_END_SEEN    /* a ghost marks each workflow's end */
 #endif
 /* An exclusive job's attempt never sent is tried again on its provider, whatever the provider's
-   own retries, while the cap has room (src/workflows/policy.ts retryAfterFailure): a retry may
+   own retries, while the cap has room (src/workflows/retryPolicy.ts retryAfterFailure): a retry may
    happen wherever the cap is above the plan's length, or with RETRIES or BREAKER. */
 #if defined(RETRIES) || defined(BREAKER) || (CAP > NP && (!defined(JOB) || JOB != 3))
 #define PLAN_APART           /* attempts and the plan's providers are numbered apart */
@@ -392,7 +392,7 @@ bool gen1Final;              /* at the release, nothing of generation 1 could st
  * The trigger cannot see an attempt whose INSERT has not committed (the INSERT saw the job open,
  * and its key-share lock on the job row does not hold back an UPDATE of the job's status): where a
  * run's admission takes over what was left (ADOPTS), the model lets the trigger miss any
- * `starting` attempt, and the sweeper (src/db/attemptCalls.ts settleAttemptsLeftByEndings) or an
+ * `starting` attempt, and the sweeper (src/db/attemptSettlement.ts settleAttemptsLeftByEndings) or an
  * admission run again settles it later.
  */
 #ifdef ADOPTS
@@ -479,7 +479,7 @@ inline recordResult(a) {
 
 #define SETTLE_ALLOWED(a, to) (to != FAILED || CHECK_ALLOWS_FAILED(a))
 
-/* src/db/attemptCalls.ts settleAttemptWithoutResult (HELD_REPORT_SETTLES): a call that ends
+/* src/db/attemptSettlement.ts settleAttemptWithoutResult (HELD_REPORT_SETTLES): a call that ends
  * `unknown` while a signed "failed" report is held, and with no 2xx, is `failed` by it. */
 #ifdef CONTRADICTORY_CALLBACK
 #define HELD_REPORT_SETTLES(a) (reported[a] != 0 && !answered[a])
@@ -487,7 +487,7 @@ inline recordResult(a) {
 #define HELD_REPORT_SETTLES(a) false
 #endif
 
-/* src/db/attemptCalls.ts settleAttemptWithoutResult: WHERE state IN ('starting','running','unknown') */
+/* src/db/attemptSettlement.ts settleAttemptWithoutResult: WHERE state IN ('starting','running','unknown') */
 inline settleWithoutResult(a, to) {
   atomic {
     if
@@ -499,7 +499,7 @@ inline settleWithoutResult(a, to) {
   }
 }
 
-/* src/db/attemptCalls.ts settleAttemptWithoutResult (successAnswered): a 2xx outside the contract
+/* src/db/attemptSettlement.ts settleAttemptWithoutResult (successAnswered): a 2xx outside the contract
  * from a provider with side effects: `unknown`, and the 2xx is kept (success_answered_at). A
  * held report never settles it. */
 inline settleAfter2xx(a) {
@@ -518,7 +518,7 @@ inline settleAfter2xx(a) {
 }
 
 /*
- * src/db/attemptCalls.ts settleAbandonedAttempt: the workflow stopped waiting for a call (timeout,
+ * src/db/attemptSettlement.ts settleAbandonedAttempt: the workflow stopped waiting for a call (timeout,
  * cancel, crash). `running` may have taken effect: `unknown`. `starting` never sent anything:
  * `failed`, or `cancelled` when the job has ended.
  */
@@ -554,25 +554,25 @@ inline abandonAttempt(a) {
 #endif
 
 /*
- * src/workflows/jobWorkflow.ts runAttempt: a run that stops waiting for a call (its timeout fired,
+ * src/workflows/runAttempt.ts runAttempt: a run that stops waiting for a call (its timeout fired,
  * or the activity failed: CallBegunElsewhere) abandons its attempt (src/activities/attempts.ts
  * abandonAttempt); so does a new run's admission, for what its closed run left (adoptAttempts).
  */
 inline abandonCall(k) {
   atomic {
-    /* src/workflows/policy.ts retryAfterFailure: a call that never began is tried again on its
+    /* src/workflows/retryPolicy.ts retryAfterFailure: a call that never began is tried again on its
        provider, whatever the provider's own retries */
     NEVER_SENT_RETRIED(k);
     abandonAttempt(k)
   }
 }
 
-/* src/db/jobs.ts finishJobWithoutResult: WHERE id = $1 AND terminal_status IS NULL */
+/* src/db/endedJobs.ts finishJobWithoutResult: WHERE id = $1 AND terminal_status IS NULL */
 inline finishJob(j, status) {
   atomic {
     if
     :: terminal[j] == OPEN -> terminal[j] = status; version[j]++; FIRST_OUTCOME(j);
-       /* src/db/jobs.ts finishJobWithoutResult: the UPDATE fires the trigger
+       /* src/db/endedJobs.ts finishJobWithoutResult: the UPDATE fires the trigger
           jobs_settle_attempts_on_end (migration 0018) */
        SETTLE_ENDING(j)
     :: else -> skip
@@ -581,7 +581,7 @@ inline finishJob(j, status) {
 }
 
 /*
- * src/db/attemptCalls.ts reportAttemptFailure: a signed "failed" report is kept on the row
+ * src/db/attemptFailureReports.ts reportAttemptFailure: a signed "failed" report is kept on the row
  * (reported_failure); it settles the attempt `failed` only when the call can no longer answer
  * (REPORT_SETTLES: it never began, it ended, or its late-result window is over) and no 2xx
  * came. Otherwise the call's own end applies it (HELD_REPORT_SETTLES), or a later reconcile.
@@ -719,7 +719,7 @@ proctype ProviderCall(byte a EXECUTION) {
     fi
   }
   if
-  /* src/activities/providerCall.ts callOnce: without the token nothing is sent and nothing is
+  /* src/activities/providerCallBegin.ts beginCall: without the token nothing is sent and nothing is
      written; a settled attempt is reported as it is, a `running` one is another execution's call
      (CallBegunElsewhere: the run waiting for this execution abandons the attempt) */
   :: !began -> LOST_BEGIN
@@ -789,7 +789,7 @@ proctype ProviderCall(byte a EXECUTION) {
         REPLY   /* src/activities/providerCall.ts callProvider returns */
      /* a 2xx outside the contract: the effect may have happened, and the 2xx is kept.
         src/db/attemptCalls.ts markCallEnded, then settleAttemptWithoutResult (successAnswered):
-        src/db/attemptCalls.ts endCallWithoutResult: one transaction (BUG_CALL_END_APART: two) */
+        src/db/attemptSettlement.ts endCallWithoutResult: one transaction (BUG_CALL_END_APART: two) */
      :: ANSWER == A_BROKEN && sideEffects ->
 #ifdef BUG_CALL_END_APART
         callEnded[a] = true;
@@ -811,12 +811,12 @@ proctype ProviderCall(byte a EXECUTION) {
            /* src/domain/retries.ts retryVerdict: refused before any work (429, 503): may heal */
            atomic { MAY_HEAL(a); settleWithoutResult(a, FAILED) }
         :: ANSWER == A_DROP ->
-           /* src/activities/providerCall.ts callProvider: ambiguous, so failed only when nothing
+           /* src/activities/providerCallSettlement.ts settleCall: ambiguous, so failed only when nothing
               has side effects (the call has ended); then a dropped connection may heal */
            if
            :: !MAY_HAVE_TAKEN_EFFECT -> atomic { MAY_HEAL(a); settleWithoutResult(a, FAILED) }
 #ifdef BUG_RETRY_AFTER_AMBIGUOUS
-           /* src/workflows/policy.ts retryAfterFailure: the connection dropped, which may heal,
+           /* src/workflows/retryPolicy.ts retryAfterFailure: the connection dropped, which may heal,
               so the attempt is failed to make way for its retry, side effects or not */
            :: else -> atomic { MAY_HEAL(a); settleWithoutResult(a, FAILED) }
 #else
@@ -904,7 +904,7 @@ proctype ProviderCall(byte a EXECUTION) {
 #endif
 
 /*
- * src/workflows/jobWorkflow.ts reconcile → src/activities/attempts.ts reconcileAttempt: an
+ * src/workflows/reconcile.ts reconcile → src/activities/attempts.ts reconcileAttempt: an
  * unknown attempt is looked up at the provider. A held "failed" report comes first: after a 2xx
  * it needs an operator, else it settles the attempt once the call is over. A record settles it
  * through recordResult; a record that breaks the contract needs an operator. "No record" after
@@ -913,7 +913,7 @@ proctype ProviderCall(byte a EXECUTION) {
  * migration 0006). `needsOperator` is set when only an operator can settle it.
  */
 inline lookupStatus(u, needsOperator) {
-  /* src/db/attemptCalls.ts reportAttemptFailure, with no new report: a held one settles it now if
+  /* src/db/attemptFailureReports.ts reportAttemptFailure, with no new report: a held one settles it now if
      it may (CONTRADICTORY_CALLBACK) */
   APPLY_HELD_REPORT(u)
   /* src/activities/attempts.ts reconcileAttempt: the attempt row (call_ended_at), then
@@ -939,7 +939,7 @@ inline lookupStatus(u, needsOperator) {
      :: !HELD_WITH_2XX(u) && !record && SAW_2XX(u) -> /* src/domain/certainty.ts failureVerdict */
         needsOperator = true
      :: !HELD_WITH_2XX(u) && !record && !SAW_2XX(u) -> /* src/domain/certainty.ts failureVerdict */
-        NOT_FOUND(u)   /* src/db/attemptCalls.ts noteNoRecord */
+        NOT_FOUND(u)   /* src/db/callClock.ts noteNoRecord */
      fi
   fi
 }
@@ -966,7 +966,7 @@ inline reconcile(u) {
   lookupStatus(u, waitsOnOperator[g]);
   if
   :: waitsOnOperator[g] && astate[u] == UNKNOWN && terminal[g] == OPEN ->
-     /* src/workflows/jobWorkflow.ts reconcile: needsOperator. Only an operator, or news at the
+     /* src/workflows/reconcile.ts reconcile: needsOperator. Only an operator, or news at the
         provider, moves it on. */
 end_waitsOnOperator:
      (astate[u] != UNKNOWN || terminal[g] != OPEN || HAS_RECORD(u) != record);
@@ -977,7 +977,7 @@ end_waitsOnOperator:
   d_step { u = 0; over = false; record = false; bad = false }
 }
 
-/* src/workflows/jobWorkflow.ts runAttempt → src/activities/attempts.ts startAttempt →
+/* src/workflows/runAttempt.ts runAttempt → src/activities/attempts.ts startAttempt →
  * src/db/attempts.ts createAttempt: INSERT ... WHERE the job is open, ON CONFLICT (job_id, seq)
  * DO NOTHING; the partial unique index refuses a second exclusive attempt in flight. Without
  * ADMISSION_TWICE, attempt 1 written by admission (in the same local activity) is one of the
@@ -1023,7 +1023,7 @@ inline createAttempt(a, p) {
   }
 }
 
-/* src/workflows/jobWorkflow.ts runAttempt: the provider-call activity, and where the loop
+/* src/workflows/runAttempt.ts runAttempt: the provider-call activity, and where the loop
  * stands after it: a provider passed by is deferred (job.deferred), not tried */
 #ifdef BREAKER
 #define WAS_PASSED_BY  passedBy
@@ -1033,7 +1033,7 @@ inline createAttempt(a, p) {
 #define DEFER(p)       skip
 #endif
 /*
- * src/workflows/jobWorkflow.ts runThenJudge → src/workflows/policy.ts retryAfterFailure: once an
+ * src/workflows/exclusiveLoop.ts runThenJudge → src/workflows/retryPolicy.ts retryAfterFailure: once an
  * exclusive job's attempt is back, it is retried on its provider when it is `failed` and the job's
  * cap leaves one attempt for each provider of the plan not yet tried (deferred ones included),
  * for a failure its provider is tried again for: a call that never began (never_sent: abandoned
@@ -1082,7 +1082,7 @@ inline launchOn(p) {
   AGAIN_AFTER_CRASH(createAttempt(SLOT(next), p));
   if
   :: atomic {
-       /* src/workflows/jobWorkflow.ts runAttempt: the row is written (or found: the same row
+       /* src/workflows/runAttempt.ts runAttempt: the row is written (or found: the same row
           again, or the attempt 1 admission reused), so its call is scheduled. It may be `running`
           already (TERMINATE): a closed run's call began it, and this execution's begin finds it so
           (CallBegunElsewhere) */
@@ -1101,7 +1101,7 @@ inline launchOn(p) {
   :: atomic {
        astate[SLOT(next)] != STARTING && astate[SLOT(next)] != RUNNING && WAS_PASSED_BY -> DEFER(p)
      }
-  /* src/workflows/jobWorkflow.ts runAttempt: the attempt's row is written, and the run is
+  /* src/workflows/runAttempt.ts runAttempt: the attempt's row is written, and the run is
      terminated before the workflow task that schedules its call completes (TERMINATE) */
   TERMINATED_BEFORE_CALL
   fi
@@ -1148,7 +1148,7 @@ inline admitJob() {
     createsLeft == 0; admitted[g] = true; ended = (terminal[g] != OPEN);
     apiCrashes = 0; jobIntent = 1
   };
-  /* src/activities/admission.ts adoptAttempts: its own attempt 1 is reused only while the
+  /* src/activities/admissionAttempts.ts adoptAttempts: its own attempt 1 is reused only while the
      job is open; anything else left in flight is settled, on an ended job too (`starting`
      becomes `cancelled` there: it can never be sent) */
   atomic {
@@ -1157,7 +1157,7 @@ inline admitJob() {
     :: !KEEPS_FIRST_ATTEMPT -> abandonAttempt(SLOT(1))
     fi
   };
-  /* src/activities/admission.ts startFirstAttempt → src/db/attempts.ts createAttempt */
+  /* src/activities/admissionAttempts.ts startFirstAttempt → src/db/attempts.ts createAttempt */
   if
   :: !ended && astate[SLOT(1)] == NONE -> createAttempt(SLOT(1), 1)
   :: else -> skip
@@ -1171,7 +1171,7 @@ inline admitJob() {
  * again: a second execution, and the begin lets only one of them send it); any other `starting`
  * one is failed, never_sent (cancelled on an ended job); a `running` one is unknown. The run goes
  * on after the attempts made (src/workflows/policy.ts resumePosition), and decides on a retry of
- * the job's last attempt as the closed run would have (src/workflows/policy.ts resumedRetry →
+ * the job's last attempt as the closed run would have (src/workflows/retryPolicy.ts resumedRetry →
  * retryAfterFailure), from that attempt's row as adoption left it (src/activities/admission.ts
  * lastFailureOf): a failed attempt whose failure its provider is tried again for (never_sent,
  * whether the closed run or this admission made it so; with RETRIES, a failure that may heal),
@@ -1288,15 +1288,15 @@ proctype JobWorkflow(byte g) {
     /* src/workflows/jobRun.ts resumeAfter: the next attempt, and the plan's next provider */
     next = (KEEPS_FIRST_ATTEMPT -> 1 : LAST_MADE + 1);
     RESUME_PLAN
-    /* src/activities/admission.ts adoptAttempts: what a closed run left in flight */
+    /* src/activities/admissionAttempts.ts adoptAttempts: what a closed run left in flight */
     if
     :: KEEPS_FIRST_ATTEMPT -> skip
     :: !KEEPS_FIRST_ATTEMPT -> abandonCall(SLOT(1))
     fi;
     abandonCall(SLOT(2));
     abandonCall(SLOT(3));
-    /* src/workflows/jobWorkflow.ts runJob → src/workflows/policy.ts resumedRetry: the last
-       attempt's failure as adoption left it (src/activities/admission.ts lastFailureOf) */
+    /* src/workflows/jobWorkflow.ts runJob → src/workflows/retryPolicy.ts resumedRetry: the last
+       attempt's failure as adoption left it (src/activities/admissionAttempts.ts lastFailureOf) */
     RESUMED_RETRY
     ended = false
 #else
@@ -1314,18 +1314,18 @@ proctype JobWorkflow(byte g) {
      on as zombies */
   :: atomic { MAY_TERMINATE -> CLOSE_RUN }; goto closed
 #endif
-  /* src/workflows/jobWorkflow.ts runAttempt: the call reports, or its timeout fires and the
+  /* src/workflows/runAttempt.ts runAttempt: the call reports, or its timeout fires and the
      attempt is abandoned (abandonAttempt) */
   WATCH(1)
   WATCH(2)
   WATCH(3)
-  /* src/workflows/jobWorkflow.ts runExclusive: one attempt at a time; an unknown one blocks
+  /* src/workflows/exclusiveLoop.ts runExclusive: one attempt at a time; an unknown one blocks
      everything after it */
   :: atomic { terminal[g] == OPEN && !hedged && running == 0 -> u = BLOCKING_UNKNOWN };
      if
      :: u != 0 -> reconcile(u)
 #ifdef PLAN_APART
-     /* src/workflows/jobWorkflow.ts waitToRetry: a note on the job (which only tells a new run
+     /* src/workflows/waits.ts waitToRetry: a note on the job (which only tells a new run
         when to make the retry, if this one closes first), a durable timer, then the same
         provider */
      :: u == 0 && retryOf != 0 -> launchOn(retryOf); retryOf = 0
@@ -1334,7 +1334,7 @@ proctype JobWorkflow(byte g) {
      :: u == 0 && PLAN_LEFT -> launch()
 #endif
 #ifdef BREAKER
-     /* src/workflows/jobWorkflow.ts waitForDeferred: nothing else is left, so a provider the
+     /* src/workflows/waits.ts waitForDeferred: nothing else is left, so a provider the
         plan passed by is tried again once its timer fires (and passed by again if still open) */
 #ifdef BUG_SKIPPED_AS_TRIED
      :: u == 0 && NO_RETRY_DUE && !PLAN_LEFT && false ->
@@ -1344,7 +1344,7 @@ proctype JobWorkflow(byte g) {
         atomic { later = FIRST_DEFERRED; deferred[later] = false };
         launchOn(later); later = 0
 #ifdef BUG_SKIPPED_AS_TRIED
-     /* src/workflows/jobWorkflow.ts waitForDeferred: the providers passed by are forgotten */
+     /* src/workflows/waits.ts waitForDeferred: the providers passed by are forgotten */
      :: u == 0 && NO_RETRY_DUE && !PLAN_LEFT ->
 #else
      :: u == 0 && NO_RETRY_DUE && !PLAN_LEFT && !DEFERRED_LEFT ->
@@ -1359,7 +1359,7 @@ proctype JobWorkflow(byte g) {
      /* src/workflows/policy.ts chooseNextAttempt: refused while an attempt is in flight or
         blocking; otherwise the loop's next attempt serves it */
      tryAgain = false
-  /* src/workflows/jobWorkflow.ts runHedged: after a delay of silence (a timer) or on a
+  /* src/workflows/hedgedLoop.ts runHedged: after a delay of silence (a timer) or on a
      user's request, the next one starts too; the first compare-and-swap wins */
   :: terminal[g] == OPEN && hedged && running == 0 && PLAN_LEFT -> launch()
   :: terminal[g] == OPEN && hedged && running > 0 && PLAN_LEFT -> launch()
@@ -1375,7 +1375,7 @@ proctype JobWorkflow(byte g) {
   /* The job ended (a winner, every provider failed, an operator's cancel): stop waiting for
      the calls still out; each is abandoned and its answer, if any, comes late and loses. */
   do
-  /* src/workflows/jobWorkflow.ts runHedged: the losers' scopes are cancelled (abandonAttempt) */
+  /* src/workflows/hedgedLoop.ts runHedged: the losers' scopes are cancelled (abandonAttempt) */
   WATCH(1)
   WATCH(2)
   WATCH(3)
@@ -1393,7 +1393,7 @@ closed:   /* a terminated run ends here */
 /* ================= outside the workflow ================= */
 
 /*
- * src/api/routes/jobs.ts POST /v1/jobs → src/service/jobs.ts createJob →
+ * src/api/routes/jobCreation.ts POST /v1/jobs → src/service/jobs.ts createJob →
  * src/db/jobs.ts insertJobOrFindExisting (INSERT ... ON CONFLICT (owner_id, idempotency_key)
  * DO NOTHING, then the row), then ensureJobWorkflow (its id derived from owner and key).
  */
@@ -1480,7 +1480,7 @@ end:
      }
 #ifndef BUG_ENDING_LEAVES_ATTEMPTS
   :: atomic {
-       /* src/db/attemptCalls.ts settleAttemptsLeftByEndings (first in reconcileAttemptsOfEndedJobs):
+       /* src/db/attemptSettlement.ts settleAttemptsLeftByEndings (first in reconcileAttemptsOfEndedJobs):
           what an ending's trigger could not see is settled, waiting for its row this time */
        FIRST_OF(LEFT_BY_ENDING) != 0 -> SETTLE_SEEN(1); SETTLE_SEEN(2); SETTLE_SEEN(3)
      }
@@ -1527,7 +1527,7 @@ end:
 #endif
 
 /*
- * src/db/jobs.ts releaseJobKey (src/service/keyRelease.ts releaseKey): only an ended job's key,
+ * src/db/jobKeyRelease.ts releaseJobKey (src/service/keyRelease.ts releaseKey): only an ended job's key,
  * once, and only when none of its attempts may still take effect (attempt_may_take_effect,
  * and the trigger jobs_release_only_when_settled, migration 0010): none starting, running or
  * unknown, and no call that began, has not ended and is within its late-result window.
@@ -1597,7 +1597,7 @@ end:
      if
      :: did[u] -> recordResult(u)
      :: !did[u] && CALL_OVER(u) ->
-        /* src/db/attemptCalls.ts settleAttemptWithoutResult, code 'operator' (the CHECK allows it) */
+        /* src/db/attemptSettlement.ts settleAttemptWithoutResult, code 'operator' (the CHECK allows it) */
         atomic { if :: IN_FLIGHT(u) -> astate[u] = FAILED :: else -> skip fi }
      :: else -> skip     /* the call could still land: not now */
      fi;
@@ -1608,7 +1608,7 @@ end:
      finishJob(jobsForKey, J_CANCELLED)
 #ifdef RELEASE
   :: atomic {
-       /* src/db/jobs.ts releaseJobKey (from src/service/keyRelease.ts releaseKey): only when
+       /* src/db/jobKeyRelease.ts releaseJobKey (from src/service/keyRelease.ts releaseKey): only when
           nothing of the job may still take effect */
        !released && terminal[1] != OPEN && RELEASE_ALLOWED ->
        released = true;
@@ -1630,7 +1630,7 @@ end:
      a = k; reported[k] = R_CONTRADICTED \
   :: astate[k] == UNKNOWN && answered[k] -> a = k; reported[k] = R_CONTRADICTED
 
-/* src/service/attempts.ts acceptProviderCallback: a signed webhook from the provider about one
+/* src/service/providerCallbacks.ts acceptProviderCallback: a signed webhook from the provider about one
  * attempt, possibly long after its call: a result goes through recordResult (only when the
  * provider did the work and its output keeps the contract); with CONTRADICTORY_CALLBACK a
  * "failed" report goes through reportAttemptFailure: a true one (nothing done, nothing will
@@ -1667,7 +1667,7 @@ end:
 #ifdef CONTRADICTORY_CALLBACK
     if
     :: reported[a] == 0 -> recordResult(a)
-    :: reported[a] != 0 -> applyReport(a)   /* src/db/attemptCalls.ts reportAttemptFailure */
+    :: reported[a] != 0 -> applyReport(a)   /* src/db/attemptFailureReports.ts reportAttemptFailure */
     fi;
 #else
     recordResult(a);
@@ -1694,7 +1694,7 @@ end:
 }
 #endif
 
-/* src/api/routes/jobs.ts POST /v1/jobs/:id/attempts: a user asks for another attempt. In
+/* src/api/routes/jobActions.ts POST /v1/jobs/:id/attempts: a user asks for another attempt. In
  * exclusive mode it changes nothing the loop would not do (refused while an attempt is in
  * flight, else served by the next attempt), so only hedged jobs get one. */
 proctype User() {

@@ -459,7 +459,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: 'a key release never hides or overlaps an effect',
     consequence: 'a key release never hides or overlaps an effect',
-    code: 'src/db/jobs.ts releaseJobKey',
+    code: 'src/db/jobKeyRelease.ts releaseJobKey',
   },
   BUG_CALL_END_APART: {
     name: 'a 2xx outside the contract written apart from its call’s end',
@@ -550,7 +550,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     check: 'safety',
     breaks: LEFT_IN_FLIGHT,
     consequence: LEFT_IN_FLIGHT,
-    code: 'src/db/jobs.ts finishJobWithoutResult',
+    code: 'src/db/endedJobs.ts finishJobWithoutResult',
   },
   BUG_SKIPPED_AS_TRIED: {
     name: 'a provider passed by for its open breaker counted as tried',
