@@ -6,7 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { taskQueueSetting } from '../config';
 import { createPool, type Pool } from '../db/pool';
 import { terminalText } from '../domain/displayText';
-import { createLogger } from '../logger';
+import { createLogger, type Logger } from '../logger';
 import type { AttemptServiceDeps } from '../service/attempts';
 import { webhookRetrySettings } from '../settings/webhooks';
 import { temporalConnectionSettings, temporalConnectOptions } from '../temporal/connection';
@@ -41,7 +41,7 @@ export async function withServices<T>(work: (deps: AttemptServiceDeps) => Promis
       return await work({
         pool,
         temporal,
-        logger: createLogger('onejob-cli', process.env.LOG_LEVEL ?? 'warn'),
+        logger: cliLogger(),
         taskQueue: taskQueueSetting(),
         webhookRetry: webhookRetrySettings(),
       });
@@ -49,6 +49,11 @@ export async function withServices<T>(work: (deps: AttemptServiceDeps) => Promis
       await connection.close();
     }
   });
+}
+
+/** The CLI's logger: quiet (warnings and errors) unless LOG_LEVEL says otherwise. */
+export function cliLogger(): Logger {
+  return createLogger('onejob-cli', process.env.LOG_LEVEL ?? 'warn');
 }
 
 export function output(json: boolean | undefined, value: unknown, table: () => string): void {

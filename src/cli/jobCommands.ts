@@ -4,11 +4,10 @@ import { listJobsForOperators } from '../db/jobLists';
 import { terminalText } from '../domain/displayText';
 import { isUuid } from '../domain/identity';
 import { JOB_STATUSES, type JobStatus } from '../domain/job';
-import { createLogger } from '../logger';
 import { cancelJob } from '../service/attempts';
 import { jobResource } from '../service/jobDocument';
 import { releaseKey } from '../service/keyRelease';
-import { operatorName, output, withPool, withServices } from './commandContext';
+import { cliLogger, operatorName, output, withPool, withServices } from './commandContext';
 import { addJobShowCommand } from './jobShowCommand';
 import { renderTable } from './table';
 import { chooseTraceQuery, findJobTraces } from './traceQuery';
@@ -108,7 +107,7 @@ export function addJobCommands(program: Command): void {
     .option('--operator <name>', 'who (default: $USER)')
     .action(async (jobId: string, options: { reason: string; operator?: string }) => {
       await withPool(async (pool) => {
-        const logger = createLogger('onejob-cli', process.env.LOG_LEVEL ?? 'warn');
+        const logger = cliLogger();
         const released = await releaseKey(
           { pool, logger },
           operatorName(options.operator),

@@ -6,9 +6,8 @@ import {
   type OperatorWebhookAction,
 } from '../db/webhookOperator';
 import { terminalText } from '../domain/displayText';
-import { createLogger } from '../logger';
 import { operatorWebhookAction } from '../service/operatorWebhooks';
-import { operatorName, output, withPool } from './commandContext';
+import { cliLogger, operatorName, output, withPool } from './commandContext';
 import { renderTable } from './table';
 
 /** An endpoint's state in a word or two: on, or off and by whom. */
@@ -70,7 +69,7 @@ export function addWebhookCommands(program: Command): void {
       .option('--operator <name>', 'who (default: $USER)')
       .action(async (endpointId: string, options: { reason: string; operator?: string }) => {
         await withPool(async (pool) => {
-          const logger = createLogger('onejob-cli', process.env.LOG_LEVEL ?? 'warn');
+          const logger = cliLogger();
           const endpoint = await operatorWebhookAction(
             { pool, logger },
             operatorName(options.operator),

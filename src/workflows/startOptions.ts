@@ -18,6 +18,13 @@ import {
   type JobWorkflowInput,
 } from './definitions';
 
+/**
+ * A closed run that completed (or was cancelled) is never run again, but one that failed never
+ * ran its job (its admission was refused, e.g. the row belongs to another entry point's intent),
+ * so the row's job may get a new run: the same for a client's start and a parent's.
+ */
+const JOB_ID_REUSE_POLICY = 'ALLOW_DUPLICATE_FAILED_ONLY' as const;
+
 export interface JobWorkflowStartFacts {
   ownerId: string;
   idempotencyKey: string;
@@ -36,9 +43,7 @@ export interface JobWorkflowStartFacts {
 /**
  * Start options of a job's workflow.
  * - Conflict policy `USE_EXISTING`: a running run is that job's run; starting again is a no-op.
- * - Reuse policy `ALLOW_DUPLICATE_FAILED_ONLY`: a closed run that completed (or was cancelled)
- *   is never run again, but one that failed never ran its job (its admission was refused,
- *   e.g. the row belongs to another entry point's intent), so the row's job may get a new run.
+ * - Reuse policy: JOB_ID_REUSE_POLICY.
  */
 export function jobWorkflowStartOptions(facts: JobWorkflowStartFacts, taskQueue: string) {
   // The Web UI renders summary and details as Markdown: what a client sent is shown literally.
@@ -55,7 +60,7 @@ export function jobWorkflowStartOptions(facts: JobWorkflowStartFacts, taskQueue:
     taskQueue,
     args: [args] as [JobWorkflowInput],
     workflowIdConflictPolicy: 'USE_EXISTING' as const,
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' as const,
+    workflowIdReusePolicy: JOB_ID_REUSE_POLICY,
     staticSummary: `${type} job${facts.jobId ? ` ${facts.jobId}` : ''} for ${owner} (key ${key})`,
     staticDetails: [
       ...(facts.jobId ? [`**job** ${facts.jobId}`] : []),
@@ -103,7 +108,7 @@ export function jobChildOptions(order: JobChildOrder, taskQueue: string) {
     workflowId: jobWorkflowId(order.ownerId, order.idempotencyKey),
     taskQueue,
     args: [args] as [JobWorkflowInput],
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' as const,
+    workflowIdReusePolicy: JOB_ID_REUSE_POLICY,
     parentClosePolicy: ParentClosePolicy.ABANDON,
   };
 }
