@@ -15,6 +15,7 @@ import { lateResultTimeoutMs, notFoundGraceMs, type Provider } from '../provider
 import { attemptOutcome, recordResult } from '../service/results';
 import { inSpan } from '../telemetry/spans';
 import type { AttemptOutcome, ReconcileOutcome } from '../workflows/definitions';
+import { replayLook, type ReplayFinding } from './replayLook';
 import type { ActivityDeps } from './types';
 
 /** A call without side effects that can no longer be running and never answered. */
@@ -165,7 +166,16 @@ async function lookOnce(deps: LookDeps, attemptId: string): Promise<Looked> {
     }
   }
 
+  // Inside the provider's key window, the request itself, sent again, is the lookup.
+  let closed: string | undefined;
+  if (provider.replay && sideEffects) {
+    const found = await replayLook(deps, attempt.id, provider.replay);
+    if (found.kind !== 'closed') return byReplay(one, found);
+    closed = found.detail;
+  }
   if (provider.lookupStatus) return byStatusLookup(one, provider.lookupStatus);
+  if (closed)
+    return stillUnknown(deps, attempt, `needs an operator: ${closed}`, { needsOperator: true });
   if (!sideEffects) {
     if (one.believable) return failed(deps, attempt, CALL_GONE);
     return stillUnknown(
@@ -205,12 +215,47 @@ async function onFailureEvidence(
   return stillUnknown(deps, attempt, verdict.detail, { needsOperator: true });
 }
 
+/** The verdict a replay's finding leads to. */
+async function byReplay(
+  one: OneLook,
+  found: Exclude<ReplayFinding, { kind: 'closed' }>,
+): Promise<Looked> {
+  const { deps, attempt } = one;
+  if (found.kind === 'answered') return settledByAnswer(one, found.output, 'replay');
+  if (found.kind === 'refused') return onFailureEvidence(one, 'replay-refused', found.error);
+  if (found.kind === 'key_reused') {
+    one.log.warn({ detail: found.detail }, 'a replay found the key held for other parameters');
+    return stillUnknown(deps, attempt, found.detail, { needsOperator: true });
+  }
+  return stillUnknown(
+    deps,
+    attempt,
+    found.detail,
+    found.recheckInMs === undefined ? {} : { recheckInMs: found.recheckInMs },
+  );
+}
+
+/** A lookup's answer of the work: recorded through the compare-and-swap when the contract takes it. */
+async function settledByAnswer(one: OneLook, output: unknown, source: string): Promise<Looked> {
+  const { deps, attempt, job, contract, log } = one;
+  const checked = checkOutput(contract, job.input, output, { attemptId: attempt.id });
+  if (checked.ok)
+    return recordResult(deps, { attemptId: attempt.id, result: checked.output, source });
+  log.warn({ reason: checked.reason, source }, `the ${source}'s answer breaks the contract`);
+  return stillUnknown(
+    deps,
+    attempt,
+    `the ${source === 'replay' ? 'replay' : 'status lookup'} answered, but ${checked.reason}; an operator must settle it`,
+    { needsOperator: true },
+  );
+}
+
 /** What the provider's status lookup says of the attempt, and the verdict it leads to. */
 async function byStatusLookup(
   one: OneLook,
   lookupStatus: NonNullable<Provider['lookupStatus']>,
 ): Promise<Looked> {
-  const { deps, attempt, job, contract, log, evidence, window } = one;
+  const { deps, attempt, job, log, evidence, window } = one;
   const { pool } = deps;
   // Its own span in the job's trace: what the provider said, beside the swap that may follow.
   const status = await inSpan(
@@ -226,24 +271,7 @@ async function byStatusLookup(
       return answer;
     },
   );
-  if (status.state === 'succeeded') {
-    const checked = checkOutput(contract, job.input, status.output, {
-      attemptId: attempt.id,
-    });
-    if (checked.ok)
-      return recordResult(deps, {
-        attemptId: attempt.id,
-        result: checked.output,
-        source: 'status-lookup',
-      });
-    log.warn({ reason: checked.reason }, 'status lookup answer breaks the contract');
-    return stillUnknown(
-      deps,
-      attempt,
-      `the status lookup answered, but ${checked.reason}; an operator must settle it`,
-      { needsOperator: true },
-    );
-  }
+  if (status.state === 'succeeded') return settledByAnswer(one, status.output, 'status-lookup');
   if (status.state === 'not_found') {
     // A 2xx was answered: "no record under our key" says nothing about whether it worked.
     if (evidence.successAnswered)

@@ -6,7 +6,7 @@ import { nudgeOrHandOver } from '../service/results';
 import { observe } from '../telemetry/histograms';
 import { inSpan } from '../telemetry/spans';
 import type { AttemptOutcome } from '../workflows/definitions';
-import { beginCall } from './providerCallBegin';
+import { beginCall, keepForReplay } from './providerCallBegin';
 import { requestCall } from './providerCallRequest';
 import { settleCall } from './providerCallSettlement';
 import type { ActivityDeps } from './types';
@@ -78,13 +78,15 @@ export function providerCallActivities(
       'onejob.provider': provider.config.name,
       ...(provider.config.kind === 'http' ? {} : { 'onejob.model': provider.config.model }),
     });
+    const kept = await keepForReplay(deps, begun, provider);
+    if (!('body' in kept)) return kept;
     const started = Date.now();
     const isLate = (): boolean => Date.now() - started >= context.info.startToCloseTimeoutMs;
     const windowMs = lateResultTimeoutMs(provider.config);
     const windowClosed = AbortSignal.timeout(Math.max(0, beforeBegin + windowMs - Date.now()));
     const answer = await requestCall(
       provider,
-      { attemptId: attempt.id, contract, input: job.input },
+      { attemptId: attempt.id, contract, input: job.input, body: kept.body },
       { context, windowClosed, windowMs, isLate },
     );
     const { failure } = answer;

@@ -3,10 +3,12 @@
  * sends it; the others, and a call whose job type is unknown, end here without a request.
  */
 import { beginProviderCallOfJob, type CallJob, type CallWindow } from '../db/attemptCalls';
+import { keepFirstSend } from '../db/attemptReplays';
 import type { AttemptRecord } from '../db/attempts';
 import { endCallWithoutResult } from '../db/attemptSettlement';
 import { FAILURES, typedFailure } from '../domain/failures';
 import { findJobType, type AnyJobTypeContract } from '../jobTypes';
+import type { Provider } from '../providers/provider';
 import { attemptOutcome } from '../service/results';
 import type { AttemptOutcome } from '../workflows/definitions';
 import type { ActivityDeps } from './types';
@@ -75,4 +77,40 @@ export async function beginCall(
     );
   }
   return { attempt, token, job, contract };
+}
+
+/**
+ * For a provider whose lost answers are looked up by replay: the request's bytes, kept in
+ * PostgreSQL before they leave (its key window counts from then). If they cannot be kept,
+ * nothing is sent: the call ends `failed` (never sent) rather than go out unreplayable.
+ */
+export async function keepForReplay(
+  deps: Pick<ActivityDeps, 'pool'>,
+  call: CallToSend,
+  provider: Provider,
+): Promise<{ body: Uint8Array | undefined } | AttemptOutcome> {
+  const { replay } = provider;
+  if (!replay) return { body: undefined };
+  const body = replay.bytesOf(call.job.input);
+  try {
+    await keepFirstSend(deps.pool, call.attempt.id, body, replay.window);
+  } catch (error) {
+    return attemptOutcome(
+      deps.pool,
+      await endCallWithoutResult(
+        deps.pool,
+        call.attempt.id,
+        call.token,
+        { outcome: 'failed' },
+        {
+          state: 'failed',
+          error: {
+            code: 'never_sent',
+            message: `its request could not be kept for a replay (${(error as Error).message}); nothing was sent`,
+          },
+        },
+      ),
+    );
+  }
+  return { body };
 }

@@ -20,7 +20,13 @@ export interface CallAnswer {
 /** Sends the request and reads its answer; never throws for what the provider did. */
 export async function requestCall(
   provider: Provider,
-  request: { attemptId: string; contract: AnyJobTypeContract; input: Record<string, unknown> },
+  request: {
+    attemptId: string;
+    contract: AnyJobTypeContract;
+    input: Record<string, unknown>;
+    /** The bytes kept for the provider's replays, sent as they are. */
+    body: Uint8Array | undefined;
+  },
   call: {
     context: Context;
     /** Aborts the request when the late-result window closes (`windowMs` after the begin). */
@@ -48,6 +54,7 @@ export async function requestCall(
       attemptId: request.attemptId,
       contract: request.contract,
       input: request.input,
+      ...(request.body ? { body: request.body } : {}),
       signal: windowClosed,
     });
     ({ output, cost: reportedCost } = response);

@@ -12,6 +12,11 @@
  * | a 2xx whose body was not read whole (over  | failed          | unknown, and the 2xx is kept         | unknown                         |
  * | the cap, cut off, unfinished at the window)|                 |                                      |                                 |
  * | status lookup "no record", twice, call over| failed          | failed                               | unknown: needs an operator      |
+ * | a replay inside the key window: a 2xx      | result (CAS)    | result (CAS)                         | result (CAS)                    |
+ * | a replay refused in the provider's words   | failed          | failed                               | unknown: needs an operator      |
+ * | a replay: in progress (409), 5xx, no answer| (not replayed)  | unknown, looked at again             | unknown, looked at again        |
+ * | a replay: "key used with other parameters" | (not replayed)  | unknown: needs an operator           | unknown: needs an operator      |
+ * | no replay after the key window (PostgreSQL refuses to begin one): search/status lookup, callback, operator |
  * | a signed "failed" callback                 | failed once the call is over; held while it may still answer (both) | unknown: needs an operator |
  * | an operator's "failed"                     | failed          | failed                               | failed (the operator looked)    |
  *
@@ -22,7 +27,8 @@
  */
 
 /** Evidence that, on its own, would say the attempt did nothing. */
-export type FailureEvidence = 'not-found-twice' | 'failed-callback' | 'held-operator-failure';
+export type FailureEvidence =
+  'not-found-twice' | 'replay-refused' | 'failed-callback' | 'held-operator-failure';
 
 export interface AttemptEvidence {
   /** The job type or the provider has side effects. */
@@ -43,6 +49,8 @@ export type FailureVerdict =
 const NEEDS_OPERATOR: Record<FailureEvidence, string> = {
   'not-found-twice':
     'needs an operator: the provider answered success, but no record is found under our key',
+  'replay-refused':
+    'needs an operator: the provider answered success, but a replay of the request under its key was refused',
   'failed-callback':
     'needs an operator: the provider answered success, but a signed callback says it failed',
   'held-operator-failure':

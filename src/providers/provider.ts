@@ -4,6 +4,7 @@ import type { Money, TokenUsage } from '../domain/cost';
 import { DEFAULTS } from '../domain/defaults';
 import type { RetrySettings } from '../domain/retries';
 import type { AnyJobTypeContract } from '../jobTypes';
+import type { ReplayLookup, ReplayLookupConfig } from './replay';
 
 export type { Money, TokenUsage };
 
@@ -132,6 +133,28 @@ export interface HttpProviderConfig extends CommonProviderConfig {
    * longer land); anything else = unknown.
    */
   statusUrl?: string;
+  /**
+   * Search by idempotency key, for providers whose records are found by a search (Stripe's
+   * `/v1/charges/search`); `{key}` is replaced. 200 with `{"data": [...]}`: the first item is the
+   * record, an empty list is no record (believed as the status lookup's 404 is); anything else
+   * = unknown.
+   */
+  searchUrl?: string;
+  /**
+   * How far the status lookup or search may lag the provider's writes (a search index): "no
+   * record" is believed only once the call can no longer land and the grace and this lag have
+   * passed since, said twice that far apart.
+   */
+  consistency?: { lagMs: number };
+  /**
+   * A lost answer looked up by sending the first request again, byte for byte, under the same
+   * key, as the provider's idempotency allows inside its key window (Stripe: at least 24 h).
+   * No replay begins at or after the first send plus `keyWindow` less `margin` (PostgreSQL
+   * refuses it): after that, only the search or status lookup, a callback or an operator settles it.
+   */
+  replay?: ReplayLookupConfig;
+  /** The header the idempotency key is sent under. Default `Idempotency-Key`. */
+  keyHeader?: string;
   apiKeyEnv?: string;
   /** The field of a successful answer that holds the call's cost; without it, unknown. */
   cost?: ReportedCostField;
@@ -153,8 +176,14 @@ export function breakerCoolOffMs(config: ProviderConfig): number {
   return settings ? settings.coolOffMs : DEFAULT_BREAKER.coolOffMs;
 }
 
+/**
+ * How long after a call can no longer land its provider's "no record" is still not believed (and
+ * how far apart the two looks that believe it are): its grace, plus the lag of a lookup that
+ * reads an index behind the provider's writes.
+ */
 export function notFoundGraceMs(config: ProviderConfig): number {
-  return config.notFoundGraceMs ?? DEFAULTS.notFoundGraceMs;
+  const lagMs = config.kind === 'http' ? (config.consistency?.lagMs ?? 0) : 0;
+  return (config.notFoundGraceMs ?? DEFAULTS.notFoundGraceMs) + lagMs;
 }
 
 /** The output cap a chat model's calls send, and certification reserves: maxOutputTokens. */
@@ -175,6 +204,8 @@ export interface ProviderRequest {
   signal?: AbortSignal;
   /** An output cap for this call only, instead of the provider's (certification's cap probe). */
   maxOutputTokens?: number;
+  /** The body's bytes, kept before they leave for the provider's replays (replayBytes). */
+  body?: Uint8Array;
 }
 
 export interface ProviderResponse {
@@ -261,6 +292,8 @@ export interface Provider {
   call(request: ProviderRequest): Promise<ProviderResponse>;
   /** Present when the provider can be asked about an attempt after the fact. */
   lookupStatus?(attemptId: string): Promise<StatusLookup>;
+  /** Present when a lost answer is looked up by sending the same request again (`replay`). */
+  readonly replay?: ReplayLookup;
 }
 
 /** Statuses that leave open whether the work was done; every other 4xx refused it before doing it. */

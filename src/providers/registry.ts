@@ -3,6 +3,7 @@ import { DEFAULTS } from '../domain/defaults';
 import type { ProviderKind } from '../domain/providerKind';
 import { startedByDevStack } from '../domain/publishedSecrets';
 import { AnthropicProvider } from './anthropic';
+import { providerConfigSchema } from './configSchema';
 import { HttpProvider } from './httpProvider';
 import { OpenAiCompatibleProvider } from './openaiCompatible';
 import type {
@@ -13,102 +14,7 @@ import type {
   StatusLookup,
 } from './provider';
 import { SecretRedactor } from './redaction';
-
-const common = {
-  name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'provider names are lowercase [a-z0-9._-]'),
-  timeoutMs: z.number().int().min(100).max(3_600_000),
-  lateResultTimeoutMs: z.number().int().min(100).max(86_400_000).optional(),
-  notFoundGraceMs: z.number().int().min(0).max(86_400_000).optional(),
-  sideEffects: z.boolean(),
-  callbackSecretEnv: z
-    .string()
-    .regex(/^[A-Z_][A-Z0-9_]*$/)
-    .optional(),
-  apiKeyEnv: z
-    .string()
-    .regex(/^[A-Z_][A-Z0-9_]*$/)
-    .optional(),
-  maxResponseBytes: z.number().int().min(1024).max(1_073_741_824).optional(),
-  retry: z
-    .union([
-      z.literal(false),
-      z
-        .strictObject({
-          maxAttempts: z.number().int().min(1).max(100).optional(),
-          initialDelayMs: z.number().int().min(1).max(3_600_000).optional(),
-          maxDelayMs: z.number().int().min(1).max(3_600_000).optional(),
-        })
-        .refine(
-          (retry) =>
-            retry.initialDelayMs === undefined ||
-            retry.maxDelayMs === undefined ||
-            retry.initialDelayMs <= retry.maxDelayMs,
-          'retry.initialDelayMs may not exceed retry.maxDelayMs',
-        ),
-    ])
-    .optional(),
-  breaker: z
-    .union([
-      z.literal(false),
-      z.strictObject({
-        consecutiveFailures: z.number().int().min(1).max(1_000).optional(),
-        failureRate: z.number().gt(0).max(1).optional(),
-        minimumCalls: z.number().int().min(1).max(1_000_000).optional(),
-        windowMs: z.number().int().min(1_000).max(86_400_000).optional(),
-        coolOffMs: z.number().int().min(100).max(86_400_000).optional(),
-      }),
-    ])
-    .optional(),
-};
-
-const currency = z.string().regex(/^[A-Z]{3}$/, 'a currency is an ISO 4217 code, e.g. USD');
-const perMillion = z.number().min(0).max(1_000_000);
-
-const chatModel = {
-  model: z.string().min(1),
-  contextWindow: z.number().int().min(256).optional(),
-  maxOutputTokens: z.number().int().min(1).optional(),
-  temperature: z.number().min(0).max(2).nullable().optional(),
-  price: z
-    .strictObject({
-      currency,
-      inputPerMillion: perMillion,
-      outputPerMillion: perMillion,
-      cachedInputPerMillion: perMillion.optional(),
-    })
-    .optional(),
-};
-
-const providerConfigSchema = z.discriminatedUnion('kind', [
-  z.strictObject({
-    ...common,
-    ...chatModel,
-    kind: z.literal('openai-compatible'),
-    baseUrl: z.url(),
-    structuredOutput: z.enum(['json_schema', 'json_object', 'prompt']).optional(),
-    tokenizer: z.enum(['o200k_base', 'cl100k_base']).optional(),
-    maxTokensParameter: z.enum(['max_completion_tokens', 'max_tokens']).optional(),
-  }),
-  z.strictObject({
-    ...common,
-    ...chatModel,
-    kind: z.literal('anthropic'),
-    baseUrl: z.url().optional(),
-  }),
-  z.strictObject({
-    ...common,
-    kind: z.literal('http'),
-    url: z.url(),
-    statusUrl: z.string().includes('{key}').optional(),
-    cost: z
-      .strictObject({
-        pointer: z.string().regex(/^(\/[^/]*)+$/, 'a JSON pointer, e.g. /fee'),
-        currency,
-        unitsPerCurrencyUnit: z.number().positive().optional(),
-      })
-      .optional(),
-  }),
-]);
+import type { ReplayLookup } from './replay';
 
 export const DEFAULT_SIMULATOR_URL = `http://127.0.0.1:${DEFAULTS.simulatorPort}`;
 
@@ -240,6 +146,22 @@ class RedactingProvider implements Provider {
       return status.state === 'unknown'
         ? { ...status, detail: this.redactor.text(status.detail) }
         : status;
+    };
+  }
+
+  get replay(): ReplayLookup | undefined {
+    const inner = this.inner.replay;
+    if (!inner) return undefined;
+    return {
+      window: inner.window,
+      bytesOf: (input) => inner.bytesOf(input),
+      send: async (attemptId, body, withinMs) => {
+        try {
+          return await inner.send(attemptId, body, withinMs);
+        } catch (error) {
+          throw this.redactor.error(error);
+        }
+      },
     };
   }
 }

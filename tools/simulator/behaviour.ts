@@ -144,6 +144,7 @@ export class Behaviour {
       at: new Date().toISOString(),
       fault: fault?.kind,
       ...(request.body === undefined ? {} : { body: request.body }),
+      ...(request.bodyDigest === undefined ? {} : { bodyDigest: request.bodyDigest }),
     });
     // What the provider said to it, for whoever reads its records later (a dropped or hung
     // request never had a status line sent).
@@ -152,6 +153,16 @@ export class Behaviour {
     });
     const slot = ledgerKey(route, request.idempotencyKey);
     const { pending } = this.ledger;
+    // A second request under a key whose first is still being worked on waits for nothing: it
+    // is refused, and nothing is done for it (Stripe's 409 for concurrent requests on one key).
+    if (route === 'charge' && pending.has(slot))
+      return providerError(
+        res,
+        route,
+        409,
+        'There is currently another in-progress request using this Idempotency-Key; try again later',
+        { type: 'invalid_request_error', code: 'idempotency_key_in_use' },
+      );
 
     const behave = async (fault: Fault | undefined): Promise<void> => {
       if (fault?.kind === 'fail_before')
@@ -204,25 +215,38 @@ export class Behaviour {
         );
       }
 
-      const done = this.ledger.execute(route, request, () => work(fault, injected));
+      const done =
+        fault?.kind === 'key_reused'
+          ? 'conflict'
+          : this.ledger.execute(route, request, () => work(fault, injected));
       if (done === 'conflict') {
         return providerError(
           res,
           route,
-          409,
-          'Keys for idempotent requests can only be used with the same parameters',
+          400,
+          'Keys for idempotent requests can only be used with the same parameters they were first used with',
           { type: 'idempotency_error' },
         );
       }
       const { response, replayed } = done;
-      if (fault?.kind === 'fail_after')
-        return providerError(res, route, fault.status, 'simulated failure after the effect');
+      // A repeat is answered what the first request was, its error too (Stripe keeps a 500).
+      const stored = replayed ? this.ledger.storedAnswer(slot) : undefined;
+      if (stored)
+        return sendJson(res, stored.status, stored.body, { 'idempotent-replayed': 'true' });
+      if (fault?.kind === 'fail_after') {
+        const message = 'simulated failure after the effect';
+        this.ledger.storeAnswer(slot, fault.status, {
+          error: { message, type: fault.status >= 500 ? 'api_error' : 'invalid_request_error' },
+        });
+        return providerError(res, route, fault.status, message);
+      }
       if (fault?.kind === 'drop_after') return void req.socket.destroy();
       const headers: Record<string, string> = {
         [route === 'messages' ? 'request-id' : 'x-request-id']: request.idempotencyKey,
       };
       if (replayed) headers['idempotent-replayed'] = 'true';
-      const status = replayed ? 200 : successStatus;
+      // A repeat is answered the stored status and body, as the first request was.
+      const status = successStatus;
       if (fault?.kind === 'stall_after_headers') {
         res.writeHead(status, { 'content-type': 'application/json', ...headers });
         res.flushHeaders();

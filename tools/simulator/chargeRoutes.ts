@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { withMerged, type Behaviour } from './behaviour';
 import type { FaultQueue } from './faults';
@@ -8,8 +8,10 @@ import { providerError } from './protocols';
 
 /**
  * The payment-like API: `POST /v1/charges`, idempotent by its required Idempotency-Key (a repeat
- * is answered from the ledger and counted as a replay), and the status lookup by key
- * (`GET /v1/charges/by-key/:key`): the record, "still processing", or no record.
+ * is answered from the ledger, with the first request's status and body, and counted as a
+ * replay; a repeat while the first is still processed is refused with 409; a key is forgotten
+ * after the key window), the status lookup by key (`GET /v1/charges/by-key/:key`): the record,
+ * "still processing", or no record, and a search by key that lags its writes.
  */
 
 export function chargeRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Behaviour): Routes {
@@ -18,8 +20,9 @@ export function chargeRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Beha
     if (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0)
       return providerError(res, 'charge', 400, 'Idempotency-Key is required');
     let body: { amountCents?: unknown; currency?: unknown; account?: unknown };
+    const raw = await readBody(req);
     try {
-      body = JSON.parse(await readBody(req)) as typeof body;
+      body = JSON.parse(raw) as typeof body;
     } catch {
       return providerError(res, 'charge', 400, 'request body is not valid JSON');
     }
@@ -41,7 +44,12 @@ export function chargeRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Beha
       'charge',
       req,
       res,
-      { idempotencyKey, fingerprint: JSON.stringify([amountCents, currency, account]), body },
+      {
+        idempotencyKey,
+        fingerprint: JSON.stringify([amountCents, currency, account]),
+        body,
+        bodyDigest: createHash('sha256').update(raw).digest('hex'),
+      },
       () => ({
         id: `ch_${randomUUID().replace(/-/g, '')}`,
         status: 'succeeded',
@@ -95,8 +103,39 @@ export function chargeRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Beha
     }
   }
 
+  /**
+   * Stripe-like search (`query=idempotency_key:'<key>'`): a list of the charges made under the
+   * key, written at least the search's lag ago (its index is behind its writes).
+   */
+  function searchCharges(req: IncomingMessage, res: ServerResponse): void {
+    const query = new URL(req.url ?? '/', 'http://simulator').searchParams.get('query') ?? '';
+    const key = /^idempotency_key:'([^']+)'$/.exec(query)?.[1];
+    if (!key)
+      return providerError(res, 'charge', 400, "query must be idempotency_key:'<key>'", {
+        type: 'invalid_request_error',
+      });
+    const fault = faults.take('charge-search', { idempotencyKey: key });
+    ledger.record({
+      route: 'charge-search',
+      idempotencyKey: key,
+      at: new Date().toISOString(),
+      fault: fault?.kind,
+    });
+    if (fault?.kind === 'fail_before')
+      return providerError(res, 'charge', fault.status, 'simulated search failure', {
+        type: 'api_error',
+      });
+    sendJson(res, 200, {
+      object: 'search_result',
+      url: '/v1/charges/search',
+      has_more: false,
+      data: ledger.searchable('charge', key),
+    });
+  }
+
   return (route) => {
     if (route === 'POST /v1/charges') return createCharge;
+    if (route === 'GET /v1/charges/search') return searchCharges;
     const status = /^GET \/v1\/charges\/by-key\/(.+)$/.exec(route);
     if (status) return (_req, res) => chargeStatus(res, decodeURIComponent(status[1]!));
     return undefined;

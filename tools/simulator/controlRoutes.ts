@@ -1,12 +1,27 @@
 import type { Behaviour } from './behaviour';
 import type { FaultQueue, FaultRule } from './faults';
 import { readBody, sendJson, type Routes } from './http';
-import { ledgerKey, type Ledger } from './ledger';
+import { ledgerKey, type ChargeSettings, type Ledger } from './ledger';
+
+/** The charge API's settings a request asks for: only known fields, each a whole number of ms. */
+export function chargeSettings(body: unknown): Partial<ChargeSettings> {
+  const asked = (body ?? {}) as Record<string, unknown>;
+  const settings: Partial<ChargeSettings> = {};
+  for (const field of ['keyWindowMs', 'searchLagMs'] as const) {
+    const value = asked[field];
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || (value as number) < 0)
+      throw new Error(`${field} must be a whole number of milliseconds`);
+    settings[field] = value as number;
+  }
+  return settings;
+}
 
 /**
  * The simulator's own routes, for tests and operators: its health, the requests it saw and its
  * ledger (`GET /_simulator/requests`, `GET /_simulator/ledger`), faults to queue or drop
- * (`POST` / `DELETE /_simulator/faults`) and gates to open (`POST /_simulator/gates/<gate>`),
+ * (`POST` / `DELETE /_simulator/faults`), gates to open (`POST /_simulator/gates/<gate>`), the
+ * charge API's key window and search lag (`PUT /_simulator/settings`),
  * and the provider's console (`GET /_simulator/console/charges/<key>`): the charge made for a
  * request, however the provider filed it, as an operator finds it by the account.
  */
@@ -17,6 +32,12 @@ export function controlRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Beh
     if (route === 'GET /healthz') return (_req, res) => sendJson(res, 200, { ok: true });
     if (route === 'GET /_simulator/ledger')
       return (_req, res) => sendJson(res, 200, { entries: ledger.entriesSeen() });
+    if (route === 'PUT /_simulator/settings') {
+      return async (req, res) => {
+        Object.assign(ledger.charges, chargeSettings(JSON.parse(await readBody(req))));
+        sendJson(res, 200, ledger.charges);
+      };
+    }
     if (route === 'POST /_simulator/faults') {
       return async (req, res) => {
         faults.add(JSON.parse(await readBody(req)) as FaultRule);

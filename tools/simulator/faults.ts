@@ -69,6 +69,11 @@ export type Fault =
    * id, as `files_under_own_id` does: its status lookup by our key answers "no record" for ever.
    */
   | { kind: 'unreadable_success'; body: 'not_json' | 'cut_off'; filesUnderOwnId?: boolean }
+  /**
+   * Charge only: answer as a provider whose record of this key has other parameters (Stripe's
+   * `400 idempotency_error`), doing nothing.
+   */
+  | { kind: 'key_reused' }
   /** Chat only: the model writes on and on, so its answer always runs into the output cap. */
   | { kind: 'runs_long' }
   /** Chat only: the model declines (OpenAI's `refusal`, Anthropic's `stop_reason: "refusal"`). */
@@ -83,12 +88,15 @@ export type Fault =
    */
   | { kind: 'rate_limited'; retryAfterSeconds?: number };
 
-/** `charge-status` is the status lookup by key (`GET /v1/charges/by-key/:key`). */
-export type SimulatorRoute = 'chat' | 'messages' | 'charge' | 'charge-status';
+/**
+ * `charge-status` is the status lookup by key (`GET /v1/charges/by-key/:key`), `charge-search`
+ * the search (`GET /v1/charges/search?query=idempotency_key:'…'`), behind by its lag.
+ */
+export type SimulatorRoute = 'chat' | 'messages' | 'charge' | 'charge-status' | 'charge-search';
 
 /** Whether a request on `route` asks for the provider's work: every route but the status lookup. */
 export function doesWork(route: string): boolean {
-  return route !== 'charge-status';
+  return route !== 'charge-status' && route !== 'charge-search';
 }
 
 export interface FaultRule {

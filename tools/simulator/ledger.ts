@@ -37,6 +37,8 @@ export interface RequestRecord {
   fault?: Fault['kind'];
   /** The request body as sent (chat and charge APIs; the latest 1,000 only), for tests to check. */
   body?: unknown;
+  /** SHA-256 of the body's bytes as they came (charge API): a replay's are the first's. */
+  bodyDigest?: string;
   /** The status it was refused with before any work (a malformed request), if it was. */
   refusedWith?: number;
   /**
@@ -55,7 +57,26 @@ interface StoredEntry {
   response: unknown;
   fingerprint: string;
   tokensServed?: { input: number; output: number };
+  /** When the work was done: the key is forgotten a key window later, and searchable a lag later. */
+  storedAt: number;
+  /** What the first request was answered, when not its success (a 5xx after the work, say). */
+  answered?: { status: number; body: unknown };
 }
+
+/**
+ * How the charge API keeps its keys, set per test (`PUT /_simulator/settings`): how long a key's
+ * stored answer is kept (Stripe: at least 24 h; a repeat after that is a new charge), and how far
+ * its search lags its writes (Stripe: usually under a minute).
+ */
+export interface ChargeSettings {
+  keyWindowMs: number;
+  searchLagMs: number;
+}
+
+export const DEFAULT_CHARGE_SETTINGS: ChargeSettings = {
+  keyWindowMs: 24 * 3_600_000,
+  searchLagMs: 0,
+};
 
 /** The token counts a chat answer reports, in either API's shape; undefined for other answers. */
 function tokensIn(response: unknown): { input: number; output: number } | undefined {
@@ -72,6 +93,7 @@ export interface LedgerRequest {
   model?: string;
   fingerprint: string;
   body?: unknown;
+  bodyDigest?: string;
 }
 
 /** How many of the latest requests keep their body in the log. */
@@ -92,6 +114,7 @@ export class Ledger {
   readonly pending = new Set<string>();
   /** Keys whose work was filed under the provider's own id: a lookup by them finds no record. */
   readonly filedUnderOwnId = new Set<string>();
+  readonly charges: ChargeSettings = { ...DEFAULT_CHARGE_SETTINGS };
 
   /** Note a request as it arrives, before anything is done with it; the note itself is returned. */
   record(request: RequestRecord): RequestRecord {
@@ -106,9 +129,36 @@ export class Ledger {
     return [...this.log];
   }
 
-  /** The response recorded for this key, if the work was done. */
+  /** The response recorded for this key, if the work was done and the key is still kept. */
   response(slot: string): { response: unknown } | undefined {
-    return this.entries.get(slot);
+    const entry = this.entries.get(slot);
+    return entry && !this.forgotten(entry) ? entry : undefined;
+  }
+
+  /** A key idempotent by its route is forgotten once its key window has passed. */
+  private forgotten(entry: StoredEntry): boolean {
+    return (
+      IDEMPOTENT_BY_KEY.has(entry.route) && Date.now() - entry.storedAt >= this.charges.keyWindowMs
+    );
+  }
+
+  /** What a replay of this key is answered, when its first answer was not its success. */
+  storeAnswer(slot: string, status: number, body: unknown): void {
+    const entry = this.entries.get(slot);
+    if (entry) entry.answered = { status, body };
+  }
+
+  /** The first answer stored for a key, when it was not the success (a replay answers it again). */
+  storedAnswer(slot: string): { status: number; body: unknown } | undefined {
+    return this.entries.get(slot)?.answered;
+  }
+
+  /** The charges a search finds for a key: those written at least the search's lag ago. */
+  searchable(route: SimulatorRoute, key: string): unknown[] {
+    const entry = this.entries.get(ledgerKey(route, key));
+    if (!entry || this.forgotten(entry) || this.filedUnderOwnId.has(ledgerKey(route, key)))
+      return [];
+    return Date.now() - entry.storedAt >= this.charges.searchLagMs ? [entry.response] : [];
   }
 
   /**
@@ -123,7 +173,8 @@ export class Ledger {
   ): { response: unknown; replayed: boolean } | 'conflict' {
     const slot = ledgerKey(route, request.idempotencyKey);
     const previous = this.entries.get(slot);
-    if (previous && IDEMPOTENT_BY_KEY.has(route)) {
+    // Past the key window the key is forgotten: the same request is a new charge, as at Stripe.
+    if (previous && IDEMPOTENT_BY_KEY.has(route) && !this.forgotten(previous)) {
       if (previous.fingerprint !== request.fingerprint) return 'conflict';
       previous.replays += 1;
       return { response: previous.response, replayed: true };
@@ -139,6 +190,7 @@ export class Ledger {
       replays: previous?.replays ?? 0,
       response,
       fingerprint: request.fingerprint,
+      storedAt: Date.now(),
       ...(served || before
         ? {
             tokensServed: {

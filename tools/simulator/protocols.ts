@@ -87,7 +87,10 @@ export function rateLimited(
   const after: Record<string, string> =
     retryAfterSeconds === undefined
       ? {}
-      : route === 'messages' || route === 'charge' || route === 'charge-status'
+      : route === 'messages' ||
+          route === 'charge' ||
+          route === 'charge-status' ||
+          route === 'charge-search'
         ? { 'retry-after': String(retryAfterSeconds) }
         : {
             'retry-after': String(retryAfterSeconds),

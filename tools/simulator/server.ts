@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { Behaviour } from './behaviour';
 import { chargeRoutes } from './chargeRoutes';
 import { chatRoutes } from './chatRoutes';
-import { controlRoutes } from './controlRoutes';
+import { chargeSettings, controlRoutes } from './controlRoutes';
 import { FaultQueue, type FaultRule } from './faults';
 import { apiError } from './http';
-import { Ledger, type LedgerEntry, type RequestRecord } from './ledger';
+import { Ledger, type ChargeSettings, type LedgerEntry, type RequestRecord } from './ledger';
 
 export type { LedgerEntry, RequestRecord } from './ledger';
 export { MODEL_PROFILES, SIMULATOR_MODELS } from './models';
@@ -37,6 +37,8 @@ export interface SimulatorServer {
   clearFaults(): void;
   /** Let every request held at this gate go on, and any that comes later (`POST /_simulator/gates/<gate>`). */
   openGate(gate: string): void;
+  /** The charge API's key window and search lag (the same as `PUT /_simulator/settings`). */
+  configureCharges(settings: Partial<ChargeSettings>): void;
   close(): Promise<void>;
 }
 
@@ -81,6 +83,7 @@ export async function startSimulator(
     inject: (rule) => faults.add(rule),
     clearFaults: () => faults.clear(),
     openGate: (gate) => behaviour.openGate(gate),
+    configureCharges: (settings) => Object.assign(ledger.charges, chargeSettings(settings)),
     close: () =>
       new Promise<void>((resolve) => {
         behaviour.hangUp();

@@ -1,0 +1,245 @@
+import { beginReplay } from '../src/db/attemptReplays';
+import type { ProviderConfig } from '../src/providers/provider';
+import { DEFAULT_CHARGE_SETTINGS } from '../tools/simulator/ledger';
+import { chargeBody, createJob, readJob, untilJob, type JobView } from './support/jobs';
+import { eventually } from './support/polling';
+import { providerSaw, requestsFor } from './support/providerLedger';
+import { payProvider, TIMES_OUT_SOON_MS } from './support/providers';
+import { certifyForSetup, useTestStack } from './support/stack';
+import { workflowStatus } from './support/temporal';
+
+/**
+ * A lost answer settled as real payment APIs allow: the first request sent again, byte for
+ * byte, under the same key, inside the provider's key window (Stripe keeps a key's answer at
+ * least 24 h; PayPal answers a repeated request id with the first request's status). PostgreSQL
+ * refuses to begin a replay at or after the window less its margin, so a look never turns into
+ * a second charge; a search that lags its writes is not believed early.
+ */
+
+/** A short key window for the test that lets it close: replays may begin for 2 s. */
+const SHORT_WINDOW = { keyWindow: 3_000, margin: 1_000 };
+
+const providers = (url: string): ProviderConfig[] => [
+  // No status lookup: the replay is the only way to learn what became of a lost answer.
+  payProvider(url, 'pay-replay', {
+    statusUrl: undefined,
+    timeoutMs: TIMES_OUT_SOON_MS,
+    replay: { keyWindow: '24h', margin: '1h' },
+  }),
+  payProvider(url, 'pay-replay-short', {
+    statusUrl: undefined,
+    timeoutMs: TIMES_OUT_SOON_MS,
+    replay: SHORT_WINDOW,
+  }),
+  // A search whose index is 1.5 s behind the provider's writes, configured as such.
+  payProvider(url, 'pay-search', {
+    statusUrl: undefined,
+    searchUrl: `${url}/v1/charges/search?query=idempotency_key:'{key}'`,
+    consistency: { lagMs: 1_500 },
+    lateResultTimeoutMs: 1_500,
+    notFoundGraceMs: 200,
+  }),
+  payProvider(url, 'pay-backup'),
+];
+
+const stack = useTestStack({ providers, certify: [['pay-backup', 'charge']] });
+afterEach(() => stack.simulator.configureCharges(DEFAULT_CHARGE_SETTINGS));
+
+/** The replays sent for an attempt, as PostgreSQL recorded them. */
+async function replaysOf(attemptId: string) {
+  const { rows } = await stack.pool.query<{
+    verdict: string | null;
+    http_status: number | null;
+    detail: Record<string, unknown> | null;
+    before_window_end: boolean;
+  }>(
+    `SELECT r.verdict, r.http_status, r.detail, r.began_at < s.replay_until AS before_window_end
+       FROM attempt_replays r JOIN attempt_sends s USING (attempt_id)
+      WHERE r.attempt_id = $1 ORDER BY r.id`,
+    [attemptId],
+  );
+  return rows;
+}
+
+async function endedOrNeedsOperator(job: JobView) {
+  return eventually(
+    async () => {
+      const workflow = await workflowStatus(stack, job.workflowId);
+      return { job: await readJob(stack, job.id), workflow };
+    },
+    ({ job: row, workflow }) =>
+      ['succeeded', 'failed', 'cancelled'].includes(row.status) || workflow.needsOperator,
+  );
+}
+
+test('a charge whose answer is lost is settled by a replay under its key: no operator, one charge at the provider', async () => {
+  const body = chargeBody(['pay-replay', 'pay-backup']);
+  stack.simulator.inject({
+    route: 'charge',
+    account: body.input.account,
+    fault: { kind: 'drop_after' },
+  });
+  const job = await createJob(stack, body);
+  const done = await untilJob(
+    stack,
+    job.id,
+    (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status),
+  );
+
+  expect(done.status).toBe('succeeded');
+  expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([['pay-replay', 'succeeded']]);
+  expect(done.result).toMatchObject({ status: 'succeeded', idempotencyKey: `${job.id}:1` });
+  // Two requests under one key, one charge: the second was answered from the provider's store.
+  expect(providerSaw(stack, job.id)).toEqual({
+    requests: [`${job.id}:1`, `${job.id}:1`],
+    effects: [`${job.id}:1`],
+  });
+  const replays = await replaysOf(`${job.id}:1`);
+  expect(replays).toEqual([
+    expect.objectContaining({ verdict: 'answered', http_status: 201, detail: { replayed: true } }),
+  ]);
+  // The bytes sent were the first request's, and are not kept once the attempt is settled.
+  const [first, again] = requestsFor(stack, job.id);
+  expect(again?.bodyDigest).toMatch(/^[0-9a-f]{64}$/);
+  expect(again?.bodyDigest).toBe(first?.bodyDigest);
+  const { rows } = await stack.pool.query('SELECT body FROM attempt_sends WHERE attempt_id = $1', [
+    `${job.id}:1`,
+  ]);
+  expect(rows).toEqual([{ body: null }]);
+});
+
+test('a replay while the first request is still being processed is refused by the provider, looked at again, and settles once the first is done', async () => {
+  const body = chargeBody(['pay-replay']);
+  const gate = `processing-${body.input.account}`;
+  // The first request is processed slowly; when done, its answer is lost on the way back.
+  stack.simulator.inject({
+    route: 'charge',
+    account: body.input.account,
+    fault: { kind: 'hold', gate, then: { kind: 'drop_after' } },
+  });
+  const job = await createJob(stack, body);
+  await eventually(
+    () => replaysOf(`${job.id}:1`),
+    (replays) => replays.some((r) => r.verdict === 'in_progress'),
+  );
+  expect((await readJob(stack, job.id)).status).toBe('unknown');
+  stack.simulator.openGate(gate);
+
+  const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+  expect(done.attempts).toHaveLength(1);
+  expect(providerSaw(stack, job.id).effects).toEqual([`${job.id}:1`]);
+  const replays = await replaysOf(`${job.id}:1`);
+  expect(replays.at(-1)).toMatchObject({ verdict: 'answered', http_status: 201 });
+  expect(replays.every((r) => r.http_status === 409 || r === replays.at(-1))).toBe(true);
+});
+
+test('after the key window nothing is sent again: the look says so and calls an operator, and PostgreSQL refuses a replay even to code that tries one', async () => {
+  // The provider forgets keys as the window ends: a request sent after it would charge again.
+  stack.simulator.configureCharges({ keyWindowMs: 3_000 });
+  const body = chargeBody(['pay-replay-short', 'pay-backup']);
+  const gate = `never-${body.input.account}`;
+  // The first request stays in processing for as long as the test wants: every replay is 409.
+  stack.simulator.inject({
+    route: 'charge',
+    account: body.input.account,
+    fault: { kind: 'hold', gate, then: { kind: 'drop_after' } },
+  });
+  const job = await createJob(stack, body);
+  const attemptId = `${job.id}:1`;
+  const { job: seen, workflow } = await endedOrNeedsOperator(job);
+
+  expect(seen.status).toBe('unknown');
+  expect(workflow.needsOperator).toBe(true);
+  expect(workflow.waitingOn).toMatch(/key window is over for a replay/);
+  // Every replay began inside the window, and each was one request at the provider.
+  const replays = await replaysOf(attemptId);
+  expect(replays.length).toBeGreaterThan(0);
+  expect(replays.every((r) => r.before_window_end)).toBe(true);
+  const sent = requestsFor(stack, job.id).filter((r) => r.idempotencyKey === attemptId);
+  expect(sent).toHaveLength(1 + replays.length);
+
+  // A bug that skipped the look's own reading of the window still cannot begin one.
+  await expect(beginReplay(stack.pool, attemptId)).rejects.toMatchObject({
+    code: '23514',
+    constraint: 'attempt_replays_inside_key_window',
+  });
+  await expect(
+    stack.pool.query('INSERT INTO attempt_replays (attempt_id) VALUES ($1)', [attemptId]),
+  ).rejects.toThrow(/attempt_replays_inside_key_window/);
+  // Nor can it move the window.
+  await expect(
+    stack.pool.query(`UPDATE attempt_sends SET first_sent_at = now() WHERE attempt_id = $1`, [
+      attemptId,
+    ]),
+  ).rejects.toThrow(/attempt_sends_fixed/);
+  expect(requestsFor(stack, job.id).filter((r) => r.idempotencyKey === attemptId)).toHaveLength(
+    sent.length,
+  );
+  // The fallback never charged: the unknown attempt blocks it.
+  expect(seen.attempts).toHaveLength(1);
+  stack.simulator.openGate(gate);
+  expect(providerSaw(stack, job.id).effects.length).toBeLessThanOrEqual(1);
+});
+
+test('a replay answered "this key was used with other parameters" goes to an operator, with that answer kept', async () => {
+  const body = chargeBody(['pay-replay', 'pay-backup']);
+  const account = body.input.account;
+  stack.simulator.inject({ route: 'charge', account, fault: { kind: 'drop_after' } });
+  stack.simulator.inject({ route: 'charge', account, fault: { kind: 'key_reused' } });
+  const job = await createJob(stack, body);
+  const { job: seen, workflow } = await endedOrNeedsOperator(job);
+
+  expect(seen.status).toBe('unknown');
+  expect(workflow.needsOperator).toBe(true);
+  expect(workflow.waitingOn).toMatch(/holds this key for other parameters/);
+  expect(await replaysOf(`${job.id}:1`)).toEqual([
+    expect.objectContaining({
+      verdict: 'key_reused',
+      http_status: 400,
+      detail: expect.objectContaining({ type: 'idempotency_error' }),
+    }),
+  ]);
+  expect(providerSaw(stack, job.id).effects).toEqual([`${job.id}:1`]);
+});
+
+test('a replay refused in the provider own words settles the attempt failed, and the fallback charges once', async () => {
+  const body = chargeBody(['pay-replay', 'pay-backup']);
+  const account = body.input.account;
+  // The first request never reached the work; the replay is declined as the first would be.
+  stack.simulator.inject({ route: 'charge', account, fault: { kind: 'drop_before' } });
+  stack.simulator.inject({
+    route: 'charge',
+    account,
+    fault: { kind: 'fail_before', status: 402, message: 'Your card was declined.' },
+  });
+  const job = await createJob(stack, body);
+  const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+
+  expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([
+    ['pay-replay', 'failed'],
+    ['pay-backup', 'succeeded'],
+  ]);
+  expect(done.attempts[0]?.error).toMatchObject({ code: 'replay_refused' });
+  expect(providerSaw(stack, job.id).effects).toEqual([`${job.id}:2`]);
+});
+
+test('a search that lags its writes is not believed early: a charge whose answer was lost is found, never failed and charged again', async () => {
+  stack.simulator.configureCharges({ searchLagMs: 1_500 });
+  const body = chargeBody(['pay-search', 'pay-backup']);
+  stack.simulator.inject({
+    route: 'charge',
+    account: body.input.account,
+    fault: { kind: 'drop_after' },
+  });
+  const job = await createJob(stack, body);
+  const done = await untilJob(
+    stack,
+    job.id,
+    (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status),
+  );
+
+  expect(done.status).toBe('succeeded');
+  expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([['pay-search', 'succeeded']]);
+  expect(providerSaw(stack, job.id).effects).toEqual([`${job.id}:1`]);
+  expect(requestsFor(stack, job.id, 'charge-search').length).toBeGreaterThan(0);
+});
