@@ -31,11 +31,11 @@ const providers = (url: string): ProviderConfig[] => [
     timeoutMs: TIMES_OUT_SOON_MS,
     replay: SHORT_WINDOW,
   }),
-  // A search whose index is 1.5 s behind the provider's writes, configured as such.
+  // A search whose index is 4 s behind the provider's writes, configured as such.
   payProvider(url, 'pay-search', {
     statusUrl: undefined,
     searchUrl: `${url}/v1/charges/search?query=idempotency_key:'{key}'`,
-    consistency: { lagMs: 1_500 },
+    consistency: { lagMs: 4_000 },
     lateResultTimeoutMs: 1_500,
     notFoundGraceMs: 200,
   }),
@@ -224,7 +224,7 @@ test('a replay refused in the provider own words settles the attempt failed, and
 });
 
 test('a search that lags its writes is not believed early: a charge whose answer was lost is found, never failed and charged again', async () => {
-  stack.simulator.configureCharges({ searchLagMs: 1_500 });
+  stack.simulator.configureCharges({ searchLagMs: 4_000 });
   const body = chargeBody(['pay-search', 'pay-backup']);
   stack.simulator.inject({
     route: 'charge',
