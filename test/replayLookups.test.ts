@@ -151,6 +151,11 @@ test('after the key window nothing is sent again: the look says so and calls an 
   expect(seen.status).toBe('unknown');
   expect(workflow.needsOperator).toBe(true);
   expect(workflow.waitingOn).toMatch(/key window is over for a replay/);
+  // The attempt itself says so, for GET and the CLI.
+  expect(seen.attempts[0]?.error).toMatchObject({
+    code: 'needs_operator',
+    evidence: 'replay-window-over',
+  });
   // Every replay began inside the window, and each was one request at the provider.
   const replays = await replaysOf(attemptId);
   expect(replays.length).toBeGreaterThan(0);
@@ -192,6 +197,11 @@ test('a replay answered "this key was used with other parameters" goes to an ope
   expect(seen.status).toBe('unknown');
   expect(workflow.needsOperator).toBe(true);
   expect(workflow.waitingOn).toMatch(/holds this key for other parameters/);
+  expect(seen.attempts[0]?.error).toMatchObject({
+    code: 'needs_operator',
+    evidence: 'replay-key-reused',
+    answered: { status: 400, type: 'idempotency_error' },
+  });
   expect(await replaysOf(`${job.id}:1`)).toEqual([
     expect.objectContaining({
       verdict: 'key_reused',
