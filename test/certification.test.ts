@@ -265,8 +265,10 @@ test('onejob providers certify runs from the command line and prints the verdict
     env,
   );
   expect(bad.code).toBe(2);
+  // Every job type it can serve: prose breaks the JSON contract, and is what free text asks for.
   expect(JSON.parse(bad.stdout)).toEqual([
-    expect.objectContaining({ provider: 'sim-prose', passed: false }),
+    expect.objectContaining({ provider: 'sim-prose', jobType: 'summarize', passed: false }),
+    expect.objectContaining({ provider: 'sim-prose', jobType: 'chat', passed: true }),
   ]);
 
   const wrong = await runCli(stack, ['providers', 'certify', '--provider', 'nobody'], env);

@@ -20,7 +20,7 @@ export const classifyAnthropicError = (error: unknown) => classifySdkError(error
 /** The tool the model must call: its input schema is the job type's output schema. */
 const TOOL_NAME = 'record_result';
 
-/** The Anthropic Messages API, with structured output through a forced tool call. */
+/** The Anthropic Messages API, with structured output through a forced tool call, or free text. */
 export class AnthropicProvider implements Provider {
   private readonly client: Anthropic;
 
@@ -38,7 +38,7 @@ export class AnthropicProvider implements Provider {
     });
   }
 
-  /** The request body: the prompt, the cap, the result tool and the choice that forces it. */
+  /** The request body: the prompt, the cap and, for a JSON answer, the tool it is forced to call. */
   requestBody(request: ProviderRequest): Anthropic.MessageCreateParamsNonStreaming {
     const messages = request.contract.prompt(request.input);
     const system = messages
@@ -55,6 +55,14 @@ export class AnthropicProvider implements Provider {
       messages: messages
         .filter((m) => m.role !== 'system')
         .map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content })),
+      // Free text asks for no tool: the model answers in text blocks.
+      ...(request.contract.answer === 'text' ? {} : this.resultTool(request)),
+    };
+  }
+
+  /** The result tool, whose input schema is the job type's output schema, and its forcing. */
+  private resultTool(request: ProviderRequest) {
+    return {
       tools: [
         {
           name: TOOL_NAME,
@@ -62,7 +70,7 @@ export class AnthropicProvider implements Provider {
           input_schema: outputJsonSchema(request.contract) as Anthropic.Tool.InputSchema,
         },
       ],
-      tool_choice: { type: 'tool', name: TOOL_NAME },
+      tool_choice: { type: 'tool' as const, name: TOOL_NAME },
     };
   }
 
@@ -97,6 +105,11 @@ export class AnthropicProvider implements Provider {
         'truncated',
         usage,
       );
+    if (request.contract.answer === 'text') {
+      if (text.trim().length === 0)
+        throw new ContractViolation('the answer has no text', text, 'no_content', usage);
+      return { output: { text }, ...(usage ? { usage } : {}) };
+    }
     if (!call)
       throw new ContractViolation(
         'the model answered without calling the result tool',

@@ -38,6 +38,8 @@ export class OpenAiCompatibleProvider implements Provider {
   }
 
   private responseFormat(request: ProviderRequest) {
+    // Free text asks for no format: the model answers in prose, as the API does by default.
+    if (request.contract.answer === 'text') return {};
     switch (this.config.structuredOutput ?? 'json_schema') {
       case 'json_schema':
         return {
@@ -111,13 +113,15 @@ export class OpenAiCompatibleProvider implements Provider {
         usage,
       );
     }
-    if (typeof content !== 'string' || content.length === 0)
+    if (typeof content !== 'string' || content.trim().length === 0)
       throw new ContractViolation(
         'the answer has no message content',
         content ?? null,
         'no_content',
         usage,
       );
+    if (request.contract.answer === 'text')
+      return { output: { text: content }, ...(usage ? { usage } : {}) };
     try {
       return { output: JSON.parse(content) as unknown, ...(usage ? { usage } : {}) };
     } catch {

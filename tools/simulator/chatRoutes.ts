@@ -62,7 +62,13 @@ interface NotFound {
   code: string;
 }
 
-/** OpenAI chat completions: JSON text (or prose) as the content, or a refusal, and why it stopped. */
+/** Why an OpenAI answer stopped: at the cap, at the content filter, or done. */
+function finishReason(said: Said): 'length' | 'content_filter' | 'stop' {
+  if (said.kind === 'filtered') return 'content_filter';
+  return said.kind === 'answer' && said.truncated ? 'length' : 'stop';
+}
+
+/** OpenAI chat completions: JSON text or prose as the content, or a refusal, and why it stopped. */
 function chatCompletion(request: ChatRequest, said: Said): unknown {
   const promptTokens = countTokens(request.text);
   return {
@@ -77,7 +83,7 @@ function chatCompletion(request: ChatRequest, said: Said): unknown {
           said.kind === 'refusal'
             ? { role: 'assistant', content: null, refusal: said.text }
             : { role: 'assistant', content: said.text, refusal: null },
-        finish_reason: said.kind === 'answer' && said.truncated ? 'length' : 'stop',
+        finish_reason: finishReason(said),
         logprobs: null,
       },
     ],
@@ -106,8 +112,11 @@ function message(request: ChatRequest, said: Said): unknown {
       cache_read_input_tokens: 0,
     },
   };
-  if (said.kind === 'refusal')
+  // Anthropic's classifiers stop an answer with a refusal; it has no content-filter reason.
+  if (said.kind === 'refusal' || said.kind === 'filtered')
     return { ...base, content: [{ type: 'text', text: said.text }], stop_reason: 'refusal' };
+  // Nothing written: no content block at all.
+  if (said.text === '') return { ...base, content: [], stop_reason: 'end_turn' };
   const tool = request.format.kind === 'forced_tool' ? request.format.tool : undefined;
   // A tool call whose input is JSON; prose (a model not forced to the tool) comes as text.
   const asToolCall = tool !== undefined && said.json !== null;

@@ -158,7 +158,9 @@ export type Said =
       truncated: boolean;
       outputTokens: number;
     }
-  | { kind: 'refusal'; text: string; outputTokens: number };
+  | { kind: 'refusal'; text: string; outputTokens: number }
+  /** Stopped by the provider's content filter, with what was written before it. */
+  | { kind: 'filtered'; text: string; outputTokens: number };
 
 /** Faults of the answer's form that a format the API enforces rules out. */
 function formEnforced(format: AskedFormat, fault: ModelProfile): boolean {
@@ -177,6 +179,21 @@ function formEnforced(format: AskedFormat, fault: ModelProfile): boolean {
   }
 }
 
+/** The text as written, cut at the output cap the model obeys. */
+function capped(request: ChatRequest, full: string, json: (cut: string) => unknown): Said {
+  const cap = outputCap(request);
+  if (cap === undefined || countTokens(full) <= cap)
+    return {
+      kind: 'answer',
+      json: json(full),
+      text: full,
+      truncated: false,
+      outputTokens: countTokens(full),
+    };
+  const cut = full.slice(0, cap * 4);
+  return { kind: 'answer', json: json(cut), text: cut, truncated: true, outputTokens: cap };
+}
+
 /**
  * What a model says to a request. A model's own profile yields to what the API enforces (a
  * strict schema, a forced tool); a fault injected by a test does not, so tests can still make
@@ -192,34 +209,30 @@ export function answer(
     const text = "I'm sorry, but I can't help with that request.";
     return { kind: 'refusal', text, outputTokens: countTokens(text) };
   }
+  if (effective?.kind === 'empty_answer')
+    return { kind: 'answer', json: null, text: '', truncated: false, outputTokens: 0 };
   // The backup model summarises differently, so tests can tell whose answer won.
   let summary =
     request.model === 'sim-backup' ? summariseTail(request.text) : summariseText(request.text);
-  let json: unknown;
-  let prose: string | undefined;
+  if (effective?.kind === 'content_filter') {
+    const text = summary.slice(0, Math.ceil(summary.length / 2));
+    return { kind: 'filtered', text, outputTokens: countTokens(text) };
+  }
   if (effective?.kind === 'runs_long')
     summary = `${summary} ${'And there is more to say about it. '.repeat(2_000)}`.trim();
+  // Asked for no format and not told to write JSON: plain prose, as a model writes it.
+  if (request.format.kind === 'text' && !request.asksForJson)
+    return capped(request, summary, () => null);
+  let json: unknown;
+  let prose: string | undefined;
   if (effective?.kind === 'malformed_output') prose = `Sure! Here is your summary: ${summary}`;
   else if (effective?.kind === 'extra_key') json = { summary, confidence: 0.97 };
   else if (effective?.kind === 'wrong_types') json = { summary: summary.length };
   else json = { summary };
 
   const full = prose ?? JSON.stringify(json);
-  const cap = outputCap(request);
-  if (cap === undefined || countTokens(full) <= cap)
-    return {
-      kind: 'answer',
-      json: prose === undefined ? json : null,
-      text: full,
-      truncated: false,
-      outputTokens: countTokens(full),
-    };
-  const cut = full.slice(0, cap * 4);
-  return {
-    kind: 'answer',
-    json: prose === undefined ? (partialJson(cut) ?? {}) : null,
-    text: cut,
-    truncated: true,
-    outputTokens: cap,
-  };
+  return capped(request, full, (written) => {
+    if (prose !== undefined) return null;
+    return written === full ? json : (partialJson(written) ?? {});
+  });
 }
