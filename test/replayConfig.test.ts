@@ -1,5 +1,5 @@
 import { durationMs } from '../src/domain/durations';
-import { notFoundGraceMs } from '../src/providers/provider';
+import { notFoundGraceMs, type HttpProviderConfig } from '../src/providers/provider';
 import { parseProviderConfigs } from '../src/providers/registry';
 import { replayWindowOf } from '../src/providers/replay';
 
@@ -12,7 +12,7 @@ const pay = {
   sideEffects: true,
 };
 const parsed = (extra: Record<string, unknown>) =>
-  parseProviderConfigs(JSON.stringify([{ ...pay, ...extra }]))[0]!;
+  parseProviderConfigs(JSON.stringify([{ ...pay, ...extra }]))[0] as HttpProviderConfig;
 
 test('a key window reads as the provider documents it ("24h") or in milliseconds', () => {
   expect(durationMs('24h')).toBe(86_400_000);

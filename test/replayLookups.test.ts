@@ -5,7 +5,7 @@ import { chargeBody, createJob, readJob, untilJob, type JobView } from './suppor
 import { eventually } from './support/polling';
 import { providerSaw, requestsFor } from './support/providerLedger';
 import { payProvider, TIMES_OUT_SOON_MS } from './support/providers';
-import { certifyForSetup, useTestStack } from './support/stack';
+import { useTestStack } from './support/stack';
 import { workflowStatus } from './support/temporal';
 
 /**
