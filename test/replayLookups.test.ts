@@ -80,10 +80,8 @@ test('a charge whose answer is lost is settled by a replay under its key: no ope
     fault: { kind: 'drop_after' },
   });
   const job = await createJob(stack, body);
-  const done = await untilJob(
-    stack,
-    job.id,
-    (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status),
+  const done = await untilJob(stack, job.id, (j) =>
+    ['succeeded', 'failed', 'cancelled'].includes(j.status),
   );
 
   expect(done.status).toBe('succeeded');
@@ -242,10 +240,8 @@ test('a search that lags its writes is not believed early: a charge whose answer
     fault: { kind: 'drop_after' },
   });
   const job = await createJob(stack, body);
-  const done = await untilJob(
-    stack,
-    job.id,
-    (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status),
+  const done = await untilJob(stack, job.id, (j) =>
+    ['succeeded', 'failed', 'cancelled'].includes(j.status),
   );
 
   expect(done.status).toBe('succeeded');
