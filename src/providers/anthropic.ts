@@ -10,6 +10,7 @@ import {
   type Provider,
   type ProviderRequest,
   type ProviderResponse,
+  type ProviderTokenCount,
   type TokenUsage,
   outputTokenCap,
 } from './provider';
@@ -23,6 +24,8 @@ const TOOL_NAME = 'record_result';
 /** The Anthropic Messages API, with structured output through a forced tool call. */
 export class AnthropicProvider implements Provider {
   private readonly client: Anthropic;
+  /** The API's own count (`POST /v1/messages/count_tokens`), unless the config says `local`. */
+  readonly countTokens?: (request: ProviderRequest) => Promise<ProviderTokenCount>;
 
   constructor(
     readonly config: AnthropicConfig,
@@ -36,6 +39,21 @@ export class AnthropicProvider implements Provider {
       // The answer is read only up to the provider's cap, never buffered past it.
       fetch: cappedFetch(maxResponseBytes(config)),
     });
+    if (config.tokenCount !== 'local') this.countTokens = (request) => this.countWithApi(request);
+  }
+
+  /** The prompt as the call sends it (system, messages, the tool and its choice), counted by the API. */
+  private async countWithApi(request: ProviderRequest): Promise<ProviderTokenCount> {
+    const { model, system, messages, tools, tool_choice } = this.requestBody(request);
+    try {
+      const counted = await this.client.messages.countTokens(
+        { model, messages, tools, tool_choice, ...(system ? { system } : {}) },
+        { signal: request.signal },
+      );
+      return { tokens: counted.input_tokens, endpoint: 'POST /v1/messages/count_tokens' };
+    } catch (error) {
+      throw classifyAnthropicError(error);
+    }
   }
 
   /** The request body: the prompt, the cap, the result tool and the choice that forces it. */

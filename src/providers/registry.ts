@@ -10,6 +10,7 @@ import type {
   ProviderConfig,
   ProviderRequest,
   ProviderResponse,
+  ProviderTokenCount,
   StatusLookup,
 } from './provider';
 import { SecretRedactor } from './redaction';
@@ -75,6 +76,8 @@ const chatModel = {
       inputPerMillion: perMillion,
       outputPerMillion: perMillion,
       cachedInputPerMillion: perMillion.optional(),
+      cacheWritePerMillion: perMillion.optional(),
+      cacheWrite1hPerMillion: perMillion.optional(),
     })
     .optional(),
 };
@@ -87,6 +90,7 @@ const providerConfigSchema = z.discriminatedUnion('kind', [
     baseUrl: z.url(),
     structuredOutput: z.enum(['json_schema', 'json_object', 'prompt']).optional(),
     tokenizer: z.enum(['o200k_base', 'cl100k_base']).optional(),
+    tokenCount: z.enum(['tokenize', 'input_tokens', 'local']).optional(),
     maxTokensParameter: z.enum(['max_completion_tokens', 'max_tokens']).optional(),
   }),
   z.strictObject({
@@ -94,6 +98,7 @@ const providerConfigSchema = z.discriminatedUnion('kind', [
     ...chatModel,
     kind: z.literal('anthropic'),
     baseUrl: z.url().optional(),
+    tokenCount: z.enum(['count_tokens', 'local']).optional(),
   }),
   z.strictObject({
     ...common,
@@ -230,6 +235,15 @@ class RedactingProvider implements Provider {
     } catch (error) {
       throw this.redactor.error(error);
     }
+  }
+
+  get countTokens(): ((request: ProviderRequest) => Promise<ProviderTokenCount>) | undefined {
+    const count = this.inner.countTokens?.bind(this.inner);
+    if (!count) return undefined;
+    return (request) =>
+      count(request).catch((error: unknown) => {
+        throw this.redactor.error(error);
+      });
   }
 
   get lookupStatus(): ((attemptId: string) => Promise<StatusLookup>) | undefined {
