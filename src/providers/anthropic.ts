@@ -128,14 +128,18 @@ export class AnthropicProvider implements Provider {
 
 /**
  * Anthropic counts cache reads and cache writes apart from `input_tokens`; here every input
- * token is input, and cache reads are its cached part. Cache writes are priced as input.
+ * token is input, cache reads its cached part and cache writes its written part, the 1-hour
+ * writes apart (`cache_creation.ephemeral_1h_input_tokens`) from the 5-minute ones.
  */
 export function usageOfMessage(usage: Anthropic.Usage): TokenUsage {
   const cacheRead = usage.cache_read_input_tokens ?? 0;
   const cacheWrite = usage.cache_creation_input_tokens ?? 0;
+  const forAnHour = usage.cache_creation?.ephemeral_1h_input_tokens;
   return {
     inputTokens: usage.input_tokens + cacheRead + cacheWrite,
     ...(usage.cache_read_input_tokens == null ? {} : { cachedInputTokens: cacheRead }),
+    ...(usage.cache_creation_input_tokens == null ? {} : { cacheCreationInputTokens: cacheWrite }),
+    ...(forAnHour == null ? {} : { cacheCreation1hInputTokens: forAnHour }),
     outputTokens: usage.output_tokens,
   };
 }

@@ -129,14 +129,7 @@ export class OpenAiCompatibleProvider implements Provider {
     } catch (error) {
       throw classifyOpenAiError(error);
     }
-    const usage: TokenUsage | undefined = data.usage && {
-      // OpenAI's prompt tokens include the cached ones, which it also reports apart.
-      inputTokens: data.usage.prompt_tokens,
-      ...(data.usage.prompt_tokens_details?.cached_tokens == null
-        ? {}
-        : { cachedInputTokens: data.usage.prompt_tokens_details.cached_tokens }),
-      outputTokens: data.usage.completion_tokens,
-    };
+    const usage = data.usage && usageOfCompletion(data.usage);
     const choice = data.choices[0];
     const content = choice?.message?.content;
     // The stop reason first: a cut-off or refused answer is that, whatever its text looks like.
@@ -177,4 +170,20 @@ export class OpenAiCompatibleProvider implements Provider {
       );
     }
   }
+}
+
+/**
+ * OpenAI's prompt tokens include those read from its prompt cache (`cached_tokens`) and those
+ * written to it (`cache_write_tokens`, where the model reports them), which it also reports apart.
+ */
+export function usageOfCompletion(usage: OpenAI.CompletionUsage): TokenUsage {
+  const details = usage.prompt_tokens_details;
+  return {
+    inputTokens: usage.prompt_tokens,
+    ...(details?.cached_tokens == null ? {} : { cachedInputTokens: details.cached_tokens }),
+    ...(details?.cache_write_tokens == null
+      ? {}
+      : { cacheCreationInputTokens: details.cache_write_tokens }),
+    outputTokens: usage.completion_tokens,
+  };
 }
