@@ -4,7 +4,7 @@ import { lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
 import { noteCallEnd } from '../service/providerHealth';
 import { nudgeOrHandOver } from '../service/results';
 import { observe } from '../telemetry/histograms';
-import { inSpan } from '../telemetry/spans';
+import { genAiUsageAttributes, inSpan } from '../telemetry/spans';
 import type { AttemptOutcome } from '../workflows/definitions';
 import { beginCall } from './providerCallBegin';
 import { requestCall } from './providerCallRequest';
@@ -76,7 +76,9 @@ export function providerCallActivities(
       'onejob.job_id': job.id,
       'onejob.job_type': job.type,
       'onejob.provider': provider.config.name,
-      ...(provider.config.kind === 'http' ? {} : { 'onejob.model': provider.config.model }),
+      ...(provider.config.kind === 'http'
+        ? {}
+        : { 'onejob.model': provider.config.model, 'gen_ai.request.model': provider.config.model }),
     });
     const started = Date.now();
     const isLate = (): boolean => Date.now() - started >= context.info.startToCloseTimeoutMs;
@@ -95,6 +97,7 @@ export function providerCallActivities(
       answer,
     );
     span.setAttributes({
+      ...genAiUsageAttributes(answer.usage),
       'onejob.outcome': outcome.state,
       'onejob.late': isLate(),
       'onejob.certainty': certaintyOfCall,
