@@ -81,7 +81,7 @@ function chatCompletion(request: ChatRequest, said: Said, prompt: number): unkno
         logprobs: null,
       },
     ],
-    // As OpenAI reports it; its prompt cache starts at 1,024 tokens, more than these prompts.
+    // As OpenAI reports it; nothing is read from a prompt cache here (the simulator keeps none).
     usage: {
       prompt_tokens: prompt,
       completion_tokens: said.outputTokens,
