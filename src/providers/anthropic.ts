@@ -10,6 +10,7 @@ import {
   type Provider,
   type ProviderRequest,
   type ProviderResponse,
+  type ProviderTokenCount,
   type TokenUsage,
   outputTokenCap,
 } from './provider';
@@ -23,6 +24,8 @@ const TOOL_NAME = 'record_result';
 /** The Anthropic Messages API, with structured output through a forced tool call, or free text. */
 export class AnthropicProvider implements Provider {
   private readonly client: Anthropic;
+  /** The API's own count (`POST /v1/messages/count_tokens`), unless the config says `local`. */
+  readonly countTokens?: (request: ProviderRequest) => Promise<ProviderTokenCount>;
 
   constructor(
     readonly config: AnthropicConfig,
@@ -36,6 +39,21 @@ export class AnthropicProvider implements Provider {
       // The answer is read only up to the provider's cap, never buffered past it.
       fetch: cappedFetch(maxResponseBytes(config)),
     });
+    if (config.tokenCount !== 'local') this.countTokens = (request) => this.countWithApi(request);
+  }
+
+  /** The prompt as the call sends it (system, messages, the tool and its choice), counted by the API. */
+  private async countWithApi(request: ProviderRequest): Promise<ProviderTokenCount> {
+    const { model, system, messages, tools, tool_choice } = this.requestBody(request);
+    try {
+      const counted = await this.client.messages.countTokens(
+        { model, messages, tools, tool_choice, ...(system ? { system } : {}) },
+        { signal: request.signal },
+      );
+      return { tokens: counted.input_tokens, endpoint: 'POST /v1/messages/count_tokens' };
+    } catch (error) {
+      throw classifyAnthropicError(error);
+    }
   }
 
   /** The request body: the prompt, the cap and, for a JSON answer, the tool it is forced to call. */
@@ -123,14 +141,18 @@ export class AnthropicProvider implements Provider {
 
 /**
  * Anthropic counts cache reads and cache writes apart from `input_tokens`; here every input
- * token is input, and cache reads are its cached part. Cache writes are priced as input.
+ * token is input, cache reads its cached part and cache writes its written part, the 1-hour
+ * writes apart (`cache_creation.ephemeral_1h_input_tokens`) from the 5-minute ones.
  */
 export function usageOfMessage(usage: Anthropic.Usage): TokenUsage {
   const cacheRead = usage.cache_read_input_tokens ?? 0;
   const cacheWrite = usage.cache_creation_input_tokens ?? 0;
+  const forAnHour = usage.cache_creation?.ephemeral_1h_input_tokens;
   return {
     inputTokens: usage.input_tokens + cacheRead + cacheWrite,
     ...(usage.cache_read_input_tokens == null ? {} : { cachedInputTokens: cacheRead }),
+    ...(usage.cache_creation_input_tokens == null ? {} : { cacheCreationInputTokens: cacheWrite }),
+    ...(forAnHour == null ? {} : { cacheCreation1hInputTokens: forAnHour }),
     outputTokens: usage.output_tokens,
   };
 }

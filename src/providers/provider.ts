@@ -78,6 +78,10 @@ export interface TokenPrice {
   outputPerMillion: number;
   /** Input read from the provider's prompt cache. Default: the input price. */
   cachedInputPerMillion?: number;
+  /** Input written to the prompt cache (Anthropic's 5-minute writes). Default: the input price. */
+  cacheWritePerMillion?: number;
+  /** Input written to the cache for an hour (Anthropic's 1-hour writes). Default: cacheWritePerMillion. */
+  cacheWrite1hPerMillion?: number;
 }
 
 /** Where an HTTP provider's answer says what the call cost. */
@@ -99,8 +103,15 @@ export interface OpenAiCompatibleConfig extends CommonProviderConfig, ChatModelC
    * (JSON mode), or `prompt` (the prompt alone, for servers with neither). Default `json_schema`.
    */
   structuredOutput?: 'json_schema' | 'json_object' | 'prompt';
-  /** js-tiktoken encoding for counting prompt tokens. Default `o200k_base`. */
+  /** js-tiktoken encoding for counting prompt tokens locally. Default `o200k_base`. */
   tokenizer?: 'o200k_base' | 'cl100k_base';
+  /**
+   * Which endpoint of the server counts a prompt's tokens for certification: `tokenize` (vLLM's
+   * `POST /tokenize`, beside `/v1`), `input_tokens` (OpenAI's `POST /v1/responses/input_tokens`),
+   * or `local` (js-tiktoken with `tokenizer`, an estimate for models that are not OpenAI's).
+   * Default `local`. When the endpoint fails, the local count stands in, labelled an estimate.
+   */
+  tokenCount?: 'tokenize' | 'input_tokens' | 'local';
   /**
    * The name the output cap is sent under: `max_completion_tokens` (OpenAI's, the only one its
    * reasoning models take) or `max_tokens` (what servers that predate it know; they ignore the
@@ -121,6 +132,11 @@ export interface AnthropicConfig extends CommonProviderConfig, ChatModelConfig {
   kind: 'anthropic';
   /** Default: the SDK's (api.anthropic.com). */
   baseUrl?: string;
+  /**
+   * How certification counts a prompt's tokens: `count_tokens` (the API's
+   * `POST /v1/messages/count_tokens`, the default) or `local` (an estimate, 3.5 characters a token).
+   */
+  tokenCount?: 'count_tokens' | 'local';
 }
 
 export interface HttpProviderConfig extends CommonProviderConfig {
@@ -294,6 +310,15 @@ export interface Provider {
   lookupStatus?(attemptId: string): Promise<StatusLookup>;
   /** Present when a lost answer is looked up by sending the same request again (`replay`). */
   readonly replay?: ReplayLookup;
+  /** Present when the provider counts a request's prompt tokens itself (config `tokenCount`). */
+  countTokens?(request: ProviderRequest): Promise<ProviderTokenCount>;
+}
+
+/** A request's prompt tokens as the provider's own tokenizer counts them, and who counted. */
+export interface ProviderTokenCount {
+  tokens: number;
+  /** The endpoint that counted, e.g. `POST /v1/messages/count_tokens`. */
+  endpoint: string;
 }
 
 /** Statuses that leave open whether the work was done; every other 4xx refused it before doing it. */

@@ -1,5 +1,6 @@
 import type { Fault } from './faults';
 import type { AskedFormat, ChatRequest, RequestRefusal } from './requestRules';
+import { countTokens } from './tokenizer';
 
 /**
  * The simulated models, served by both chat APIs: how each behaves (its profile), which request
@@ -52,17 +53,25 @@ export function modelProfile(model: string): ModelProfile | undefined {
 /**
  * Parameters a model refuses or ignores, as real ones do: OpenAI's reasoning models refuse any
  * `temperature` but the default and the old `max_tokens`; servers that predate
- * `max_completion_tokens` (older OpenAI-compatible servers) ignore it, so nothing caps the answer.
+ * `max_completion_tokens` (older OpenAI-compatible servers) ignore it, so nothing caps the answer,
+ * and have no endpoint that counts tokens either.
  */
 interface ModelTraits {
   onlyDefaultTemperature?: boolean;
   refusesMaxTokens?: boolean;
   ignoresMaxCompletionTokens?: boolean;
+  /** Served by a server with no endpoint that counts tokens (no vLLM `/tokenize`). */
+  countsNoTokens?: boolean;
 }
 const MODEL_TRAITS: Record<string, ModelTraits> = {
   'sim-reasoning': { onlyDefaultTemperature: true, refusesMaxTokens: true },
-  'sim-legacy': { ignoresMaxCompletionTokens: true },
+  'sim-legacy': { ignoresMaxCompletionTokens: true, countsNoTokens: true },
 };
+
+/** Whether this model's server has an endpoint that counts tokens. */
+export function countsTokens(model: string): boolean {
+  return MODEL_TRAITS[model]?.countsNoTokens !== true;
+}
 
 /** What this model refuses in a request it was sent, worded as OpenAI does. */
 export function modelRefusal(request: ChatRequest): RequestRefusal | undefined {
@@ -96,11 +105,6 @@ export function outputCap(request: ChatRequest): number | undefined {
   const { max_tokens: maxTokens, max_completion_tokens: maxCompletionTokens } = request.limits;
   if (traits.ignoresMaxCompletionTokens) return maxTokens;
   return maxCompletionTokens ?? maxTokens;
-}
-
-/** The simulator's tokenizer: about four characters a token, as a rule of thumb for English. */
-export function countTokens(text: string): number {
-  return Math.max(1, Math.ceil(text.length / 4));
 }
 
 function summariseText(text: string): string {
