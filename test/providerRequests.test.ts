@@ -2,12 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { attemptId } from '../src/domain/job';
 import { findJobType, jobTypeNames, type AnyJobTypeContract } from '../src/jobTypes';
-import {
-  ContractViolation,
-  ProviderCallError,
-  type Provider,
-  type ProviderConfig,
-} from '../src/providers/provider';
+import { ProviderCallError } from '../src/providers/callErrors';
+import { ContractViolation, type Provider, type ProviderConfig } from '../src/providers/provider';
 import { ProviderRegistry } from '../src/providers/registry';
 import { providerSaid } from '../src/providers/sdkErrors';
 import { startSimulator, type SimulatorServer } from '../tools/simulator/server';

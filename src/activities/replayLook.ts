@@ -15,7 +15,7 @@ import {
 } from '../db/attemptReplays';
 import type { Pool } from '../db/pool';
 import type { Logger } from '../logger';
-import { ProviderCallError } from '../providers/provider';
+import { ProviderCallError } from '../providers/callErrors';
 import type { ReplayLookup } from '../providers/replay';
 import { inSpan } from '../telemetry/spans';
 
