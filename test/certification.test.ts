@@ -37,6 +37,8 @@ const providers = (url: string): ProviderConfig[] => [
   // The same models, configured right for what they are.
   chatProvider(url, 'reasoning-no-temperature', 'sim-reasoning', { temperature: null }),
   chatProvider(url, 'legacy-max-tokens', 'sim-legacy', { maxTokensParameter: 'max_tokens' }),
+  // A test double known to ignore caps, certified on purpose with the probe advisory.
+  chatProvider(url, 'legacy-advisory-cap', 'sim-legacy', { capProbe: 'advisory' }),
   anthropicProvider(url, 'claude-steady', 'sim-steady'),
   anthropicProvider(url, 'claude-hallucinates', 'sim-hallucinates'),
   anthropicProvider(url, 'claude-verbose', 'sim-verbose'),
@@ -222,6 +224,13 @@ test('certification probes the output cap: a server that ignores max_completion_
     const report = await stack.certify(provider, 'summarize');
     expect(report).toMatchObject({ passed: true, outputCap: { passed: true } });
   }
+});
+
+test('a provider whose cap probe is advisory is certified though it ignores the cap, and the report says the probe failed and why it did not count', async () => {
+  const report = await stack.certify('legacy-advisory-cap', 'summarize');
+  expect(report.passed).toBe(true);
+  expect(report.outputCap).toMatchObject({ passed: false, advisory: true });
+  expect(report.outputCap!.detail).toMatch(/ignored max_completion_tokens.*advisory/);
 });
 
 test('failover goes only to a certified fallback: refused and explained before, done after certifying it', async () => {

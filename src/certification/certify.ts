@@ -137,7 +137,9 @@ export async function certifyProvider(options: {
     model,
     jobType: contract.name,
     contractVersion: version,
-    passed: results.every((r) => r.passed) && outputCap?.passed !== false,
+    passed:
+      results.every((r) => r.passed) &&
+      (outputCap?.passed !== false || outputCap.advisory === true),
     tokenizer: [...new Set(results.map((r) => r.promptTokensCountedBy))].join(' | ') || 'n/a',
     cases: results,
     ...(outputCap ? { outputCap } : {}),
@@ -157,7 +159,9 @@ export async function certifyProvider(options: {
 export function certificationFailure(report: CertificationReport): string {
   const failedCase = report.cases.find((c) => !c.passed);
   if (failedCase) return `${failedCase.case}: ${failedCase.reason ?? failedCase.code}`;
-  return report.outputCap?.passed === false ? report.outputCap.detail : 'no case failed';
+  return report.outputCap?.passed === false && !report.outputCap.advisory
+    ? report.outputCap.detail
+    : 'no case failed';
 }
 
 /** Certifies each chosen provider for each chosen job type it can serve. */

@@ -11,6 +11,8 @@ export interface OutputCapProbe {
   cap: number;
   passed: boolean;
   detail: string;
+  /** The provider's config makes the probe advisory: its failure does not fail certification. */
+  advisory?: true;
 }
 
 const PROBE_CAP = 1;
@@ -31,11 +33,16 @@ export async function probeOutputCap(
     config.kind === 'anthropic'
       ? 'max_tokens'
       : (config.maxTokensParameter ?? 'max_completion_tokens');
+  const advisory = config.capProbe === 'advisory';
   const verdict = (passed: boolean, detail: string): OutputCapProbe => ({
     parameter,
     cap: PROBE_CAP,
     passed,
-    detail,
+    detail:
+      advisory && !passed
+        ? `${detail} (advisory, as the provider's capProbe says: certified all the same, and its answers may run uncapped)`
+        : detail,
+    ...(advisory ? { advisory: true as const } : {}),
   });
   let written: number | undefined;
   try {

@@ -63,6 +63,7 @@ const chatModel = {
   contextWindow: z.number().int().min(256).optional(),
   maxOutputTokens: z.number().int().min(1).optional(),
   temperature: z.number().min(0).max(2).nullable().optional(),
+  capProbe: z.enum(['required', 'advisory']).optional(),
   price: z
     .strictObject({
       currency,

@@ -67,6 +67,12 @@ export interface ChatModelConfig {
   temperature?: number | null;
   /** What the model's tokens cost; without it, calls to this provider have an unknown cost. */
   price?: TokenPrice;
+  /**
+   * Whether certification's output-cap probe must pass: `required` (the default), or `advisory`
+   * for a server known to ignore output caps (a test double): the probe is still run and
+   * reported, but a server that writes past the cap is certified all the same.
+   */
+  capProbe?: 'required' | 'advisory';
 }
 
 /** A model's price list, per million tokens. */
