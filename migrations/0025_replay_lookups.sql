@@ -49,11 +49,21 @@ CREATE TRIGGER attempt_sends_fixed
   BEFORE UPDATE ON attempt_sends
   FOR EACH ROW EXECUTE FUNCTION attempt_sends_keep_their_window();
 
+-- Until when a replay of this attempt may still land at the provider (the latest of those not
+-- answered yet): while it may, no failure report settles the attempt, because a replay that
+-- reaches the provider first does the work (migration 0010's rule for a call, for its replays).
+-- Kept on the attempt's own row, so that a replay's begin and a failure's write take the same
+-- row lock and the later one sees the other.
+ALTER TABLE attempts ADD COLUMN replay_lands_by timestamptz;
+
 -- Each replay sent to look at an attempt: a look, recorded with the attempt, never an attempt.
 CREATE TABLE attempt_replays (
   id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   attempt_id   text NOT NULL REFERENCES attempt_sends (attempt_id) ON DELETE CASCADE,
   began_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
+  -- The provider's late-result window for it: until began_at + this, it may still land.
+  land_window_ms bigint NOT NULL CHECK (land_window_ms > 0),
+  lands_by     timestamptz NOT NULL,
   answered_at  timestamptz,
   -- The provider's status line, when one came.
   http_status  int,
@@ -72,9 +82,19 @@ DECLARE
   attempt_state text;
   job_status text;
 BEGIN
-  SELECT * INTO kept FROM attempt_sends WHERE attempt_id = NEW.attempt_id FOR SHARE;
-  SELECT a.state, j.terminal_status INTO attempt_state, job_status
+  NEW.began_at := clock_timestamp();
+  NEW.lands_by := NEW.began_at + NEW.land_window_ms * interval '1 millisecond';
+  -- The attempt's row first (as a failure report takes it, then its sends row): the replay
+  -- marks itself there, so a report written after this waits for it and then sees it.
+  UPDATE attempts SET replay_lands_by = greatest(coalesce(replay_lands_by, NEW.lands_by), NEW.lands_by)
+   WHERE id = NEW.attempt_id AND state = 'unknown'
+   RETURNING state INTO attempt_state;
+  SELECT j.terminal_status INTO job_status
     FROM attempts a JOIN jobs j ON j.id = a.job_id WHERE a.id = NEW.attempt_id;
+  IF attempt_state IS NULL THEN
+    SELECT state INTO attempt_state FROM attempts WHERE id = NEW.attempt_id;
+  END IF;
+  SELECT * INTO kept FROM attempt_sends WHERE attempt_id = NEW.attempt_id FOR SHARE;
   IF kept.body IS NULL THEN
     RAISE EXCEPTION 'attempt_replays_inside_key_window: attempt % has no request kept to replay', NEW.attempt_id
       USING ERRCODE = 'check_violation', CONSTRAINT = 'attempt_replays_inside_key_window';
@@ -87,7 +107,6 @@ BEGIN
     RAISE EXCEPTION 'attempt_replays_inside_key_window: attempt % is % and its job %; only an unknown attempt of an open job is replayed', NEW.attempt_id, attempt_state, coalesce(job_status, 'open')
       USING ERRCODE = 'check_violation', CONSTRAINT = 'attempt_replays_inside_key_window';
   END IF;
-  NEW.began_at := clock_timestamp();
   RETURN NEW;
 END $$;
 
@@ -95,13 +114,20 @@ CREATE TRIGGER attempt_replays_inside_key_window
   BEFORE INSERT ON attempt_replays
   FOR EACH ROW EXECUTE FUNCTION attempt_replays_only_inside_the_key_window();
 
--- A replay's begin is fixed once written: only its answer is filled in, once.
+-- A replay's begin is fixed once written: only its answer is filled in, once. Answered, it can
+-- no longer land: the attempt may be settled by a report again, unless another is still out.
 CREATE FUNCTION attempt_replays_answer_once() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NEW.attempt_id <> OLD.attempt_id OR NEW.began_at <> OLD.began_at
-     OR OLD.answered_at IS NOT NULL THEN
+     OR NEW.lands_by <> OLD.lands_by OR OLD.answered_at IS NOT NULL THEN
     RAISE EXCEPTION 'attempt_replays_answered_once: replay % of attempt % is written once', OLD.id, OLD.attempt_id
       USING ERRCODE = 'check_violation', CONSTRAINT = 'attempt_replays_answered_once';
+  END IF;
+  IF NEW.answered_at IS NOT NULL THEN
+    UPDATE attempts SET replay_lands_by = (
+      SELECT max(r.lands_by) FROM attempt_replays r
+       WHERE r.attempt_id = NEW.attempt_id AND r.answered_at IS NULL AND r.id <> NEW.id)
+     WHERE id = NEW.attempt_id AND replay_lands_by IS NOT NULL;
   END IF;
   RETURN NEW;
 END $$;

@@ -1,7 +1,7 @@
 import { beginReplay } from '../src/db/attemptReplays';
 import type { ProviderConfig } from '../src/providers/provider';
 import { DEFAULT_CHARGE_SETTINGS } from '../tools/simulator/ledger';
-import { chargeBody, createJob, readJob, untilJob, type JobView } from './support/jobs';
+import { chargeBody, createJob, operator, readJob, untilJob, type JobView } from './support/jobs';
 import { eventually } from './support/polling';
 import { providerSaw, requestsFor } from './support/providerLedger';
 import { payProvider, TIMES_OUT_SOON_MS } from './support/providers';
@@ -162,12 +162,15 @@ test('after the key window nothing is sent again: the look says so and calls an 
   expect(sent).toHaveLength(1 + replays.length);
 
   // A bug that skipped the look's own reading of the window still cannot begin one.
-  await expect(beginReplay(stack.pool, attemptId)).rejects.toMatchObject({
+  await expect(beginReplay(stack.pool, attemptId, 20_000)).rejects.toMatchObject({
     code: '23514',
     constraint: 'attempt_replays_inside_key_window',
   });
   await expect(
-    stack.pool.query('INSERT INTO attempt_replays (attempt_id) VALUES ($1)', [attemptId]),
+    stack.pool.query(
+      'INSERT INTO attempt_replays (attempt_id, land_window_ms, lands_by) VALUES ($1, 1, now())',
+      [attemptId],
+    ),
   ).rejects.toThrow(/attempt_replays_inside_key_window/);
   // Nor can it move the window.
   await expect(
@@ -248,4 +251,40 @@ test('a search that lags its writes is not believed early: a charge whose answer
   expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([['pay-search', 'succeeded']]);
   expect(providerSaw(stack, job.id).effects).toEqual([`${job.id}:1`]);
   expect(requestsFor(stack, job.id, 'charge-search').length).toBeGreaterThan(0);
+});
+
+test("an operator's failed, given while a replay may still land, is held: the replay that does the work wins, and the fallback never charges", async () => {
+  const body = chargeBody(['pay-replay', 'pay-backup']);
+  const account = body.input.account;
+  const gate = `replay-out-${account}`;
+  // The first request never reaches the work; the replay is the first to arrive, and is held
+  // on its way until the operator has spoken.
+  stack.simulator.inject({ route: 'charge', account, fault: { kind: 'drop_before' } });
+  stack.simulator.inject({ route: 'charge', account, fault: { kind: 'hold', gate } });
+  const job = await createJob(stack, body);
+  const attemptId = `${job.id}:1`;
+  await eventually(
+    async () => requestsFor(stack, job.id).filter((r) => r.fault === 'hold'),
+    (held) => held.length === 1,
+  );
+
+  // The operator looked at the provider's console, found nothing yet, and fails the attempt.
+  const resolved = await operator(stack, 'POST', `/attempts/${attemptId}/resolve`, {
+    outcome: 'failed',
+    reason: 'nothing in the provider console',
+  });
+  expect(resolved.status).toBeLessThan(300);
+  const held = await stack.pool.query<{ state: string; reported: boolean }>(
+    'SELECT state, reported_failure IS NOT NULL AS reported FROM attempts WHERE id = $1',
+    [attemptId],
+  );
+  expect(held.rows).toEqual([{ state: 'unknown', reported: true }]);
+
+  stack.simulator.openGate(gate);
+  const done = await untilJob(stack, job.id, (j) =>
+    ['succeeded', 'failed', 'cancelled'].includes(j.status),
+  );
+  expect(done.status).toBe('succeeded');
+  expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([['pay-replay', 'succeeded']]);
+  expect(providerSaw(stack, job.id).effects).toEqual([attemptId]);
 });

@@ -169,7 +169,7 @@ async function lookOnce(deps: LookDeps, attemptId: string): Promise<Looked> {
   // Inside the provider's key window, the request itself, sent again, is the lookup.
   let closed: string | undefined;
   if (provider.replay && sideEffects) {
-    const found = await replayLook(deps, attempt.id, provider.replay);
+    const found = await replayLook(deps, attempt.id, provider.replay, window.lateResultMs);
     if (found.kind !== 'closed') return byReplay(one, found);
     closed = found.detail;
   }

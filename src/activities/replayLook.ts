@@ -127,11 +127,13 @@ export async function replayLook(
   deps: { pool: Pool; logger: Logger },
   attemptId: string,
   replay: ReplayLookup,
+  /** The provider's late-result window: how long a replay, like a call, may still land. */
+  landWindowMs: number,
 ): Promise<ReplayFinding> {
   const { pool, logger } = deps;
   let begun;
   try {
-    begun = await beginReplay(pool, attemptId);
+    begun = await beginReplay(pool, attemptId, landWindowMs);
   } catch (refusal) {
     const { code, constraint } = refusal as { code?: string; constraint?: string };
     if (code !== CHECK_VIOLATION || constraint !== REPLAY_REFUSED) throw refusal;

@@ -31,9 +31,18 @@ export async function keepFirstSend(
   );
 }
 
+/**
+ * No replay of the attempt may still land (SQL over an `attempts` row): a failure report waits
+ * while one may, since a replay that reaches the provider first does the work.
+ */
+export const NO_REPLAY_MAY_LAND = `coalesce(replay_lands_by, '-infinity'::timestamptz) <= now()`;
+
 const BEGIN_REPLAY = preparedStatement(
   'attempt-replays.begin',
-  `WITH begun AS (INSERT INTO attempt_replays (attempt_id) VALUES ($1) RETURNING id, attempt_id)
+  // began_at and lands_by are the trigger's to write (migration 0025); the placeholder is not kept.
+  `WITH begun AS (
+     INSERT INTO attempt_replays (attempt_id, land_window_ms, lands_by) VALUES ($1, $2, now())
+     RETURNING id, attempt_id)
    SELECT b.id, s.body,
           greatest(0, ceil(extract(epoch FROM s.replay_until - clock_timestamp()) * 1000))::float8
             AS ms_left
@@ -56,9 +65,14 @@ export const REPLAY_REFUSED = 'attempt_replays_inside_key_window';
  * (check_violation, REPLAY_REFUSED) at or after the key window less its margin, when nothing is
  * kept, for a settled attempt and for an ended job.
  */
-export async function beginReplay(db: Queryable, attemptId: string): Promise<BegunReplay> {
+export async function beginReplay(
+  db: Queryable,
+  attemptId: string,
+  /** The provider's late-result window: until the begin plus this, the replay may still land. */
+  landWindowMs: number,
+): Promise<BegunReplay> {
   const { rows } = await db.query<{ id: string; body: Buffer; ms_left: number }>(
-    BEGIN_REPLAY([attemptId]),
+    BEGIN_REPLAY([attemptId, landWindowMs]),
   );
   const row = rows[0]!;
   return { id: row.id, body: row.body, msLeft: row.ms_left };
