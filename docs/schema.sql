@@ -93,6 +93,96 @@ CREATE FUNCTION public.attempt_may_take_effect(a public.attempts) RETURNS boolea
 $$;
 
 --
+-- Name: attempt_replays_answer_once(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.attempt_replays_answer_once() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF NEW.attempt_id <> OLD.attempt_id OR NEW.began_at <> OLD.began_at
+     OR OLD.answered_at IS NOT NULL THEN
+    RAISE EXCEPTION 'attempt_replays_answered_once: replay % of attempt % is written once', OLD.id, OLD.attempt_id
+      USING ERRCODE = 'check_violation', CONSTRAINT = 'attempt_replays_answered_once';
+  END IF;
+  RETURN NEW;
+END $$;
+
+--
+-- Name: attempt_replays_only_inside_the_key_window(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.attempt_replays_only_inside_the_key_window() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  kept attempt_sends;
+  attempt_state text;
+  job_status text;
+BEGIN
+  SELECT * INTO kept FROM attempt_sends WHERE attempt_id = NEW.attempt_id FOR SHARE;
+  SELECT a.state, j.terminal_status INTO attempt_state, job_status
+    FROM attempts a JOIN jobs j ON j.id = a.job_id WHERE a.id = NEW.attempt_id;
+  IF kept.body IS NULL THEN
+    RAISE EXCEPTION 'attempt_replays_inside_key_window: attempt % has no request kept to replay', NEW.attempt_id
+      USING ERRCODE = 'check_violation', CONSTRAINT = 'attempt_replays_inside_key_window';
+  END IF;
+  IF clock_timestamp() >= kept.replay_until THEN
+    RAISE EXCEPTION 'attempt_replays_inside_key_window: the key window of attempt % allowed replays until %', NEW.attempt_id, kept.replay_until
+      USING ERRCODE = 'check_violation', CONSTRAINT = 'attempt_replays_inside_key_window';
+  END IF;
+  IF attempt_state IS DISTINCT FROM 'unknown' OR job_status IS NOT NULL THEN
+    RAISE EXCEPTION 'attempt_replays_inside_key_window: attempt % is % and its job %; only an unknown attempt of an open job is replayed', NEW.attempt_id, attempt_state, coalesce(job_status, 'open')
+      USING ERRCODE = 'check_violation', CONSTRAINT = 'attempt_replays_inside_key_window';
+  END IF;
+  NEW.began_at := clock_timestamp();
+  RETURN NEW;
+END $$;
+
+--
+-- Name: attempt_sends_drop_body_when_settled(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.attempt_sends_drop_body_when_settled() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  UPDATE attempt_sends SET body = NULL WHERE attempt_id = NEW.id AND body IS NOT NULL;
+  RETURN NULL;
+END $$;
+
+--
+-- Name: attempt_sends_keep_their_window(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.attempt_sends_keep_their_window() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF NEW.attempt_id <> OLD.attempt_id OR NEW.first_sent_at <> OLD.first_sent_at
+     OR NEW.key_window_ms <> OLD.key_window_ms OR NEW.margin_ms <> OLD.margin_ms
+     OR NEW.replay_until <> OLD.replay_until
+     OR (NEW.body IS NOT NULL AND NEW.body IS DISTINCT FROM OLD.body) THEN
+    RAISE EXCEPTION 'attempt_sends_fixed: the request attempt % was first sent with, and its key window, never change', OLD.attempt_id
+      USING ERRCODE = 'check_violation', CONSTRAINT = 'attempt_sends_fixed';
+  END IF;
+  RETURN NEW;
+END $$;
+
+--
+-- Name: attempt_sends_on_this_clock(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.attempt_sends_on_this_clock() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  NEW.first_sent_at := now();
+  NEW.replay_until := now() + (NEW.key_window_ms - NEW.margin_ms) * interval '1 millisecond';
+  RETURN NEW;
+END $$;
+
+--
 -- Name: attempts_guard_transition(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -502,6 +592,49 @@ CREATE FUNCTION public.webhook_try_outcome(status integer) RETURNS text
 $$;
 
 --
+-- Name: attempt_replays; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.attempt_replays (
+    id bigint NOT NULL,
+    attempt_id text NOT NULL,
+    began_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    answered_at timestamp with time zone,
+    http_status integer,
+    verdict text,
+    detail jsonb,
+    CONSTRAINT attempt_replays_verdict_check CHECK ((verdict = ANY (ARRAY['answered'::text, 'refused'::text, 'in_progress'::text, 'no_news'::text, 'key_reused'::text])))
+);
+
+--
+-- Name: attempt_replays_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.attempt_replays ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.attempt_replays_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: attempt_sends; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.attempt_sends (
+    attempt_id text NOT NULL,
+    body bytea,
+    first_sent_at timestamp with time zone DEFAULT now() NOT NULL,
+    key_window_ms bigint NOT NULL,
+    margin_ms bigint NOT NULL,
+    replay_until timestamp with time zone NOT NULL,
+    CONSTRAINT attempt_sends_check CHECK (((margin_ms > 0) AND (margin_ms < key_window_ms))),
+    CONSTRAINT attempt_sends_key_window_ms_check CHECK ((key_window_ms > 0))
+);
+
+--
 -- Name: certifications; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -847,6 +980,20 @@ ALTER TABLE public.webhook_secrets ALTER COLUMN id ADD GENERATED ALWAYS AS IDENT
 ALTER TABLE ONLY public.race_events ALTER COLUMN id SET DEFAULT nextval('public.race_events_id_seq'::regclass);
 
 --
+-- Name: attempt_replays attempt_replays_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.attempt_replays
+    ADD CONSTRAINT attempt_replays_pkey PRIMARY KEY (id);
+
+--
+-- Name: attempt_sends attempt_sends_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.attempt_sends
+    ADD CONSTRAINT attempt_sends_pkey PRIMARY KEY (attempt_id);
+
+--
 -- Name: attempts attempts_job_id_id_key; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1036,6 +1183,12 @@ ALTER TABLE public.webhook_secrets
     ADD CONSTRAINT webhook_secrets_sealed CHECK ((secret ~ '^v1\.[A-Za-z0-9_-]{1,32}\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22,}$'::text)) NOT VALID;
 
 --
+-- Name: attempt_replays_of_attempt; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX attempt_replays_of_attempt ON public.attempt_replays USING btree (attempt_id, began_at);
+
+--
 -- Name: attempts_call_ends_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1160,6 +1313,36 @@ CREATE INDEX webhook_secrets_expiring_idx ON public.webhook_secrets USING btree 
 --
 
 CREATE UNIQUE INDEX webhook_secrets_one_current ON public.webhook_secrets USING btree (endpoint_id) WHERE (expires_at IS NULL);
+
+--
+-- Name: attempt_replays attempt_replays_answered_once; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempt_replays_answered_once BEFORE UPDATE ON public.attempt_replays FOR EACH ROW EXECUTE FUNCTION public.attempt_replays_answer_once();
+
+--
+-- Name: attempt_replays attempt_replays_inside_key_window; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempt_replays_inside_key_window BEFORE INSERT ON public.attempt_replays FOR EACH ROW EXECUTE FUNCTION public.attempt_replays_only_inside_the_key_window();
+
+--
+-- Name: attempts attempt_sends_dropped_when_settled; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempt_sends_dropped_when_settled AFTER UPDATE OF state ON public.attempts FOR EACH ROW WHEN (((old.state = ANY (ARRAY['running'::text, 'unknown'::text])) AND (new.state = ANY (ARRAY['succeeded'::text, 'lost'::text, 'failed'::text, 'cancelled'::text])))) EXECUTE FUNCTION public.attempt_sends_drop_body_when_settled();
+
+--
+-- Name: attempt_sends attempt_sends_fixed; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempt_sends_fixed BEFORE UPDATE ON public.attempt_sends FOR EACH ROW EXECUTE FUNCTION public.attempt_sends_keep_their_window();
+
+--
+-- Name: attempt_sends attempt_sends_on_postgres_clock; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempt_sends_on_postgres_clock BEFORE INSERT ON public.attempt_sends FOR EACH ROW EXECUTE FUNCTION public.attempt_sends_on_this_clock();
 
 --
 -- Name: attempts attempts_count_call_ends; Type: TRIGGER; Schema: public; Owner: -
@@ -1292,6 +1475,20 @@ CREATE TRIGGER webhook_event_bodies_fixed BEFORE UPDATE ON public.webhook_event_
 --
 
 CREATE TRIGGER webhook_operator_actions_kept BEFORE DELETE OR UPDATE ON public.webhook_operator_actions FOR EACH ROW EXECUTE FUNCTION public.webhook_operator_actions_kept();
+
+--
+-- Name: attempt_replays attempt_replays_attempt_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.attempt_replays
+    ADD CONSTRAINT attempt_replays_attempt_id_fkey FOREIGN KEY (attempt_id) REFERENCES public.attempt_sends(attempt_id) ON DELETE CASCADE;
+
+--
+-- Name: attempt_sends attempt_sends_attempt_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.attempt_sends
+    ADD CONSTRAINT attempt_sends_attempt_id_fkey FOREIGN KEY (attempt_id) REFERENCES public.attempts(id) ON DELETE CASCADE;
 
 --
 -- Name: attempts attempts_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

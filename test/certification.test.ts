@@ -41,6 +41,18 @@ const providers = (url: string): ProviderConfig[] => [
   anthropicProvider(url, 'claude-hallucinates', 'sim-hallucinates'),
   anthropicProvider(url, 'claude-verbose', 'sim-verbose'),
   anthropicProvider(url, 'claude-refuses', 'sim-refuses'),
+  // Who counts the prompt: the server's own endpoint, or (none, or it fails) an estimate here.
+  chatProvider(url, 'steady-tokenize', 'sim-steady', { tokenCount: 'tokenize' }),
+  chatProvider(url, 'steady-input-tokens', 'sim-steady', { tokenCount: 'input_tokens' }),
+  chatProvider(url, 'legacy-tokenize', 'sim-legacy', {
+    maxTokensParameter: 'max_tokens',
+    tokenCount: 'tokenize',
+  }),
+  anthropicProvider(url, 'claude-local-count', 'sim-steady', { tokenCount: 'local' }),
+  anthropicProvider(url, 'claude-tight-window', 'sim-steady', {
+    contextWindow: 256,
+    maxOutputTokens: 255,
+  }),
   // Without a late-result window of their own: the default, from timeoutMs.
   chatProvider(url, 'backup', 'sim-backup', { lateResultTimeoutMs: undefined }),
   payProvider(url, 'pay', { lateResultTimeoutMs: undefined }),
@@ -99,10 +111,82 @@ test('the well-behaved model and the charge API pass certification; the report i
     expect(report.cases.every((c) => c.passed)).toBe(true);
   }
   const report = await stack.certify('sim-steady', 'summarize');
-  expect(report.tokenizer).toBe('js-tiktoken o200k_base');
+  expect(report.tokenizer).toBe('estimate: js-tiktoken o200k_base');
   expect(report.cases.every((c) => (c.promptTokens ?? 0) > 20 && c.contextWindow === 128_000)).toBe(
     true,
   );
+});
+
+/** The input tokens the simulator billed for each case's call of a certification run, by case number. */
+function billedPerCase(before: ReadonlySet<string>): Map<number, number> {
+  const billed = new Map<number, number>();
+  for (const entry of stack.simulator.ledger()) {
+    const number = /^cert-[0-9a-f-]{36}-(\d+)$/.exec(entry.idempotencyKey)?.[1];
+    if (number && !before.has(entry.idempotencyKey) && entry.tokensServed)
+      billed.set(Number(number), entry.tokensServed.input);
+  }
+  return billed;
+}
+
+test.each([
+  ['claude-steady', 'POST /v1/messages/count_tokens'],
+  ['steady-tokenize', 'POST /tokenize'],
+  ['steady-input-tokens', 'POST /v1/responses/input_tokens'],
+])(
+  'certification counts the prompt with %s’s own count endpoint (%s), the count its call is then billed, and says so',
+  async (provider, endpoint) => {
+    const before = new Set(stack.simulator.ledger().map((e) => e.idempotencyKey));
+    const report = await stack.certify(provider, 'summarize');
+    expect(report.passed).toBe(true);
+    expect(report.tokenizer).toBe(`counted by ${endpoint}`);
+    const billed = billedPerCase(before);
+    expect(billed.size).toBe(report.cases.length);
+    for (const [index, c] of report.cases.entries()) {
+      expect(c).toMatchObject({
+        promptTokensCountedBy: `counted by ${endpoint}`,
+        promptTokensEstimated: false,
+      });
+      expect(c.promptTokens).toBe(billed.get(index + 1));
+    }
+  },
+);
+
+test('without a count endpoint, or when it fails, the prompt is counted here and the report labels it an estimate', async () => {
+  const cases = [
+    ['sim-steady', /^estimate: js-tiktoken o200k_base$/],
+    ['claude-local-count', /^estimate: chars \/ 3\.5$/],
+    // Its server has no /tokenize: the local count stands in, with the endpoint's failure.
+    ['legacy-tokenize', /^estimate: js-tiktoken o200k_base; the provider's count failed: .*404/],
+  ] as const;
+  for (const [provider, label] of cases) {
+    const report = await stack.certify(provider, 'summarize');
+    expect(report.passed).toBe(true);
+    expect(report.tokenizer).toMatch(label);
+    for (const c of report.cases) {
+      expect(c.promptTokensEstimated).toBe(true);
+      expect(c.promptTokensCountedBy).toMatch(label);
+      expect(c.promptTokens).toBeGreaterThan(20);
+    }
+  }
+});
+
+test('the context-window check uses the provider’s count, not the estimate', async () => {
+  const counted = await stack.certify('claude-steady', 'summarize');
+  const estimated = await stack.certify('claude-local-count', 'summarize');
+  const report = await stack.certify('claude-tight-window', 'summarize');
+  expect(report.passed).toBe(false);
+  for (const [index, c] of report.cases.entries()) {
+    const providerCount = counted.cases[index]!.promptTokens!;
+    expect(providerCount).not.toBe(estimated.cases[index]!.promptTokens);
+    expect(c).toMatchObject({
+      code: 'context_window',
+      promptTokens: providerCount,
+      promptTokensCountedBy: 'counted by POST /v1/messages/count_tokens',
+    });
+    expect(c.reason).toBe(
+      `prompt needs ${providerCount} tokens + 255 for the answer; the window is 256`,
+    );
+  }
 });
 
 test.each([
@@ -265,8 +349,10 @@ test('onejob providers certify runs from the command line and prints the verdict
     env,
   );
   expect(bad.code).toBe(2);
+  // Every job type it can serve: prose breaks the JSON contract, and is what free text asks for.
   expect(JSON.parse(bad.stdout)).toEqual([
-    expect.objectContaining({ provider: 'sim-prose', passed: false }),
+    expect.objectContaining({ provider: 'sim-prose', jobType: 'summarize', passed: false }),
+    expect.objectContaining({ provider: 'sim-prose', jobType: 'chat', passed: true }),
   ]);
 
   const wrong = await runCli(stack, ['providers', 'certify', '--provider', 'nobody'], env);

@@ -3,13 +3,10 @@ import { createServer } from 'node:net';
 import OpenAI from 'openai';
 import { findJobType } from '../src/jobTypes';
 import { classifyAnthropicError } from '../src/providers/anthropic';
+import { ProviderCallError } from '../src/providers/callErrors';
 import { classifyFetchFailure } from '../src/providers/httpProvider';
 import { classifyOpenAiError } from '../src/providers/openaiCompatible';
-import {
-  ContractViolation,
-  ProviderCallError,
-  type ProviderConfig,
-} from '../src/providers/provider';
+import { ContractViolation, type ProviderConfig } from '../src/providers/provider';
 import { ProviderRegistry } from '../src/providers/registry';
 import type { Fault } from '../tools/simulator/faults';
 import { startSimulator, type SimulatorServer } from '../tools/simulator/server';

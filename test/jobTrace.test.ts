@@ -184,9 +184,26 @@ test("a job's trace prints as a tree: the create request at its root, the provid
   const traces = JSON.parse(json.stdout) as JaegerTrace[];
   expect(traces[0]!.traceID).toBe(traceId);
   expect(traces.map((t) => t.traceID)).not.toContain(readTraceId);
-  expect(named(traces[0]!, 'provider call')[0]!.tags).toContainEqual(
+  const callTags = named(traces[0]!, 'provider call')[0]!.tags ?? [];
+  expect(callTags).toContainEqual(
     expect.objectContaining({ key: 'onejob.provider', value: 'primary' }),
   );
+  // Beside ours, the OpenTelemetry GenAI attributes: the model, and the usage the provider reported.
+  const { attempts } = (await read.json()) as {
+    attempts: Array<{
+      usage: { inputTokens: number; cachedInputTokens: number; outputTokens: number };
+    }>;
+  };
+  const { usage } = attempts[0]!;
+  for (const [key, value] of [
+    ['gen_ai.request.model', 'sim-steady'],
+    ['gen_ai.usage.input_tokens', usage.inputTokens],
+    ['gen_ai.usage.output_tokens', usage.outputTokens],
+    ['gen_ai.usage.cache_read.input_tokens', usage.cachedInputTokens],
+  ] as const)
+    expect(callTags).toContainEqual(expect.objectContaining({ key, value }));
+  // Its server reports no cache writes: the count is left out, never taken for zero.
+  expect(callTags.map((t) => t.key)).not.toContain('gen_ai.usage.cache_creation.input_tokens');
 
   // Without ONEJOB_TRACE_QUERY_URL, the CLI reads where a running npm start recorded its Jaeger
   // (a user and password in the URL go as basic auth, which this Jaeger ignores).

@@ -1,5 +1,6 @@
 import { cleanUsage, describeCosts, describeJobCost, jobCost } from '../src/domain/cost';
 import { usageOfMessage } from '../src/providers/anthropic';
+import { usageOfCompletion } from '../src/providers/openaiCompatible';
 import { costOfCall, costOfTokens, reportedCost, resolvePointer } from '../src/providers/pricing';
 import type { ProviderConfig } from '../src/providers/provider';
 import { parseProviderConfigs } from '../src/providers/registry';
@@ -60,7 +61,7 @@ test('an HTTP provider’s cost is read from the answer by JSON pointer, in the 
   expect(resolvePointer({ a: 1 }, '/constructor')).toBeUndefined();
 });
 
-test('Anthropic’s cache reads and writes are counted as input, and the reads as its cached part', () => {
+test('Anthropic’s cache reads and writes are counted as input, the reads as its cached part and the writes as its written part', () => {
   expect(
     usageOfMessage({
       input_tokens: 10,
@@ -68,7 +69,76 @@ test('Anthropic’s cache reads and writes are counted as input, and the reads a
       cache_read_input_tokens: 100,
       cache_creation_input_tokens: 20,
     } as Parameters<typeof usageOfMessage>[0]),
-  ).toEqual({ inputTokens: 130, cachedInputTokens: 100, outputTokens: 5 });
+  ).toEqual({
+    inputTokens: 130,
+    cachedInputTokens: 100,
+    cacheCreationInputTokens: 20,
+    outputTokens: 5,
+  });
+});
+
+test('Anthropic’s cache writes are priced at their own rates, the 1-hour ones apart from the 5-minute ones, as its usage reports them', () => {
+  const [claude] = parseProviderConfigs(
+    JSON.stringify([
+      {
+        name: 'claude',
+        kind: 'anthropic',
+        model: 'm',
+        timeoutMs: 1_000,
+        sideEffects: false,
+        // A base price of 3 with Anthropic's multipliers: reads 0.1×, 5-minute writes 1.25×, 1-hour 2×.
+        price: {
+          currency: 'USD',
+          inputPerMillion: 3,
+          outputPerMillion: 15,
+          cachedInputPerMillion: 0.3,
+          cacheWritePerMillion: 3.75,
+          cacheWrite1hPerMillion: 6,
+        },
+      },
+    ]),
+  );
+  const usage = usageOfMessage({
+    input_tokens: 10,
+    output_tokens: 5,
+    cache_read_input_tokens: 100,
+    cache_creation_input_tokens: 50,
+    cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 30 },
+  } as Parameters<typeof usageOfMessage>[0]);
+  expect(usage).toEqual({
+    inputTokens: 160,
+    cachedInputTokens: 100,
+    cacheCreationInputTokens: 50,
+    cacheCreation1hInputTokens: 30,
+    outputTokens: 5,
+  });
+  // 10 × 3 + 100 × 0.3 + 20 × 3.75 + 30 × 6 + 5 × 15 = 390 per million.
+  expect(costOfCall(claude!, { usage: cleanUsage(usage)! })).toEqual({
+    amount: 0.00039,
+    currency: 'USD',
+  });
+  // Without prices of their own, cache writes cost what input costs.
+  expect(costOfTokens(price, usage)).toEqual(
+    costOfTokens(price, { inputTokens: 160, cachedInputTokens: 100, outputTokens: 5 }),
+  );
+});
+
+test('OpenAI’s cached input and its cache writes, where it reports them, are priced at their own rates', () => {
+  const usage = usageOfCompletion({
+    prompt_tokens: 2_000,
+    completion_tokens: 10,
+    total_tokens: 2_010,
+    prompt_tokens_details: { cached_tokens: 1_024, cache_write_tokens: 500 },
+  });
+  expect(usage).toEqual({
+    inputTokens: 2_000,
+    cachedInputTokens: 1_024,
+    cacheCreationInputTokens: 500,
+    outputTokens: 10,
+  });
+  const priced = { ...price, cachedInputPerMillion: 1.25, cacheWritePerMillion: 3 };
+  // 476 × 2.5 + 1,024 × 1.25 + 500 × 3 + 10 × 10 = 4,070 per million.
+  expect(costOfTokens(priced, usage)).toEqual({ amount: 0.00407, currency: 'USD' });
 });
 
 test('a price list must name an ISO 4217 currency and non-negative prices', () => {
@@ -162,5 +232,15 @@ test('reported usage that makes no sense is unknown: not a whole non-negative co
     inputTokens: 10,
   });
   expect(cleanUsage({ inputTokens: 1.5 })).toBeUndefined();
+  // Cache reads and writes together within the input; hour-long writes within the writes.
+  expect(
+    cleanUsage({ inputTokens: 10, cachedInputTokens: 6, cacheCreationInputTokens: 5 }),
+  ).toEqual({ inputTokens: 10, cachedInputTokens: 6 });
+  expect(
+    cleanUsage({ inputTokens: 10, cacheCreationInputTokens: 4, cacheCreation1hInputTokens: 5 }),
+  ).toEqual({ inputTokens: 10, cacheCreationInputTokens: 4 });
+  expect(
+    cleanUsage({ inputTokens: 10, cacheCreationInputTokens: 4, cacheCreation1hInputTokens: 4 }),
+  ).toEqual({ inputTokens: 10, cacheCreationInputTokens: 4, cacheCreation1hInputTokens: 4 });
   expect(cleanUsage(undefined)).toBeUndefined();
 });

@@ -2,12 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { attemptId } from '../src/domain/job';
 import { findJobType, jobTypeNames, type AnyJobTypeContract } from '../src/jobTypes';
-import {
-  ContractViolation,
-  ProviderCallError,
-  type Provider,
-  type ProviderConfig,
-} from '../src/providers/provider';
+import { ProviderCallError } from '../src/providers/callErrors';
+import { ContractViolation, type Provider, type ProviderConfig } from '../src/providers/provider';
 import { ProviderRegistry } from '../src/providers/registry';
 import { providerSaid } from '../src/providers/sdkErrors';
 import { startSimulator, type SimulatorServer } from '../tools/simulator/server';
@@ -36,9 +32,10 @@ const openai = (model = 'sim-steady', options: Parameters<typeof chatProvider>[3
 const anthropic = (model = 'sim-steady', options: Parameters<typeof anthropicProvider>[3] = {}) =>
   adapter(anthropicProvider(simulator.url, 'anthropic', model, { ...common, ...options }));
 
+// The job types whose answer is JSON of their schema; free text (chat) asks for no format.
 const chatContracts = jobTypeNames()
   .map((name) => findJobType(name)!)
-  .filter((c) => c.providerKinds.includes('openai-compatible'));
+  .filter((c) => c.providerKinds.includes('openai-compatible') && c.answer !== 'text');
 const INPUT = { text: 'A request is checked before it is sent. Then it is sent.' };
 
 let calls = 0;
@@ -114,6 +111,28 @@ describe.each(chatContracts.map((c) => [c.name, c] as const))(
     });
   },
 );
+
+describe('the free-text (chat) request as sent', () => {
+  const chat = findJobType('chat')!;
+
+  test('OpenAI-compatible: no response_format, whatever the provider asks of JSON jobs; the cap and temperature as for any job', async () => {
+    const { body, outcome } = await send(
+      openai('sim-steady', { structuredOutput: 'json_object' }),
+      chat,
+    );
+    expect(outcome).toMatchObject({ output: { text: expect.any(String) } });
+    expect(body).not.toHaveProperty('response_format');
+    expect(body).toMatchObject({ max_completion_tokens: 1024, temperature: 0 });
+  });
+
+  test('Anthropic: no tool and no tool choice; max_tokens set', async () => {
+    const { body, outcome } = await send(anthropic(), chat);
+    expect(outcome).toMatchObject({ output: { text: expect.any(String) } });
+    expect(body).not.toHaveProperty('tools');
+    expect(body).not.toHaveProperty('tool_choice');
+    expect(body.max_tokens).toBe(1024);
+  });
+});
 
 test('the payment request: the job input as the JSON body, the attempt id as an Idempotency-Key within the 255 characters payment APIs take', async () => {
   const pay = adapter(payProvider(simulator.url, 'pay', { ...common, statusUrl: undefined }));

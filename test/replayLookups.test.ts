@@ -5,7 +5,7 @@ import { chargeBody, createJob, readJob, untilJob, type JobView } from './suppor
 import { eventually } from './support/polling';
 import { providerSaw, requestsFor } from './support/providerLedger';
 import { payProvider, TIMES_OUT_SOON_MS } from './support/providers';
-import { certifyForSetup, useTestStack } from './support/stack';
+import { useTestStack } from './support/stack';
 import { workflowStatus } from './support/temporal';
 
 /**
@@ -80,10 +80,8 @@ test('a charge whose answer is lost is settled by a replay under its key: no ope
     fault: { kind: 'drop_after' },
   });
   const job = await createJob(stack, body);
-  const done = await untilJob(
-    stack,
-    job.id,
-    (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status),
+  const done = await untilJob(stack, job.id, (j) =>
+    ['succeeded', 'failed', 'cancelled'].includes(j.status),
   );
 
   expect(done.status).toBe('succeeded');
@@ -151,6 +149,11 @@ test('after the key window nothing is sent again: the look says so and calls an 
   expect(seen.status).toBe('unknown');
   expect(workflow.needsOperator).toBe(true);
   expect(workflow.waitingOn).toMatch(/key window is over for a replay/);
+  // The attempt itself says so, for GET and the CLI.
+  expect(seen.attempts[0]?.error).toMatchObject({
+    code: 'needs_operator',
+    evidence: 'replay-window-over',
+  });
   // Every replay began inside the window, and each was one request at the provider.
   const replays = await replaysOf(attemptId);
   expect(replays.length).toBeGreaterThan(0);
@@ -192,6 +195,11 @@ test('a replay answered "this key was used with other parameters" goes to an ope
   expect(seen.status).toBe('unknown');
   expect(workflow.needsOperator).toBe(true);
   expect(workflow.waitingOn).toMatch(/holds this key for other parameters/);
+  expect(seen.attempts[0]?.error).toMatchObject({
+    code: 'needs_operator',
+    evidence: 'replay-key-reused',
+    answered: { status: 400, type: 'idempotency_error' },
+  });
   expect(await replaysOf(`${job.id}:1`)).toEqual([
     expect.objectContaining({
       verdict: 'key_reused',
@@ -232,10 +240,8 @@ test('a search that lags its writes is not believed early: a charge whose answer
     fault: { kind: 'drop_after' },
   });
   const job = await createJob(stack, body);
-  const done = await untilJob(
-    stack,
-    job.id,
-    (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status),
+  const done = await untilJob(stack, job.id, (j) =>
+    ['succeeded', 'failed', 'cancelled'].includes(j.status),
   );
 
   expect(done.status).toBe('succeeded');

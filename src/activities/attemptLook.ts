@@ -174,8 +174,7 @@ async function lookOnce(deps: LookDeps, attemptId: string): Promise<Looked> {
     closed = found.detail;
   }
   if (provider.lookupStatus) return byStatusLookup(one, provider.lookupStatus);
-  if (closed)
-    return stillUnknown(deps, attempt, `needs an operator: ${closed}`, { needsOperator: true });
+  if (closed) return forAnOperator(one, 'replay-window-over', `needs an operator: ${closed}`);
   if (!sideEffects) {
     if (one.believable) return failed(deps, attempt, CALL_GONE);
     return stillUnknown(
@@ -199,20 +198,33 @@ async function onFailureEvidence(
   kind: FailureEvidence,
   error: { code: string; message: string },
 ): Promise<Looked> {
-  const { deps, attempt, evidence, log } = one;
-  const verdict = failureVerdict(kind, evidence);
-  if (verdict.settle === 'failed') return failed(deps, attempt, error, evidence);
-  // Said once on the row, so GET and the CLI show it too, not only the workflow.
+  const verdict = failureVerdict(kind, one.evidence);
+  if (verdict.settle === 'failed') return failed(one.deps, one.attempt, error, one.evidence);
+  return forAnOperator(one, kind, verdict.detail);
+}
+
+/**
+ * Only a person can settle it: said once on the row (so GET and the CLI show it too, not only
+ * the workflow), with what the provider answered when there is more to keep than the detail.
+ */
+async function forAnOperator(
+  one: OneLook,
+  evidence: string,
+  detail: string,
+  answered?: object,
+): Promise<Looked> {
+  const { deps, attempt, log } = one;
   const noted = (attempt.error as { code?: string } | null)?.code === 'needs_operator';
   if (!noted) {
-    log.warn({ evidence: kind }, verdict.detail);
+    log.warn({ evidence }, detail);
     await settleAttemptWithoutResult(deps.pool, attempt.id, 'unknown', {
       code: 'needs_operator',
-      evidence: kind,
-      message: verdict.detail,
+      evidence,
+      message: detail,
+      ...(answered ? { answered } : {}),
     });
   }
-  return stillUnknown(deps, attempt, verdict.detail, { needsOperator: true });
+  return stillUnknown(deps, attempt, detail, { needsOperator: true });
 }
 
 /** The verdict a replay's finding leads to. */
@@ -223,10 +235,8 @@ async function byReplay(
   const { deps, attempt } = one;
   if (found.kind === 'answered') return settledByAnswer(one, found.output, 'replay');
   if (found.kind === 'refused') return onFailureEvidence(one, 'replay-refused', found.error);
-  if (found.kind === 'key_reused') {
-    one.log.warn({ detail: found.detail }, 'a replay found the key held for other parameters');
-    return stillUnknown(deps, attempt, found.detail, { needsOperator: true });
-  }
+  if (found.kind === 'key_reused')
+    return forAnOperator(one, 'replay-key-reused', found.detail, found.answered);
   return stillUnknown(
     deps,
     attempt,

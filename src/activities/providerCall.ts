@@ -4,7 +4,7 @@ import { lateResultTimeoutMs, notFoundGraceMs } from '../providers/provider';
 import { noteCallEnd } from '../service/providerHealth';
 import { nudgeOrHandOver } from '../service/results';
 import { observe } from '../telemetry/histograms';
-import { inSpan } from '../telemetry/spans';
+import { genAiUsageAttributes, inSpan } from '../telemetry/spans';
 import type { AttemptOutcome } from '../workflows/definitions';
 import { beginCall, keepForReplay } from './providerCallBegin';
 import { requestCall } from './providerCallRequest';
@@ -76,7 +76,9 @@ export function providerCallActivities(
       'onejob.job_id': job.id,
       'onejob.job_type': job.type,
       'onejob.provider': provider.config.name,
-      ...(provider.config.kind === 'http' ? {} : { 'onejob.model': provider.config.model }),
+      ...(provider.config.kind === 'http'
+        ? {}
+        : { 'onejob.model': provider.config.model, 'gen_ai.request.model': provider.config.model }),
     });
     const kept = await keepForReplay(deps, begun, provider);
     if (!('body' in kept)) return kept;
@@ -97,6 +99,7 @@ export function providerCallActivities(
       answer,
     );
     span.setAttributes({
+      ...genAiUsageAttributes(answer.usage),
       'onejob.outcome': outcome.state,
       'onejob.late': isLate(),
       'onejob.certainty': certaintyOfCall,

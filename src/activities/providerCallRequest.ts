@@ -6,7 +6,8 @@ import { Context } from '@temporalio/activity';
 import { cleanUsage, type Money, type TokenUsage } from '../domain/cost';
 import { LATE_WINDOW_EXCEEDED } from '../domain/retries';
 import type { AnyJobTypeContract } from '../jobTypes';
-import { ContractViolation, ProviderCallError, type Provider } from '../providers/provider';
+import { ProviderCallError } from '../providers/callErrors';
+import { ContractViolation, type Provider } from '../providers/provider';
 
 /** What a call brought back: an answer (with what it used and cost), a failure, or a violation. */
 export interface CallAnswer {

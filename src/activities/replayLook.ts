@@ -15,7 +15,7 @@ import {
 } from '../db/attemptReplays';
 import type { Pool } from '../db/pool';
 import type { Logger } from '../logger';
-import { ProviderCallError } from '../providers/provider';
+import { ProviderCallError } from '../providers/callErrors';
 import type { ReplayLookup } from '../providers/replay';
 import { inSpan } from '../telemetry/spans';
 
@@ -26,7 +26,7 @@ export type ReplayFinding =
   /** The provider's own refusal of the very request: nothing was done under the key. */
   | { kind: 'refused'; error: { code: string; message: string } }
   /** The provider holds the key for other parameters: only a person can tell what happened. */
-  | { kind: 'key_reused'; detail: string }
+  | { kind: 'key_reused'; detail: string; answered: object }
   /** Still being processed, or no answer worth a verdict: looked at again, later. */
   | { kind: 'no_news'; detail: string; recheckInMs?: number }
   /** No replay may be sent any more (the window is over, or nothing was kept). */
@@ -69,6 +69,7 @@ function findingOfError(error: unknown): {
       finding: {
         kind: 'key_reused',
         detail: `needs an operator: the provider holds this key for other parameters (${error.message}${error.detail.code ? `, ${error.detail.code}` : ''}); what the first request did is for a person to find`,
+        answered: { status, ...said },
       },
       verdict: 'key_reused',
       status,

@@ -1,10 +1,6 @@
 /** Why a certification call failed, as a case verdict: its kind, and a hint where one helps. */
-import {
-  ContractViolation,
-  ProviderCallError,
-  type Provider,
-  type ViolationKind,
-} from '../providers/provider';
+import { ProviderCallError } from '../providers/callErrors';
+import { ContractViolation, type Provider, type ViolationKind } from '../providers/provider';
 
 const VIOLATION_LABELS: Record<ViolationKind, string> = {
   truncated: 'truncated',

@@ -29,6 +29,13 @@ export interface CaseResult {
   code?: string;
   reason?: string;
   promptTokens: number | null;
+  /**
+   * Who counted `promptTokens`: `counted by <endpoint>` (the provider's own tokenizer), or
+   * `estimate: …` (counted here; with the provider's failure when its endpoint failed).
+   */
+  promptTokensCountedBy: string;
+  /** True unless the provider's own tokenizer counted the prompt. */
+  promptTokensEstimated: boolean;
   contextWindow: number | null;
   ms: number;
 }
@@ -39,6 +46,7 @@ export interface CertificationReport {
   jobType: string;
   contractVersion: string;
   passed: boolean;
+  /** Who counted the prompts: the cases' `promptTokensCountedBy`, each different one once. */
   tokenizer: string;
   cases: CaseResult[];
   /** Whether the server obeys the output cap as we send it; probed once the cases pass. */
@@ -74,21 +82,21 @@ export async function certifyProvider(options: {
   const window = contextWindowOf(provider);
   const reserved = provider.config.kind === 'http' ? 0 : outputTokenCap(provider.config);
   const results: CaseResult[] = [];
-  let tokenizer = 'n/a';
 
   for (const [index, golden] of cases.entries()) {
     options.onProgress?.(
       `[${index + 1}/${cases.length}] ${provider.config.name} · ${contract.name} · ${golden.name}`,
     );
     const started = Date.now();
-    const counted = countPromptTokens(provider, contract, golden.input);
-    tokenizer = counted.tokenizer;
+    const counted = await countPromptTokens(provider, { contract, input: golden.input });
     const result = (passed: boolean, reason?: string, code?: string): CaseResult => ({
       case: golden.name,
       passed,
       ...(code ? { code } : {}),
       ...(reason ? { reason } : {}),
       promptTokens: counted.tokens,
+      promptTokensCountedBy: counted.countedBy,
+      promptTokensEstimated: counted.estimate,
       contextWindow: window,
       ms: Date.now() - started,
     });
@@ -130,7 +138,7 @@ export async function certifyProvider(options: {
     jobType: contract.name,
     contractVersion: version,
     passed: results.every((r) => r.passed) && outputCap?.passed !== false,
-    tokenizer,
+    tokenizer: [...new Set(results.map((r) => r.promptTokensCountedBy))].join(' | ') || 'n/a',
     cases: results,
     ...(outputCap ? { outputCap } : {}),
   };

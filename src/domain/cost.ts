@@ -12,8 +12,18 @@ export interface TokenUsage {
   inputTokens?: number;
   /** The part of the input read from the prompt cache (billed at its own price). */
   cachedInputTokens?: number;
+  /**
+   * The part of the input written to the prompt cache, for whatever lifetime (billed at its own
+   * price). Priced with the call; not kept in the ledger's columns.
+   */
+  cacheCreationInputTokens?: number;
+  /** Of the cache writes, those kept for an hour (Anthropic's 1-hour cache); the rest last 5 minutes. */
+  cacheCreation1hInputTokens?: number;
   outputTokens?: number;
 }
+
+/** The counts the ledger keeps per call (its columns), and sums per job. */
+const LEDGER_COUNTS = ['inputTokens', 'cachedInputTokens', 'outputTokens'] as const;
 
 /** An amount of money in one currency (an ISO 4217 code). */
 export interface Money {
@@ -108,8 +118,9 @@ export function sumCosts(
 
 /**
  * Usage as a provider reported it, kept only where it makes sense: whole, non-negative counts,
- * and cached input within the input. Anything else is unknown, so that a malformed report can
- * neither fail the recording of an answer nor price a call below zero.
+ * cache reads and writes together within the input, hour-long writes within the writes. Anything
+ * else is unknown, so that a malformed report can neither fail the recording of an answer nor
+ * price a call below zero.
  */
 export function cleanUsage(reported: TokenUsage | undefined): TokenUsage | undefined {
   if (!reported) return undefined;
@@ -123,9 +134,20 @@ export function cleanUsage(reported: TokenUsage | undefined): TokenUsage | undef
     (inputTokens === undefined || cachedInputTokens > inputTokens)
   )
     cachedInputTokens = undefined;
+  let written = count(reported.cacheCreationInputTokens);
+  if (
+    written !== undefined &&
+    (inputTokens === undefined || written + (cachedInputTokens ?? 0) > inputTokens)
+  )
+    written = undefined;
+  let writtenForAnHour = count(reported.cacheCreation1hInputTokens);
+  if (writtenForAnHour !== undefined && (written === undefined || writtenForAnHour > written))
+    writtenForAnHour = undefined;
   const usage: TokenUsage = {
     ...(inputTokens === undefined ? {} : { inputTokens }),
     ...(cachedInputTokens === undefined ? {} : { cachedInputTokens }),
+    ...(written === undefined ? {} : { cacheCreationInputTokens: written }),
+    ...(writtenForAnHour === undefined ? {} : { cacheCreation1hInputTokens: writtenForAnHour }),
     ...(outputTokens === undefined ? {} : { outputTokens }),
   };
   return Object.keys(usage).length > 0 ? usage : undefined;
@@ -133,13 +155,13 @@ export function cleanUsage(reported: TokenUsage | undefined): TokenUsage | undef
 
 /** A job's bill from its calls' ledger lines: the winner's cost apart from the rest. */
 export function jobCost(calls: readonly CallLine[], winnerId: string | null): JobCost {
-  const tokens: Required<TokenUsage> = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
-  const reported = new Set<keyof TokenUsage>();
+  const tokens = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+  const reported = new Set<(typeof LEDGER_COUNTS)[number]>();
   const known: Array<{ id: string; cost: Money }> = [];
   let unknownCalls = 0;
   for (const call of calls) {
     if (!call.startedAt) continue;
-    for (const key of ['inputTokens', 'cachedInputTokens', 'outputTokens'] as const) {
+    for (const key of LEDGER_COUNTS) {
       const count = call.usage?.[key];
       if (count === undefined) continue;
       tokens[key] += count;

@@ -16,6 +16,13 @@ export interface JobTypeContract<Input, Output> {
   input: z.ZodType<Input>;
   /** Strict schema of the provider's answer; unknown keys are a contract failure. */
   output: z.ZodType<Output>;
+  /**
+   * How a chat provider is asked to answer, and how its answer is read. `json` (the default):
+   * the output schema is asked for (structured output, a forced tool) and the answer parsed as
+   * JSON. `text`: no format is asked, and the model's message text, as written, is the output
+   * `{ text }`; the model's own stop reason and a non-empty text are then the contract.
+   */
+  answer?: 'json' | 'text';
   /** True when running it twice could do something twice (a charge, a write): never hedged. */
   sideEffects: boolean;
   /** Which kinds of provider can serve it. */
@@ -30,7 +37,6 @@ export interface JobTypeContract<Input, Output> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyJobTypeContract = JobTypeContract<any, any>;
 
-/** Checks a provider's answer against a contract; returns the parsed output or the reasons. */
 /** Whether an output satisfies a contract: the parsed output, or why not. */
 export type OutputCheck =
   { ok: true; output: unknown } | { ok: false; reason: string; issues: string[] };

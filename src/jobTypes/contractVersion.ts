@@ -6,7 +6,7 @@ import type { AnyJobTypeContract } from './contract';
 /**
  * The identity of a job type's contract: a hash of its input and output schemas, its prompt
  * template (rendered for the contract's sample input, so the hash does not depend on how the
- * code was compiled) and its revision, which is bumped when the business checks change. Any
+ * code was compiled), how its answer is read (free text or JSON) and its revision, which is bumped when the business checks change. Any
  * change to what is asked or accepted makes a new version; certifications of the old one stop
  * counting.
  */
@@ -17,6 +17,8 @@ export function contractVersion(contract: AnyJobTypeContract): string {
     input: z.toJSONSchema(contract.input, { unrepresentable: 'any' }),
     output: z.toJSONSchema(contract.output, { unrepresentable: 'any' }),
     prompt: contract.providerKinds.includes('http') ? null : contract.prompt(contract.sample),
+    // Only a free-text contract names its answer, so the JSON ones keep the versions they had.
+    ...(contract.answer === 'text' ? { answer: 'text' } : {}),
   });
   return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
 }

@@ -1,4 +1,5 @@
 import { charge } from './charge';
+import { chat } from './chat';
 import { checkOutput, type AnyJobTypeContract, type OutputCheck } from './contract';
 import { summarize } from './summarize';
 
@@ -8,6 +9,7 @@ export type { AnyJobTypeContract, ChatMessage, JobTypeContract } from './contrac
 
 const jobTypes = new Map<string, AnyJobTypeContract>([
   [summarize.name, summarize],
+  [chat.name, chat],
   [charge.name, charge],
 ]);
 

@@ -10,6 +10,7 @@ import {
   type Provider,
   type ProviderRequest,
   type ProviderResponse,
+  type ProviderTokenCount,
   type TokenUsage,
   outputTokenCap,
 } from './provider';
@@ -20,9 +21,11 @@ export const classifyAnthropicError = (error: unknown) => classifySdkError(error
 /** The tool the model must call: its input schema is the job type's output schema. */
 const TOOL_NAME = 'record_result';
 
-/** The Anthropic Messages API, with structured output through a forced tool call. */
+/** The Anthropic Messages API, with structured output through a forced tool call, or free text. */
 export class AnthropicProvider implements Provider {
   private readonly client: Anthropic;
+  /** The API's own count (`POST /v1/messages/count_tokens`), unless the config says `local`. */
+  readonly countTokens?: (request: ProviderRequest) => Promise<ProviderTokenCount>;
 
   constructor(
     readonly config: AnthropicConfig,
@@ -36,9 +39,24 @@ export class AnthropicProvider implements Provider {
       // The answer is read only up to the provider's cap, never buffered past it.
       fetch: cappedFetch(maxResponseBytes(config)),
     });
+    if (config.tokenCount !== 'local') this.countTokens = (request) => this.countWithApi(request);
   }
 
-  /** The request body: the prompt, the cap, the result tool and the choice that forces it. */
+  /** The prompt as the call sends it (system, messages, the tool and its choice), counted by the API. */
+  private async countWithApi(request: ProviderRequest): Promise<ProviderTokenCount> {
+    const { model, system, messages, tools, tool_choice } = this.requestBody(request);
+    try {
+      const counted = await this.client.messages.countTokens(
+        { model, messages, tools, tool_choice, ...(system ? { system } : {}) },
+        { signal: request.signal },
+      );
+      return { tokens: counted.input_tokens, endpoint: 'POST /v1/messages/count_tokens' };
+    } catch (error) {
+      throw classifyAnthropicError(error);
+    }
+  }
+
+  /** The request body: the prompt, the cap and, for a JSON answer, the tool it is forced to call. */
   requestBody(request: ProviderRequest): Anthropic.MessageCreateParamsNonStreaming {
     const messages = request.contract.prompt(request.input);
     const system = messages
@@ -55,6 +73,14 @@ export class AnthropicProvider implements Provider {
       messages: messages
         .filter((m) => m.role !== 'system')
         .map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content })),
+      // Free text asks for no tool: the model answers in text blocks.
+      ...(request.contract.answer === 'text' ? {} : this.resultTool(request)),
+    };
+  }
+
+  /** The result tool, whose input schema is the job type's output schema, and its forcing. */
+  private resultTool(request: ProviderRequest) {
+    return {
       tools: [
         {
           name: TOOL_NAME,
@@ -62,7 +88,7 @@ export class AnthropicProvider implements Provider {
           input_schema: outputJsonSchema(request.contract) as Anthropic.Tool.InputSchema,
         },
       ],
-      tool_choice: { type: 'tool', name: TOOL_NAME },
+      tool_choice: { type: 'tool' as const, name: TOOL_NAME },
     };
   }
 
@@ -97,6 +123,11 @@ export class AnthropicProvider implements Provider {
         'truncated',
         usage,
       );
+    if (request.contract.answer === 'text') {
+      if (text.trim().length === 0)
+        throw new ContractViolation('the answer has no text', text, 'no_content', usage);
+      return { output: { text }, ...(usage ? { usage } : {}) };
+    }
     if (!call)
       throw new ContractViolation(
         'the model answered without calling the result tool',
@@ -110,14 +141,18 @@ export class AnthropicProvider implements Provider {
 
 /**
  * Anthropic counts cache reads and cache writes apart from `input_tokens`; here every input
- * token is input, and cache reads are its cached part. Cache writes are priced as input.
+ * token is input, cache reads its cached part and cache writes its written part, the 1-hour
+ * writes apart (`cache_creation.ephemeral_1h_input_tokens`) from the 5-minute ones.
  */
 export function usageOfMessage(usage: Anthropic.Usage): TokenUsage {
   const cacheRead = usage.cache_read_input_tokens ?? 0;
   const cacheWrite = usage.cache_creation_input_tokens ?? 0;
+  const forAnHour = usage.cache_creation?.ephemeral_1h_input_tokens;
   return {
     inputTokens: usage.input_tokens + cacheRead + cacheWrite,
     ...(usage.cache_read_input_tokens == null ? {} : { cachedInputTokens: cacheRead }),
+    ...(usage.cache_creation_input_tokens == null ? {} : { cacheCreationInputTokens: cacheWrite }),
+    ...(forAnHour == null ? {} : { cacheCreation1hInputTokens: forAnHour }),
     outputTokens: usage.output_tokens,
   };
 }

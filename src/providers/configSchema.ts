@@ -69,6 +69,8 @@ const chatModel = {
       inputPerMillion: perMillion,
       outputPerMillion: perMillion,
       cachedInputPerMillion: perMillion.optional(),
+      cacheWritePerMillion: perMillion.optional(),
+      cacheWrite1hPerMillion: perMillion.optional(),
     })
     .optional(),
 };
@@ -82,6 +84,7 @@ export const providerConfigSchema = z.discriminatedUnion('kind', [
     baseUrl: z.url(),
     structuredOutput: z.enum(['json_schema', 'json_object', 'prompt']).optional(),
     tokenizer: z.enum(['o200k_base', 'cl100k_base']).optional(),
+    tokenCount: z.enum(['tokenize', 'input_tokens', 'local']).optional(),
     maxTokensParameter: z.enum(['max_completion_tokens', 'max_tokens']).optional(),
   }),
   z.strictObject({
@@ -89,6 +92,7 @@ export const providerConfigSchema = z.discriminatedUnion('kind', [
     ...chatModel,
     kind: z.literal('anthropic'),
     baseUrl: z.url().optional(),
+    tokenCount: z.enum(['count_tokens', 'local']).optional(),
   }),
   z.strictObject({
     ...common,

@@ -1,17 +1,19 @@
 import { RESPONSE_TOO_LARGE } from '../domain/certainty';
 import { cappedResponse, responseTooLarge } from './boundedBody';
-import { reportedCost } from './pricing';
 import {
   causeCode,
   isAmbiguousStatus,
-  lateResultTimeoutMs,
-  maxResponseBytes,
   ProviderCallError,
   UNREACHABLE_CODES,
+  type ProviderErrorDetail,
+} from './callErrors';
+import { reportedCost } from './pricing';
+import {
+  lateResultTimeoutMs,
+  maxResponseBytes,
   type HttpProviderConfig,
   type Provider,
   type ProviderRequest,
-  type ProviderErrorDetail,
   type ProviderResponse,
   type StatusLookup,
 } from './provider';

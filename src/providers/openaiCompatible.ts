@@ -10,6 +10,7 @@ import {
   type Provider,
   type ProviderRequest,
   type ProviderResponse,
+  type ProviderTokenCount,
   type TokenUsage,
   outputTokenCap,
 } from './provider';
@@ -20,6 +21,8 @@ export const classifyOpenAiError = (error: unknown) => classifySdkError(error, O
 /** Any OpenAI-compatible chat completions API (OpenAI, Azure, vLLM, Ollama, OpenRouter, Together, Groq…). */
 export class OpenAiCompatibleProvider implements Provider {
   private readonly client: OpenAI;
+  /** The server's own count of a prompt, when the config names the endpoint (`tokenCount`). */
+  readonly countTokens?: (request: ProviderRequest) => Promise<ProviderTokenCount>;
 
   constructor(
     readonly config: OpenAiCompatibleConfig,
@@ -35,9 +38,56 @@ export class OpenAiCompatibleProvider implements Provider {
       // The answer is read only up to the provider's cap, never buffered past it.
       fetch: cappedFetch(maxResponseBytes(config)),
     });
+    if (config.tokenCount === 'tokenize') this.countTokens = (r) => this.countByTokenize(r);
+    if (config.tokenCount === 'input_tokens') this.countTokens = (r) => this.countByInputTokens(r);
+  }
+
+  /**
+   * vLLM's `POST /tokenize`, served beside `/v1`: the messages through the model's chat template,
+   * as the chat call renders them; it answers `{count, max_model_len, tokens}`.
+   */
+  private async countByTokenize(request: ProviderRequest): Promise<ProviderTokenCount> {
+    const url = `${this.config.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '')}/tokenize`;
+    const { model, messages } = this.requestBody(request);
+    try {
+      const { count } = await this.client.post<{ count?: unknown }>(url, {
+        body: { model, messages },
+        signal: request.signal ?? null,
+      });
+      if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0)
+        throw new Error(`POST /tokenize answered no count`);
+      return { tokens: count, endpoint: 'POST /tokenize' };
+    } catch (error) {
+      throw classifyOpenAiError(error);
+    }
+  }
+
+  /** OpenAI's `POST /v1/responses/input_tokens`: the same prompt and format, counted by OpenAI. */
+  private async countByInputTokens(request: ProviderRequest): Promise<ProviderTokenCount> {
+    const body = this.requestBody(request);
+    const format = body.response_format;
+    try {
+      const counted = await this.client.responses.inputTokens.count(
+        {
+          model: body.model,
+          input: body.messages as OpenAI.Responses.ResponseInputItem[],
+          ...(format?.type === 'json_schema'
+            ? { text: { format: { type: 'json_schema', ...format.json_schema } } }
+            : format
+              ? { text: { format } }
+              : {}),
+        } as OpenAI.Responses.InputTokenCountParams,
+        { signal: request.signal ?? null },
+      );
+      return { tokens: counted.input_tokens, endpoint: 'POST /v1/responses/input_tokens' };
+    } catch (error) {
+      throw classifyOpenAiError(error);
+    }
   }
 
   private responseFormat(request: ProviderRequest) {
+    // Free text asks for no format: the model answers in prose, as the API does by default.
+    if (request.contract.answer === 'text') return {};
     switch (this.config.structuredOutput ?? 'json_schema') {
       case 'json_schema':
         return {
@@ -81,14 +131,7 @@ export class OpenAiCompatibleProvider implements Provider {
     } catch (error) {
       throw classifyOpenAiError(error);
     }
-    const usage: TokenUsage | undefined = data.usage && {
-      // OpenAI's prompt tokens include the cached ones, which it also reports apart.
-      inputTokens: data.usage.prompt_tokens,
-      ...(data.usage.prompt_tokens_details?.cached_tokens == null
-        ? {}
-        : { cachedInputTokens: data.usage.prompt_tokens_details.cached_tokens }),
-      outputTokens: data.usage.completion_tokens,
-    };
+    const usage = data.usage && usageOfCompletion(data.usage);
     const choice = data.choices[0];
     const content = choice?.message?.content;
     // The stop reason first: a cut-off or refused answer is that, whatever its text looks like.
@@ -111,13 +154,15 @@ export class OpenAiCompatibleProvider implements Provider {
         usage,
       );
     }
-    if (typeof content !== 'string' || content.length === 0)
+    if (typeof content !== 'string' || content.trim().length === 0)
       throw new ContractViolation(
         'the answer has no message content',
         content ?? null,
         'no_content',
         usage,
       );
+    if (request.contract.answer === 'text')
+      return { output: { text: content }, ...(usage ? { usage } : {}) };
     try {
       return { output: JSON.parse(content) as unknown, ...(usage ? { usage } : {}) };
     } catch {
@@ -129,4 +174,20 @@ export class OpenAiCompatibleProvider implements Provider {
       );
     }
   }
+}
+
+/**
+ * OpenAI's prompt tokens include those read from its prompt cache (`cached_tokens`) and those
+ * written to it (`cache_write_tokens`, where the model reports them), which it also reports apart.
+ */
+export function usageOfCompletion(usage: OpenAI.CompletionUsage): TokenUsage {
+  const details = usage.prompt_tokens_details;
+  return {
+    inputTokens: usage.prompt_tokens,
+    ...(details?.cached_tokens == null ? {} : { cachedInputTokens: details.cached_tokens }),
+    ...(details?.cache_write_tokens == null
+      ? {}
+      : { cacheCreationInputTokens: details.cache_write_tokens }),
+    outputTokens: usage.completion_tokens,
+  };
 }

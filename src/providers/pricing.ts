@@ -1,14 +1,24 @@
 import { roundAmount } from '../domain/cost';
 import type { Money, ProviderConfig, ReportedCostField, TokenPrice, TokenUsage } from './provider';
 
-/** What tokens cost at a price; undefined unless both input and output counts are known. */
+/**
+ * What tokens cost at a price; undefined unless both input and output counts are known. The
+ * input is priced in parts: what was read from the prompt cache, what was written to it (for an
+ * hour, or for 5 minutes), and the rest, each at its own price (the input price when unset).
+ */
 export function costOfTokens(price: TokenPrice, usage: TokenUsage): Money | undefined {
   const { inputTokens, outputTokens, cachedInputTokens = 0 } = usage;
   if (inputTokens === undefined || outputTokens === undefined) return undefined;
+  const written = usage.cacheCreationInputTokens ?? 0;
+  const writtenForAnHour = Math.min(usage.cacheCreation1hInputTokens ?? 0, written);
   const cachedPrice = price.cachedInputPerMillion ?? price.inputPerMillion;
+  const writePrice = price.cacheWritePerMillion ?? price.inputPerMillion;
+  const writeForAnHourPrice = price.cacheWrite1hPerMillion ?? writePrice;
   const perMillion =
-    (inputTokens - cachedInputTokens) * price.inputPerMillion +
+    (inputTokens - cachedInputTokens - written) * price.inputPerMillion +
     cachedInputTokens * cachedPrice +
+    (written - writtenForAnHour) * writePrice +
+    writtenForAnHour * writeForAnHourPrice +
     outputTokens * price.outputPerMillion;
   return {
     amount: roundAmount(perMillion / 1e6),

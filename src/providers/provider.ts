@@ -1,5 +1,4 @@
 import { breakerSettings, DEFAULT_BREAKER, type BreakerSettings } from '../domain/breaker';
-import { causeChain } from '../domain/causeChain';
 import type { Money, TokenUsage } from '../domain/cost';
 import { DEFAULTS } from '../domain/defaults';
 import type { RetrySettings } from '../domain/retries';
@@ -78,6 +77,10 @@ export interface TokenPrice {
   outputPerMillion: number;
   /** Input read from the provider's prompt cache. Default: the input price. */
   cachedInputPerMillion?: number;
+  /** Input written to the prompt cache (Anthropic's 5-minute writes). Default: the input price. */
+  cacheWritePerMillion?: number;
+  /** Input written to the cache for an hour (Anthropic's 1-hour writes). Default: cacheWritePerMillion. */
+  cacheWrite1hPerMillion?: number;
 }
 
 /** Where an HTTP provider's answer says what the call cost. */
@@ -99,8 +102,15 @@ export interface OpenAiCompatibleConfig extends CommonProviderConfig, ChatModelC
    * (JSON mode), or `prompt` (the prompt alone, for servers with neither). Default `json_schema`.
    */
   structuredOutput?: 'json_schema' | 'json_object' | 'prompt';
-  /** js-tiktoken encoding for counting prompt tokens. Default `o200k_base`. */
+  /** js-tiktoken encoding for counting prompt tokens locally. Default `o200k_base`. */
   tokenizer?: 'o200k_base' | 'cl100k_base';
+  /**
+   * Which endpoint of the server counts a prompt's tokens for certification: `tokenize` (vLLM's
+   * `POST /tokenize`, beside `/v1`), `input_tokens` (OpenAI's `POST /v1/responses/input_tokens`),
+   * or `local` (js-tiktoken with `tokenizer`, an estimate for models that are not OpenAI's).
+   * Default `local`. When the endpoint fails, the local count stands in, labelled an estimate.
+   */
+  tokenCount?: 'tokenize' | 'input_tokens' | 'local';
   /**
    * The name the output cap is sent under: `max_completion_tokens` (OpenAI's, the only one its
    * reasoning models take) or `max_tokens` (what servers that predate it know; they ignore the
@@ -121,6 +131,11 @@ export interface AnthropicConfig extends CommonProviderConfig, ChatModelConfig {
   kind: 'anthropic';
   /** Default: the SDK's (api.anthropic.com). */
   baseUrl?: string;
+  /**
+   * How certification counts a prompt's tokens: `count_tokens` (the API's
+   * `POST /v1/messages/count_tokens`, the default) or `local` (an estimate, 3.5 characters a token).
+   */
+  tokenCount?: 'count_tokens' | 'local';
 }
 
 export interface HttpProviderConfig extends CommonProviderConfig {
@@ -257,36 +272,6 @@ export type StatusLookup =
   | { state: 'not_found' }
   | { state: 'unknown'; detail: string };
 
-/**
- * `definite`: the request certainly had no effect (refused before any work), so another
- * attempt elsewhere is safe. `ambiguous`: it may have taken effect, so the attempt is unknown.
- */
-export type FailureCertainty = 'definite' | 'ambiguous';
-
-export class ProviderCallError extends Error {
-  constructor(
-    message: string,
-    readonly certainty: FailureCertainty,
-    readonly code: string,
-    readonly httpStatus?: number,
-    /** What the provider said about it: its error type/code/param and its `x-should-retry`. */
-    readonly detail?: ProviderErrorDetail,
-  ) {
-    super(message);
-    this.name = 'ProviderCallError';
-  }
-}
-
-export interface ProviderErrorDetail {
-  type?: string;
-  code?: string;
-  param?: string;
-  /** The provider's `x-should-retry` header: its own word on whether trying again may help. */
-  shouldRetry?: boolean;
-  /** How long the provider asked us to wait (`Retry-After`, `retry-after-ms`), from its answer. */
-  retryAfterMs?: number;
-}
-
 export interface Provider {
   readonly config: ProviderConfig;
   call(request: ProviderRequest): Promise<ProviderResponse>;
@@ -294,32 +279,15 @@ export interface Provider {
   lookupStatus?(attemptId: string): Promise<StatusLookup>;
   /** Present when a lost answer is looked up by sending the same request again (`replay`). */
   readonly replay?: ReplayLookup;
+  /** Present when the provider counts a request's prompt tokens itself (config `tokenCount`). */
+  countTokens?(request: ProviderRequest): Promise<ProviderTokenCount>;
 }
 
-/** Statuses that leave open whether the work was done; every other 4xx refused it before doing it. */
-export function isAmbiguousStatus(status: number): boolean {
-  return status === 408 || status === 409 || status >= 500;
-}
-
-/**
- * Network errors that mean the request never reached the provider: no connection was ever made
- * (refused, no route, name not found, or no answer to the connection attempt itself).
- */
-export const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-
-export function causeCode(error: unknown): string | undefined {
-  for (const current of causeChain(error)) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return undefined;
+/** A request's prompt tokens as the provider's own tokenizer counts them, and who counted. */
+export interface ProviderTokenCount {
+  tokens: number;
+  /** The endpoint that counted, e.g. `POST /v1/messages/count_tokens`. */
+  endpoint: string;
 }
 
 /** The model a provider serves, as certifications are keyed (HTTP providers have none). */

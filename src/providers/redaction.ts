@@ -1,4 +1,5 @@
-import { ContractViolation, ProviderCallError } from './provider';
+import { ProviderCallError } from './callErrors';
+import { ContractViolation } from './provider';
 
 export const REDACTED = '[redacted]';
 

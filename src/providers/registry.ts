@@ -11,6 +11,7 @@ import type {
   ProviderConfig,
   ProviderRequest,
   ProviderResponse,
+  ProviderTokenCount,
   StatusLookup,
 } from './provider';
 import { SecretRedactor } from './redaction';
@@ -136,6 +137,15 @@ class RedactingProvider implements Provider {
     } catch (error) {
       throw this.redactor.error(error);
     }
+  }
+
+  get countTokens(): ((request: ProviderRequest) => Promise<ProviderTokenCount>) | undefined {
+    const count = this.inner.countTokens?.bind(this.inner);
+    if (!count) return undefined;
+    return (request) =>
+      count(request).catch((error: unknown) => {
+        throw this.redactor.error(error);
+      });
   }
 
   get lookupStatus(): ((attemptId: string) => Promise<StatusLookup>) | undefined {

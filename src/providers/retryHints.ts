@@ -1,5 +1,5 @@
 import { parseRetryAfter } from '../domain/retries';
-import type { ProviderErrorDetail } from './provider';
+import type { ProviderErrorDetail } from './callErrors';
 
 /** What a provider's answer headers say about trying again: `x-should-retry`, `Retry-After`. */
 export function retryHints(

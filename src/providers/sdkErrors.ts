@@ -6,7 +6,7 @@ import {
   ProviderCallError,
   UNREACHABLE_CODES,
   type ProviderErrorDetail,
-} from './provider';
+} from './callErrors';
 import { redactSecretShapes } from './redaction';
 import { retryHints } from './retryHints';
 

@@ -1,4 +1,5 @@
 import { SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import type { TokenUsage } from '../domain/cost';
 
 /** Names onejob's own spans' source in a trace (beside http, pg and Temporal's). */
 const TRACER_NAME = 'onejob';
@@ -32,4 +33,22 @@ export function sampledSpanIds(): { traceId: string; spanId: string } | undefine
   if (!span) return undefined;
   const { traceId, spanId, traceFlags } = span.spanContext();
   return (traceFlags & 1) === 1 ? { traceId, spanId } : undefined;
+}
+
+/**
+ * A call's usage as the OpenTelemetry GenAI semantic conventions name it, beside our own
+ * attributes: every input token (cache reads and writes included), the output, and the cache
+ * reads and writes apart; a count the provider did not report is left out.
+ */
+export function genAiUsageAttributes(usage: TokenUsage | undefined): Record<string, number> {
+  if (!usage) return {};
+  const names = {
+    'gen_ai.usage.input_tokens': usage.inputTokens,
+    'gen_ai.usage.output_tokens': usage.outputTokens,
+    'gen_ai.usage.cache_read.input_tokens': usage.cachedInputTokens,
+    'gen_ai.usage.cache_creation.input_tokens': usage.cacheCreationInputTokens,
+  };
+  return Object.fromEntries(
+    Object.entries(names).filter(([, count]) => count !== undefined),
+  ) as Record<string, number>;
 }

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Behaviour } from './behaviour';
 import type { Fault } from './faults';
 import { readBody, type Routes } from './http';
-import { answer, countTokens, modelRefusal, SIMULATOR_MODELS, type Said } from './models';
+import { answer, modelRefusal, SIMULATOR_MODELS, type Said } from './models';
 import { providerError } from './protocols';
 import {
   isRefusal,
@@ -13,6 +13,7 @@ import {
   type ChatRequest,
   type RequestRefusal,
 } from './requestRules';
+import { promptTokens } from './tokenizer';
 
 /**
  * The chat APIs, in their wire formats: OpenAI chat completions (`POST /v1/chat/completions`)
@@ -62,9 +63,14 @@ interface NotFound {
   code: string;
 }
 
-/** OpenAI chat completions: JSON text (or prose) as the content, or a refusal, and why it stopped. */
-function chatCompletion(request: ChatRequest, said: Said): unknown {
-  const promptTokens = countTokens(request.text);
+/** Why an OpenAI answer stopped: at the cap, at the content filter, or done. */
+function finishReason(said: Said): 'length' | 'content_filter' | 'stop' {
+  if (said.kind === 'filtered') return 'content_filter';
+  return said.kind === 'answer' && said.truncated ? 'length' : 'stop';
+}
+
+/** OpenAI chat completions: JSON text or prose as the content, or a refusal, and why it stopped. */
+function chatCompletion(request: ChatRequest, said: Said, prompt: number): unknown {
   return {
     id: `chatcmpl-${randomUUID()}`,
     object: 'chat.completion',
@@ -77,37 +83,43 @@ function chatCompletion(request: ChatRequest, said: Said): unknown {
           said.kind === 'refusal'
             ? { role: 'assistant', content: null, refusal: said.text }
             : { role: 'assistant', content: said.text, refusal: null },
-        finish_reason: said.kind === 'answer' && said.truncated ? 'length' : 'stop',
+        finish_reason: finishReason(said),
         logprobs: null,
       },
     ],
-    // As OpenAI reports it; its prompt cache starts at 1,024 tokens, more than these prompts.
+    // As OpenAI reports it; nothing is read from a prompt cache here (the simulator keeps none).
     usage: {
-      prompt_tokens: promptTokens,
+      prompt_tokens: prompt,
       completion_tokens: said.outputTokens,
-      total_tokens: promptTokens + said.outputTokens,
-      prompt_tokens_details: { cached_tokens: 0 },
+      total_tokens: prompt + said.outputTokens,
+      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0 },
     },
   };
 }
 
 /** Anthropic messages: a call of the forced tool (or text), and why it stopped. */
-function message(request: ChatRequest, said: Said): unknown {
+function message(request: ChatRequest, said: Said, prompt: number): unknown {
   const base = {
     id: `msg_${randomUUID().replace(/-/g, '')}`,
     type: 'message',
     role: 'assistant',
     model: request.model,
     stop_sequence: null,
+    // As Anthropic reports it: no cache read or written (nothing here asks for caching).
     usage: {
-      input_tokens: countTokens(request.text),
+      input_tokens: prompt,
       output_tokens: said.outputTokens,
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
+      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
     },
   };
-  if (said.kind === 'refusal')
+  // Anthropic's classifiers stop an answer with a refusal; it has no content-filter reason.
+  if (said.kind === 'refusal' || said.kind === 'filtered')
     return { ...base, content: [{ type: 'text', text: said.text }], stop_reason: 'refusal' };
+  // Nothing written: no content block at all.
+  if (said.text === '') return { ...base, content: [], stop_reason: 'end_turn' };
   const tool = request.format.kind === 'forced_tool' ? request.format.tool : undefined;
   // A tool call whose input is JSON; prose (a model not forced to the tool) comes as text.
   const asToolCall = tool !== undefined && said.json !== null;
@@ -129,7 +141,10 @@ function message(request: ChatRequest, said: Said): unknown {
 
 export function chatRoutes(behaviour: Behaviour): Routes {
   const chatApi =
-    (protocol: ChatProtocol, format: (request: ChatRequest, said: Said) => unknown) =>
+    (
+      protocol: ChatProtocol,
+      format: (request: ChatRequest, said: Said, promptTokens: number) => unknown,
+    ) =>
     async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
       const { body, request, refusal } = await readChatRequest(protocol, req);
       // Only to count the work per attempt: neither API deduplicates by this header.
@@ -160,7 +175,11 @@ export function chatRoutes(behaviour: Behaviour): Routes {
           body,
         },
         (fault: Fault | undefined, injected: boolean) =>
-          format(request, answer(request, fault, injected)),
+          format(
+            request,
+            answer(request, fault, injected),
+            promptTokens(body as Record<string, unknown>),
+          ),
         200,
       );
     };

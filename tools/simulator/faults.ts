@@ -78,6 +78,14 @@ export type Fault =
   | { kind: 'runs_long' }
   /** Chat only: the model declines (OpenAI's `refusal`, Anthropic's `stop_reason: "refusal"`). */
   | { kind: 'refuses' }
+  /**
+   * Chat only: the provider's content filter stops the answer part-way (OpenAI's
+   * `finish_reason: "content_filter"`; Anthropic has no such reason and stops with its
+   * `stop_reason: "refusal"`).
+   */
+  | { kind: 'content_filter' }
+  /** Chat only: the model finishes normally having written nothing (empty content). */
+  | { kind: 'empty_answer' }
   /** Too busy to take the request, before any work: Anthropic's 529 `overloaded_error`, else 503. */
   | { kind: 'overloaded' }
   /**

@@ -1,5 +1,6 @@
 import type { Fault } from './faults';
 import type { AskedFormat, ChatRequest, RequestRefusal } from './requestRules';
+import { countTokens } from './tokenizer';
 
 /**
  * The simulated models, served by both chat APIs: how each behaves (its profile), which request
@@ -52,17 +53,25 @@ export function modelProfile(model: string): ModelProfile | undefined {
 /**
  * Parameters a model refuses or ignores, as real ones do: OpenAI's reasoning models refuse any
  * `temperature` but the default and the old `max_tokens`; servers that predate
- * `max_completion_tokens` (older OpenAI-compatible servers) ignore it, so nothing caps the answer.
+ * `max_completion_tokens` (older OpenAI-compatible servers) ignore it, so nothing caps the answer,
+ * and have no endpoint that counts tokens either.
  */
 interface ModelTraits {
   onlyDefaultTemperature?: boolean;
   refusesMaxTokens?: boolean;
   ignoresMaxCompletionTokens?: boolean;
+  /** Served by a server with no endpoint that counts tokens (no vLLM `/tokenize`). */
+  countsNoTokens?: boolean;
 }
 const MODEL_TRAITS: Record<string, ModelTraits> = {
   'sim-reasoning': { onlyDefaultTemperature: true, refusesMaxTokens: true },
-  'sim-legacy': { ignoresMaxCompletionTokens: true },
+  'sim-legacy': { ignoresMaxCompletionTokens: true, countsNoTokens: true },
 };
+
+/** Whether this model's server has an endpoint that counts tokens. */
+export function countsTokens(model: string): boolean {
+  return MODEL_TRAITS[model]?.countsNoTokens !== true;
+}
 
 /** What this model refuses in a request it was sent, worded as OpenAI does. */
 export function modelRefusal(request: ChatRequest): RequestRefusal | undefined {
@@ -96,11 +105,6 @@ export function outputCap(request: ChatRequest): number | undefined {
   const { max_tokens: maxTokens, max_completion_tokens: maxCompletionTokens } = request.limits;
   if (traits.ignoresMaxCompletionTokens) return maxTokens;
   return maxCompletionTokens ?? maxTokens;
-}
-
-/** The simulator's tokenizer: about four characters a token, as a rule of thumb for English. */
-export function countTokens(text: string): number {
-  return Math.max(1, Math.ceil(text.length / 4));
 }
 
 function summariseText(text: string): string {
@@ -158,7 +162,9 @@ export type Said =
       truncated: boolean;
       outputTokens: number;
     }
-  | { kind: 'refusal'; text: string; outputTokens: number };
+  | { kind: 'refusal'; text: string; outputTokens: number }
+  /** Stopped by the provider's content filter, with what was written before it. */
+  | { kind: 'filtered'; text: string; outputTokens: number };
 
 /** Faults of the answer's form that a format the API enforces rules out. */
 function formEnforced(format: AskedFormat, fault: ModelProfile): boolean {
@@ -177,6 +183,21 @@ function formEnforced(format: AskedFormat, fault: ModelProfile): boolean {
   }
 }
 
+/** The text as written, cut at the output cap the model obeys. */
+function capped(request: ChatRequest, full: string, json: (cut: string) => unknown): Said {
+  const cap = outputCap(request);
+  if (cap === undefined || countTokens(full) <= cap)
+    return {
+      kind: 'answer',
+      json: json(full),
+      text: full,
+      truncated: false,
+      outputTokens: countTokens(full),
+    };
+  const cut = full.slice(0, cap * 4);
+  return { kind: 'answer', json: json(cut), text: cut, truncated: true, outputTokens: cap };
+}
+
 /**
  * What a model says to a request. A model's own profile yields to what the API enforces (a
  * strict schema, a forced tool); a fault injected by a test does not, so tests can still make
@@ -192,34 +213,30 @@ export function answer(
     const text = "I'm sorry, but I can't help with that request.";
     return { kind: 'refusal', text, outputTokens: countTokens(text) };
   }
+  if (effective?.kind === 'empty_answer')
+    return { kind: 'answer', json: null, text: '', truncated: false, outputTokens: 0 };
   // The backup model summarises differently, so tests can tell whose answer won.
   let summary =
     request.model === 'sim-backup' ? summariseTail(request.text) : summariseText(request.text);
-  let json: unknown;
-  let prose: string | undefined;
+  if (effective?.kind === 'content_filter') {
+    const text = summary.slice(0, Math.ceil(summary.length / 2));
+    return { kind: 'filtered', text, outputTokens: countTokens(text) };
+  }
   if (effective?.kind === 'runs_long')
     summary = `${summary} ${'And there is more to say about it. '.repeat(2_000)}`.trim();
+  // Asked for no format and not told to write JSON: plain prose, as a model writes it.
+  if (request.format.kind === 'text' && !request.asksForJson)
+    return capped(request, summary, () => null);
+  let json: unknown;
+  let prose: string | undefined;
   if (effective?.kind === 'malformed_output') prose = `Sure! Here is your summary: ${summary}`;
   else if (effective?.kind === 'extra_key') json = { summary, confidence: 0.97 };
   else if (effective?.kind === 'wrong_types') json = { summary: summary.length };
   else json = { summary };
 
   const full = prose ?? JSON.stringify(json);
-  const cap = outputCap(request);
-  if (cap === undefined || countTokens(full) <= cap)
-    return {
-      kind: 'answer',
-      json: prose === undefined ? json : null,
-      text: full,
-      truncated: false,
-      outputTokens: countTokens(full),
-    };
-  const cut = full.slice(0, cap * 4);
-  return {
-    kind: 'answer',
-    json: prose === undefined ? (partialJson(cut) ?? {}) : null,
-    text: cut,
-    truncated: true,
-    outputTokens: cap,
-  };
+  return capped(request, full, (written) => {
+    if (prose !== undefined) return null;
+    return written === full ? json : (partialJson(written) ?? {});
+  });
 }

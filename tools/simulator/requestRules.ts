@@ -25,6 +25,11 @@ export interface ChatRequest {
   /** The last user message: what the model answers. */
   text: string;
   format: AskedFormat;
+  /**
+   * Whether any instruction (a message, Anthropic's `system`) mentions JSON: a model asked for
+   * no format follows its prompt, writing JSON when told to and plain prose when not.
+   */
+  asksForJson: boolean;
   /** The output cap as sent, by parameter name (`max_tokens`, `max_completion_tokens`). */
   limits: Record<string, number>;
   temperature?: number;
@@ -62,6 +67,20 @@ function lastUserText(messages: unknown[]): string | undefined {
     }
   }
   return undefined;
+}
+
+/** Whether the text of any message (string content or text blocks), or `system`, says JSON. */
+function mentionsJson(messages: unknown[], system?: unknown): boolean {
+  const texts = messages.flatMap((message) => {
+    if (!isObject(message)) return [];
+    if (typeof message.content === 'string') return [message.content];
+    if (!Array.isArray(message.content)) return [];
+    return message.content.filter(isObject).map((block) => String(block.text ?? ''));
+  });
+  if (typeof system === 'string') texts.push(system);
+  if (Array.isArray(system))
+    texts.push(...system.filter(isObject).map((b) => String(b.text ?? '')));
+  return texts.some((text) => /json/i.test(text));
 }
 
 /**
@@ -189,6 +208,7 @@ export function parseOpenAiRequest(body: Json): ChatRequest | RequestRefusal {
     model: body.model,
     text,
     format,
+    asksForJson: mentionsJson(body.messages),
     limits,
     ...(typeof body.temperature === 'number' ? { temperature: body.temperature } : {}),
   };
@@ -241,6 +261,7 @@ export function parseAnthropicRequest(body: Json): ChatRequest | RequestRefusal 
     model: body.model,
     text,
     format,
+    asksForJson: mentionsJson(body.messages as unknown[], body.system),
     limits: { max_tokens: body.max_tokens as number },
     ...(typeof body.temperature === 'number' ? { temperature: body.temperature } : {}),
   };

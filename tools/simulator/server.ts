@@ -4,6 +4,7 @@ import { Behaviour } from './behaviour';
 import { chargeRoutes } from './chargeRoutes';
 import { chatRoutes } from './chatRoutes';
 import { chargeSettings, controlRoutes } from './controlRoutes';
+import { countRoutes } from './countRoutes';
 import { FaultQueue, type FaultRule } from './faults';
 import { apiError } from './http';
 import { Ledger, type ChargeSettings, type LedgerEntry, type RequestRecord } from './ledger';
@@ -13,7 +14,8 @@ export { MODEL_PROFILES, SIMULATOR_MODELS } from './models';
 
 /**
  * A stand-in for remote providers over real HTTP: an OpenAI-compatible chat completions API
- * (`POST /v1/chat/completions`) and a payment-like API (`POST /v1/charges`, with a status lookup
+ * (`POST /v1/chat/completions`), Anthropic's messages API, their token-count endpoints
+ * (countRoutes.ts) and a payment-like API (`POST /v1/charges`, with a status lookup
  * by idempotency key). It keeps a ledger of side effects keyed by the Idempotency-Key header, so
  * tests can count how many times something really happened, and injects faults on request
  * (`POST /_simulator/faults`). As at the real providers, the chat APIs do the work (and bill it)
@@ -50,6 +52,7 @@ export async function startSimulator(
   const behaviour = new Behaviour(ledger, faults);
   const routes = [
     chatRoutes(behaviour),
+    countRoutes(),
     chargeRoutes(ledger, faults, behaviour),
     controlRoutes(ledger, faults, behaviour),
   ];
