@@ -59,6 +59,16 @@
  *                             operator's cancel may then find no workflow and end the row itself;
  *                             the sweeper settles what an ending left in flight and looks at unknown
  *                             attempts of ended jobs
+ *   -DREPLAY                  the provider looks lost answers up by replay (issue 59): an unknown
+ *                             attempt is looked at by sending its first request again, byte for
+ *                             byte, under its key. The provider keeps a key for a bounded time
+ *                             (its key window): inside it, the same request answers the stored
+ *                             outcome of the first (or, if the first never reached it, does the
+ *                             work once now); after it, the key is forgotten and the same request
+ *                             is a new charge. The window closes at a moment of its own; PostgreSQL
+ *                             lets a replay begin only before it (less a margin), for an unknown
+ *                             attempt of an open job (migration 0025). After the window, the status
+ *                             lookup settles it, as without replays
  * and -DNO_OPERATOR, -DNO_RESOLVE (the operator cancels and releases, but resolves nothing),
  * -DNO_CALLBACK, to keep a run within its memory. -DCONSEQUENCES_ONLY compiles out the asserts
  * at the steps (STEP_ASSERT, beside the guards they back), leaving the Invariants monitor and
@@ -143,6 +153,10 @@
  *                              closed run, a late answer after a terminate) leaves its `starting`
  *                              and `running` attempts as they were: no trigger settles them, and
  *                              the sweeper does not either (TERMINATE)
+ *   -DBUG_REPLAY_AFTER_WINDOW  a replay begins without the key window's check (the trigger
+ *                              attempt_replays_inside_key_window without its clock): a look after
+ *                              the window re-sends the request, which the provider, having
+ *                              forgotten the key, takes for a new charge (REPLAY)
  */
 
 /* An assert at the step it checks, beside the guard it backs. -DCONSEQUENCES_ONLY compiles them
@@ -224,6 +238,15 @@
 #if defined(RELEASE) || defined(TERMINATE)
 #define SWEEPER_LOOKS        /* the sweeper looks at unknown attempts of ended jobs */
 #endif
+#if defined(REPLAY) && (!defined(JOB) || JOB != 1)
+#error "REPLAY is modelled for a charge (JOB 1): only a provider with side effects is replayed"
+#endif
+#if defined(REPLAY) && (defined(QUIRKY_PROVIDERS) || defined(CONTRADICTORY_CALLBACK) \
+                        || defined(RELEASE) || defined(RETRIES) || defined(BREAKER) \
+                        || defined(DUPLICATE_EXECUTIONS) || defined(TERMINATE) \
+                        || defined(ADMISSION_TWICE) || defined(PLAN_APART))
+#error "REPLAY is modelled with the providers of the basic runs, one run and one generation"
+#endif
 
 /* attempt states (src/domain/job.ts ATTEMPT_STATES); NONE = no row */
 #define NONE       0
@@ -298,6 +321,16 @@ bool keyWhenAsked[SLOTS + 1];  /* it did the work, and registers our key at the 
 #endif
 #ifdef CONTRADICTORY_CALLBACK
 byte ans[SLOTS + 1];           /* its answer to the call, once chosen (0: not yet) */
+#endif
+#ifdef REPLAY
+bool refusedKey[SLOTS + 1];    /* it refused the request under our key before any work, and keeps
+                                  that refusal as the key's stored outcome */
+bool keyGone[SLOTS + 1];       /* the key window is over: PostgreSQL's replay_until has passed and
+                                  the provider has forgotten the key */
+bool replaying[SLOTS + 1];     /* a replay of this attempt has begun and not yet reached it */
+bool again[SLOTS + 1];         /* ghost: the work done a second time under this attempt's key */
+bool lateSend;                 /* ghost: a request under some attempt's key reached the provider
+                                  after its key window */
 #endif
 
 #ifdef PLAN_APART
@@ -690,6 +723,15 @@ inline applyReport(k) {
 #define MAY_HEAL(a)   skip
 #endif
 
+/* REPLAY: a request refused before any work is the key's stored outcome, which a replay inside
+ * the window answers again (a request that never reached the provider, or that it dropped before
+ * any work, leaves nothing stored: a replay is then the first request under the key) */
+#ifdef REPLAY
+#define NOTE_REFUSAL(a) ; refusedKey[a] = true
+#else
+#define NOTE_REFUSAL(a)
+#endif
+
 /* What an ambiguous end of a call may have done (BUG_UNKNOWN_AS_FAILED: nothing, ever) */
 #ifdef BUG_UNKNOWN_AS_FAILED
 #define MAY_HAVE_TAKEN_EFFECT false
@@ -740,7 +782,7 @@ proctype ProviderCall(byte a EXECUTION) {
 #endif
        if
        :: MAY_WORK(a) -> did[a] = true; KEY_RECORD(a); ANSWER = A_OK
-       :: MAY_IDLE(a) -> ANSWER = A_DEFINITE
+       :: MAY_IDLE(a) -> ANSWER = A_DEFINITE NOTE_REFUSAL(a)
        :: MAY_IDLE(a) -> ANSWER = A_DROP
        :: MAY_WORK(a) -> did[a] = true; broken[a] = true; KEY_RECORD(a); ANSWER = A_BROKEN
        /* work whose answer is lost always leaves a record under our key (the header's
@@ -904,6 +946,90 @@ proctype ProviderCall(byte a EXECUTION) {
 #endif
 
 /*
+ * REPLAY: a look by replay (src/activities/attemptLook.ts lookOnce → replayLook → byReplay),
+ * before the status lookup, in three steps: PostgreSQL lets the replay begin or refuses it, the
+ * request reaches the provider, and what came back settles the attempt or not.
+ *
+ * The begin (src/db/attemptReplays.ts beginReplay): the trigger attempt_replays_inside_key_window
+ * (migration 0025) refuses it at or after replay_until = first_sent_at + keyWindow - margin on
+ * PostgreSQL's clock, for an attempt that is not `unknown` and for an ended job. Refused, the look
+ * goes on to the status lookup. BUG_REPLAY_AFTER_WINDOW: the trigger without its clock.
+ */
+#ifdef BUG_REPLAY_AFTER_WINDOW
+#define REPLAY_ALLOWED(u) (astate[u] == UNKNOWN && terminal[JOB_OF(u)] == OPEN)
+#else
+#define REPLAY_ALLOWED(u) (astate[u] == UNKNOWN && terminal[JOB_OF(u)] == OPEN && !keyGone[u])
+#endif
+/* what a replay brought back (replyOf) */
+#define RP_NO_NEWS  1        /* 409 (the first is still being processed), a 5xx, a dropped connection */
+#define RP_2XX      2        /* the stored 2xx, or the work done now by the first arrival under the key */
+#define RP_BROKEN   3        /* the stored 2xx, outside the contract */
+#define RP_REFUSED  4        /* a refusal in the provider's words: nothing done under the key */
+#ifdef REPLAY
+#define REPLAYED replayed
+#define REPLAY_BEGIN(u) \
+  atomic { \
+    if \
+    :: REPLAY_ALLOWED(u) -> replayed = true; replaying[u] = true \
+    :: else -> skip \
+    fi \
+  };
+/* The replay reaches the provider. Inside the key window it answers the key's stored outcome:
+ * the 2xx of work done, or a refusal; with nothing stored, while the first request may still land,
+ * it answers 409 (in progress); with nothing stored once it cannot, the replay is the first request
+ * under the key, and the provider does with it what it may do with any. A reduction by hand: a
+ * replay that reaches the provider before the first request (still on its way) is answered 409;
+ * had the provider taken the replay first, the first would later have got the stored outcome,
+ * which is the same as the first taken first with its answer late, and the model has that. After
+ * the window the key is forgotten: the same request is a new one, and does the work again. The
+ * window closes only when no replay begun inside it is on its way (the margin: KeyWindow). */
+#define REPLAY_SEND(u) \
+  if \
+  :: replayed -> \
+     atomic { \
+       STEP_ASSERT(!keyGone[u]); \
+       replaying[u] = false; \
+       if \
+       :: keyGone[u] -> lateSend = true; replyOf = RP_2XX; \
+          if :: did[u] -> again[u] = true :: else -> did[u] = true fi \
+       :: !keyGone[u] && did[u] -> replyOf = (broken[u] -> RP_BROKEN : RP_2XX) \
+       :: !keyGone[u] && !did[u] && refusedKey[u] -> replyOf = RP_REFUSED \
+       :: !keyGone[u] && !did[u] && !refusedKey[u] && !CALL_OVER(u) -> replyOf = RP_NO_NEWS \
+       :: !keyGone[u] && !did[u] && !refusedKey[u] && CALL_OVER(u) -> \
+          if \
+          :: did[u] = true; replyOf = RP_2XX \
+          :: refusedKey[u] = true; replyOf = RP_REFUSED \
+          :: replyOf = RP_NO_NEWS \
+          :: did[u] = true; replyOf = RP_NO_NEWS \
+          fi \
+       fi \
+     } \
+  :: else -> skip \
+  fi;
+/* A stored 2xx is recorded through the compare-and-swap; one outside the contract needs an
+ * operator; a refusal fails the attempt (the certainty table: nothing was done under the key);
+ * no news leaves it unknown, looked at again when something changes. */
+#define REPLAY_SETTLE(u, needsOperator) \
+  if \
+  :: replyOf == RP_2XX -> recordResult(u) \
+  :: replyOf == RP_BROKEN -> needsOperator = true \
+  :: replyOf == RP_REFUSED -> \
+     atomic { if :: astate[u] == UNKNOWN -> astate[u] = FAILED :: else -> skip fi } \
+  :: else -> skip \
+  fi;
+#define REPLAY_FORGET replayed = false; replyOf = 0
+/* news a look by replay waits for: the window closed since (the status lookup's turn) */
+#define REPLAY_NEWS(u) || (replayed && keyGone[u])
+#else
+#define REPLAYED false
+#define REPLAY_BEGIN(u)
+#define REPLAY_SEND(u)
+#define REPLAY_SETTLE(u, needsOperator)
+#define REPLAY_FORGET skip
+#define REPLAY_NEWS(u)
+#endif
+
+/*
  * src/workflows/reconcile.ts reconcile → src/activities/attempts.ts reconcileAttempt: an
  * unknown attempt is looked up at the provider. A held "failed" report comes first: after a 2xx
  * it needs an operator, else it settles the attempt once the call is over. A record settles it
@@ -916,6 +1042,14 @@ inline lookupStatus(u, needsOperator) {
   /* src/db/attemptFailureReports.ts reportAttemptFailure, with no new report: a held one settles it now if
      it may (CONTRADICTORY_CALLBACK) */
   APPLY_HELD_REPORT(u)
+  /* src/db/attemptReplays.ts beginReplay: PostgreSQL lets a replay begin only inside the key window,
+     for an unknown attempt of an open job (REPLAY; BUG_REPLAY_AFTER_WINDOW: window unchecked) */
+  REPLAY_BEGIN(u)
+  /* src/activities/replayLook.ts replayLook: the first request, byte for byte, under its key;
+     property: no send of an attempt's key after its key window (a replay only inside it) */
+  REPLAY_SEND(u)
+  /* src/activities/attemptLook.ts byReplay: what the replay found settles the attempt, or not */
+  REPLAY_SETTLE(u, needsOperator)
   /* src/activities/attempts.ts reconcileAttempt: the attempt row (call_ended_at), then
      provider.lookupStatus: once the call is over the record changes only by being asked, so
      reading both in one step loses no outcome */
@@ -927,7 +1061,7 @@ inline lookupStatus(u, needsOperator) {
     fi
   }
   if
-  :: astate[u] != UNKNOWN -> skip
+  :: astate[u] != UNKNOWN || REPLAYED -> skip
   :: else ->
      if
      :: HELD_WITH_2XX(u) ->                        /* src/domain/certainty.ts failureVerdict */
@@ -960,7 +1094,8 @@ inline lookupStatus(u, needsOperator) {
  * hedged mode, a user's request. */
 #define RECONCILE_CAN_PROGRESS(u) \
   (astate[u] != UNKNOWN || terminal[g] != OPEN || CALL_OVER(u) != over \
-   || HAS_RECORD(u) != record || (notFound[u] >= 1 && over) || (hedged && tryAgain))
+   || HAS_RECORD(u) != record || (notFound[u] >= 1 && over) || (hedged && tryAgain) \
+   REPLAY_NEWS(u))
 
 inline reconcile(u) {
   lookupStatus(u, waitsOnOperator[g]);
@@ -974,7 +1109,7 @@ end_waitsOnOperator:
   :: else ->
      RECONCILE_CAN_PROGRESS(u)
   fi;
-  d_step { u = 0; over = false; record = false; bad = false }
+  d_step { u = 0; over = false; record = false; bad = false; REPLAY_FORGET }
 }
 
 /* src/workflows/runAttempt.ts runAttempt → src/activities/attempts.ts startAttempt →
@@ -1246,6 +1381,10 @@ proctype JobWorkflow(byte g) {
   bool waiting[MAXA + 1];      /* by provider */
   byte u;                      /* an unknown attempt */
   bool over, record, bad;      /* what the last status lookup saw */
+#ifdef REPLAY
+  bool replayed;               /* the last look was a replay (PostgreSQL let it begin) */
+  byte replyOf;                /* what that replay brought back */
+#endif
 #ifdef PLAN_APART
   byte prov = 1;               /* the plan's next provider */
 #endif
@@ -1526,6 +1665,45 @@ end:
 }
 #endif
 
+#ifdef REPLAY
+/*
+ * The key windows (REPLAY). Each attempt's window counts from its first send
+ * (src/db/attemptReplays.ts keepFirstSend, before the request leaves: replay_until on PostgreSQL's
+ * clock, first_sent_at + keyWindow - margin); the provider keeps the key from its receipt for the
+ * key window. Past replay_until PostgreSQL refuses a replay's begin, and some time after the
+ * provider forgets the key. The model joins both in one step, at a moment of its own, once it can
+ * matter (the attempt is `unknown`) and under two assumptions the configuration must make true:
+ *   - the margin covers the clocks' skew and a replay's time on the wire: a replay begun before
+ *     replay_until reaches the provider before it forgets the key (so the window closes only when
+ *     no replay is on its way; a send is given up by then, src/activities/replayLook.ts replayLook);
+ *   - the late-result window is inside the key window: the first request can no longer land when
+ *     the key is forgotten (so the window closes only once the call is over).
+ */
+#define WINDOW_CLOSES(k) \
+  :: atomic { !keyGone[k] && astate[k] == UNKNOWN && CALL_OVER(k) && !replaying[k] -> keyGone[k] = true }
+/* src/db/attemptReplays.ts replayWindow: replay_until has passed, and the provider forgets the key */
+active proctype KeyWindow() {
+end:
+  do
+  WINDOW_CLOSES(1)
+  WINDOW_CLOSES(2)
+  WINDOW_CLOSES(3)
+  od
+}
+/* An operator's "failed" (true from the provider's ledger when the operator looks) is given only
+   once nothing can be sent under the key any more: the call is over and so is the key window. An
+   assumption about the operator, not a rule of the code: inside the window a replay may begin
+   after the operator looked, be the first request under the key and do the work, and the
+   operator's "failed" then stands over it (-DOPERATOR_INSIDE_WINDOW, an open finding). */
+#ifdef OPERATOR_INSIDE_WINDOW
+#define NO_REPLAY_OUT(u) (!replaying[u])
+#else
+#define NO_REPLAY_OUT(u) keyGone[u]
+#endif
+#else
+#define NO_REPLAY_OUT(u) true
+#endif
+
 /*
  * src/db/jobKeyRelease.ts releaseJobKey (src/service/keyRelease.ts releaseKey): only an ended job's key,
  * once, and only when none of its attempts may still take effect (attempt_may_take_effect,
@@ -1596,10 +1774,10 @@ end:
      resolved = true;
      if
      :: did[u] -> recordResult(u)
-     :: !did[u] && CALL_OVER(u) ->
+     :: !did[u] && CALL_OVER(u) && NO_REPLAY_OUT(u) ->
         /* src/db/attemptSettlement.ts settleAttemptWithoutResult, code 'operator' (the CHECK allows it) */
         atomic { if :: IN_FLIGHT(u) -> astate[u] = FAILED :: else -> skip fi }
-     :: else -> skip     /* the call could still land: not now */
+     :: else -> skip     /* the call (or a replay) could still land: not now */
      fi;
      u = 0
   /* src/service/attempts.ts cancelJob */
@@ -1737,7 +1915,14 @@ init {
 #define ONE_WINNER(j) \
   (WINNERS(BASE(j)) <= 1 && (completedBy[j] == 0 || astate[completedBy[j]] == SUCCEEDED) \
    && (terminal[j] == J_SUCCEEDED) == (completedBy[j] != 0) && result[j] == completedBy[j])
+#ifdef REPLAY
+#define ONE_EFFECT(b) \
+  (did[b + 1] + did[b + 2] + did[b + 3] + again[b + 1] + again[b + 2] + again[b + 3] <= 1)
+#define NO_LATE_SEND (!lateSend)
+#else
 #define ONE_EFFECT(b)  (did[b + 1] + did[b + 2] + did[b + 3] <= 1)
+#define NO_LATE_SEND true
+#endif
 #define FAILED_IDLE(a) (astate[a] != FAILED || !did[a])
 #define STABLE(j) \
   (firstTerminal[j] == OPEN || (terminal[j] == firstTerminal[j] && result[j] == firstResult[j]))
@@ -1828,7 +2013,7 @@ end:
     !(AT_MOST_ONE_JOB && AT_MOST_ONE_WINNER && NO_DOUBLE_EFFECT && FAILED_MEANS_NOTHING_DONE
       && FAILED_JOB_DID_NOTHING && OUTCOME_STABLE && FAILS_ONLY_AFTER_TRYING && RELEASE_HIDES_NOTHING
       && ENDS_WITH_NOTHING_STARTING && NO_FUTILE_CALL && FAILS_ONLY_AFTER_SENDING
-      && NOTHING_LEFT_IN_CALL) ->
+      && NOTHING_LEFT_IN_CALL && NO_LATE_SEND) ->
     /* property: at most one job per (owner, key) and generation, and one live (unreleased) job */
     assert(AT_MOST_ONE_JOB);
     /* property: at most one winner, and it is the job's recorded result */
@@ -1854,7 +2039,9 @@ end:
     /* property: a job fails only after each provider of its plan was sent a request, or its attempt cap was spent */
     assert(FAILS_ONLY_AFTER_SENDING);
     /* property: nothing is left starting or running once nothing else can happen */
-    assert(NOTHING_LEFT_IN_CALL)
+    assert(NOTHING_LEFT_IN_CALL);
+    /* property: no request under an attempt's key reaches its provider after the key window */
+    assert(NO_LATE_SEND)
   }
 }
 

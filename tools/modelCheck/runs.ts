@@ -14,8 +14,9 @@ import type { ModelRun } from './spin';
  * generation 2 (RELEASE), same-provider retries and providers that refuse a request for good
  * (RETRIES), a circuit breaker other jobs open and close (BREAKER), a second execution of one
  * attempt's provider call, by a reset of the run or a task delivered twice (DUPLICATE_EXECUTIONS),
- * and a run terminated, its calls going on without it while a new run takes the job over
- * (TERMINATE); with one or two providers a job, and NO_RESOLVE (the operator cancels and releases
+ * a run terminated, its calls going on without it while a new run takes the job over
+ * (TERMINATE), and a provider whose lost answers are looked up by replaying the first request
+ * under its key inside the provider's key window (REPLAY); with one or two providers a job, and NO_RESOLVE (the operator cancels and releases
  * but resolves nothing) where two providers would otherwise outgrow the budget. CAP is the job's
  * attempt cap: a retry is made only while it leaves room for the plan's untried providers. It is
  * 3 in the runs with retries or a breaker, and the plan's length in the others unless their name
@@ -50,6 +51,16 @@ const TERMINATE_WITH_RETRIES: ModelRun = {
     NO_OPERATOR: true,
     NO_CALLBACK: true,
   },
+  check: 'safety',
+};
+
+/**
+ * Replay as a look (issue 59): a charge on a provider that keeps our key for a window, with every
+ * process of the basic runs; small enough for the short runs too.
+ */
+const REPLAY_ONE_PROVIDER: ModelRun = {
+  name: 'charge, 1 provider, replay',
+  defines: { JOB: 1, NP: 1, REPLAY: true },
   check: 'safety',
 };
 
@@ -227,6 +238,18 @@ export const MODEL_RUNS: ModelRun[] = [
     name: TERMINATE_WITH_RETRIES.name.replace('charge', 'charge settles'),
     check: 'liveness',
   },
+  REPLAY_ONE_PROVIDER,
+  { ...REPLAY_ONE_PROVIDER, name: 'charge settles, 1 provider, replay', check: 'liveness' },
+  {
+    name: 'charge, 2 providers, replay',
+    defines: { JOB: 1, NP: 2, REPLAY: true },
+    check: 'safety',
+  },
+  {
+    name: 'charge, 2 providers, replay, no operator or callback',
+    defines: { JOB: 1, NP: 2, REPLAY: true, NO_OPERATOR: true, NO_CALLBACK: true },
+    check: 'safety',
+  },
 ];
 
 /**
@@ -327,6 +350,8 @@ const SHORT_RUNS: ModelRun[] = [
     check: 'liveness',
   },
   TERMINATE_WITH_RETRIES,
+  REPLAY_ONE_PROVIDER,
+  { ...REPLAY_ONE_PROVIDER, name: 'charge settles, 1 provider, replay', check: 'liveness' },
 ];
 /**
  * Their searches are small: compiled quickly, they cost less in all (measured), but for the
@@ -346,6 +371,7 @@ const OPTIONAL_PARTS = [
   'BREAKER',
   'DUPLICATE_EXECUTIONS',
   'TERMINATE',
+  'REPLAY',
 ];
 
 /**
@@ -385,6 +411,8 @@ const FAILS_UNSENT =
 const FAILS_UNTRIED =
   'a job fails only after each provider of its plan was really tried (its call run), or a terminate left its cap spent';
 const LEFT_IN_FLIGHT = 'nothing is left starting or running once nothing else can happen';
+const REPLAY_INSIDE_WINDOW =
+  "no send of an attempt's key after its key window (a replay only inside it)";
 
 /**
  * Mistakes planted in the model (`-DBUG_…`): each must produce a counterexample, which shows
@@ -552,6 +580,14 @@ const PLANTED: Record<string, PlantedModelBug> = {
     consequence: LEFT_IN_FLIGHT,
     code: 'src/db/endedJobs.ts finishJobWithoutResult',
   },
+  BUG_REPLAY_AFTER_WINDOW: {
+    name: 'a replay begun without the key window’s check',
+    defines: { JOB: 1, NP: 1, REPLAY: true, BUG_REPLAY_AFTER_WINDOW: true },
+    check: 'safety',
+    breaks: REPLAY_INSIDE_WINDOW,
+    consequence: FAILED_DID_NOTHING,
+    code: 'src/db/attemptReplays.ts beginReplay',
+  },
   BUG_SKIPPED_AS_TRIED: {
     name: 'a provider passed by for its open breaker counted as tried',
     defines: {
@@ -591,8 +627,20 @@ export function consequencesOnly(bug: PlantedModelBug): PlantedModelBug {
  * Runs in which the model finds a counterexample in the code as it stands: defects of the code,
  * reported, not of the model (its properties stand). They stay out of the runs above and of the
  * short runs until the code is fixed; `npm run verify:model -- --finding NAME` prints each
- * counterexample. `breaks` is the property it breaks. None is open: the two defects the runs with
- * terminate found in issue 54 (a never-sent attempt a new run took over, and a retry lost to a
- * terminate) were fixed in 4cc0e4a, and their runs are in MODEL_RUNS.
+ * counterexample. `breaks` is the property it breaks. The two defects the runs with terminate
+ * found in issue 54 (a never-sent attempt a new run took over, and a retry lost to a terminate)
+ * were fixed in 4cc0e4a, and their runs are in MODEL_RUNS. Open: an operator's "failed" inside a
+ * replay provider's key window (issue 59): the operator finds nothing at the provider, a replay
+ * begins, reaches the provider first under the key and does the work, and the "failed" (whose
+ * rule, REPORT_SETTLES in src/db/attemptFailureReports.ts, asks only whether the call is over)
+ * settles the attempt; the replay's 2xx loses the swap, and a fallback would charge again. The
+ * runs with REPLAY assume an operator fails such an attempt only after its window.
  */
-export const OPEN_FINDINGS: Record<string, ModelRun & { breaks: string }> = {};
+export const OPEN_FINDINGS: Record<string, ModelRun & { breaks: string }> = {
+  OPERATOR_INSIDE_WINDOW: {
+    name: 'charge, 1 provider, replay, an operator’s "failed" inside the key window',
+    defines: { JOB: 1, NP: 1, REPLAY: true, OPERATOR_INSIDE_WINDOW: true },
+    check: 'safety',
+    breaks: FAILED_DID_NOTHING,
+  },
+};
