@@ -23,6 +23,7 @@ import {
   requestsOf,
   runOpening,
   runOperation,
+  SHORT_WINDOW_REPLAY_PROVIDER,
   type Actors,
   type BeginHold,
   type OperationKind,
@@ -320,6 +321,22 @@ const untilJobEnded = (db: pg.Pool, jobId: string): Promise<void> =>
     (row) => row?.ended === true,
   );
 
+/**
+ * Until a look found an attempt's key window over while the attempt was still unknown: its kept
+ * request is dropped (migration 0025), and no replay may be sent any more. False after 30 s.
+ */
+async function untilReplayWindowClosed(db: pg.Pool, attemptId: string): Promise<boolean> {
+  let closed = false;
+  await untilJobRow<{ closed: boolean }>(
+    db,
+    attemptId,
+    `SELECT s.body IS NULL AND a.state = 'unknown' AS closed
+       FROM attempt_sends s JOIN attempts a ON a.id = s.attempt_id WHERE s.attempt_id = $1`,
+    (row) => (closed = row?.closed === true),
+  );
+  return closed;
+}
+
 /** The advisory lock a held begin waits for (see holdBegins); any number no service uses. */
 const BEGIN_HOLD_LOCK = 54_054;
 
@@ -527,6 +544,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       untilCalled: (jobId) => untilFirstCallLeft(db, jobId),
       untilRaced: (jobId) => untilCallsEnded(db, jobId),
       untilEnded: (jobId) => untilJobEnded(db, jobId),
+      untilReplayWindowClosed: (attemptId) => untilReplayWindowClosed(db, attemptId),
       partitioned: (link, fault, work) => partition(stack, journal, link, fault, work, options.log),
       holdNextBegin: () => holdNextBegin(stack.databaseUrl, db),
       untilRequested: (attemptId) => untilRequested(stack.simulatorUrls, attemptId),
@@ -604,9 +622,11 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       ]),
     );
     // Providers that settle a lost answer by replaying its request: the service's to settle.
+    // (The short-window one's only charge is the opening's, whose window closes on purpose.)
     const replayProviders = stack.providers
       .filter((config) => config.kind === 'http' && config.replay !== undefined)
-      .map((config) => config.name);
+      .map((config) => config.name)
+      .filter((name) => name !== SHORT_WINDOW_REPLAY_PROVIDER);
     const settled = await settleEverything(actors, db, root.fork(20_000), {
       timeoutMs: options.settleTimeoutMs ?? 180_000,
       callWindows,

@@ -641,7 +641,7 @@ export function jobsStartedLate(exchanges: ReadonlyArray<Exchange>): Set<string>
   return jobs;
 }
 
-/** Reads everything from the database, the providers' ledgers and Temporal, and checks 1–10. */
+/** Reads everything from the database, the providers' ledgers and Temporal, and checks 1–11. */
 /** What the replay provider's lost answers came to (invariant 11), for the report. */
 export interface ReplayLooks {
   /** Replays sent (recorded), by what the look made of each. */

@@ -5,7 +5,7 @@ import { asJob, type ChaosClient, type Via } from './client';
 import type { Journal } from './journal';
 import type { LinkFault } from './linkProxy';
 import { resetToLatestCall, startOnTemporal, terminateRun, type CallInFlight } from './nemesis';
-import type { Random } from './random';
+import { Random } from './random';
 import { World, type Intent, type KeyRecord } from './world';
 
 /** The kinds of operation a lane draws, with how often it draws each. */
@@ -91,6 +91,11 @@ const LOOKUP_PAYMENT_PROVIDERS = ['simulator-pay', 'simulator-pay-2'] as const;
 export const REPLAY_PROVIDER = 'simulator-pay-replay';
 /** The payment provider whose lookup is a search that lags its writes. */
 export const SEARCH_PROVIDER = 'simulator-pay-search';
+/**
+ * A replay provider whose key window closes within seconds (stack.ts): only the opening sends it
+ * a charge, whose window closes while the charge is still being processed.
+ */
+export const SHORT_WINDOW_REPLAY_PROVIDER = 'simulator-pay-replay-short';
 
 let keyCounter = 0;
 function freshKey(random: Random, label: string): string {
@@ -699,8 +704,66 @@ export async function runOpening(
       { route: 'charge', fault },
       waits.untilEnded,
     );
+  op = await openingReplayWindowCloses(actors, waits, op);
   op = await openingCallsExecutedTwice(actors, waits, op);
   return openingFallbackNeverSent(actors, waits, op);
+}
+
+/** How long the opening's charge on the short-window replay provider is processed. */
+const PROCESSED_PAST_THE_WINDOW_MS = 10_000;
+
+/**
+ * A charge on a replay provider whose key window closes while the charge is still being
+ * processed: its call times out, its replays meet 409 until PostgreSQL refuses the next one (the
+ * window less its margin is over), and the attempt waits for an operator. Nothing may be sent
+ * under its key after that (invariant 4 counts each request against the replays recorded,
+ * invariant 11 each replay's begin against its window): a build that re-sends the request
+ * round the database's refusal sends one request too many, and, were the provider's window as
+ * short, would charge again. When the charge is made, an operator finds it in the ledger and
+ * settles the attempt.
+ *
+ * Returns the next operation number.
+ */
+async function openingReplayWindowCloses(
+  actors: Actors,
+  waits: CallTwiceWaits,
+  op: number,
+): Promise<number> {
+  if (!waits.untilReplayWindowClosed) return op;
+  const { client, world, journal } = actors;
+  const owner = Object.keys(actors.owners)[0]!;
+  const token = actors.owners[owner]!;
+  const account = `acct-opening-${op}-window-closes`;
+  const intent: Intent = {
+    type: 'charge',
+    input: { amountCents: 1_000 + op, currency: 'EUR', account },
+    providers: [SHORT_WINDOW_REPLAY_PROVIDER],
+    mode: 'exclusive',
+  };
+  const record = world.remember(owner, `chaos-opening-${op}-replay-window-closes`, intent);
+  await queueFault(actors, op, simulatorIndexOf(actors, SHORT_WINDOW_REPLAY_PROVIDER), {
+    route: 'charge',
+    account,
+    fault: { kind: 'delay', ms: PROCESSED_PAST_THE_WINDOW_MS, then: { kind: 'drop_after' } },
+  });
+  journal.operation(op, 'create', { owner, key: record.key, intent, opening: true });
+  await client.create(op, 'create', record, { token, via: 'lb' });
+  const jobId = [...record.jobIds][0];
+  const attempt = { id: `${jobId}:1`, provider: SHORT_WINDOW_REPLAY_PROVIDER };
+  if (jobId && (await waits.untilReplayWindowClosed(attempt.id))) {
+    // The operator waits for the charge to be made (the provider's ledger), then settles it.
+    const deadline = Date.now() + PROCESSED_PAST_THE_WINDOW_MS + 20_000;
+    while (Date.now() < deadline) {
+      if ((await chargeRecord(actors, attempt.provider, attempt.id)).state === 'charged') {
+        journal.operation(op + 1, 'operator_resolve', { attemptId: attempt.id, opening: true });
+        await settleUnknown(actors, op + 1, 'operator_resolve', attempt, new Random(op), true);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    await waits.untilEnded(jobId);
+  } else journal.write({ event: 'opening-note', op, note: 'no replay window was seen closing' });
+  return op + 2;
 }
 
 /**
@@ -774,6 +837,11 @@ export interface BeginHold {
 export interface CallTwiceWaits {
   /** Until the job's row has ended. */
   untilEnded: (jobId: string) => Promise<void>;
+  /**
+   * Until a look found the attempt's key window over while it was still unknown (its kept
+   * request dropped): no replay may be sent any more. False after 30 s.
+   */
+  untilReplayWindowClosed?: (attemptId: string) => Promise<boolean>;
   /**
    * Arms a hold of the next call's begin (`starting → running`): that statement waits in the
    * database until released, as a slow database would keep it. Undefined where the campaign

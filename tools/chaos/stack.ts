@@ -221,6 +221,7 @@ export const PAYMENT_PROVIDER_SIMULATORS: Readonly<Record<string, number>> = {
   'simulator-pay-2': 1,
   'simulator-pay-replay': 2,
   'simulator-pay-search': 2,
+  'simulator-pay-replay-short': 2,
 };
 
 /**
@@ -231,6 +232,13 @@ export const PAYMENT_PROVIDER_SIMULATORS: Readonly<Record<string, number>> = {
  * window close within a run.
  */
 export const REPLAY_WINDOW = { keyWindow: 120_000, margin: 20_000 } as const;
+
+/**
+ * The short-window replay provider's: replays for 4 s after the first send (its call times out
+ * at 3 s). Still shorter than the simulator's retention, so a re-send after it is one request too
+ * many (invariant 4), not a second charge.
+ */
+export const SHORT_REPLAY_WINDOW = { keyWindow: 6_000, margin: 2_000 } as const;
 
 /** How far the third simulator's search lags its writes; its provider is told a second more. */
 export const SEARCH_LAG_MS = 2_000;
@@ -614,6 +622,16 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
           timeoutMs,
           sideEffects: true,
           replay: REPLAY_WINDOW,
+        },
+        // The same, with a key window that closes within seconds: the opening's charge on it is
+        // still being processed when its window closes.
+        {
+          name: 'simulator-pay-replay-short',
+          kind: 'http' as const,
+          url: `${sim2}/v1/charges`,
+          timeoutMs,
+          sideEffects: true,
+          replay: SHORT_REPLAY_WINDOW,
         },
         // A search by key whose index lags its writes, configured with that lag.
         {
