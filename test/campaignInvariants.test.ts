@@ -8,11 +8,14 @@ import {
   jobsStartedLate,
   providerKeysSentTwice,
   providerRecords,
+  replaySettlement,
+  replaysPastTheirWindow,
   settledAfterCallOver,
   windowsMeeting,
   type AttemptRow,
   type JobRow,
   type ProviderRecord,
+  type ReplayRow,
   type RetryRules,
 } from '../tools/chaos/invariants';
 import { operatorsMayActAt } from '../tools/chaos/settle';
@@ -127,6 +130,33 @@ test('invariant 4 counts every request under a provider key on a route that does
       ['m:1', 2],
     ]),
   );
+});
+
+test('invariant 4 lets a key reach its provider once more for each replay PostgreSQL recorded for it, and no more', () => {
+  const charge = (key: string) => ({ route: 'charge', idempotencyKey: key });
+  const requests = [charge('j:1'), charge('j:1'), charge('j:1'), charge('k:1'), charge('k:1')];
+  // j:1 was replayed twice (each a row in attempt_replays): three requests, none unrecorded.
+  expect(providerKeysSentTwice(requests, new Map([['j:1', 2]]))).toEqual(new Map([['k:1', 2]]));
+  // A replay begun but never sent (given up, or PostgreSQL restarted) leaves room unused.
+  expect(
+    providerKeysSentTwice(
+      requests,
+      new Map([
+        ['j:1', 3],
+        ['k:1', 1],
+      ]),
+    ),
+  ).toEqual(new Map());
+  // A re-send nobody recorded (a bug that replays without beginReplay): one request too many.
+  expect(
+    providerKeysSentTwice(
+      requests,
+      new Map([
+        ['j:1', 1],
+        ['k:1', 1],
+      ]),
+    ),
+  ).toEqual(new Map([['j:1', 3]]));
 });
 
 test('invariant 4 counts one charge for a job whose charge was refused with 429, then retried on the same provider under its next key', () => {
@@ -526,5 +556,125 @@ describe('invariant 8: every request answered, outside process faults without a 
       expect.stringMatching(/answered 502 .*outside any process fault/),
       expect.stringMatching(/answered 502 at 10000 ms: not the documented 503/),
     ]);
+  });
+});
+
+/**
+ * Invariant 11 on made-up rows (issue 59): a replay begins only inside its attempt's key window,
+ * and an unknown attempt of a replay provider whose charge was made, its answer lost, is settled
+ * by the service (by the replay), not by an operator, unless its job ended first (the database
+ * refuses to replay for an ended job) or an operator raced the service during traffic.
+ */
+describe('invariant 11: replays inside the key window, and lost answers settled without operators', () => {
+  const replay = (
+    began: number,
+    until: number,
+    verdict: string | null = 'answered',
+  ): ReplayRow => ({
+    attempt_id: 'j:1',
+    began_at: at(began),
+    replay_until: at(until),
+    verdict,
+  });
+
+  test('a replay begun at or after its window’s end is reported, one begun before it is not', () => {
+    expect(replaysPastTheirWindow([replay(99_999, 100_000), replay(1_000, 100_000)])).toEqual([]);
+    expect(
+      replaysPastTheirWindow([replay(100_000, 100_000), replay(150_000, 100_000)]),
+    ).toHaveLength(2);
+  });
+
+  const attempt = (state: string, code?: string): AttemptRow => ({
+    id: 'j:1',
+    job_id: 'j',
+    seq: 1,
+    provider: 'pay-replay',
+    state,
+    error: code ? { code } : null,
+    started_at: at(0),
+    call_ended_at: at(3_000),
+    finished_at: state === 'unknown' ? null : at(8_000),
+  });
+  const charged = (firstFault?: string): ProviderRecord => ({
+    requests: [firstFault ? { fault: firstFault } : {}, { answered: 409 }, { answered: 201 }],
+    executions: 1,
+  });
+  const open = { terminal_status: null, finished_at: null };
+  const succeeded = { terminal_status: 'succeeded', finished_at: at(8_000) };
+  const looks = [replay(3_100, 100_000, 'in_progress'), replay(6_000, 100_000)];
+
+  test('settled by the replay: counted, nothing reported', () => {
+    expect(
+      replaySettlement({
+        attempt: attempt('succeeded'),
+        replays: looks,
+        record: charged('drop_after'),
+        job: succeeded,
+        operator: undefined,
+      }),
+    ).toEqual({ by: 'replay' });
+  });
+
+  test('a lost answer left to an operator, or still unknown, or failed, is reported', () => {
+    const left = replaySettlement({
+      attempt: attempt('succeeded'),
+      replays: [replay(3_100, 100_000, 'in_progress')],
+      record: charged('delay'),
+      job: succeeded,
+      operator: 'settle',
+    });
+    expect(left.by).toBe('operator');
+    expect(left.violation).toMatch(/its provider made the charge.*settled by an operator/);
+    expect(
+      replaySettlement({
+        attempt: attempt('unknown'),
+        replays: looks,
+        record: charged('drop_after'),
+        job: open,
+        operator: undefined,
+      }).violation,
+    ).toMatch(/still unknown/);
+    expect(
+      replaySettlement({
+        attempt: attempt('failed', 'replay_refused'),
+        replays: looks,
+        record: charged(),
+        job: { terminal_status: 'succeeded', finished_at: at(9_000) },
+        operator: undefined,
+      }).violation,
+    ).toMatch(/failed \(replay_refused\)/);
+  });
+
+  test('not reported: no charge made, a stored error, an operator during traffic, a job that ended first', () => {
+    const byOperator = (over: Partial<Parameters<typeof replaySettlement>[0]>) =>
+      replaySettlement({
+        attempt: attempt('failed', 'operator'),
+        replays: looks,
+        record: charged('drop_after'),
+        job: { terminal_status: 'failed', finished_at: at(20_000) },
+        operator: 'settle',
+        ...over,
+      });
+    // A hung request: the provider never did the work, nothing to find by replaying.
+    expect(byOperator({ record: { requests: [{ fault: 'hang' }], executions: 0 } })).toEqual({
+      by: 'operator',
+    });
+    // Its first answer was a 5xx after the work: a replay gets that 5xx again, and no verdict.
+    expect(byOperator({ record: charged('fail_after') })).toEqual({ by: 'operator' });
+    expect(byOperator({ operator: 'traffic' })).toEqual({ by: 'operator_in_traffic' });
+    // Cancelled while unknown: PostgreSQL refuses a replay for an ended job.
+    expect(byOperator({ job: { terminal_status: 'cancelled', finished_at: at(5_000) } })).toEqual({
+      by: 'operator_after_job_ended',
+    });
+    // Never looked at by replay (its own answer settled it): not one of these.
+    expect(
+      replaySettlement({
+        attempt: attempt('succeeded'),
+        replays: [],
+        record: charged(),
+        job: succeeded,
+        operator: undefined,
+      }),
+    ).toEqual({ by: 'not_replayed' });
   });
 });

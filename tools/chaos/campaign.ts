@@ -15,7 +15,7 @@ import { lateResultTimeoutMs, notFoundGraceMs } from '../../src/providers/provid
 import { doesWork } from '../simulator/faults';
 import type { TemporalEngineKind } from '../stack/temporalEngine';
 import { ChaosClient } from './client';
-import { checkInvariants, isClientTimeout, type Violation } from './invariants';
+import { checkInvariants, isClientTimeout, type ReplayLooks, type Violation } from './invariants';
 import { Journal, type Partition, type ProcessFault } from './journal';
 import type { LinkCounts, LinkFault } from './linkProxy';
 import {
@@ -23,6 +23,7 @@ import {
   requestsOf,
   runOpening,
   runOperation,
+  SHORT_WINDOW_REPLAY_PROVIDER,
   type Actors,
   type BeginHold,
   type OperationKind,
@@ -30,7 +31,7 @@ import {
 import type { ChildJobOrder } from './parentWorkflow';
 import { Random } from './random';
 import { settleEverything } from './settle';
-import { startChaosStack, type ChaosStack } from './stack';
+import { PAYMENT_PROVIDER_SIMULATORS, startChaosStack, type ChaosStack } from './stack';
 import { World, type KeyRecord } from './world';
 
 export interface CampaignOptions {
@@ -80,12 +81,16 @@ export interface CampaignReport {
   /** Keys operators released (each let its key make a job of the next generation). */
   keyReleases: number;
   operatorSettlements: number;
+  /** Resolves the lanes' operators made while traffic ran (operator_resolve), racing the service. */
+  operatorSettlementsInTraffic: number;
+  /** The replay provider's looks, and what settled the attempts they looked at (invariant 11). */
+  replayLooks: ReplayLooks;
   workflowsChecked: number;
   violations: Array<Violation & { journal: Array<Record<string, unknown>> }>;
   journalFile: string;
 }
 
-const PAYMENT_PROVIDERS = ['simulator-pay', 'simulator-pay-2'];
+const PAYMENT_PROVIDERS = Object.keys(PAYMENT_PROVIDER_SIMULATORS);
 
 /** The process faults a stack can take, in the order a seed draws them. */
 function processFaultKinds(stack: ChaosStack): Array<ProcessFault['kind']> {
@@ -316,6 +321,22 @@ const untilJobEnded = (db: pg.Pool, jobId: string): Promise<void> =>
     (row) => row?.ended === true,
   );
 
+/**
+ * Until a look found an attempt's key window over while the attempt was still unknown: its kept
+ * request is dropped (migration 0025), and no replay may be sent any more. False after 30 s.
+ */
+async function untilReplayWindowClosed(db: pg.Pool, attemptId: string): Promise<boolean> {
+  let closed = false;
+  await untilJobRow<{ closed: boolean }>(
+    db,
+    attemptId,
+    `SELECT s.body IS NULL AND a.state = 'unknown' AS closed
+       FROM attempt_sends s JOIN attempts a ON a.id = s.attempt_id WHERE s.attempt_id = $1`,
+    (row) => (closed = row?.closed === true),
+  );
+  return closed;
+}
+
 /** The advisory lock a held begin waits for (see holdBegins); any number no service uses. */
 const BEGIN_HOLD_LOCK = 54_054;
 
@@ -511,6 +532,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     callbackSecrets: stack.callbackSecrets,
     simulatorUrls: stack.simulatorUrls,
     paymentProviders: PAYMENT_PROVIDERS,
+    paymentSimulators: PAYMENT_PROVIDER_SIMULATORS,
     startChildJob: parents.start,
     callsInFlight: () => callsInFlight(db),
   };
@@ -522,6 +544,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       untilCalled: (jobId) => untilFirstCallLeft(db, jobId),
       untilRaced: (jobId) => untilCallsEnded(db, jobId),
       untilEnded: (jobId) => untilJobEnded(db, jobId),
+      untilReplayWindowClosed: (attemptId) => untilReplayWindowClosed(db, attemptId),
       partitioned: (link, fault, work) => partition(stack, journal, link, fault, work, options.log),
       holdNextBegin: () => holdNextBegin(stack.databaseUrl, db),
       untilRequested: (attemptId) => untilRequested(stack.simulatorUrls, attemptId),
@@ -567,7 +590,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
         while (!trafficDone && Date.now() < until) await sleep(200);
         if (firstRoundDone && !more()) return;
         if (trafficDone) return;
-        // After the first round, half the faults are partitions: fourteen links, four ways to
+        // After the first round, half the faults are partitions: sixteen links, four ways to
         // break each, against five kinds of crash.
         const kind =
           firstRound[round] ??
@@ -598,9 +621,16 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
         { lateResultMs: lateResultTimeoutMs(config), graceMs: notFoundGraceMs(config) },
       ]),
     );
+    // Providers that settle a lost answer by replaying its request: the service's to settle.
+    // (The short-window one's only charge is the opening's, whose window closes on purpose.)
+    const replayProviders = stack.providers
+      .filter((config) => config.kind === 'http' && config.replay !== undefined)
+      .map((config) => config.name)
+      .filter((name) => name !== SHORT_WINDOW_REPLAY_PROVIDER);
     const settled = await settleEverything(actors, db, root.fork(20_000), {
       timeoutMs: options.settleTimeoutMs ?? 180_000,
       callWindows,
+      replayProviders,
       sweepIntervalMs: stack.sweepIntervalMs,
       log: options.log,
     });
@@ -613,6 +643,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       apiUrl: stack.apiUrl,
       owners: stack.owners,
       paymentProviders: PAYMENT_PROVIDERS,
+      replayProviders,
       callWindows,
       retryRules: {
         triesInARow: Object.fromEntries(
@@ -653,6 +684,10 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       raceEvents: checked.raceEvents,
       keyReleases: world.records().reduce((n, record) => n + record.releases.length, 0),
       operatorSettlements: settled.operatorSettlements,
+      operatorSettlementsInTraffic: [...world.operatorSettled.values()].filter(
+        (phase) => phase === 'traffic',
+      ).length,
+      replayLooks: checked.replayLooks,
       workflowsChecked: checked.workflowsChecked,
       // The journal lines of the first violations (a broken build can make thousands).
       violations: checked.violations.map((violation, index) => ({

@@ -21,6 +21,7 @@ export const INVARIANTS: Record<number, string> = {
   8: 'every 5xx a 503 with Retry-After, and none (nor a dropped connection) outside process faults and partitions; every request a client retried ended in exactly one job',
   9: 'a job fails only when no retry and no healthy fallback was left, judged from what its providers received and answered',
   10: "a charge that happened is never hidden: each key its provider charged, at most once, is an attempt the job's answer shows succeeded, lost or unknown (never failed or cancelled but by an operator's verdict); nothing reaches a provider under an attempt that never began",
+  11: 'replay as lookup: every replay began inside its key window, and an unknown attempt of a replay provider whose charge was made, its answer lost, was settled by the service, without an operator',
 };
 
 export interface Violation {
@@ -47,6 +48,7 @@ export interface JobRow {
   notes: unknown[];
   key_generation: number;
   key_release: { at: string } | null;
+  finished_at: Date | null;
 }
 
 export interface AttemptRow {
@@ -75,6 +77,8 @@ export const FAULT_GRACE_MS = 5_000;
 /** Ways an unknown attempt may end as failed, with the evidence each needs. */
 const SETTLED_BY = new Set([
   'never_processed',
+  // A replay of the very request under its key, refused in the provider's words (issue 59).
+  'replay_refused',
   'never_sent',
   'orphaned',
   'provider_callback',
@@ -141,12 +145,111 @@ export interface LeftToOperator {
  * (providerCall.ts; the chat SDKs run with their own retries off), whatever its provider, and a
  * chat API, which does not deduplicate, would do the work and bill it again.
  */
-export function providerKeysSentTwice(requests: LoggedRequest[]): Map<string, number> {
+export function providerKeysSentTwice(
+  requests: LoggedRequest[],
+  /**
+   * Replays PostgreSQL recorded, by attempt (issue 59): each is one more request allowed under
+   * the key, the first request sent again byte for byte inside its key window. A re-send with
+   * no row is one nobody recorded, and may have been sent after the window.
+   */
+  replays: ReadonlyMap<string, number> = new Map(),
+): Map<string, number> {
   const sent = new Map<string, number>();
   for (const request of requests)
     if (doesWork(request.route))
       sent.set(request.idempotencyKey, (sent.get(request.idempotencyKey) ?? 0) + 1);
-  return new Map([...sent].filter(([, times]) => times > 1));
+  return new Map([...sent].filter(([key, times]) => times > 1 + (replays.get(key) ?? 0)));
+}
+
+/** A replay a look sent (attempt_replays), with the window its attempt's first send allowed. */
+export interface ReplayRow {
+  attempt_id: string;
+  began_at: Date;
+  /** attempt_sends.replay_until: first sent + the key window − the margin, on PostgreSQL's clock. */
+  replay_until: Date;
+  verdict: string | null;
+}
+
+/** Replays that began at or after the end of their window (PostgreSQL's trigger refuses them). */
+export function replaysPastTheirWindow(replays: ReplayRow[]): ReplayRow[] {
+  return replays.filter((replay) => replay.began_at.getTime() >= replay.replay_until.getTime());
+}
+
+/** How an attempt of a replay provider that was looked at by replay was settled. */
+export type ReplaySettledBy =
+  /** Never replayed: its own answer (or nothing) settled it, never unknown for a look. */
+  | 'not_replayed'
+  /** A replay brought back the stored answer, and the compare-and-swap took it. */
+  | 'replay'
+  /** A replay was refused in the provider's own words: nothing was done under the key. */
+  | 'replay_refused'
+  /** An operator settled it during traffic, racing the service as a real one may. */
+  | 'operator_in_traffic'
+  /** An operator settled it after its job had ended (no replay is sent for an ended job). */
+  | 'operator_after_job_ended'
+  /** The settle step's operator, after the service had its time. */
+  | 'operator'
+  /** Its late answer, a cancel: anything else. */
+  | 'other'
+  | 'unknown';
+
+/**
+ * Invariant 11 for one attempt of a replay provider: how it was settled, and why that broke the
+ * promise of issue 59, if it did. The promise: an attempt whose charge its provider made and
+ * whose answer it kept as a success (its first request did not meet a 5xx after the work, which
+ * a replay only gets again), looked at by replay, is settled by the service without an operator,
+ * unless its job ended first (PostgreSQL refuses a replay for an ended job) or an operator
+ * settled it during traffic. The campaign's lost answers all come inside the window: its
+ * processing delays and partitions are far shorter than the window (stack.ts, REPLAY_WINDOW).
+ */
+export function replaySettlement(facts: {
+  attempt: AttemptRow;
+  /** The replays recorded for it. */
+  replays: ReplayRow[];
+  /** Its provider's records of its key. */
+  record: ProviderRecord | undefined;
+  job: { terminal_status: string | null; finished_at: Date | null };
+  /** Whether, and when, the campaign's operators settled it. */
+  operator: 'traffic' | 'settle' | undefined;
+}): { by: ReplaySettledBy; violation?: string } {
+  const { attempt, replays, record, job, operator } = facts;
+  if (replays.length === 0) return { by: 'not_replayed' };
+  const jobEndedFirst =
+    job.finished_at !== null &&
+    (attempt.finished_at === null || job.finished_at.getTime() < attempt.finished_at.getTime());
+  const code = attempt.error?.code;
+  const by: ReplaySettledBy =
+    operator === 'traffic'
+      ? 'operator_in_traffic'
+      : operator === 'settle' || code === 'operator'
+        ? jobEndedFirst
+          ? 'operator_after_job_ended'
+          : 'operator'
+        : attempt.state === 'unknown'
+          ? 'unknown'
+          : attempt.state === 'failed' && code === 'replay_refused'
+            ? 'replay_refused'
+            : (attempt.state === 'succeeded' || attempt.state === 'lost') &&
+                replays.some((r) => r.verdict === 'answered')
+              ? 'replay'
+              : 'other';
+  const firstFault = record?.requests[0]?.fault;
+  const keptASuccess = (record?.executions ?? 0) > 0 && firstFault !== 'fail_after';
+  if (!keptASuccess || operator === 'traffic' || jobEndedFirst) return { by };
+  const settledByService =
+    (attempt.state === 'succeeded' || attempt.state === 'lost') && by !== 'operator';
+  if (settledByService) return { by };
+  const verdicts = replays.map((r) => r.verdict ?? 'unanswered').join(', ');
+  const what =
+    by === 'operator'
+      ? 'settled by an operator'
+      : attempt.state === 'unknown'
+        ? 'still unknown'
+        : `${attempt.state}${code ? ` (${code})` : ''}`;
+  return {
+    by,
+    violation: `attempt ${attempt.id} on ${attempt.provider}: its provider made the charge and kept its answer (its first request met ${firstFault ?? 'no fault'}), ${replays.length} replay(s) looked at it (${verdicts}), yet it was ${what}`,
+  };
 }
 
 /**
@@ -230,7 +333,13 @@ const SERVER_TROUBLE = new Set([500, 502, 504]);
  * a status lookup's "never processed", a callback, an operator, a chat call given up for gone.
  * The plan moves on after these (docs/attempts.md): no retry is owed.
  */
-const SETTLED_LATER = new Set(['never_processed', 'provider_callback', 'operator', 'call_gone']);
+const SETTLED_LATER = new Set([
+  'never_processed',
+  'provider_callback',
+  'operator',
+  'call_gone',
+  'replay_refused',
+]);
 
 /** Whether an attempt was failed by its own call (not unknown first, not settled later). */
 function failedByItsOwnCall(attempt: AttemptRow): boolean {
@@ -406,6 +515,8 @@ export interface CheckInputs {
   owners?: Record<string, string>;
   /** Names of providers with side effects. */
   paymentProviders: string[];
+  /** Those that look a lost answer up by replaying its request (issue 59). */
+  replayProviders: string[];
   /** Every provider's call window, by name (see believableAt). */
   callWindows: Record<string, CallWindow>;
   /** The retry settings and the attempt cap the services run with (invariant 9). */
@@ -530,12 +641,21 @@ export function jobsStartedLate(exchanges: ReadonlyArray<Exchange>): Set<string>
   return jobs;
 }
 
-/** Reads everything from the database, the providers' ledgers and Temporal, and checks 1–10. */
+/** Reads everything from the database, the providers' ledgers and Temporal, and checks 1–11. */
+/** What the replay provider's lost answers came to (invariant 11), for the report. */
+export interface ReplayLooks {
+  /** Replays sent (recorded), by what the look made of each. */
+  replays: Record<string, number>;
+  /** Attempts looked at by replay, by what settled them (ReplaySettledBy). */
+  settledBy: Record<string, number>;
+}
+
 export async function checkInvariants(inputs: CheckInputs): Promise<{
   violations: Violation[];
   jobsByState: Record<string, number>;
   raceEvents: number;
   workflowsChecked: number;
+  replayLooks: ReplayLooks;
 }> {
   const { db, world, journal } = inputs;
   const violations: Violation[] = [];
@@ -696,13 +816,27 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
     requestLogs.push(await requestsOf(url));
   }
   const chargesOfJob = chargesByJob(ledgers);
+  const replays = (
+    await db.query<ReplayRow>(
+      `SELECT r.attempt_id, r.began_at, s.replay_until, r.verdict
+         FROM attempt_replays r JOIN attempt_sends s USING (attempt_id) ORDER BY r.id`,
+    )
+  ).rows;
+  const replaysOf = new Map<string, ReplayRow[]>();
+  for (const replay of replays)
+    replaysOf.set(replay.attempt_id, [...(replaysOf.get(replay.attempt_id) ?? []), replay]);
+  const replayCounts = new Map([...replaysOf].map(([key, rows]) => [key, rows.length]));
   // One attempt, one request: a second request under its key is a resend nobody recorded. A
   // payment provider absorbs it (one execution per key) and a chat API does the work again, so
   // it is counted in the request log, which also holds requests under keys never executed
   // (refused, dropped, hung).
   for (const log of requestLogs)
-    for (const [key, times] of providerKeysSentTwice(log))
-      violate(4, `provider key ${key} received ${times} requests`, [key.split(':')[0]!]);
+    for (const [key, times] of providerKeysSentTwice(log, replayCounts))
+      violate(
+        4,
+        `provider key ${key} received ${times} requests${replayCounts.has(key) ? `, of which ${replayCounts.get(key)} were recorded replays` : ''}`,
+        [key.split(':')[0]!],
+      );
   for (const job of jobs) {
     if (job.job_type !== 'charge') continue;
     const charges = chargesOfJob.get(job.id) ?? [];
@@ -906,7 +1040,34 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
     );
   }
 
-  return { violations, jobsByState, raceEvents: races.length, workflowsChecked };
+  // 11. Replays only inside their key window; a lost answer settled by replay, not by a person.
+  for (const replay of replaysPastTheirWindow(replays))
+    violate(
+      11,
+      `a replay of attempt ${replay.attempt_id} began at ${replay.began_at.toISOString()}, at or after its window's end (${replay.replay_until.toISOString()})`,
+      [replay.attempt_id.split(':')[0]!, replay.attempt_id],
+    );
+  const replayLooks: ReplayLooks = { replays: {}, settledBy: {} };
+  for (const replay of replays) {
+    const verdict = replay.verdict ?? 'unanswered';
+    replayLooks.replays[verdict] = (replayLooks.replays[verdict] ?? 0) + 1;
+  }
+  for (const attempt of attempts) {
+    if (!inputs.replayProviders.includes(attempt.provider)) continue;
+    const job = jobById.get(attempt.job_id);
+    if (!job) continue;
+    const { by, violation } = replaySettlement({
+      attempt,
+      replays: replaysOf.get(attempt.id) ?? [],
+      record: records.get(attempt.id),
+      job,
+      operator: world.operatorSettled.get(attempt.id),
+    });
+    if (by !== 'not_replayed') replayLooks.settledBy[by] = (replayLooks.settledBy[by] ?? 0) + 1;
+    if (violation) violate(11, violation, [attempt.job_id, attempt.id]);
+  }
+
+  return { violations, jobsByState, raceEvents: races.length, workflowsChecked, replayLooks };
 }
 
 /**

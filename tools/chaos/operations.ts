@@ -5,7 +5,7 @@ import { asJob, type ChaosClient, type Via } from './client';
 import type { Journal } from './journal';
 import type { LinkFault } from './linkProxy';
 import { resetToLatestCall, startOnTemporal, terminateRun, type CallInFlight } from './nemesis';
-import type { Random } from './random';
+import { Random } from './random';
 import { World, type Intent, type KeyRecord } from './world';
 
 /** The kinds of operation a lane draws, with how often it draws each. */
@@ -45,10 +45,15 @@ export interface Actors {
   operatorToken: string;
   /** Provider name → its callback secret. */
   callbackSecrets: Record<string, string>;
-  /** [0]: chat and `simulator-pay`; [1]: `simulator-pay-2`. */
+  /** [0]: chat and `simulator-pay`; [1]: `simulator-pay-2`; [2]: `simulator-pay-replay`, `simulator-pay-search`. */
   simulatorUrls: string[];
-  /** The payment providers charges go to (the first two, in a seeded order). */
+  /**
+   * The payment providers (side effects), each with the simulator that serves it: the first two
+   * have a status lookup by key and a callback secret; `simulator-pay-replay` settles a lost
+   * answer by replaying its first request, `simulator-pay-search` by a search that lags.
+   */
   paymentProviders: string[];
+  paymentSimulators: Readonly<Record<string, number>>;
   /** Starts a parent workflow that starts the job as its child (see parentWorkflow.ts). */
   startChildJob?: (record: KeyRecord) => Promise<{ workflowId: string }>;
   /**
@@ -67,11 +72,30 @@ const CHAT_PROVIDERS: Record<string, (typeof CHAT_MODELS)[number]> = {
 };
 const CHAT_PROVIDER_NAMES = Object.keys(CHAT_PROVIDERS);
 
+/** The index of the simulator that serves a payment provider's charges. */
+export function simulatorIndexOf(
+  actors: Pick<Actors, 'paymentSimulators'>,
+  provider: string,
+): number {
+  return actors.paymentSimulators[provider] ?? 0;
+}
+
 /** The simulator that serves a payment provider's charges. */
 export function simulatorOf(actors: Actors, provider: string): string {
-  const index = actors.paymentProviders.indexOf(provider);
-  return actors.simulatorUrls[Math.max(0, index)] ?? actors.simulatorUrls[0]!;
+  return actors.simulatorUrls[simulatorIndexOf(actors, provider)] ?? actors.simulatorUrls[0]!;
 }
+
+/** The payment providers with a status lookup by key (and a callback secret): the opening's. */
+const LOOKUP_PAYMENT_PROVIDERS = ['simulator-pay', 'simulator-pay-2'] as const;
+/** The payment provider that settles a lost answer by replaying its request (issue 59). */
+export const REPLAY_PROVIDER = 'simulator-pay-replay';
+/** The payment provider whose lookup is a search that lags its writes. */
+export const SEARCH_PROVIDER = 'simulator-pay-search';
+/**
+ * A replay provider whose key window closes within seconds (stack.ts): only the opening sends it
+ * a charge, whose window closes while the charge is still being processed.
+ */
+export const SHORT_WINDOW_REPLAY_PROVIDER = 'simulator-pay-replay-short';
 
 let keyCounter = 0;
 function freshKey(random: Random, label: string): string {
@@ -92,7 +116,7 @@ const HEDGED_PRIMARY = { provider: 'simulator-backup', model: 'sim-backup' } as 
  * summaries have a single provider: with no fallback, only a retry on that provider saves them
  * from a storm or an outage (invariant 9).
  */
-function newIntent(random: Random, paymentProviders: string[]): Intent {
+function newIntent(random: Random): Intent {
   const roll = random.next();
   if (roll < 0.35)
     return {
@@ -109,7 +133,6 @@ function newIntent(random: Random, paymentProviders: string[]): Intent {
       providers: [HEDGED_PRIMARY.provider, 'simulator'],
       mode: 'hedged',
     };
-  const providers = random.shuffle(paymentProviders);
   return {
     type: 'charge',
     input: {
@@ -117,9 +140,46 @@ function newIntent(random: Random, paymentProviders: string[]): Intent {
       currency: random.pick(['EUR', 'USD', 'INR']),
       account: `acct-${random.int(1, 1e9).toString(36)}`,
     },
-    providers,
+    providers: chargePlan(random),
     mode: 'exclusive',
   };
+}
+
+/**
+ * A charge's providers: the two with a status lookup, in a seeded order (as before issue 59),
+ * or the replay provider first (alone a fifth of the time: a lost answer has no fallback to hide
+ * behind), or the lagging search first, each with a lookup provider as its fallback.
+ */
+function chargePlan(random: Random): string[] {
+  const lookups = random.shuffle([...LOOKUP_PAYMENT_PROVIDERS]);
+  const roll = random.next();
+  if (roll < 0.4) return lookups;
+  if (roll < 0.68) return [REPLAY_PROVIDER, lookups[0]!];
+  if (roll < 0.75) return [REPLAY_PROVIDER];
+  return [SEARCH_PROVIDER, lookups[0]!];
+}
+
+/**
+ * A lost answer or a processing delay for a charge whose first provider looks its lost answers
+ * up by replay or by a lagging search, aimed by its account (half of them): its answer dropped
+ * after the work, its request dropped before any (the replay then does the work), or its work
+ * taking 3.5–9 s, past the call's 3 s timeout, its answer lost with the caller gone. A replay
+ * while the work goes on is answered 409 and looked at again.
+ */
+export function drawLookupFault(random: Random, intent: Intent): FaultRule | undefined {
+  const first = intent.providers[0];
+  const { account } = intent.input;
+  if (intent.type !== 'charge' || typeof account !== 'string') return undefined;
+  if (first !== REPLAY_PROVIDER && first !== SEARCH_PROVIDER) return undefined;
+  if (!random.chance(0.5)) return undefined;
+  const fault = random.pick<Fault>([
+    { kind: 'drop_after' },
+    { kind: 'drop_after' },
+    { kind: 'drop_before' },
+    { kind: 'delay', ms: random.int(3_500, 9_000) },
+    { kind: 'delay', ms: random.int(3_500, 9_000), then: { kind: 'drop_after' } },
+  ]);
+  return { route: 'charge', account, fault };
 }
 
 /** The same intent written otherwise: keys in another order, other whitespace. */
@@ -215,9 +275,9 @@ const TROUBLE_MS = { min: 2_000, max: 8_000 } as const;
 export function drawProviderTrouble(
   random: Random,
   kind: ProviderTroubleKind,
-  paymentProviders: string[],
+  paymentSimulators: Readonly<Record<string, number>>,
 ): { provider: string; simulator: number; rule: FaultRule } {
-  const provider = random.pick([...CHAT_PROVIDER_NAMES, ...paymentProviders]);
+  const provider = random.pick([...CHAT_PROVIDER_NAMES, ...Object.keys(paymentSimulators)]);
   const forMs = random.int(TROUBLE_MS.min, TROUBLE_MS.max);
   const fault: Fault =
     kind === 'provider_outage'
@@ -229,7 +289,7 @@ export function drawProviderTrouble(
   if (model) return { provider, simulator: 0, rule: { route: 'chat', model, forMs, fault } };
   return {
     provider,
-    simulator: Math.max(0, paymentProviders.indexOf(provider)),
+    simulator: paymentSimulators[provider] ?? 0,
     rule: { route: 'charge', forMs, fault },
   };
 }
@@ -399,6 +459,8 @@ export async function settleUnknown(
       body,
     },
   );
+  if (answer.status >= 200 && answer.status < 300)
+    actors.world.operatorSettled.set(attempt.id, kind === 'settle' ? 'settle' : 'traffic');
   return answer.status;
 }
 
@@ -546,16 +608,16 @@ export async function runOpening(
     { kind: 'fail_after', status: 502 },
     { kind: 'files_under_own_id', answer: 'own_key' },
   ];
-  for (const provider of actors.paymentProviders)
+  for (const provider of LOOKUP_PAYMENT_PROVIDERS)
     for (const fault of quirks)
       await aimed(
         {
           type: 'charge',
           input: { amountCents: 1_000 + op, currency: 'EUR', account: `acct-opening-${op}` },
-          providers: [provider, ...actors.paymentProviders.filter((other) => other !== provider)],
+          providers: [provider, ...LOOKUP_PAYMENT_PROVIDERS.filter((other) => other !== provider)],
           mode: 'exclusive',
         },
-        Math.max(0, actors.paymentProviders.indexOf(provider)),
+        simulatorIndexOf(actors, provider),
         { route: 'charge', fault },
       );
   // A charge with one provider, refused once with 429 (before any work): a retry there is left,
@@ -564,7 +626,7 @@ export async function runOpening(
     {
       type: 'charge',
       input: { amountCents: 1_000 + op, currency: 'EUR', account: `acct-opening-${op}` },
-      providers: [actors.paymentProviders[0]!],
+      providers: [LOOKUP_PAYMENT_PROVIDERS[0]],
       mode: 'exclusive',
     },
     0,
@@ -578,7 +640,7 @@ export async function runOpening(
     {
       type: 'charge',
       input: { amountCents: 1_000 + op, currency: 'EUR', account: `acct-opening-${op}` },
-      providers: [actors.paymentProviders[0]!],
+      providers: [LOOKUP_PAYMENT_PROVIDERS[0]],
       mode: 'exclusive',
     },
     0,
@@ -623,8 +685,85 @@ export async function runOpening(
     // The lanes' storms would otherwise reach its hedge's call, and then nothing races.
     waits.untilRaced,
   );
+  // A lost answer on each provider that looks it up without a status lookup by key: on the
+  // replay provider its work takes 5 s (its replays meet 409 meanwhile) and its answer is
+  // dropped; on the lagging search, its answer is dropped after the work. Each must be settled
+  // by the service, with one charge and no operator.
+  for (const [provider, fault] of [
+    [REPLAY_PROVIDER, { kind: 'delay', ms: 5_000, then: { kind: 'drop_after' } }],
+    [SEARCH_PROVIDER, { kind: 'drop_after' }],
+  ] as const)
+    await aimed(
+      {
+        type: 'charge',
+        input: { amountCents: 1_000 + op, currency: 'EUR', account: `acct-opening-${op}` },
+        providers: [provider, LOOKUP_PAYMENT_PROVIDERS[0]],
+        mode: 'exclusive',
+      },
+      simulatorIndexOf(actors, provider),
+      { route: 'charge', fault },
+      waits.untilEnded,
+    );
+  op = await openingReplayWindowCloses(actors, waits, op);
   op = await openingCallsExecutedTwice(actors, waits, op);
   return openingFallbackNeverSent(actors, waits, op);
+}
+
+/** How long the opening's charge on the short-window replay provider is processed. */
+const PROCESSED_PAST_THE_WINDOW_MS = 10_000;
+
+/**
+ * A charge on a replay provider whose key window closes while the charge is still being
+ * processed: its call times out, its replays meet 409 until PostgreSQL refuses the next one (the
+ * window less its margin is over), and the attempt waits for an operator. Nothing may be sent
+ * under its key after that (invariant 4 counts each request against the replays recorded,
+ * invariant 11 each replay's begin against its window): a build that re-sends the request
+ * round the database's refusal sends one request too many, and, were the provider's window as
+ * short, would charge again. When the charge is made, an operator finds it in the ledger and
+ * settles the attempt.
+ *
+ * Returns the next operation number.
+ */
+async function openingReplayWindowCloses(
+  actors: Actors,
+  waits: CallTwiceWaits,
+  op: number,
+): Promise<number> {
+  if (!waits.untilReplayWindowClosed) return op;
+  const { client, world, journal } = actors;
+  const owner = Object.keys(actors.owners)[0]!;
+  const token = actors.owners[owner]!;
+  const account = `acct-opening-${op}-window-closes`;
+  const intent: Intent = {
+    type: 'charge',
+    input: { amountCents: 1_000 + op, currency: 'EUR', account },
+    providers: [SHORT_WINDOW_REPLAY_PROVIDER],
+    mode: 'exclusive',
+  };
+  const record = world.remember(owner, `chaos-opening-${op}-replay-window-closes`, intent);
+  await queueFault(actors, op, simulatorIndexOf(actors, SHORT_WINDOW_REPLAY_PROVIDER), {
+    route: 'charge',
+    account,
+    fault: { kind: 'delay', ms: PROCESSED_PAST_THE_WINDOW_MS, then: { kind: 'drop_after' } },
+  });
+  journal.operation(op, 'create', { owner, key: record.key, intent, opening: true });
+  await client.create(op, 'create', record, { token, via: 'lb' });
+  const jobId = [...record.jobIds][0];
+  const attempt = { id: `${jobId}:1`, provider: SHORT_WINDOW_REPLAY_PROVIDER };
+  if (jobId && (await waits.untilReplayWindowClosed(attempt.id))) {
+    // The operator waits for the charge to be made (the provider's ledger), then settles it.
+    const deadline = Date.now() + PROCESSED_PAST_THE_WINDOW_MS + 20_000;
+    while (Date.now() < deadline) {
+      if ((await chargeRecord(actors, attempt.provider, attempt.id)).state === 'charged') {
+        journal.operation(op + 1, 'operator_resolve', { attemptId: attempt.id, opening: true });
+        await settleUnknown(actors, op + 1, 'operator_resolve', attempt, new Random(op), true);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    await waits.untilEnded(jobId);
+  } else journal.write({ event: 'opening-note', op, note: 'no replay window was seen closing' });
+  return op + 2;
 }
 
 /**
@@ -645,7 +784,7 @@ async function openingFallbackNeverSent(
   const { client, world, journal } = actors;
   const owner = Object.keys(actors.owners)[0]!;
   const token = actors.owners[owner]!;
-  const [primary, fallback] = actors.paymentProviders as [string, string];
+  const [primary, fallback] = LOOKUP_PAYMENT_PROVIDERS;
   const intent: Intent = {
     type: 'charge',
     input: { amountCents: 1_000 + op, currency: 'EUR', account: `acct-opening-${op}-adopted` },
@@ -654,7 +793,7 @@ async function openingFallbackNeverSent(
   };
   const record = world.remember(owner, `chaos-opening-${op}-adopt-starting-fallback`, intent);
   // The primary refuses before any work: the fallback's attempt is written next.
-  await queueFault(actors, op, Math.max(0, actors.paymentProviders.indexOf(primary)), {
+  await queueFault(actors, op, simulatorIndexOf(actors, primary), {
     route: 'charge',
     account: String(intent.input.account),
     fault: { kind: 'fail_before', status: 400 },
@@ -699,6 +838,11 @@ export interface CallTwiceWaits {
   /** Until the job's row has ended. */
   untilEnded: (jobId: string) => Promise<void>;
   /**
+   * Until a look found the attempt's key window over while it was still unknown (its kept
+   * request dropped): no replay may be sent any more. False after 30 s.
+   */
+  untilReplayWindowClosed?: (attemptId: string) => Promise<boolean>;
+  /**
    * Arms a hold of the next call's begin (`starting → running`): that statement waits in the
    * database until released, as a slow database would keep it. Undefined where the campaign
    * cannot install it.
@@ -737,8 +881,8 @@ async function openingCallsExecutedTwice(
   const { client, world, journal } = actors;
   const owner = Object.keys(actors.owners)[0]!;
   const token = actors.owners[owner]!;
-  const [primary, fallback] = actors.paymentProviders as [string, string];
-  const simulator = (provider: string) => Math.max(0, actors.paymentProviders.indexOf(provider));
+  const [primary, fallback] = LOOKUP_PAYMENT_PROVIDERS;
+  const simulator = (provider: string) => simulatorIndexOf(actors, provider);
   const charge = (label: string): Intent => ({
     type: 'charge',
     input: { amountCents: 1_000 + op, currency: 'EUR', account: `acct-opening-${op}-${label}` },
@@ -857,11 +1001,7 @@ export async function runOperation(
 
   switch (kind) {
     case 'create': {
-      const record = world.remember(
-        owner,
-        freshKey(random, 'new'),
-        newIntent(random, actors.paymentProviders),
-      );
+      const record = world.remember(owner, freshKey(random, 'new'), newIntent(random));
       journal.operation(op, kind, { owner, key: record.key, intent: record.intent });
       // Mostly a slow primary for a hedged job: well past its attempt timeout, so the hedge runs
       // and wins even on a busy machine (where each workflow step takes a second or more), and
@@ -873,15 +1013,14 @@ export async function runOperation(
           model: HEDGED_PRIMARY.model,
           fault: { kind: 'delay', ms: random.int(6_000, 11_000) },
         });
+      const lost = drawLookupFault(random, record.intent);
+      if (lost)
+        await queueFault(actors, op, simulatorIndexOf(actors, record.intent.providers[0]!), lost);
       await client.create(op, kind, record, { token, via: anyVia(random) });
       return;
     }
     case 'duplicates': {
-      const record = world.remember(
-        owner,
-        freshKey(random, 'dup'),
-        newIntent(random, actors.paymentProviders),
-      );
+      const record = world.remember(owner, freshKey(random, 'dup'), newIntent(random));
       const count = random.chance(0.2) ? random.int(9, 64) : random.int(2, 8);
       journal.operation(op, kind, { owner, key: record.key, count, intent: record.intent });
       const vias: Via[] = ['lb', 'api0', 'api1'];
@@ -947,11 +1086,7 @@ export async function runOperation(
       return;
     }
     case 'temporal_race': {
-      const record = world.remember(
-        owner,
-        freshKey(random, 'race'),
-        newIntent(random, actors.paymentProviders),
-      );
+      const record = world.remember(owner, freshKey(random, 'race'), newIntent(random));
       journal.operation(op, kind, { owner, key: record.key, intent: record.intent });
       const native = startOnTemporal(actors, op, record, kind);
       await Promise.all([native, client.create(op, kind, record, { token, via: anyVia(random) })]);
@@ -959,11 +1094,7 @@ export async function runOperation(
     }
     case 'child': {
       if (!actors.startChildJob) return;
-      const record = world.remember(
-        owner,
-        freshKey(random, 'child'),
-        newIntent(random, actors.paymentProviders),
-      );
+      const record = world.remember(owner, freshKey(random, 'child'), newIntent(random));
       journal.operation(op, kind, { owner, key: record.key, intent: record.intent });
       try {
         const parent = await actors.startChildJob(record);
@@ -1126,13 +1257,17 @@ export async function runOperation(
       return;
     }
     case 'provider_fault': {
-      const { rule, simulator } = drawProviderFault(random, actors.simulatorUrls.length);
+      // Not at the replay and search providers' simulator: there, faults are aimed by account.
+      const { rule, simulator } = drawProviderFault(
+        random,
+        1 + Math.max(...LOOKUP_PAYMENT_PROVIDERS.map((name) => simulatorIndexOf(actors, name))),
+      );
       await queueFault(actors, op, simulator, rule);
       return;
     }
     case 'rate_limit_storm':
     case 'provider_outage': {
-      const trouble = drawProviderTrouble(random, kind, actors.paymentProviders);
+      const trouble = drawProviderTrouble(random, kind, actors.paymentSimulators);
       await openFaultWindow(actors, op, kind, trouble);
       return;
     }

@@ -42,7 +42,10 @@ export function formatReport(report: CampaignReport): string {
   }
   lines.push(`jobs:            ${counts(report.jobsByState)}`);
   lines.push(
-    `race events ${report.raceEvents} · key releases ${report.keyReleases} · operator settlements ${report.operatorSettlements} · workflows checked ${report.workflowsChecked}`,
+    `race events ${report.raceEvents} · key releases ${report.keyReleases} · operator settlements ${report.operatorSettlements} after traffic, ${report.operatorSettlementsInTraffic} during · workflows checked ${report.workflowsChecked}`,
+  );
+  lines.push(
+    `replay lookups:  ${counts(report.replayLooks.replays)} replays; the unknown attempts they looked at settled by: ${counts(report.replayLooks.settledBy)}`,
   );
   const failed = new Set(report.violations.map((v) => v.invariant));
   for (const [number, text] of Object.entries(INVARIANTS)) {

@@ -46,6 +46,11 @@ interface UnknownRow {
 interface SettleOptions {
   timeoutMs: number;
   callWindows: Record<string, CallWindow>;
+  /**
+   * Payment providers that look a lost answer up by replaying its request (issue 59): what the
+   * ledger shows is left to the service until it had its time, as a chat attempt is.
+   */
+  replayProviders?: string[];
   /** How often the service's sweeper runs. */
   sweepIntervalMs: number;
   log: (line: string) => void;
@@ -87,8 +92,10 @@ class Operators {
     const started = this.started ?? now;
     const serviceHadItsChance = now >= operatorsMayActAt(believable, started, this.serviceTimeMs);
     const sideEffectFree = !this.actors.paymentProviders.includes(attempt.provider);
-    // The service settles these itself once their call is over: nothing for an operator yet.
-    if (sideEffectFree && !serviceHadItsChance) return;
+    const replayed = this.options.replayProviders?.includes(attempt.provider) === true;
+    // The service settles these itself once their call is over (a replay provider's lost
+    // answer, by its replay): nothing for an operator yet. Invariant 11 judges what is left.
+    if ((sideEffectFree || replayed) && !serviceHadItsChance) return;
     if (sideEffectFree && !this.leftToThem.has(attempt.id))
       this.leftToThem.set(attempt.id, {
         id: attempt.id,

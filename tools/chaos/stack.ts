@@ -126,7 +126,7 @@ export interface ChaosStack {
   namespace: string;
   /** A fresh one per campaign. */
   taskQueue: string;
-  /** Simulators: [0] serves chat (providers `simulator`, `simulator-backup`) and payments (`simulator-pay`); [1] is a second payment provider `simulator-pay-2` with its own ledger. */
+  /** Simulators: [0] serves chat (providers `simulator`, `simulator-backup`) and payments (`simulator-pay`); [1] a second payment provider `simulator-pay-2` with its own ledger; [2] a third payment API, behind `simulator-pay-replay` and `simulator-pay-search` (PAYMENT_PROVIDER_SIMULATORS). */
   simulatorUrls: string[];
   /** Owners and their API tokens (at least 3 owners), the operator's token, and each payment provider's callback secret (its own: a shared one is refused at start). */
   owners: Record<string, string>;
@@ -207,6 +207,53 @@ const BREAKER_COOL_OFF_MS = 5_000;
  * jobs nobody runs): 5 s instead of a minute, so that quiescence comes sooner.
  */
 const SWEEP_INTERVAL_MS = 5_000;
+
+/**
+ * The payment providers and the simulator that serves each: `simulator-pay` on [0] and
+ * `simulator-pay-2` on [1], each with a status lookup by key; on [2], `simulator-pay-replay` (no
+ * lookup but the replay of its first request, issue 59) and `simulator-pay-search` (a search
+ * that lags its writes). Faults meant for one call are queued at [2] only for a job's account,
+ * so none meets a replay: a fault taken by a replay (a hang, a 400, a 5xx after the work) would
+ * be the simulator's doing, not what a provider's stored answer to a replay is.
+ */
+export const PAYMENT_PROVIDER_SIMULATORS: Readonly<Record<string, number>> = {
+  'simulator-pay': 0,
+  'simulator-pay-2': 1,
+  'simulator-pay-replay': 2,
+  'simulator-pay-search': 2,
+  'simulator-pay-replay-short': 2,
+};
+
+/**
+ * The replay provider's key window: 2 minutes, replays until 20 s short of it. Shorter than the
+ * simulator's own retention (24 h), as a config must be; long enough that every lost answer the
+ * campaign makes (a processing delay of at most 9 s, a partition of at most 25 s) is settled
+ * inside it, short enough that an attempt left unknown (a hung request, a stored 5xx) sees its
+ * window close within a run.
+ */
+export const REPLAY_WINDOW = { keyWindow: 120_000, margin: 20_000 } as const;
+
+/**
+ * The short-window replay provider's: replays for 4 s after the first send (its call times out
+ * at 3 s). Still shorter than the simulator's retention, so a re-send after it is one request too
+ * many (invariant 4), not a second charge.
+ */
+export const SHORT_REPLAY_WINDOW = { keyWindow: 6_000, margin: 2_000 } as const;
+
+/** How far the third simulator's search lags its writes; its provider is told a second more. */
+export const SEARCH_LAG_MS = 2_000;
+
+/** The third simulator's search lags its writes by SEARCH_LAG_MS; keys stay kept 24 h. */
+async function configureSearchLag(simulatorUrl: string): Promise<void> {
+  const answer = await fetch(`${simulatorUrl}/_simulator/settings`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ searchLagMs: SEARCH_LAG_MS }),
+  });
+  if (answer.status !== 200)
+    throw new Error(`the simulator at ${simulatorUrl} refused its settings: ${answer.status}`);
+  await answer.body?.cancel();
+}
 
 const token = (label: string): string => `${label}-${randomBytes(12).toString('hex')}`;
 
@@ -549,12 +596,12 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       temporalAddress = temporal.address;
     }
 
-    const simulatorPorts = [await freePort(), await freePort()];
+    const simulatorPorts = [await freePort(), await freePort(), await freePort()];
     const simulatorUrls = simulatorPorts.map((port) => `http://127.0.0.1:${port}`);
     const timeoutMs = options.providerTimeoutMs ?? 3_000;
     // The standard simulator providers on [0], a second payment API on [1] with a callback
     // secret of its own, all with the short timeout and windows.
-    const providersAt = ([sim0, sim1]: string[]): ProviderConfig[] =>
+    const providersAt = ([sim0, sim1, sim2]: string[]): ProviderConfig[] =>
       [
         ...simulatorProviders(sim0!),
         {
@@ -565,6 +612,36 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
           timeoutMs,
           sideEffects: true,
           callbackSecretEnv: 'ONEJOB_CHAOS_PAY_2_CALLBACK_SECRET',
+        },
+        // As a Stripe-like API is configured (issue 59): no status lookup by key, so a lost
+        // answer is settled by replaying the first request under its key inside the window.
+        {
+          name: 'simulator-pay-replay',
+          kind: 'http' as const,
+          url: `${sim2}/v1/charges`,
+          timeoutMs,
+          sideEffects: true,
+          replay: REPLAY_WINDOW,
+        },
+        // The same, with a key window that closes within seconds: the opening's charge on it is
+        // still being processed when its window closes.
+        {
+          name: 'simulator-pay-replay-short',
+          kind: 'http' as const,
+          url: `${sim2}/v1/charges`,
+          timeoutMs,
+          sideEffects: true,
+          replay: SHORT_REPLAY_WINDOW,
+        },
+        // A search by key whose index lags its writes, configured with that lag.
+        {
+          name: 'simulator-pay-search',
+          kind: 'http' as const,
+          url: `${sim2}/v1/charges`,
+          searchUrl: `${sim2}/v1/charges/search?query=idempotency_key:'{key}'`,
+          consistency: { lagMs: SEARCH_LAG_MS + 1_000 },
+          timeoutMs,
+          sideEffects: true,
         },
       ].map((provider) => ({
         ...provider,
@@ -639,7 +716,11 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
         SIMULATOR_HOST: '127.0.0.1',
         SIMULATOR_PORT: String(port),
       }),
-      ready: (proc) => waitForHttp(`http://127.0.0.1:${port}/healthz`, 30_000, proc.exited),
+      ready: async (proc) => {
+        await waitForHttp(`http://127.0.0.1:${port}/healthz`, 30_000, proc.exited);
+        // Every start, the certification's restart too: a simulator starts with defaults.
+        if (index === 2) await configureSearchLag(`http://127.0.0.1:${port}`);
+      },
       up: false,
       faults: new Serial(),
     }));

@@ -85,6 +85,11 @@ export class World {
    * job whose workflow keeps closing is, after a few sweeper restarts, left for an operator.
    */
   readonly nemesisStruck = new Set<string>();
+  /**
+   * Attempts the campaign's operators settled (a resolve answered 2xx): during traffic, racing
+   * the service as a real operator may, or in the settle step, after the service had its time.
+   */
+  readonly operatorSettled = new Map<string, 'traffic' | 'settle'>();
 
   constructor(private readonly journal: Journal) {}
 
