@@ -7,13 +7,19 @@ import { reconcileAttemptsOfEndedJobs } from '../src/service/sweeper';
 import type { Fault } from '../tools/simulator/faults';
 import { holdStatement } from './support/barriers';
 import { CALLBACK_SECRET } from './support/identities';
-import { chargeBody, createJob, operator, readJob, untilJob, type JobView } from './support/jobs';
+import {
+  chargeBody,
+  createJob,
+  endedOrNeedsOperator,
+  operator,
+  readJob,
+  untilJob,
+} from './support/jobs';
 import { eventually } from './support/polling';
 import { providerSaw } from './support/providerLedger';
 import { payProvider, TIMES_OUT_SOON_MS } from './support/providers';
 import { attemptRows } from './support/rows';
 import { certifyForSetup, startTestStack, type TestStack } from './support/stack';
-import { workflowStatus } from './support/temporal';
 
 /**
  * Two paths to a second charge, closed: a provider that answered success but keeps no record
@@ -80,22 +86,6 @@ async function failedCallbackWhileCallIsOut(gate: string, then?: Fault) {
   return { job, answered: (await callback.json()) as { state: string } };
 }
 
-/**
- * Waits until the job has ended or its workflow says an operator is needed, whichever first. The
- * workflow is asked first: what it knows was written to the row before it knew, so the row read
- * after it is at least as new (read the other way round, the row could predate the look).
- */
-async function endedOrNeedsOperator(job: JobView) {
-  return eventually(
-    async () => {
-      const workflow = await workflowStatus(stack, job.workflowId);
-      return { job: await readJob(stack, job.id), workflow };
-    },
-    ({ job: row, workflow }) =>
-      ['succeeded', 'failed', 'cancelled'].includes(row.status) || workflow.needsOperator,
-  );
-}
-
 /** A machine failing the attempt as never processed, straight in PostgreSQL, which must refuse. */
 const failAsNeverProcessed = (attemptId: string) =>
   stack.pool.query(
@@ -113,7 +103,7 @@ describe('evidence of work outranks "no record"', () => {
     async (_how, answer) => {
       stack.simulator.inject({ route: 'charge', fault: { kind: 'files_under_own_id', answer } });
       const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
-      const { job: seen, workflow } = await endedOrNeedsOperator(job);
+      const { job: seen, workflow } = await endedOrNeedsOperator(stack, job);
 
       expect(seen.status).toBe('unknown');
       expect(workflow.needsOperator).toBe(true);
@@ -191,7 +181,7 @@ describe('a provider seen breaking its contract after the work is not believed o
       fault: { kind: 'files_under_own_id', answer: 'own_key' },
     });
     const seenOnce = await createJob(stack, chargeBody(['pay', 'pay-backup']));
-    expect((await endedOrNeedsOperator(seenOnce)).workflow.needsOperator).toBe(true);
+    expect((await endedOrNeedsOperator(stack, seenOnce)).workflow.needsOperator).toBe(true);
 
     // Then it charges under its own id again, and the answer never reaches us (as when a
     // worker is killed between the provider's answer and its write): no success answer is on
@@ -201,7 +191,7 @@ describe('a provider seen breaking its contract after the work is not believed o
       fault: { kind: 'files_under_own_id', answer: 'lost' },
     });
     const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
-    const { job: seen, workflow } = await endedOrNeedsOperator(job);
+    const { job: seen, workflow } = await endedOrNeedsOperator(stack, job);
 
     expect(seen.attempts.map((a) => [a.provider, a.state])).toEqual([['pay', 'unknown']]);
     expect(workflow.needsOperator).toBe(true);
@@ -268,7 +258,7 @@ describe('a success answer is written whole', () => {
     }
     expect((await redelivered).status).toBe(200);
 
-    const { job: seen, workflow } = await endedOrNeedsOperator(job);
+    const { job: seen, workflow } = await endedOrNeedsOperator(stack, job);
     expect(seen.attempts.map((a) => [a.provider, a.state])).toEqual([['pay', 'unknown']]);
     expect(workflow.needsOperator).toBe(true);
     expect(providerSaw(stack, job.id)).toEqual({ requests: [attemptId], effects: [attemptId] });

@@ -1,12 +1,19 @@
 import { beginReplay } from '../src/db/attemptReplays';
 import type { ProviderConfig } from '../src/providers/provider';
 import { DEFAULT_CHARGE_SETTINGS } from '../tools/simulator/ledger';
-import { chargeBody, createJob, operator, readJob, untilJob, type JobView } from './support/jobs';
+import {
+  chargeBody,
+  createJob,
+  ended,
+  endedOrNeedsOperator,
+  operator,
+  readJob,
+  untilJob,
+} from './support/jobs';
 import { eventually } from './support/polling';
 import { providerSaw, requestsFor } from './support/providerLedger';
 import { payProvider, TIMES_OUT_SOON_MS } from './support/providers';
 import { useTestStack } from './support/stack';
-import { workflowStatus } from './support/temporal';
 
 /**
  * A lost answer settled as real payment APIs allow: the first request sent again, byte for
@@ -61,28 +68,20 @@ async function replaysOf(attemptId: string) {
   return rows;
 }
 
-async function endedOrNeedsOperator(job: JobView) {
-  return eventually(
-    async () => {
-      const workflow = await workflowStatus(stack, job.workflowId);
-      return { job: await readJob(stack, job.id), workflow };
-    },
-    ({ job: row, workflow }) =>
-      ['succeeded', 'failed', 'cancelled'].includes(row.status) || workflow.needsOperator,
-  );
-}
-
-test('a charge whose answer is lost is settled by a replay under its key: no operator, one charge at the provider', async () => {
-  const body = chargeBody(['pay-replay', 'pay-backup']);
+/** A charge on `plan` whose first request does the work and loses its answer; its job once ended. */
+async function lostAnswerCharge(plan: string[]) {
+  const body = chargeBody(plan);
   stack.simulator.inject({
     route: 'charge',
     account: body.input.account,
     fault: { kind: 'drop_after' },
   });
   const job = await createJob(stack, body);
-  const done = await untilJob(stack, job.id, (j) =>
-    ['succeeded', 'failed', 'cancelled'].includes(j.status),
-  );
+  return { job, done: await untilJob(stack, job.id, ended) };
+}
+
+test('a charge whose answer is lost is settled by a replay under its key: no operator, one charge at the provider', async () => {
+  const { job, done } = await lostAnswerCharge(['pay-replay', 'pay-backup']);
 
   expect(done.status).toBe('succeeded');
   expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([['pay-replay', 'succeeded']]);
@@ -144,7 +143,7 @@ test('after the key window nothing is sent again: the look says so and calls an 
   });
   const job = await createJob(stack, body);
   const attemptId = `${job.id}:1`;
-  const { job: seen, workflow } = await endedOrNeedsOperator(job);
+  const { job: seen, workflow } = await endedOrNeedsOperator(stack, job);
 
   expect(seen.status).toBe('unknown');
   expect(workflow.needsOperator).toBe(true);
@@ -193,7 +192,7 @@ test('a replay answered "this key was used with other parameters" goes to an ope
   stack.simulator.inject({ route: 'charge', account, fault: { kind: 'drop_after' } });
   stack.simulator.inject({ route: 'charge', account, fault: { kind: 'key_reused' } });
   const job = await createJob(stack, body);
-  const { job: seen, workflow } = await endedOrNeedsOperator(job);
+  const { job: seen, workflow } = await endedOrNeedsOperator(stack, job);
 
   expect(seen.status).toBe('unknown');
   expect(workflow.needsOperator).toBe(true);
@@ -236,16 +235,7 @@ test('a replay refused in the provider own words settles the attempt failed, and
 
 test('a search that lags its writes is not believed early: a charge whose answer was lost is found, never failed and charged again', async () => {
   stack.simulator.configureCharges({ searchLagMs: 4_000 });
-  const body = chargeBody(['pay-search', 'pay-backup']);
-  stack.simulator.inject({
-    route: 'charge',
-    account: body.input.account,
-    fault: { kind: 'drop_after' },
-  });
-  const job = await createJob(stack, body);
-  const done = await untilJob(stack, job.id, (j) =>
-    ['succeeded', 'failed', 'cancelled'].includes(j.status),
-  );
+  const { job, done } = await lostAnswerCharge(['pay-search', 'pay-backup']);
 
   expect(done.status).toBe('succeeded');
   expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([['pay-search', 'succeeded']]);
@@ -281,9 +271,7 @@ test("an operator's failed, given while a replay may still land, is held: the re
   expect(held.rows).toEqual([{ state: 'unknown', reported: true }]);
 
   stack.simulator.openGate(gate);
-  const done = await untilJob(stack, job.id, (j) =>
-    ['succeeded', 'failed', 'cancelled'].includes(j.status),
-  );
+  const done = await untilJob(stack, job.id, ended);
   expect(done.status).toBe('succeeded');
   expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([['pay-replay', 'succeeded']]);
   expect(providerSaw(stack, job.id).effects).toEqual([attemptId]);

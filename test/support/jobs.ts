@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { OPERATOR_TOKEN } from './identities';
 import { eventually } from './polling';
 import type { TestStack } from './stack';
+import { workflowStatus } from './temporal';
 
 /** A job as the API shows it (the fields tests read). */
 export interface JobView {
@@ -90,4 +91,26 @@ export const succeeded = (job: JobView): boolean => job.status === 'succeeded';
 /** Operator routes with the operator's token. */
 export function operator(stack: TestStack, method: string, path: string, body: unknown) {
   return stack.request(method, `/v1/operator${path}`, { body, token: OPERATOR_TOKEN });
+}
+
+/** A job status that never changes again. */
+export const ended = (job: Pick<JobView, 'status'>): boolean =>
+  ['succeeded', 'failed', 'cancelled'].includes(job.status);
+
+/**
+ * Waits until the job has ended or its workflow says an operator is needed, whichever first. The
+ * workflow is asked first: what it knows was written to the row before it knew, so the row read
+ * after it is at least as new (read the other way round, the row could predate the look).
+ */
+export async function endedOrNeedsOperator(
+  stack: TestStack,
+  job: Pick<JobView, 'id' | 'workflowId'>,
+) {
+  return eventually(
+    async () => {
+      const workflow = await workflowStatus(stack, job.workflowId);
+      return { job: await readJob(stack, job.id), workflow };
+    },
+    ({ job: row, workflow }) => ended(row) || workflow.needsOperator,
+  );
 }
