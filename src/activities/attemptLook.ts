@@ -1,22 +1,29 @@
 import { reportAttemptFailure } from '../db/attemptFailureReports';
-import { findAttempt, type AttemptRecord } from '../db/attempts';
-import { failOnEvidence, settleAttemptWithoutResult } from '../db/attemptSettlement';
+import { findAttempt } from '../db/attempts';
 import {
   callTiming,
   forgetNoRecord,
   noteNoRecord,
   providerRecordsUntrusted,
 } from '../db/callClock';
-import { findJob, type JobRecord } from '../db/jobs';
-import { failureVerdict, type AttemptEvidence, type FailureEvidence } from '../domain/certainty';
-import { checkOutput, findJobType, type AnyJobTypeContract } from '../jobTypes';
-import type { Logger } from '../logger';
+import { findJob } from '../db/jobs';
+import { findJobType } from '../jobTypes';
 import { lateResultTimeoutMs, notFoundGraceMs, type Provider } from '../providers/provider';
-import { attemptOutcome, recordResult } from '../service/results';
+import { attemptOutcome } from '../service/results';
 import { inSpan } from '../telemetry/spans';
-import type { AttemptOutcome, ReconcileOutcome } from '../workflows/definitions';
-import { replayLook, type ReplayFinding } from './replayLook';
-import type { ActivityDeps } from './types';
+import type { ReconcileOutcome } from '../workflows/definitions';
+import {
+  failed,
+  forAnOperator,
+  LOOK_AGAIN,
+  onFailureEvidence,
+  settledByAnswer,
+  stillUnknown,
+  type LookDeps,
+  type Looked,
+  type OneLook,
+} from './lookVerdicts';
+import { byReplay, replayLook } from './replayLook';
 
 /** A call without side effects that can no longer be running and never answered. */
 const CALL_GONE = {
@@ -25,17 +32,8 @@ const CALL_GONE = {
     'the call can no longer answer (its worker stopped, or its late-result window is over), and the provider has no side effects',
 };
 
-type LookDeps = Pick<ActivityDeps, 'pool' | 'providers' | 'logger'>;
-
-/** What a look's write says when the attempt changed under it: decide again on the new row. */
-const LOOK_AGAIN = Symbol('look again');
 /** Looks in a row on one turn before the turn gives up (the next turn comes in 100 ms). */
 const LOOKS_PER_TURN = 3;
-/** PostgreSQL's check_violation: a CHECK or a guard trigger refused the write. */
-const CHECK_VIOLATION = '23514';
-
-type Looked = ReconcileOutcome | typeof LOOK_AGAIN;
-
 /**
  * One look at an attempt. A settled one reports how it settled. An unknown one may have been
  * settled by its late answer; otherwise the provider's status lookup is asked. Its "never
@@ -56,62 +54,6 @@ export function lookAtAttempt(deps: LookDeps) {
     });
   };
   return look;
-}
-
-async function stillUnknown(
-  deps: Pick<LookDeps, 'pool'>,
-  attempt: AttemptRecord,
-  detail: string,
-  extra: Pick<ReconcileOutcome, 'needsOperator' | 'recheckInMs'> = {},
-): Promise<ReconcileOutcome> {
-  return { ...(await attemptOutcome(deps.pool, attempt)), detail, ...extra };
-}
-
-/**
- * The verdict "failed", written only if its grounds still hold (failOnEvidence): otherwise
- * look again. A refusal by the database's guards all the same (evidence the look did not weigh,
- * a configuration changed under an old attempt) is no news that a new look would change: the
- * attempt waits for an operator, and the look never fails its workflow.
- */
-async function failed(
-  deps: LookDeps,
-  attempt: AttemptRecord,
-  error: { code: string; message: string },
-  evidence: Pick<AttemptEvidence, 'successAnswered' | 'recordsUntrusted'> = {
-    successAnswered: attempt.successAnsweredAt !== null,
-  },
-): Promise<AttemptOutcome | typeof LOOK_AGAIN> {
-  const { pool, logger } = deps;
-  try {
-    const settled = await failOnEvidence(pool, attempt.id, error, evidence);
-    return settled ? attemptOutcome(pool, settled) : LOOK_AGAIN;
-  } catch (refusal) {
-    if ((refusal as { code?: string }).code !== CHECK_VIOLATION) throw refusal;
-    logger.error(
-      { err: refusal, attemptId: attempt.id, verdict: error.code },
-      'the database refuses to fail this attempt; it waits for an operator',
-    );
-    return stillUnknown(
-      deps,
-      attempt,
-      `needs an operator: the database refuses to settle it failed (${error.code}): ${(refusal as Error).message}`,
-      { needsOperator: true },
-    );
-  }
-}
-
-/** What one look at an unknown attempt whose call began knows. */
-interface OneLook {
-  deps: LookDeps;
-  attempt: AttemptRecord;
-  job: JobRecord;
-  contract: AnyJobTypeContract;
-  log: Logger;
-  evidence: AttemptEvidence;
-  /** The call's late-result window and the provider's grace for "no record". */
-  window: { lateResultMs: number; graceMs: number };
-  /** The call can no longer land: its "no record" may be believed, its silence is final. */
-  believable: boolean;
 }
 
 async function lookOnce(deps: LookDeps, attemptId: string): Promise<Looked> {
@@ -189,74 +131,6 @@ async function lookOnce(deps: LookDeps, attemptId: string): Promise<Looked> {
     attempt,
     'the provider has no status lookup: its late answer, a signed callback or an operator settles it',
     { needsOperator: callOver },
-  );
-}
-
-/** Settles by the certainty table, or says why an operator must. */
-async function onFailureEvidence(
-  one: OneLook,
-  kind: FailureEvidence,
-  error: { code: string; message: string },
-): Promise<Looked> {
-  const verdict = failureVerdict(kind, one.evidence);
-  if (verdict.settle === 'failed') return failed(one.deps, one.attempt, error, one.evidence);
-  return forAnOperator(one, kind, verdict.detail);
-}
-
-/**
- * Only a person can settle it: said once on the row (so GET and the CLI show it too, not only
- * the workflow), with what the provider answered when there is more to keep than the detail.
- */
-async function forAnOperator(
-  one: OneLook,
-  evidence: string,
-  detail: string,
-  answered?: object,
-): Promise<Looked> {
-  const { deps, attempt, log } = one;
-  const noted = (attempt.error as { code?: string } | null)?.code === 'needs_operator';
-  if (!noted) {
-    log.warn({ evidence }, detail);
-    await settleAttemptWithoutResult(deps.pool, attempt.id, 'unknown', {
-      code: 'needs_operator',
-      evidence,
-      message: detail,
-      ...(answered ? { answered } : {}),
-    });
-  }
-  return stillUnknown(deps, attempt, detail, { needsOperator: true });
-}
-
-/** The verdict a replay's finding leads to. */
-async function byReplay(
-  one: OneLook,
-  found: Exclude<ReplayFinding, { kind: 'closed' }>,
-): Promise<Looked> {
-  const { deps, attempt } = one;
-  if (found.kind === 'answered') return settledByAnswer(one, found.output, 'replay');
-  if (found.kind === 'refused') return onFailureEvidence(one, 'replay-refused', found.error);
-  if (found.kind === 'key_reused')
-    return forAnOperator(one, 'replay-key-reused', found.detail, found.answered);
-  return stillUnknown(
-    deps,
-    attempt,
-    found.detail,
-    found.recheckInMs === undefined ? {} : { recheckInMs: found.recheckInMs },
-  );
-}
-
-/** A lookup's answer of the work: recorded through the compare-and-swap when the contract takes it. */
-async function settledByAnswer(one: OneLook, output: unknown, source: string): Promise<Looked> {
-  const { deps, attempt, job, contract, log } = one;
-  const checked = checkOutput(contract, job.input, output, { attemptId: attempt.id });
-  if (checked.ok)
-    return recordResult(deps, { attemptId: attempt.id, result: checked.output, source });
-  log.warn({ reason: checked.reason, source }, `the ${source}'s answer breaks the contract`);
-  return stillUnknown(
-    deps,
-    attempt,
-    `the ${source === 'replay' ? 'replay' : 'status lookup'} answered, but ${checked.reason}; an operator must settle it`,
-    { needsOperator: true },
   );
 }
 

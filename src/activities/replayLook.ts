@@ -18,6 +18,14 @@ import type { Logger } from '../logger';
 import { ProviderCallError } from '../providers/callErrors';
 import type { ReplayLookup } from '../providers/replay';
 import { inSpan } from '../telemetry/spans';
+import {
+  forAnOperator,
+  onFailureEvidence,
+  settledByAnswer,
+  stillUnknown,
+  type Looked,
+  type OneLook,
+} from './lookVerdicts';
 
 /** What one replay tells of the attempt it looked at. */
 export type ReplayFinding =
@@ -165,4 +173,22 @@ export async function replayLook(
     );
     return found.finding;
   });
+}
+
+/** The verdict a replay's finding leads to. */
+export async function byReplay(
+  one: OneLook,
+  found: Exclude<ReplayFinding, { kind: 'closed' }>,
+): Promise<Looked> {
+  const { deps, attempt } = one;
+  if (found.kind === 'answered') return settledByAnswer(one, found.output, 'replay');
+  if (found.kind === 'refused') return onFailureEvidence(one, 'replay-refused', found.error);
+  if (found.kind === 'key_reused')
+    return forAnOperator(one, 'replay-key-reused', found.detail, found.answered);
+  return stillUnknown(
+    deps,
+    attempt,
+    found.detail,
+    found.recheckInMs === undefined ? {} : { recheckInMs: found.recheckInMs },
+  );
 }
