@@ -73,6 +73,10 @@ const CASES: Array<[PlantedBug, number, RegExp]> = [
     10,
     /was charged \(its provider's ledger holds the key\), but its job answers \w+.* failed \(no_contract\): a charge that happened, hidden/,
   ],
+  // Replays past the key window: the opening's short-window charge, processed past its window,
+  // is replayed after it (the only way its stored answer comes back), and the replay's row shows
+  // its begin at or after its attempt's replay_until.
+  ['replay-after-window', 11, /a replay of attempt \S+ began at \S+, at or after its window's end/],
 ];
 
 interface Run {

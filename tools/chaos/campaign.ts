@@ -323,16 +323,19 @@ const untilJobEnded = (db: pg.Pool, jobId: string): Promise<void> =>
 
 /**
  * Until a look found an attempt's key window over while the attempt was still unknown: its kept
- * request is dropped (migration 0025), and no replay may be sent any more. False after 30 s.
+ * request is dropped (migration 0025), and no replay may be sent any more. False once the
+ * attempt is settled first (a build that replays past the window, planted `replay-after-window`,
+ * gets the stored answer back), or after 30 s.
  */
 async function untilReplayWindowClosed(db: pg.Pool, attemptId: string): Promise<boolean> {
   let closed = false;
-  await untilJobRow<{ closed: boolean }>(
+  await untilJobRow<{ closed: boolean; settled: boolean }>(
     db,
     attemptId,
-    `SELECT s.body IS NULL AND a.state = 'unknown' AS closed
+    `SELECT s.body IS NULL AND a.state = 'unknown' AS closed,
+            a.state NOT IN ('starting', 'running', 'unknown') AS settled
        FROM attempt_sends s JOIN attempts a ON a.id = s.attempt_id WHERE s.attempt_id = $1`,
-    (row) => (closed = row?.closed === true),
+    (row) => (closed = row?.closed === true) || row?.settled === true,
   );
   return closed;
 }

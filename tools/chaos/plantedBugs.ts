@@ -1,5 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
 
@@ -8,7 +16,7 @@ const ROOT = PACKAGE_ROOT;
 /**
  * Mistakes the fault campaign and the model-based test must catch, each planted in a throwaway
  * copy of the compiled service (never in the service itself): a file of the copy is edited,
- * and a migration may be added. The product marks each site with a comment that compilation
+ * and/or a migration is added. The product marks each edited site with a comment that compilation
  * keeps, `planted-bug site (tools/chaos/plantedBugs.ts): <name>`; `from` is looked for right
  * after it, whatever its indentation or line breaks, so reformatting a product file moves
  * nothing here.
@@ -20,7 +28,30 @@ const SITE_REACH = 400;
 type Catchers = ReadonlyArray<'campaign' | 'model-based'>;
 const BOTH: Catchers = ['campaign', 'model-based'];
 
-export const PLANTED_BUGS = {
+/**
+ * A planted migration that redefines one of the schema's own functions: its latest definition in
+ * the migrations, with `from` replaced by `to` (whitespace matching any whitespace), made
+ * `CREATE OR REPLACE`. Built from the migrations as they are, so that a later change to the
+ * function is kept in the copy but for the plant, and a plant whose code is gone refuses to build.
+ */
+export interface Redefinition {
+  function: string;
+  from: string;
+  to: string;
+}
+
+/** A mistake: a file of the compiled product edited at its marked site, a migration, or both. */
+interface Plant {
+  /** The compiled file (under dist/src), what is replaced after its marker, and by what. */
+  file?: string;
+  from?: string;
+  to?: string;
+  /** SQL run after every migration of the copy, or a redefinition of a function of theirs. */
+  migration?: string | Redefinition;
+  caughtBy: Catchers;
+}
+
+const PLANTS = {
   /**
    * The compare-and-swap forgets its guard (`version` and `completed_by IS NULL`), and the
    * trigger that would still refuse a second outcome is dropped: a late result overwrites a
@@ -124,9 +155,32 @@ export const PLANTED_BUGS = {
     // The model-based test never runs one call twice.
     caughtBy: ['campaign'],
   },
-} as const;
+  /**
+   * Replays sent after the provider's key window: the trigger that refuses a replay's begin at or
+   * after `replay_until` skips that test (it still writes the replay's begin and `lands_by`, marks
+   * the attempt's `replay_lands_by`, and refuses a replay with nothing kept, of a settled attempt
+   * or an ended job). The look goes on replaying an unknown attempt whose window is over, and a
+   * provider that has forgotten the key by then charges again.
+   */
+  'replay-after-window': {
+    migration: {
+      function: 'attempt_replays_only_inside_the_key_window',
+      from: 'IF clock_timestamp() >= kept.replay_until THEN',
+      to: 'IF false THEN',
+    },
+    // The model-based test has no replay provider.
+    caughtBy: ['campaign'],
+  },
+} satisfies Record<string, Plant>;
 
-export type PlantedBug = keyof typeof PLANTED_BUGS;
+export type PlantedBug = keyof typeof PLANTS;
+
+export const PLANTED_BUGS: Readonly<Record<PlantedBug, Plant>> = PLANTS;
+
+/** The planted bugs that edit a file of the product at a marked site. */
+export const SITED_BUGS = (Object.keys(PLANTS) as PlantedBug[]).filter(
+  (bug) => PLANTED_BUGS[bug].file !== undefined,
+);
 
 /**
  * Copies the compiled service (dist) and its migrations into `dir`, plants `bug`, and returns
@@ -142,15 +196,61 @@ export function buildWithPlantedBug(bug: PlantedBug, dir: string): string {
   cpSync(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
   const product = path.join(dist, 'src');
-  const file = path.join(product, plant.file);
-  writeFileSync(file, plantAtSite(bug, readFileSync(file, 'utf8')));
-  if (plant.migration)
-    writeFileSync(path.join(dir, 'migrations', '9999_planted_bug.sql'), `${plant.migration}\n`);
+  if (plant.file !== undefined) {
+    const file = path.join(product, plant.file);
+    writeFileSync(file, plantAtSite(bug, readFileSync(file, 'utf8')));
+  }
+  const migration = plantedMigration(bug);
+  if (migration)
+    writeFileSync(path.join(dir, 'migrations', '9999_planted_bug.sql'), `${migration}\n`);
   // Workers load the prebuilt workflow bundle (src/temporal/workflowBundle.ts): the checkout's serves
   // when the planted file is not in it; else the copy's is bundled once, here, rather than by
   // every worker at every start.
-  if (bundleHolds(product, plant.file)) bundleWorkflows(product);
+  if (plant.file !== undefined && bundleHolds(product, plant.file)) bundleWorkflows(product);
   return product;
+}
+
+/** The SQL a planted bug adds after the copy's migrations, if any. */
+export function plantedMigration(
+  bug: PlantedBug,
+  migrations = path.join(ROOT, 'migrations'),
+): string | undefined {
+  const { migration } = PLANTED_BUGS[bug];
+  if (migration === undefined || typeof migration === 'string') return migration;
+  const definition = latestDefinition(migration.function, migrations);
+  const found = definition.match(codePattern(migration.from, 'g')) ?? [];
+  if (found.length !== 1)
+    throw new Error(
+      `cannot plant ${bug}: ${JSON.stringify(migration.from)} occurs ${found.length} times in ${migration.function}, not once`,
+    );
+  return definition
+    .replace(codePattern(migration.from), () => migration.to)
+    .replace(/^CREATE\s+(OR\s+REPLACE\s+)?FUNCTION/i, 'CREATE OR REPLACE FUNCTION');
+}
+
+/**
+ * The text of the last `CREATE [OR REPLACE] FUNCTION name` among the migrations (in the order
+ * they run), up to the end of its dollar-quoted body and its semicolon.
+ */
+export function latestDefinition(name: string, migrations: string): string {
+  const start = new RegExp(`CREATE\\s+(?:OR\\s+REPLACE\\s+)?FUNCTION\\s+${name}\\s*\\(`, 'gi');
+  let latest: string | undefined;
+  for (const file of readdirSync(migrations)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()) {
+    const sql = readFileSync(path.join(migrations, file), 'utf8');
+    for (const match of sql.matchAll(start)) {
+      // The body is dollar-quoted ($$ or $tag$): the definition ends at the `;` after its close.
+      const rest = sql.slice(match.index);
+      const quote = /\$\w*\$/.exec(rest);
+      const close = quote ? rest.indexOf(quote[0], quote.index + quote[0].length) : -1;
+      const end = close === -1 ? -1 : rest.indexOf(';', close);
+      if (end === -1) throw new Error(`${file}: the definition of ${name} does not end`);
+      latest = rest.slice(0, end + 1);
+    }
+  }
+  if (latest === undefined) throw new Error(`no migration defines the function ${name}`);
+  return latest;
 }
 
 /** `code` as a pattern that matches it whatever whitespace a formatter put between its words. */
@@ -170,6 +270,8 @@ export function codePattern(code: string, flags = ''): RegExp {
  */
 export function plantAtSite(bug: PlantedBug, source: string): string {
   const { file, from, to } = PLANTED_BUGS[bug];
+  if (file === undefined || from === undefined || to === undefined)
+    throw new Error(`cannot plant ${bug}: it has no site in the product`);
   const marker = `${PLANT_MARKER}${bug}\n`;
   const at = source.indexOf(marker);
   if (at === -1 || source.indexOf(marker, at + 1) !== -1)
