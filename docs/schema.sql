@@ -57,6 +57,7 @@ CREATE TABLE public.attempts (
     unknown_since timestamp with time zone,
     call_token uuid,
     call_grace_ms integer,
+    replay_lands_by timestamp with time zone,
     CONSTRAINT attempts_cached_input_tokens_check CHECK ((cached_input_tokens >= 0)),
     CONSTRAINT attempts_cached_within_input CHECK ((cached_input_tokens <= input_tokens)),
     CONSTRAINT attempts_call_deadline_after_start CHECK (((call_deadline_at IS NULL) OR ((started_at IS NOT NULL) AND (call_deadline_at >= started_at)))),
@@ -101,9 +102,15 @@ CREATE FUNCTION public.attempt_replays_answer_once() RETURNS trigger
     AS $$
 BEGIN
   IF NEW.attempt_id <> OLD.attempt_id OR NEW.began_at <> OLD.began_at
-     OR OLD.answered_at IS NOT NULL THEN
+     OR NEW.lands_by <> OLD.lands_by OR OLD.answered_at IS NOT NULL THEN
     RAISE EXCEPTION 'attempt_replays_answered_once: replay % of attempt % is written once', OLD.id, OLD.attempt_id
       USING ERRCODE = 'check_violation', CONSTRAINT = 'attempt_replays_answered_once';
+  END IF;
+  IF NEW.answered_at IS NOT NULL THEN
+    UPDATE attempts SET replay_lands_by = (
+      SELECT max(r.lands_by) FROM attempt_replays r
+       WHERE r.attempt_id = NEW.attempt_id AND r.answered_at IS NULL AND r.id <> NEW.id)
+     WHERE id = NEW.attempt_id AND replay_lands_by IS NOT NULL;
   END IF;
   RETURN NEW;
 END $$;
@@ -120,9 +127,19 @@ DECLARE
   attempt_state text;
   job_status text;
 BEGIN
-  SELECT * INTO kept FROM attempt_sends WHERE attempt_id = NEW.attempt_id FOR SHARE;
-  SELECT a.state, j.terminal_status INTO attempt_state, job_status
+  NEW.began_at := clock_timestamp();
+  NEW.lands_by := NEW.began_at + NEW.land_window_ms * interval '1 millisecond';
+  -- The attempt's row first (as a failure report takes it, then its sends row): the replay
+  -- marks itself there, so a report written after this waits for it and then sees it.
+  UPDATE attempts SET replay_lands_by = greatest(coalesce(replay_lands_by, NEW.lands_by), NEW.lands_by)
+   WHERE id = NEW.attempt_id AND state = 'unknown'
+   RETURNING state INTO attempt_state;
+  SELECT j.terminal_status INTO job_status
     FROM attempts a JOIN jobs j ON j.id = a.job_id WHERE a.id = NEW.attempt_id;
+  IF attempt_state IS NULL THEN
+    SELECT state INTO attempt_state FROM attempts WHERE id = NEW.attempt_id;
+  END IF;
+  SELECT * INTO kept FROM attempt_sends WHERE attempt_id = NEW.attempt_id FOR SHARE;
   IF kept.body IS NULL THEN
     RAISE EXCEPTION 'attempt_replays_inside_key_window: attempt % has no request kept to replay', NEW.attempt_id
       USING ERRCODE = 'check_violation', CONSTRAINT = 'attempt_replays_inside_key_window';
@@ -135,7 +152,6 @@ BEGIN
     RAISE EXCEPTION 'attempt_replays_inside_key_window: attempt % is % and its job %; only an unknown attempt of an open job is replayed', NEW.attempt_id, attempt_state, coalesce(job_status, 'open')
       USING ERRCODE = 'check_violation', CONSTRAINT = 'attempt_replays_inside_key_window';
   END IF;
-  NEW.began_at := clock_timestamp();
   RETURN NEW;
 END $$;
 
@@ -599,10 +615,13 @@ CREATE TABLE public.attempt_replays (
     id bigint NOT NULL,
     attempt_id text NOT NULL,
     began_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    land_window_ms bigint NOT NULL,
+    lands_by timestamp with time zone NOT NULL,
     answered_at timestamp with time zone,
     http_status integer,
     verdict text,
     detail jsonb,
+    CONSTRAINT attempt_replays_land_window_ms_check CHECK ((land_window_ms > 0)),
     CONSTRAINT attempt_replays_verdict_check CHECK ((verdict = ANY (ARRAY['answered'::text, 'refused'::text, 'in_progress'::text, 'no_news'::text, 'key_reused'::text])))
 );
 
