@@ -413,6 +413,7 @@ const FAILS_UNTRIED =
 const LEFT_IN_FLIGHT = 'nothing is left starting or running once nothing else can happen';
 const REPLAY_INSIDE_WINDOW =
   "no send of an attempt's key after its key window (a replay only inside it)";
+const NO_LATE_SEND = "no request under an attempt's key reaches its provider after the key window";
 
 /**
  * Mistakes planted in the model (`-DBUG_…`): each must produce a counterexample, which shows
@@ -585,7 +586,7 @@ const PLANTED: Record<string, PlantedModelBug> = {
     defines: { JOB: 1, NP: 1, REPLAY: true, BUG_REPLAY_AFTER_WINDOW: true },
     check: 'safety',
     breaks: REPLAY_INSIDE_WINDOW,
-    consequence: FAILED_DID_NOTHING,
+    consequence: NO_LATE_SEND,
     code: 'src/db/attemptReplays.ts beginReplay',
   },
   BUG_REPORT_DURING_REPLAY: {
