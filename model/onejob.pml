@@ -68,7 +68,11 @@
  *                             is a new charge. The window closes at a moment of its own; PostgreSQL
  *                             lets a replay begin only before it (less a margin), for an unknown
  *                             attempt of an open job (migration 0025). After the window, the status
- *                             lookup settles it, as without replays
+ *                             lookup settles it, as without replays. A failure report (an
+ *                             operator's, a signed callback's), given inside the window or after
+ *                             it, is held while a replay of the attempt may still land
+ *                             (replay_lands_by, migration 0025): the replay's answer then wins, or
+ *                             the held report applies at the next look
  * and -DNO_OPERATOR, -DNO_RESOLVE (the operator cancels and releases, but resolves nothing),
  * -DNO_CALLBACK, to keep a run within its memory. -DCONSEQUENCES_ONLY compiles out the asserts
  * at the steps (STEP_ASSERT, beside the guards they back), leaving the Invariants monitor and
@@ -107,7 +111,11 @@
  * retry an attempt never sent, whether its own admission had made it so (the fallback's row
  * written, its run terminated before the call) or its closed run had (terminated after it chose
  * to retry and before it noted that). Fixed in 4cc0e4a; the runs with terminate and a cap above
- * the plan's length, or retries, hold (docs/protocol.md says more).
+ * the plan's length, or retries, hold (docs/protocol.md says more). With REPLAY, an operator's
+ * "failed" inside the key window stood over a replay that did the work as the first request under
+ * the key; fixed in 4e2520f (the report is held while a replay may land), now a planted mistake.
+ * Open: a replay that does the work and loses its answer lifts that hold
+ * (-DHOLD_LIFTED_BY_LOST_ANSWER; the runs leave it out while a report is held).
  *
  * Every step names the code that implements it: FILE function.
  *
@@ -157,6 +165,10 @@
  *                              attempt_replays_inside_key_window without its clock): a look after
  *                              the window re-sends the request, which the provider, having
  *                              forgotten the key, takes for a new charge (REPLAY)
+ *   -DBUG_REPORT_DURING_REPLAY  a failure report settles while a replay of its attempt may still
+ *                              land (REPORT_SETTLES without NO_REPLAY_MAY_LAND): the replay, the
+ *                              first request under the key, does the work and its 2xx loses the
+ *                              compare-and-swap to the `failed` (REPLAY)
  */
 
 /* An assert at the step it checks, beside the guard it backs. -DCONSEQUENCES_ONLY compiles them
@@ -204,6 +216,9 @@
 
 #if defined(QUIRKY_PROVIDERS) || defined(CONTRADICTORY_CALLBACK)
 #define EVIDENCE_OF_WORK     /* attempts keep success_answered_at (migration 0010) */
+#endif
+#if defined(CONTRADICTORY_CALLBACK) || defined(REPLAY)
+#define HELD_REPORTS         /* a failure report may be held on the attempt row (reported_failure) */
 #endif
 #if defined(RELEASE) || defined(ADMISSION_TWICE)
 #define WORKFLOW_END_SEEN    /* a ghost marks each workflow's end */
@@ -304,7 +319,7 @@ bool raced[SLOTS + 1];         /* a race_events row names it as the loser */
 #ifdef EVIDENCE_OF_WORK
 bool answered[SLOTS + 1];      /* success_answered_at: a 2xx from a provider with side effects */
 #endif
-#ifdef CONTRADICTORY_CALLBACK
+#ifdef HELD_REPORTS
 byte reported[SLOTS + 1];      /* reported_failure IS NOT NULL (and, as a ghost, whether true) */
 #endif
 #ifdef RELEASE
@@ -512,10 +527,34 @@ inline recordResult(a) {
 
 #define SETTLE_ALLOWED(a, to) (to != FAILED || CHECK_ALLOWS_FAILED(a))
 
+/* no 2xx kept on the row (success_answered_at IS NULL) */
+#ifdef EVIDENCE_OF_WORK
+#define NO_2XX_KEPT(a) (!answered[a])
+#else
+#define NO_2XX_KEPT(a) true
+#endif
+
+/* src/db/attemptReplays.ts NO_REPLAY_MAY_LAND (REPLAY): no replay of the attempt may still land,
+ * attempts.replay_lands_by being unset or past (migration 0025). A replay's begin sets it, under
+ * the attempt's row lock, and its answer clears it: in the model, a replay begun and not yet at
+ * the provider (`replaying`, set by the begin; the arrival, the reply and its record are one step).
+ * A failure report's settle reads it in the same statement, so the two serialize on the row.
+ * BUG_REPORT_DURING_REPLAY: the rule before the fix, which asks only whether the call is over. */
+#ifdef REPLAY
+#ifdef BUG_REPORT_DURING_REPLAY
+#define NO_REPLAY_MAY_LAND(a) CALL_OVER(a)
+#else
+#define NO_REPLAY_MAY_LAND(a) (!replaying[a])
+#endif
+#else
+#define NO_REPLAY_MAY_LAND(a) true
+#endif
+
 /* src/db/attemptSettlement.ts settleAttemptWithoutResult (HELD_REPORT_SETTLES): a call that ends
- * `unknown` while a signed "failed" report is held, and with no 2xx, is `failed` by it. */
-#ifdef CONTRADICTORY_CALLBACK
-#define HELD_REPORT_SETTLES(a) (reported[a] != 0 && !answered[a])
+ * `unknown` while a "failed" report is held, with no 2xx and no replay that may still land, is
+ * `failed` by it. */
+#ifdef HELD_REPORTS
+#define HELD_REPORT_SETTLES(a) (reported[a] != 0 && NO_2XX_KEPT(a) && NO_REPLAY_MAY_LAND(a))
 #else
 #define HELD_REPORT_SETTLES(a) false
 #endif
@@ -614,19 +653,26 @@ inline finishJob(j, status) {
 }
 
 /*
- * src/db/attemptFailureReports.ts reportAttemptFailure: a signed "failed" report is kept on the row
- * (reported_failure); it settles the attempt `failed` only when the call can no longer answer
- * (REPORT_SETTLES: it never began, it ended, or its late-result window is over) and no 2xx
- * came. Otherwise the call's own end applies it (HELD_REPORT_SETTLES), or a later reconcile.
+ * src/db/attemptFailureReports.ts reportAttemptFailure: a "failed" report (a signed callback's, an
+ * operator's) is kept on the row (reported_failure); it settles the attempt `failed` only when the
+ * call can no longer answer (REPORT_SETTLES: it never began, it ended, or its late-result window
+ * is over), no 2xx came and (REPLAY) no replay of the attempt may still land. Otherwise the
+ * call's own end applies it (HELD_REPORT_SETTLES), or a later look.
  */
 #ifdef BUG_FAILED_CALLBACK_AT_ONCE
-#define REPORT_SETTLES(k) (!answered[k])
+#define REPORT_SETTLES(k) (NO_2XX_KEPT(k))
 #else
-#define REPORT_SETTLES(k) (!answered[k] && CALL_OVER(k))
+#define REPORT_SETTLES(k) (NO_2XX_KEPT(k) && CALL_OVER(k))
 #endif
 inline applyReport(k) {
   if
-  :: IN_FLIGHT(k) && REPORT_SETTLES(k) -> astate[k] = FAILED
+  :: IN_FLIGHT(k) && REPORT_SETTLES(k) ->
+     /* src/db/attemptReplays.ts NO_REPLAY_MAY_LAND, in REPORT_SETTLES: held while a replay of the
+        attempt may still land, which would do the work as the first request under its key */
+     if
+     :: NO_REPLAY_MAY_LAND(k) -> astate[k] = FAILED
+     :: else -> skip
+     fi
   :: else -> skip
   fi
 }
@@ -739,6 +785,19 @@ inline applyReport(k) {
 #define MAY_HAVE_TAKEN_EFFECT sideEffects
 #endif
 
+/* src/db/attemptSettlement.ts endCallWithoutResult writes a call's end and what it makes of the
+ * attempt in one transaction. The runs without REPLAY take them as two steps (more interleavings
+ * than the code has, and they hold); with REPLAY they are one, as in the code: a report given
+ * once the call is over must not be found between them, held for a replay that has since been
+ * answered. */
+#ifdef REPLAY
+#define END_WITH_SETTLE_BEGIN atomic {
+#define END_WITH_SETTLE_END }
+#else
+#define END_WITH_SETTLE_BEGIN
+#define END_WITH_SETTLE_END
+#endif
+
 /*
  * src/activities/providerCall.ts callProvider: one call, never retried. It keeps running after
  * the workflow stopped waiting for it (the attempt timed out, the job was cancelled, a hedge
@@ -847,7 +906,7 @@ proctype ProviderCall(byte a EXECUTION) {
      /* src/db/attemptCalls.ts markCallEnded: from now on the original request cannot land */
      :: (ANSWER == A_DEFINITE || ANSWER == A_DROP || ANSWER == A_REJECTED
          || (ANSWER == A_BROKEN && !sideEffects)) ->
-        callEnded[a] = true;
+        END_WITH_SETTLE_BEGIN callEnded[a] = true;
         if
         :: ANSWER == A_DEFINITE ->
            /* src/domain/retries.ts retryVerdict: refused before any work (429, 503): may heal */
@@ -876,7 +935,7 @@ proctype ProviderCall(byte a EXECUTION) {
            settleWithoutResult(a, FAILED)
 #endif
 #endif
-        fi;
+        fi END_WITH_SETTLE_END;
         REPLY   /* src/activities/providerCall.ts callProvider returns */
      fi
   fi
@@ -909,11 +968,11 @@ proctype ProviderCall(byte a EXECUTION) {
 
 /* (Steps that only some runs have are macros, not #ifdef blocks inside an inline: SPIN keeps no
  * line numbers from the preprocessor inside an inline's body, and a trail must name its lines.) */
-#ifdef CONTRADICTORY_CALLBACK
+#ifdef HELD_REPORTS
 #define APPLY_HELD_REPORT(u) \
   atomic { \
     if \
-    :: astate[u] == UNKNOWN && reported[u] != 0 && !answered[u] -> applyReport(u) \
+    :: astate[u] == UNKNOWN && reported[u] != 0 && NO_2XX_KEPT(u) -> applyReport(u) \
     :: else -> skip \
     fi \
   };
@@ -965,6 +1024,16 @@ proctype ProviderCall(byte a EXECUTION) {
 #define RP_2XX      2        /* the stored 2xx, or the work done now by the first arrival under the key */
 #define RP_BROKEN   3        /* the stored 2xx, outside the contract */
 #define RP_REFUSED  4        /* a refusal in the provider's words: nothing done under the key */
+/* A replay that does the work as the first request under the key and whose answer is lost (the
+ * connection dropped, a 5xx after the effect, given up): its answer is written `no_news`, which
+ * clears replay_lands_by, and a failure report held for it then applies at the next look (the
+ * open finding HOLD_LIFTED_BY_LOST_ANSWER, docs/protocol.md). The runs leave that out while a
+ * report is held: an assumption, not a rule of the code; the finding's run drops it. */
+#ifdef HOLD_LIFTED_BY_LOST_ANSWER
+#define LOST_ANSWER_ALLOWED(u) true
+#else
+#define LOST_ANSWER_ALLOWED(u) (reported[u] == 0)
+#endif
 #ifdef REPLAY
 #define REPLAYED replayed
 #define REPLAY_BEGIN(u) \
@@ -1000,7 +1069,7 @@ proctype ProviderCall(byte a EXECUTION) {
           :: did[u] = true; replyOf = RP_2XX \
           :: refusedKey[u] = true; replyOf = RP_REFUSED \
           :: replyOf = RP_NO_NEWS \
-          :: did[u] = true; replyOf = RP_NO_NEWS \
+          :: LOST_ANSWER_ALLOWED(u) -> did[u] = true; replyOf = RP_NO_NEWS \
           fi \
        fi \
      } \
@@ -1040,7 +1109,7 @@ proctype ProviderCall(byte a EXECUTION) {
  */
 inline lookupStatus(u, needsOperator) {
   /* src/db/attemptFailureReports.ts reportAttemptFailure, with no new report: a held one settles it now if
-     it may (CONTRADICTORY_CALLBACK) */
+     it may (CONTRADICTORY_CALLBACK, REPLAY) */
   APPLY_HELD_REPORT(u)
   /* src/db/attemptReplays.ts beginReplay: PostgreSQL lets a replay begin only inside the key window,
      for an unknown attempt of an open job (REPLAY; BUG_REPLAY_AFTER_WINDOW: window unchecked) */
@@ -1048,7 +1117,7 @@ inline lookupStatus(u, needsOperator) {
   /* src/activities/replayLook.ts replayLook: the first request, byte for byte, under its key;
      property: no send of an attempt's key after its key window (a replay only inside it) */
   REPLAY_SEND(u)
-  /* src/activities/attemptLook.ts byReplay: what the replay found settles the attempt, or not */
+  /* src/activities/replayLook.ts byReplay: what the replay found settles the attempt, or not */
   REPLAY_SETTLE(u, needsOperator)
   /* src/activities/attempts.ts reconcileAttempt: the attempt row (call_ended_at), then
      provider.lookupStatus: once the call is over the record changes only by being asked, so
@@ -1690,18 +1759,6 @@ end:
   WINDOW_CLOSES(3)
   od
 }
-/* An operator's "failed" (true from the provider's ledger when the operator looks) is given only
-   once nothing can be sent under the key any more: the call is over and so is the key window. An
-   assumption about the operator, not a rule of the code: inside the window a replay may begin
-   after the operator looked, be the first request under the key and do the work, and the
-   operator's "failed" then stands over it (-DOPERATOR_INSIDE_WINDOW, an open finding). */
-#ifdef OPERATOR_INSIDE_WINDOW
-#define NO_REPLAY_OUT(u) (!replaying[u])
-#else
-#define NO_REPLAY_OUT(u) keyGone[u]
-#endif
-#else
-#define NO_REPLAY_OUT(u) true
 #endif
 
 /*
@@ -1774,10 +1831,20 @@ end:
      resolved = true;
      if
      :: did[u] -> recordResult(u)
-     :: !did[u] && CALL_OVER(u) && NO_REPLAY_OUT(u) ->
+#ifdef REPLAY
+     /* src/db/attemptFailureReports.ts reportAttemptFailure (operatorsFailure): the operator's
+        "failed", true of the provider's ledger when it is written, inside the key window or
+        after it; held while a replay of the attempt may still land (applyReport) */
+     :: atomic {
+          !did[u] && CALL_OVER(u) ->
+          if :: IN_FLIGHT(u) -> reported[u] = R_TRUE; applyReport(u) :: else -> skip fi
+        }
+#else
+     :: !did[u] && CALL_OVER(u) ->
         /* src/db/attemptSettlement.ts settleAttemptWithoutResult, code 'operator' (the CHECK allows it) */
         atomic { if :: IN_FLIGHT(u) -> astate[u] = FAILED :: else -> skip fi }
-     :: else -> skip     /* the call (or a replay) could still land: not now */
+#endif
+     :: else -> skip     /* the call could still land: not now */
      fi;
      u = 0
   /* src/service/attempts.ts cancelJob */
@@ -1807,19 +1874,28 @@ end:
   :: (astate[k] == RUNNING || astate[k] == UNKNOWN) && !CALL_OVER(k) && ans[k] == 0 -> \
      a = k; reported[k] = R_CONTRADICTED \
   :: astate[k] == UNKNOWN && answered[k] -> a = k; reported[k] = R_CONTRADICTED
+/* REPLAY: a signed "failed" about an unknown attempt whose call is over, true when it is sent (the
+ * provider has done nothing for it); a replay under its key may be on its way, and do the work as
+ * the first request under the key: the report is held while one may still land */
+#define REPLAY_FAILURE_REPORT(k) \
+  :: astate[k] == UNKNOWN && CALL_OVER(k) && !did[k] -> a = k; reported[k] = R_TRUE; failure = true
 
 /* src/service/providerCallbacks.ts acceptProviderCallback: a signed webhook from the provider about one
  * attempt, possibly long after its call: a result goes through recordResult (only when the
  * provider did the work and its output keeps the contract); with CONTRADICTORY_CALLBACK a
  * "failed" report goes through reportAttemptFailure: a true one (nothing done, nothing will
  * be), or one sent while the call is out that the call's own 2xx then contradicts, or one that
- * comes after a 2xx already did. */
+ * comes after a 2xx already did; with REPLAY, one true when sent, inside the key window or
+ * after it. */
 #ifdef NO_CALLBACK
 proctype Callback() {
 #else
 active proctype Callback() {
 #endif
   byte a;
+#ifdef REPLAY
+  bool failure;                /* set and cleared inside the one atomic step */
+#endif
 end:
   atomic {
     if
@@ -1841,12 +1917,23 @@ end:
     FAILURE_REPORT(6)
 #endif
 #endif
+#ifdef REPLAY
+    REPLAY_FAILURE_REPORT(1)
+    REPLAY_FAILURE_REPORT(2)
+    REPLAY_FAILURE_REPORT(3)
+#endif
     fi;
 #ifdef CONTRADICTORY_CALLBACK
     if
     :: reported[a] == 0 -> recordResult(a)
     :: reported[a] != 0 -> applyReport(a)   /* src/db/attemptFailureReports.ts reportAttemptFailure */
     fi;
+#elif defined(REPLAY)
+    if
+    :: !failure -> recordResult(a)
+    :: failure -> applyReport(a)   /* src/db/attemptFailureReports.ts reportAttemptFailure */
+    fi;
+    failure = false;
 #else
     recordResult(a);
 #endif

@@ -413,6 +413,7 @@ const FAILS_UNTRIED =
 const LEFT_IN_FLIGHT = 'nothing is left starting or running once nothing else can happen';
 const REPLAY_INSIDE_WINDOW =
   "no send of an attempt's key after its key window (a replay only inside it)";
+const NO_LATE_SEND = "no request under an attempt's key reaches its provider after the key window";
 
 /**
  * Mistakes planted in the model (`-DBUG_…`): each must produce a counterexample, which shows
@@ -585,8 +586,16 @@ const PLANTED: Record<string, PlantedModelBug> = {
     defines: { JOB: 1, NP: 1, REPLAY: true, BUG_REPLAY_AFTER_WINDOW: true },
     check: 'safety',
     breaks: REPLAY_INSIDE_WINDOW,
-    consequence: FAILED_DID_NOTHING,
+    consequence: NO_LATE_SEND,
     code: 'src/db/attemptReplays.ts beginReplay',
+  },
+  BUG_REPORT_DURING_REPLAY: {
+    name: 'a failure report settled while a replay of its attempt may still land',
+    defines: { JOB: 1, NP: 1, REPLAY: true, BUG_REPORT_DURING_REPLAY: true },
+    check: 'safety',
+    breaks: FAILED_DID_NOTHING,
+    consequence: FAILED_DID_NOTHING,
+    code: 'src/db/attemptReplays.ts NO_REPLAY_MAY_LAND',
   },
   BUG_SKIPPED_AS_TRIED: {
     name: 'a provider passed by for its open breaker counted as tried',
@@ -629,17 +638,20 @@ export function consequencesOnly(bug: PlantedModelBug): PlantedModelBug {
  * short runs until the code is fixed; `npm run verify:model -- --finding NAME` prints each
  * counterexample. `breaks` is the property it breaks. The two defects the runs with terminate
  * found in issue 54 (a never-sent attempt a new run took over, and a retry lost to a terminate)
- * were fixed in 4cc0e4a, and their runs are in MODEL_RUNS. Open: an operator's "failed" inside a
- * replay provider's key window (issue 59): the operator finds nothing at the provider, a replay
- * begins, reaches the provider first under the key and does the work, and the "failed" (whose
- * rule, REPORT_SETTLES in src/db/attemptFailureReports.ts, asks only whether the call is over)
- * settles the attempt; the replay's 2xx loses the swap, and a fallback would charge again. The
- * runs with REPLAY assume an operator fails such an attempt only after its window.
+ * were fixed in 4cc0e4a, and their runs are in MODEL_RUNS. So was an operator's "failed" inside a
+ * replay provider's key window (issue 59, fixed in 4e2520f): a failure report is now held while
+ * a replay of its attempt may still land (NO_REPLAY_MAY_LAND in src/db/attemptReplays.ts), the
+ * replay runs give operators and callbacks their "failed" inside the window, and the rule
+ * removed is the planted mistake BUG_REPORT_DURING_REPLAY. Open since: the hold is lifted by a
+ * replay's answer whatever it says, so a replay that does the work as the first request under
+ * the key and loses its answer (a dropped connection, a 5xx after the effect, given up) lets the
+ * held report fail the attempt at the next look, and a fallback charge again. The runs with
+ * REPLAY assume no such replay while a report is held.
  */
 export const OPEN_FINDINGS: Record<string, ModelRun & { breaks: string }> = {
-  OPERATOR_INSIDE_WINDOW: {
-    name: 'charge, 1 provider, replay, an operator’s "failed" inside the key window',
-    defines: { JOB: 1, NP: 1, REPLAY: true, OPERATOR_INSIDE_WINDOW: true },
+  HOLD_LIFTED_BY_LOST_ANSWER: {
+    name: 'charge, 1 provider, replay, a replay that does the work loses its answer while a report is held',
+    defines: { JOB: 1, NP: 1, REPLAY: true, HOLD_LIFTED_BY_LOST_ANSWER: true },
     check: 'safety',
     breaks: FAILED_DID_NOTHING,
   },
