@@ -54,7 +54,17 @@ CREATE TRIGGER attempt_sends_fixed
 -- reaches the provider first does the work (migration 0010's rule for a call, for its replays).
 -- Kept on the attempt's own row, so that a replay's begin and a failure's write take the same
 -- row lock and the later one sees the other.
-ALTER TABLE attempts ADD COLUMN replay_lands_by timestamptz;
+ALTER TABLE attempts ADD COLUMN replay_lands_by timestamptz,
+  -- A replay's answer was lost (no news): it may have done the work. Until a later replay tells
+  -- what the key did, no held report settles the attempt by machine; an operator's new word,
+  -- given after it, still may.
+  ADD COLUMN replay_effect_unknown boolean NOT NULL DEFAULT false;
+
+-- A replay that may have done the work is evidence of work until told otherwise: no machine
+-- settles such an attempt failed (a "no record" from a search, a held report); an operator may.
+ALTER TABLE attempts
+  ADD CONSTRAINT attempts_replay_in_doubt_is_not_failed_by_machine
+    CHECK (NOT replay_effect_unknown OR state <> 'failed' OR error ->> 'code' = 'operator');
 
 -- Each replay sent to look at an attempt: a look, recorded with the attempt, never an attempt.
 CREATE TABLE attempt_replays (
@@ -126,8 +136,10 @@ BEGIN
   IF NEW.answered_at IS NOT NULL THEN
     UPDATE attempts SET replay_lands_by = (
       SELECT max(r.lands_by) FROM attempt_replays r
-       WHERE r.attempt_id = NEW.attempt_id AND r.answered_at IS NULL AND r.id <> NEW.id)
-     WHERE id = NEW.attempt_id AND replay_lands_by IS NOT NULL;
+       WHERE r.attempt_id = NEW.attempt_id AND r.answered_at IS NULL AND r.id <> NEW.id),
+           -- An answer that tells what the key did clears the doubt; a lost one raises it.
+           replay_effect_unknown = (NEW.verdict = 'no_news' AND state = 'unknown')
+     WHERE id = NEW.attempt_id;
   END IF;
   RETURN NEW;
 END $$;

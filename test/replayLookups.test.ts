@@ -171,6 +171,14 @@ test('after the key window nothing is sent again: the look says so and calls an 
       [attemptId],
     ),
   ).rejects.toThrow(/attempt_replays_inside_key_window/);
+  // Nor fail, by machine, an attempt whose replay may have done the work unseen.
+  await expect(
+    stack.pool.query(
+      `UPDATE attempts SET replay_effect_unknown = true, state = 'failed', finished_at = now(),
+              error = '{"code":"never_processed"}' WHERE id = $1`,
+      [attemptId],
+    ),
+  ).rejects.toThrow(/attempts_replay_in_doubt_is_not_failed_by_machine/);
   // Nor can it move the window.
   await expect(
     stack.pool.query(`UPDATE attempt_sends SET first_sent_at = now() WHERE attempt_id = $1`, [
@@ -275,4 +283,36 @@ test("an operator's failed, given while a replay may still land, is held: the re
   expect(done.status).toBe('succeeded');
   expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([['pay-replay', 'succeeded']]);
   expect(providerSaw(stack, job.id).effects).toEqual([attemptId]);
+});
+
+test('a held failure report stays held when the replay that did the work loses its answer: the next replay tells, and the charge is recorded once', async () => {
+  const body = chargeBody(['pay-replay', 'pay-backup']);
+  const account = body.input.account;
+  const gate = `replay-lost-${account}`;
+  // The first request never reaches the work; the replay does it, but its answer is lost.
+  stack.simulator.inject({ route: 'charge', account, fault: { kind: 'drop_before' } });
+  stack.simulator.inject({
+    route: 'charge',
+    account,
+    fault: { kind: 'hold', gate, then: { kind: 'drop_after' } },
+  });
+  const job = await createJob(stack, body);
+  const attemptId = `${job.id}:1`;
+  await eventually(
+    async () => requestsFor(stack, job.id).filter((r) => r.fault === 'hold'),
+    (held) => held.length === 1,
+  );
+  const resolved = await operator(stack, 'POST', `/attempts/${attemptId}/resolve`, {
+    outcome: 'failed',
+    reason: 'nothing in the provider console',
+  });
+  expect(resolved.status).toBeLessThan(300);
+  stack.simulator.openGate(gate);
+
+  const done = await untilJob(stack, job.id, ended);
+  expect(done.status).toBe('succeeded');
+  expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([['pay-replay', 'succeeded']]);
+  expect(providerSaw(stack, job.id).effects).toEqual([attemptId]);
+  const verdicts = (await replaysOf(attemptId)).map((r) => r.verdict);
+  expect(verdicts).toEqual(['no_news', 'answered']);
 });

@@ -3,7 +3,7 @@
  * on the row while its call may still answer, applied once it cannot.
  */
 import { asChangedOrFound } from './attemptCalls';
-import { NO_REPLAY_MAY_LAND } from './attemptReplays';
+import { NO_REPLAY_MAY_LAND, noReplayInDoubt } from './attemptReplays';
 import { COLUMNS, type AttemptRecord, type AttemptRow } from './attempts';
 import { type Queryable } from './pool';
 import { preparedStatement } from './statements';
@@ -35,7 +35,7 @@ const REPORT = `(CASE WHEN $2::jsonb ? 'operator' THEN $2::jsonb
  */
 const REPORT_SETTLES = `(${REPORT} IS NOT NULL
                         AND (success_answered_at IS NULL OR $2::jsonb ? 'operator')
-                        AND ${NO_REPLAY_MAY_LAND}
+                        AND ${NO_REPLAY_MAY_LAND} AND ${noReplayInDoubt(`$2::jsonb ? 'operator'`)}
                         AND (started_at IS NULL OR call_ended_at IS NOT NULL
                              OR coalesce(call_deadline_at, 'infinity')
                                   + coalesce(call_grace_ms, 0) * interval '1 millisecond' <= now()))`;

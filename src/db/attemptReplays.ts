@@ -37,6 +37,14 @@ export async function keepFirstSend(
  */
 export const NO_REPLAY_MAY_LAND = `coalesce(replay_lands_by, '-infinity'::timestamptz) <= now()`;
 
+/**
+ * No replay's work is in doubt (SQL over an `attempts` row): the last replay answered, it told
+ * what the key did. After a lost answer only a later replay that tells, or an operator's word
+ * given since (`operatorNow`, SQL), may settle the attempt failed.
+ */
+export const noReplayInDoubt = (operatorNow = 'false') =>
+  `(NOT replay_effect_unknown OR ${operatorNow})`;
+
 const BEGIN_REPLAY = preparedStatement(
   'attempt-replays.begin',
   // began_at and lands_by are the trigger's to write (migration 0025); the placeholder is not kept.

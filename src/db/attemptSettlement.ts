@@ -5,7 +5,7 @@
 import { NEVER_SENT } from '../domain/retries';
 import { asChangedOrFound, markCallEnded, type CallLedger } from './attemptCalls';
 import { REPORT_ERROR } from './attemptFailureReports';
-import { NO_REPLAY_MAY_LAND } from './attemptReplays';
+import { NO_REPLAY_MAY_LAND, noReplayInDoubt } from './attemptReplays';
 import {
   COLUMNS,
   COLUMNS_OF_A,
@@ -99,7 +99,8 @@ export async function failOnEvidence(
  * snapshot it would not.
  */
 const HELD_REPORT_SETTLES = `($2 = 'unknown' AND NOT $5 AND success_answered_at IS NULL
-                             AND reported_failure IS NOT NULL AND ${NO_REPLAY_MAY_LAND})`;
+                             AND reported_failure IS NOT NULL AND ${NO_REPLAY_MAY_LAND}
+                             AND ${noReplayInDoubt()})`;
 
 const SETTLE_WITHOUT_RESULT = preparedStatement(
   'attempts.settle-without-result',
