@@ -58,6 +58,7 @@ CREATE TABLE public.attempts (
     call_token uuid,
     call_grace_ms integer,
     replay_lands_by timestamp with time zone,
+    replay_effect_unknown boolean DEFAULT false NOT NULL,
     CONSTRAINT attempts_cached_input_tokens_check CHECK ((cached_input_tokens >= 0)),
     CONSTRAINT attempts_cached_within_input CHECK ((cached_input_tokens <= input_tokens)),
     CONSTRAINT attempts_call_deadline_after_start CHECK (((call_deadline_at IS NULL) OR ((started_at IS NOT NULL) AND (call_deadline_at >= started_at)))),
@@ -74,6 +75,7 @@ CREATE TABLE public.attempts (
     CONSTRAINT attempts_cost_has_currency CHECK (((cost IS NULL) = (cost_currency IS NULL))),
     CONSTRAINT attempts_input_tokens_check CHECK ((input_tokens >= 0)),
     CONSTRAINT attempts_output_tokens_check CHECK ((output_tokens >= 0)),
+    CONSTRAINT attempts_replay_in_doubt_is_not_failed_by_machine CHECK (((NOT replay_effect_unknown) OR (state <> 'failed'::text) OR ((error ->> 'code'::text) = 'operator'::text))),
     CONSTRAINT attempts_seq_check CHECK ((seq >= 1)),
     CONSTRAINT attempts_state_check CHECK ((state = ANY (ARRAY['starting'::text, 'running'::text, 'succeeded'::text, 'lost'::text, 'failed'::text, 'unknown'::text, 'cancelled'::text]))),
     CONSTRAINT attempts_success_answer_after_start CHECK (((success_answered_at IS NULL) OR (started_at IS NOT NULL))),
@@ -109,8 +111,10 @@ BEGIN
   IF NEW.answered_at IS NOT NULL THEN
     UPDATE attempts SET replay_lands_by = (
       SELECT max(r.lands_by) FROM attempt_replays r
-       WHERE r.attempt_id = NEW.attempt_id AND r.answered_at IS NULL AND r.id <> NEW.id)
-     WHERE id = NEW.attempt_id AND replay_lands_by IS NOT NULL;
+       WHERE r.attempt_id = NEW.attempt_id AND r.answered_at IS NULL AND r.id <> NEW.id),
+           -- An answer that tells what the key did clears the doubt; a lost one raises it.
+           replay_effect_unknown = (NEW.verdict = 'no_news' AND state = 'unknown')
+     WHERE id = NEW.attempt_id;
   END IF;
   RETURN NEW;
 END $$;
