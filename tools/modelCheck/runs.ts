@@ -597,6 +597,14 @@ const PLANTED: Record<string, PlantedModelBug> = {
     consequence: FAILED_DID_NOTHING,
     code: 'src/db/attemptReplays.ts NO_REPLAY_MAY_LAND',
   },
+  BUG_DOUBT_IGNORED: {
+    name: 'a held failure report settled after a replay whose answer was lost',
+    defines: { JOB: 1, NP: 1, REPLAY: true, BUG_DOUBT_IGNORED: true },
+    check: 'safety',
+    breaks: FAILED_DID_NOTHING,
+    consequence: FAILED_DID_NOTHING,
+    code: 'src/db/attemptReplays.ts noReplayInDoubt',
+  },
   BUG_SKIPPED_AS_TRIED: {
     name: 'a provider passed by for its open breaker counted as tried',
     defines: {
@@ -642,17 +650,13 @@ export function consequencesOnly(bug: PlantedModelBug): PlantedModelBug {
  * replay provider's key window (issue 59, fixed in 4e2520f): a failure report is now held while
  * a replay of its attempt may still land (NO_REPLAY_MAY_LAND in src/db/attemptReplays.ts), the
  * replay runs give operators and callbacks their "failed" inside the window, and the rule
- * removed is the planted mistake BUG_REPORT_DURING_REPLAY. Open since: the hold is lifted by a
- * replay's answer whatever it says, so a replay that does the work as the first request under
- * the key and loses its answer (a dropped connection, a 5xx after the effect, given up) lets the
- * held report fail the attempt at the next look, and a fallback charge again. The runs with
- * REPLAY assume no such replay while a report is held.
+ * removed is the planted mistake BUG_REPORT_DURING_REPLAY. Then the hold was lifted by a replay's
+ * answer whatever it said, so a replay that did the work as the first request under the key and
+ * lost its answer let the held report fail the attempt at the next look
+ * (HOLD_LIFTED_BY_LOST_ANSWER, fixed in 604f74e): a lost answer now leaves the replay's work in
+ * doubt (attempts.replay_effect_unknown) until a later replay tells, no held report settles and
+ * no machine fails the attempt meanwhile (noReplayInDoubt in src/db/attemptReplays.ts), the replay
+ * runs let any replay lose its answer, and the rule removed is the planted mistake
+ * BUG_DOUBT_IGNORED. No finding is open.
  */
-export const OPEN_FINDINGS: Record<string, ModelRun & { breaks: string }> = {
-  HOLD_LIFTED_BY_LOST_ANSWER: {
-    name: 'charge, 1 provider, replay, a replay that does the work loses its answer while a report is held',
-    defines: { JOB: 1, NP: 1, REPLAY: true, HOLD_LIFTED_BY_LOST_ANSWER: true },
-    check: 'safety',
-    breaks: FAILED_DID_NOTHING,
-  },
-};
+export const OPEN_FINDINGS: Record<string, ModelRun & { breaks: string }> = {};
