@@ -117,7 +117,8 @@
  * Then a replay that did the work and lost its answer lifted that hold, and the held report
  * failed an attempt that charged (HOLD_LIFTED_BY_LOST_ANSWER); fixed in 604f74e (the hold stays
  * while a replay's work is in doubt, and PostgreSQL refuses a machine's `failed` then), now the
- * planted mistake BUG_DOUBT_IGNORED.
+ * planted mistake BUG_DOUBT_IGNORED. Open: a doubt raised by a replay that did nothing outlives the
+ * key window, and without an operator the look retries for ever (DOUBT_OUTLIVES_KEY_WINDOW).
  *
  * Every step names the code that implements it: FILE function.
  *

@@ -245,11 +245,6 @@ export const MODEL_RUNS: ModelRun[] = [
     defines: { JOB: 1, NP: 2, REPLAY: true },
     check: 'safety',
   },
-  {
-    name: 'charge, 2 providers, replay, no operator or callback',
-    defines: { JOB: 1, NP: 2, REPLAY: true, NO_OPERATOR: true, NO_CALLBACK: true },
-    check: 'safety',
-  },
 ];
 
 /**
@@ -657,6 +652,18 @@ export function consequencesOnly(bug: PlantedModelBug): PlantedModelBug {
  * doubt (attempts.replay_effect_unknown) until a later replay tells, no held report settles and
  * no machine fails the attempt meanwhile (noReplayInDoubt in src/db/attemptReplays.ts), the replay
  * runs let any replay lose its answer, and the rule removed is the planted mistake
- * BUG_DOUBT_IGNORED. No finding is open.
+ * BUG_DOUBT_IGNORED. Open since: the doubt outlives the key window. A replay whose answer is
+ * lost and that did nothing leaves replay_effect_unknown set; once the window is over no replay
+ * may begin to clear it, the status lookup's "no record" twice (which, work leaving a record,
+ * shows the replay did nothing) is refused by the CHECK attempts_replay_in_doubt_is_not_failed_by_machine,
+ * and without an operator the look tries again for ever: the job never ends. Its run was
+ * 'charge, 2 providers, replay, no operator or callback' in MODEL_RUNS.
  */
-export const OPEN_FINDINGS: Record<string, ModelRun & { breaks: string }> = {};
+export const OPEN_FINDINGS: Record<string, ModelRun & { breaks: string }> = {
+  DOUBT_OUTLIVES_KEY_WINDOW: {
+    name: 'charge, 2 providers, replay, no operator or callback',
+    defines: { JOB: 1, NP: 2, REPLAY: true, NO_OPERATOR: true, NO_CALLBACK: true },
+    check: 'safety',
+    breaks: 'a process is stuck where it may not stop (not ended, not waiting on an operator)',
+  },
+};
