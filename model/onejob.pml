@@ -114,8 +114,11 @@
  * the plan's length, or retries, hold (docs/protocol.md says more). With REPLAY, an operator's
  * "failed" inside the key window stood over a replay that did the work as the first request under
  * the key; fixed in 4e2520f (the report is held while a replay may land), now a planted mistake.
- * Open: a replay that does the work and loses its answer lifts that hold
- * (-DHOLD_LIFTED_BY_LOST_ANSWER; the runs leave it out while a report is held).
+ * Then a replay that did the work and lost its answer lifted that hold, and the held report
+ * failed an attempt that charged (HOLD_LIFTED_BY_LOST_ANSWER); fixed in 604f74e (the hold stays
+ * while a replay's work is in doubt, and PostgreSQL refuses a machine's `failed` then), now the
+ * planted mistake BUG_DOUBT_IGNORED. Open: a doubt raised by a replay that did nothing outlives the
+ * key window, and without an operator the look retries for ever (DOUBT_OUTLIVES_KEY_WINDOW).
  *
  * Every step names the code that implements it: FILE function.
  *
@@ -343,6 +346,8 @@ bool refusedKey[SLOTS + 1];    /* it refused the request under our key before an
 bool keyGone[SLOTS + 1];       /* the key window is over: PostgreSQL's replay_until has passed and
                                   the provider has forgotten the key */
 bool replaying[SLOTS + 1];     /* a replay of this attempt has begun and not yet reached it */
+bool doubt[SLOTS + 1];         /* attempts.replay_effect_unknown: the last replay's answer was lost
+                                  while the attempt was unknown; it may have done the work */
 bool again[SLOTS + 1];         /* ghost: the work done a second time under this attempt's key */
 bool lateSend;                 /* ghost: a request under some attempt's key reached the provider
                                   after its key window */
@@ -520,9 +525,17 @@ inline recordResult(a) {
  * its 2xx in one step (all runs) nothing reaches it; with BUG_CALL_END_APART something can.
  */
 #if defined(EVIDENCE_OF_WORK) && !defined(BUG_NOT_FOUND_OUTRANKS_2XX)
-#define CHECK_ALLOWS_FAILED(a) (!answered[a])
+#define CHECK_2XX_ALLOWS_FAILED(a) (!answered[a])
 #else
-#define CHECK_ALLOWS_FAILED(a) true
+#define CHECK_2XX_ALLOWS_FAILED(a) true
+#endif
+/* REPLAY: migration 0025's CHECK attempts_replay_in_doubt_is_not_failed_by_machine refuses a
+ * machine's `failed` (any error code but 'operator') while a replay's work is in doubt
+ * (replay_effect_unknown). BUG_DOUBT_IGNORED drops it with the rule (noReplayInDoubt). */
+#if defined(REPLAY) && !defined(BUG_DOUBT_IGNORED)
+#define CHECK_ALLOWS_FAILED(a) (CHECK_2XX_ALLOWS_FAILED(a) && !doubt[a])
+#else
+#define CHECK_ALLOWS_FAILED(a) CHECK_2XX_ALLOWS_FAILED(a)
 #endif
 
 #define SETTLE_ALLOWED(a, to) (to != FAILED || CHECK_ALLOWS_FAILED(a))
@@ -550,11 +563,23 @@ inline recordResult(a) {
 #define NO_REPLAY_MAY_LAND(a) true
 #endif
 
+/* src/db/attemptReplays.ts noReplayInDoubt (REPLAY), in REPORT_SETTLES and HELD_REPORT_SETTLES:
+ * the last replay's answer told what the key did (attempts.replay_effect_unknown unset). A replay
+ * whose answer was lost may have done the work as the first request under the key; a held report
+ * waits until a later replay tells. An operator's new "failed" (`op`), true of the ledger when
+ * given, still settles. BUG_DOUBT_IGNORED: the rule (and the CHECK) before 604f74e. */
+#if defined(REPLAY) && !defined(BUG_DOUBT_IGNORED)
+#define NO_REPLAY_IN_DOUBT(a, op) (op || !doubt[a])
+#else
+#define NO_REPLAY_IN_DOUBT(a, op) true
+#endif
+
 /* src/db/attemptSettlement.ts settleAttemptWithoutResult (HELD_REPORT_SETTLES): a call that ends
  * `unknown` while a "failed" report is held, with no 2xx and no replay that may still land, is
  * `failed` by it. */
 #ifdef HELD_REPORTS
-#define HELD_REPORT_SETTLES(a) (reported[a] != 0 && NO_2XX_KEPT(a) && NO_REPLAY_MAY_LAND(a))
+#define HELD_REPORT_SETTLES(a) (reported[a] != 0 && NO_2XX_KEPT(a) && NO_REPLAY_MAY_LAND(a) \
+                                && NO_REPLAY_IN_DOUBT(a, false))
 #else
 #define HELD_REPORT_SETTLES(a) false
 #endif
@@ -664,13 +689,19 @@ inline finishJob(j, status) {
 #else
 #define REPORT_SETTLES(k) (NO_2XX_KEPT(k) && CALL_OVER(k))
 #endif
-inline applyReport(k) {
+inline applyReport(k, op) {
   if
   :: IN_FLIGHT(k) && REPORT_SETTLES(k) ->
      /* src/db/attemptReplays.ts NO_REPLAY_MAY_LAND, in REPORT_SETTLES: held while a replay of the
         attempt may still land, which would do the work as the first request under its key */
      if
-     :: NO_REPLAY_MAY_LAND(k) -> astate[k] = FAILED
+     :: NO_REPLAY_MAY_LAND(k) ->
+        /* src/db/attemptReplays.ts noReplayInDoubt, in REPORT_SETTLES: held while a replay whose
+           answer was lost may have done the work; an operator's new word settles (op) */
+        if
+        :: NO_REPLAY_IN_DOUBT(k, op) -> astate[k] = FAILED
+        :: else -> skip
+        fi
      :: else -> skip
      fi
   :: else -> skip
@@ -972,7 +1003,7 @@ proctype ProviderCall(byte a EXECUTION) {
 #define APPLY_HELD_REPORT(u) \
   atomic { \
     if \
-    :: astate[u] == UNKNOWN && reported[u] != 0 && NO_2XX_KEPT(u) -> applyReport(u) \
+    :: astate[u] == UNKNOWN && reported[u] != 0 && NO_2XX_KEPT(u) -> applyReport(u, false) \
     :: else -> skip \
     fi \
   };
@@ -1020,20 +1051,16 @@ proctype ProviderCall(byte a EXECUTION) {
 #define REPLAY_ALLOWED(u) (astate[u] == UNKNOWN && terminal[JOB_OF(u)] == OPEN && !keyGone[u])
 #endif
 /* what a replay brought back (replyOf) */
-#define RP_NO_NEWS  1        /* 409 (the first is still being processed), a 5xx, a dropped connection */
+#define RP_NO_NEWS  1        /* a 5xx, a dropped connection, a send given up: its answer lost */
 #define RP_2XX      2        /* the stored 2xx, or the work done now by the first arrival under the key */
 #define RP_BROKEN   3        /* the stored 2xx, outside the contract */
 #define RP_REFUSED  4        /* a refusal in the provider's words: nothing done under the key */
-/* A replay that does the work as the first request under the key and whose answer is lost (the
- * connection dropped, a 5xx after the effect, given up): its answer is written `no_news`, which
- * clears replay_lands_by, and a failure report held for it then applies at the next look (the
- * open finding HOLD_LIFTED_BY_LOST_ANSWER, docs/protocol.md). The runs leave that out while a
- * report is held: an assumption, not a rule of the code; the finding's run drops it. */
-#ifdef HOLD_LIFTED_BY_LOST_ANSWER
-#define LOST_ANSWER_ALLOWED(u) true
-#else
-#define LOST_ANSWER_ALLOWED(u) (reported[u] == 0)
-#endif
+#define RP_IN_PROGRESS 5     /* 409: nothing stored yet, the first request may still land */
+/* A replay's answer is recorded with its verdict, and the trigger attempt_replays_answer_once
+ * (migration 0025) keeps attempts.replay_effect_unknown: raised by a `no_news` answer (a 5xx, a
+ * dropped connection, a send given up: the replay may have done the work) while the attempt is
+ * unknown, cleared by one that tells (a stored 2xx, a refusal, a 409). */
+#define NOTE_ANSWER(u) doubt[u] = (replyOf == RP_NO_NEWS && astate[u] == UNKNOWN)
 #ifdef REPLAY
 #define REPLAYED replayed
 #define REPLAY_BEGIN(u) \
@@ -1063,15 +1090,17 @@ proctype ProviderCall(byte a EXECUTION) {
           if :: did[u] -> again[u] = true :: else -> did[u] = true fi \
        :: !keyGone[u] && did[u] -> replyOf = (broken[u] -> RP_BROKEN : RP_2XX) \
        :: !keyGone[u] && !did[u] && refusedKey[u] -> replyOf = RP_REFUSED \
-       :: !keyGone[u] && !did[u] && !refusedKey[u] && !CALL_OVER(u) -> replyOf = RP_NO_NEWS \
+       :: !keyGone[u] && !did[u] && !refusedKey[u] && !CALL_OVER(u) -> replyOf = RP_IN_PROGRESS \
        :: !keyGone[u] && !did[u] && !refusedKey[u] && CALL_OVER(u) -> \
           if \
           :: did[u] = true; replyOf = RP_2XX \
           :: refusedKey[u] = true; replyOf = RP_REFUSED \
           :: replyOf = RP_NO_NEWS \
-          :: LOST_ANSWER_ALLOWED(u) -> did[u] = true; replyOf = RP_NO_NEWS \
+          :: did[u] = true; replyOf = RP_NO_NEWS \
           fi \
-       fi \
+       fi; \
+       /* src/db/attemptReplays.ts answerReplay: the trigger attempt_replays_answer_once */ \
+       NOTE_ANSWER(u) \
      } \
   :: else -> skip \
   fi;
@@ -1837,7 +1866,7 @@ end:
         after it; held while a replay of the attempt may still land (applyReport) */
      :: atomic {
           !did[u] && CALL_OVER(u) ->
-          if :: IN_FLIGHT(u) -> reported[u] = R_TRUE; applyReport(u) :: else -> skip fi
+          if :: IN_FLIGHT(u) -> reported[u] = R_TRUE; applyReport(u, true) :: else -> skip fi
         }
 #else
      :: !did[u] && CALL_OVER(u) ->
@@ -1926,12 +1955,12 @@ end:
 #ifdef CONTRADICTORY_CALLBACK
     if
     :: reported[a] == 0 -> recordResult(a)
-    :: reported[a] != 0 -> applyReport(a)   /* src/db/attemptFailureReports.ts reportAttemptFailure */
+    :: reported[a] != 0 -> applyReport(a, false)   /* src/db/attemptFailureReports.ts reportAttemptFailure */
     fi;
 #elif defined(REPLAY)
     if
     :: !failure -> recordResult(a)
-    :: failure -> applyReport(a)   /* src/db/attemptFailureReports.ts reportAttemptFailure */
+    :: failure -> applyReport(a, false)   /* src/db/attemptFailureReports.ts reportAttemptFailure */
     fi;
     failure = false;
 #else

@@ -245,11 +245,6 @@ export const MODEL_RUNS: ModelRun[] = [
     defines: { JOB: 1, NP: 2, REPLAY: true },
     check: 'safety',
   },
-  {
-    name: 'charge, 2 providers, replay, no operator or callback',
-    defines: { JOB: 1, NP: 2, REPLAY: true, NO_OPERATOR: true, NO_CALLBACK: true },
-    check: 'safety',
-  },
 ];
 
 /**
@@ -597,6 +592,14 @@ const PLANTED: Record<string, PlantedModelBug> = {
     consequence: FAILED_DID_NOTHING,
     code: 'src/db/attemptReplays.ts NO_REPLAY_MAY_LAND',
   },
+  BUG_DOUBT_IGNORED: {
+    name: 'a held failure report settled after a replay whose answer was lost',
+    defines: { JOB: 1, NP: 1, REPLAY: true, BUG_DOUBT_IGNORED: true },
+    check: 'safety',
+    breaks: FAILED_DID_NOTHING,
+    consequence: FAILED_DID_NOTHING,
+    code: 'src/db/attemptReplays.ts noReplayInDoubt',
+  },
   BUG_SKIPPED_AS_TRIED: {
     name: 'a provider passed by for its open breaker counted as tried',
     defines: {
@@ -642,17 +645,25 @@ export function consequencesOnly(bug: PlantedModelBug): PlantedModelBug {
  * replay provider's key window (issue 59, fixed in 4e2520f): a failure report is now held while
  * a replay of its attempt may still land (NO_REPLAY_MAY_LAND in src/db/attemptReplays.ts), the
  * replay runs give operators and callbacks their "failed" inside the window, and the rule
- * removed is the planted mistake BUG_REPORT_DURING_REPLAY. Open since: the hold is lifted by a
- * replay's answer whatever it says, so a replay that does the work as the first request under
- * the key and loses its answer (a dropped connection, a 5xx after the effect, given up) lets the
- * held report fail the attempt at the next look, and a fallback charge again. The runs with
- * REPLAY assume no such replay while a report is held.
+ * removed is the planted mistake BUG_REPORT_DURING_REPLAY. Then the hold was lifted by a replay's
+ * answer whatever it said, so a replay that did the work as the first request under the key and
+ * lost its answer let the held report fail the attempt at the next look
+ * (HOLD_LIFTED_BY_LOST_ANSWER, fixed in 604f74e): a lost answer now leaves the replay's work in
+ * doubt (attempts.replay_effect_unknown) until a later replay tells, no held report settles and
+ * no machine fails the attempt meanwhile (noReplayInDoubt in src/db/attemptReplays.ts), the replay
+ * runs let any replay lose its answer, and the rule removed is the planted mistake
+ * BUG_DOUBT_IGNORED. Open since: the doubt outlives the key window. A replay whose answer is
+ * lost and that did nothing leaves replay_effect_unknown set; once the window is over no replay
+ * may begin to clear it, the status lookup's "no record" twice (which, work leaving a record,
+ * shows the replay did nothing) is refused by the CHECK attempts_replay_in_doubt_is_not_failed_by_machine,
+ * and without an operator the look tries again for ever: the job never ends. Its run was
+ * 'charge, 2 providers, replay, no operator or callback' in MODEL_RUNS.
  */
 export const OPEN_FINDINGS: Record<string, ModelRun & { breaks: string }> = {
-  HOLD_LIFTED_BY_LOST_ANSWER: {
-    name: 'charge, 1 provider, replay, a replay that does the work loses its answer while a report is held',
-    defines: { JOB: 1, NP: 1, REPLAY: true, HOLD_LIFTED_BY_LOST_ANSWER: true },
+  DOUBT_OUTLIVES_KEY_WINDOW: {
+    name: 'charge, 2 providers, replay, no operator or callback',
+    defines: { JOB: 1, NP: 2, REPLAY: true, NO_OPERATOR: true, NO_CALLBACK: true },
     check: 'safety',
-    breaks: FAILED_DID_NOTHING,
+    breaks: 'a process is stuck where it may not stop (not ended, not waiting on an operator)',
   },
 };
