@@ -240,11 +240,8 @@ export const MODEL_RUNS: ModelRun[] = [
   },
   REPLAY_ONE_PROVIDER,
   { ...REPLAY_ONE_PROVIDER, name: 'charge settles, 1 provider, replay', check: 'liveness' },
-  {
-    name: 'charge, 2 providers, replay',
-    defines: { JOB: 1, NP: 2, REPLAY: true },
-    check: 'safety',
-  },
+  // Two providers with replays and the lost-answer doubt outgrow the 4 GB a search is given
+  // (stopped at 68 million states): out of the runs until bounded again (docs/protocol.md).
 ];
 
 /**
