@@ -1,5 +1,6 @@
 import { beginReplay } from '../src/db/attemptReplays';
 import type { ProviderConfig } from '../src/providers/provider';
+import type { Fault } from '../tools/simulator/faults';
 import { DEFAULT_CHARGE_SETTINGS } from '../tools/simulator/ledger';
 import {
   chargeBody,
@@ -251,34 +252,46 @@ test('a search that lags its writes is not believed early: a charge whose answer
   expect(requestsFor(stack, job.id, 'charge-search').length).toBeGreaterThan(0);
 });
 
-test("an operator's failed, given while a replay may still land, is held: the replay that does the work wins, and the fallback never charges", async () => {
+/**
+ * A charge whose first request never reaches the work and whose first replay is held on its way
+ * (then behaves as `then`), failed by an operator while that replay is out. Returns the job, its
+ * attempt 1, and opens the replay's way with `release`.
+ */
+async function operatorFailsWhileReplayIsOut(then?: Fault) {
   const body = chargeBody(['pay-replay', 'pay-backup']);
   const account = body.input.account;
   const gate = `replay-out-${account}`;
-  // The first request never reaches the work; the replay is the first to arrive, and is held
-  // on its way until the operator has spoken.
   stack.simulator.inject({ route: 'charge', account, fault: { kind: 'drop_before' } });
-  stack.simulator.inject({ route: 'charge', account, fault: { kind: 'hold', gate } });
+  stack.simulator.inject({
+    route: 'charge',
+    account,
+    fault: { kind: 'hold', gate, ...(then ? { then } : {}) },
+  });
   const job = await createJob(stack, body);
   const attemptId = `${job.id}:1`;
   await eventually(
     async () => requestsFor(stack, job.id).filter((r) => r.fault === 'hold'),
     (held) => held.length === 1,
   );
-
   // The operator looked at the provider's console, found nothing yet, and fails the attempt.
   const resolved = await operator(stack, 'POST', `/attempts/${attemptId}/resolve`, {
     outcome: 'failed',
     reason: 'nothing in the provider console',
   });
   expect(resolved.status).toBeLessThan(300);
+  return { job, attemptId, release: () => stack.simulator.openGate(gate) };
+}
+
+test("an operator's failed, given while a replay may still land, is held: the replay that does the work wins, and the fallback never charges", async () => {
+  // The first request never reaches the work; the replay is the first to arrive.
+  const { job, attemptId, release } = await operatorFailsWhileReplayIsOut();
   const held = await stack.pool.query<{ state: string; reported: boolean }>(
     'SELECT state, reported_failure IS NOT NULL AS reported FROM attempts WHERE id = $1',
     [attemptId],
   );
   expect(held.rows).toEqual([{ state: 'unknown', reported: true }]);
 
-  stack.simulator.openGate(gate);
+  release();
   const done = await untilJob(stack, job.id, ended);
   expect(done.status).toBe('succeeded');
   expect(done.attempts.map((a) => [a.provider, a.state])).toEqual([['pay-replay', 'succeeded']]);
@@ -286,28 +299,9 @@ test("an operator's failed, given while a replay may still land, is held: the re
 });
 
 test('a held failure report stays held when the replay that did the work loses its answer: the next replay tells, and the charge is recorded once', async () => {
-  const body = chargeBody(['pay-replay', 'pay-backup']);
-  const account = body.input.account;
-  const gate = `replay-lost-${account}`;
   // The first request never reaches the work; the replay does it, but its answer is lost.
-  stack.simulator.inject({ route: 'charge', account, fault: { kind: 'drop_before' } });
-  stack.simulator.inject({
-    route: 'charge',
-    account,
-    fault: { kind: 'hold', gate, then: { kind: 'drop_after' } },
-  });
-  const job = await createJob(stack, body);
-  const attemptId = `${job.id}:1`;
-  await eventually(
-    async () => requestsFor(stack, job.id).filter((r) => r.fault === 'hold'),
-    (held) => held.length === 1,
-  );
-  const resolved = await operator(stack, 'POST', `/attempts/${attemptId}/resolve`, {
-    outcome: 'failed',
-    reason: 'nothing in the provider console',
-  });
-  expect(resolved.status).toBeLessThan(300);
-  stack.simulator.openGate(gate);
+  const { job, attemptId, release } = await operatorFailsWhileReplayIsOut({ kind: 'drop_after' });
+  release();
 
   const done = await untilJob(stack, job.id, ended);
   expect(done.status).toBe('succeeded');

@@ -114,7 +114,7 @@ export async function answerReplay(
 
 const REPLAY_WINDOW = preparedStatement(
   'attempt-sends.window',
-  `SELECT first_sent_at, replay_until, body IS NOT NULL AS kept,
+  `SELECT first_sent_at, replay_until,
           clock_timestamp() >= replay_until AS over
      FROM attempt_sends WHERE attempt_id = $1`,
 );
@@ -123,8 +123,6 @@ const REPLAY_WINDOW = preparedStatement(
 export interface ReplayWindow {
   firstSentAt: Date;
   replayUntil: Date;
-  /** The bytes are still kept (the attempt is not settled, no look found the window over). */
-  kept: boolean;
   over: boolean;
 }
 
@@ -136,7 +134,6 @@ export async function replayWindow(
   const { rows } = await db.query<{
     first_sent_at: Date;
     replay_until: Date;
-    kept: boolean;
     over: boolean;
   }>(REPLAY_WINDOW([attemptId]));
   const row = rows[0];
@@ -144,7 +141,6 @@ export async function replayWindow(
     row && {
       firstSentAt: row.first_sent_at,
       replayUntil: row.replay_until,
-      kept: row.kept,
       over: row.over,
     }
   );
