@@ -59,6 +59,8 @@ CREATE TABLE public.attempts (
     call_grace_ms integer,
     replay_lands_by timestamp with time zone,
     replay_effect_unknown boolean DEFAULT false NOT NULL,
+    worst_case numeric,
+    worst_case_currency text,
     CONSTRAINT attempts_cached_input_tokens_check CHECK ((cached_input_tokens >= 0)),
     CONSTRAINT attempts_cached_within_input CHECK ((cached_input_tokens <= input_tokens)),
     CONSTRAINT attempts_call_deadline_after_start CHECK (((call_deadline_at IS NULL) OR ((started_at IS NOT NULL) AND (call_deadline_at >= started_at)))),
@@ -80,7 +82,10 @@ CREATE TABLE public.attempts (
     CONSTRAINT attempts_state_check CHECK ((state = ANY (ARRAY['starting'::text, 'running'::text, 'succeeded'::text, 'lost'::text, 'failed'::text, 'unknown'::text, 'cancelled'::text]))),
     CONSTRAINT attempts_success_answer_after_start CHECK (((success_answered_at IS NULL) OR (started_at IS NOT NULL))),
     CONSTRAINT attempts_success_answer_is_not_failed_by_machine CHECK (((success_answered_at IS NULL) OR (state <> ALL (ARRAY['failed'::text, 'cancelled'::text])) OR ((error ->> 'code'::text) = 'operator'::text))),
-    CONSTRAINT attempts_usage_with_call_end CHECK ((((call_outcome IS NULL) OR (call_ended_at IS NOT NULL)) AND ((call_outcome IS NOT NULL) OR ((input_tokens IS NULL) AND (cached_input_tokens IS NULL) AND (output_tokens IS NULL) AND (cost IS NULL)))))
+    CONSTRAINT attempts_usage_with_call_end CHECK ((((call_outcome IS NULL) OR (call_ended_at IS NOT NULL)) AND ((call_outcome IS NOT NULL) OR ((input_tokens IS NULL) AND (cached_input_tokens IS NULL) AND (output_tokens IS NULL) AND (cost IS NULL))))),
+    CONSTRAINT attempts_worst_case_check CHECK ((worst_case >= (0)::numeric)),
+    CONSTRAINT attempts_worst_case_currency_check CHECK ((worst_case_currency ~ '^[A-Z]{3}$'::text)),
+    CONSTRAINT attempts_worst_case_has_currency CHECK (((worst_case IS NULL) = (worst_case_currency IS NULL)))
 );
 
 --
@@ -271,6 +276,78 @@ BEGIN
 END $$;
 
 --
+-- Name: attempts_reserve_within_budgets(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.attempts_reserve_within_budgets() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  job record;
+  b record;
+  start timestamptz;
+BEGIN
+  SELECT owner_id, job_type INTO job FROM jobs WHERE id = NEW.job_id;
+  FOR b IN SELECT * FROM budgets
+            WHERE owner_id = job.owner_id AND (job_type IS NULL OR job_type = job.job_type)
+            ORDER BY id
+  LOOP
+    IF NEW.worst_case IS NULL OR NEW.worst_case_currency <> b.currency THEN
+      RAISE EXCEPTION 'attempt % needs a worst case in % to be counted against budget %',
+          NEW.id, b.currency, b.id
+        USING ERRCODE = 'check_violation', CONSTRAINT = 'attempts_budget_needs_worst_case',
+              DETAIL = json_build_object('budgetId', b.id, 'currency', b.currency,
+                                         'worstCaseCurrency', NEW.worst_case_currency)::text;
+    END IF;
+    start := budget_period_start(b.period, now());
+    INSERT INTO budget_periods (budget_id, period_start) VALUES (b.id, start)
+      ON CONFLICT DO NOTHING;
+    UPDATE budget_periods SET reserved = reserved + NEW.worst_case
+     WHERE budget_id = b.id AND period_start = start
+       AND reserved + spent + NEW.worst_case <= b.amount;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'attempt % does not fit in budget %', NEW.id, b.id
+        USING ERRCODE = 'check_violation', CONSTRAINT = 'attempts_within_budget',
+              DETAIL = (SELECT json_build_object(
+                          'budgetId', b.id, 'jobType', b.job_type, 'period', b.period,
+                          'periodStart', start, 'currency', b.currency, 'amount', b.amount,
+                          'reserved', p.reserved, 'spent', p.spent,
+                          'worstCase', NEW.worst_case)::text
+                          FROM budget_periods p WHERE p.budget_id = b.id AND p.period_start = start);
+    END IF;
+    INSERT INTO budget_reservations (attempt_id, budget_id, period_start, worst_case)
+      VALUES (NEW.id, b.id, start, NEW.worst_case);
+  END LOOP;
+  RETURN NULL;
+END $$;
+
+--
+-- Name: attempts_settle_reservations(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.attempts_settle_reservations() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  r record;
+  settled numeric;
+BEGIN
+  FOR r IN SELECT br.*, b.currency FROM budget_reservations br JOIN budgets b ON b.id = br.budget_id
+            WHERE br.attempt_id = NEW.id ORDER BY br.budget_id
+  LOOP
+    settled := budget_reservation_settles_at(NEW, r.currency);
+    CONTINUE WHEN settled IS NULL OR settled = r.settled_cost;
+    UPDATE budget_periods
+       SET reserved = reserved - CASE WHEN r.settled_cost IS NULL THEN r.worst_case ELSE 0 END,
+           spent = spent + settled - coalesce(r.settled_cost, 0)
+     WHERE budget_id = r.budget_id AND period_start = r.period_start;
+    UPDATE budget_reservations SET settled_cost = settled, settled_at = now()
+     WHERE attempt_id = r.attempt_id AND budget_id = r.budget_id;
+  END LOOP;
+  RETURN NULL;
+END $$;
+
+--
 -- Name: attempts_wake_on_settle(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -281,6 +358,32 @@ BEGIN
   NEW.next_check_at := now();
   RETURN NEW;
 END $$;
+
+--
+-- Name: budget_period_start(text, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.budget_period_start(period text, at timestamp with time zone) RETURNS timestamp with time zone
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT date_trunc(period, at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+  $$;
+
+--
+-- Name: budget_reservation_settles_at(public.attempts, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.budget_reservation_settles_at(a public.attempts, budget_currency text) RETURNS numeric
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT CASE
+      WHEN a.call_outcome IS NOT NULL AND a.cost IS NOT NULL AND a.cost_currency = budget_currency
+        THEN a.cost
+      WHEN a.finished_at IS NULL THEN NULL
+      WHEN a.started_at IS NULL THEN 0
+      ELSE a.worst_case
+    END
+  $$;
 
 --
 -- Name: jobs_guard_outcome(); Type: FUNCTION; Schema: public; Owner: -
@@ -655,6 +758,97 @@ CREATE TABLE public.attempt_sends (
     replay_until timestamp with time zone NOT NULL,
     CONSTRAINT attempt_sends_check CHECK (((margin_ms > 0) AND (margin_ms < key_window_ms))),
     CONSTRAINT attempt_sends_key_window_ms_check CHECK ((key_window_ms > 0))
+);
+
+--
+-- Name: budget_changes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.budget_changes (
+    id bigint NOT NULL,
+    owner_id text NOT NULL,
+    job_type text,
+    period text NOT NULL,
+    before jsonb,
+    after jsonb,
+    changed_by text NOT NULL,
+    reason text NOT NULL,
+    changed_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: budget_changes_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.budget_changes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.budget_changes_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: budget_periods; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.budget_periods (
+    budget_id bigint NOT NULL,
+    period_start timestamp with time zone NOT NULL,
+    reserved numeric DEFAULT 0 NOT NULL,
+    spent numeric DEFAULT 0 NOT NULL,
+    CONSTRAINT budget_periods_reserved_check CHECK ((reserved >= (0)::numeric)),
+    CONSTRAINT budget_periods_spent_check CHECK ((spent >= (0)::numeric))
+);
+
+--
+-- Name: budget_reservations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.budget_reservations (
+    attempt_id text NOT NULL,
+    budget_id bigint NOT NULL,
+    period_start timestamp with time zone NOT NULL,
+    worst_case numeric NOT NULL,
+    reserved_at timestamp with time zone DEFAULT now() NOT NULL,
+    settled_cost numeric,
+    settled_at timestamp with time zone,
+    CONSTRAINT budget_reservations_check CHECK (((settled_cost IS NULL) = (settled_at IS NULL))),
+    CONSTRAINT budget_reservations_settled_cost_check CHECK ((settled_cost >= (0)::numeric)),
+    CONSTRAINT budget_reservations_worst_case_check CHECK ((worst_case >= (0)::numeric))
+);
+
+--
+-- Name: budgets; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.budgets (
+    id bigint NOT NULL,
+    owner_id text NOT NULL,
+    job_type text,
+    period text NOT NULL,
+    currency text NOT NULL,
+    amount numeric NOT NULL,
+    set_by text NOT NULL,
+    reason text NOT NULL,
+    set_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT budgets_amount_check CHECK ((amount >= (0)::numeric)),
+    CONSTRAINT budgets_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+    CONSTRAINT budgets_period_check CHECK ((period = ANY (ARRAY['day'::text, 'month'::text])))
+);
+
+--
+-- Name: budgets_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.budgets ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.budgets_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 --
@@ -1038,6 +1232,34 @@ ALTER TABLE ONLY public.attempts
     ADD CONSTRAINT attempts_pkey PRIMARY KEY (id);
 
 --
+-- Name: budget_changes budget_changes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.budget_changes
+    ADD CONSTRAINT budget_changes_pkey PRIMARY KEY (id);
+
+--
+-- Name: budget_periods budget_periods_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.budget_periods
+    ADD CONSTRAINT budget_periods_pkey PRIMARY KEY (budget_id, period_start);
+
+--
+-- Name: budget_reservations budget_reservations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.budget_reservations
+    ADD CONSTRAINT budget_reservations_pkey PRIMARY KEY (attempt_id, budget_id);
+
+--
+-- Name: budgets budgets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.budgets
+    ADD CONSTRAINT budgets_pkey PRIMARY KEY (id);
+
+--
 -- Name: certifications certifications_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1248,6 +1470,24 @@ CREATE INDEX attempts_provider_call_ends_idx ON public.attempts USING btree (pro
 CREATE INDEX attempts_recent_successes_idx ON public.attempts USING btree (provider, finished_at DESC) WHERE ((state = 'succeeded'::text) AND (started_at IS NOT NULL));
 
 --
+-- Name: budget_changes_by_owner; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX budget_changes_by_owner ON public.budget_changes USING btree (owner_id, changed_at);
+
+--
+-- Name: budget_reservations_by_period; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX budget_reservations_by_period ON public.budget_reservations USING btree (budget_id, period_start);
+
+--
+-- Name: budgets_one_per_scope; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX budgets_one_per_scope ON public.budgets USING btree (owner_id, COALESCE(job_type, ''::text), period);
+
+--
 -- Name: jobs_awaiting_admission_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1410,6 +1650,18 @@ CREATE TRIGGER attempts_note_record_breach AFTER UPDATE OF error ON public.attem
 CREATE TRIGGER attempts_note_unknown_since BEFORE UPDATE OF state ON public.attempts FOR EACH ROW WHEN (((old.state <> 'unknown'::text) AND (new.state = 'unknown'::text))) EXECUTE FUNCTION public.attempts_note_unknown_since();
 
 --
+-- Name: attempts attempts_reserve_within_budgets; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempts_reserve_within_budgets AFTER INSERT ON public.attempts FOR EACH ROW EXECUTE FUNCTION public.attempts_reserve_within_budgets();
+
+--
+-- Name: attempts attempts_settle_reservations; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER attempts_settle_reservations AFTER UPDATE OF state, finished_at, call_outcome, cost, cost_currency ON public.attempts FOR EACH ROW WHEN ((new.worst_case IS NOT NULL)) EXECUTE FUNCTION public.attempts_settle_reservations();
+
+--
 -- Name: attempts attempts_wake_on_settle; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -1519,6 +1771,27 @@ ALTER TABLE ONLY public.attempt_sends
 
 ALTER TABLE ONLY public.attempts
     ADD CONSTRAINT attempts_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.jobs(id) ON DELETE CASCADE;
+
+--
+-- Name: budget_periods budget_periods_budget_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.budget_periods
+    ADD CONSTRAINT budget_periods_budget_id_fkey FOREIGN KEY (budget_id) REFERENCES public.budgets(id) ON DELETE CASCADE;
+
+--
+-- Name: budget_reservations budget_reservations_attempt_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.budget_reservations
+    ADD CONSTRAINT budget_reservations_attempt_id_fkey FOREIGN KEY (attempt_id) REFERENCES public.attempts(id) ON DELETE CASCADE;
+
+--
+-- Name: budget_reservations budget_reservations_budget_id_period_start_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.budget_reservations
+    ADD CONSTRAINT budget_reservations_budget_id_period_start_fkey FOREIGN KEY (budget_id, period_start) REFERENCES public.budget_periods(budget_id, period_start) ON DELETE CASCADE;
 
 --
 -- Name: jobs jobs_completed_by_attempt_of_job; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -1,6 +1,7 @@
 /** What admission finds and writes of a job's attempts: those left in flight, and attempt 1. */
 import { createAttempt, type AttemptRecord } from '../db/attempts';
 import { settleAbandonedAttempt } from '../db/attemptSettlement';
+import { WorstCaseNeeded } from '../db/budgetGate';
 import type { JobRecord } from '../db/jobs';
 import type { Queryable } from '../db/pool';
 import { isRefusal } from '../domain/failures';
@@ -113,7 +114,13 @@ export async function startFirstAttempt(
     return attemptSummary(attempt);
   } catch (error) {
     await tx.query('ROLLBACK TO SAVEPOINT first_attempt');
-    if (isRefusal(error, 'jobNotOpen', 'attemptInFlight', 'providerUnavailable')) return undefined;
+    // A budgeted owner's attempt (it needs a worst case, or does not fit) is left to the
+    // workflow's startAttempt too, which works the worst case out and says what a refusal means.
+    if (
+      error instanceof WorstCaseNeeded ||
+      isRefusal(error, 'jobNotOpen', 'attemptInFlight', 'providerUnavailable', 'budgetExceeded')
+    )
+      return undefined;
     throw error;
   }
 }

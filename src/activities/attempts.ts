@@ -1,5 +1,5 @@
 import { scheduleNextCheck } from '../db/attemptChecks';
-import { createAttempt, type AttemptRecord } from '../db/attempts';
+import type { AttemptRecord } from '../db/attempts';
 import { settleAbandonedAttempt } from '../db/attemptSettlement';
 import { addCountedJobNote, addJobNote } from '../db/jobs';
 import { isRefusal } from '../domain/failures';
@@ -7,11 +7,12 @@ import { breakerCoolOffMs } from '../providers/provider';
 import { attemptOutcome } from '../service/results';
 import type { AttemptLook, AttemptOutcome, ReconcileOutcome } from '../workflows/definitions';
 import { lookAtAttempt } from './attemptLook';
+import { createWithinBudget, refusedByBudget } from './budgetGate';
 import type { ActivityDeps } from './types';
 
 type LookDeps = Pick<
   ActivityDeps,
-  'pool' | 'providers' | 'logger' | 'reconcileFirstDelayMs' | 'reconcileMaxDelayMs'
+  'pool' | 'providers' | 'logger' | 'reconcileFirstDelayMs' | 'reconcileMaxDelayMs' | 'metrics'
 >;
 
 /**
@@ -73,7 +74,7 @@ export function attemptActivities(deps: LookDeps) {
       exclusive: boolean;
     }): Promise<{ id: string; state: AttemptRecord['state'] }> {
       try {
-        const attempt = await createAttempt(pool, {
+        const attempt = await createWithinBudget(deps, {
           ...input,
           ...(providers.has(input.provider)
             ? { coolOffMs: breakerCoolOffMs(providers.get(input.provider).config) }
@@ -81,6 +82,8 @@ export function attemptActivities(deps: LookDeps) {
         });
         return { id: attempt.id, state: attempt.state };
       } catch (error) {
+        if (isRefusal(error, 'budgetExceeded'))
+          throw await refusedByBudget(deps, input.jobId, error);
         if (isRefusal(error, 'providerUnavailable')) {
           const { provider, reason, until } = error.details;
           // The job says why its plan passed the provider by (once per reason and time).

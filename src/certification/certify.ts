@@ -12,11 +12,11 @@ import {
   jobTypeNames,
   type AnyJobTypeContract,
 } from '../jobTypes';
+import { contextWindowOf, countPromptTokens } from '../providers/promptTokens';
 import { outputTokenCap, providerModel, type Provider } from '../providers/provider';
 import { failureVerdict } from './caseFailures';
 import { loadGoldenCases, type GoldenCase } from './goldenCases';
 import { probeOutputCap, type OutputCapProbe } from './outputCapProbe';
-import { contextWindowOf, countPromptTokens } from './promptTokens';
 
 export interface CaseResult {
   case: string;

@@ -7,6 +7,7 @@ import { terminalText } from '../domain/displayText';
 import { findJobType, jobTypeNames } from '../jobTypes';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { ServiceError } from '../service/errors';
+import { addBudgetCommands } from './budgetCommands';
 import { withPool } from './commandContext';
 import { addOperatorCommands } from './operatorCommands';
 import { addSecretCommands } from './secretCommands';
@@ -43,6 +44,7 @@ export function buildCli(): Command {
   addOperatorCommands(program);
   addSecretCommands(program);
   addWebhookCommands(program);
+  addBudgetCommands(program);
   const providers = program
     .command('providers')
     .description('Provider adapters and their certification');

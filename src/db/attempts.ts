@@ -2,6 +2,7 @@ import { DEFAULT_BREAKER } from '../domain/breaker';
 import { type CallOutcome, type Money, type TokenUsage } from '../domain/cost';
 import { Refusal } from '../domain/failures';
 import { attemptId, type AttemptState, type TerminalJobStatus } from '../domain/job';
+import { budgetGateRefusal } from './budgetGate';
 import type { Queryable } from './pool';
 import { claimProbe, providerUnavailability, type Unavailability } from './providerHealth';
 import { preparedStatement } from './statements';
@@ -214,8 +215,10 @@ function isUniqueViolation(error: unknown, constraint: string): boolean {
 
 const CREATE_ATTEMPT = preparedStatement(
   'attempts.create',
-  `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version, breaker_probe)
-   SELECT $1, j.id, $3, $4, $5, j.version, $6 FROM jobs j WHERE j.id = $2 AND j.terminal_status IS NULL
+  `INSERT INTO attempts (id, job_id, seq, provider, exclusive, read_version, breaker_probe,
+                         worst_case, worst_case_currency)
+   SELECT $1, j.id, $3, $4, $5, j.version, $6, $7, $8 FROM jobs j
+    WHERE j.id = $2 AND j.terminal_status IS NULL
       -- No new attempt to a provider cooling down or whose breaker is not closed, but the probe.
       AND ($6 OR NOT EXISTS (SELECT 1 FROM provider_health h
                               WHERE h.provider = $4 AND (h.cooldown_until > now() OR h.breaker <> 'closed')))
@@ -255,13 +258,31 @@ function providerUnavailable({ provider, until, reason, cause }: Unavailability)
  */
 export async function createAttempt(
   db: Queryable,
-  input: { jobId: string; seq: number; provider: string; exclusive: boolean; coolOffMs?: number },
+  input: {
+    jobId: string;
+    seq: number;
+    provider: string;
+    exclusive: boolean;
+    coolOffMs?: number;
+    /** What the attempt may cost at most: reserved in its owner's budgets, when it has any. */
+    worstCase?: Money;
+  },
 ): Promise<AttemptRecord> {
   const id = attemptId(input.jobId, input.seq);
+  const { worstCase } = input;
   const insert = async (probe: boolean): Promise<AttemptRecord | undefined> => {
     try {
       const { rows } = await db.query<AttemptRow>(
-        CREATE_ATTEMPT([id, input.jobId, input.seq, input.provider, input.exclusive, probe]),
+        CREATE_ATTEMPT([
+          id,
+          input.jobId,
+          input.seq,
+          input.provider,
+          input.exclusive,
+          probe,
+          worstCase?.amount ?? null,
+          worstCase?.currency ?? null,
+        ]),
       );
       return rows[0] && toAttempt(rows[0]);
     } catch (error) {
@@ -269,7 +290,7 @@ export async function createAttempt(
         const { rows } = await db.query<AttemptRow>(EXCLUSIVE_IN_FLIGHT([input.jobId]));
         throw attemptInFlight(input.jobId, rows[0] && toAttempt(rows[0]));
       }
-      throw error;
+      throw budgetGateRefusal(error, id, input.provider) ?? error;
     }
   };
   // The INSERT is refused when the job is not open or the provider takes no new attempt; which

@@ -35,6 +35,17 @@ const FINISH_JOB_WITHOUT_RESULT = preparedStatement(
    RETURNING ${ENDED_JOB_COLUMNS}`,
 );
 
+// The same end, refused while any attempt of the job may still take effect.
+const FINISH_JOB_WITH_NOTHING_IN_FLIGHT = preparedStatement(
+  'jobs.finish-with-nothing-in-flight',
+  `UPDATE jobs SET terminal_status = $2, failure = $3, version = version + 1,
+                   finished_at = now(), updated_at = now()
+    WHERE id = $1 AND terminal_status IS NULL
+      AND NOT EXISTS (SELECT 1 FROM attempts a
+                       WHERE a.job_id = $1 AND a.state IN ('starting', 'running', 'unknown'))
+   RETURNING ${ENDED_JOB_COLUMNS}`,
+);
+
 /**
  * Ends a job without a result. Moves the version, so any attempt that read the old one
  * loses its compare-and-swap, and an attempt still `starting` can no longer send anything
@@ -46,10 +57,11 @@ export async function finishJobWithoutResult(
   jobId: string,
   status: Exclude<TerminalJobStatus, 'succeeded'>,
   failure: Record<string, unknown>,
+  /** Only while no attempt of the job is in flight (starting, running, unknown). */
+  nothingInFlight = false,
 ): Promise<{ job: JobRecord; ended?: EndedJob }> {
-  const { rows } = await db.query<EndedJobRow>(
-    FINISH_JOB_WITHOUT_RESULT([jobId, status, JSON.stringify(failure)]),
-  );
+  const finish = nothingInFlight ? FINISH_JOB_WITH_NOTHING_IN_FLIGHT : FINISH_JOB_WITHOUT_RESULT;
+  const { rows } = await db.query<EndedJobRow>(finish([jobId, status, JSON.stringify(failure)]));
   const job = await findJob(db, jobId);
   if (!job) throw new Error(`job ${jobId} does not exist`);
   return rows[0] ? { job, ended: toEndedJob(rows[0]) } : { job };

@@ -108,6 +108,15 @@ const FAILURE_CATALOGUE = {
     problem: 'attempt-limit-reached',
     details: detailsOf<{ maxAttempts: number } | undefined>(),
   },
+  /**
+   * The owner's budget has no room for the attempt's worst case (or the worst case cannot be
+   * known): no call. The details carry the gate's figures.
+   */
+  budgetExceeded: {
+    type: 'BudgetExceeded',
+    problem: 'budget-exceeded',
+    details: detailsOf<{ provider: string; budget: Record<string, unknown> }>(),
+  },
   /** A provider with side effects may not run beside the attempts of a hedged job. */
   hedgingNotAllowed: { type: 'HedgingNotAllowed', problem: 'hedging-not-allowed' },
   /** Admission failed for a reason that carried no type of ours (told to a waiting `admit`). */

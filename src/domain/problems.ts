@@ -125,6 +125,16 @@ export const PROBLEM_TYPES = {
   },
   forbidden: { status: 403, title: 'Operator token required' },
   'bad-signature': { status: 401, title: 'The callback signature does not match' },
+  'budget-exceeded': {
+    status: 402,
+    title: "The owner's budget has no room for what this job may cost",
+    // The same request cannot fit until the period turns or an operator raises the budget.
+    shouldRetry: false,
+  },
+  'budget-currency-fixed': {
+    status: 409,
+    title: 'A budget keeps its currency: remove it before setting one in another',
+  },
   'hedging-not-allowed': { status: 400, title: 'Hedged mode is not allowed for this job' },
   internal: { status: 500, title: 'Internal error' },
 } as const satisfies Record<string, ProblemRow>;

@@ -120,5 +120,8 @@ export const providerConfigSchema = z.discriminatedUnion('kind', [
         unitsPerCurrencyUnit: z.number().positive().optional(),
       })
       .optional(),
+    maxCostPerCall: z
+      .strictObject({ currency, amount: z.number().min(0).max(1_000_000) })
+      .optional(),
   }),
 ]);

@@ -71,3 +71,28 @@ export function reportedCost(field: ReportedCostField, body: unknown): Money | u
     currency: field.currency,
   };
 }
+
+/**
+ * The most one call may cost, which a budgeted owner's attempt reserves: for a chat model, the
+ * prompt's tokens at its dearest input price (a cache write may cost more than plain input)
+ * plus the output cap at the output price; for an HTTP provider, its `maxCostPerCall`.
+ * Undefined when it cannot be known (no price, no count): such a call is not made under a budget.
+ */
+export function worstCaseOfCall(
+  config: ProviderConfig,
+  promptTokens: number | null,
+  outputCap: number,
+): Money | undefined {
+  if (config.kind === 'http') return config.maxCostPerCall;
+  const price = config.price;
+  if (!price || promptTokens === null) return undefined;
+  const writePrice = price.cacheWritePerMillion ?? price.inputPerMillion;
+  const dearestInput = Math.max(
+    price.inputPerMillion,
+    writePrice,
+    price.cacheWrite1hPerMillion ?? writePrice,
+  );
+  const perMillion = promptTokens * dearestInput + outputCap * price.outputPerMillion;
+  // Rounded up: a worst case is never below what the call may cost.
+  return { amount: Math.ceil((perMillion / 1e6) * 1e12) / 1e12, currency: price.currency };
+}

@@ -179,6 +179,11 @@ export interface HttpProviderConfig extends CommonProviderConfig {
   apiKeyEnv?: string;
   /** The field of a successful answer that holds the call's cost; without it, unknown. */
   cost?: ReportedCostField;
+  /**
+   * The most one call may cost (the provider's fee schedule at its dearest): the worst case a
+   * budgeted owner's attempt reserves. Without it, a budgeted owner's attempt is refused.
+   */
+  maxCostPerCall?: Money;
 }
 
 export type ProviderConfig = OpenAiCompatibleConfig | AnthropicConfig | HttpProviderConfig;

@@ -15,6 +15,7 @@ import type { ProviderRegistry } from '../providers/registry';
 import type { jobWorkflow } from '../workflows';
 import type { JobWorkflowInput } from '../workflows/definitions';
 import { jobWorkflowStartOptions } from '../workflows/startOptions';
+import { refuseCreateOverBudget } from './budgets';
 import { keyReusedFor, temporalRefusalReason, WorkflowStartRefusedError } from './errors';
 import { intentFingerprint, validateIntent } from './intent';
 import { CreateRateLimitedError, insertJobWithinLimits, TooManyOpenJobsError } from './ownerLimits';
@@ -156,6 +157,7 @@ export async function createJob(
     throw error;
   }
   const { input, plan, mode, fingerprint } = validated;
+  await refuseCreateOverBudget(deps.pool, request);
   const { job, created } = await insertJobWithinLimits(deps, {
     ownerId: request.ownerId,
     idempotencyKey: request.idempotencyKey,

@@ -68,8 +68,16 @@ export async function endJobWithoutResult(
   jobId: string,
   status: 'failed' | 'cancelled',
   failure: Record<string, unknown>,
+  /** Only while no attempt of the job is in flight: else the job is left open. */
+  nothingInFlight = false,
 ): Promise<JobRecord> {
-  const { job, ended } = await finishJobWithoutResult(deps.pool, jobId, status, failure);
+  const { job, ended } = await finishJobWithoutResult(
+    deps.pool,
+    jobId,
+    status,
+    failure,
+    nothingInFlight,
+  );
   if (ended) observeJobEnd(deps, ended);
   return job;
 }

@@ -51,7 +51,7 @@ export const jobCreationRoute: FastifyPluginAsyncZod<{
         response: {
           201: jobResourceSchema,
           200: jobResourceSchema,
-          ...problemResponses(401, 409, 429, ...BODY_ERRORS),
+          ...problemResponses(401, 402, 409, 429, ...BODY_ERRORS),
         },
       },
     },

@@ -5,6 +5,7 @@ import type { Metrics } from '../../telemetry/metrics';
 import { requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
 import type { WaitLimiter } from '../waitLimiter';
+import { ownerBudgetRoutes } from './budgetRoutes';
 import { jobActionRoutes } from './jobActions';
 import { jobCreationRoute } from './jobCreation';
 import { jobListRoute } from './jobList';
@@ -41,4 +42,5 @@ export const jobRoutes: FastifyPluginAsyncZod<JobRoutesOptions> = async (
   await app.register(jobReadRoute, { deps, waits, endings });
   await app.register(jobListRoute, { deps });
   await app.register(jobActionRoutes, { deps, metrics });
+  await app.register(ownerBudgetRoutes, { deps });
 };

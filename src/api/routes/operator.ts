@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { JobEndMetrics } from '../../telemetry/histograms';
 import { requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
+import { operatorBudgetRoutes } from './budgetRoutes';
 import { operatorJobRoutes } from './operatorJobRoutes';
 import { operatorWebhookRoutes } from './operatorWebhookRoutes';
 
@@ -27,4 +28,5 @@ export const operatorRoutes: FastifyPluginAsyncZod<OperatorRoutesOptions> = asyn
 
   await app.register(operatorJobRoutes, { deps });
   await app.register(operatorWebhookRoutes, { deps });
+  await app.register(operatorBudgetRoutes, { deps });
 };

@@ -4,7 +4,7 @@
  */
 import type { Tiktoken } from 'js-tiktoken' with { 'resolution-mode': 'import' };
 import type { AnyJobTypeContract } from '../jobTypes';
-import type { Provider, ProviderRequest } from '../providers/provider';
+import type { Provider, ProviderRequest } from './provider';
 
 // js-tiktoken ships CommonJS for require(), but its type declarations are ESM-only.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
