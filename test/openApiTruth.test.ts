@@ -473,6 +473,42 @@ test('every route answers as the document says, successes and problems alike', a
   await expectStatus(hooks('DELETE', '/v1/webhooks/{id}', oneEndpoint(endpointId), asOwner), 204);
   await expectStatus(hooks('DELETE', '/v1/webhooks/{id}', oneEndpoint(endpointId), asOwner), 404);
 
+  // Budgets: an owner reads its own (200, 401); operators set (200, 400, 401, 409), read, audit
+  // and remove (200, 400) anyone's. The owner is one with no jobs here.
+  await expectStatus(hooks('GET', '/v1/budgets', '/v1/budgets', asOwner), 200);
+  await expectStatus(hooks('GET', '/v1/budgets', '/v1/budgets', {}), 401);
+  const budgetOf = (method: string, query: string, body: string, headers = asOperator) =>
+    hooks(
+      method,
+      '/v1/operator/budgets/{owner}',
+      `/v1/operator/budgets/openapi-owner${query}`,
+      jsonOf(headers),
+      body,
+    );
+  const usd = '{"currency":"USD","amount":5,"reason":"openapi"}';
+  await expectStatus(budgetOf('PUT', '?period=day', usd), 200);
+  await expectStatus(budgetOf('PUT', '?period=week', usd), 400);
+  await expectStatus(budgetOf('PUT', '?period=day', usd, asOwner), 401);
+  await expectStatus(
+    budgetOf('PUT', '?period=day', '{"currency":"EUR","amount":5,"reason":"openapi"}'),
+    409,
+  );
+  await expectStatus(
+    hooks('GET', '/v1/operator/budgets', '/v1/operator/budgets?owner=openapi-owner', asOperator),
+    200,
+  );
+  await expectStatus(
+    hooks(
+      'GET',
+      '/v1/operator/budgets/{owner}/changes',
+      '/v1/operator/budgets/openapi-owner/changes',
+      asOperator,
+    ),
+    200,
+  );
+  await expectStatus(budgetOf('DELETE', '?period=day', '{"reason":""}'), 400);
+  await expectStatus(budgetOf('DELETE', '?period=day', '{"reason":"openapi"}'), 200);
+
   // What the service says about itself.
   await expectStatus(send({ method: 'GET', route: '/healthz', path: '/healthz' }), 200);
   await expectStatus(send({ method: 'GET', route: '/readyz', path: '/readyz' }), 200);
@@ -612,6 +648,29 @@ test('with PostgreSQL unreachable, the 503 of every route that reads it is docum
         path: '/v1/operator/webhook-actions',
         headers: asOperator,
       },
+      { method: 'GET', route: '/v1/budgets', path: '/v1/budgets', headers: asOwner },
+      {
+        method: 'GET',
+        route: '/v1/operator/budgets',
+        path: '/v1/operator/budgets',
+        headers: asOperator,
+      },
+      {
+        method: 'GET',
+        route: '/v1/operator/budgets/{owner}/changes',
+        path: '/v1/operator/budgets/someone/changes',
+        headers: asOperator,
+      },
+      ...[
+        ['PUT', '{"currency":"USD","amount":1,"reason":"down"}'],
+        ['DELETE', '{"reason":"down"}'],
+      ].map(([method, body]) => ({
+        method: method!,
+        route: '/v1/operator/budgets/{owner}',
+        path: '/v1/operator/budgets/someone?period=day',
+        headers: jsonOf(asOperator),
+        body: body!,
+      })),
       {
         method: 'POST',
         route: '/v1/callbacks/{provider}',
