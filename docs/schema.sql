@@ -89,6 +89,21 @@ CREATE TABLE public.attempts (
 );
 
 --
+-- Name: attempt_counted_cost(public.attempts); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.attempt_counted_cost(a public.attempts) RETURNS numeric
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  SELECT CASE
+    WHEN a.call_outcome IS NOT NULL AND a.cost IS NOT NULL AND a.cost_currency = a.worst_case_currency
+      THEN a.cost
+    WHEN a.finished_at IS NOT NULL AND a.started_at IS NULL THEN 0
+    ELSE a.worst_case
+  END
+$$;
+
+--
 -- Name: attempt_may_take_effect(public.attempts); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -285,9 +300,37 @@ CREATE FUNCTION public.attempts_reserve_within_budgets() RETURNS trigger
 DECLARE
   job record;
   b record;
+  c record;
+  counted numeric;
   start timestamptz;
 BEGIN
   SELECT owner_id, job_type INTO job FROM jobs WHERE id = NEW.job_id;
+  -- The job's ceiling: what its attempts count for together, this one's worst case included.
+  -- The job's own attempts are created one after another under this lock, hedges included.
+  FOR c IN SELECT * FROM price_ceilings
+            WHERE max_job_cost IS NOT NULL
+              AND (owner_id IS NULL OR owner_id = job.owner_id)
+              AND (job_type IS NULL OR job_type = job.job_type)
+            ORDER BY id
+  LOOP
+    IF NEW.worst_case IS NULL OR NEW.worst_case_currency <> c.currency THEN
+      RAISE EXCEPTION 'attempt % needs a worst case in % to be held to its job''s ceiling',
+          NEW.id, c.currency
+        USING ERRCODE = 'check_violation', CONSTRAINT = 'attempts_budget_needs_worst_case',
+              DETAIL = json_build_object('ceilingId', c.id, 'currency', c.currency,
+                                         'worstCaseCurrency', NEW.worst_case_currency)::text;
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext('job-ceiling:' || NEW.job_id::text));
+    SELECT coalesce(sum(attempt_counted_cost(a)), 0) INTO counted
+      FROM attempts a WHERE a.job_id = NEW.job_id AND a.id <> NEW.id;
+    IF counted + NEW.worst_case > c.max_job_cost THEN
+      RAISE EXCEPTION 'attempt % would take job % past its ceiling', NEW.id, NEW.job_id
+        USING ERRCODE = 'check_violation', CONSTRAINT = 'attempts_within_job_ceiling',
+              DETAIL = json_build_object('ceilingId', c.id, 'currency', c.currency,
+                                         'maxJobCost', c.max_job_cost, 'counted', counted,
+                                         'worstCase', NEW.worst_case)::text;
+    END IF;
+  END LOOP;
   FOR b IN SELECT * FROM budgets
             WHERE owner_id = job.owner_id AND (job_type IS NULL OR job_type = job.job_type)
             ORDER BY id
@@ -332,10 +375,9 @@ DECLARE
   r record;
   settled numeric;
 BEGIN
-  FOR r IN SELECT br.*, b.currency FROM budget_reservations br JOIN budgets b ON b.id = br.budget_id
-            WHERE br.attempt_id = NEW.id ORDER BY br.budget_id
+  FOR r IN SELECT * FROM budget_reservations WHERE attempt_id = NEW.id ORDER BY budget_id
   LOOP
-    settled := budget_reservation_settles_at(NEW, r.currency);
+    settled := budget_reservation_settles_at(NEW);
     CONTINUE WHEN settled IS NULL OR settled = r.settled_cost;
     UPDATE budget_periods
        SET reserved = reserved - CASE WHEN r.settled_cost IS NULL THEN r.worst_case ELSE 0 END,
@@ -370,18 +412,15 @@ CREATE FUNCTION public.budget_period_start(period text, at timestamp with time z
   $$;
 
 --
--- Name: budget_reservation_settles_at(public.attempts, text); Type: FUNCTION; Schema: public; Owner: -
+-- Name: budget_reservation_settles_at(public.attempts); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.budget_reservation_settles_at(a public.attempts, budget_currency text) RETURNS numeric
+CREATE FUNCTION public.budget_reservation_settles_at(a public.attempts) RETURNS numeric
     LANGUAGE sql IMMUTABLE
     AS $$
     SELECT CASE
-      WHEN a.call_outcome IS NOT NULL AND a.cost IS NOT NULL AND a.cost_currency = budget_currency
-        THEN a.cost
-      WHEN a.finished_at IS NULL THEN NULL
-      WHEN a.started_at IS NULL THEN 0
-      ELSE a.worst_case
+      WHEN (a.call_outcome IS NOT NULL AND a.cost IS NOT NULL) OR a.finished_at IS NOT NULL
+        THEN attempt_counted_cost(a)
     END
   $$;
 
@@ -958,6 +997,40 @@ CREATE TABLE public.owner_buckets (
 );
 
 --
+-- Name: price_ceilings; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.price_ceilings (
+    id bigint NOT NULL,
+    owner_id text,
+    job_type text,
+    currency text,
+    max_job_cost numeric,
+    max_multiple numeric,
+    set_by text NOT NULL,
+    reason text NOT NULL,
+    set_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT price_ceilings_check CHECK (((max_job_cost IS NULL) = (currency IS NULL))),
+    CONSTRAINT price_ceilings_check1 CHECK (((max_job_cost IS NOT NULL) OR (max_multiple IS NOT NULL))),
+    CONSTRAINT price_ceilings_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+    CONSTRAINT price_ceilings_max_job_cost_check CHECK ((max_job_cost >= (0)::numeric)),
+    CONSTRAINT price_ceilings_max_multiple_check CHECK ((max_multiple >= (1)::numeric))
+);
+
+--
+-- Name: price_ceilings_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.price_ceilings ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.price_ceilings_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: provider_callbacks; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1316,6 +1389,13 @@ ALTER TABLE ONLY public.owner_buckets
     ADD CONSTRAINT owner_buckets_pkey PRIMARY KEY (owner_id, bucket);
 
 --
+-- Name: price_ceilings price_ceilings_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.price_ceilings
+    ADD CONSTRAINT price_ceilings_pkey PRIMARY KEY (id);
+
+--
 -- Name: provider_callbacks provider_callbacks_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1522,6 +1602,12 @@ CREATE INDEX jobs_open_idx ON public.jobs USING btree (created_at, id) WHERE (te
 --
 
 CREATE INDEX jobs_owner_page_idx ON public.jobs USING btree (owner_id, created_at DESC, id DESC);
+
+--
+-- Name: price_ceilings_one_per_scope; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX price_ceilings_one_per_scope ON public.price_ceilings USING btree (COALESCE(owner_id, ''::text), COALESCE(job_type, ''::text));
 
 --
 -- Name: race_events_job_idx; Type: INDEX; Schema: public; Owner: -

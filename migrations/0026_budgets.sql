@@ -75,6 +75,36 @@ CREATE FUNCTION budget_period_start(period text, at timestamptz) RETURNS timesta
     SELECT date_trunc(period, at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
   $$;
 
+-- Price ceilings: per owner and job type (NULL: every owner, every type), the most one job may
+-- cost (what its attempts reserve or cost, together) and the most a fallback or hedge may cost
+-- as a multiple of the job's primary. Every ceiling that applies holds: the strictest wins.
+CREATE TABLE price_ceilings (
+  id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  owner_id       text,
+  job_type       text,
+  currency       text CHECK (currency ~ '^[A-Z]{3}$'),
+  max_job_cost   numeric CHECK (max_job_cost >= 0),
+  max_multiple   numeric CHECK (max_multiple >= 1),
+  set_by         text NOT NULL,
+  reason         text NOT NULL,
+  set_at         timestamptz NOT NULL DEFAULT now(),
+  CHECK ((max_job_cost IS NULL) = (currency IS NULL)),
+  CHECK (max_job_cost IS NOT NULL OR max_multiple IS NOT NULL)
+);
+CREATE UNIQUE INDEX price_ceilings_one_per_scope
+  ON price_ceilings (coalesce(owner_id, ''), coalesce(job_type, ''));
+
+-- What an attempt counts for in its job's total: its cost once known, nothing if it ended without
+-- its request leaving, else its worst case (it may have billed, or still may).
+CREATE FUNCTION attempt_counted_cost(a attempts) RETURNS numeric LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE
+    WHEN a.call_outcome IS NOT NULL AND a.cost IS NOT NULL AND a.cost_currency = a.worst_case_currency
+      THEN a.cost
+    WHEN a.finished_at IS NOT NULL AND a.started_at IS NULL THEN 0
+    ELSE a.worst_case
+  END
+$$;
+
 -- The gate. For each budget over the attempt's owner and job type (in the budgets' order, so two
 -- gates never wait on each other's rows crosswise): no worst case, or one in another currency,
 -- is no call (fail closed); a worst case that does not fit under what is left is no call.
@@ -82,9 +112,37 @@ CREATE FUNCTION attempts_reserve_within_budgets() RETURNS trigger LANGUAGE plpgs
 DECLARE
   job record;
   b record;
+  c record;
+  counted numeric;
   start timestamptz;
 BEGIN
   SELECT owner_id, job_type INTO job FROM jobs WHERE id = NEW.job_id;
+  -- The job's ceiling: what its attempts count for together, this one's worst case included.
+  -- The job's own attempts are created one after another under this lock, hedges included.
+  FOR c IN SELECT * FROM price_ceilings
+            WHERE max_job_cost IS NOT NULL
+              AND (owner_id IS NULL OR owner_id = job.owner_id)
+              AND (job_type IS NULL OR job_type = job.job_type)
+            ORDER BY id
+  LOOP
+    IF NEW.worst_case IS NULL OR NEW.worst_case_currency <> c.currency THEN
+      RAISE EXCEPTION 'attempt % needs a worst case in % to be held to its job''s ceiling',
+          NEW.id, c.currency
+        USING ERRCODE = 'check_violation', CONSTRAINT = 'attempts_budget_needs_worst_case',
+              DETAIL = json_build_object('ceilingId', c.id, 'currency', c.currency,
+                                         'worstCaseCurrency', NEW.worst_case_currency)::text;
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext('job-ceiling:' || NEW.job_id::text));
+    SELECT coalesce(sum(attempt_counted_cost(a)), 0) INTO counted
+      FROM attempts a WHERE a.job_id = NEW.job_id AND a.id <> NEW.id;
+    IF counted + NEW.worst_case > c.max_job_cost THEN
+      RAISE EXCEPTION 'attempt % would take job % past its ceiling', NEW.id, NEW.job_id
+        USING ERRCODE = 'check_violation', CONSTRAINT = 'attempts_within_job_ceiling',
+              DETAIL = json_build_object('ceilingId', c.id, 'currency', c.currency,
+                                         'maxJobCost', c.max_job_cost, 'counted', counted,
+                                         'worstCase', NEW.worst_case)::text;
+    END IF;
+  END LOOP;
   FOR b IN SELECT * FROM budgets
             WHERE owner_id = job.owner_id AND (job_type IS NULL OR job_type = job.job_type)
             ORDER BY id
@@ -123,18 +181,14 @@ CREATE TRIGGER attempts_reserve_within_budgets
   AFTER INSERT ON attempts
   FOR EACH ROW EXECUTE FUNCTION attempts_reserve_within_budgets();
 
--- What an attempt's reservation counts for now: NULL while it holds (the call may still bill),
--- else its settled cost. A call whose ledger line has a cost in the budget's currency counts
--- that; an attempt that ended without its request ever leaving counts nothing; any other ended
--- attempt (a cost unknown or in another currency) counts its worst case, since it may have billed.
-CREATE FUNCTION budget_reservation_settles_at(a attempts, budget_currency text) RETURNS numeric
+-- What an attempt's reservation counts for now: NULL while it holds (no cost known and the
+-- attempt not ended: the call may still bill), else what the attempt counts for
+-- (attempt_counted_cost; the gate took its worst case in the budget's currency).
+CREATE FUNCTION budget_reservation_settles_at(a attempts) RETURNS numeric
   LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE
-      WHEN a.call_outcome IS NOT NULL AND a.cost IS NOT NULL AND a.cost_currency = budget_currency
-        THEN a.cost
-      WHEN a.finished_at IS NULL THEN NULL
-      WHEN a.started_at IS NULL THEN 0
-      ELSE a.worst_case
+      WHEN (a.call_outcome IS NOT NULL AND a.cost IS NOT NULL) OR a.finished_at IS NOT NULL
+        THEN attempt_counted_cost(a)
     END
   $$;
 
@@ -145,10 +199,9 @@ DECLARE
   r record;
   settled numeric;
 BEGIN
-  FOR r IN SELECT br.*, b.currency FROM budget_reservations br JOIN budgets b ON b.id = br.budget_id
-            WHERE br.attempt_id = NEW.id ORDER BY br.budget_id
+  FOR r IN SELECT * FROM budget_reservations WHERE attempt_id = NEW.id ORDER BY budget_id
   LOOP
-    settled := budget_reservation_settles_at(NEW, r.currency);
+    settled := budget_reservation_settles_at(NEW);
     CONTINUE WHEN settled IS NULL OR settled = r.settled_cost;
     UPDATE budget_periods
        SET reserved = reserved - CASE WHEN r.settled_cost IS NULL THEN r.worst_case ELSE 0 END,

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { runCli } from './support/cli';
 import { SPARE_OWNER, SPARE_TOKEN, TEST_OWNER, TEST_TOKEN } from './support/identities';
 import { ended, freshKey, operator, type JobView } from './support/jobs';
 import { eventually } from './support/polling';
@@ -356,4 +357,78 @@ test('an owner reads its own budgets, operators set and remove anyone’s, and e
     changedBy: 'ops-alice',
     reason: 'test over',
   });
+});
+
+test('a 429 storm on a cheap primary never fails over to a backup dearer than the price ceiling’s multiple: it is skipped with a note saying what was avoided', async () => {
+  const set = await runCli(stack, [
+    'ceilings',
+    'set',
+    '--owner',
+    SPARE_OWNER,
+    '--job-type',
+    'summarize',
+    '--max-multiple',
+    '5',
+    '--reason',
+    'no backup above 5x',
+  ]);
+  expect(set).toMatchObject({ code: 0 });
+  const refused = await runCli(stack, [
+    'ceilings',
+    'set',
+    '--max-multiple',
+    '0.5',
+    '--reason',
+    'x',
+  ]);
+  expect(refused.code).not.toBe(0);
+  expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+  stack.simulator.inject({
+    route: 'chat',
+    model: 'sim-steady',
+    fault: { kind: 'fail_before', status: 429 },
+  });
+  const job = (await (
+    await create(summary(['metered', 'metered-dear'], 'exclusive', 'A storm on the cheap one.'))
+  ).json()) as JobView;
+  const done = await until(job.id, ended);
+  expect(done.status).toBe('failed');
+  expect(done.attempts.map((a) => a.provider)).toEqual(['metered']);
+  const skipped = done.notes.find(
+    (note) => note.event === 'provider_skipped' && note.provider === 'metered-dear',
+  ) as { reason: string; avoided: { multiple: number; ceiling: number } } | undefined;
+  expect(skipped?.reason).toMatch(/above the price ceiling of 5×/);
+  expect(skipped?.avoided.multiple).toBeGreaterThan(5);
+  expect(requestsOf(job.id).filter((r) => r.model === 'sim-backup')).toEqual([]);
+  stack.simulator.clearFaults();
+  expect(
+    await runCli(stack, ['ceilings', 'remove', '--owner', SPARE_OWNER, '--job-type', 'summarize']),
+  ).toMatchObject({ code: 0 });
+});
+
+test('a job never reserves past its own cost ceiling: an attempt whose worst case does not fit fails the job with the reason, nothing sent', async () => {
+  const set = await runCli(stack, [
+    'ceilings',
+    'set',
+    '--owner',
+    SPARE_OWNER,
+    '--job-type',
+    'chat',
+    '--max-job-cost',
+    '0.000001',
+    '--currency',
+    'USD',
+    '--reason',
+    'tiny jobs only',
+  ]);
+  expect(set).toMatchObject({ code: 0 });
+  const job = (await (await create(CHAT)).json()) as JobView;
+  const done = await until(job.id, ended);
+  expect(done.status).toBe('failed');
+  expect(failureCode(done)).toBe('budget-exceeded');
+  expect(String((done.failure as { message?: unknown }).message)).toMatch(
+    /the job may cost at most USD/,
+  );
+  expect(requestsOf(job.id)).toEqual([]);
+  await runCli(stack, ['ceilings', 'remove', '--owner', SPARE_OWNER, '--job-type', 'chat']);
 });

@@ -12,6 +12,7 @@ import { providerModel } from '../providers/provider';
 import type { AdmittedJob, JobWorkflowInput } from '../workflows/definitions';
 import { adoptAttempts, lastFailureOf, startFirstAttempt } from './admissionAttempts';
 import type { hedgeBudgetGuard } from './hedgeBudget';
+import { pricedOut } from './priceCeilings';
 import { type ActivityDeps, type JobPlan, type PlannedProvider } from './types';
 
 export type AdmissionInput = JobWorkflowInput & { workflowId: string; startFirstAttempt?: boolean };
@@ -167,8 +168,9 @@ export async function admitIn(
   // user's explicit choice of another provider, need a verdict for the contract in force.
   const mayRunUncertified = (name: string): boolean =>
     name === job.providers[0] && deps.requireCertifiedPrimary !== true;
+  const priced = await pricedOut(providers, tx, job, contract, compatibleNames);
   const reasonFor = (name: string): string | undefined =>
-    mayRunUncertified(name) ? undefined : reasons.get(name);
+    (mayRunUncertified(name) ? undefined : reasons.get(name)) ?? priced.get(name)?.reason;
 
   const plan: PlannedProvider[] = [];
   const skipped: JobPlan['skipped'] = [];
@@ -179,12 +181,15 @@ export async function admitIn(
       continue;
     }
     skipped.push({ provider: name, reason });
-    logger.warn({ jobId: job.id, provider: name, reason }, 'provider skipped: not certified');
+    logger.warn({ jobId: job.id, provider: name, reason }, 'provider skipped');
   }
   await addJobNotes(
     tx,
     job.id,
-    skipped.map(({ provider, reason }) => ({ event: 'provider_skipped', provider, reason })),
+    skipped.map(({ provider, reason }) => {
+      const avoided = priced.get(provider)?.avoided;
+      return { event: 'provider_skipped', provider, reason, ...(avoided ? { avoided } : {}) };
+    }),
   );
   const primary = job.providers[0];
   // Only a hedge waits for the primary's p95; an exclusive job has no use for it.

@@ -8,6 +8,7 @@ import { findJobType, jobTypeNames } from '../jobTypes';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { ServiceError } from '../service/errors';
 import { addBudgetCommands } from './budgetCommands';
+import { addCeilingCommands } from './ceilingCommands';
 import { withPool } from './commandContext';
 import { addOperatorCommands } from './operatorCommands';
 import { addSecretCommands } from './secretCommands';
@@ -45,6 +46,7 @@ export function buildCli(): Command {
   addSecretCommands(program);
   addWebhookCommands(program);
   addBudgetCommands(program);
+  addCeilingCommands(program);
   const providers = program
     .command('providers')
     .description('Provider adapters and their certification');

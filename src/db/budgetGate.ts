@@ -1,4 +1,4 @@
-import { budgetRefusalReason } from '../domain/budgets';
+import { budgetRefusalReason, jobCeilingReason } from '../domain/budgets';
 import { Refusal } from '../domain/failures';
 
 /**
@@ -19,8 +19,8 @@ export class WorstCaseNeeded extends Error {
 
 /**
  * What the budget gate (migration 0026's trigger on a new attempt) refusing an attempt means
- * here: a worst case is needed, or the attempt does not fit (`budgetExceeded`, with the gate's
- * figures). Undefined for any other error.
+ * here: a worst case is needed, or the attempt does not fit its owner's budget or its job's
+ * ceiling (`budgetExceeded`, with the gate's figures). Undefined for any other error.
  */
 export function budgetGateRefusal(
   error: unknown,
@@ -32,6 +32,13 @@ export function budgetGateRefusal(
   const detail = () => JSON.parse(pgError.detail ?? '{}') as Record<string, unknown>;
   if (pgError.constraint === 'attempts_budget_needs_worst_case')
     return new WorstCaseNeeded(attemptId, detail());
+  if (pgError.constraint === 'attempts_within_job_ceiling') {
+    const ceiling = detail();
+    return new Refusal('budgetExceeded', jobCeilingReason(provider, ceiling), {
+      provider,
+      budget: ceiling,
+    });
+  }
   if (pgError.constraint !== 'attempts_within_budget') return undefined;
   const budget = detail();
   return new Refusal('budgetExceeded', budgetRefusalReason(provider, budget), {

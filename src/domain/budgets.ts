@@ -49,3 +49,24 @@ export function budgetRefusalReason(provider: string, budget: Record<string, unk
     `that may cost up to ${String(budget.currency)} ${String(budget.worstCase)}`
   );
 }
+
+/** How a job ceiling's refusal reads, from the gate's figures. */
+export function jobCeilingReason(provider: string, ceiling: Record<string, unknown>): string {
+  return (
+    `the job may cost at most ${String(ceiling.currency)} ${String(ceiling.maxJobCost)} ` +
+    `(its attempts count for ${String(ceiling.counted)}): no room for an attempt on ${provider} ` +
+    `that may cost up to ${String(ceiling.currency)} ${String(ceiling.worstCase)}`
+  );
+}
+
+/** One price ceiling: per owner and job type (null: every one). */
+export interface PriceCeiling {
+  ownerId: string | null;
+  jobType: string | null;
+  /** The most one job may cost, with its currency. */
+  maxJobCost: { amount: number; currency: string } | null;
+  /** The most a fallback or hedge may cost, as a multiple of the job's primary. */
+  maxMultiple: number | null;
+  setBy: string;
+  reason: string;
+}
