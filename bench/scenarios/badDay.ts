@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import { removeCeiling, setCeiling } from '../../src/db/priceCeilings';
+import { TEST_OWNER as BENCH_OWNER } from '../../test/support/identities';
 import { Latencies } from '../support/latency';
 import { runJobThroughApi, summarizeBody } from '../support/ours';
 import { round2, type Scenario } from '../support/scenario';
 
 /** The plan: a primary that has a bad day, and a fallback; both with the default retry and breaker. */
 export const BAD_DAY_PLAN = ['day-primary', 'day-backup'];
+/** The storm's plan under a price ceiling: the same primary, and a backup far dearer. */
+const STORM_PLAN = ['day-primary', 'day-dear-backup'];
+/** The backups' simulated model. */
+const BACKUP_MODEL = 'sim-backup';
 /** The primary's simulated model: the rate limit is injected for it alone. */
 const PRIMARY_MODEL = 'sim-steady';
 
@@ -24,11 +30,11 @@ export const badDayScenario: Scenario = {
     const gapMs = Math.round((sickMs * 1.3) / jobs);
     const simulator = env.stack.simulator;
 
-    const phase = async (day: 'healthy' | 'bad') => {
+    const phase = async (day: 'healthy' | 'bad' | 'storm', plan = BAD_DAY_PLAN) => {
       const latency = new Latencies();
       const statuses: Record<string, number> = {};
       const sickFrom = Date.now();
-      if (day === 'bad')
+      if (day !== 'healthy')
         simulator.inject({
           route: 'chat',
           model: PRIMARY_MODEL,
@@ -43,7 +49,7 @@ export const badDayScenario: Scenario = {
             const status = await runJobThroughApi(
               env.stack.apiUrl,
               `bad-day-${day}-${randomUUID()}`,
-              summarizeBody({ providers: BAD_DAY_PLAN }),
+              summarizeBody({ providers: plan }),
             );
             latency.recordMs(performance.now() - t0);
             statuses[status] = (statuses[status] ?? 0) + 1;
@@ -61,12 +67,30 @@ export const badDayScenario: Scenario = {
             r.fault === 'rate_limited' &&
             Date.parse(r.at) >= sickFrom,
         ).length;
-      return { latency, statuses, refused };
+      // Calls a backup took while the primary was refused (the storm's backup is the only one
+      // then serving its model).
+      const backupCalls = simulator
+        .requests()
+        .filter(
+          (r) => r.route === 'chat' && r.model === BACKUP_MODEL && Date.parse(r.at) >= sickFrom,
+        ).length;
+      return { latency, statuses, refused, backupCalls };
     };
 
     const healthy = await phase('healthy');
     // The healthy day's calls leave the breaker's count of failures in a row at zero.
     const bad = await phase('bad');
+    // The same storm with a backup 16.7× dearer and a ceiling of 5× the primary: no call may go
+    // to it. Its jobs wait out the storm on the primary's retries, or fail: that is reported.
+    const ceiling = { ownerId: BENCH_OWNER, jobType: 'summarize' };
+    await setCeiling(
+      env.stack.pool,
+      { ...ceiling, maxJobCost: null, maxMultiple: 5 },
+      { actor: 'bench', reason: 'the bad-day row under a price ceiling' },
+    );
+    const storm = await phase('storm', STORM_PLAN).finally(() =>
+      removeCeiling(env.stack.pool, ceiling),
+    );
     const failed = jobs - (bad.statuses.succeeded ?? 0);
     const primaryPerSecond = bad.refused / (sickMs / 1000);
     log(
@@ -94,6 +118,14 @@ export const badDayScenario: Scenario = {
         },
         {
           row: 'bad day',
+          measure: `calls to a backup 16.7× the primary's price under a 5× ceiling, in the same storm (${jobs - (storm.statuses.succeeded ?? 0)} of ${jobs} jobs not succeeded)`,
+          ours: storm.backupCalls,
+          unit: 'calls',
+          goal: '0',
+          met: storm.backupCalls === 0,
+        },
+        {
+          row: 'bad day',
           measure: 'p50 job time, bad day vs healthy day',
           ours: p50,
           baseline: h50,
@@ -116,6 +148,7 @@ export const badDayScenario: Scenario = {
           [
             ['healthy', healthy],
             ['bad', bad],
+            ['storm under a price ceiling', storm],
           ] as const
         ).map(([day, result]) => [
           day,

@@ -28,7 +28,12 @@ export const BENCH_TOKEN = TEST_TOKEN;
  */
 export function benchProviders(simulatorUrl: string): ProviderConfig[] {
   const baseUrl = `${simulatorUrl.replace(/\/$/, '')}/v1`;
-  const chat = (name: string, model: string, timeoutMs: number): ProviderConfig => ({
+  const chat = (
+    name: string,
+    model: string,
+    timeoutMs: number,
+    price = { currency: 'USD', inputPerMillion: 0.15, outputPerMillion: 0.6 },
+  ): ProviderConfig => ({
     name,
     kind: 'openai-compatible',
     baseUrl,
@@ -36,7 +41,7 @@ export function benchProviders(simulatorUrl: string): ProviderConfig[] {
     timeoutMs,
     sideEffects: false,
     // Priced, so that the hedging row can say what hedges cost, not only how many there were.
-    price: { currency: 'USD', inputPerMillion: 0.15, outputPerMillion: 0.6 },
+    price,
   });
   return [
     ...simulatorProviders(simulatorUrl),
@@ -45,6 +50,16 @@ export function benchProviders(simulatorUrl: string): ProviderConfig[] {
     // The bad-day row: the product's default retries and circuit breaker (`{}`: every default).
     { ...chat('day-primary', 'sim-steady', 30_000), retry: {}, breaker: {} },
     { ...chat('day-backup', 'sim-backup', 30_000), retry: {}, breaker: {} },
+    // The bad-day row's storm under a price ceiling: a backup 16.7× the primary's price.
+    {
+      ...chat('day-dear-backup', 'sim-backup', 30_000, {
+        currency: 'USD',
+        inputPerMillion: 2.5,
+        outputPerMillion: 10,
+      }),
+      retry: {},
+      breaker: {},
+    },
     {
       name: 'pay-never-answers',
       kind: 'http',
