@@ -8,6 +8,7 @@ import { findJobType, jobTypeNames } from '../jobTypes';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { ServiceError } from '../service/errors';
 import { withPool } from './commandContext';
+import { eligibilityStatus, renderEligibility } from './eligibilityStatus';
 import { addOperatorCommands } from './operatorCommands';
 import { addSecretCommands } from './secretCommands';
 import { renderTable } from './table';
@@ -80,10 +81,11 @@ export function buildCli(): Command {
   providers
     .command('status')
     .description(
-      'Each provider’s circuit breaker, cooldown, and its failed calls and retries in the last 5 minutes',
+      'Each provider’s circuit breaker, cooldown, failed calls and retries in the last 5 minutes, and lost fallback eligibility',
     )
     .option('--json', 'print JSON')
-    .action(async (options: { json?: boolean }) => {
+    .option('--history', 'also every change of fallback and hedge eligibility')
+    .action(async (options: { json?: boolean; history?: boolean }) => {
       // The configured providers when this shell has their settings; the database's otherwise.
       let configured: string[] = [];
       try {
@@ -94,8 +96,14 @@ export function buildCli(): Command {
       await withPool(async (pool) => {
         const health = await listProviderHealth(pool);
         const activity = await recentProviderActivity(pool, RECENT_WINDOW_MS);
+        const eligibility = await eligibilityStatus(pool, options.history === true);
         const names = [
-          ...new Set([...configured, ...health.map((h) => h.provider), ...activity.keys()]),
+          ...new Set([
+            ...configured,
+            ...health.map((h) => h.provider),
+            ...activity.keys(),
+            ...eligibility.byProvider.keys(),
+          ]),
         ].sort();
         const now = Date.now();
         const statuses = names.map((provider) => {
@@ -110,10 +118,17 @@ export function buildCli(): Command {
             cooldownUntil: cooling ? row.cooldownUntil!.toISOString() : null,
             recentFailures: activity.get(provider)?.failures ?? 0,
             recentRetries: activity.get(provider)?.retries ?? 0,
+            lostEligibility: eligibility.byProvider.get(provider) ?? [],
           };
         });
         if (options.json) {
-          console.log(terminalJson(statuses));
+          console.log(
+            terminalJson(
+              eligibility.history
+                ? { providers: statuses, history: eligibility.history }
+                : statuses,
+            ),
+          );
           return;
         }
         console.log(
@@ -130,6 +145,8 @@ export function buildCli(): Command {
             ]),
           ),
         );
+        const lost = renderEligibility(eligibility);
+        if (lost) console.log(lost);
       });
     });
   return program;

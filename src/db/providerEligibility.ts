@@ -240,11 +240,14 @@ export async function decertify(
   return rowCount === 1;
 }
 
-/** Every certification that lost its eligibility now. */
+const LIST_DECERTIFICATIONS = preparedStatement(
+  'eligibility.list-decertified',
+  `SELECT ${COLUMNS} FROM provider_decertifications ORDER BY provider, job_type, contract_version`,
+);
+
+/** Every certification that lost its eligibility now (each /metrics scrape reads them). */
 export async function listDecertifications(db: Queryable): Promise<Decertification[]> {
-  const { rows } = await db.query<DecertificationRow>(
-    `SELECT ${COLUMNS} FROM provider_decertifications ORDER BY provider, job_type, contract_version`,
-  );
+  const { rows } = await db.query<DecertificationRow>(LIST_DECERTIFICATIONS([]));
   return rows.map(toDecertification);
 }
 
