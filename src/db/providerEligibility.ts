@@ -89,11 +89,11 @@ export async function decertifiedForContract(
 
 const JOB_AND_DECERTIFICATION = preparedStatement(
   'eligibility.job-and-decertification',
-  `SELECT j.type, j.provider_plan[1] AS primary_provider,
+  `SELECT j.job_type AS type, j.provider_plan[1] AS primary_provider,
           EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id AND a.seq = $3) AS written,
           d.model, d.contract_version, d.decertified_at, d.rate, d.lower_bound, d.calls
      FROM jobs j
-     LEFT JOIN provider_decertifications d ON d.provider = $2 AND d.job_type = j.type
+     LEFT JOIN provider_decertifications d ON d.provider = $2 AND d.job_type = j.job_type
     WHERE j.id = $1`,
 );
 
@@ -165,18 +165,19 @@ const RECENT_ANSWERS = preparedStatement(
         AND a.call_outcome IN ('won', 'lost', 'rejected')
         AND a.call_ended_at > (SELECT certified_at FROM cert)
         AND a.call_ended_at > now() - $6::bigint * interval '1 millisecond'
-        AND j.type = $3
+        AND j.job_type = $3
       ORDER BY a.call_ended_at DESC
       LIMIT $5
    )
-   SELECT (SELECT certified_at FROM cert) AS certified_at,
+   SELECT (SELECT certified_at FROM cert)::text AS certified_at,
           count(*)::int AS calls,
           (count(*) FILTER (WHERE call_outcome = 'rejected'))::int AS rejected
      FROM recent`,
 );
 
 /**
- * The window a check reads: the latest calls of `provider` on the job type that brought an
+ * The window a check reads (with its certification's certified_at as PostgreSQL's text, exact to
+ * the microsecond, for decertify to name it): the latest calls of `provider` on the job type that brought an
  * answer (won, lost or rejected), since its passing certification, at most `windowCalls` of
  * them and none older than `windowMs`. Nothing when there is no passing certification, or it
  * lost its eligibility already.
@@ -185,8 +186,8 @@ export async function recentAnswers(
   db: Queryable,
   key: CertificationKey,
   window: { windowCalls: number; windowMs: number },
-): Promise<{ certifiedAt: Date; calls: number; rejected: number } | undefined> {
-  const { rows } = await db.query<{ certified_at: Date | null; calls: number; rejected: number }>(
+): Promise<{ certifiedAt: string; calls: number; rejected: number } | undefined> {
+  const { rows } = await db.query<{ certified_at: string | null; calls: number; rejected: number }>(
     RECENT_ANSWERS([
       key.provider,
       key.model,
@@ -206,7 +207,7 @@ const DECERTIFY = preparedStatement(
   `INSERT INTO provider_decertifications
      (provider, model, job_type, contract_version, certified_at, decided_by, attempt_id,
       calls, rejected, lower_bound, threshold, confidence, window_calls, window_ms)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+   VALUES ($1, $2, $3, $4, $5::timestamptz, $6, $7, $8, $9, $10, $11, $12, $13, $14)
    ON CONFLICT DO NOTHING
    RETURNING provider`,
 );
@@ -217,7 +218,7 @@ const DECERTIFY = preparedStatement(
  */
 export async function decertify(
   db: Queryable,
-  loss: Omit<Decertification, 'decertifiedAt' | 'rate'>,
+  loss: Omit<Decertification, 'decertifiedAt' | 'rate' | 'certifiedAt'> & { certifiedAt: string },
 ): Promise<boolean> {
   const { rowCount } = await db.query(
     DECERTIFY([
