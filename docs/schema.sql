@@ -425,6 +425,21 @@ CREATE FUNCTION public.budget_reservation_settles_at(a public.attempts) RETURNS 
   $$;
 
 --
+-- Name: certification_restores_eligibility(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.certification_restores_eligibility() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  DELETE FROM provider_decertifications d
+   WHERE d.provider = NEW.provider AND d.model = NEW.model AND d.job_type = NEW.job_type
+     AND d.contract_version = NEW.contract_version;
+  RETURN NULL;
+END
+$$;
+
+--
 -- Name: jobs_guard_outcome(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -532,6 +547,18 @@ BEGIN
 END $$;
 
 --
+-- Name: metric_deltas_of_eligibility_changes(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.metric_deltas_of_eligibility_changes() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  INSERT INTO metric_deltas VALUES ('provider_eligibility_changes', NEW.provider || '|' || NEW.change, 1);
+  RETURN NULL;
+END $$;
+
+--
 -- Name: metric_deltas_of_race_events(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -596,6 +623,101 @@ CREATE FUNCTION public.notify_job_ended() RETURNS trigger
 BEGIN
   PERFORM pg_notify('onejob_job_ended', NEW.id::text);
   RETURN NULL;
+END
+$$;
+
+--
+-- Name: provider_decertification_ends(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.provider_decertification_ends() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  now_in_force certifications%ROWTYPE;
+BEGIN
+  SELECT * INTO now_in_force FROM certifications c
+   WHERE c.provider = OLD.provider AND c.model = OLD.model AND c.job_type = OLD.job_type
+     AND c.contract_version = OLD.contract_version;
+  IF FOUND AND NOT (now_in_force.passed AND now_in_force.certified_at <> OLD.certified_at) THEN
+    RAISE EXCEPTION 'provider % regains eligibility for % only by a passing certification',
+      OLD.provider, OLD.job_type USING ERRCODE = 'check_violation';
+  END IF;
+  INSERT INTO provider_eligibility_changes
+    (provider, model, job_type, contract_version, change, changed_by, detail)
+  VALUES (OLD.provider, OLD.model, OLD.job_type, OLD.contract_version, 'regained',
+          CASE WHEN FOUND THEN 'a passing certification (onejob providers certify)'
+               ELSE 'its certification was removed' END,
+          jsonb_build_object('decertifiedAt', OLD.decertified_at,
+                             'certifiedAt', now_in_force.certified_at));
+  RETURN OLD;
+END
+$$;
+
+--
+-- Name: provider_decertification_of_certification_in_force(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.provider_decertification_of_certification_in_force() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  in_force certifications%ROWTYPE;
+BEGIN
+  SELECT * INTO in_force FROM certifications c
+   WHERE c.provider = NEW.provider AND c.model = NEW.model AND c.job_type = NEW.job_type
+     AND c.contract_version = NEW.contract_version
+   FOR SHARE;
+  IF NOT FOUND OR NOT in_force.passed OR in_force.certified_at <> NEW.certified_at THEN
+    RETURN NULL;
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+--
+-- Name: provider_decertification_recorded(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.provider_decertification_recorded() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  INSERT INTO provider_eligibility_changes
+    (provider, model, job_type, contract_version, change, changed_by, detail)
+  VALUES (NEW.provider, NEW.model, NEW.job_type, NEW.contract_version, 'lost', NEW.decided_by,
+          jsonb_build_object('attemptId', NEW.attempt_id, 'calls', NEW.calls,
+                             'rejected', NEW.rejected, 'rate', NEW.rate,
+                             'lowerBound', NEW.lower_bound, 'threshold', NEW.threshold,
+                             'confidence', NEW.confidence, 'windowCalls', NEW.window_calls,
+                             'windowMs', NEW.window_ms, 'certifiedAt', NEW.certified_at));
+  RETURN NULL;
+END
+$$;
+
+--
+-- Name: provider_decertifications_unchanged(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.provider_decertifications_unchanged() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  RAISE EXCEPTION 'a decertification of % for % is not edited', OLD.provider, OLD.job_type
+    USING ERRCODE = 'check_violation';
+END
+$$;
+
+--
+-- Name: provider_eligibility_changes_kept(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.provider_eligibility_changes_kept() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  RAISE EXCEPTION 'eligibility change % is kept as written', OLD.id
+    USING ERRCODE = 'check_violation';
 END
 $$;
 
@@ -1045,6 +1167,69 @@ CREATE TABLE public.provider_callbacks (
 );
 
 --
+-- Name: provider_decertifications; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.provider_decertifications (
+    provider text NOT NULL,
+    model text NOT NULL,
+    job_type text NOT NULL,
+    contract_version text NOT NULL,
+    certified_at timestamp with time zone NOT NULL,
+    decertified_at timestamp with time zone DEFAULT now() NOT NULL,
+    decided_by text NOT NULL,
+    attempt_id text,
+    calls integer NOT NULL,
+    rejected integer NOT NULL,
+    rate double precision GENERATED ALWAYS AS (((rejected)::double precision / (calls)::double precision)) STORED,
+    lower_bound double precision NOT NULL,
+    threshold double precision NOT NULL,
+    confidence double precision NOT NULL,
+    window_calls integer NOT NULL,
+    window_ms bigint NOT NULL,
+    CONSTRAINT provider_decertifications_calls_check CHECK ((calls > 0)),
+    CONSTRAINT provider_decertifications_check CHECK (((rejected > 0) AND (rejected <= calls))),
+    CONSTRAINT provider_decertifications_check1 CHECK ((window_calls >= calls)),
+    CONSTRAINT provider_decertifications_check2 CHECK (((lower_bound > threshold) AND (lower_bound <= ((rejected)::double precision / (calls)::double precision)))),
+    CONSTRAINT provider_decertifications_confidence_check CHECK (((confidence > (0.5)::double precision) AND (confidence < (1)::double precision))),
+    CONSTRAINT provider_decertifications_decided_by_check CHECK (((decided_by ~ '\S'::text) AND (char_length(decided_by) <= 200))),
+    CONSTRAINT provider_decertifications_threshold_check CHECK (((threshold >= (0)::double precision) AND (threshold < (1)::double precision))),
+    CONSTRAINT provider_decertifications_window_ms_check CHECK ((window_ms > 0))
+);
+
+--
+-- Name: provider_eligibility_changes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.provider_eligibility_changes (
+    id bigint NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    provider text NOT NULL,
+    model text NOT NULL,
+    job_type text NOT NULL,
+    contract_version text NOT NULL,
+    change text NOT NULL,
+    changed_by text NOT NULL,
+    detail jsonb NOT NULL,
+    CONSTRAINT provider_eligibility_changes_change_check CHECK ((change = ANY (ARRAY['lost'::text, 'regained'::text]))),
+    CONSTRAINT provider_eligibility_changes_changed_by_check CHECK ((changed_by ~ '\S'::text)),
+    CONSTRAINT provider_eligibility_changes_detail_check CHECK ((jsonb_typeof(detail) = 'object'::text))
+);
+
+--
+-- Name: provider_eligibility_changes_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.provider_eligibility_changes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.provider_eligibility_changes_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: provider_health; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1403,6 +1588,20 @@ ALTER TABLE ONLY public.provider_callbacks
     ADD CONSTRAINT provider_callbacks_pkey PRIMARY KEY (provider, digest);
 
 --
+-- Name: provider_decertifications provider_decertifications_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.provider_decertifications
+    ADD CONSTRAINT provider_decertifications_pkey PRIMARY KEY (provider, model, job_type, contract_version);
+
+--
+-- Name: provider_eligibility_changes provider_eligibility_changes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.provider_eligibility_changes
+    ADD CONSTRAINT provider_eligibility_changes_pkey PRIMARY KEY (id);
+
+--
 -- Name: provider_health provider_health_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1610,6 +1809,12 @@ CREATE INDEX jobs_owner_page_idx ON public.jobs USING btree (owner_id, created_a
 CREATE UNIQUE INDEX price_ceilings_one_per_scope ON public.price_ceilings USING btree (COALESCE(owner_id, ''::text), COALESCE(job_type, ''::text));
 
 --
+-- Name: provider_eligibility_changes_provider_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX provider_eligibility_changes_provider_idx ON public.provider_eligibility_changes USING btree (provider, job_type, id);
+
+--
 -- Name: race_events_job_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1754,6 +1959,12 @@ CREATE TRIGGER attempts_settle_reservations AFTER UPDATE OF state, finished_at, 
 CREATE TRIGGER attempts_wake_on_settle BEFORE UPDATE OF state ON public.attempts FOR EACH ROW WHEN (((old.state = 'unknown'::text) AND (new.state <> 'unknown'::text))) EXECUTE FUNCTION public.attempts_wake_on_settle();
 
 --
+-- Name: certifications certifications_restore_eligibility; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER certifications_restore_eligibility AFTER INSERT OR UPDATE ON public.certifications FOR EACH ROW WHEN (new.passed) EXECUTE FUNCTION public.certification_restores_eligibility();
+
+--
 -- Name: jobs jobs_guard_outcome; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -1782,6 +1993,42 @@ CREATE TRIGGER jobs_settle_attempts_on_end AFTER UPDATE OF terminal_status ON pu
 --
 
 CREATE TRIGGER jobs_webhook_ended AFTER UPDATE OF terminal_status ON public.jobs FOR EACH ROW WHEN (((old.terminal_status IS NULL) AND (new.terminal_status IS NOT NULL))) EXECUTE FUNCTION public.webhook_job_ended();
+
+--
+-- Name: provider_decertifications provider_decertifications_end; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER provider_decertifications_end BEFORE DELETE ON public.provider_decertifications FOR EACH ROW EXECUTE FUNCTION public.provider_decertification_ends();
+
+--
+-- Name: provider_decertifications provider_decertifications_in_force; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER provider_decertifications_in_force BEFORE INSERT ON public.provider_decertifications FOR EACH ROW EXECUTE FUNCTION public.provider_decertification_of_certification_in_force();
+
+--
+-- Name: provider_decertifications provider_decertifications_recorded; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER provider_decertifications_recorded AFTER INSERT ON public.provider_decertifications FOR EACH ROW EXECUTE FUNCTION public.provider_decertification_recorded();
+
+--
+-- Name: provider_decertifications provider_decertifications_unchanged; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER provider_decertifications_unchanged BEFORE UPDATE ON public.provider_decertifications FOR EACH ROW EXECUTE FUNCTION public.provider_decertifications_unchanged();
+
+--
+-- Name: provider_eligibility_changes provider_eligibility_changes_counted; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER provider_eligibility_changes_counted AFTER INSERT ON public.provider_eligibility_changes FOR EACH ROW EXECUTE FUNCTION public.metric_deltas_of_eligibility_changes();
+
+--
+-- Name: provider_eligibility_changes provider_eligibility_changes_kept; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER provider_eligibility_changes_kept BEFORE DELETE OR UPDATE ON public.provider_eligibility_changes FOR EACH ROW EXECUTE FUNCTION public.provider_eligibility_changes_kept();
 
 --
 -- Name: race_events race_events_count_rows; Type: TRIGGER; Schema: public; Owner: -
@@ -1906,6 +2153,13 @@ ALTER TABLE ONLY public.jobs
 
 ALTER TABLE ONLY public.provider_callbacks
     ADD CONSTRAINT provider_callbacks_attempt_id_fkey FOREIGN KEY (attempt_id) REFERENCES public.attempts(id) ON DELETE CASCADE;
+
+--
+-- Name: provider_decertifications provider_decertifications_provider_model_job_type_contract_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.provider_decertifications
+    ADD CONSTRAINT provider_decertifications_provider_model_job_type_contract_fkey FOREIGN KEY (provider, model, job_type, contract_version) REFERENCES public.certifications(provider, model, job_type, contract_version) ON DELETE CASCADE;
 
 --
 -- Name: race_events race_events_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -4,6 +4,7 @@ import { ownerLimitSettings } from './domain/ownerLimits';
 import { startedByDevStack } from './domain/publishedSecrets';
 import { secretKeyRing } from './domain/secretSealing';
 import type { Settings } from './domain/settings';
+import { decertifiedRecheckMs, rejectionRule } from './settings/continuousCertification';
 import { httpBounds } from './settings/http';
 import {
   listenAddress,
@@ -103,6 +104,9 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
     ...serviceConfig(env),
     ...workerSettingsFrom(env),
     hedgeBudget: hedgeBudget(env),
+    /** Continuous certification: when a provider loses fallback and hedge eligibility. */
+    rejectionRule: rejectionRule(env),
+    decertifiedRecheckMs: decertifiedRecheckMs(env),
     ...workerAddresses(env),
   };
 }

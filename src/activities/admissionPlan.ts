@@ -3,6 +3,7 @@ import { listAttempts } from '../db/attempts';
 import { findCertificationsForContract } from '../db/certifications';
 import { addJobNote, addJobNotes, findJob, type JobRecord } from '../db/jobs';
 import type { Queryable } from '../db/pool';
+import { decertifiedForContract } from '../db/providerEligibility';
 import { observedP95Ms } from '../db/providerStats';
 import { FAILURES, typedFailure } from '../domain/failures';
 import type { JobMode } from '../domain/job';
@@ -11,6 +12,7 @@ import { contractVersion, findJobType, type AnyJobTypeContract } from '../jobTyp
 import { providerModel } from '../providers/provider';
 import type { AdmittedJob, JobWorkflowInput } from '../workflows/definitions';
 import { adoptAttempts, lastFailureOf, startFirstAttempt } from './admissionAttempts';
+import { lostEligibilityReason } from './fallbackEligibility';
 import type { hedgeBudgetGuard } from './hedgeBudget';
 import { pricedOut } from './priceCeilings';
 import { type ActivityDeps, type JobPlan, type PlannedProvider } from './types';
@@ -70,13 +72,19 @@ async function uncertifiedReasons(
     jobType: contract.name,
     contractVersion: version,
   });
+  const losses = await decertifiedForContract(db, {
+    jobType: contract.name,
+    contractVersion: version,
+  });
   const reasons = new Map<string, string>();
   for (const name of names) {
     const model = providerModel(providers.get(name).config);
     const verdict = verdicts.find((v) => v.provider === name && v.model === model);
+    const lost = losses.find((l) => l.provider === name && l.model === model);
     if (!verdict) reasons.set(name, `not certified for the ${contract.name} contract ${version}`);
     else if (!verdict.passed)
       reasons.set(name, `failed certification for the ${contract.name} contract ${version}`);
+    else if (lost) reasons.set(name, lostEligibilityReason(lost));
   }
   return reasons;
 }

@@ -1,6 +1,7 @@
 import { admissionActivities } from './admission';
 import { attemptActivities } from './attempts';
 import { finalOnRefusal } from './failures';
+import { withFallbackEligibility } from './fallbackEligibility';
 import { providerCallActivities } from './providerCall';
 import type { ActivityDeps } from './types';
 import { verdictActivities } from './verdicts';
@@ -12,9 +13,12 @@ type Activity = (...args: never[]) => Promise<unknown>;
 
 /** Every activity but the provider call: each is idempotent, so it may retry freely. */
 export function createJobActivities(deps: ActivityDeps) {
+  const attempts = attemptActivities(deps);
   const activities = {
     ...admissionActivities(deps),
-    ...attemptActivities(deps),
+    ...attempts,
+    // Continuous certification: a fallback or hedge that lost its eligibility is passed by.
+    startAttempt: withFallbackEligibility(deps, attempts.startAttempt),
     ...verdictActivities(deps),
     ...webhookActivities(deps),
   };

@@ -6,6 +6,7 @@ import { nudgeOrHandOver } from '../service/results';
 import { observe } from '../telemetry/histograms';
 import { genAiUsageAttributes, inSpan } from '../telemetry/spans';
 import type { AttemptOutcome } from '../workflows/definitions';
+import { checkRejectionRate } from './eligibilityCheck';
 import { beginCall, keepForReplay } from './providerCallBegin';
 import { requestCall } from './providerCallRequest';
 import { settleCall } from './providerCallSettlement';
@@ -15,7 +16,14 @@ import type { ActivityDeps } from './types';
 export function providerCallActivities(
   deps: Pick<
     ActivityDeps,
-    'pool' | 'providers' | 'logger' | 'temporal' | 'metrics' | 'taskQueue' | 'webhookRetry'
+    | 'pool'
+    | 'providers'
+    | 'logger'
+    | 'temporal'
+    | 'metrics'
+    | 'taskQueue'
+    | 'webhookRetry'
+    | 'rejectionRule'
   >,
 ) {
   const { pool, providers, logger, temporal, metrics } = deps;
@@ -93,7 +101,7 @@ export function providerCallActivities(
     );
     const { failure } = answer;
     const callSeconds = (Date.now() - started) / 1000;
-    const { outcome, certaintyOfCall, cost } = await settleCall(
+    const { outcome, certaintyOfCall, cost, rejected } = await settleCall(
       { pool, logger, metrics },
       { attempt, token, job, contract, provider, sideEffects, log, isLate },
       answer,
@@ -130,6 +138,11 @@ export function providerCallActivities(
     }).catch((error: unknown) =>
       log.error({ err: error }, 'could not note the provider call in its health'),
     );
+    // Continuous certification: advisory like the health above (the next rejection looks again).
+    if (rejected)
+      await checkRejectionRate(deps, { attemptId: attempt.id, provider, contract, log }).catch(
+        (error: unknown) => log.error({ err: error }, 'could not check the rejection rate'),
+      );
     // The workflow stopped waiting for this call: wake it when the call settled the attempt.
     // One that is still unknown is the reconciler's to look at; its workflow sleeps on. A run
     // that has closed (terminated, or ended by a cancel) leaves the owner's news to this call.

@@ -43,6 +43,8 @@ export async function settleCall(
   const ledger = { usage, cost };
 
   let outcome: AttemptOutcome;
+  // The answer broke the contract: the ledger's `rejected` (continuous certification reads it).
+  let rejected = false;
   // Whether what the provider did is known: an ambiguous failure, or a broken answer where
   // there are side effects, leaves it open.
   let certaintyOfCall = 'definite';
@@ -110,6 +112,7 @@ export async function settleCall(
           'the provider answered success after the attempt was settled without a result: the work may have been done',
         );
     } else {
+      rejected = true;
       if (sideEffects) certaintyOfCall = 'ambiguous';
       // The raw answer stays on the attempt, never on the job.
       log.warn({ code, issues: checked.issues, sideEffects }, 'provider output rejected');
@@ -144,5 +147,5 @@ export async function settleCall(
       );
     }
   }
-  return { outcome, certaintyOfCall, cost };
+  return { outcome, certaintyOfCall, cost, rejected };
 }

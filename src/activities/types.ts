@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Pool } from '../db/pool';
+import type { RejectionRule } from '../domain/rejectionRate';
 import type { SecretKeyRing } from '../domain/secretSealing';
 import type { Settings } from '../domain/settings';
 import type { Logger } from '../logger';
@@ -42,6 +43,10 @@ export interface ActivityDeps extends ActivitySettings {
   allowPlainHttpWebhooks?: boolean;
   /** Opens webhook signing secrets, stored sealed (ONEJOB_SECRET_KEYS). */
   secretKeys: SecretKeyRing;
+  /** When a provider loses fallback and hedge eligibility (continuous certification); none: never. */
+  rejectionRule?: RejectionRule;
+  /** How soon a job asks again for a later fallback that lost its eligibility (default 60 s). */
+  decertifiedRecheckMs?: number;
   /** What hedging may spend; without it, hedged jobs always hedge. */
   hedgeBudget?: HedgeBudget;
   /** Where the worker's own metrics are kept (served with its health checks); none without. */

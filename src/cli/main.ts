@@ -10,6 +10,7 @@ import { ServiceError } from '../service/errors';
 import { addBudgetCommands } from './budgetCommands';
 import { addCeilingCommands } from './ceilingCommands';
 import { withPool } from './commandContext';
+import { eligibilityStatus, renderEligibility } from './eligibilityStatus';
 import { addOperatorCommands } from './operatorCommands';
 import { addSecretCommands } from './secretCommands';
 import { renderTable } from './table';
@@ -84,10 +85,11 @@ export function buildCli(): Command {
   providers
     .command('status')
     .description(
-      'Each provider’s circuit breaker, cooldown, and its failed calls and retries in the last 5 minutes',
+      'Each provider’s circuit breaker, cooldown, failed calls and retries in the last 5 minutes, and lost fallback eligibility',
     )
     .option('--json', 'print JSON')
-    .action(async (options: { json?: boolean }) => {
+    .option('--history', 'also every change of fallback and hedge eligibility')
+    .action(async (options: { json?: boolean; history?: boolean }) => {
       // The configured providers when this shell has their settings; the database's otherwise.
       let configured: string[] = [];
       try {
@@ -98,8 +100,14 @@ export function buildCli(): Command {
       await withPool(async (pool) => {
         const health = await listProviderHealth(pool);
         const activity = await recentProviderActivity(pool, RECENT_WINDOW_MS);
+        const eligibility = await eligibilityStatus(pool, options.history === true);
         const names = [
-          ...new Set([...configured, ...health.map((h) => h.provider), ...activity.keys()]),
+          ...new Set([
+            ...configured,
+            ...health.map((h) => h.provider),
+            ...activity.keys(),
+            ...eligibility.byProvider.keys(),
+          ]),
         ].sort();
         const now = Date.now();
         const statuses = names.map((provider) => {
@@ -114,10 +122,17 @@ export function buildCli(): Command {
             cooldownUntil: cooling ? row.cooldownUntil!.toISOString() : null,
             recentFailures: activity.get(provider)?.failures ?? 0,
             recentRetries: activity.get(provider)?.retries ?? 0,
+            lostEligibility: eligibility.byProvider.get(provider) ?? [],
           };
         });
         if (options.json) {
-          console.log(terminalJson(statuses));
+          console.log(
+            terminalJson(
+              eligibility.history
+                ? { providers: statuses, history: eligibility.history }
+                : statuses,
+            ),
+          );
           return;
         }
         console.log(
@@ -134,6 +149,8 @@ export function buildCli(): Command {
             ]),
           ),
         );
+        const lost = renderEligibility(eligibility);
+        if (lost) console.log(lost);
       });
     });
   return program;

@@ -1,6 +1,7 @@
-/** The metrics of providers: retries and skips, each one's breaker and cooldown. */
+/** The metrics of providers: retries and skips, each one's breaker, cooldown and eligibility. */
 import { Gauge } from 'prom-client';
 import type { Queryable } from '../db/pool';
+import { listDecertifications } from '../db/providerEligibility';
 import { listProviderHealth } from '../db/providerHealth';
 import type { MetricsRegistry } from './histograms';
 import type { LedgerCounter } from './metricTotals';
@@ -26,6 +27,28 @@ export function addProviderMetrics(
     ['provider', 'reason'],
     'provider_skips',
   );
+  // Continuous certification (docs/providers.md): losses and regains, and what is lost now.
+  ledgerCounter(
+    'onejob_provider_eligibility_changes_total',
+    'Changes of a provider’s fallback and hedge eligibility, by provider and change: lost (its rejection rate), regained (a passing certification) (from the database)',
+    ['provider', 'change'],
+    'provider_eligibility_changes',
+  );
+  new Gauge({
+    name: 'onejob_provider_decertified',
+    help: 'Providers that lost fallback and hedge eligibility for a job type’s contract: 1 while lost (from the database; others are absent)',
+    labelNames: ['provider', 'job_type', 'contract_version'],
+    registers: [registry],
+    async collect() {
+      const rows = await listDecertifications(db);
+      this.reset();
+      for (const row of rows)
+        this.set(
+          { provider: row.provider, job_type: row.jobType, contract_version: row.contractVersion },
+          1,
+        );
+    },
+  });
   new Gauge({
     name: 'onejob_provider_breaker_state',
     help: 'Each provider’s circuit breaker: 0 closed, 1 half-open, 2 open (from the database; providers never unwell are absent)',

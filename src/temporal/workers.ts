@@ -49,6 +49,8 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     allowPlainHttpWebhooks: config.allowPlainHttpWebhooks,
     secretKeys: config.secretKeys,
     ...(config.hedgeBudget ? { hedgeBudget: config.hedgeBudget } : {}),
+    rejectionRule: config.rejectionRule,
+    decertifiedRecheckMs: config.decertifiedRecheckMs,
   } satisfies Partial<JobWorkerOptions>;
 }
 

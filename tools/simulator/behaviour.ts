@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Drift, DRIFTING_MODEL } from './drift';
 import type { Fault, FaultQueue, SimulatorRoute } from './faults';
 import { sendJson, sendUnreadable } from './http';
 import { ledgerKey, type Ledger, type LedgerRequest } from './ledger';
@@ -50,6 +51,8 @@ export class Behaviour {
   constructor(
     private readonly ledger: Ledger,
     private readonly faults: FaultQueue,
+    /** The drifting model's settings and its count of answers (drift.ts). */
+    readonly drift: Drift = new Drift(),
   ) {}
 
   /** Let every request held at this gate go on, and any that comes later. */
@@ -136,7 +139,12 @@ export class Behaviour {
     const injectedFault = this.faults.take(route, request);
     const injected = injectedFault !== undefined;
     const fault: Fault | undefined =
-      injectedFault ?? (request.model ? modelProfile(request.model) : undefined);
+      injectedFault ??
+      (request.model === DRIFTING_MODEL
+        ? this.drift.profile()
+        : request.model
+          ? modelProfile(request.model)
+          : undefined);
     const noted = this.ledger.record({
       route,
       idempotencyKey: request.idempotencyKey,

@@ -1,4 +1,5 @@
 import type { Behaviour } from './behaviour';
+import { driftSettings } from './drift';
 import type { FaultQueue, FaultRule } from './faults';
 import { readBody, sendJson, type Routes } from './http';
 import { ledgerKey, type ChargeSettings, type Ledger } from './ledger';
@@ -21,7 +22,7 @@ export function chargeSettings(body: unknown): Partial<ChargeSettings> {
  * The simulator's own routes, for tests and operators: its health, the requests it saw and its
  * ledger (`GET /_simulator/requests`, `GET /_simulator/ledger`), faults to queue or drop
  * (`POST` / `DELETE /_simulator/faults`), gates to open (`POST /_simulator/gates/<gate>`), the
- * charge API's key window and search lag (`PUT /_simulator/settings`),
+ * charge API's key window and search lag and the drifting model's drift (`PUT /_simulator/settings`),
  * and the provider's console (`GET /_simulator/console/charges/<key>`): the charge made for a
  * request, however the provider filed it, as an operator finds it by the account.
  */
@@ -34,8 +35,11 @@ export function controlRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Beh
       return (_req, res) => sendJson(res, 200, { entries: ledger.entriesSeen() });
     if (route === 'PUT /_simulator/settings') {
       return async (req, res) => {
-        Object.assign(ledger.charges, chargeSettings(JSON.parse(await readBody(req))));
-        sendJson(res, 200, ledger.charges);
+        const body = JSON.parse(await readBody(req)) as unknown;
+        const drift = driftSettings(body);
+        Object.assign(ledger.charges, chargeSettings(body));
+        if (drift) behaviour.drift.configure(drift);
+        sendJson(res, 200, { ...ledger.charges, ...(drift ? { drift } : {}) });
       };
     }
     if (route === 'POST /_simulator/faults') {

@@ -29,6 +29,8 @@ export const MODEL_PROFILES: Record<string, ModelProfile | undefined> = {
   'sim-legacy': undefined,
   // Its latency is drawn per request (see heavyTailDelayMs); the entry only names the model.
   'sim-heavytail': undefined,
+  // Well-behaved until its drift begins, then it breaks a share of its answers (drift.ts).
+  'sim-drifts': undefined,
 };
 export const SIMULATOR_MODELS = Object.keys(MODEL_PROFILES);
 

@@ -5,6 +5,7 @@ import { chargeRoutes } from './chargeRoutes';
 import { chatRoutes } from './chatRoutes';
 import { chargeSettings, controlRoutes } from './controlRoutes';
 import { countRoutes } from './countRoutes';
+import type { DriftSettings } from './drift';
 import { FaultQueue, type FaultRule } from './faults';
 import { apiError } from './http';
 import { Ledger, type ChargeSettings, type LedgerEntry, type RequestRecord } from './ledger';
@@ -41,6 +42,8 @@ export interface SimulatorServer {
   openGate(gate: string): void;
   /** The charge API's key window and search lag (the same as `PUT /_simulator/settings`). */
   configureCharges(settings: Partial<ChargeSettings>): void;
+  /** When and how often `sim-drifts` starts breaking its answers (`PUT /_simulator/settings` `drift`). */
+  configureDrift(settings: DriftSettings): void;
   close(): Promise<void>;
 }
 
@@ -87,6 +90,7 @@ export async function startSimulator(
     clearFaults: () => faults.clear(),
     openGate: (gate) => behaviour.openGate(gate),
     configureCharges: (settings) => Object.assign(ledger.charges, chargeSettings(settings)),
+    configureDrift: (settings) => behaviour.drift.configure(settings),
     close: () =>
       new Promise<void>((resolve) => {
         behaviour.hangUp();
