@@ -15,7 +15,8 @@ import { byLength } from './support/lengths';
  * planted runs report comes from their plants, not from the seed or the machine.
  *
  * In `npm test` each campaign is its opening only: a job aimed at each provider quirk behind a
- * planted bug, one at a time, so that every plant meets its job whatever the machine's speed.
+ * planted bug, one at a time (but for four long waits on providers of their own, side by side),
+ * so that every plant meets its job whatever the machine's speed.
  * `npm run test:long` adds a minute and a half of seeded traffic, where a plant must also show
  * among random work.
  *
