@@ -581,28 +581,40 @@ export async function runOpening(
   const owner = Object.keys(actors.owners)[0]!;
   const token = actors.owners[owner]!;
   let op = 0;
+  /** One job of operation `at`, its fault queued first; waits `until` it got that far. */
+  const aimedAt = async (
+    at: number,
+    intent: Intent,
+    simulator: number,
+    rule: FaultRule,
+    until = waits.untilCalled,
+  ): Promise<{ record: KeyRecord; jobId: string | undefined }> => {
+    const record = world.remember(owner, `chaos-opening-${at}-${rule.fault.kind}`, intent);
+    journal.operation(at, 'create', { owner, key: record.key, intent, opening: true });
+    // A charge's fault is aimed by its account: an earlier job's retry or fallback may still be
+    // on its way to the same provider (a retry once took a hold meant for the next job).
+    const { account } = intent.input;
+    await queueFault(
+      actors,
+      at,
+      simulator,
+      intent.type === 'charge' && typeof account === 'string' ? { ...rule, account } : rule,
+    );
+    await client.create(at, 'create', record, { token, via: 'lb' });
+    const [jobId] = record.jobIds;
+    if (jobId) await until(jobId);
+    return { record, jobId };
+  };
+  /** The next operation's job, alone. */
   const aimed = async (
     intent: Intent,
     simulator: number,
     rule: FaultRule,
     until = waits.untilCalled,
   ): Promise<{ record: KeyRecord; jobId: string | undefined }> => {
-    const record = world.remember(owner, `chaos-opening-${op}-${rule.fault.kind}`, intent);
-    journal.operation(op, 'create', { owner, key: record.key, intent, opening: true });
-    // A charge's fault is aimed by its account: an earlier job's retry or fallback may still be
-    // on its way to the same provider (a retry once took a hold meant for the next job).
-    const { account } = intent.input;
-    await queueFault(
-      actors,
-      op,
-      simulator,
-      intent.type === 'charge' && typeof account === 'string' ? { ...rule, account } : rule,
-    );
-    await client.create(op, 'create', record, { token, via: 'lb' });
-    const [jobId] = record.jobIds;
-    if (jobId) await until(jobId);
+    const aimedJob = await aimedAt(op, intent, simulator, rule, until);
     op += 1;
-    return { record, jobId };
+    return aimedJob;
   };
   const quirks: Fault[] = [
     { kind: 'fail_after', status: 502 },
@@ -673,38 +685,55 @@ export async function runOpening(
     });
     op += 1;
   }
-  await aimed(
-    {
-      type: 'summarize',
-      input: { text: 'The opening hedge: its primary answers after the hedge has won.' },
-      providers: [HEDGED_PRIMARY.provider, 'simulator'],
-      mode: 'hedged',
-    },
-    0,
-    { route: 'chat', model: HEDGED_PRIMARY.model, fault: { kind: 'delay', ms: 8_000 } },
-    // The lanes' storms would otherwise reach its hedge's call, and then nothing races.
-    waits.untilRaced,
-  );
-  // A lost answer on each provider that looks it up without a status lookup by key: on the
-  // replay provider its work takes 5 s (its replays meet 409 meanwhile) and its answer is
-  // dropped; on the lagging search, its answer is dropped after the work. Each must be settled
-  // by the service, with one charge and no operator.
-  for (const [provider, fault] of [
-    [REPLAY_PROVIDER, { kind: 'delay', ms: 5_000, then: { kind: 'drop_after' } }],
-    [SEARCH_PROVIDER, { kind: 'drop_after' }],
-  ] as const)
-    await aimed(
+  // The four jobs that wait longest run side by side: each meets a fault aimed at its own model
+  // or account, on a provider no other of them calls, and the next steps (which hold the next
+  // begin, whichever job's) start only once all four are done. Their operations keep the numbers
+  // they had one after another.
+  const hedgeOp = op;
+  const lostAnswerOp = op + 1;
+  const windowOp = op + 3;
+  const windowCloses = openingReplayWindowCloses(actors, waits, windowOp);
+  await Promise.all([
+    aimedAt(
+      hedgeOp,
       {
-        type: 'charge',
-        input: { amountCents: 1_000 + op, currency: 'EUR', account: `acct-opening-${op}` },
-        providers: [provider, LOOKUP_PAYMENT_PROVIDERS[0]],
-        mode: 'exclusive',
+        type: 'summarize',
+        input: { text: 'The opening hedge: its primary answers after the hedge has won.' },
+        providers: [HEDGED_PRIMARY.provider, 'simulator'],
+        mode: 'hedged',
       },
-      simulatorIndexOf(actors, provider),
-      { route: 'charge', fault },
-      waits.untilEnded,
-    );
-  op = await openingReplayWindowCloses(actors, waits, op);
+      0,
+      { route: 'chat', model: HEDGED_PRIMARY.model, fault: { kind: 'delay', ms: 8_000 } },
+      // The lanes' storms would otherwise reach its hedge's call, and then nothing races.
+      waits.untilRaced,
+    ),
+    // A lost answer on each provider that looks it up without a status lookup by key: on the
+    // replay provider its work takes 5 s (its replays meet 409 meanwhile) and its answer is
+    // dropped; on the lagging search, its answer is dropped after the work. Each must be settled
+    // by the service, with one charge and no operator.
+    ...(
+      [
+        [REPLAY_PROVIDER, { kind: 'delay', ms: 5_000, then: { kind: 'drop_after' } }],
+        [SEARCH_PROVIDER, { kind: 'drop_after' }],
+      ] as const
+    ).map(([provider, fault], index) => {
+      const at = lostAnswerOp + index;
+      return aimedAt(
+        at,
+        {
+          type: 'charge',
+          input: { amountCents: 1_000 + at, currency: 'EUR', account: `acct-opening-${at}` },
+          providers: [provider, LOOKUP_PAYMENT_PROVIDERS[0]],
+          mode: 'exclusive',
+        },
+        simulatorIndexOf(actors, provider),
+        { route: 'charge', fault },
+        waits.untilEnded,
+      );
+    }),
+    windowCloses,
+  ]);
+  op = await windowCloses;
   op = await openingCallsExecutedTwice(actors, waits, op);
   return openingFallbackNeverSent(actors, waits, op);
 }

@@ -188,7 +188,18 @@ export const SITED_BUGS = (Object.keys(PLANTS) as PlantedBug[]).filter(
  * refactoring cannot silently turn the planted bug into no bug at all.
  */
 export function buildWithPlantedBug(bug: PlantedBug, dir: string): string {
-  const plant = PLANTED_BUGS[bug];
+  return buildWithPlantedBugs([bug], dir);
+}
+
+/**
+ * The same with several bugs planted in one copy: for bugs whose sites differ (another file, or
+ * a migration of their own), so that one campaign against the copy can meet each.
+ */
+export function buildWithPlantedBugs(bugs: readonly PlantedBug[], dir: string): string {
+  const plants = bugs.map((bug) => PLANTED_BUGS[bug]);
+  const files = plants.flatMap((plant) => (plant.file === undefined ? [] : [plant.file]));
+  if (bugs.length === 0 || new Set(files).size !== files.length)
+    throw new Error(`cannot plant ${bugs.join(' and ')} in one copy: give bugs whose files differ`);
   mkdirSync(dir, { recursive: true });
   const dist = path.join(dir, 'dist');
   cpSync(path.join(ROOT, 'dist'), dist, { recursive: true });
@@ -196,17 +207,24 @@ export function buildWithPlantedBug(bug: PlantedBug, dir: string): string {
   cpSync(path.join(ROOT, 'package.json'), path.join(dir, 'package.json'));
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
   const product = path.join(dist, 'src');
-  if (plant.file !== undefined) {
-    const file = path.join(product, plant.file);
-    writeFileSync(file, plantAtSite(bug, readFileSync(file, 'utf8')));
+  for (const [index, bug] of bugs.entries()) {
+    const plant = PLANTED_BUGS[bug];
+    if (plant.file !== undefined) {
+      const file = path.join(product, plant.file);
+      writeFileSync(file, plantAtSite(bug, readFileSync(file, 'utf8')));
+    }
+    const migration = plantedMigration(bug);
+    // One migration a bug, after the copy's own, in the order given.
+    if (migration)
+      writeFileSync(
+        path.join(dir, 'migrations', `${9999 - bugs.length + 1 + index}_planted_bug.sql`),
+        `${migration}\n`,
+      );
   }
-  const migration = plantedMigration(bug);
-  if (migration)
-    writeFileSync(path.join(dir, 'migrations', '9999_planted_bug.sql'), `${migration}\n`);
   // Workers load the prebuilt workflow bundle (src/temporal/workflowBundle.ts): the checkout's serves
-  // when the planted file is not in it; else the copy's is bundled once, here, rather than by
+  // when no planted file is in it; else the copy's is bundled once, here, rather than by
   // every worker at every start.
-  if (plant.file !== undefined && bundleHolds(product, plant.file)) bundleWorkflows(product);
+  if (files.some((file) => bundleHolds(product, file))) bundleWorkflows(product);
   return product;
 }
 

@@ -48,6 +48,13 @@ export interface ModelRun {
    * is faster optimised.
    */
   quickCompile?: true;
+  /**
+   * Store states as they are, without COLLAPSE's compression: the same exhaustive search (every
+   * state stored exactly), about a third faster, in about 1.7 times the memory. For a large
+   * search that fits MEMORY_LIMIT_MB uncompressed (one that does not stops with "reached -DMEMLIM
+   * bound", a failure, never a partial proof).
+   */
+  uncompressed?: true;
 }
 
 export interface ModelResult {
@@ -109,7 +116,8 @@ export async function obtainSpin(
 
 /**
  * Generates the verifier for one run, compiles it and searches the whole state space (no
- * bitstate hashing: states are stored exactly, compressed with COLLAPSE). On an error the
+ * bitstate hashing: states are stored exactly, compressed with COLLAPSE unless the run is
+ * `uncompressed`). On an error the
  * trail is replayed by SPIN and turned into a readable counterexample.
  */
 export async function verifyModel(
@@ -128,7 +136,7 @@ export async function verifyModel(
     const flags = [
       run.quickCompile ? '-O0' : '-O2',
       '-w',
-      '-DCOLLAPSE',
+      ...(run.uncompressed ? [] : ['-DCOLLAPSE']),
       `-DMEMLIM=${MEMORY_LIMIT_MB}`,
       // Safety: the asserts and the Invariants monitor, no claim. Liveness: room for the
       // fairness bookkeeping of every process the model may have alive at once.
