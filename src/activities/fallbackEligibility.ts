@@ -6,11 +6,12 @@
  * nothing else is left asks again after ONEJOB_DECERTIFIED_RECHECK_MS), so no workflow code
  * changes. A plan's primary keeps its place unless ONEJOB_REQUIRE_CERTIFIED_PRIMARY is set.
  */
-import { addCountedJobNote } from '../db/jobs';
+import { addCountedJobNote, findJob } from '../db/jobs';
 import { jobAndDecertifications, type Decertification } from '../db/providerEligibility';
 import { Refusal } from '../domain/failures';
 import { contractVersion, findJobType } from '../jobTypes';
 import { providerModel } from '../providers/provider';
+import { endJobWithoutResult } from '../service/results';
 import type { ActivityDeps } from './types';
 
 /** What a skip note says of a provider that lost its eligibility. */
@@ -31,7 +32,7 @@ type StartAttempt<Result> = (input: {
   exclusive: boolean;
 }) => Promise<Result>;
 
-const DEFAULT_RECHECK_MS = 60_000;
+const DEFAULT_RECHECK_MS = 1_000;
 
 /**
  * `startAttempt`, refusing (providerUnavailable, counted as `decertified`) an attempt on a
@@ -41,7 +42,7 @@ const DEFAULT_RECHECK_MS = 60_000;
 export function withFallbackEligibility<Result>(
   deps: Pick<
     ActivityDeps,
-    'pool' | 'providers' | 'requireCertifiedPrimary' | 'decertifiedRecheckMs'
+    'pool' | 'providers' | 'requireCertifiedPrimary' | 'decertifiedRecheckMs' | 'metrics'
   >,
   startAttempt: StartAttempt<Result>,
 ): StartAttempt<Result> {
@@ -60,6 +61,28 @@ export function withFallbackEligibility<Result>(
     const reason = lostEligibilityReason({ ...lost, jobType: found.jobType });
     const recheckMs = deps.decertifiedRecheckMs ?? DEFAULT_RECHECK_MS;
     const until = new Date(Date.now() + recheckMs).toISOString();
+    // Asked again for the same loss: the plan had nothing else left. With nothing of the job
+    // in flight it ends as admission ends a job with no certified provider left, never waiting
+    // for a re-certification that may not come.
+    const job = await findJob(pool, input.jobId);
+    const askedBefore = job?.notes.some(
+      (note) =>
+        (note as { event?: unknown }).event === 'provider_skipped' &&
+        (note as { provider?: unknown }).provider === input.provider &&
+        (note as { reason?: unknown }).reason === reason,
+    );
+    if (askedBefore) {
+      const failure = {
+        code: 'no-certified-provider',
+        message: `no eligible provider is left for this job: ${input.provider} ${reason}`,
+      };
+      const ended = await endJobWithoutResult(deps, input.jobId, 'failed', failure, true);
+      if (ended.terminalStatus)
+        throw new Refusal('jobNotOpen', `job ${input.jobId} is ${ended.terminalStatus}`, {
+          terminalStatus: ended.terminalStatus,
+          completedBy: ended.completedBy,
+        });
+    }
     // Once per loss, however often the job asks again (the note has no time of its own).
     await addCountedJobNote(
       pool,

@@ -40,9 +40,10 @@ export function rejectionRule(env: NodeJS.ProcessEnv): RejectionRule {
 }
 
 /**
- * How soon a job whose later fallback or hedge lost its eligibility asks again, when nothing
- * else is left in its plan (a re-certification meanwhile lets it go on).
+ * How long a job whose later fallback or hedge lost its eligibility passes it by before it asks
+ * again; asked again with nothing else left in its plan, the job fails `no-certified-provider`
+ * (a re-certification meanwhile lets it go on).
  */
 export function decertifiedRecheckMs(env: NodeJS.ProcessEnv): number {
-  return milliseconds(env, 'ONEJOB_DECERTIFIED_RECHECK_MS', 60_000);
+  return milliseconds(env, 'ONEJOB_DECERTIFIED_RECHECK_MS', 1_000);
 }
