@@ -18,12 +18,14 @@ export interface RejectionRule {
   minCalls: number;
 }
 
+// Not quick to act by default: a lost fallback fails jobs that would have failed over to it, so
+// a handful of broken answers (a test's faults, a bad minute) must not cost a provider its place.
 export const DEFAULT_REJECTION_RULE = {
-  threshold: 0.1,
+  threshold: 0.2,
   confidence: 0.95,
   windowCalls: 100,
   windowMs: 3_600_000,
-  minCalls: 10,
+  minCalls: 20,
 } as const satisfies RejectionRule;
 
 /**

@@ -705,6 +705,10 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       HOST: '127.0.0.1',
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
       ONEJOB_SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS),
+      // The campaign breaks answers at random on purpose, far above any real provider's rate:
+      // continuous certification would take providers out of failover, which invariant 9 does
+      // not judge. test/continuousCertification.test.ts proves that rule on its own.
+      ONEJOB_DECERTIFY_THRESHOLD: 'off',
       ...options.serviceEnv,
     };
 
