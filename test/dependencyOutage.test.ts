@@ -83,6 +83,8 @@ test('with the database down every route of the OpenAPI document answers 503 pro
     'POST /v1/operator/webhooks/{id}/enable': { body: reason },
     'POST /v1/webhooks': { body: { url: 'http://127.0.0.1:9/during-outage' } },
     'POST /v1/webhooks/{id}/secret-rotations': { body: {} },
+    'PUT /v1/operator/budgets/{owner}': { body: { currency: 'USD', amount: 1, ...reason } },
+    'DELETE /v1/operator/budgets/{owner}': { body: reason },
     // Signed, so it gets past the signature check to the database.
     'POST /v1/callbacks/{provider}': {
       headers: { 'onejob-signature': signCallback(CALLBACK_SECRET, report) },
@@ -91,9 +93,11 @@ test('with the database down every route of the OpenAPI document answers 503 pro
   };
   // Every ask is for a documented route (a route renamed leaves none behind).
   expect(Object.keys(asks).filter((route) => !routes.includes(route))).toEqual([]);
-  /** The path with its parameters filled: the job, its attempt, the endpoint, the provider. */
+  /** The path with its parameters filled: the job, its attempt, the endpoint, the provider, an owner. */
   const filled = (path: string): string =>
     path
+      .replace('/budgets/{owner}/changes', '/budgets/someone/changes')
+      .replace('/budgets/{owner}', '/budgets/someone?period=day')
       .replace('{attemptId}', `${job.id}:1`)
       .replace('{provider}', 'pay')
       .replace('{id}', /^\/v1\/(operator\/)?webhooks\//.test(path) ? endpoint : job.id);

@@ -519,6 +519,159 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your budgets: per job type (or all) and UTC day or month, what is reserved by attempts that may still bill, what is spent, and what is left */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            budgets: {
+                                amount: number;
+                                attemptsHolding: number;
+                                currency: string;
+                                /** @description null: every job type of the owner */
+                                jobType: string | null;
+                                /** @description the largest worst case a new attempt may have now */
+                                left: number;
+                                /**
+                                 * @description a UTC day or month
+                                 * @enum {string}
+                                 */
+                                period: "day" | "month";
+                                periodStart: string;
+                                /** @description worst cases of attempts that may still bill: in flight, or of unknown outcome */
+                                reserved: number;
+                                setAt: string;
+                                /** @description what settled attempts cost (their worst case when unknown) */
+                                spent: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description application/problem+json: validation-error, malformed-request, invalid-cursor, malformed-body, idempotency-key-missing, idempotency-key-invalid, unknown-job-type, invalid-input, unknown-provider, incompatible-provider, hedging-not-allowed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: unauthorized, bad-signature */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: uri-too-long */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: expectation-failed */
+                417: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: internal */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: service-unavailable, workflow-start-refused */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/callbacks/{provider}": {
         parameters: {
             query?: never;
@@ -619,7 +772,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1153,7 +1306,23 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator */
+                /** @description application/problem+json: budget-exceeded */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1612,7 +1781,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1899,7 +2068,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2315,7 +2484,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2435,6 +2604,660 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/operator/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every owner's budgets (or one owner's), with their current period's figures */
+        get: {
+            parameters: {
+                query?: {
+                    owner?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            budgets: {
+                                amount: number;
+                                attemptsHolding: number;
+                                currency: string;
+                                /** @description null: every job type of the owner */
+                                jobType: string | null;
+                                /** @description the largest worst case a new attempt may have now */
+                                left: number;
+                                ownerId: string;
+                                /**
+                                 * @description a UTC day or month
+                                 * @enum {string}
+                                 */
+                                period: "day" | "month";
+                                periodStart: string;
+                                reason: string;
+                                /** @description worst cases of attempts that may still bill: in flight, or of unknown outcome */
+                                reserved: number;
+                                setAt: string;
+                                setBy: string;
+                                /** @description what settled attempts cost (their worst case when unknown) */
+                                spent: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description application/problem+json: validation-error, malformed-request, invalid-cursor, malformed-body, idempotency-key-missing, idempotency-key-invalid, unknown-job-type, invalid-input, unknown-provider, incompatible-provider, hedging-not-allowed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: unauthorized, bad-signature */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: uri-too-long */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: expectation-failed */
+                417: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: internal */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: service-unavailable, workflow-start-refused */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/budgets/{owner}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set an owner's budget for a job type (or all) and period; recorded with your name and reason. It holds from the next attempt on */
+        put: {
+            parameters: {
+                query: {
+                    /** @description the job type it covers; without it, every job type */
+                    jobType?: string;
+                    period: "day" | "month";
+                };
+                header?: never;
+                path: {
+                    owner: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        amount: number;
+                        currency: string;
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            changed: boolean;
+                        };
+                    };
+                };
+                /** @description application/problem+json: validation-error, malformed-request, invalid-cursor, malformed-body, idempotency-key-missing, idempotency-key-invalid, unknown-job-type, invalid-input, unknown-provider, incompatible-provider, hedging-not-allowed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: unauthorized, bad-signature */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: body-too-large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: uri-too-long */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: unsupported-media-type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: expectation-failed */
+                417: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: internal */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: service-unavailable, workflow-start-refused */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Remove an owner's budget; recorded with your name and reason */
+        delete: {
+            parameters: {
+                query: {
+                    /** @description the job type it covers; without it, every job type */
+                    jobType?: string;
+                    period: "day" | "month";
+                };
+                header?: never;
+                path: {
+                    owner: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            changed: boolean;
+                        };
+                    };
+                };
+                /** @description application/problem+json: validation-error, malformed-request, invalid-cursor, malformed-body, idempotency-key-missing, idempotency-key-invalid, unknown-job-type, invalid-input, unknown-provider, incompatible-provider, hedging-not-allowed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: unauthorized, bad-signature */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: body-too-large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: uri-too-long */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: unsupported-media-type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: expectation-failed */
+                417: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: internal */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: service-unavailable, workflow-start-refused */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/budgets/{owner}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The last 100 changes to an owner's budgets: who, when, why, before and after */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    owner: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            changes: {
+                                [key: string]: unknown;
+                            }[];
+                        };
+                    };
+                };
+                /** @description application/problem+json: validation-error, malformed-request, invalid-cursor, malformed-body, idempotency-key-missing, idempotency-key-invalid, unknown-job-type, invalid-input, unknown-provider, incompatible-provider, hedging-not-allowed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: unauthorized, bad-signature */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: uri-too-long */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: expectation-failed */
+                417: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: internal */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: service-unavailable, workflow-start-refused */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/operator/jobs/{id}/cancel": {
         parameters: {
             query?: never;
@@ -2524,7 +3347,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2736,7 +3559,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4030,7 +4853,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4590,7 +5413,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4783,7 +5606,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
