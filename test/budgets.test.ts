@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { runCli } from './support/cli';
 import { SPARE_OWNER, SPARE_TOKEN, TEST_OWNER, TEST_TOKEN } from './support/identities';
-import { ended, freshKey, operator, type JobView } from './support/jobs';
+import { createJob, ended, freshKey, operator, type JobView } from './support/jobs';
 import { eventually } from './support/polling';
 import { chatProvider, payProvider, TIMES_OUT_SOON_MS } from './support/providers';
 import { useTestStack } from './support/stack';
@@ -257,12 +257,11 @@ test('a new job is refused at create (402 budget-exceeded, x-should-retry false)
 
 test('no worst case, no call: a budgeted owner’s job on a provider without a price or a maximum fee fails with budget-exceeded, and nothing is sent', async () => {
   await setBudget('summarize', 1_000, TEST_OWNER);
-  const job = (await (
-    await stack.request('POST', '/v1/jobs', {
-      headers: { 'idempotency-key': freshKey('unpriced') },
-      body: summary(['unpriced'], 'exclusive', 'No price, no call.'),
-    })
-  ).json()) as JobView;
+  const job = await createJob(
+    stack,
+    summary(['unpriced'], 'exclusive', 'No price, no call.'),
+    freshKey('unpriced'),
+  );
   const failed = await until(job.id, ended, TEST_TOKEN);
   expect(failed.status).toBe('failed');
   expect(failureCode(failed)).toBe('budget-exceeded');
@@ -274,12 +273,11 @@ test('no worst case, no call: a budgeted owner’s job on a provider without a p
 
 test('a hedge that does not fit the budget is passed by with a note, and the primary goes on to win', async () => {
   await setBudget('summarize', 1_000_000, TEST_OWNER);
-  const probe = (await (
-    await stack.request('POST', '/v1/jobs', {
-      headers: { 'idempotency-key': freshKey('probe') },
-      body: summary(['metered'], 'exclusive', 'A hedge too dear for the budget.'),
-    })
-  ).json()) as JobView;
+  const probe = await createJob(
+    stack,
+    summary(['metered'], 'exclusive', 'A hedge too dear for the budget.'),
+    freshKey('probe'),
+  );
   await until(probe.id, ended, TEST_TOKEN);
   const worst = (await ledger('summarize', TEST_OWNER)).worst;
   await removeBudget('summarize', TEST_OWNER);
@@ -287,12 +285,11 @@ test('a hedge that does not fit the budget is passed by with a note, and the pri
   await setBudget('summarize', worst * 2, TEST_OWNER);
   const gate = freshKey('hedge');
   stack.simulator.inject({ route: 'chat', model: 'sim-steady', fault: { kind: 'hold', gate } });
-  const job = (await (
-    await stack.request('POST', '/v1/jobs', {
-      headers: { 'idempotency-key': freshKey('hedged') },
-      body: summary(['metered', 'metered-dear'], 'hedged', 'A hedge too dear for the budget.'),
-    })
-  ).json()) as JobView;
+  const job = await createJob(
+    stack,
+    summary(['metered', 'metered-dear'], 'hedged', 'A hedge too dear for the budget.'),
+    freshKey('hedged'),
+  );
   await until(job.id, (j) => j.notes.some((note) => note.event === 'budget_exceeded'), TEST_TOKEN);
   stack.simulator.openGate(gate);
   const done = await until(job.id, ended, TEST_TOKEN);

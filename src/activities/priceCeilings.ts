@@ -5,7 +5,6 @@ import { formatMoney, type Money } from '../domain/cost';
 import type { AnyJobTypeContract } from '../jobTypes';
 import { worstCaseOfCall } from '../providers/pricing';
 import { localPromptTokens } from '../providers/promptTokens';
-import { outputTokenCap } from '../providers/provider';
 import type { ProviderRegistry } from '../providers/registry';
 
 /** A provider the price ceiling keeps out of a job's failover, and what it would have cost. */
@@ -38,10 +37,9 @@ export async function pricedOut(
   const ceiling = Math.min(...multiples);
   const worstOf = (name: string): Money | undefined => {
     const provider = providers.get(name);
-    const { config } = provider;
-    if (config.kind === 'http') return worstCaseOfCall(config, null, 0);
+    // An HTTP provider has no prompt: its worst case is its maxCostPerCall.
     const { tokens } = localPromptTokens(provider, contract, job.input);
-    return worstCaseOfCall(config, tokens, outputTokenCap(config));
+    return worstCaseOfCall(provider.config, tokens);
   };
   const primary = worstOf(primaryName);
   for (const name of names) {

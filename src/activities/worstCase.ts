@@ -3,7 +3,6 @@ import type { Money } from '../domain/cost';
 import { findJobType } from '../jobTypes';
 import { worstCaseOfCall } from '../providers/pricing';
 import { countPromptTokens } from '../providers/promptTokens';
-import { outputTokenCap } from '../providers/provider';
 import type { ActivityDeps } from './types';
 
 /**
@@ -26,7 +25,7 @@ export async function worstCaseOfAttempt(
   const provider = deps.providers.get(providerName);
   const { config } = provider;
   if (config.kind === 'http') {
-    const worstCase = worstCaseOfCall(config, null, 0);
+    const worstCase = worstCaseOfCall(config, null);
     return worstCase
       ? { worstCase }
       : { unknown: `provider ${providerName} has no maxCostPerCall in its config` };
@@ -38,6 +37,6 @@ export async function worstCaseOfAttempt(
   const count = await countPromptTokens(provider, { contract, input: job.input });
   if (count.tokens === null) return { unknown: `the prompt's tokens could not be counted` };
   const tokens = count.estimate ? Math.ceil(count.tokens * ESTIMATE_MARGIN) : count.tokens;
-  const worstCase = worstCaseOfCall(config, tokens, outputTokenCap(config));
+  const worstCase = worstCaseOfCall(config, tokens);
   return worstCase ? { worstCase } : { unknown: `provider ${providerName} has no price` };
 }

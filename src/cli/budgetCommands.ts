@@ -1,19 +1,12 @@
 import type { Command } from 'commander';
 import { allBudgets, budgetsOfOwner, BudgetCurrencyChange, changeBudget } from '../db/budgets';
 import { BUDGET_PERIODS, type BudgetPeriod, type BudgetScope } from '../domain/budgets';
-import { operatorName, output, withPool } from './commandContext';
+import { currencyCode, numberAtLeast, operatorName, output, withPool } from './commandContext';
 import { renderTable } from './table';
 
 function periodOf(text: string): BudgetPeriod {
   if ((BUDGET_PERIODS as readonly string[]).includes(text)) return text as BudgetPeriod;
   throw new Error(`--period must be ${BUDGET_PERIODS.join(' or ')}, not ${JSON.stringify(text)}`);
-}
-
-function amountOf(text: string): number {
-  const amount = Number(text);
-  if (text.trim() === '' || !Number.isFinite(amount) || amount < 0)
-    throw new Error(`--amount must be a number of at least 0, not ${JSON.stringify(text)}`);
-  return amount;
 }
 
 interface ScopeOptions {
@@ -84,12 +77,9 @@ export function addBudgetCommands(program: Command): void {
     .requiredOption('--reason <text>', 'why, for the record')
     .option('--operator <name>', 'who (default: $USER)')
     .action(async (owner: string, options: ScopeOptions & { amount: string; currency: string }) => {
-      if (!/^[A-Z]{3}$/.test(options.currency))
-        throw new Error(
-          `--currency must be an ISO 4217 code such as USD, not ${JSON.stringify(options.currency)}`,
-        );
+      const currency = currencyCode(options.currency);
       const scope = scopeOf(owner, options);
-      const figures = { currency: options.currency, amount: amountOf(options.amount) };
+      const figures = { currency, amount: numberAtLeast('--amount', options.amount, 0) };
       await withPool(async (pool) => {
         try {
           const by = { actor: operatorName(options.operator), reason: options.reason };

@@ -1,15 +1,11 @@
 import type { Command } from 'commander';
 import { allCeilings, removeCeiling, setCeiling } from '../db/priceCeilings';
-import { operatorName, output, withPool } from './commandContext';
+import { currencyCode, numberAtLeast, operatorName, output, withPool } from './commandContext';
 import { renderTable } from './table';
 
-function positive(name: string, text: string | undefined, least: number): number | null {
-  if (text === undefined) return null;
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || value < least)
-    throw new Error(`${name} must be a number of at least ${least}, not ${JSON.stringify(text)}`);
-  return value;
-}
+/** An optional number option of at least `least`: null when not given. */
+const optionalNumber = (option: string, text: string | undefined, least: number): number | null =>
+  text === undefined ? null : numberAtLeast(option, text, least);
 
 interface CeilingOptions {
   owner?: string;
@@ -64,16 +60,13 @@ export function addCeilingCommands(program: Command): void {
     .requiredOption('--reason <text>', 'why, for the record')
     .option('--operator <name>', 'who (default: $USER)')
     .action(async (options: CeilingOptions) => {
-      const maxJobCost = positive('--max-job-cost', options.maxJobCost, 0);
-      const maxMultiple = positive('--max-multiple', options.maxMultiple, 1);
+      const maxJobCost = optionalNumber('--max-job-cost', options.maxJobCost, 0);
+      const maxMultiple = optionalNumber('--max-multiple', options.maxMultiple, 1);
       if (maxJobCost === null && maxMultiple === null)
         throw new Error('say --max-job-cost (with --currency), --max-multiple, or both');
       if ((maxJobCost === null) !== (options.currency === undefined))
         throw new Error('--max-job-cost and --currency go together');
-      if (options.currency !== undefined && !/^[A-Z]{3}$/.test(options.currency))
-        throw new Error(
-          `--currency must be an ISO 4217 code such as USD, not ${JSON.stringify(options.currency)}`,
-        );
+      const currency = options.currency === undefined ? null : currencyCode(options.currency);
       await withPool(async (pool) => {
         await setCeiling(
           pool,
@@ -81,7 +74,7 @@ export function addCeilingCommands(program: Command): void {
             ownerId: options.owner ?? null,
             jobType: options.jobType ?? null,
             maxJobCost:
-              maxJobCost === null ? null : { amount: maxJobCost, currency: options.currency! },
+              maxJobCost === null || currency === null ? null : { amount: maxJobCost, currency },
             maxMultiple,
           },
           { actor: operatorName(options.operator), reason: options.reason ?? '' },

@@ -5,6 +5,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { taskQueueSetting } from '../config';
 import { createPool, type Pool } from '../db/pool';
+import { CURRENCY_CODE } from '../domain/cost';
 import { terminalText } from '../domain/displayText';
 import { createLogger, type Logger } from '../logger';
 import type { AttemptServiceDeps } from '../service/attempts';
@@ -63,3 +64,18 @@ export function output(json: boolean | undefined, value: unknown, table: () => s
 
 /** Who acts, for the record: --operator, else the shell's user. */
 export const operatorName = (given?: string): string => given ?? process.env.USER ?? 'cli';
+
+/** A number option of at least `least`, or a one-line refusal naming the option. */
+export function numberAtLeast(option: string, text: string, least: number): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < least)
+    throw new Error(`${option} must be a number of at least ${least}, not ${JSON.stringify(text)}`);
+  return value;
+}
+
+/** A currency option: an ISO 4217 code, or a one-line refusal. */
+export function currencyCode(text: string): string {
+  if (!CURRENCY_CODE.test(text))
+    throw new Error(`--currency must be an ISO 4217 code such as USD, not ${JSON.stringify(text)}`);
+  return text;
+}

@@ -25,6 +25,9 @@ export interface TokenUsage {
 /** The counts the ledger keeps per call (its columns), and sums per job. */
 const LEDGER_COUNTS = ['inputTokens', 'cachedInputTokens', 'outputTokens'] as const;
 
+/** An ISO 4217 currency code, as every price, cost and budget names its currency. */
+export const CURRENCY_CODE = /^[A-Z]{3}$/;
+
 /** An amount of money in one currency (an ISO 4217 code). */
 export interface Money {
   amount: number;

@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { CURRENCY_CODE } from '../domain/cost';
 import type { JobTypeContract } from './contract';
 
 const input = z.strictObject({
   amountCents: z.number().int().positive().max(100_000_000),
-  currency: z.string().regex(/^[A-Z]{3}$/, 'currency is an ISO 4217 code such as EUR'),
+  currency: z.string().regex(CURRENCY_CODE, 'currency is an ISO 4217 code such as EUR'),
   account: z.string().min(1).max(200),
 });
 

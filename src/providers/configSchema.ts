@@ -1,5 +1,6 @@
 /** The provider configs' schema (ONEJOB_PROVIDERS): each field's bounds, checked when read. */
 import { z } from 'zod';
+import { CURRENCY_CODE } from '../domain/cost';
 import { DURATION_PATTERN, durationMs } from '../domain/durations';
 
 const common = {
@@ -55,7 +56,7 @@ const duration = z.union([
   z.string().regex(DURATION_PATTERN, 'a duration, e.g. 24h, 90m, 30s, 250ms'),
 ]);
 
-const currency = z.string().regex(/^[A-Z]{3}$/, 'a currency is an ISO 4217 code, e.g. USD');
+const currency = z.string().regex(CURRENCY_CODE, 'a currency is an ISO 4217 code, e.g. USD');
 const perMillion = z.number().min(0).max(1_000_000);
 
 const chatModel = {

@@ -1,5 +1,12 @@
 import { roundAmount } from '../domain/cost';
-import type { Money, ProviderConfig, ReportedCostField, TokenPrice, TokenUsage } from './provider';
+import {
+  outputTokenCap,
+  type Money,
+  type ProviderConfig,
+  type ReportedCostField,
+  type TokenPrice,
+  type TokenUsage,
+} from './provider';
 
 /**
  * What tokens cost at a price; undefined unless both input and output counts are known. The
@@ -81,7 +88,6 @@ export function reportedCost(field: ReportedCostField, body: unknown): Money | u
 export function worstCaseOfCall(
   config: ProviderConfig,
   promptTokens: number | null,
-  outputCap: number,
 ): Money | undefined {
   if (config.kind === 'http') return config.maxCostPerCall;
   const price = config.price;
@@ -92,7 +98,7 @@ export function worstCaseOfCall(
     writePrice,
     price.cacheWrite1hPerMillion ?? writePrice,
   );
-  const perMillion = promptTokens * dearestInput + outputCap * price.outputPerMillion;
+  const perMillion = promptTokens * dearestInput + outputTokenCap(config) * price.outputPerMillion;
   // Rounded up: a worst case is never below what the call may cost.
   return { amount: Math.ceil((perMillion / 1e6) * 1e12) / 1e12, currency: price.currency };
 }

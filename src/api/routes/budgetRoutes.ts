@@ -9,6 +9,7 @@ import {
   changeBudget,
 } from '../../db/budgets';
 import { BUDGET_PERIODS, type BudgetView } from '../../domain/budgets';
+import { CURRENCY_CODE } from '../../domain/cost';
 import { authHeaders } from '../auth';
 import type { ApiDeps } from '../deps';
 import { BODY_ERRORS, problemResponses } from '../openapi';
@@ -119,7 +120,7 @@ export const operatorBudgetRoutes: FastifyPluginAsyncZod<{ deps: Pick<ApiDeps, '
         params: ownerParam,
         querystring: scopeQuery,
         body: z.strictObject({
-          currency: z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code, e.g. USD'),
+          currency: z.string().regex(CURRENCY_CODE, 'an ISO 4217 code, e.g. USD'),
           amount: z.number().min(0).max(1e12),
           reason,
         }),
