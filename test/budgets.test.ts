@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { runCli } from './support/cli';
-import { SPARE_OWNER, SPARE_TOKEN, TEST_OWNER, TEST_TOKEN } from './support/identities';
+import {
+  OTHER_OWNER,
+  OTHER_TOKEN,
+  SPARE_OWNER,
+  SPARE_TOKEN,
+  TEST_OWNER,
+  TEST_TOKEN,
+} from './support/identities';
 import { createJob, ended, freshKey, operator, type JobView } from './support/jobs';
 import { eventually } from './support/polling';
 import { chatProvider, payProvider, TIMES_OUT_SOON_MS } from './support/providers';
@@ -29,6 +36,11 @@ const stack = useTestStack({
     }),
     chatProvider(url, 'unpriced', 'sim-steady'),
     payProvider(url, 'pay-capped', { maxCostPerCall: { currency: 'USD', amount: 0.3 } }),
+    // Its breaker is opened by hand: a budgeted owner's attempt is its half-open probe.
+    payProvider(url, 'pay-probed', {
+      maxCostPerCall: { currency: 'USD', amount: 0.3 },
+      breaker: {},
+    }),
   ],
   hedgeDelayMs: 200,
   certify: [
@@ -428,4 +440,64 @@ test('a job never reserves past its own cost ceiling: an attempt whose worst cas
   );
   expect(requestsOf(job.id)).toEqual([]);
   await runCli(stack, ['ceilings', 'remove', '--owner', SPARE_OWNER, '--job-type', 'chat']);
+});
+
+/** pay-probed's breaker, open since long before its cool-off: the next attempt is its probe. */
+async function openProbedBreaker(): Promise<void> {
+  await stack.pool.query(
+    `INSERT INTO provider_health (provider, breaker, opened_at, reason)
+     VALUES ('pay-probed', 'open', now() - interval '1 hour', 'opened by the test')
+     ON CONFLICT (provider) DO UPDATE
+       SET breaker = 'open', opened_at = EXCLUDED.opened_at, reason = EXCLUDED.reason,
+           probe_attempt_id = NULL, probe_started_at = NULL, cooldown_until = NULL`,
+  );
+}
+
+async function probedBreaker() {
+  const { rows } = await stack.pool.query<{
+    breaker: string;
+    probe_attempt_id: string | null;
+    probe_exists: boolean;
+  }>(
+    `SELECT h.breaker, h.probe_attempt_id,
+            EXISTS (SELECT 1 FROM attempts a WHERE a.id = h.probe_attempt_id) AS probe_exists
+       FROM provider_health h WHERE h.provider = 'pay-probed'`,
+  );
+  return rows[0]!;
+}
+
+const PROBED_CHARGE = {
+  type: 'charge',
+  input: { amountCents: 100, currency: 'EUR', account: 'acct-probed' },
+  providers: ['pay-probed'],
+};
+
+test("a budgeted owner's attempt that is its provider's half-open probe is made once its worst case is known: the probe claim is its own, and the job succeeds", async () => {
+  await setBudget('charge', 1_000, TEST_OWNER);
+  await openProbedBreaker();
+  const job = await createJob(stack, PROBED_CHARGE, freshKey('probe-budgeted'));
+  const done = await until(job.id, ended, TEST_TOKEN);
+  expect(done.status).toBe('succeeded');
+  expect(done.attempts.map((a) => a.provider)).toEqual(['pay-probed']);
+  // The probe's end closes the breaker once its call is settled, beside the job's ending.
+  await eventually(probedBreaker, (health) => health.breaker === 'closed');
+  await removeBudget('charge', TEST_OWNER);
+});
+
+test('a probe the budget refuses gives its claim back: the breaker is left open for the next job, never half-open for an attempt that does not exist', async () => {
+  // Room at create (nothing spent), none for the attempt's worst case of USD 0.3.
+  await setBudget('charge', 0.1, OTHER_OWNER);
+  await openProbedBreaker();
+  const created = await create(PROBED_CHARGE, OTHER_TOKEN, freshKey('probe-refused'));
+  expect(created.status).toBe(201);
+  const { id } = (await created.json()) as JobView;
+  const failed = await until(id, ended, OTHER_TOKEN);
+  expect(failed.status).toBe('failed');
+  expect(failureCode(failed)).toBe('budget-exceeded');
+  expect(await probedBreaker()).toMatchObject({ breaker: 'open', probe_attempt_id: null });
+  await removeBudget('charge', OTHER_OWNER);
+  // The next job, of an owner with room, is the probe, and closes the breaker.
+  const next = await createJob(stack, PROBED_CHARGE, freshKey('probe-next'));
+  expect((await until(next.id, ended, TEST_TOKEN)).status).toBe('succeeded');
+  await eventually(probedBreaker, (health) => health.breaker === 'closed');
 });

@@ -4,7 +4,12 @@ import { Refusal } from '../domain/failures';
 import { attemptId, type AttemptState, type TerminalJobStatus } from '../domain/job';
 import { budgetGateRefusal } from './budgetGate';
 import type { Queryable } from './pool';
-import { claimProbe, providerUnavailability, type Unavailability } from './providerHealth';
+import {
+  claimProbe,
+  providerUnavailability,
+  releaseProbe,
+  type Unavailability,
+} from './providerHealth';
 import { preparedStatement } from './statements';
 
 export interface AttemptRecord {
@@ -314,8 +319,19 @@ export async function createAttempt(
     if (notOpen) throw notOpen;
     if (unavailable) {
       if (await claimProbe(db, input.provider, id, coolOffMs)) {
-        const probe = await insert(true);
+        // A probe claimed for an attempt that is not made would hold the breaker half-open
+        // for a call that never goes: the claim is given back first.
+        let probe: AttemptRecord | undefined;
+        try {
+          probe = await insert(true);
+        } catch (error) {
+          // Inside a caller's transaction this statement fails too, and the caller's rollback
+          // gives the claim back; the refusal is what the caller must see either way.
+          await releaseProbe(db, input.provider, id).catch(() => undefined);
+          throw error;
+        }
         if (probe) return probe;
+        await releaseProbe(db, input.provider, id);
       }
       throw providerUnavailable(unavailable);
     }

@@ -99,6 +99,25 @@ const CLAIM_PROBE = preparedStatement(
     RETURNING provider`,
 );
 
+const RELEASE_PROBE = preparedStatement(
+  'provider-health.release-probe',
+  `UPDATE provider_health
+      SET breaker = 'open', probe_attempt_id = NULL, probe_started_at = NULL, updated_at = now()
+    WHERE provider = $1 AND breaker = 'half_open' AND probe_attempt_id = $2`,
+);
+
+/**
+ * Gives back the probe claimed for an attempt that was not made (its job ended, or its owner's
+ * budget refused it): the breaker is open again, and the next attempt to come is the probe.
+ */
+export async function releaseProbe(
+  db: Queryable,
+  provider: string,
+  attemptId: string,
+): Promise<void> {
+  await db.query(RELEASE_PROBE([provider, attemptId]));
+}
+
 /** Takes the half-open probe for this attempt once the cool-off is over; false if not now. */
 export async function claimProbe(
   db: Queryable,
