@@ -4,12 +4,7 @@ import { Refusal } from '../domain/failures';
 import { attemptId, type AttemptState, type TerminalJobStatus } from '../domain/job';
 import { budgetGateRefusal } from './budgetGate';
 import type { Queryable } from './pool';
-import {
-  claimProbe,
-  providerUnavailability,
-  releaseProbe,
-  type Unavailability,
-} from './providerHealth';
+import { asProbe, providerUnavailability, type Unavailability } from './providerHealth';
 import { preparedStatement } from './statements';
 
 export interface AttemptRecord {
@@ -318,21 +313,8 @@ export async function createAttempt(
     const notOpen = await jobNotOpen(db, input.jobId);
     if (notOpen) throw notOpen;
     if (unavailable) {
-      if (await claimProbe(db, input.provider, id, coolOffMs)) {
-        // A probe claimed for an attempt that is not made would hold the breaker half-open
-        // for a call that never goes: the claim is given back first.
-        let probe: AttemptRecord | undefined;
-        try {
-          probe = await insert(true);
-        } catch (error) {
-          // Inside a caller's transaction this statement fails too, and the caller's rollback
-          // gives the claim back; the refusal is what the caller must see either way.
-          await releaseProbe(db, input.provider, id).catch(() => undefined);
-          throw error;
-        }
-        if (probe) return probe;
-        await releaseProbe(db, input.provider, id);
-      }
+      const probe = await asProbe(db, input.provider, id, coolOffMs, () => insert(true));
+      if (probe) return probe;
       throw providerUnavailable(unavailable);
     }
     if (round >= 3)

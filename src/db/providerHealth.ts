@@ -106,20 +106,8 @@ const RELEASE_PROBE = preparedStatement(
     WHERE provider = $1 AND breaker = 'half_open' AND probe_attempt_id = $2`,
 );
 
-/**
- * Gives back the probe claimed for an attempt that was not made (its job ended, or its owner's
- * budget refused it): the breaker is open again, and the next attempt to come is the probe.
- */
-export async function releaseProbe(
-  db: Queryable,
-  provider: string,
-  attemptId: string,
-): Promise<void> {
-  await db.query(RELEASE_PROBE([provider, attemptId]));
-}
-
 /** Takes the half-open probe for this attempt once the cool-off is over; false if not now. */
-export async function claimProbe(
+async function claimProbe(
   db: Queryable,
   provider: string,
   attemptId: string,
@@ -127,6 +115,33 @@ export async function claimProbe(
 ): Promise<boolean> {
   const { rowCount } = await db.query(CLAIM_PROBE([provider, attemptId, coolOffMs]));
   return rowCount === 1;
+}
+
+/**
+ * Makes the attempt as the provider's half-open probe if the probe can be claimed for it now.
+ * A probe claimed for an attempt that is not made (its job ended, or its owner's budget refused
+ * it) would hold the breaker half-open for a call that never goes: the claim is given back, the
+ * breaker is open again, and the next attempt to come is the probe.
+ */
+export async function asProbe<T>(
+  db: Queryable,
+  provider: string,
+  attemptId: string,
+  coolOffMs: number,
+  make: () => Promise<T | undefined>,
+): Promise<T | undefined> {
+  if (!(await claimProbe(db, provider, attemptId, coolOffMs))) return undefined;
+  let made: T | undefined;
+  try {
+    made = await make();
+  } catch (error) {
+    // Inside a caller's transaction this statement fails too, and the caller's rollback gives
+    // the claim back; the refusal is what the caller must see either way.
+    await db.query(RELEASE_PROBE([provider, attemptId])).catch(() => undefined);
+    throw error;
+  }
+  if (made === undefined) await db.query(RELEASE_PROBE([provider, attemptId]));
+  return made;
 }
 
 const COOL_DOWN = preparedStatement(
