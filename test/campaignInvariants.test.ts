@@ -186,13 +186,22 @@ describe('invariant 9: a job fails only when no retry and no healthy fallback wa
   };
   const charging = new Set(['pay']);
 
-  function job(providers: string[], notes: unknown[] = [], mode = 'exclusive') {
-    const row: Pick<JobRow, 'id' | 'terminal_status' | 'mode' | 'provider_plan' | 'notes'> = {
+  function job(
+    providers: string[],
+    notes: unknown[] = [],
+    mode = 'exclusive',
+    failure: JobRow['failure'] = null,
+  ) {
+    const row: Pick<
+      JobRow,
+      'id' | 'terminal_status' | 'mode' | 'provider_plan' | 'notes' | 'failure'
+    > = {
       id: 'j',
       terminal_status: 'failed',
       mode,
       provider_plan: providers,
       notes,
+      failure,
     };
     return row;
   }
@@ -252,6 +261,14 @@ describe('invariant 9: a job fails only when no retry and no healthy fallback wa
         made(['a', badRequest, answered([400])], ['b', { code: 'http_503' }, answered([503])]),
       ),
     ).toMatch(/attempt 2 on b failed \(http_503/);
+  });
+
+  test("a job its owner's budget ended is left to invariant 12, which checks the budget's figures", () => {
+    const ended = made(['a', rateLimited, refused429]);
+    expect(check(job(['a', 'b']), ended)).toMatch(/b of its plan was never tried/);
+    expect(check(job(['a', 'b'], [], 'exclusive', { code: 'budget-exceeded' }), ended)).toBe(
+      undefined,
+    );
   });
 
   test('(a) reported: a last attempt that was never sent (it never began, its provider received nothing), on a charge too', () => {

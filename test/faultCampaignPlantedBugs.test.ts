@@ -82,16 +82,28 @@ const CASES: Array<[PlantedBug, number, RegExp]> = [
   // is replayed after it (the only way its stored answer comes back), and the replay's row shows
   // its begin at or after its attempt's replay_until.
   ['replay-after-window', 11, /a replay of attempt \S+ began at \S+, at or after its window's end/],
+  // A call with no cost known counts as nothing: the opening owner's payment attempts give their
+  // reservations back when they end, though they may have billed.
+  [
+    'budget-forgets-uncosted-calls',
+    12,
+    /attempt \S+ \(\w+\) counts for 0\.3 but its reservation in budget \d+ was settled at 0/,
+  ],
 ];
 
 /**
  * Plants that share one copy and one campaign, each caught at its own step of the opening: the
  * read through the replica cut from PostgreSQL (the API's read path: service/jobs.js), and the
  * short-window charge replayed past its window later on (a migration redefining the replay
- * begin's trigger). Neither step sends what the other plant changes. Nine campaigns, four at
- * once, took three rounds; eight take two.
+ * begin's trigger). Neither step sends what the other plant changes. Likewise the retry after
+ * the opening's 429 (a compiled file) and what any ended payment attempt counts for in its
+ * owner's budget (a migration): settling a reservation changes no job's course. Ten campaigns,
+ * four at once, would take three rounds; eight take two.
  */
-const SHARED: PlantedBug[][] = [['unreachable-database-as-not-found', 'replay-after-window']];
+const SHARED: PlantedBug[][] = [
+  ['unreachable-database-as-not-found', 'replay-after-window'],
+  ['retries-off', 'budget-forgets-uncosted-calls'],
+];
 
 /** The campaigns: each shared group, each other plant alone, and the clean build (no plant). */
 const CAMPAIGNS: PlantedBug[][] = [

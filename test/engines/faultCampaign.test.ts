@@ -23,7 +23,7 @@ const TRAFFIC = byLength({
 });
 
 test(
-  `on the ${ENGINE} engine, a fixed-seed campaign with worker kills (one right after an admission), an API kill, a Temporal restart, a PostgreSQL restart, a partition of a link between our processes, key releases, rate-limit storms and provider outages breaks no invariant`,
+  `on the ${ENGINE} engine, a fixed-seed campaign with worker kills (one right after an admission), an API kill, a Temporal restart, a PostgreSQL restart, a partition of a link between our processes, key releases, rate-limit storms, provider outages, an owner running out of budget and another held to a price ceiling breaks no invariant`,
   async () => {
     const dir = mkdtempSync(path.join(TEST_OUTPUT, 'chaos-'));
     const { code, output, report } = await runChaos(
@@ -64,6 +64,10 @@ test(
     expect(report.providerFaults.rate_limit_storm).toBeGreaterThan(0);
     expect(report.providerFaults.provider_outage).toBeGreaterThan(0);
     expect(report.jobsByState.succeeded).toBeGreaterThan(50);
+    // The budgeted owner ran out while traffic went on, and the ceiling kept a dear fallback out.
+    expect(report.money.reservations).toBeGreaterThan(0);
+    expect(report.money.refusedAtCreate + report.money.failedForBudget).toBeGreaterThan(0);
+    expect(report.money.pricedOut).toBeGreaterThan(0);
     expect(report.violations.map((v) => `[${v.invariant}] ${v.message}`)).toEqual([]);
     expect(code).toBe(0);
   },

@@ -14,6 +14,7 @@ import { retrySettings } from '../../src/domain/retries';
 import { lateResultTimeoutMs, notFoundGraceMs } from '../../src/providers/provider';
 import { doesWork } from '../simulator/faults';
 import type { TemporalEngineKind } from '../stack/temporalEngine';
+import { checkMoney, setCampaignMoneyRules, type MoneyLooks } from './budgets';
 import { ChaosClient } from './client';
 import { checkInvariants, isClientTimeout, type ReplayLooks, type Violation } from './invariants';
 import { Journal, type Partition, type ProcessFault } from './journal';
@@ -85,6 +86,8 @@ export interface CampaignReport {
   operatorSettlementsInTraffic: number;
   /** The replay provider's looks, and what settled the attempts they looked at (invariant 11). */
   replayLooks: ReplayLooks;
+  /** What budgets and price ceilings did (invariant 12). */
+  money: MoneyLooks;
   workflowsChecked: number;
   violations: Array<Violation & { journal: Array<Record<string, unknown>> }>;
   journalFile: string;
@@ -523,6 +526,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   db.on('error', () => undefined);
   await announceAttemptOne(db);
   await installBeginHold(db);
+  await setCampaignMoneyRules(db, stack);
   const parents = await startParentWorker(stack, await parentBundle);
   const actors: Actors = {
     client: new ChaosClient(stack, journal, world),
@@ -660,6 +664,14 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       leftToOperators: settled.leftToOperators,
       unexpectedExits: stack.unexpectedExits(),
     });
+    const money = await checkMoney(
+      db,
+      stack.providers,
+      journal.exchanges.filter(
+        (exchange) => exchange.status === 402 && exchange.problem === 'budget-exceeded',
+      ).length,
+    );
+    const violations = [...checked.violations, ...money.violations];
     const statuses: Record<string, number> = {};
     for (const exchange of journal.exchanges) {
       const key =
@@ -691,9 +703,10 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
         (phase) => phase === 'traffic',
       ).length,
       replayLooks: checked.replayLooks,
+      money: money.looks,
       workflowsChecked: checked.workflowsChecked,
       // The journal lines of the first violations (a broken build can make thousands).
-      violations: checked.violations.map((violation, index) => ({
+      violations: violations.map((violation, index) => ({
         ...violation,
         journal: index < 50 ? journal.linesAbout(violation.needles) : [],
       })),

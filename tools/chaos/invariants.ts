@@ -22,6 +22,7 @@ export const INVARIANTS: Record<number, string> = {
   9: 'a job fails only when no retry and no healthy fallback was left, judged from what its providers received and answered',
   10: "a charge that happened is never hidden: each key its provider charged, at most once, is an attempt the job's answer shows succeeded, lost or unknown (never failed or cancelled but by an operator's verdict); nothing reaches a provider under an attempt that never began",
   11: 'replay as lookup: every replay began inside its key window, and an unknown attempt of a replay provider whose charge was made, its answer lost, was settled by the service, without an operator',
+  12: "budgets hold: every attempt of a budgeted owner reserved its worst case, an unknown one holds it until it settles, a period's reserved and spent never pass the budget by more than one worst case, and a job fails for its budget only when its figures left no room; no fallback or hedge dearer than its price ceiling's multiple of the primary",
 };
 
 export interface Violation {
@@ -46,6 +47,8 @@ export interface JobRow {
   result: unknown;
   /** What the service noted on the job: providers skipped, retries scheduled, hedging paused. */
   notes: unknown[];
+  /** Why it failed or was cancelled (`code`, message and details). */
+  failure: { code?: string } | null;
   key_generation: number;
   key_release: { at: string } | null;
   finished_at: Date | null;
@@ -434,13 +437,15 @@ function retryLeft(
  * `sideEffects` names the providers that charge.
  */
 export function failedWithHelpLeft(
-  job: Pick<JobRow, 'id' | 'terminal_status' | 'mode' | 'provider_plan' | 'notes'>,
+  job: Pick<JobRow, 'id' | 'terminal_status' | 'mode' | 'provider_plan' | 'notes' | 'failure'>,
   attempts: AttemptRow[],
   rules: RetryRules,
   records: ReadonlyMap<string, ProviderRecord>,
   sideEffects: ReadonlySet<string>,
 ): string | undefined {
   if (job.terminal_status !== 'failed' || modeRun(job) !== 'exclusive') return undefined;
+  // Its owner's budget ended it, by the figures invariant 12 checks: no provider could help.
+  if (job.failure?.code === 'budget-exceeded') return undefined;
   const notes = notesOf(job);
   const skipped = new Set(
     notes.filter((n) => n.event === 'provider_skipped').map((n) => String(n.provider)),

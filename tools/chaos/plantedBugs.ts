@@ -171,6 +171,20 @@ const PLANTS = {
     // The model-based test has no replay provider.
     caughtBy: ['campaign'],
   },
+  /**
+   * A call that ended with no cost known counts as costing nothing (the reservation schemes
+   * issue 60 names release on any error, a timeout that may still bill included): every payment
+   * attempt's reservation, which has no cost reported, settles at 0 once its attempt ends.
+   */
+  'budget-forgets-uncosted-calls': {
+    migration: {
+      function: 'attempt_counted_cost',
+      from: 'WHEN a.finished_at IS NOT NULL AND a.started_at IS NULL THEN 0',
+      to: 'WHEN a.finished_at IS NOT NULL AND a.cost IS NULL THEN 0',
+    },
+    // The model-based test keeps no budgets.
+    caughtBy: ['campaign'],
+  },
 } satisfies Record<string, Plant>;
 
 export type PlantedBug = keyof typeof PLANTS;

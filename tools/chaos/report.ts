@@ -47,6 +47,10 @@ export function formatReport(report: CampaignReport): string {
   lines.push(
     `replay lookups:  ${counts(report.replayLooks.replays)} replays; the unknown attempts they looked at settled by: ${counts(report.replayLooks.settledBy)}`,
   );
+  const { money } = report;
+  lines.push(
+    `money:           ${money.reservations} reservations · ${money.refusedAtCreate} creates refused 402 · ${money.failedForBudget} jobs failed for the budget · ${money.pricedOut} fallbacks kept out by the ceiling`,
+  );
   const failed = new Set(report.violations.map((v) => v.invariant));
   for (const [number, text] of Object.entries(INVARIANTS)) {
     const n = report.violations.filter((v) => v.invariant === Number(number)).length;

@@ -32,6 +32,7 @@ import { obtainTemporalClusterBinaries } from '../stack/temporalClusterBinaries'
 import { pickClusterPorts } from '../stack/temporalClusterConfig';
 import type { TemporalEngineKind } from '../stack/temporalEngine';
 import { startTemporalDevServer, waitForTemporal, type DevServer } from '../stack/temporalServer';
+import { PAYMENT_CALL_WORST_CASE } from './budgets';
 import { startLinkProxy, type LinkProxy } from './linkProxy';
 
 /**
@@ -645,6 +646,8 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
         },
       ].map((provider) => ({
         ...provider,
+        // Payment APIs bill a fee per call: its most is the worst case a budget reserves.
+        ...(provider.kind === 'http' ? { maxCostPerCall: PAYMENT_CALL_WORST_CASE } : {}),
         timeoutMs,
         lateResultTimeoutMs: Math.max(LATE_RESULT_MS, 4 * timeoutMs),
         notFoundGraceMs: NOT_FOUND_GRACE_MS,
