@@ -1,7 +1,8 @@
 /**
- * `npm test` (tools/stack/runTests.ts) runs every test on the dev server, then those in
- * test/engines/ on the production engine as well (ONEJOB_TEMPORAL_ENGINE=cluster: the Temporal
- * server on PostgreSQL). test/engines/ holds the tests whose outcome depends on what the engine
+ * `npm test` (tools/stack/runTests.ts) runs every test on the dev server but those in
+ * test/engines/, which run on the production engine (ONEJOB_TEMPORAL_ENGINE=cluster: the Temporal
+ * server on PostgreSQL); the dev server runs them too when it is the only engine asked for, and in
+ * `npm run test:long`. test/engines/ holds the tests whose outcome depends on what the engine
  * accepts and how it behaves: ids and their limits, update-with-start, child workflows,
  * visibility and search attributes, histories, crashes and restarts.
  */

@@ -16,11 +16,13 @@ import {
 } from './temporalEngine';
 
 /**
- * `npm test`: the whole suite on the dev server, then the engine-sensitive tests (those in
- * test/engines/) on the production engine, the Temporal server on PostgreSQL. Arguments go to
- * every jest run (`npm test -- test/engines/hedging.test.ts`); ONEJOB_TEMPORAL_ENGINE=dev or =cluster
- * runs one engine only. `npm run test:long` (`--long`) runs the exploring tests (campaign,
- * model-based runs, SPIN, fuzzer) at full length on the dev server.
+ * `npm test`: the suite on the dev server, but for the engine-sensitive tests (those in
+ * test/engines/), which run on the production engine, the Temporal server on PostgreSQL.
+ * Arguments go to every jest run (`npm test -- test/engines/hedging.test.ts` runs that file on
+ * both engines); ONEJOB_TEMPORAL_ENGINE=dev or =cluster runs one engine only (the dev server then
+ * runs test/engines/ too). `npm run test:long` (`--long`) runs the exploring tests (campaign,
+ * model-based runs, SPIN, fuzzer) at full length, and the engine-sensitive tests, on the dev
+ * server.
  *
  * The dev server's files run in two parts: the heavy ones (they start many processes or keep a
  * core busy, and time their own traffic) one at a time and alone, then the rest three at a time
@@ -53,6 +55,12 @@ const EXPLORING_TESTS = [
  * whole stacks, SPIN keeps a core busy) and the benchmark smoke, which measures.
  */
 const HEAVY_TESTS = [...EXPLORING_TESTS, 'test/benchmarkSmoke.test.ts'];
+/**
+ * The engine-sensitive files (jest.config.js): in `npm test` they run on the production engine
+ * only, which is what they are for; every other file runs on the dev server. The dev server
+ * runs them too when it is the run's only engine (`ONEJOB_TEMPORAL_ENGINE=dev npm test`).
+ */
+const ENGINE_TESTS = 'test/engines/';
 /** Of the production engine's files, the one that must have the machine to itself: its campaign. */
 const CLUSTER_HEAVY_TESTS = ['test/engines/faultCampaign.test.ts'];
 
@@ -138,9 +146,10 @@ async function obtainPrerequisites(): Promise<ResolvedDatabase> {
  */
 function planParts(engines: TemporalEngineKind[], filtered: boolean, long: boolean): Part[] {
   const parts: Part[] = [];
-  const ignoring = (files: string[]): string[] => [
+  const ignoring = (files: string[], folders: string[] = []): string[] => [
     '--testPathIgnorePatterns',
     ...files.map(fileEnd),
+    ...folders.map((folder) => `/${folder.replace(/\./g, '\\.')}`),
     '/node_modules/',
   ];
   for (const engine of engines) {
@@ -162,16 +171,20 @@ function planParts(engines: TemporalEngineKind[], filtered: boolean, long: boole
         name: 'dev',
         engine,
         workers: 1,
-        select: long && !filtered ? EXPLORING_TESTS : [],
+        // The nightly length runs the engine-sensitive files on the dev server as well.
+        select: long && !filtered ? [...EXPLORING_TESTS, ENGINE_TESTS] : [],
       });
     else {
-      parts.push({ name: 'dev-heavy', engine, workers: 1, select: HEAVY_TESTS, heavy: true });
+      // With the production engine in the run, the engine-sensitive files run there only.
+      const elsewhere = engines.includes('cluster');
+      const heavy = HEAVY_TESTS.filter((file) => !(elsewhere && file.startsWith(ENGINE_TESTS)));
+      parts.push({ name: 'dev-heavy', engine, workers: 1, select: heavy, heavy: true });
       parts.push({
         name: 'dev',
         engine,
         // Three: with two beside the production engine's one, the cores were 1.4 busy of 2.
         workers: wholeNumber('ONEJOB_TEST_WORKERS', 3),
-        select: ignoring(HEAVY_TESTS),
+        select: ignoring(HEAVY_TESTS, elsewhere ? [ENGINE_TESTS] : []),
       });
     }
   }
