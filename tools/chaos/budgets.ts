@@ -15,17 +15,24 @@ import type { Violation } from './invariants';
 export const PAYMENT_CALL_WORST_CASE: Money = { currency: 'USD', amount: 0.3 };
 
 /**
+ * An owner of the opening only (traffic never acts as it), whose budget is below one call's
+ * worst case: its job is accepted, and fails `budget-exceeded` before anything is sent.
+ */
+export const BROKE_OWNER = 'chaos-dave';
+
+/**
  * The budgets: the opening's owner under one it never reaches (each opening job reserves and
- * settles under it, quirks and unknown charges included), and an owner whose budget runs out
- * under traffic: about twenty charge attempts a day.
+ * settles under it, quirks and unknown charges included), an owner whose budget runs out under
+ * traffic (about twenty charge attempts a day), and the broke owner's.
  */
 const BUDGETS = [
   { owner: 'chaos-alice', period: 'month', currency: 'USD', amount: 1_000 },
   { owner: 'chaos-bob', period: 'day', currency: 'USD', amount: 6 },
+  { owner: BROKE_OWNER, period: 'day', currency: 'USD', amount: 0.1 },
 ] as const;
 
 /** The owner under a price ceiling: no fallback or hedge above 5× its primary. */
-const CEILING_OWNER = 'chaos-carol';
+export const CEILING_OWNER = 'chaos-carol';
 const MAX_MULTIPLE = 5;
 
 /**

@@ -1,10 +1,12 @@
 import type { Client } from '@temporalio/client';
 import { signCallback, SIGNATURE_HEADER } from '../../src/api/signatures';
 import type { Fault, FaultRule } from '../simulator/faults';
+import { BROKE_OWNER } from './budgets';
 import { asJob, type ChaosClient, type Via } from './client';
 import type { Journal } from './journal';
 import type { LinkFault } from './linkProxy';
 import { resetToLatestCall, startOnTemporal, terminateRun, type CallInFlight } from './nemesis';
+import { openingMoney } from './openingMoney';
 import { Random } from './random';
 import { World, type Intent, type KeyRecord } from './world';
 
@@ -735,6 +737,7 @@ export async function runOpening(
   ]);
   op = await windowCloses;
   op = await openingCallsExecutedTwice(actors, waits, op);
+  op = await openingMoney(actors, waits.untilEnded, op);
   return openingFallbackNeverSent(actors, waits, op);
 }
 
@@ -1024,7 +1027,8 @@ export async function runOperation(
   random: Random,
 ): Promise<void> {
   const { client, world, journal } = actors;
-  const owners = Object.keys(actors.owners);
+  // The broke owner is the opening's alone: in traffic its every job would fail the same way.
+  const owners = Object.keys(actors.owners).filter((name) => name !== BROKE_OWNER);
   const owner = random.pick(owners);
   const token = actors.owners[owner]!;
 

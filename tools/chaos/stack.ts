@@ -32,7 +32,7 @@ import { obtainTemporalClusterBinaries } from '../stack/temporalClusterBinaries'
 import { pickClusterPorts } from '../stack/temporalClusterConfig';
 import type { TemporalEngineKind } from '../stack/temporalEngine';
 import { startTemporalDevServer, waitForTemporal, type DevServer } from '../stack/temporalServer';
-import { PAYMENT_CALL_WORST_CASE } from './budgets';
+import { BROKE_OWNER, PAYMENT_CALL_WORST_CASE } from './budgets';
 import { startLinkProxy, type LinkProxy } from './linkProxy';
 
 /**
@@ -129,7 +129,7 @@ export interface ChaosStack {
   taskQueue: string;
   /** Simulators: [0] serves chat (providers `simulator`, `simulator-backup`) and payments (`simulator-pay`); [1] a second payment provider `simulator-pay-2` with its own ledger; [2] a third payment API, behind `simulator-pay-replay` and `simulator-pay-search` (PAYMENT_PROVIDER_SIMULATORS). */
   simulatorUrls: string[];
-  /** Owners and their API tokens (at least 3 owners), the operator's token, and each payment provider's callback secret (its own: a shared one is refused at start). */
+  /** Owners and their API tokens (at least 3 owners, and the opening's broke owner), the operator's token, and each payment provider's callback secret (its own: a shared one is refused at start). */
   owners: Record<string, string>;
   operatorToken: string;
   /** Provider name → its callback secret. */
@@ -676,7 +676,10 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     };
 
     const owners: Record<string, string> = Object.fromEntries(
-      ['chaos-alice', 'chaos-bob', 'chaos-carol'].map((owner) => [owner, token(owner)]),
+      ['chaos-alice', 'chaos-bob', 'chaos-carol', BROKE_OWNER].map((owner) => [
+        owner,
+        token(owner),
+      ]),
     );
     const operatorToken = token('chaos-operator');
     const callbackSecrets = {
