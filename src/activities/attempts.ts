@@ -86,11 +86,13 @@ export function attemptActivities(deps: LookDeps) {
           throw await refusedByBudget(deps, input.jobId, error);
         if (isRefusal(error, 'providerUnavailable')) {
           const { provider, reason, until } = error.details;
-          // The job says why its plan passed the provider by (once per reason and time).
+          // The job says why its plan passed the provider by: once per reason and time, and
+          // once per hold (a held job asks again and again until the hold is released).
+          const held = error.countedAs === 'held';
           await addCountedJobNote(
             pool,
             input.jobId,
-            { event: 'provider_skipped', provider, reason, until },
+            { event: 'provider_skipped', provider, reason, ...(held ? { held } : { until }) },
             'provider_skips',
             `${provider}|${error.countedAs}`,
           );

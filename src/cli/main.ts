@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { certificationPlan, certifyMany, type CertificationReport } from '../certification/certify';
 import { migrate } from '../db/migrate';
 import { listProviderHealth, recentProviderActivity } from '../db/providerHealth';
+import { listProviderHolds } from '../db/providerHolds';
 import { terminalText } from '../domain/displayText';
 import { findJobType, jobTypeNames } from '../jobTypes';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
@@ -12,6 +13,7 @@ import { addCeilingCommands } from './ceilingCommands';
 import { withPool } from './commandContext';
 import { eligibilityStatus, renderEligibility } from './eligibilityStatus';
 import { addOperatorCommands } from './operatorCommands';
+import { addProviderHoldCommands, configuredProviders } from './providerHoldCommands';
 import { addSecretCommands } from './secretCommands';
 import { renderTable } from './table';
 import { terminalJson } from './terminal';
@@ -50,7 +52,7 @@ export function buildCli(): Command {
   addCeilingCommands(program);
   const providers = program
     .command('providers')
-    .description('Provider adapters and their certification');
+    .description('Provider adapters, their certification, health and holds');
   providers
     .command('certify')
     .description("Run the job types' golden cases through providers and store the verdicts")
@@ -85,26 +87,23 @@ export function buildCli(): Command {
   providers
     .command('status')
     .description(
-      'Each provider’s circuit breaker, cooldown, failed calls and retries in the last 5 minutes, and lost fallback eligibility',
+      'Each provider’s hold, circuit breaker, cooldown, failed calls and retries in the last 5 minutes, and lost fallback eligibility',
     )
     .option('--json', 'print JSON')
     .option('--history', 'also every change of fallback and hedge eligibility')
     .action(async (options: { json?: boolean; history?: boolean }) => {
       // The configured providers when this shell has their settings; the database's otherwise.
-      let configured: string[] = [];
-      try {
-        configured = providerConfigsFromEnv().map((config) => config.name);
-      } catch {
-        configured = [];
-      }
+      const configured = configuredProviders();
       await withPool(async (pool) => {
         const health = await listProviderHealth(pool);
+        const holds = await listProviderHolds(pool);
         const activity = await recentProviderActivity(pool, RECENT_WINDOW_MS);
         const eligibility = await eligibilityStatus(pool, options.history === true);
         const names = [
           ...new Set([
             ...configured,
             ...health.map((h) => h.provider),
+            ...holds.map((h) => h.provider),
             ...activity.keys(),
             ...eligibility.byProvider.keys(),
           ]),
@@ -113,8 +112,12 @@ export function buildCli(): Command {
         const statuses = names.map((provider) => {
           const row = health.find((h) => h.provider === provider);
           const cooling = row?.cooldownUntil && row.cooldownUntil.getTime() > now;
+          const hold = holds.find((h) => h.provider === provider);
           return {
             provider,
+            held: hold
+              ? { by: hold.heldBy, since: hold.heldAt.toISOString(), reason: hold.reason }
+              : null,
             breaker: row?.breaker ?? 'closed',
             openedAt: row?.openedAt?.toISOString() ?? null,
             reason: row?.breaker === 'closed' ? null : (row?.reason ?? null),
@@ -137,9 +140,19 @@ export function buildCli(): Command {
         }
         console.log(
           renderTable(
-            ['provider', 'breaker', 'since', 'cooldown until', 'failures 5m', 'retries 5m', 'why'],
+            [
+              'provider',
+              'held',
+              'breaker',
+              'since',
+              'cooldown until',
+              'failures 5m',
+              'retries 5m',
+              'why',
+            ],
             statuses.map((s) => [
               s.provider,
+              s.held ? `by ${s.held.by} since ${s.held.since}: ${s.held.reason}` : '-',
               s.breaker,
               s.breaker === 'closed' ? '-' : (s.openedAt ?? '-'),
               s.cooldownUntil ?? '-',
@@ -153,6 +166,7 @@ export function buildCli(): Command {
         if (lost) console.log(lost);
       });
     });
+  addProviderHoldCommands(providers);
   return program;
 }
 

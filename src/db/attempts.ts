@@ -219,9 +219,11 @@ const CREATE_ATTEMPT = preparedStatement(
                          worst_case, worst_case_currency)
    SELECT $1, j.id, $3, $4, $5, j.version, $6, $7, $8 FROM jobs j
     WHERE j.id = $2 AND j.terminal_status IS NULL
-      -- No new attempt to a provider cooling down or whose breaker is not closed, but the probe.
+      -- No new attempt to a provider cooling down or whose breaker is not closed, but the probe;
+      -- none at all to one an operator holds (0028).
       AND ($6 OR NOT EXISTS (SELECT 1 FROM provider_health h
                               WHERE h.provider = $4 AND (h.cooldown_until > now() OR h.breaker <> 'closed')))
+      AND NOT EXISTS (SELECT 1 FROM provider_holds WHERE provider = $4)
    ON CONFLICT (job_id, seq) DO NOTHING
    RETURNING ${COLUMNS}`,
 );
@@ -252,8 +254,8 @@ function providerUnavailable({ provider, until, reason, cause }: Unavailability)
 /**
  * Creates attempt `seq` of a job in state `starting`, recording the job version it read.
  * Idempotent: the same (job, seq) returns the row created before. Refused (`providerUnavailable`)
- * while the provider cools down or its breaker is open, except for the one probe a breaker whose
- * cool-off (`coolOffMs`) is over lets through; refused `jobNotOpen` when the job is not open, and
+ * while an operator holds the provider, or it cools down or its breaker is open, except for the
+ * one probe a breaker whose cool-off (`coolOffMs`) is over lets through; refused `jobNotOpen` when the job is not open, and
  * `attemptInFlight` when an exclusive job has an attempt in flight.
  */
 export async function createAttempt(
@@ -313,7 +315,9 @@ export async function createAttempt(
     const notOpen = await jobNotOpen(db, input.jobId);
     if (notOpen) throw notOpen;
     if (unavailable) {
-      const probe = await asProbe(db, input.provider, id, coolOffMs, () => insert(true));
+      const probe =
+        unavailable.cause !== 'held' &&
+        (await asProbe(db, input.provider, id, coolOffMs, () => insert(true)));
       if (probe) return probe;
       throw providerUnavailable(unavailable);
     }

@@ -51,14 +51,22 @@ export async function listProviderHealth(db: Queryable): Promise<ProviderHealth[
   return rows.map(toHealth);
 }
 
-/** Why no new attempt may go to a provider now, and until when; none when it may. */
+/** Why no new attempt may go to a provider now, and until when (or when to ask again); none when it may. */
 export interface Unavailability {
   provider: string;
   until: Date;
   reason: string;
-  /** For the skip counter: `cooldown`, `breaker_open` or `breaker_half_open`. */
-  cause: 'cooldown' | 'breaker_open' | 'breaker_half_open';
+  /** For the skip counter: `held` (an operator's hold), `cooldown`, `breaker_open` or `breaker_half_open`. */
+  cause: 'held' | 'cooldown' | 'breaker_open' | 'breaker_half_open';
 }
+
+const HELD = preparedStatement(
+  'provider-health.held',
+  `SELECT now() + $2 * interval '1 millisecond' AS until,
+          'held by an operator since '
+            || to_char(held_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || ': ' || reason AS reason
+     FROM provider_holds WHERE provider = $1`,
+);
 
 const UNAVAILABILITY = preparedStatement(
   'provider-health.unavailability',
@@ -80,6 +88,12 @@ export async function providerUnavailability(
   provider: string,
   coolOffMs: number,
 ): Promise<Unavailability | undefined> {
+  // An operator's hold comes first: no probe passes it, and its reason is the operator's (who held
+  // it is in the audit, not in owners' notes). It has
+  // no end of its own: its jobs ask again after the breaker's cool-off, as for an open breaker,
+  // so a release reaches them within that (their durable timer).
+  const held = await db.query<{ until: Date; reason: string }>(HELD([provider, coolOffMs]));
+  if (held.rows[0]) return { provider, ...held.rows[0], cause: 'held' };
   const { rows } = await db.query<{ until: Date; reason: string; cause: Unavailability['cause'] }>(
     UNAVAILABILITY([provider, coolOffMs]),
   );

@@ -1,8 +1,9 @@
-/** The metrics of providers: retries and skips, each one's breaker, cooldown and eligibility. */
+/** The metrics of providers: retries and skips, each one's hold, breaker, cooldown and eligibility. */
 import { Gauge } from 'prom-client';
 import type { Queryable } from '../db/pool';
 import { listDecertifications } from '../db/providerEligibility';
 import { listProviderHealth } from '../db/providerHealth';
+import { listProviderHolds } from '../db/providerHolds';
 import type { MetricsRegistry } from './histograms';
 import type { LedgerCounter } from './metricTotals';
 
@@ -23,7 +24,7 @@ export function addProviderMetrics(
   );
   ledgerCounter(
     'onejob_provider_skips_total',
-    'Times a plan passed a provider by, by provider and reason: cooldown, breaker_open, breaker_half_open (from the database)',
+    'Times a plan passed a provider by, by provider and reason: held, cooldown, breaker_open, breaker_half_open (from the database)',
     ['provider', 'reason'],
     'provider_skips',
   );
@@ -47,6 +48,24 @@ export function addProviderMetrics(
           { provider: row.provider, job_type: row.jobType, contract_version: row.contractVersion },
           1,
         );
+    },
+  });
+  // Operators' holds (docs/operators.md): each hold and release, and what is held now.
+  ledgerCounter(
+    'onejob_provider_hold_changes_total',
+    'Operators’ holds and releases of providers, by provider and change: held, released (from the database)',
+    ['provider', 'change'],
+    'provider_hold_changes',
+  );
+  new Gauge({
+    name: 'onejob_provider_held',
+    help: 'Providers an operator holds: 1 while held (from the database; others are absent)',
+    labelNames: ['provider'],
+    registers: [registry],
+    async collect() {
+      const rows = await listProviderHolds(db);
+      this.reset();
+      for (const row of rows) this.set({ provider: row.provider }, 1);
     },
   });
   new Gauge({
