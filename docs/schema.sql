@@ -722,6 +722,79 @@ END
 $$;
 
 --
+-- Name: provider_hold_change_applies(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.provider_hold_change_applies() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  current provider_holds%ROWTYPE;
+BEGIN
+  SELECT * INTO current FROM provider_holds WHERE provider = NEW.provider FOR UPDATE;
+  IF NEW.change = 'held' THEN
+    IF FOUND THEN
+      RAISE EXCEPTION 'provider % is already held, by % since %: %', NEW.provider,
+        current.held_by, to_char(current.held_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+        current.reason USING ERRCODE = 'unique_violation', CONSTRAINT = 'provider_holds_pkey';
+    END IF;
+    INSERT INTO provider_holds (provider, change_id, held_at, held_by, reason)
+    VALUES (NEW.provider, NEW.id, NEW.at, NEW.changed_by, NEW.reason);
+  ELSE
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'provider % is not held', NEW.provider
+        USING ERRCODE = 'no_data_found';
+    END IF;
+    DELETE FROM provider_holds WHERE provider = NEW.provider;
+  END IF;
+  INSERT INTO metric_deltas VALUES ('provider_hold_changes', NEW.provider || '|' || NEW.change, 1);
+  RETURN NULL;
+END
+$$;
+
+--
+-- Name: provider_hold_changes_kept(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.provider_hold_changes_kept() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  RAISE EXCEPTION 'provider hold change % is kept as written', OLD.id
+    USING ERRCODE = 'check_violation';
+END
+$$;
+
+--
+-- Name: provider_holds_by_changes_only(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.provider_holds_by_changes_only() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF pg_trigger_depth() < 2 THEN
+    RAISE EXCEPTION 'holds are made and released by inserting into provider_hold_changes, which keeps who and why'
+      USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END
+$$;
+
+--
+-- Name: report_settlements_kept(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.report_settlements_kept() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  RAISE EXCEPTION 'report settlements are kept as written (%)', TG_TABLE_NAME
+    USING ERRCODE = 'check_violation';
+END
+$$;
+
+--
 -- Name: settle_attempts_of_ended_job(uuid, text, text, boolean); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1248,6 +1321,48 @@ CREATE TABLE public.provider_health (
 );
 
 --
+-- Name: provider_hold_changes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.provider_hold_changes (
+    id bigint NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    provider text NOT NULL,
+    change text NOT NULL,
+    changed_by text NOT NULL,
+    reason text NOT NULL,
+    CONSTRAINT provider_hold_changes_change_check CHECK ((change = ANY (ARRAY['held'::text, 'released'::text]))),
+    CONSTRAINT provider_hold_changes_changed_by_check CHECK (((changed_by ~ '\S'::text) AND (char_length(changed_by) <= 200))),
+    CONSTRAINT provider_hold_changes_provider_check CHECK (((provider ~ '\S'::text) AND (char_length(provider) <= 200))),
+    CONSTRAINT provider_hold_changes_reason_check CHECK (((reason ~ '\S'::text) AND (char_length(reason) <= 1000)))
+);
+
+--
+-- Name: provider_hold_changes_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.provider_hold_changes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.provider_hold_changes_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: provider_holds; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.provider_holds (
+    provider text NOT NULL,
+    change_id bigint NOT NULL,
+    held_at timestamp with time zone NOT NULL,
+    held_by text NOT NULL,
+    reason text NOT NULL
+);
+
+--
 -- Name: provider_record_breaches; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1288,6 +1403,57 @@ CREATE SEQUENCE public.race_events_id_seq
 --
 
 ALTER SEQUENCE public.race_events_id_seq OWNED BY public.race_events.id;
+
+--
+-- Name: report_settlement_rows; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.report_settlement_rows (
+    settlement_id bigint NOT NULL,
+    line integer NOT NULL,
+    attempt_id text NOT NULL,
+    outcome text NOT NULL,
+    result text NOT NULL,
+    detail text NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT report_settlement_rows_line_check CHECK ((line > 0)),
+    CONSTRAINT report_settlement_rows_outcome_check CHECK ((outcome = ANY (ARRAY['succeeded'::text, 'failed'::text]))),
+    CONSTRAINT report_settlement_rows_result_check CHECK ((result = ANY (ARRAY['settled'::text, 'held'::text, 'refused'::text])))
+);
+
+--
+-- Name: report_settlements; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.report_settlements (
+    id bigint NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    provider text NOT NULL,
+    operator text NOT NULL,
+    reason text NOT NULL,
+    source text NOT NULL,
+    source_sha256 text NOT NULL,
+    counts jsonb NOT NULL,
+    CONSTRAINT report_settlements_counts_check CHECK ((jsonb_typeof(counts) = 'object'::text)),
+    CONSTRAINT report_settlements_operator_check CHECK (((operator ~ '\S'::text) AND (char_length(operator) <= 200))),
+    CONSTRAINT report_settlements_provider_check CHECK (((provider ~ '\S'::text) AND (char_length(provider) <= 200))),
+    CONSTRAINT report_settlements_reason_check CHECK (((reason ~ '\S'::text) AND (char_length(reason) <= 1000))),
+    CONSTRAINT report_settlements_source_check CHECK ((char_length(source) <= 1000)),
+    CONSTRAINT report_settlements_source_sha256_check CHECK ((source_sha256 ~ '^[0-9a-f]{64}$'::text))
+);
+
+--
+-- Name: report_settlements_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.report_settlements ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.report_settlements_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 --
 -- Name: webhook_deliveries; Type: TABLE; Schema: public; Owner: -
@@ -1609,6 +1775,27 @@ ALTER TABLE ONLY public.provider_health
     ADD CONSTRAINT provider_health_pkey PRIMARY KEY (provider);
 
 --
+-- Name: provider_hold_changes provider_hold_changes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.provider_hold_changes
+    ADD CONSTRAINT provider_hold_changes_pkey PRIMARY KEY (id);
+
+--
+-- Name: provider_holds provider_holds_change_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.provider_holds
+    ADD CONSTRAINT provider_holds_change_id_key UNIQUE (change_id);
+
+--
+-- Name: provider_holds provider_holds_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.provider_holds
+    ADD CONSTRAINT provider_holds_pkey PRIMARY KEY (provider);
+
+--
 -- Name: provider_record_breaches provider_record_breaches_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1628,6 +1815,20 @@ ALTER TABLE ONLY public.race_events
 
 ALTER TABLE ONLY public.race_events
     ADD CONSTRAINT race_events_pkey PRIMARY KEY (id);
+
+--
+-- Name: report_settlement_rows report_settlement_rows_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.report_settlement_rows
+    ADD CONSTRAINT report_settlement_rows_pkey PRIMARY KEY (settlement_id, line);
+
+--
+-- Name: report_settlements report_settlements_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.report_settlements
+    ADD CONSTRAINT report_settlements_pkey PRIMARY KEY (id);
 
 --
 -- Name: webhook_deliveries webhook_deliveries_job_id_endpoint_id_event_key_key; Type: CONSTRAINT; Schema: public; Owner: -
@@ -1815,10 +2016,22 @@ CREATE UNIQUE INDEX price_ceilings_one_per_scope ON public.price_ceilings USING 
 CREATE INDEX provider_eligibility_changes_provider_idx ON public.provider_eligibility_changes USING btree (provider, job_type, id);
 
 --
+-- Name: provider_hold_changes_provider_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX provider_hold_changes_provider_idx ON public.provider_hold_changes USING btree (provider, id);
+
+--
 -- Name: race_events_job_idx; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX race_events_job_idx ON public.race_events USING btree (job_id, occurred_at);
+
+--
+-- Name: report_settlement_rows_attempt_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX report_settlement_rows_attempt_idx ON public.report_settlement_rows USING btree (attempt_id);
 
 --
 -- Name: webhook_deliveries_job_idx; Type: INDEX; Schema: public; Owner: -
@@ -2031,6 +2244,24 @@ CREATE TRIGGER provider_eligibility_changes_counted AFTER INSERT ON public.provi
 CREATE TRIGGER provider_eligibility_changes_kept BEFORE DELETE OR UPDATE ON public.provider_eligibility_changes FOR EACH ROW EXECUTE FUNCTION public.provider_eligibility_changes_kept();
 
 --
+-- Name: provider_hold_changes provider_hold_changes_apply; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER provider_hold_changes_apply AFTER INSERT ON public.provider_hold_changes FOR EACH ROW EXECUTE FUNCTION public.provider_hold_change_applies();
+
+--
+-- Name: provider_hold_changes provider_hold_changes_kept; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER provider_hold_changes_kept BEFORE DELETE OR UPDATE ON public.provider_hold_changes FOR EACH ROW EXECUTE FUNCTION public.provider_hold_changes_kept();
+
+--
+-- Name: provider_holds provider_holds_by_changes_only; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER provider_holds_by_changes_only BEFORE INSERT OR DELETE OR UPDATE ON public.provider_holds FOR EACH ROW EXECUTE FUNCTION public.provider_holds_by_changes_only();
+
+--
 -- Name: race_events race_events_count_rows; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -2041,6 +2272,18 @@ CREATE TRIGGER race_events_count_rows AFTER INSERT OR DELETE ON public.race_even
 --
 
 CREATE TRIGGER race_events_webhook_late_result AFTER INSERT ON public.race_events FOR EACH ROW EXECUTE FUNCTION public.webhook_late_result();
+
+--
+-- Name: report_settlement_rows report_settlement_rows_kept; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER report_settlement_rows_kept BEFORE DELETE OR UPDATE ON public.report_settlement_rows FOR EACH ROW EXECUTE FUNCTION public.report_settlements_kept();
+
+--
+-- Name: report_settlements report_settlements_kept; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER report_settlements_kept BEFORE DELETE OR UPDATE ON public.report_settlements FOR EACH ROW EXECUTE FUNCTION public.report_settlements_kept();
 
 --
 -- Name: webhook_deliveries webhook_deliveries_count_deletes; Type: TRIGGER; Schema: public; Owner: -
@@ -2162,6 +2405,13 @@ ALTER TABLE ONLY public.provider_decertifications
     ADD CONSTRAINT provider_decertifications_provider_model_job_type_contract_fkey FOREIGN KEY (provider, model, job_type, contract_version) REFERENCES public.certifications(provider, model, job_type, contract_version) ON DELETE CASCADE;
 
 --
+-- Name: provider_holds provider_holds_change_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.provider_holds
+    ADD CONSTRAINT provider_holds_change_id_fkey FOREIGN KEY (change_id) REFERENCES public.provider_hold_changes(id);
+
+--
 -- Name: race_events race_events_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2181,6 +2431,13 @@ ALTER TABLE ONLY public.race_events
 
 ALTER TABLE ONLY public.race_events
     ADD CONSTRAINT race_events_job_id_winning_attempt_id_fkey FOREIGN KEY (job_id, winning_attempt_id) REFERENCES public.attempts(job_id, id);
+
+--
+-- Name: report_settlement_rows report_settlement_rows_settlement_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.report_settlement_rows
+    ADD CONSTRAINT report_settlement_rows_settlement_id_fkey FOREIGN KEY (settlement_id) REFERENCES public.report_settlements(id);
 
 --
 -- Name: webhook_deliveries webhook_deliveries_endpoint_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

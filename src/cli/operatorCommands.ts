@@ -4,15 +4,18 @@ import { listRaces } from '../db/races';
 import { resolveAttempt } from '../service/attempts';
 import { operatorName, output, withPool, withServices } from './commandContext';
 import { addJobCommands } from './jobCommands';
+import { addSettleCommand } from './settleCommand';
 import { renderTable } from './table';
 
-/** `jobs list|show|trace|cancel|release-key`, `attempts resolve`, `races list`: what operators do by hand. */
+/** `jobs list|show|trace|cancel|release-key`, `attempts resolve|settle`, `races list`: what operators do by hand. */
 export function addOperatorCommands(program: Command): void {
   addJobCommands(program);
 
-  program
+  const attempts = program
     .command('attempts')
-    .description('Settle attempts')
+    .description('Settle attempts: one by hand, or many from a provider’s report');
+  addSettleCommand(attempts);
+  attempts
     .command('resolve <attemptId>')
     .description(
       'Settle an unknown attempt: --failed, or --succeeded with its result (which goes through the CAS)',

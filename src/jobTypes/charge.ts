@@ -40,4 +40,14 @@ export const charge: JobTypeContract<z.infer<typeof input>, z.infer<typeof outpu
       return `idempotency key ${result.idempotencyKey} is not ${attemptId}`;
     return undefined;
   },
+  // The charge as the provider's export shows it; a report without an account column is taken
+  // to name the account charged (the key is ours, and unique to this charge).
+  resultFromReport: (request, reported, attemptId) => ({
+    id: reported.providerId,
+    status: 'succeeded',
+    amountCents: reported.amountMinor,
+    currency: reported.currency,
+    account: reported.account ?? request.account,
+    idempotencyKey: attemptId,
+  }),
 };

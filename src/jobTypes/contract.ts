@@ -31,6 +31,20 @@ export interface JobTypeContract<Input, Output> {
   prompt(input: Input): ChatMessage[];
   /** Business rules beyond the schema; returns the reason when the output is unacceptable. */
   check(input: Input, output: Output, context: { attemptId: string }): string | undefined;
+  /**
+   * The result a provider's own report of a call proves (`onejob attempts settle --from`), to be
+   * checked as any result is; only job types that have it are settled from reports.
+   */
+  resultFromReport?(input: Input, reported: ReportedWork, attemptId: string): unknown;
+}
+
+/** What a provider's report says it did for one of our keys (src/domain/providerReport.ts). */
+export interface ReportedWork {
+  providerId: string;
+  /** In the currency's minor units. */
+  amountMinor: number;
+  currency: string;
+  account?: string;
 }
 
 // Job types are looked up by name at run time, so the registry holds them type-erased.

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { withMerged, type Behaviour } from './behaviour';
 import type { FaultQueue } from './faults';
 import { readBody, sendJson, type Routes } from './http';
-import { ledgerKey, type Ledger } from './ledger';
+import { ledgerKey, type ChargeReportEntry, type Ledger } from './ledger';
 import { providerError } from './protocols';
 
 /**
@@ -133,8 +133,57 @@ export function chargeRoutes(ledger: Ledger, faults: FaultQueue, behaviour: Beha
     });
   }
 
+  /**
+   * The provider's export of its charges (`format=csv`: a dashboard's download, amounts in the
+   * currency's major unit as decimals; `format=jsonl`: one API object per line, amounts in minor
+   * units). What an operator settles unknown attempts from.
+   */
+  function exportCharges(req: IncomingMessage, res: ServerResponse): void {
+    const format = new URL(req.url ?? '/', 'http://simulator').searchParams.get('format') ?? 'csv';
+    const entries = ledger.chargeReport();
+    if (format === 'jsonl') {
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+      res.end(entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+      return;
+    }
+    if (format !== 'csv')
+      return providerError(res, 'charge', 400, 'format must be csv or jsonl', {
+        type: 'invalid_request_error',
+      });
+    const cell = (value: string) =>
+      /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+    // In the currency's major unit: its ISO 4217 exponent, as Intl knows it (JPY has none).
+    const major = (entry: ChargeReportEntry) => {
+      if (entry.amountCents === undefined || !entry.currency) return '';
+      const digits = new Intl.NumberFormat('en', {
+        style: 'currency',
+        currency: entry.currency,
+      }).resolvedOptions().maximumFractionDigits!;
+      return (entry.amountCents / 10 ** digits).toFixed(digits);
+    };
+    const lines = [
+      'id,idempotency_key,status,amount,currency,account,created',
+      ...entries.map((entry) =>
+        [
+          entry.id,
+          entry.idempotencyKey,
+          entry.status,
+          major(entry),
+          entry.currency ?? '',
+          entry.account ?? '',
+          entry.created,
+        ]
+          .map(cell)
+          .join(','),
+      ),
+    ];
+    res.writeHead(200, { 'content-type': 'text/csv' });
+    res.end(`${lines.join('\r\n')}\r\n`);
+  }
+
   return (route) => {
     if (route === 'POST /v1/charges') return createCharge;
+    if (route === 'GET /v1/charges/export') return exportCharges;
     if (route === 'GET /v1/charges/search') return searchCharges;
     const status = /^GET \/v1\/charges\/by-key\/(.+)$/.exec(route);
     if (status) return (_req, res) => chargeStatus(res, decodeURIComponent(status[1]!));

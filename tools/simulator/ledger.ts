@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Fault, SimulatorRoute } from './faults';
 
 /**
@@ -25,6 +26,17 @@ export interface LedgerEntry {
    * is billed): what a bill from this provider would count.
    */
   tokensServed?: { input: number; output: number };
+}
+
+/** A line of the charge API's export (Ledger.chargeReport). */
+export interface ChargeReportEntry {
+  id: string;
+  idempotencyKey: string;
+  status: 'succeeded' | 'failed';
+  amountCents?: number;
+  currency?: string;
+  account?: string;
+  created: string;
 }
 
 /** One request as it reached the simulator, in arrival order. */
@@ -201,6 +213,52 @@ export class Ledger {
         : {}),
     });
     return { response, replayed: false };
+  }
+
+  /**
+   * The charge API's own export of what it did, as a provider's dashboard exports it: every
+   * charge made (under whatever id it was filed, with the key it came with), and every key whose
+   * requests were all refused with no charge made (`failed`). A key never received is absent.
+   */
+  chargeReport(): ChargeReportEntry[] {
+    const made: ChargeReportEntry[] = [...this.entries.values()]
+      .filter((entry) => entry.route === 'charge')
+      .map((entry) => {
+        const charge = entry.response as Record<string, unknown>;
+        return {
+          id: String(charge.id),
+          idempotencyKey: entry.idempotencyKey,
+          status: 'succeeded',
+          amountCents: Number(charge.amountCents),
+          currency: String(charge.currency),
+          account: String(charge.account),
+          created: new Date(entry.storedAt).toISOString(),
+        };
+      });
+    const refused = new Map<string, RequestRecord>();
+    for (const request of this.log)
+      if (
+        request.route === 'charge' &&
+        !this.entries.has(ledgerKey('charge', request.idempotencyKey)) &&
+        (request.answered ?? request.refusedWith ?? 0) >= 400 &&
+        !refused.has(request.idempotencyKey)
+      )
+        refused.set(request.idempotencyKey, request);
+    return [
+      ...made,
+      ...[...refused.values()].map((request) => {
+        const body = (request.body ?? {}) as Record<string, unknown>;
+        return {
+          id: `ch_failed_${createHash('sha256').update(request.idempotencyKey).digest('hex').slice(0, 24)}`,
+          idempotencyKey: request.idempotencyKey,
+          status: 'failed' as const,
+          ...(typeof body.amountCents === 'number' ? { amountCents: body.amountCents } : {}),
+          ...(typeof body.currency === 'string' ? { currency: body.currency } : {}),
+          ...(typeof body.account === 'string' ? { account: body.account } : {}),
+          created: request.at,
+        };
+      }),
+    ];
   }
 
   /** Per route and key: requests received, work done, replays answered. */
