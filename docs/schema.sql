@@ -581,12 +581,12 @@ BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO metric_deltas
       SELECT 'webhook_deliveries', state, count(*) FROM added GROUP BY state;
-    -- Fan-out: the deliveries written, and the events they were written for.
     INSERT INTO metric_deltas
-      SELECT 'webhook_deliveries_written', '', count(*) FROM added HAVING count(*) > 0;
+      SELECT 'webhook_deliveries_written', '', count(*) FROM added
+       WHERE redelivery_of IS NULL HAVING count(*) > 0;
     INSERT INTO metric_deltas
       SELECT 'webhook_events_written', '', count(DISTINCT (job_id, event_key)) FROM added
-      HAVING count(*) > 0;
+       WHERE redelivery_of IS NULL HAVING count(*) > 0;
   ELSIF TG_OP = 'UPDATE' THEN
     INSERT INTO metric_deltas
       SELECT 'webhook_deliveries', state, sum(n) FROM (
@@ -596,6 +596,20 @@ BEGIN
     INSERT INTO metric_deltas
       SELECT 'webhook_deliveries', state, -count(*) FROM removed GROUP BY state;
   END IF;
+  RETURN NULL;
+END $$;
+
+--
+-- Name: metric_deltas_of_webhook_redeliveries(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.metric_deltas_of_webhook_redeliveries() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  INSERT INTO metric_deltas
+    SELECT 'webhook_redeliveries', split_part(redelivered_by, ':', 1), count(*) FROM added
+     WHERE redelivery_of IS NOT NULL GROUP BY 2;
   RETURN NULL;
 END $$;
 
@@ -932,6 +946,41 @@ CREATE FUNCTION public.webhook_operator_actions_kept() RETURNS trigger
 BEGIN
   RAISE EXCEPTION 'operator action % on a webhook endpoint is kept as written', OLD.id
     USING ERRCODE = 'check_violation';
+END
+$$;
+
+--
+-- Name: webhook_redelivery_of_its_first(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.webhook_redelivery_of_its_first() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  first webhook_deliveries%ROWTYPE;
+  sent text;
+BEGIN
+  IF NEW.redelivery_of IS NULL THEN
+    RETURN NEW;
+  END IF;
+  SELECT * INTO first FROM webhook_deliveries WHERE id = NEW.redelivery_of;
+  IF first.redelivery_of IS NOT NULL OR first.job_id <> NEW.job_id
+     OR first.endpoint_id <> NEW.endpoint_id OR first.event_key <> NEW.event_key
+     OR first.event <> NEW.event THEN
+    RAISE EXCEPTION 'a redelivery names the first delivery of its own event to its own endpoint'
+      USING ERRCODE = 'check_violation';
+  END IF;
+  IF first.state = 'pending' THEN
+    RAISE EXCEPTION 'webhook delivery % is still being sent', first.id
+      USING ERRCODE = 'check_violation';
+  END IF;
+  SELECT coalesce(first.body, b.body) INTO sent FROM webhook_event_bodies b
+   WHERE b.job_id = NEW.job_id AND b.event_key = NEW.event_key;
+  IF coalesce(first.body, sent) IS NOT NULL AND NEW.body IS DISTINCT FROM coalesce(first.body, sent) THEN
+    RAISE EXCEPTION 'a redelivery sends the bytes its event was first sent with'
+      USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NEW;
 END
 $$;
 
@@ -1476,9 +1525,15 @@ CREATE TABLE public.webhook_deliveries (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     ended_at timestamp with time zone,
     claim_token uuid,
+    redelivery_of uuid,
+    redelivered_by text,
+    redelivery_reason text,
     CONSTRAINT webhook_deliveries_check CHECK (((state = 'pending'::text) = (ended_at IS NULL))),
     CONSTRAINT webhook_deliveries_claim_held CHECK (((claim_token IS NULL) = (claimed_until IS NULL))),
     CONSTRAINT webhook_deliveries_event_check CHECK ((event = ANY (ARRAY['job.succeeded'::text, 'job.failed'::text, 'job.cancelled'::text, 'job.needs_operator'::text, 'job.late_result'::text]))),
+    CONSTRAINT webhook_deliveries_redelivered_by_check CHECK (((redelivered_by ~ '\S'::text) AND (char_length(redelivered_by) <= 300))),
+    CONSTRAINT webhook_deliveries_redelivery_reason_check CHECK ((char_length(redelivery_reason) <= 1000)),
+    CONSTRAINT webhook_deliveries_redelivery_says_who CHECK ((((redelivery_of IS NULL) = (redelivered_by IS NULL)) AND ((redelivery_of IS NULL) = (redelivery_reason IS NULL)))),
     CONSTRAINT webhook_deliveries_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text, 'abandoned'::text]))),
     CONSTRAINT webhook_deliveries_tries_check CHECK ((tries >= 0))
 );
@@ -1831,13 +1886,6 @@ ALTER TABLE ONLY public.report_settlements
     ADD CONSTRAINT report_settlements_pkey PRIMARY KEY (id);
 
 --
--- Name: webhook_deliveries webhook_deliveries_job_id_endpoint_id_event_key_key; Type: CONSTRAINT; Schema: public; Owner: -
---
-
-ALTER TABLE ONLY public.webhook_deliveries
-    ADD CONSTRAINT webhook_deliveries_job_id_endpoint_id_event_key_key UNIQUE (job_id, endpoint_id, event_key);
-
---
 -- Name: webhook_deliveries webhook_deliveries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2040,10 +2088,28 @@ CREATE INDEX report_settlement_rows_attempt_idx ON public.report_settlement_rows
 CREATE INDEX webhook_deliveries_job_idx ON public.webhook_deliveries USING btree (job_id, "position");
 
 --
+-- Name: webhook_deliveries_one_first_per_event; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX webhook_deliveries_one_first_per_event ON public.webhook_deliveries USING btree (job_id, endpoint_id, event_key) WHERE (redelivery_of IS NULL);
+
+--
+-- Name: webhook_deliveries_one_redelivery_waiting; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX webhook_deliveries_one_redelivery_waiting ON public.webhook_deliveries USING btree (redelivery_of) WHERE (state = 'pending'::text);
+
+--
 -- Name: webhook_deliveries_pending_idx; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX webhook_deliveries_pending_idx ON public.webhook_deliveries USING btree (created_at) WHERE (state = 'pending'::text);
+
+--
+-- Name: webhook_deliveries_redelivery_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_redelivery_idx ON public.webhook_deliveries USING btree (redelivery_of) WHERE (redelivery_of IS NOT NULL);
 
 --
 -- Name: webhook_endpoint_health_held_idx; Type: INDEX; Schema: public; Owner: -
@@ -2298,6 +2364,12 @@ CREATE TRIGGER webhook_deliveries_count_deletes AFTER DELETE ON public.webhook_d
 CREATE TRIGGER webhook_deliveries_count_inserts AFTER INSERT ON public.webhook_deliveries REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION public.metric_deltas_of_webhook_deliveries();
 
 --
+-- Name: webhook_deliveries webhook_deliveries_count_redeliveries; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER webhook_deliveries_count_redeliveries AFTER INSERT ON public.webhook_deliveries REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION public.metric_deltas_of_webhook_redeliveries();
+
+--
 -- Name: webhook_deliveries webhook_deliveries_count_updates; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -2326,6 +2398,12 @@ CREATE TRIGGER webhook_event_bodies_fixed BEFORE UPDATE ON public.webhook_event_
 --
 
 CREATE TRIGGER webhook_operator_actions_kept BEFORE DELETE OR UPDATE ON public.webhook_operator_actions FOR EACH ROW EXECUTE FUNCTION public.webhook_operator_actions_kept();
+
+--
+-- Name: webhook_deliveries webhook_redelivery_of_its_first; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER webhook_redelivery_of_its_first BEFORE INSERT ON public.webhook_deliveries FOR EACH ROW EXECUTE FUNCTION public.webhook_redelivery_of_its_first();
 
 --
 -- Name: attempt_replays attempt_replays_attempt_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -2452,6 +2530,13 @@ ALTER TABLE ONLY public.webhook_deliveries
 
 ALTER TABLE ONLY public.webhook_deliveries
     ADD CONSTRAINT webhook_deliveries_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.jobs(id) ON DELETE CASCADE;
+
+--
+-- Name: webhook_deliveries webhook_deliveries_redelivery_of_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_redelivery_of_fkey FOREIGN KEY (redelivery_of) REFERENCES public.webhook_deliveries(id);
 
 --
 -- Name: webhook_delivery_tries webhook_delivery_tries_delivery_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -9,6 +9,7 @@ import { providerSaw } from './support/providerLedger';
 import { payProvider, TIMES_OUT_SOON_MS } from './support/providers';
 import { attemptRows } from './support/rows';
 import { useTestStack } from './support/stack';
+import { WebhookReceiver } from './support/webhookReceiver';
 
 /**
  * The incident day (issue 61): a payment provider's outage leaves charges whose answers were
@@ -26,8 +27,21 @@ const providers = (url: string): ProviderConfig[] => [
   }),
   payProvider(url, 'pay-backup'),
 ];
-const stack = useTestStack({ providers, certify: [['pay-backup', 'charge']] });
+const stack = useTestStack({
+  providers,
+  certify: [['pay-backup', 'charge']],
+  env: {
+    // Once the receiver is back, its endpoint's senders wake soon.
+    ONEJOB_WEBHOOK_FIRST_RETRY_MS: '200',
+    ONEJOB_WEBHOOK_MAX_RETRY_INTERVAL_MS: '500',
+  },
+});
 afterEach(() => stack.simulator.clearFaults());
+let receiver: WebhookReceiver;
+beforeAll(async () => {
+  receiver = await WebhookReceiver.start();
+});
+afterAll(() => receiver?.down());
 
 /** How many charges the outage leaves unknown. */
 const OUTAGE_CHARGES = 200;
@@ -79,7 +93,15 @@ async function inBatches<T, R>(items: T[], size: number, work: (item: T) => Prom
   return results;
 }
 
-test('an outage of ~200 charges is settled from the provider’s own report: the provider held, a dry run that changes nothing, one audited run, the hold released; no wrong verdict and no second charge', async () => {
+test('an outage of ~200 charges is settled from the provider’s own report: the provider held, a dry run that changes nothing, one audited run, the receiver’s missed events sent again with their ids and bytes, the hold released; no wrong verdict and no second charge', async () => {
+  // The owner's receiver is down for the whole incident.
+  const registered = await stack.request('POST', '/v1/webhooks', {
+    body: { url: receiver.url, events: ['job.succeeded'] },
+  });
+  const endpoint = (await registered.json()) as { id: string; secret: string };
+  receiver.secret = endpoint.secret;
+  await receiver.down();
+  const incidentStart = new Date(Date.now() - 1_000).toISOString();
   // The outage: every charge is made but its answer is lost, and lookups fail.
   lookupsDown();
   stack.simulator.inject({
@@ -95,8 +117,13 @@ test('an outage of ~200 charges is settled from the provider’s own report: the
   await inBatches(jobs, 50, unknownAttempt);
 
   // The operator holds the provider: a new charge goes to the backup, none to it.
+  // The CLI runs with the services' settings: their providers, and the task queue it starts
+  // webhook senders on.
   const cli = (args: string[]) =>
-    runCli(stack, args, { ONEJOB_PROVIDERS: stack.serviceEnv.ONEJOB_PROVIDERS });
+    runCli(stack, args, {
+      ONEJOB_PROVIDERS: stack.serviceEnv.ONEJOB_PROVIDERS,
+      ONEJOB_TASK_QUEUE: stack.taskQueue,
+    });
   expect(
     (await cli(['providers', 'hold', 'pay', '--reason', 'outage', '--operator', 'ops-ann'])).code,
   ).toBe(0);
@@ -186,6 +213,102 @@ test('an outage of ~200 charges is settled from the provider’s own report: the
   expect(second.settlementId).toBeNull();
   expect(second.plan.counts).toMatchObject({ settle: 0, already: OUTAGE_CHARGES });
   expect((await stack.pool.query(`SELECT 1 FROM report_settlements`)).rowCount).toBe(1);
+
+  // The receiver is dead: the operator disables its endpoint, which abandons every event still
+  // waiting for it; once it is back, the endpoint is enabled and what it missed is sent again,
+  // once, with the id and the bytes each was first sent with (verified by the Standard Webhooks
+  // reference library).
+  const undelivered = () =>
+    stack.pool.query<{ id: string; job_id: string; body: string | null }>(
+      `SELECT d.id, d.job_id, coalesce(d.body, b.body) AS body, d.state
+         FROM webhook_deliveries d
+         LEFT JOIN webhook_event_bodies b ON b.job_id = d.job_id AND b.event_key = d.event_key
+        WHERE d.endpoint_id = $1 AND d.redelivery_of IS NULL`,
+      [endpoint.id],
+    );
+  const everyEventEnded = async () =>
+    (
+      await stack.pool.query(
+        `SELECT 1 FROM webhook_deliveries WHERE endpoint_id = $1 AND state = 'pending'`,
+        [endpoint.id],
+      )
+    ).rowCount === 0;
+  const webhooks = (action: string, reason: string) =>
+    cli(['webhooks', action, endpoint.id, '--reason', reason, '--operator', 'ops-bo']);
+  expect((await webhooks('disable', 'receiver down during INC-7')).code).toBe(0);
+  const { rows: failed } = await undelivered();
+  // The outage's charges and the one the backup made during the hold; none got through.
+  expect(failed).toHaveLength(OUTAGE_CHARGES + 1);
+  expect(new Set(failed.map((d) => (d as { state?: string }).state))).toEqual(
+    new Set(['abandoned']),
+  );
+  expect(receiver.received).toEqual([]);
+  await receiver.up();
+  expect((await webhooks('enable', 'receiver back')).code).toBe(0);
+  const redelivered = await cli([
+    'webhooks',
+    'redeliver',
+    endpoint.id,
+    '--failed-since',
+    incidentStart,
+    '--reason',
+    'receiver was down during INC-7',
+    '--operator',
+    'ops-bo',
+    '--json',
+  ]);
+  expect(redelivered.stderr).toBe('');
+  expect((JSON.parse(redelivered.stdout) as { redelivered: unknown[] }).redelivered).toHaveLength(
+    failed.length,
+  );
+  await eventually(
+    async () => new Set(receiver.received.map((r) => r.id)).size,
+    (ids) => ids >= failed.length,
+    60_000,
+  );
+  await eventually(everyEventEnded, (done) => done, 60_000);
+  for (const delivery of failed) {
+    const got = receiver.of(delivery.job_id);
+    expect(got.map((r) => [r.id, 'error' in r.verified])).toEqual([[delivery.id, false]]);
+    // Abandoned before a first try, an event's bytes are fixed by the redelivery's first try.
+    if (delivery.body !== null) expect(got[0]!.body).toBe(delivery.body);
+  }
+  // Asked again, nothing is sent: every one of them was delivered since.
+  const redeliveredAgain = await cli([
+    'webhooks',
+    'redeliver',
+    endpoint.id,
+    '--failed-since',
+    incidentStart,
+    '--reason',
+    'again',
+    '--json',
+  ]);
+  expect((JSON.parse(redeliveredAgain.stdout) as { redelivered: unknown[] }).redelivered).toEqual(
+    [],
+  );
+  // The owner may send one event again, delivered or not: the receiver gets it a second time.
+  const [first] = failed;
+  const resent = await stack.request('POST', `/v1/webhooks/${endpoint.id}/redeliver`, {
+    body: { deliveryId: first!.id },
+  });
+  expect(resent.status).toBe(202);
+  await eventually(
+    async () => receiver.of(first!.job_id),
+    (got) => got.length === 2,
+  );
+  const [once, twice] = receiver.of(first!.job_id);
+  expect([twice!.id, twice!.body]).toEqual([first!.id, once!.body]);
+  const { rows: asked } = await stack.pool.query(
+    `SELECT redelivered_by, count(*)::int AS n FROM webhook_deliveries
+      WHERE endpoint_id = $1 AND redelivery_of IS NOT NULL GROUP BY 1 ORDER BY 1`,
+    [endpoint.id],
+  );
+  expect(asked).toEqual([
+    { redelivered_by: 'operator:ops-bo', n: failed.length },
+    { redelivered_by: expect.stringMatching(/^owner:/), n: 1 },
+  ]);
+  await stack.request('DELETE', `/v1/webhooks/${endpoint.id}`);
 
   // Released: the provider takes charges again; both changes are kept with who and why.
   expect(

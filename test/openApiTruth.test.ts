@@ -452,9 +452,35 @@ test('every route answers as the document says, successes and problems alike', a
     hooks('POST', '/v1/webhooks/{id}/enable', `${oneEndpoint(endpointId)}/enable`, asOwner),
     409,
   );
+  // Redeliveries, by the owner and by operators: sent (202), bad bodies (400), no such endpoint
+  // or delivery (404), a disabled endpoint (409).
+  const redeliver = (id: string, body: string, operator = false) =>
+    hooks(
+      'POST',
+      `/v1${operator ? '/operator' : ''}/webhooks/{id}/redeliver`,
+      `/v1${operator ? '/operator' : ''}/webhooks/${id}/redeliver`,
+      jsonOf(operator ? asOperator : asOwner),
+      body,
+    );
+  const since = JSON.stringify({ failedSince: '2026-01-01T00:00:00Z', reason: 'openapi' });
+  await expectStatus(redeliver(endpointId, since), 409);
+  await expectStatus(redeliver(endpointId, since, true), 409);
+  await expectStatus(redeliver(endpointId, '{}'), 400);
+  await expectStatus(redeliver(endpointId, '{"failedSince":"2026-01-01T00:00:00Z"}', true), 400);
+  await expectStatus(redeliver(missingEndpoint, since), 404);
+  await expectStatus(
+    redeliver(endpointId, JSON.stringify({ deliveryId: missingEndpoint, reason: 'x' }), true),
+    409,
+  );
   await expectStatus(operatorAct('enable', endpointId), 200);
   await expectStatus(operatorAct('enable', endpointId, '{}'), 400);
   await expectStatus(operatorAct('enable', missingEndpoint), 404);
+  await expectStatus(redeliver(endpointId, since), 202);
+  await expectStatus(redeliver(endpointId, since, true), 202);
+  await expectStatus(
+    redeliver(endpointId, JSON.stringify({ deliveryId: missingEndpoint, reason: 'x' }), true),
+    404,
+  );
   const doomed = JSON.parse(
     (await hooks('POST', '/v1/webhooks', '/v1/webhooks', jsonOf(asOwner), endpointBody)).body,
   ) as { id: string };
@@ -648,6 +674,16 @@ test('with PostgreSQL unreachable, the 503 of every route that reads it is docum
         path: '/v1/operator/webhook-actions',
         headers: asOperator,
       },
+      ...[
+        ['/v1/webhooks/{id}/redeliver', asOwner],
+        ['/v1/operator/webhooks/{id}/redeliver', asOperator],
+      ].map(([route, headers]) => ({
+        method: 'POST',
+        route: route as string,
+        path: (route as string).replace('{id}', id),
+        headers: jsonOf(headers as Record<string, string>),
+        body: '{"failedSince":"2026-01-01T00:00:00Z","reason":"down"}',
+      })),
       { method: 'GET', route: '/v1/budgets', path: '/v1/budgets', headers: asOwner },
       {
         method: 'GET',

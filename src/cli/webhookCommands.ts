@@ -8,6 +8,7 @@ import {
 import { terminalText } from '../domain/displayText';
 import { operatorWebhookAction } from '../service/operatorWebhooks';
 import { cliLogger, operatorName, output, withPool } from './commandContext';
+import { addRedeliverCommand } from './redeliverCommand';
 import { renderTable } from './table';
 
 /** An endpoint's state in a word or two: on, or off and by whom. */
@@ -25,7 +26,7 @@ const endpointJson = (endpoint: OperatorEndpoint): Record<string, unknown> => ({
   deletedAt: endpoint.deletedAt?.toISOString() ?? null,
 });
 
-/** `webhooks list|disable|enable|delete|audit`: any owner's endpoints, and what operators did. */
+/** `webhooks list|disable|enable|delete|redeliver|audit`: any owner's endpoints, and what operators did. */
 export function addWebhookCommands(program: Command): void {
   const webhooks = program
     .command('webhooks')
@@ -89,6 +90,8 @@ export function addWebhookCommands(program: Command): void {
   act('disable', 'Send it nothing more; what waits is abandoned; its owner cannot enable it again');
   act('enable', 'Send it later events again (whoever disabled it)');
   act('delete', 'Delete it for its owner: nothing more is sent; what waits is abandoned');
+
+  addRedeliverCommand(webhooks);
 
   webhooks
     .command('audit')

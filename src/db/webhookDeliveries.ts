@@ -51,6 +51,8 @@ export async function pendingEventKeys(db: Queryable, jobId: string): Promise<st
 /** A job's deliveries and each try, for its owner or an operator. */
 export interface DeliveryRecord {
   id: string;
+  /** Sent as webhook-id: its own id, or a redelivery's first delivery's. */
+  webhookId: string;
   endpointId: string;
   url: string;
   event: WebhookEvent;
@@ -79,6 +81,7 @@ export async function deliveriesOfJob(
   const { rows } = await db.query<{
     position: string;
     id: string;
+    webhook_id: string;
     endpoint_id: string;
     url: string;
     event: WebhookEvent;
@@ -94,7 +97,7 @@ export async function deliveriesOfJob(
       duration_ms: number;
     }>;
   }>(
-    `SELECT d.position, d.id, d.endpoint_id, e.url, d.event, d.state, d.last_error, d.created_at, d.ended_at,
+    `SELECT d.position, d.id, coalesce(d.redelivery_of, d.id) AS webhook_id, d.endpoint_id, e.url, d.event, d.state, d.last_error, d.created_at, d.ended_at,
             coalesce((SELECT json_agg(json_build_object('n', t.n, 'at', t.at, 'status', t.status,
                                                         'error', t.error, 'duration_ms', t.duration_ms)
                                       ORDER BY t.n)
@@ -109,6 +112,7 @@ export async function deliveriesOfJob(
   const last = kept.at(-1);
   const deliveries = kept.map((row) => ({
     id: row.id,
+    webhookId: row.webhook_id,
     endpointId: row.endpoint_id,
     url: row.url,
     event: row.event,

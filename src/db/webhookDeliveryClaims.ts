@@ -10,6 +10,8 @@ import { openSecretRow } from './webhookSecrets';
 /** One delivery as its sender needs it: where, what, and which secrets sign it. */
 export interface DueDelivery {
   id: string;
+  /** Sent as webhook-id: the delivery's own id, or a redelivery's first delivery's (0030). */
+  webhookId: string;
   /** This claim's own: what the try is recorded under (a claim that ran out has another). */
   claimToken: string;
   endpointId: string;
@@ -59,6 +61,7 @@ export async function claimNextDeliveries(
     // owner), locked; the first of each endpoint is due.
     const { rows: waiting } = await client.query<{
       id: string;
+      webhook_id: string;
       endpoint_id: string;
       owner_id: string;
       url: string;
@@ -72,7 +75,8 @@ export async function claimNextDeliveries(
       held_reason: string | null;
       probe: boolean;
     }>(
-      `SELECT d.id, d.endpoint_id, e.owner_id, e.url, d.event, d.event_key,
+      `SELECT d.id, coalesce(d.redelivery_of, d.id) AS webhook_id, d.endpoint_id, e.owner_id,
+              e.url, d.event, d.event_key,
               coalesce(d.body, b.body) AS body, d.tries, d.created_at,
               (d.claimed_until IS NULL OR d.claimed_until < now())
                 AND NOT d.endpoint_id = ANY ($2) AS free,
@@ -152,6 +156,7 @@ export async function claimNextDeliveries(
       ...hold,
       claimed: free.map((row) => ({
         id: row.id,
+        webhookId: row.webhook_id,
         claimToken: tokenOf.get(row.id)!,
         endpointId: row.endpoint_id,
         ownerId: row.owner_id,

@@ -107,6 +107,14 @@ export const PROBLEM_TYPES = {
       'This endpoint has as many live signing secrets as it may: rotate again once the oldest replaced one expires',
     retryAfter: (details) => secondsUntil(details.nextExpiresAt),
   },
+  'delivery-pending': {
+    status: 409,
+    title: 'The delivery is still being sent, or a redelivery of it waits',
+  },
+  'endpoint-disabled': {
+    status: 409,
+    title: 'The endpoint is disabled: nothing is sent to it',
+  },
   'endpoint-disabled-by-operator': {
     status: 409,
     title: 'An operator disabled this webhook endpoint: only an operator can enable it',

@@ -126,9 +126,14 @@ export async function tryOnce(
       {
         'content-type': 'application/json',
         'user-agent': WEBHOOK_USER_AGENT,
-        'webhook-id': delivery.id,
+        'webhook-id': delivery.webhookId,
         'webhook-timestamp': String(timestamp),
-        'webhook-signature': webhookSignature(delivery.secrets, delivery.id, timestamp, body),
+        'webhook-signature': webhookSignature(
+          delivery.secrets,
+          delivery.webhookId,
+          timestamp,
+          body,
+        ),
       },
       body,
       lookup,

@@ -49,6 +49,12 @@ export function addWebhookMetrics(
     'webhook_deliveries_written',
   );
   ledgerCounter(
+    'onejob_webhook_redeliveries_total',
+    'Events sent again to an endpoint on request, by who asked: owner, operator (from the database)',
+    ['by'],
+    'webhook_redeliveries',
+  );
+  ledgerCounter(
     'onejob_webhook_events_written_total',
     'Job events that wrote webhook deliveries (from the database)',
     [],

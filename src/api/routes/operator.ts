@@ -5,6 +5,7 @@ import type { ApiDeps } from '../deps';
 import { operatorBudgetRoutes } from './budgetRoutes';
 import { operatorJobRoutes } from './operatorJobRoutes';
 import { operatorWebhookRoutes } from './operatorWebhookRoutes';
+import { operatorRedeliveryRoute } from './webhookRedeliveryRoutes';
 
 export interface OperatorRoutesOptions {
   /** With the metrics that observe a job an operator's verdict or cancel ends. */
@@ -28,5 +29,6 @@ export const operatorRoutes: FastifyPluginAsyncZod<OperatorRoutesOptions> = asyn
 
   await app.register(operatorJobRoutes, { deps });
   await app.register(operatorWebhookRoutes, { deps });
+  await app.register(operatorRedeliveryRoute, { deps });
   await app.register(operatorBudgetRoutes, { deps });
 };

@@ -12,7 +12,12 @@ import { sendNotFound, sendProblem } from '../problems';
 import { pageQuery } from './webhookSchemas';
 
 const deliverySchema = z.object({
-  id: z.uuid().describe('Sent as webhook-id: the same on every try.'),
+  id: z.uuid(),
+  webhookId: z
+    .uuid()
+    .describe(
+      'Sent as webhook-id, the same on every try: the delivery’s id, or for a redelivery the first delivery’s.',
+    ),
   endpointId: z.uuid(),
   url: z.string(),
   event: z.enum(WEBHOOK_EVENTS),

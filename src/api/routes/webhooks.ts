@@ -6,10 +6,11 @@ import { requireBearer } from '../auth';
 import type { ApiDeps } from '../deps';
 import { webhookDeliveryRoutes } from './webhookDeliveryRoutes';
 import { webhookEndpointRoutes } from './webhookEndpointRoutes';
+import { ownerRedeliveryRoute } from './webhookRedeliveryRoutes';
 import { webhookRegistrationRoute } from './webhookRegistration';
 import { webhookSecretRotationRoute } from './webhookSecretRotation';
 
-/** An owner's webhook endpoints, and the deliveries of its jobs (under /v1). */
+/** An owner's webhook endpoints, the deliveries of its jobs, and redeliveries (under /v1). */
 export const webhookRoutes: FastifyPluginAsyncZod<{
   deps: Pick<
     ApiDeps,
@@ -22,6 +23,10 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
     | 'ownerLimits'
     | 'secretKeys'
     | 'webhookNames'
+    | 'temporal'
+    | 'logger'
+    | 'taskQueue'
+    | 'webhookRetry'
   >;
 }> = async (app, { deps }) => {
   requireBearer(app, deps.tokens, 'token');
@@ -41,4 +46,5 @@ export const webhookRoutes: FastifyPluginAsyncZod<{
   await app.register(webhookEndpointRoutes, { deps });
   await app.register(webhookSecretRotationRoute, { deps, limits });
   await app.register(webhookDeliveryRoutes, { deps });
+  await app.register(ownerRedeliveryRoute, { deps });
 };
