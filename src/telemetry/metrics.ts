@@ -2,6 +2,7 @@ import { Counter, Gauge, collectDefaultMetrics } from 'prom-client';
 import { foldMetricDeltas, metricTotals } from '../db/metricCounts';
 import type { Queryable } from '../db/pool';
 import { addAttemptMetrics } from './attemptMetrics';
+import { addBudgetMetrics } from './budgetMetrics';
 import { httpRequestHistogram, jobDurationHistogram, metricsRegistry } from './histograms';
 import { ledgerCounters, shared } from './metricTotals';
 import { addProviderMetrics } from './providerMetrics';
@@ -53,6 +54,7 @@ export function createMetrics(db: Queryable, options: { waitsInProgress: () => n
 
   addAttemptMetrics(registry, db, totals, ledgerCounter);
   addProviderMetrics(registry, db, ledgerCounter);
+  addBudgetMetrics(registry, db);
   addWebhookMetrics(registry, db, totals, ledgerCounter);
 
   const httpRequestSeconds = httpRequestHistogram(registry);

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { isExecutable } from './goInstall';
 
-/** A program the tests take from Debian's packages (Chromium for the Web UI, nginx). */
+/** A program the tests take from Debian's packages (Chromium for the Web UI, nginx, promtool). */
 export interface DebianProgram {
   /** Where Debian installs it. */
   path: string;
@@ -9,6 +9,8 @@ export interface DebianProgram {
   packages: string[];
   /** An environment variable that names another binary to use instead. */
   overrideEnv: string;
+  /** Leave out the packages it recommends (a daemon, say, that the tests have no use for). */
+  noRecommends?: true;
 }
 
 export const CHROMIUM: DebianProgram = {
@@ -21,6 +23,13 @@ export const PG_DUMP: DebianProgram = {
   path: '/usr/bin/pg_dump',
   packages: ['postgresql-client'],
   overrideEnv: 'PG_DUMP_PATH',
+};
+/** The alert rules' checker and unit tests (test/alertRules.test.ts): Debian's Prometheus. */
+export const PROMTOOL: DebianProgram = {
+  path: '/usr/bin/promtool',
+  packages: ['prometheus'],
+  overrideEnv: 'PROMTOOL_PATH',
+  noRecommends: true,
 };
 export const NGINX: DebianProgram = {
   path: '/usr/sbin/nginx',
@@ -73,7 +82,13 @@ export async function obtainDebianProgram(
   aptUpdated ??= run('apt-get', ['update', '-q'], log);
   await aptUpdated;
   for (const pkg of program.packages) {
-    if ((await run('apt-get', ['install', '-y', '-q', pkg], log)) && isExecutable(program.path)) {
+    const flags = [
+      'install',
+      '-y',
+      '-q',
+      ...(program.noRecommends ? ['--no-install-recommends'] : []),
+    ];
+    if ((await run('apt-get', [...flags, pkg], log)) && isExecutable(program.path)) {
       log(`installed ${pkg} → ${program.path}`);
       return program.path;
     }

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../../src/domain/packageRoot';
 import { obtainSpin } from '../modelCheck/spin';
-import { CHROMIUM, NGINX, obtainDebianProgram, PG_DUMP } from './debianPackages';
+import { CHROMIUM, NGINX, obtainDebianProgram, PG_DUMP, PROMTOOL } from './debianPackages';
 import { obtainJaeger } from './jaeger';
 import { describeCpu, sampleCpu } from './machineCpu';
 import { resolveDatabase, startEmbeddedPostgres, type ResolvedDatabase } from './postgres';
@@ -128,7 +128,8 @@ async function obtainPrerequisites(): Promise<ResolvedDatabase> {
   })();
   const debian = (async () => {
     // One after the other: apt holds one lock.
-    for (const program of [CHROMIUM, NGINX, PG_DUMP]) await obtainDebianProgram(program, log);
+    for (const program of [CHROMIUM, NGINX, PG_DUMP, PROMTOOL])
+      await obtainDebianProgram(program, log);
     await obtainSpin(log);
   })();
   await Promise.all([goBuilds, debian]);
