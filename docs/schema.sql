@@ -16,6 +16,37 @@ SET xmloption = content;
 SET client_min_messages = warning;
 SET row_security = off;
 
+--
+-- Name: admission_hold_change_applies(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.admission_hold_change_applies() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  current admission_holds%ROWTYPE;
+  scope text := coalesce(NEW.job_type, 'every job type');
+BEGIN
+  SELECT * INTO current FROM admission_holds
+   WHERE coalesce(job_type, '') = coalesce(NEW.job_type, '') FOR UPDATE;
+  IF NEW.change = 'held' THEN
+    IF FOUND THEN
+      RAISE EXCEPTION 'admission of % is already held, by % since %: %', scope, current.held_by,
+        to_char(current.held_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), current.reason
+        USING ERRCODE = 'unique_violation', CONSTRAINT = 'admission_holds_one_per_scope';
+    END IF;
+    INSERT INTO admission_holds (job_type, change_id, held_at, held_by, reason)
+    VALUES (NEW.job_type, NEW.id, NEW.at, NEW.changed_by, NEW.reason);
+  ELSE
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'admission of % is not held', scope USING ERRCODE = 'no_data_found';
+    END IF;
+    DELETE FROM admission_holds WHERE coalesce(job_type, '') = coalesce(NEW.job_type, '');
+  END IF;
+  RETURN NULL;
+END
+$$;
+
 SET default_tablespace = '';
 
 SET default_table_access_method = heap;
@@ -774,7 +805,7 @@ CREATE FUNCTION public.provider_hold_changes_kept() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-  RAISE EXCEPTION 'provider hold change % is kept as written', OLD.id
+  RAISE EXCEPTION '% row % is kept as written', TG_TABLE_NAME, OLD.id
     USING ERRCODE = 'check_violation';
 END
 $$;
@@ -788,8 +819,8 @@ CREATE FUNCTION public.provider_holds_by_changes_only() RETURNS trigger
     AS $$
 BEGIN
   IF pg_trigger_depth() < 2 THEN
-    RAISE EXCEPTION 'holds are made and released by inserting into provider_hold_changes, which keeps who and why'
-      USING ERRCODE = 'check_violation';
+    RAISE EXCEPTION 'holds are made and released by inserting into %, which keeps who and why',
+      coalesce(TG_ARGV[0], 'provider_hold_changes') USING ERRCODE = 'check_violation';
   END IF;
   RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
 END
@@ -996,6 +1027,48 @@ CREATE FUNCTION public.webhook_try_outcome(status integer) RETURNS text
               WHEN status = 410 THEN 'gone'
               ELSE 'refused' END
 $$;
+
+--
+-- Name: admission_hold_changes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.admission_hold_changes (
+    id bigint NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    job_type text,
+    change text NOT NULL,
+    changed_by text NOT NULL,
+    reason text NOT NULL,
+    CONSTRAINT admission_hold_changes_change_check CHECK ((change = ANY (ARRAY['held'::text, 'released'::text]))),
+    CONSTRAINT admission_hold_changes_changed_by_check CHECK (((changed_by ~ '\S'::text) AND (char_length(changed_by) <= 200))),
+    CONSTRAINT admission_hold_changes_job_type_check CHECK (((job_type ~ '\S'::text) AND (char_length(job_type) <= 100))),
+    CONSTRAINT admission_hold_changes_reason_check CHECK (((reason ~ '\S'::text) AND (char_length(reason) <= 1000)))
+);
+
+--
+-- Name: admission_hold_changes_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.admission_hold_changes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.admission_hold_changes_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: admission_holds; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.admission_holds (
+    job_type text,
+    change_id bigint NOT NULL,
+    held_at timestamp with time zone NOT NULL,
+    held_by text NOT NULL,
+    reason text NOT NULL
+);
 
 --
 -- Name: attempt_replays; Type: TABLE; Schema: public; Owner: -
@@ -1676,6 +1749,20 @@ ALTER TABLE public.webhook_secrets ALTER COLUMN id ADD GENERATED ALWAYS AS IDENT
 ALTER TABLE ONLY public.race_events ALTER COLUMN id SET DEFAULT nextval('public.race_events_id_seq'::regclass);
 
 --
+-- Name: admission_hold_changes admission_hold_changes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.admission_hold_changes
+    ADD CONSTRAINT admission_hold_changes_pkey PRIMARY KEY (id);
+
+--
+-- Name: admission_holds admission_holds_change_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.admission_holds
+    ADD CONSTRAINT admission_holds_change_id_key UNIQUE (change_id);
+
+--
 -- Name: attempt_replays attempt_replays_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1956,6 +2043,12 @@ ALTER TABLE public.webhook_secrets
     ADD CONSTRAINT webhook_secrets_sealed CHECK ((secret ~ '^v1\.[A-Za-z0-9_-]{1,32}\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22,}$'::text)) NOT VALID;
 
 --
+-- Name: admission_holds_one_per_scope; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX admission_holds_one_per_scope ON public.admission_holds USING btree (COALESCE(job_type, ''::text));
+
+--
 -- Name: attempt_replays_of_attempt; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -2146,6 +2239,24 @@ CREATE INDEX webhook_secrets_expiring_idx ON public.webhook_secrets USING btree 
 --
 
 CREATE UNIQUE INDEX webhook_secrets_one_current ON public.webhook_secrets USING btree (endpoint_id) WHERE (expires_at IS NULL);
+
+--
+-- Name: admission_hold_changes admission_hold_changes_apply; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER admission_hold_changes_apply AFTER INSERT ON public.admission_hold_changes FOR EACH ROW EXECUTE FUNCTION public.admission_hold_change_applies();
+
+--
+-- Name: admission_hold_changes admission_hold_changes_kept; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER admission_hold_changes_kept BEFORE DELETE OR UPDATE ON public.admission_hold_changes FOR EACH ROW EXECUTE FUNCTION public.provider_hold_changes_kept();
+
+--
+-- Name: admission_holds admission_holds_by_changes_only; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER admission_holds_by_changes_only BEFORE INSERT OR DELETE OR UPDATE ON public.admission_holds FOR EACH ROW EXECUTE FUNCTION public.provider_holds_by_changes_only('admission_hold_changes');
 
 --
 -- Name: attempt_replays attempt_replays_answered_once; Type: TRIGGER; Schema: public; Owner: -
@@ -2404,6 +2515,13 @@ CREATE TRIGGER webhook_operator_actions_kept BEFORE DELETE OR UPDATE ON public.w
 --
 
 CREATE TRIGGER webhook_redelivery_of_its_first BEFORE INSERT ON public.webhook_deliveries FOR EACH ROW EXECUTE FUNCTION public.webhook_redelivery_of_its_first();
+
+--
+-- Name: admission_holds admission_holds_change_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.admission_holds
+    ADD CONSTRAINT admission_holds_change_id_fkey FOREIGN KEY (change_id) REFERENCES public.admission_hold_changes(id);
 
 --
 -- Name: attempt_replays attempt_replays_attempt_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

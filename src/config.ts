@@ -107,6 +107,8 @@ export function workerConfig(env: NodeJS.ProcessEnv = process.env) {
     /** Continuous certification: when a provider loses fallback and hedge eligibility. */
     rejectionRule: rejectionRule(env),
     decertifiedRecheckMs: decertifiedRecheckMs(env),
+    /** How soon a held admission is tried again (issue 61, docs/operators.md). */
+    admissionHoldRecheckMs: milliseconds(env, 'ONEJOB_ADMISSION_HOLD_RECHECK_MS', 30_000),
     ...workerAddresses(env),
   };
 }

@@ -1,4 +1,6 @@
-import { findJobByKey, latestJobOfKey, markJobAdmitted } from '../db/jobs';
+import { ApplicationFailure } from '@temporalio/common';
+import { admissionHoldOf } from '../db/admissionHolds';
+import { addJobNote, findJobByKey, latestJobOfKey, markJobAdmitted } from '../db/jobs';
 import { inTransaction } from '../db/pool';
 import type { AdmittedJob, KeyJobs, KeyJobsInput } from '../workflows/definitions';
 import { admitIn, type AdmissionDeps, type AdmissionInput } from './admissionPlan';
@@ -42,6 +44,9 @@ export function admissionActivities(deps: AdmissionDeps) {
      */
     async admitJob(input: AdmissionInput): Promise<AdmittedJob> {
       const written = input.jobId ? undefined : await writeJobRow(deps, input);
+      // Recorded, not admitted, while an operator holds admission of its type.
+      const jobId = input.jobId ?? written?.id;
+      if (jobId) await refuseWhileHeld(deps, jobId);
       const admission = await inTransaction(pool, async (tx) => {
         const { jobId, outcome } = await admitIn(context, tx, input, written);
         // Last: the UPDATE locks the job row until COMMIT, and an operator's cancel must not
@@ -54,3 +59,35 @@ export function admissionActivities(deps: AdmissionDeps) {
     },
   };
 }
+
+/** How soon a held admission is tried again by default (ONEJOB_ADMISSION_HOLD_RECHECK_MS). */
+const DEFAULT_HOLD_RECHECK_MS = 30_000;
+
+/**
+ * While an operator holds admission of the job's type, admission fails with a retryable failure
+ * that asks to be tried again after the recheck interval: the workflow's admission step is
+ * retried by Temporal until the release, with no workflow code of its own (so every recorded
+ * history replays as before). The job says it is held, once per hold.
+ */
+async function refuseWhileHeld(
+  deps: Pick<AdmissionDeps, 'pool' | 'admissionHoldRecheckMs'>,
+  jobId: string,
+): Promise<void> {
+  const hold = await admissionHoldOf(deps.pool, jobId);
+  if (!hold) return;
+  const since = hold.heldAt.toISOString();
+  await addJobNote(deps.pool, jobId, {
+    event: 'admission_held',
+    reason: `admission held by an operator since ${since}: ${hold.reason}`,
+    ...(hold.jobType ? { jobType: hold.jobType } : {}),
+  });
+  throw ApplicationFailure.create({
+    type: ADMISSION_HELD,
+    message: `admission of ${hold.jobType ?? 'every job type'} is held since ${since}: ${hold.reason}`,
+    nonRetryable: false,
+    nextRetryDelay: deps.admissionHoldRecheckMs ?? DEFAULT_HOLD_RECHECK_MS,
+  });
+}
+
+/** The type of a held admission's failure: retried, never final. */
+export const ADMISSION_HELD = 'AdmissionHeld';

@@ -23,6 +23,7 @@ export type AdmissionDeps = Pick<
   ActivityDeps,
   | 'metrics'
   | 'pool'
+  | 'admissionHoldRecheckMs'
   | 'providers'
   | 'logger'
   | 'defaultHedgeDelayMs'

@@ -45,6 +45,8 @@ export interface ActivityDeps extends ActivitySettings {
   secretKeys: SecretKeyRing;
   /** When a provider loses fallback and hedge eligibility (continuous certification); none: never. */
   rejectionRule?: RejectionRule;
+  /** How soon a held admission is tried again (default 30 s). */
+  admissionHoldRecheckMs?: number;
   /** How soon a job asks again for a later fallback that lost its eligibility (default 60 s). */
   decertifiedRecheckMs?: number;
   /** What hedging may spend; without it, hedged jobs always hedge. */

@@ -8,6 +8,7 @@ import { terminalText } from '../domain/displayText';
 import { findJobType, jobTypeNames } from '../jobTypes';
 import { ProviderRegistry, providerConfigsFromEnv } from '../providers/registry';
 import { ServiceError } from '../service/errors';
+import { addAdmissionHoldCommands } from './admissionHoldCommands';
 import { addBudgetCommands } from './budgetCommands';
 import { addCeilingCommands } from './ceilingCommands';
 import { withPool } from './commandContext';
@@ -50,6 +51,7 @@ export function buildCli(): Command {
   addWebhookCommands(program);
   addBudgetCommands(program);
   addCeilingCommands(program);
+  addAdmissionHoldCommands(program);
   const providers = program
     .command('providers')
     .description('Provider adapters, their certification, health and holds');

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { admissionHoldOf } from '../db/admissionHolds';
 import { operatorsFailure, reportAttemptFailure } from '../db/attemptFailureReports';
 import { findAttempt, listAttempts, type AttemptRecord } from '../db/attempts';
 import { findJob, findOwnedJob, type JobRecord } from '../db/jobs';
@@ -222,19 +223,28 @@ export async function cancelJob(
       : await findJob(deps.pool, jobId);
   if (!job) return undefined;
   if (job.terminalStatus) throw endedAlready(job);
-  let workflow: 'closed' | 'admitting';
-  try {
-    return await updateJobWorkflow(deps, job, cancelJobUpdate, cancel);
-  } catch (error) {
-    if (error instanceof WorkflowClosedError) workflow = 'closed';
-    else if (error instanceof ServiceError && error.message === NOT_ADMITTED)
-      workflow = 'admitting';
-    else if (error instanceof ServiceError && error.problemType === 'job-terminal') {
-      // Settled behind the workflow's back as the cancel arrived: that outcome stands.
-      const ended = await findJob(deps.pool, job.id);
-      throw ended?.terminalStatus ? endedAlready(ended) : error;
-    } else throw error;
-  }
+  // A job held by an admission hold was never admitted, and its run retries admission, taking
+  // no update until its workflow task's next heartbeat: the row is ended here, as for one whose
+  // workflow is admitting it.
+  let workflow: 'closed' | 'admitting' | 'held' | undefined = (await admissionHoldOf(
+    deps.pool,
+    job.id,
+  ))
+    ? 'held'
+    : undefined;
+  if (!workflow)
+    try {
+      return await updateJobWorkflow(deps, job, cancelJobUpdate, cancel);
+    } catch (error) {
+      if (error instanceof WorkflowClosedError) workflow = 'closed';
+      else if (error instanceof ServiceError && error.message === NOT_ADMITTED)
+        workflow = 'admitting';
+      else if (error instanceof ServiceError && error.problemType === 'job-terminal') {
+        // Settled behind the workflow's back as the cancel arrived: that outcome stands.
+        const ended = await findJob(deps.pool, job.id);
+        throw ended?.terminalStatus ? endedAlready(ended) : error;
+      } else throw error;
+    }
   // Nothing runs the job any more (its workflow closed and the sweeper gave up on it), or its
   // workflow is still admitting it (reading the plan, writing attempt 1) and cannot take the
   // cancel yet: end the row here. Nothing is sent for it after this (a call begins only on an

@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { admissionHoldOf } from '../db/admissionHolds';
 import { settleAttemptsLeftByEndings, unknownAttemptsOfEndedJobs } from '../db/attemptSettlement';
 import { findOpenJobs, type JobPageCursor } from '../db/jobLists';
 import { addJobNote, addNoteIfOpen, countSweepFailure, type JobRecord } from '../db/jobs';
@@ -110,6 +111,9 @@ export async function sweepJobs(
     deps,
     { ...options, admitted: false },
     async (job) => {
+      // Held by an operator, it is not to be admitted yet: its run (if any) waits, and one is
+      // started for it once the hold is released.
+      if (await admissionHoldOf(deps.pool, job.id)) return;
       try {
         await ensureJobWorkflow(deps, job);
       } catch (error) {

@@ -1,6 +1,7 @@
 import { Counter, Gauge, collectDefaultMetrics } from 'prom-client';
 import { foldMetricDeltas, metricTotals } from '../db/metricCounts';
 import type { Queryable } from '../db/pool';
+import { addAdmissionMetrics } from './admissionMetrics';
 import { addAttemptMetrics } from './attemptMetrics';
 import { addBudgetMetrics } from './budgetMetrics';
 import { httpRequestHistogram, jobDurationHistogram, metricsRegistry } from './histograms';
@@ -55,6 +56,7 @@ export function createMetrics(db: Queryable, options: { waitsInProgress: () => n
   addAttemptMetrics(registry, db, totals, ledgerCounter);
   addProviderMetrics(registry, db, ledgerCounter);
   addBudgetMetrics(registry, db);
+  addAdmissionMetrics(registry, db);
   addWebhookMetrics(registry, db, totals, ledgerCounter);
 
   const httpRequestSeconds = httpRequestHistogram(registry);

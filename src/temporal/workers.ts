@@ -51,6 +51,7 @@ export function workerSettings(config: ReturnType<typeof workerConfig>) {
     ...(config.hedgeBudget ? { hedgeBudget: config.hedgeBudget } : {}),
     rejectionRule: config.rejectionRule,
     decertifiedRecheckMs: config.decertifiedRecheckMs,
+    admissionHoldRecheckMs: config.admissionHoldRecheckMs,
   } satisfies Partial<JobWorkerOptions>;
 }
 
