@@ -79,6 +79,18 @@ function lookupsDown(): void {
   });
 }
 
+/** `onejob attempts settle` of a report of `pay`, read through a mapping. */
+const settleArgs = (report: string, mapping: string): string[] => [
+  'attempts',
+  'settle',
+  '--from',
+  report,
+  '--provider',
+  'pay',
+  '--mapping',
+  mapping,
+];
+
 async function unknownAttempt(job: JobView): Promise<void> {
   await eventually(
     () => attemptRows(stack.pool, job.id),
@@ -136,16 +148,7 @@ test('an outage of ~200 charges is settled from the provider’s own report: the
   const exported = await fetch(`${stack.simulator.url}/v1/charges/export?format=csv`);
   const report = await saved('pay-export.csv', await exported.text());
   const mapping = await saved('mapping.json', JSON.stringify(CSV_MAPPING));
-  const settle = [
-    'attempts',
-    'settle',
-    '--from',
-    report,
-    '--provider',
-    'pay',
-    '--mapping',
-    mapping,
-  ];
+  const settle = settleArgs(report, mapping);
   const dry = await cli([...settle, '--json']);
   expect(dry.stderr).toBe('');
   expect(dry.code).toBe(0);
@@ -372,18 +375,7 @@ test('a report row that contradicts what we hold is never applied: a wrong amoun
     }),
   );
   const settle = (extra: string[]) =>
-    runCli(stack, [
-      'attempts',
-      'settle',
-      '--from',
-      report,
-      '--provider',
-      'pay',
-      '--mapping',
-      mapping,
-      '--json',
-      ...extra,
-    ]);
+    runCli(stack, [...settleArgs(report, mapping), '--json', ...extra]);
   const dry = await settle([]);
   expect(dry.stderr).toBe('');
   const { plan } = JSON.parse(dry.stdout) as {

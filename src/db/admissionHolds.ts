@@ -3,6 +3,7 @@
  * type) are recorded but not admitted. A hold and a release are each one kept change.
  */
 import type { Queryable } from './pool';
+import { holdChange } from './providerHolds';
 import { preparedStatement } from './statements';
 
 export interface AdmissionHold {
@@ -12,9 +13,6 @@ export interface AdmissionHold {
   heldBy: string;
   reason: string;
 }
-
-/** A hold of a scope already held, or a release of one that is not: nothing was recorded. */
-export class AdmissionHoldConflict extends Error {}
 
 interface HoldRow {
   job_type: string | null;
@@ -68,21 +66,18 @@ const CHANGE_HOLD = preparedStatement(
    RETURNING id::text, at`,
 );
 
-/** Holds or releases admission of a job type (null: every type), recorded with who and why. */
+/**
+ * Holds or releases admission of a job type (null: every type), recorded with who and why;
+ * HoldConflict when it is already held, or not held to be released.
+ */
 export async function changeAdmissionHold(
   db: Queryable,
   change: { jobType: string | null; change: 'held' | 'released'; by: string; reason: string },
 ): Promise<{ id: string; at: Date }> {
-  try {
-    const { rows } = await db.query<{ id: string; at: Date }>(
+  const { rows } = await holdChange(() =>
+    db.query<{ id: string; at: Date }>(
       CHANGE_HOLD([change.jobType, change.change, change.by, change.reason]),
-    );
-    return rows[0]!;
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    // 23505: already held (the trigger names the hold in force); P0002: not held.
-    if (code === '23505' || code === 'P0002')
-      throw new AdmissionHoldConflict((error as Error).message);
-    throw error;
-  }
+    ),
+  );
+  return rows[0]!;
 }

@@ -21,8 +21,23 @@ export interface ProviderHoldChange {
   reason: string;
 }
 
-/** A hold of a provider already held, or a release of one that is not: nothing was recorded. */
-export class ProviderHoldConflict extends Error {}
+/**
+ * A hold of what is already held, or a release of what is not (a provider, an admission): nothing
+ * was recorded. Its message is PostgreSQL's, naming the hold in force.
+ */
+export class HoldConflict extends Error {}
+
+/** Runs a hold's or a release's statement; a refusal of its trigger becomes a HoldConflict. */
+export async function holdChange<T>(change: () => Promise<T>): Promise<T> {
+  try {
+    return await change();
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    // 23505: already held (the trigger names the hold in force); P0002: not held.
+    if (code === '23505' || code === 'P0002') throw new HoldConflict((error as Error).message);
+    throw error;
+  }
+}
 
 interface HoldRow {
   provider: string;
@@ -88,25 +103,17 @@ const toChange = (row: ChangeRow): ProviderHoldChange => ({
 
 /**
  * Holds or releases a provider, recorded with who and why; from the next attempt on, every
- * worker honours it. Throws ProviderHoldConflict (PostgreSQL's words) when the provider is
+ * worker honours it. Throws HoldConflict (PostgreSQL's words) when the provider is
  * already held, or is not held to be released.
  */
 export async function changeProviderHold(
   db: Queryable,
   change: { provider: string; change: ProviderHoldChange['change']; by: string; reason: string },
 ): Promise<ProviderHoldChange> {
-  try {
-    const { rows } = await db.query<ChangeRow>(
-      CHANGE_HOLD([change.provider, change.change, change.by, change.reason]),
-    );
-    return toChange(rows[0]!);
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    // 23505: already held (the trigger names the hold in force); P0002: not held.
-    if (code === '23505' || code === 'P0002')
-      throw new ProviderHoldConflict((error as Error).message);
-    throw error;
-  }
+  const { rows } = await holdChange(() =>
+    db.query<ChangeRow>(CHANGE_HOLD([change.provider, change.change, change.by, change.reason])),
+  );
+  return toChange(rows[0]!);
 }
 
 const LIST_CHANGES = preparedStatement(
