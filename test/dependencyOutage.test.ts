@@ -83,6 +83,10 @@ test('with the database down every route of the OpenAPI document answers 503 pro
     'POST /v1/operator/webhooks/{id}/enable': { body: reason },
     'POST /v1/webhooks': { body: { url: 'http://127.0.0.1:9/during-outage' } },
     'POST /v1/webhooks/{id}/secret-rotations': { body: {} },
+    'POST /v1/webhooks/{id}/redeliver': { body: { failedSince: '2026-01-01T00:00:00Z' } },
+    'POST /v1/operator/webhooks/{id}/redeliver': {
+      body: { failedSince: '2026-01-01T00:00:00Z', ...reason },
+    },
     'PUT /v1/operator/budgets/{owner}': { body: { currency: 'USD', amount: 1, ...reason } },
     'DELETE /v1/operator/budgets/{owner}': { body: reason },
     // Signed, so it gets past the signature check to the database.

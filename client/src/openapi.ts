@@ -772,7 +772,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1322,7 +1322,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1781,7 +1781,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2068,7 +2068,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2225,10 +2225,7 @@ export interface paths {
                                 endpointId: string;
                                 /** @enum {string} */
                                 event: "job.succeeded" | "job.failed" | "job.cancelled" | "job.needs_operator" | "job.late_result";
-                                /**
-                                 * Format: uuid
-                                 * @description Sent as webhook-id: the same on every try.
-                                 */
+                                /** Format: uuid */
                                 id: string;
                                 lastError: string | null;
                                 /** @enum {string} */
@@ -2242,6 +2239,11 @@ export interface paths {
                                     status: number | null;
                                 }[];
                                 url: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Sent as webhook-id, the same on every try: the delivery’s id, or for a redelivery the first delivery’s.
+                                 */
+                                webhookId: string;
                             }[];
                             nextCursor: string | null;
                         };
@@ -2484,7 +2486,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2837,7 +2839,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3347,7 +3349,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3559,7 +3561,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4607,6 +4609,235 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/operator/webhooks/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send events again to any owner's endpoint: one delivery's event, or every failed delivery since a time; the same webhook-id and bytes, recorded with your name and reason */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Send this delivery’s event again, whatever became of it (unless one waits). */
+                        deliveryId?: string;
+                        /**
+                         * Format: date-time
+                         * @description Send again every event whose delivery to the endpoint ended undelivered (failed, or abandoned while it was disabled) since this time, not those delivered or waiting since; at most 500 per request.
+                         */
+                        failedSince?: string;
+                        /** @description Why, kept on each new delivery (required from operators). */
+                        reason?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The bound was reached: ask again for what may be left (an ask with none sends none). */
+                            more: boolean;
+                            redelivered: {
+                                /**
+                                 * Format: uuid
+                                 * @description The new delivery, listed with the job’s deliveries.
+                                 */
+                                deliveryId: string;
+                                /** Format: uuid */
+                                jobId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Sent as webhook-id: the first delivery’s, as before.
+                                 */
+                                webhookId: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description application/problem+json: validation-error, malformed-request, invalid-cursor, malformed-body, idempotency-key-missing, idempotency-key-invalid, unknown-job-type, invalid-input, unknown-provider, incompatible-provider, hedging-not-allowed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: unauthorized, bad-signature */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: not-found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: body-too-large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: uri-too-long */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: unsupported-media-type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: expectation-failed */
+                417: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: internal */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: service-unavailable, workflow-start-refused */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -4853,7 +5084,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5413,7 +5644,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5431,6 +5662,251 @@ export interface paths {
                 };
                 /** @description application/problem+json: uri-too-long */
                 414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: expectation-failed */
+                417: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: too-many-waits, create-rate-limited, webhook-rate-limited, too-many-open-jobs */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: internal */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: service-unavailable, workflow-start-refused */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send events again to one of your endpoints: one delivery’s event, or every failed delivery since a time; the same webhook-id and bytes as before */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Send this delivery’s event again, whatever became of it (unless one waits). */
+                        deliveryId?: string;
+                        /**
+                         * Format: date-time
+                         * @description Send again every event whose delivery to the endpoint ended undelivered (failed, or abandoned while it was disabled) since this time, not those delivered or waiting since; at most 500 per request.
+                         */
+                        failedSince?: string;
+                        /** @description Why, kept on each new delivery (required from operators). */
+                        reason?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The bound was reached: ask again for what may be left (an ask with none sends none). */
+                            more: boolean;
+                            redelivered: {
+                                /**
+                                 * Format: uuid
+                                 * @description The new delivery, listed with the job’s deliveries.
+                                 */
+                                deliveryId: string;
+                                /** Format: uuid */
+                                jobId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Sent as webhook-id: the first delivery’s, as before.
+                                 */
+                                webhookId: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description application/problem+json: validation-error, malformed-request, invalid-cursor, malformed-body, idempotency-key-missing, idempotency-key-invalid, unknown-job-type, invalid-input, unknown-provider, incompatible-provider, hedging-not-allowed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: unauthorized, bad-signature */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: not-found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: body-too-large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: uri-too-long */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": {
+                            detail?: string;
+                            status: number;
+                            title: string;
+                            type: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description application/problem+json: unsupported-media-type */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5606,7 +6082,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
