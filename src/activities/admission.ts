@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { admissionHoldOf } from '../db/admissionHolds';
+import { admissionHoldOf, type AdmissionHold } from '../db/admissionHolds';
 import { addJobNote, findJobByKey, latestJobOfKey, markJobAdmitted } from '../db/jobs';
-import { inTransaction } from '../db/pool';
+import { inTransaction, type Queryable } from '../db/pool';
 import type { AdmittedJob, KeyJobs, KeyJobsInput } from '../workflows/definitions';
 import { admitIn, type AdmissionDeps, type AdmissionInput } from './admissionPlan';
 import { writeJobRow } from './admissionRow';
@@ -44,16 +44,21 @@ export function admissionActivities(deps: AdmissionDeps) {
      */
     async admitJob(input: AdmissionInput): Promise<AdmittedJob> {
       const written = input.jobId ? undefined : await writeJobRow(deps, input);
-      // Recorded, not admitted, while an operator holds admission of its type.
-      const jobId = input.jobId ?? written?.id;
-      if (jobId) await refuseWhileHeld(deps, jobId);
+      const heldJob = input.jobId ?? written?.id;
       const admission = await inTransaction(pool, async (tx) => {
+        // Recorded, not admitted, while an operator holds admission of its type.
+        const held = heldJob && (await admissionHoldOf(tx, heldJob));
+        if (held) {
+          await noteHeld(tx, heldJob, held);
+          return { held };
+        }
         const { jobId, outcome } = await admitIn(context, tx, input, written);
         // Last: the UPDATE locks the job row until COMMIT, and an operator's cancel must not
         // wait behind the rest of admission for it.
         await markJobAdmitted(tx, jobId);
         return outcome;
       });
+      if ('held' in admission) throw heldFailure(admission.held, deps.admissionHoldRecheckMs);
       if ('refused' in admission) throw admission.refused;
       return admission;
     },
@@ -63,29 +68,26 @@ export function admissionActivities(deps: AdmissionDeps) {
 /** How soon a held admission is tried again by default (ONEJOB_ADMISSION_HOLD_RECHECK_MS). */
 const DEFAULT_HOLD_RECHECK_MS = 30_000;
 
-/**
- * While an operator holds admission of the job's type, admission fails with a retryable failure
- * that asks to be tried again after the recheck interval: the workflow's admission step is
- * retried by Temporal until the release, with no workflow code of its own (so every recorded
- * history replays as before). The job says it is held, once per hold.
- */
-async function refuseWhileHeld(
-  deps: Pick<AdmissionDeps, 'pool' | 'admissionHoldRecheckMs'>,
-  jobId: string,
-): Promise<void> {
-  const hold = await admissionHoldOf(deps.pool, jobId);
-  if (!hold) return;
-  const since = hold.heldAt.toISOString();
-  await addJobNote(deps.pool, jobId, {
+/** The job says it is held, once per hold (the note names the hold's reason, not its operator). */
+async function noteHeld(tx: Queryable, jobId: string, hold: AdmissionHold): Promise<void> {
+  await addJobNote(tx, jobId, {
     event: 'admission_held',
-    reason: `admission held by an operator since ${since}: ${hold.reason}`,
+    reason: `admission held by an operator since ${hold.heldAt.toISOString()}: ${hold.reason}`,
     ...(hold.jobType ? { jobType: hold.jobType } : {}),
   });
-  throw ApplicationFailure.create({
+}
+
+/**
+ * A held admission fails retryably, asking to be tried again after the recheck interval: the
+ * workflow's admission step is retried by Temporal until the release, with no workflow code of
+ * its own (so every recorded history replays as before).
+ */
+function heldFailure(hold: AdmissionHold, recheckMs: number | undefined): ApplicationFailure {
+  return ApplicationFailure.create({
     type: ADMISSION_HELD,
-    message: `admission of ${hold.jobType ?? 'every job type'} is held since ${since}: ${hold.reason}`,
+    message: `admission of ${hold.jobType ?? 'every job type'} is held since ${hold.heldAt.toISOString()}: ${hold.reason}`,
     nonRetryable: false,
-    nextRetryDelay: deps.admissionHoldRecheckMs ?? DEFAULT_HOLD_RECHECK_MS,
+    nextRetryDelay: recheckMs ?? DEFAULT_HOLD_RECHECK_MS,
   });
 }
 
