@@ -834,8 +834,7 @@ CREATE FUNCTION public.report_settlements_kept() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-  RAISE EXCEPTION 'report settlements are kept as written (%)', TG_TABLE_NAME
-    USING ERRCODE = 'check_violation';
+  RAISE EXCEPTION '% rows are kept as written', TG_TABLE_NAME USING ERRCODE = 'check_violation';
 END
 $$;
 
@@ -1200,6 +1199,49 @@ CREATE TABLE public.budgets (
 
 ALTER TABLE public.budgets ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.budgets_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: bulk_cancel_jobs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.bulk_cancel_jobs (
+    bulk_cancel_id bigint NOT NULL,
+    job_id uuid NOT NULL,
+    result text NOT NULL,
+    detail text NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT bulk_cancel_jobs_result_check CHECK ((result = ANY (ARRAY['cancelled'::text, 'refused'::text])))
+);
+
+--
+-- Name: bulk_cancels; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.bulk_cancels (
+    id bigint NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    operator text NOT NULL,
+    reason text NOT NULL,
+    query jsonb NOT NULL,
+    matched integer NOT NULL,
+    CONSTRAINT bulk_cancels_matched_check CHECK ((matched > 0)),
+    CONSTRAINT bulk_cancels_operator_check CHECK (((operator ~ '\S'::text) AND (char_length(operator) <= 200))),
+    CONSTRAINT bulk_cancels_query_check CHECK ((jsonb_typeof(query) = 'object'::text)),
+    CONSTRAINT bulk_cancels_reason_check CHECK (((reason ~ '\S'::text) AND (char_length(reason) <= 1000)))
+);
+
+--
+-- Name: bulk_cancels_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.bulk_cancels ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.bulk_cancels_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
@@ -1826,6 +1868,20 @@ ALTER TABLE ONLY public.budgets
     ADD CONSTRAINT budgets_pkey PRIMARY KEY (id);
 
 --
+-- Name: bulk_cancel_jobs bulk_cancel_jobs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.bulk_cancel_jobs
+    ADD CONSTRAINT bulk_cancel_jobs_pkey PRIMARY KEY (bulk_cancel_id, job_id);
+
+--
+-- Name: bulk_cancels bulk_cancels_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.bulk_cancels
+    ADD CONSTRAINT bulk_cancels_pkey PRIMARY KEY (id);
+
+--
 -- Name: certifications certifications_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2349,6 +2405,18 @@ CREATE TRIGGER attempts_settle_reservations AFTER UPDATE OF state, finished_at, 
 CREATE TRIGGER attempts_wake_on_settle BEFORE UPDATE OF state ON public.attempts FOR EACH ROW WHEN (((old.state = 'unknown'::text) AND (new.state <> 'unknown'::text))) EXECUTE FUNCTION public.attempts_wake_on_settle();
 
 --
+-- Name: bulk_cancel_jobs bulk_cancel_jobs_kept; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER bulk_cancel_jobs_kept BEFORE DELETE OR UPDATE ON public.bulk_cancel_jobs FOR EACH ROW EXECUTE FUNCTION public.report_settlements_kept();
+
+--
+-- Name: bulk_cancels bulk_cancels_kept; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER bulk_cancels_kept BEFORE DELETE OR UPDATE ON public.bulk_cancels FOR EACH ROW EXECUTE FUNCTION public.report_settlements_kept();
+
+--
 -- Name: certifications certifications_restore_eligibility; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -2564,6 +2632,13 @@ ALTER TABLE ONLY public.budget_reservations
 
 ALTER TABLE ONLY public.budget_reservations
     ADD CONSTRAINT budget_reservations_budget_id_period_start_fkey FOREIGN KEY (budget_id, period_start) REFERENCES public.budget_periods(budget_id, period_start) ON DELETE CASCADE;
+
+--
+-- Name: bulk_cancel_jobs bulk_cancel_jobs_bulk_cancel_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.bulk_cancel_jobs
+    ADD CONSTRAINT bulk_cancel_jobs_bulk_cancel_id_fkey FOREIGN KEY (bulk_cancel_id) REFERENCES public.bulk_cancels(id);
 
 --
 -- Name: jobs jobs_completed_by_attempt_of_job; Type: FK CONSTRAINT; Schema: public; Owner: -

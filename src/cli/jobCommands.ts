@@ -7,6 +7,7 @@ import { JOB_STATUSES, type JobStatus } from '../domain/job';
 import { cancelJob } from '../service/attempts';
 import { jobResource } from '../service/jobDocument';
 import { releaseKey } from '../service/keyRelease';
+import { addBulkCancelCommand } from './bulkCancelCommand';
 import { cliLogger, operatorName, output, withPool, withServices } from './commandContext';
 import { addJobShowCommand } from './jobShowCommand';
 import { renderTable } from './table';
@@ -24,6 +25,7 @@ function positiveInteger(value: string): number {
 /** Adds the `jobs` command and its subcommands. */
 export function addJobCommands(program: Command): void {
   const jobs = program.command('jobs').description('Find, inspect and cancel jobs (any owner)');
+  addBulkCancelCommand(jobs);
   jobs
     .command('list')
     .description('Newest jobs first')

@@ -21,6 +21,7 @@ import {
 } from '../domain/providerReport';
 import { checkJobResult, findJobType } from '../jobTypes';
 import { resolveAttempt, type AttemptServiceDeps } from './attempts';
+import { concurrently } from './concurrently';
 import { ServiceError } from './errors';
 
 /** What a row of the report comes to. */
@@ -50,8 +51,8 @@ export interface SettlementPlan {
   unmentioned: { count: number; attemptIds: string[] };
 }
 
-/** How many attempts are settled at once when a plan is applied. */
-const APPLY_CONCURRENCY = 4;
+/** How many attempts are settled at once when a plan is applied (each a workflow update). */
+const APPLY_CONCURRENCY = 8;
 
 /** Reads the report and judges each row against our attempts; writes nothing. */
 export async function planReportSettlement(
@@ -237,22 +238,18 @@ export async function applyReportSettlement(
     counts: plan.counts,
   });
   const applied: AppliedRow[] = [];
-  const queue = [...toSettle];
-  const settleNext = async (): Promise<void> => {
-    for (let row = queue.shift(); row; row = queue.shift()) {
-      const attemptId = row.key!;
-      const answer = await settleOne(deps, row, by, `report settlement ${settlementId}`);
-      await recordSettlementRow(deps.pool, {
-        settlementId,
-        line: row.line,
-        attemptId,
-        outcome: row.outcome!,
-        ...answer,
-      });
-      applied.push({ line: row.line, attemptId, ...answer });
-    }
-  };
-  await Promise.all(Array.from({ length: APPLY_CONCURRENCY }, settleNext));
+  await concurrently(toSettle, APPLY_CONCURRENCY, async (row) => {
+    const attemptId = row.key!;
+    const answer = await settleOne(deps, row, by, `report settlement ${settlementId}`);
+    await recordSettlementRow(deps.pool, {
+      settlementId,
+      line: row.line,
+      attemptId,
+      outcome: row.outcome!,
+      ...answer,
+    });
+    applied.push({ line: row.line, attemptId, ...answer });
+  });
   applied.sort((a, b) => a.line - b.line);
   return { settlementId, applied };
 }

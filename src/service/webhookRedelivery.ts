@@ -13,8 +13,12 @@ import {
   type RedeliverySelection,
 } from '../db/webhookRedeliveries';
 import { isUuid } from '../domain/identity';
+import { concurrently } from './concurrently';
 import { ServiceError } from './errors';
 import { startEventSenders, type SenderStartDeps } from './webhookSenders';
+
+/** How many jobs' senders are started at once. */
+const SENDER_STARTS_AT_ONCE = 16;
 
 /** At most this many events are sent again per request; `more` says when others are left. */
 export const MAX_REDELIVERIES = 500;
@@ -62,7 +66,10 @@ export async function redeliverWebhooks(
   }
   const redelivered = await writeRedeliveries(deps.pool, { ...request, limit: MAX_REDELIVERIES });
   if (redelivered.length > 0) await probeEndpointNow(deps.pool, request.endpointId);
-  for (const jobId of new Set(redelivered.map((r) => r.jobId)))
+  // Each job's senders are a workflow start or two: many jobs' are started side by side.
+  const jobs = [...new Set(redelivered.map((r) => r.jobId))];
+  await concurrently(jobs, SENDER_STARTS_AT_ONCE, async (jobId) => {
     await startEventSenders(deps, jobId);
+  });
   return { redelivered, more: redelivered.length === MAX_REDELIVERIES };
 }

@@ -1,0 +1,60 @@
+/**
+ * Cancels by query (issue 61): the open jobs a query finds, shown first (a dry run changes
+ * nothing), then cancelled one by one through the single cancel path, at most a bound per run,
+ * the run and each job's answer recorded. Running it again takes up what is left.
+ */
+import {
+  openJobsMatching,
+  recordBulkCancel,
+  recordBulkCancelJob,
+  type MatchedJob,
+  type OpenJobQuery,
+} from '../db/bulkCancels';
+import { cancelJob, type AttemptServiceDeps } from './attempts';
+
+export interface BulkCancelResult {
+  runId: string | null;
+  jobs: Array<MatchedJob & { result?: 'cancelled' | 'refused'; detail?: string }>;
+  /** More open jobs match than this run's bound: run it again. */
+  more: boolean;
+}
+
+/** The open jobs the query finds, at most `limit`: what an applied run would cancel. */
+export function planBulkCancel(
+  deps: Pick<AttemptServiceDeps, 'pool'>,
+  query: OpenJobQuery,
+  limit: number,
+): Promise<{ jobs: MatchedJob[]; more: boolean }> {
+  return openJobsMatching(deps.pool, query, limit);
+}
+
+/** Cancels what the query finds now (at most `limit`), recorded as one run. */
+export async function applyBulkCancel(
+  deps: AttemptServiceDeps,
+  query: OpenJobQuery,
+  limit: number,
+  by: { operator: string; reason: string },
+): Promise<BulkCancelResult> {
+  const { jobs, more } = await openJobsMatching(deps.pool, query, limit);
+  if (jobs.length === 0) return { runId: null, jobs: [], more };
+  const runId = await recordBulkCancel(deps.pool, { ...by, query, matched: jobs.length });
+  const done: BulkCancelResult['jobs'] = [];
+  for (const job of jobs) {
+    let answer: { result: 'cancelled' | 'refused'; detail: string };
+    try {
+      const status = await cancelJob(deps, job.id, {
+        operator: by.operator,
+        reason: `${by.reason} (bulk cancel ${runId})`,
+      });
+      answer = status
+        ? { result: 'cancelled', detail: `job is ${status.status}` }
+        : { result: 'refused', detail: 'no such job' };
+    } catch (error) {
+      // Ended meanwhile, say: the cancel's own refusal, and nothing changed.
+      answer = { result: 'refused', detail: (error as Error).message };
+    }
+    await recordBulkCancelJob(deps.pool, { runId, jobId: job.id, ...answer });
+    done.push({ ...job, ...answer });
+  }
+  return { runId, jobs: done, more };
+}
