@@ -176,6 +176,54 @@ const sweep = () =>
     { olderThanMs: 0 },
   );
 
+test("a batch terminate from the temporal CLI (a visibility query) is each job's terminate: every job's new run takes up the charge left in flight, and each is charged once", async () => {
+  stack.simulator.inject({
+    route: 'charge',
+    times: 3,
+    fault: { kind: 'hold', gate: 'batch-terminate' },
+  });
+  const jobs = await Promise.all(
+    [1, 2, 3].map(() => createJob(stack, chargeBody(['pay-backup']), freshKey('batch'))),
+  );
+  for (const job of jobs) await untilJob(stack, job.id, (j) => j.attempts[0]?.state === 'running');
+  const ids = jobs.map((job) => `"${job.workflowId}"`).join(', ');
+  // Visibility lists a run soon after it starts, not at once: the batch waits until it sees them.
+  await eventually(
+    async () =>
+      (
+        await temporalCli([
+          'workflow',
+          'count',
+          '--query',
+          `WorkflowId IN (${ids}) AND ExecutionStatus = "Running"`,
+        ])
+      ).output,
+    (output) => /Total: 3\b/.test(output),
+  );
+  const batch = await temporalCli([
+    'workflow',
+    'terminate',
+    '--query',
+    `WorkflowId IN (${ids}) AND ExecutionStatus = "Running"`,
+    '--reason',
+    'incident clean-up by mistake',
+    '--yes',
+  ]);
+  expect(batch).toMatchObject({ code: 0 });
+  for (const job of jobs)
+    expect(await untilWorkflowClosed(stack, job.workflowId)).toBe('TERMINATED');
+
+  await sweep();
+  stack.simulator.openGate('batch-terminate');
+  for (const job of jobs) {
+    const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+    expect(done.notes).toContainEqual(
+      expect.objectContaining({ event: 'workflow_restarted', closedAs: 'TERMINATED' }),
+    );
+    expect(effectsFor(stack, job.id).map((e) => e.idempotencyKey)).toEqual([`${job.id}:1`]);
+  }
+});
+
 test('the sweeper restarts no workflow for a job that ended after it listed the job: the row as it is when the sweeper acts decides', async () => {
   stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
   const job = await createJob(stack, chargeBody(['pay']));
