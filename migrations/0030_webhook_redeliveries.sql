@@ -46,7 +46,8 @@ BEGIN
   END IF;
   SELECT coalesce(first.body, b.body) INTO sent FROM webhook_event_bodies b
    WHERE b.job_id = NEW.job_id AND b.event_key = NEW.event_key;
-  IF coalesce(first.body, sent) IS NOT NULL AND NEW.body IS DISTINCT FROM coalesce(first.body, sent) THEN
+  -- Without bytes of its own it sends the event's, fixed once (as the first delivery does).
+  IF NEW.body IS NOT NULL AND NEW.body IS DISTINCT FROM coalesce(first.body, sent) THEN
     RAISE EXCEPTION 'a redelivery sends the bytes its event was first sent with'
       USING ERRCODE = 'check_violation';
   END IF;
@@ -95,6 +96,9 @@ CREATE TRIGGER webhook_deliveries_count_redeliveries
   AFTER INSERT ON webhook_deliveries REFERENCING NEW TABLE AS added
   FOR EACH STATEMENT EXECUTE FUNCTION metric_deltas_of_webhook_redeliveries();
 
--- A job's waiting redeliveries are found by their first delivery.
+-- A job's waiting redeliveries are found by their first delivery, and an endpoint's ended
+-- deliveries by when they ended (what a redelivery request reads).
 CREATE INDEX webhook_deliveries_redelivery_idx ON webhook_deliveries (redelivery_of)
   WHERE redelivery_of IS NOT NULL;
+CREATE INDEX webhook_deliveries_endpoint_ended_idx ON webhook_deliveries (endpoint_id, ended_at)
+  WHERE ended_at IS NOT NULL;

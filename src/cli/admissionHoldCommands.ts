@@ -35,7 +35,8 @@ export function addAdmissionHoldCommands(program: Command): void {
       .requiredOption('--reason <text>', 'why, for the record and the jobs’ notes')
       .option('--operator <name>', 'who (default: $USER)')
       .action(async (options: { jobType?: string; reason: string; operator?: string }) => {
-        const jobType = scopeOf(options.jobType);
+        // Only a hold must name a job type onejob has; a release lifts whatever is held.
+        const jobType = change === 'held' ? scopeOf(options.jobType) : (options.jobType ?? null);
         await withPool(async (pool) => {
           const recorded = await changeAdmissionHold(pool, {
             jobType,

@@ -5,6 +5,8 @@ import { numberAtLeast, operatorName, output, withPool, withServices } from './c
 import { renderTable } from './table';
 
 const OPEN_STATUSES = ['pending', 'running', 'unknown'] as const;
+/** The most jobs one run cancels. */
+const MAX_LIMIT = 10_000;
 
 function timeOf(option: string, text: string | undefined): Date | undefined {
   if (text === undefined) return undefined;
@@ -70,6 +72,10 @@ export function addBulkCancelCommand(jobs: Command): void {
     .action(async (options: Options) => {
       const query = queryOf(options);
       const limit = numberAtLeast('--limit', options.limit, 1);
+      if (!Number.isInteger(limit) || limit > MAX_LIMIT)
+        throw new Error(
+          `--limit takes a whole number from 1 to ${MAX_LIMIT}, not ${options.limit}`,
+        );
       if (options.apply && !options.reason?.trim()) throw new Error('--apply needs --reason');
       const table = (
         rows: Array<{

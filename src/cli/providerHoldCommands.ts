@@ -51,7 +51,9 @@ export function addProviderHoldCommands(providers: Command): void {
           provider: string,
           options: { reason: string; operator?: string; json?: boolean },
         ) => {
-          const name = providerName(provider);
+          // A release needs no such check: a provider removed from the configuration while held
+          // must still be releasable.
+          const name = change === 'held' ? providerName(provider) : provider;
           await withPool(async (pool) => {
             printChange(
               options.json,

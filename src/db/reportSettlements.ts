@@ -16,6 +16,8 @@ export interface ReportedAttempt {
   successAnswered: boolean;
   /** A signed "failed" callback is held for it. */
   failureReported: boolean;
+  /** A replay of its request lost its answer and may have done the work (migration 0025). */
+  replayInDoubt: boolean;
   jobType: string;
   jobInput: Record<string, unknown>;
 }
@@ -27,6 +29,7 @@ interface ReportedAttemptRow {
   state: AttemptState;
   success_answered: boolean;
   failure_reported: boolean;
+  replay_in_doubt: boolean;
   job_type: string;
   input: Record<string, unknown>;
 }
@@ -35,7 +38,8 @@ const ATTEMPTS_BY_ID = preparedStatement(
   'report-settlements.attempts',
   `SELECT a.id, a.job_id, a.provider, a.state,
           a.success_answered_at IS NOT NULL AS success_answered,
-          a.reported_failure IS NOT NULL AS failure_reported, j.job_type, j.input
+          a.reported_failure IS NOT NULL AS failure_reported,
+          a.replay_effect_unknown AS replay_in_doubt, j.job_type, j.input
      FROM attempts a JOIN jobs j ON j.id = a.job_id
     WHERE a.id = ANY($1::text[])`,
 );
@@ -55,6 +59,7 @@ export async function attemptsById(
         state: row.state,
         successAnswered: row.success_answered,
         failureReported: row.failure_reported,
+        replayInDoubt: row.replay_in_doubt,
         jobType: row.job_type,
         jobInput: row.input,
       },

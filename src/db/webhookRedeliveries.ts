@@ -47,13 +47,17 @@ export async function writeRedeliveries(
     `WITH chosen AS (
        SELECT DISTINCT ON (coalesce(d.redelivery_of, d.id))
               coalesce(d.redelivery_of, d.id) AS first_id, d.job_id, d.endpoint_id, d.event,
-              d.event_key, d.state, d.created_at, coalesce(d.body, b.body) AS body
+              d.event_key, d.state, d.ended_at, coalesce(d.body, b.body) AS body
          FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
          LEFT JOIN webhook_event_bodies b ON b.job_id = d.job_id AND b.event_key = d.event_key
         WHERE d.endpoint_id = $1 AND ($2::text IS NULL OR e.owner_id = $2)
           AND e.deleted_at IS NULL AND e.disabled_at IS NULL
+          -- Every one undelivered since a time: those that ended since (an index reads them).
+          AND ($3::uuid IS NOT NULL OR d.ended_at >= $4::timestamptz)
+          -- One event: its first delivery and its redeliveries, by their keys.
           AND ($3::uuid IS NULL
-               OR coalesce(d.redelivery_of, d.id) =
+               OR d.id = (SELECT coalesce(n.redelivery_of, n.id) FROM webhook_deliveries n WHERE n.id = $3)
+               OR d.redelivery_of =
                   (SELECT coalesce(n.redelivery_of, n.id) FROM webhook_deliveries n WHERE n.id = $3))
         ORDER BY coalesce(d.redelivery_of, d.id), d.position DESC)
      INSERT INTO webhook_deliveries
@@ -62,8 +66,8 @@ export async function writeRedeliveries(
        FROM chosen c
       WHERE c.state <> 'pending'
         AND ($3::uuid IS NOT NULL
-             OR (c.state IN ('failed', 'abandoned') AND c.created_at >= $4::timestamptz))
-      ORDER BY c.created_at, c.first_id
+             OR (c.state IN ('failed', 'abandoned') AND c.ended_at >= $4::timestamptz))
+      ORDER BY c.ended_at, c.first_id
       LIMIT $7
      ON CONFLICT DO NOTHING
      RETURNING id, job_id, event_key, redelivery_of`,

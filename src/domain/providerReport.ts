@@ -120,8 +120,14 @@ export function minorUnits(
 ): number | undefined {
   const [whole, fraction = ''] = amount.split('.');
   if (amountIn === 'minor') return fraction === '' ? Number(whole) : undefined;
-  const exponent = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions()
-    .maximumFractionDigits!;
+  let exponent: number;
+  try {
+    exponent = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions()
+      .maximumFractionDigits!;
+  } catch {
+    // Not a currency code Intl knows ("EURO"): no amount in it can be read.
+    return undefined;
+  }
   if (fraction.replace(/0+$/, '').length > exponent) return undefined;
   return Number(`${whole}${fraction.padEnd(exponent, '0').slice(0, exponent)}`);
 }

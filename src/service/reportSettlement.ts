@@ -39,6 +39,8 @@ export interface PlannedRow {
   detail: string;
   /** The result a `settle` of a success records (checked against the job's contract). */
   result?: unknown;
+  /** The row as read, judged again right before it is applied. */
+  reported?: ReportRow;
 }
 
 export interface SettlementPlan {
@@ -49,6 +51,7 @@ export interface SettlementPlan {
   rows: PlannedRow[];
   /** The provider's unknown attempts the report does not name (the oldest few listed). */
   unmentioned: { count: number; attemptIds: string[] };
+  mapping: ReportMapping;
 }
 
 /** How many attempts are settled at once when a plan is applied (each a workflow update). */
@@ -74,7 +77,10 @@ export async function planReportSettlement(
   const keys = [...new Set(read.flatMap((row) => (row.key ? [row.key] : [])))];
   const attempts = await attemptsById(deps.pool, keys);
   const firstOfKey = new Map<string, ReportRow>();
-  const selfContradicted = new Set<string>();
+  // A key also on a line that cannot be read (a refund, say) is not to be settled from the rest.
+  const selfContradicted = new Set<string>(
+    read.flatMap((row) => ('unreadable' in row && row.key ? [row.key] : [])),
+  );
   const rows = read.map((row): PlannedRow => {
     if ('unreadable' in row)
       return { line: row.line, key: row.key, verdict: 'unreadable', detail: row.unreadable };
@@ -87,13 +93,13 @@ export async function planReportSettlement(
     if (planned.verdict === 'contradicts') selfContradicted.add(row.key);
     return planned;
   });
-  // A key the report lists twice, differently, contradicts itself: its first line settles nothing.
+  // A key the report lists twice, differently, contradicts itself: its lines settle nothing.
   for (const [at, planned] of rows.entries())
     if (planned.key && selfContradicted.has(planned.key) && planned.verdict === 'settle')
       rows[at] = {
         ...planned,
         verdict: 'contradicts',
-        detail: 'a later line of the report says otherwise of the same key',
+        detail: 'another line of the report says otherwise of the same key',
         result: undefined,
       };
   const counts = Object.fromEntries(
@@ -108,6 +114,7 @@ export async function planReportSettlement(
     counts,
     rows,
     unmentioned: await unknownAttemptsNotIn(deps.pool, report.provider, keys, 20),
+    mapping: report.mapping,
   };
 }
 
@@ -115,7 +122,9 @@ function repeated(row: ReportRow, earlier: ReportRow): PlannedRow {
   const same =
     row.outcome === earlier.outcome &&
     row.amount === earlier.amount &&
-    row.providerId === earlier.providerId;
+    row.providerId === earlier.providerId &&
+    row.currency === earlier.currency &&
+    row.account === earlier.account;
   return {
     line: row.line,
     key: row.key,
@@ -206,7 +215,19 @@ function judge(
           verdict: 'contradicts',
           detail: 'the provider answered its call with a success (2xx)',
         };
-      return { ...at, verdict: 'settle', detail: `to settle ${row.outcome}`, result };
+      if (!done && attempt.replayInDoubt)
+        return {
+          ...at,
+          verdict: 'contradicts',
+          detail: 'a replay of its request lost its answer and may have done the work since',
+        };
+      return {
+        ...at,
+        verdict: 'settle',
+        detail: `to settle ${row.outcome}`,
+        result,
+        reported: row,
+      };
   }
 }
 
@@ -240,7 +261,17 @@ export async function applyReportSettlement(
   const applied: AppliedRow[] = [];
   await concurrently(toSettle, APPLY_CONCURRENCY, async (row) => {
     const attemptId = row.key!;
-    const answer = await settleOne(deps, row, by, `report settlement ${settlementId}`);
+    // Judged again as it is now: evidence may have come since the plan (a 2xx, a callback).
+    const now = judge(
+      row.reported!,
+      (await attemptsById(deps.pool, [attemptId])).get(attemptId),
+      plan.provider,
+      plan.mapping,
+    );
+    const answer =
+      now.verdict === 'settle'
+        ? await settleOne(deps, now, by, `report settlement ${settlementId}`)
+        : { result: 'refused' as const, detail: `no longer to settle: ${now.detail}` };
     await recordSettlementRow(deps.pool, {
       settlementId,
       line: row.line,

@@ -42,6 +42,11 @@ export const db = proxyActivities<JobActivities>({
 const local = proxyLocalActivities<Pick<JobActivities, 'admitJob'>>({
   startToCloseTimeout: '30 seconds',
   retry: dbRetry,
+  // A retry that waits longer than this waits on a durable timer, the workflow task completed:
+  // an admission held by an operator (retried every ONEJOB_ADMISSION_HOLD_RECHECK_MS, 30 s)
+  // then neither pins its run in the worker's cache nor renews its task for the whole hold.
+  // Above dbRetry's longest wait (10 s), so a history recorded before it replays the same way.
+  localRetryThreshold: '20 seconds',
 });
 
 /** Which job a key names now: one read, run locally by the short workflow that asks it. */
