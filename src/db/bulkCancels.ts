@@ -3,6 +3,7 @@
  * applied run.
  */
 import type { JobStatus } from '../domain/job';
+import { JOB_STATUS_OF_J } from './jobColumns';
 import type { Queryable } from './pool';
 
 /** What an operator's query selects among open jobs; every part is optional. */
@@ -40,12 +41,7 @@ export async function openJobsMatching(
     created_at: Date;
   }>(
     `SELECT id, owner_id, job_type, status, created_at FROM (
-       -- An open job's status as clients see it (jobColumns.ts works it out the same way).
-       SELECT j.id, j.owner_id, j.job_type, j.created_at, CASE
-                WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id AND a.state = 'unknown')
-                  THEN 'unknown'
-                WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id) THEN 'running'
-                ELSE 'pending' END AS status
+       SELECT j.id, j.owner_id, j.job_type, j.created_at, ${JOB_STATUS_OF_J} AS status
          FROM jobs j
         WHERE j.terminal_status IS NULL
           AND ($1::text IS NULL OR j.owner_id = $1)

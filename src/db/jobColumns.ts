@@ -100,14 +100,16 @@ export function columnsOf(alias: string, columns: readonly string[]): string {
 }
 
 // The client-facing status is derived, so the job row (and its version) moves only when the
-// outcome does; attempts carry the progress.
-export const JOB_COLUMNS = `
-  ${columnsOf('j', JOB_TABLE_COLUMNS)},
-  COALESCE(j.terminal_status, CASE
+// outcome does; attempts carry the progress. Of the job aliased `j`.
+export const JOB_STATUS_OF_J = `COALESCE(j.terminal_status, CASE
     WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id AND a.state = 'unknown') THEN 'unknown'
     WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = j.id) THEN 'running'
     ELSE 'pending'
-  END) AS status,
+  END)`;
+
+export const JOB_COLUMNS = `
+  ${columnsOf('j', JOB_TABLE_COLUMNS)},
+  ${JOB_STATUS_OF_J} AS status,
   (SELECT count(*)::int FROM attempts a WHERE a.job_id = j.id) AS attempt_count,
   (extract(epoch FROM j.created_at) * 1000000)::bigint AS created_at_us`;
 
