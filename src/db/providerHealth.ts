@@ -1,6 +1,7 @@
 import type { RecentCalls } from '../domain/breaker';
 import { HEALING_FAILURE_CODES } from '../domain/retries';
 import type { Queryable } from './pool';
+import { findProviderHold } from './providerHolds';
 import { preparedStatement } from './statements';
 
 /**
@@ -60,14 +61,6 @@ export interface Unavailability {
   cause: 'held' | 'cooldown' | 'breaker_open' | 'breaker_half_open';
 }
 
-const HELD = preparedStatement(
-  'provider-health.held',
-  `SELECT now() + $2 * interval '1 millisecond' AS until,
-          'held by an operator since '
-            || to_char(held_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || ': ' || reason AS reason
-     FROM provider_holds WHERE provider = $1`,
-);
-
 const UNAVAILABILITY = preparedStatement(
   'provider-health.unavailability',
   `SELECT greatest(CASE WHEN h.cooldown_until > now() THEN h.cooldown_until END,
@@ -92,8 +85,14 @@ export async function providerUnavailability(
   // it is in the audit, not in owners' notes). It has
   // no end of its own: its jobs ask again after the breaker's cool-off, as for an open breaker,
   // so a release reaches them within that (their durable timer).
-  const held = await db.query<{ until: Date; reason: string }>(HELD([provider, coolOffMs]));
-  if (held.rows[0]) return { provider, ...held.rows[0], cause: 'held' };
+  const hold = await findProviderHold(db, provider);
+  if (hold)
+    return {
+      provider,
+      until: new Date(Date.now() + coolOffMs),
+      reason: `held by an operator since ${hold.heldAt.toISOString()}: ${hold.reason}`,
+      cause: 'held',
+    };
   const { rows } = await db.query<{ until: Date; reason: string; cause: Unavailability['cause'] }>(
     UNAVAILABILITY([provider, coolOffMs]),
   );
