@@ -1,20 +1,19 @@
 import type { Command } from 'commander';
 import type { OpenJobQuery } from '../db/bulkCancels';
 import { applyBulkCancel, planBulkCancel } from '../service/bulkCancel';
-import { numberAtLeast, operatorName, output, withPool, withServices } from './commandContext';
+import {
+  numberAtLeast,
+  operatorName,
+  output,
+  timeOption,
+  withPool,
+  withServices,
+} from './commandContext';
 import { renderTable } from './table';
 
 const OPEN_STATUSES = ['pending', 'running', 'unknown'] as const;
 /** The most jobs one run cancels. */
 const MAX_LIMIT = 10_000;
-
-function timeOf(option: string, text: string | undefined): Date | undefined {
-  if (text === undefined) return undefined;
-  const at = new Date(text);
-  if (Number.isNaN(at.getTime()))
-    throw new Error(`${option} takes an ISO 8601 time, not ${JSON.stringify(text)}`);
-  return at;
-}
 
 interface Options {
   owner?: string;
@@ -38,10 +37,10 @@ function queryOf(options: Options): OpenJobQuery {
     ...(options.provider ? { provider: options.provider } : {}),
     ...(status ? { status: status as OpenJobQuery['status'] } : {}),
     ...(options.createdAfter
-      ? { createdAfter: timeOf('--created-after', options.createdAfter) }
+      ? { createdAfter: timeOption('--created-after', options.createdAfter) }
       : {}),
     ...(options.createdBefore
-      ? { createdBefore: timeOf('--created-before', options.createdBefore) }
+      ? { createdBefore: timeOption('--created-before', options.createdBefore) }
       : {}),
   };
   // A query that names nothing would cancel every open job: say so on purpose or not at all.

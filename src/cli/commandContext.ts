@@ -8,6 +8,7 @@ import { createPool, type Pool } from '../db/pool';
 import { CURRENCY_CODE } from '../domain/cost';
 import { terminalText } from '../domain/displayText';
 import { createLogger, type Logger } from '../logger';
+import { providerConfigsFromEnv } from '../providers/registry';
 import type { AttemptServiceDeps } from '../service/attempts';
 import { webhookRetrySettings } from '../settings/webhooks';
 import { temporalConnectionSettings, temporalConnectOptions } from '../temporal/connection';
@@ -78,4 +79,21 @@ export function currencyCode(text: string): string {
   if (!CURRENCY_CODE.test(text))
     throw new Error(`--currency must be an ISO 4217 code such as USD, not ${JSON.stringify(text)}`);
   return text;
+}
+
+/** A time option: an ISO 8601 time, or a one-line refusal naming the option. */
+export function timeOption(option: string, text: string): Date {
+  const at = new Date(text);
+  if (Number.isNaN(at.getTime()))
+    throw new Error(`${option} takes an ISO 8601 time, not ${JSON.stringify(text)}`);
+  return at;
+}
+
+/** The providers this shell is configured with, or none when it has no provider settings. */
+export function configuredProviders(): string[] {
+  try {
+    return providerConfigsFromEnv().map((config) => config.name);
+  } catch {
+    return [];
+  }
 }

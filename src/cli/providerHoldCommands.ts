@@ -1,17 +1,7 @@
 import type { Command } from 'commander';
 import { changeProviderHold, type ProviderHoldChange } from '../db/providerHolds';
-import { providerConfigsFromEnv } from '../providers/registry';
-import { operatorName, output, withPool } from './commandContext';
+import { configuredProviders, operatorName, output, withPool } from './commandContext';
 import { renderTable } from './table';
-
-/** The providers this shell is configured with, or none when it has no provider settings. */
-export function configuredProviders(): string[] {
-  try {
-    return providerConfigsFromEnv().map((config) => config.name);
-  } catch {
-    return [];
-  }
-}
 
 /** A provider name to hold or release: one of the configured ones when this shell knows them. */
 function providerName(name: string): string {

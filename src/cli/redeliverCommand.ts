@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { senderDeps } from '../service/attempts';
 import { redeliverWebhooks } from '../service/webhookRedelivery';
-import { operatorName, output, withServices } from './commandContext';
+import { operatorName, output, timeOption, withServices } from './commandContext';
 import { renderTable } from './table';
 
 /** `webhooks redeliver`: an operator sends events again to any owner's endpoint. */
@@ -32,9 +32,10 @@ export function addRedeliverCommand(webhooks: Command): void {
       ) => {
         if ((options.delivery === undefined) === (options.failedSince === undefined))
           throw new Error('give either --delivery or --failed-since');
-        const since = options.failedSince === undefined ? undefined : new Date(options.failedSince);
-        if (since && Number.isNaN(since.getTime()))
-          throw new Error(`--failed-since takes an ISO 8601 time, not ${options.failedSince}`);
+        const since =
+          options.failedSince === undefined
+            ? undefined
+            : timeOption('--failed-since', options.failedSince);
         await withServices(async (deps) => {
           const answer = await redeliverWebhooks(senderDeps(deps), {
             endpointId,
