@@ -7,6 +7,7 @@ import {
   type ReportFormat,
   type ReportMapping,
 } from '../domain/providerReport';
+import { issueLines } from '../domain/zodIssues';
 import {
   applyReportSettlement,
   planReportSettlement,
@@ -34,10 +35,7 @@ async function mappingFrom(file: string): Promise<ReportMapping> {
     throw new Error(`--mapping ${file}: ${(error as Error).message}`);
   }
   const parsed = reportMappingSchema.safeParse(json);
-  if (!parsed.success)
-    throw new Error(
-      `--mapping ${file}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
-    );
+  if (!parsed.success) throw new Error(`--mapping ${file}: ${issueLines(parsed.error).join('; ')}`);
   return parsed.data;
 }
 

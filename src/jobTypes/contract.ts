@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ProviderKind } from '../domain/providerKind';
+import { issueLines } from '../domain/zodIssues';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -63,9 +64,7 @@ export function checkOutput(
 ): OutputCheck {
   const parsed = contract.output.safeParse(output);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map(
-      (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
-    );
+    const issues = issueLines(parsed.error);
     return { ok: false, reason: `output breaks the contract: ${issues.join('; ')}`, issues };
   }
   const reason = contract.check(input, parsed.data, context);
