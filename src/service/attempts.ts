@@ -223,16 +223,12 @@ export async function cancelJob(
       : await findJob(deps.pool, jobId);
   if (!job) return undefined;
   if (job.terminalStatus) throw endedAlready(job);
-  // A job held by an admission hold was never admitted, and its run retries admission, taking
-  // no update until its workflow task's next heartbeat: the row is ended here, as for one whose
-  // workflow is admitting it.
-  let workflow: 'closed' | 'admitting' | 'held' | undefined = (await admissionHoldOf(
-    deps.pool,
-    job.id,
-  ))
-    ? 'held'
-    : undefined;
-  if (!workflow)
+  // A job an admission hold holds was never admitted, and its run only retries admission (an
+  // update would be refused as not admitted, once the run took it): the row is ended here, as
+  // for one whose workflow is admitting it.
+  let workflow: 'closed' | 'admitting' | 'held';
+  if (await admissionHoldOf(deps.pool, job.id)) workflow = 'held';
+  else
     try {
       return await updateJobWorkflow(deps, job, cancelJobUpdate, cancel);
     } catch (error) {
