@@ -4618,7 +4618,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send events again to any owner's endpoint: one delivery's event, or every failed delivery since a time; the same webhook-id and bytes, recorded with your name and reason */
+        /** Send events again to any owner's endpoint: one delivery's event, or every event undelivered since a time; the same webhook-id and bytes, recorded with your name and reason */
         post: {
             parameters: {
                 query?: never;
@@ -5757,7 +5757,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send events again to one of your endpoints: one delivery’s event, or every failed delivery since a time; the same webhook-id and bytes as before */
+        /** Send events again to one of your endpoints: one delivery’s event, or every event undelivered since a time; the same webhook-id and bytes as before */
         post: {
             parameters: {
                 query?: never;

@@ -53,8 +53,8 @@ function redeliveryRoute(who: 'owner' | 'operator'): FastifyPluginAsyncZod<{ dep
         schema: {
           summary:
             who === 'owner'
-              ? 'Send events again to one of your endpoints: one delivery’s event, or every failed delivery since a time; the same webhook-id and bytes as before'
-              : "Send events again to any owner's endpoint: one delivery's event, or every failed delivery since a time; the same webhook-id and bytes, recorded with your name and reason",
+              ? 'Send events again to one of your endpoints: one delivery’s event, or every event undelivered since a time; the same webhook-id and bytes as before'
+              : "Send events again to any owner's endpoint: one delivery's event, or every event undelivered since a time; the same webhook-id and bytes, recorded with your name and reason",
           headers: authHeaders,
           params: z.object({ id: z.string().max(100) }),
           body: redeliveryBody,
@@ -76,7 +76,7 @@ function redeliveryRoute(who: 'owner' | 'operator'): FastifyPluginAsyncZod<{ dep
           );
         const selection: RedeliverySelection =
           deliveryId !== undefined ? { deliveryId } : { failedSince: new Date(failedSince!) };
-        const answer = await redeliverWebhooks(senderDeps({ ...deps }), {
+        const answer = await redeliverWebhooks(senderDeps(deps), {
           endpointId: request.params.id,
           ...(who === 'owner' ? { ownerId: request.ownerId } : {}),
           selection,
