@@ -393,7 +393,9 @@ describe('docker-compose.yml and cluster mode run the same production engine', (
       Array<{ value: unknown }>
     >;
     expect(dynamic['limit.maxIDLength']?.[0]?.value).toBe(MAX_WORKFLOW_ID_LENGTH);
-    expect(dynamic['frontend.enableExecuteMultiOperation']?.[0]?.value).toBe(true);
+    expect(dynamic['frontend.enableUpdateWorkflowExecution']?.[0]?.value).toBe(true);
+    // Operators may pause a job's workflow; onejob answers actions on it (issue 61).
+    expect(dynamic['frontend.WorkflowPauseEnabled']?.[0]?.value).toBe(true);
   });
 
   test("the namespace step registers cluster mode's namespace with its retention, on a real server, and does nothing the second time", async () => {

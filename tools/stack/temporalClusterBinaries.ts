@@ -6,13 +6,17 @@ import { TEMPORAL_CLI_MODULE_VERSION } from './temporalCli';
 
 /**
  * The production engine's programs, pinned: the Temporal server and its SQL schema tool (one
- * module, one version; the same server the CLI embeds and docker-compose.yml runs), and the Web
- * UI server (the version the CLI embeds). Found through explicit paths first, else the per-user
- * cache, else built once from the Go module proxy, with the dependencies the CLI's module
- * requires: the server the CLI embeds, and most of its packages come from Go's build cache
- * after the CLI's build (measured: the server 235 s alone, about 90 s after the CLI).
+ * module, one version; the one docker-compose.yml runs), and the Web UI server (the version the
+ * CLI embeds). Found through explicit paths first, else the per-user cache, else built once from
+ * the Go module proxy.
+ *
+ * The server is newer than the one the CLI embeds (1.29): 1.30 brought workflow pause, which
+ * operators reach from the Web UI and the API, and which onejob must answer (issue 61). 1.32.1 is
+ * the newest release whose go.mod asks for no newer Go than 1.26.8 (1.32.2 asks for 1.26.10). It
+ * is built in its own module's graph (the CLI's graph pins the older server), so it shares no
+ * compiled packages with the CLI's build.
  */
-export const TEMPORAL_SERVER_VERSION = '1.29.1';
+export const TEMPORAL_SERVER_VERSION = '1.32.1';
 export const TEMPORAL_UI_SERVER_VERSION = '2.42.1';
 
 const SERVER_MODULE = 'go.temporal.io/server';
@@ -80,7 +84,6 @@ async function obtainServerParts(
           `${SERVER_MODULE}/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}`,
         ],
         ldflags: '-s -w',
-        inGraphOf: TEMPORAL_CLI_MODULE_VERSION,
         binaries: { server: 'temporal-server', sql: 'temporal-sql-tool' },
         cacheDir,
         alternative: SERVER_ALTERNATIVE,
