@@ -1,4 +1,7 @@
-/** `jobs list|show|trace|cancel|release-key`: what operators do to any owner's jobs by hand. */
+/**
+ * `jobs list|show|trace|cancel|pause|unpause|release-key`: what operators do to any owner's jobs
+ * by hand.
+ */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { listJobsForOperators } from '../db/jobLists';
 import { terminalText } from '../domain/displayText';
@@ -7,6 +10,7 @@ import { JOB_STATUSES, type JobStatus } from '../domain/job';
 import { cancelJob } from '../service/attempts';
 import { jobResource } from '../service/jobDocument';
 import { releaseKey } from '../service/keyRelease';
+import { setJobWorkflowPaused, type PauseAction } from '../service/workflowPause';
 import { addBulkCancelCommand } from './bulkCancelCommand';
 import { cliLogger, operatorName, output, withPool, withServices } from './commandContext';
 import { addJobShowCommand } from './jobShowCommand';
@@ -99,6 +103,28 @@ export function addJobCommands(program: Command): void {
         console.log(`job ${jobId} is ${status.status}`);
       });
     });
+
+  const pauseHelp: Record<PauseAction, string> = {
+    pause:
+      "Pause the job's workflow in Temporal (1.30+): nothing of it runs, and every action on the job is refused (409 workflow-paused) until it is unpaused",
+    unpause: "Unpause the job's workflow in Temporal: it goes on where it stopped",
+  };
+  for (const action of ['pause', 'unpause'] as const)
+    jobs
+      .command(`${action} <jobId>`)
+      .description(pauseHelp[action])
+      .requiredOption('--reason <text>', 'why, for the record (Temporal keeps it on the event)')
+      .option('--operator <name>', 'who (default: $USER)')
+      .action(async (jobId: string, options: { reason: string; operator?: string }) => {
+        await withServices(async (deps) => {
+          const done = await setJobWorkflowPaused(deps, jobId, action, {
+            operator: operatorName(options.operator),
+            reason: options.reason,
+          });
+          if (!done) throw new Error(`no job ${jobId}`);
+          console.log(`job ${jobId}: workflow ${done.workflowId} ${action}d`);
+        });
+      });
 
   jobs
     .command('release-key <jobId>')

@@ -131,6 +131,10 @@ export const PROBLEM_TYPES = {
     // An operator has to act: the client's retries are paced slowly.
     retryAfter: 30,
   },
+  'workflow-paused': {
+    status: 409,
+    title: "The job's workflow is paused in Temporal; unpause it, then send the request again",
+  },
   forbidden: { status: 403, title: 'Operator token required' },
   'bad-signature': { status: 401, title: 'The callback signature does not match' },
   'budget-exceeded': {

@@ -5,6 +5,7 @@ import { findAttempt, listAttempts, type AttemptRecord } from '../db/attempts';
 import { findJob, findOwnedJob, type JobRecord } from '../db/jobs';
 import type { Pool } from '../db/pool';
 import { isUuid } from '../domain/identity';
+import { isOpenRunStatus } from '../domain/runStatus';
 import type { WebhookRetry } from '../domain/webhooks';
 import { checkJobResult } from '../jobTypes';
 import type { Logger } from '../logger';
@@ -89,7 +90,7 @@ async function closedOrRestarting(
       .getHandle(job.workflowId)
       .describe()
       .catch(() => undefined);
-    if (run?.status.name !== 'RUNNING' || Date.now() + pause > giveUpAt) break;
+    if (!run || !isOpenRunStatus(run.status.name) || Date.now() + pause > giveUpAt) break;
     await new Promise((resolve) => setTimeout(resolve, pause));
   }
   // The run may have written the ending as it closed, after the last read.

@@ -50,6 +50,23 @@ export function isWorkflowTaskFailing(error: unknown): boolean {
 }
 
 /**
+ * Temporal (1.30 and later) turned an update away because an operator paused the job's workflow
+ * (`PauseWorkflowExecution`, from the Web UI or the CLI): FAILED_PRECONDITION with the server's
+ * "Workflow is paused". Nothing was taken in; once the workflow is unpaused the same request
+ * goes through.
+ */
+export function isWorkflowPaused(error: unknown): boolean {
+  for (const current of causeChain(error))
+    if (
+      isGrpcServiceError(current) &&
+      current.code === 9 &&
+      /workflow is paused/i.test(current.details)
+    )
+      return true;
+  return false;
+}
+
+/**
  * An update that the workflow run had taken in, whose run closed before the update completed: an
  * operator reset the run (its new run goes on from the reset point) or terminated it. Whatever
  * the update had begun, the new run's history does not hold it: the same update, sent again,

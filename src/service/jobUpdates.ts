@@ -6,7 +6,12 @@ import { causeChain } from '../domain/causeChain';
 import { FAILURES, failureDetails, problemOfFailure } from '../domain/failures';
 import type { Logger } from '../logger';
 import { endedJobMessage } from '../workflows/policy';
-import { isRunClosedMidUpdate, isWorkflowTaskFailing, ServiceError } from './errors';
+import {
+  isRunClosedMidUpdate,
+  isWorkflowPaused,
+  isWorkflowTaskFailing,
+  ServiceError,
+} from './errors';
 
 /** What sending an update takes. */
 interface UpdateDeps {
@@ -33,6 +38,14 @@ function causedByCancellation(error: Error): boolean {
 
 /** Turns a refused or failed workflow update into the rule it broke. */
 function asServiceError(error: unknown, job: JobRecord): unknown {
+  // Paused by an operator through Temporal: nothing was taken in, and nothing will be until the
+  // workflow is unpaused. Said so, with the way out, rather than answered as a failure of ours.
+  if (isWorkflowPaused(error))
+    return new ServiceError(
+      'workflow-paused',
+      `the workflow of job ${job.id} is paused in Temporal, which takes no update while paused: nothing was done; unpause it (\`onejob jobs unpause ${job.id} --reason …\`, the Web UI, or \`temporal workflow unpause\`) and send the request again`,
+      { jobId: job.id, workflowId: job.workflowId },
+    );
   // The run closed while it held the update (reset or terminated): no rule was broken.
   if (isRunClosedMidUpdate(error)) return new WorkflowClosedError(job);
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {

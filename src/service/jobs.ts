@@ -10,6 +10,7 @@ import { DEFAULTS } from '../domain/defaults';
 import { isUuid } from '../domain/identity';
 import { isTerminalJobStatus, type JobMode } from '../domain/job';
 import type { OwnerLimitSettings } from '../domain/ownerLimits';
+import { isOpenRunStatus } from '../domain/runStatus';
 import { jobWorkflowId } from '../domain/workflowId';
 import type { ProviderRegistry } from '../providers/registry';
 import type { jobWorkflow } from '../workflows';
@@ -73,7 +74,7 @@ async function runningRunInput(
 ): Promise<JobWorkflowInput | undefined> {
   const handle = temporal.workflow.getHandle(workflowId);
   const description = await handle.describe();
-  if (description.status.name !== 'RUNNING') return undefined;
+  if (!isOpenRunStatus(description.status.name)) return undefined;
   const { history } = await temporal.workflowService.getWorkflowExecutionHistory({
     namespace: temporal.options.namespace,
     execution: { workflowId, runId: description.runId },

@@ -4,6 +4,7 @@ import { settleAttemptsLeftByEndings, unknownAttemptsOfEndedJobs } from '../db/a
 import { findOpenJobs, type JobPageCursor } from '../db/jobLists';
 import { addJobNote, addNoteIfOpen, countSweepFailure, type JobRecord } from '../db/jobs';
 import { DEFAULTS } from '../domain/defaults';
+import { isOpenRunStatus } from '../domain/runStatus';
 import type { Logger } from '../logger';
 import type { jobWorkflow } from '../workflows';
 import type { ReconcileOutcome } from '../workflows/definitions';
@@ -137,7 +138,7 @@ export async function sweepJobs(
     { ...options, admitted: true },
     async (job) => {
       const latest = await latestRunStatus(deps, job);
-      if (latest.name === 'RUNNING') return;
+      if (isOpenRunStatus(latest.name)) return;
       const restarts = job.notes.filter(
         (note) => (note as { event?: string }).event === 'workflow_restarted',
       ).length;

@@ -1,3 +1,4 @@
+import { isOpenRunStatus } from '../../src/domain/runStatus';
 import { statusQuery } from '../../src/workflows/definitions';
 import { eventually } from './polling';
 import type { TestStack } from './stack';
@@ -15,7 +16,7 @@ export async function untilWorkflowClosed(
 ) {
   const described = await eventually(
     () => stack.temporal.workflow.getHandle(workflowId).describe(),
-    (d) => d.status.name !== 'RUNNING',
+    (d) => !isOpenRunStatus(d.status.name),
     timeoutMs,
   );
   return described.status.name;
@@ -35,7 +36,7 @@ export async function runsOfWorkflow(stack: TestStack, workflowId: string): Prom
       for await (const run of stack.temporal.workflow.list({
         query: `WorkflowId = "${workflowId}"`,
       })) {
-        runs.push({ runId: run.runId, closed: run.status.name !== 'RUNNING' });
+        runs.push({ runId: run.runId, closed: !isOpenRunStatus(run.status.name) });
       }
       return runs;
     },

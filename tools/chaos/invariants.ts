@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { canonicalJson } from '../../src/domain/canonicalJson';
+import { isOpenRunStatus } from '../../src/domain/runStatus';
 import { doesWork } from '../simulator/faults';
 import type { Exchange, FaultWindow, Journal } from './journal';
 import { ledgerOf, requestsOf, type LedgerEntryView, type LoggedRequest } from './operations';
@@ -954,7 +955,7 @@ export async function checkInvariants(inputs: CheckInputs): Promise<{
       );
     const status = await workflowStatus(inputs.temporal, job.workflow_id);
     workflowsChecked += 1;
-    if (job.terminal_status && status === 'RUNNING')
+    if (job.terminal_status && isOpenRunStatus(status))
       violate(6, `job ${job.id} is ${job.terminal_status} but its workflow still runs`, [job.id]);
     if (!job.terminal_status && status !== 'RUNNING')
       violate(6, `job ${job.id} is open but its workflow is ${status}`, [job.id]);

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { isOpenRunStatus } from '../../src/domain/runStatus';
 import { believableAt, workflowStatus, type CallWindow, type LeftToOperator } from './invariants';
 import { settleUnknown, type Actors } from './operations';
 import type { Random } from './random';
@@ -188,7 +189,7 @@ async function workflowsStillRunning(actors: Actors, db: pg.Pool): Promise<strin
   ).rows;
   const running: string[] = [];
   for (const row of rows) {
-    if ((await workflowStatus(actors.temporal, row.workflow_id)) === 'RUNNING')
+    if (isOpenRunStatus(await workflowStatus(actors.temporal, row.workflow_id)))
       running.push(row.id);
   }
   return running;

@@ -20,7 +20,7 @@ import {
  * test/engines/), which run on the production engine, the Temporal server on PostgreSQL.
  * Arguments go to every jest run (`npm test -- test/engines/hedging.test.ts` runs that file on
  * both engines); ONEJOB_TEMPORAL_ENGINE=dev or =cluster runs one engine only (the dev server then
- * runs test/engines/ too). `npm run test:long` (`--long`) runs the exploring tests (campaign,
+ * runs test/engines/ too, but for what only the production engine can do: workflow pause). `npm run test:long` (`--long`) runs the exploring tests (campaign,
  * model-based runs, SPIN, fuzzer) at full length, and the engine-sensitive tests, on the dev
  * server.
  *
@@ -63,6 +63,12 @@ const HEAVY_TESTS = [...EXPLORING_TESTS, 'test/benchmarkSmoke.test.ts'];
 const ENGINE_TESTS = 'test/engines/';
 /** Of the production engine's files, the one that must have the machine to itself: its campaign. */
 const CLUSTER_HEAVY_TESTS = ['test/engines/faultCampaign.test.ts'];
+/**
+ * What only the production engine can do: the dev server is the CLI's (Temporal 1.29), which
+ * has no workflow pause (1.30+). The dev server never runs these, even when it runs the rest of
+ * test/engines/.
+ */
+const PRODUCTION_ENGINE_ONLY_TESTS = ['test/engines/temporalPause.test.ts'];
 
 /** One jest run: an engine, which of its files, how many at once. */
 interface Part {
@@ -173,7 +179,10 @@ function planParts(engines: TemporalEngineKind[], filtered: boolean, long: boole
         engine,
         workers: 1,
         // The nightly length runs the engine-sensitive files on the dev server as well.
-        select: long && !filtered ? [...EXPLORING_TESTS, ENGINE_TESTS] : [],
+        select: [
+          ...(long && !filtered ? [...EXPLORING_TESTS, ENGINE_TESTS] : []),
+          ...ignoring(PRODUCTION_ENGINE_ONLY_TESTS),
+        ],
       });
     else {
       // With the production engine in the run, the engine-sensitive files run there only.
@@ -185,7 +194,10 @@ function planParts(engines: TemporalEngineKind[], filtered: boolean, long: boole
         engine,
         // Three: with two beside the production engine's one, the cores were 1.4 busy of 2.
         workers: wholeNumber('ONEJOB_TEST_WORKERS', 3),
-        select: ignoring(HEAVY_TESTS, elsewhere ? [ENGINE_TESTS] : []),
+        select: ignoring(
+          [...HEAVY_TESTS, ...PRODUCTION_ENGINE_ONLY_TESTS],
+          elsewhere ? [ENGINE_TESTS] : [],
+        ),
       });
     }
   }

@@ -1,0 +1,165 @@
+import { Worker } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
+import { sweepJobs } from '../../src/service/sweeper';
+import { runCli } from '../support/cli';
+import { harness } from '../support/harness';
+import { chargeBody, createJob, operator, readJob, untilJob } from '../support/jobs';
+import { eventually } from '../support/polling';
+import { effectsFor } from '../support/providerLedger';
+import { payProvider, TIMES_OUT_SOON_MS } from '../support/providers';
+import { useTestStack } from '../support/stack';
+import { untilWorkflowClosed } from '../support/temporal';
+
+/**
+ * Temporal 1.30 and later let an operator pause a workflow (the Web UI's button, the CLI, the
+ * WorkflowService's PauseWorkflowExecution): no workflow task runs until it is unpaused, and the
+ * server refuses every update meanwhile, which is what every onejob operator action is. A
+ * paused job is open and untouched: each action on it is answered 409 `workflow-paused` with
+ * nothing done, the sweeper leaves its run alone, a call that answers meanwhile is kept, and
+ * after the unpause the same requests go through. On the production engine only: the dev
+ * server (the CLI's, 1.29) has no pause.
+ */
+const stack = useTestStack({
+  providers: (url) => [
+    payProvider(url, 'pay', { timeoutMs: TIMES_OUT_SOON_MS }),
+    payProvider(url, 'pay-backup'),
+  ],
+  certify: [['pay-backup', 'charge']],
+});
+
+function pause(workflowId: string, reason: string) {
+  return stack.temporal.workflowService.pauseWorkflowExecution({
+    namespace: stack.temporal.options.namespace,
+    workflowId,
+    reason,
+    identity: 'operator@incident',
+    requestId: randomUUID(),
+  });
+}
+
+function unpause(workflowId: string, reason: string) {
+  return stack.temporal.workflowService.unpauseWorkflowExecution({
+    namespace: stack.temporal.options.namespace,
+    workflowId,
+    reason,
+    identity: 'operator@incident',
+    requestId: randomUUID(),
+  });
+}
+
+const runStatus = async (workflowId: string) =>
+  (await stack.temporal.workflow.getHandle(workflowId).describe()).status.name;
+
+const sweep = () =>
+  sweepJobs(
+    { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
+    { olderThanMs: 0 },
+  );
+
+test('a paused job workflow takes no operator action (409 workflow-paused, nothing done), the sweeper leaves it alone, and after the unpause the same verdict settles the job, charged once', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+  const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+  await untilJob(stack, job.id, (j) => j.status === 'unknown');
+  const { runId } = await stack.temporal.workflow.getHandle(job.workflowId).describe();
+
+  // The operator's own CLI pauses it (Temporal keeps who and why on the event).
+  const paused = await runCli(stack, [
+    'jobs',
+    'pause',
+    job.id,
+    '--reason',
+    'looking into the outage',
+    '--operator',
+    'alice',
+  ]);
+  expect(paused).toMatchObject({ code: 0, stderr: '' });
+  expect(await runStatus(job.workflowId)).toBe('PAUSED');
+  const pausedEvent = (
+    await stack.temporal.workflow.getHandle(job.workflowId).fetchHistory()
+  ).events?.find((event) => event.workflowExecutionPausedEventAttributes);
+  expect(pausedEvent?.workflowExecutionPausedEventAttributes).toMatchObject({
+    identity: 'alice',
+    reason: 'looking into the outage',
+  });
+  // Pausing it again is refused in one line, and changes nothing.
+  const again = await runCli(stack, ['jobs', 'pause', job.id, '--reason', 'twice']);
+  expect(again.code).not.toBe(0);
+  expect(again.stderr.trim().split('\n')).toHaveLength(1);
+  expect(again.stderr).toMatch(/already paused/);
+
+  const verdict = { outcome: 'failed', reason: 'bank confirms no charge' };
+  const refused = await operator(stack, 'POST', `/attempts/${job.id}:1/resolve`, verdict);
+  expect(refused.status).toBe(409);
+  expect(refused.headers.get('content-type')).toMatch(/application\/problem\+json/);
+  const problem = (await refused.json()) as { type: string; detail: string; jobId: string };
+  expect(problem.type).toMatch(/\/workflow-paused$/);
+  expect(problem).toMatchObject({ jobId: job.id });
+  expect(problem.detail).toContain(`onejob jobs unpause ${job.id}`);
+  const cancel = await stack.request('POST', `/v1/jobs/${job.id}/cancel`, {
+    body: { reason: 'never mind' },
+  });
+  expect(cancel.status).toBe(409);
+  expect(((await cancel.json()) as { type: string }).type).toMatch(/\/workflow-paused$/);
+
+  // A paused run is open: no new run, no note, no count against the job's restarts.
+  expect(await sweep()).toEqual({
+    started: 0,
+    restarted: 0,
+    needOperator: 0,
+    refused: 0,
+    failed: 0,
+  });
+  const meanwhile = await readJob(stack, job.id);
+  expect(meanwhile.status).toBe('unknown');
+  expect(meanwhile.attempts.map((a) => a.state)).toEqual(['unknown']);
+  expect(meanwhile.notes).toEqual([
+    expect.objectContaining({ event: 'workflow_paused', reason: 'looking into the outage' }),
+  ]);
+  const described = await stack.temporal.workflow.getHandle(job.workflowId).describe();
+  expect(described).toMatchObject({ runId, status: { name: 'PAUSED' } });
+
+  // Unpaused with Temporal's own call, as the Web UI or the temporal CLI would.
+  await unpause(job.workflowId, 'outage understood');
+  expect(await runStatus(job.workflowId)).toBe('RUNNING');
+  const resolved = await eventually(
+    () => operator(stack, 'POST', `/attempts/${job.id}:1/resolve`, verdict),
+    (response) => response.status !== 409,
+  );
+  expect(resolved.status).toBe(200);
+  const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+  expect(done.completedBy).toBe(`${job.id}:2`);
+  expect(effectsFor(stack, job.id).map((e) => e.idempotencyKey)).toEqual([`${job.id}:2`]);
+  expect(await untilWorkflowClosed(stack, job.workflowId)).toBe('COMPLETED');
+  expect((await stack.temporal.workflow.getHandle(job.workflowId).describe()).runId).toBe(runId);
+});
+
+test('a call that answers while its workflow is paused is kept: after the unpause the same run takes it up, the job succeeds with that attempt, and its history (with the pause in it) replays', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'paused-call' } });
+  const job = await createJob(stack, chargeBody(['pay-backup']));
+  await untilJob(stack, job.id, (j) => j.attempts[0]?.state === 'running');
+
+  await pause(job.workflowId, 'freeze while we look');
+  stack.simulator.openGate('paused-call');
+  // The provider charged; whatever the row says meanwhile, the run stays paused until unpaused.
+  await eventually(
+    () => Promise.resolve(effectsFor(stack, job.id).length),
+    (count) => count === 1,
+  );
+  expect(await runStatus(job.workflowId)).toBe('PAUSED');
+
+  await unpause(job.workflowId, 'carry on');
+  const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+  expect(done.completedBy).toBe(`${job.id}:1`);
+  expect(done.attempts.map((a) => a.state)).toEqual(['succeeded']);
+  expect(effectsFor(stack, job.id).map((e) => e.idempotencyKey)).toEqual([`${job.id}:1`]);
+  expect(await untilWorkflowClosed(stack, job.workflowId)).toBe('COMPLETED');
+
+  const history = await stack.temporal.workflow.getHandle(job.workflowId).fetchHistory();
+  const types = (history.events ?? []).map((event) => event.eventType);
+  expect(types).toEqual(expect.arrayContaining([58, 59])); // paused, then unpaused
+  await Worker.runReplayHistory(
+    { workflowBundle: { codePath: harness().workflowBundlePath } },
+    history,
+    job.workflowId,
+  );
+});
