@@ -23,7 +23,7 @@ const TRAFFIC = byLength({
 });
 
 test(
-  `on the ${ENGINE} engine, a fixed-seed campaign with worker kills (one right after an admission), an API kill, a Temporal restart, a PostgreSQL restart, a partition of a link between our processes, key releases, rate-limit storms, provider outages, an owner running out of budget and another held to a price ceiling breaks no invariant`,
+  `on the ${ENGINE} engine, a fixed-seed campaign with worker kills (one right after an admission), an API kill, a Temporal restart, a PostgreSQL restart, a partition of a link between our processes, key releases, rate-limit storms, provider outages, an owner running out of budget and another held to a price ceiling, and (where the server has it) runs paused and unpaused, breaks no invariant`,
   async () => {
     const dir = mkdtempSync(path.join(TEST_OUTPUT, 'chaos-'));
     const { code, output, report } = await runChaos(
@@ -68,6 +68,10 @@ test(
     expect(report.money.reservations).toBeGreaterThan(0);
     expect(report.money.refusedAtCreate + report.money.failedForBudget).toBeGreaterThan(0);
     expect(report.money.pricedOut).toBeGreaterThan(0);
+    // The production engine pauses workflows (the dev server's 1.29 does not): the opening
+    // paused a run whose call was out, and the operator's cancel meanwhile was refused as paused.
+    expect(report.pauses.serverPauses).toBe(ENGINE === 'cluster');
+    expect(report.pauses.refusedAsPaused > 0).toBe(report.pauses.serverPauses);
     expect(report.violations.map((v) => `[${v.invariant}] ${v.message}`)).toEqual([]);
     expect(code).toBe(0);
   },

@@ -19,6 +19,7 @@ import { ChaosClient } from './client';
 import { checkInvariants, isClientTimeout, type ReplayLooks, type Violation } from './invariants';
 import { Journal, type Partition, type ProcessFault } from './journal';
 import type { LinkCounts, LinkFault } from './linkProxy';
+import { serverPausesWorkflows } from './nemesis';
 import {
   OPERATION_WEIGHTS,
   requestsOf,
@@ -88,6 +89,8 @@ export interface CampaignReport {
   replayLooks: ReplayLooks;
   /** What budgets and price ceilings did (invariant 12). */
   money: MoneyLooks;
+  /** Whether the server paused workflows, and what the operator nemesis's pauses did. */
+  pauses: World['pauses'] & { serverPauses: boolean };
   workflowsChecked: number;
   violations: Array<Violation & { journal: Array<Record<string, unknown>> }>;
   journalFile: string;
@@ -542,6 +545,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     paymentSimulators: PAYMENT_PROVIDER_SIMULATORS,
     startChildJob: parents.start,
     callsInFlight: () => callsInFlight(db),
+    pausesWorkflows: await serverPausesWorkflows(temporal),
   };
 
   try {
@@ -704,6 +708,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       ).length,
       replayLooks: checked.replayLooks,
       money: money.looks,
+      pauses: { serverPauses: actors.pausesWorkflows ?? false, ...world.pauses },
       workflowsChecked: checked.workflowsChecked,
       // The journal lines of the first violations (a broken build can make thousands).
       violations: violations.map((violation, index) => ({

@@ -1,3 +1,4 @@
+import { isGrpcServiceError, type Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { startJob } from '../../src/temporal/startJob';
 import type { Actors } from './operations';
@@ -13,7 +14,10 @@ import type { KeyRecord } from './world';
  *   attempts it finds, and schedules attempt 1's call again if it was still `starting`;
  * - reset the run to the workflow task that scheduled its latest `callProvider`: the reset run
  *   schedules that call again (the attempt's row was written by an activity before that task,
- *   so the reset run does not write it again).
+ *   so the reset run does not write it again);
+ * - where the server pauses workflows (1.30+: the production engine), pause the run, cancel the
+ *   job as an operator while it is paused (refused 409 `workflow-paused`, nothing done), and
+ *   unpause it: the call's answer that came meanwhile waits for the run, which goes on.
  *
  * Every action is journaled (`nemesis` lines), with what Temporal answered.
  */
@@ -168,4 +172,94 @@ export async function resetToLatestCall(
     });
     return undefined;
   }
+}
+
+/**
+ * Whether this Temporal server pauses workflows: asked of a workflow that does not exist, a
+ * server with pause answers NOT_FOUND, one without (or with it off) UNIMPLEMENTED.
+ */
+export async function serverPausesWorkflows(temporal: Client): Promise<boolean> {
+  try {
+    await temporal.workflowService.pauseWorkflowExecution({
+      namespace: temporal.options.namespace,
+      workflowId: `chaos-pause-probe-${randomUUID()}`,
+      reason: 'does this server pause workflows?',
+      requestId: randomUUID(),
+    });
+    return true;
+  } catch (error) {
+    return !(isGrpcServiceError(error) && error.code === UNIMPLEMENTED);
+  }
+}
+
+const UNIMPLEMENTED = 12;
+
+/** Pauses or unpauses the run, as an operator does from the Web UI; true when Temporal took it. */
+async function setPaused(
+  actors: Actors,
+  op: number,
+  workflowId: string,
+  action: 'pause' | 'unpause',
+): Promise<boolean> {
+  const call = {
+    namespace: actors.temporal.options.namespace,
+    workflowId,
+    identity: 'chaos-operator',
+    reason: `the operator nemesis: ${action}`,
+    requestId: randomUUID(),
+  };
+  try {
+    if (action === 'pause') await actors.temporal.workflowService.pauseWorkflowExecution(call);
+    else await actors.temporal.workflowService.unpauseWorkflowExecution(call);
+    actors.journal.write({ event: 'nemesis', op, action, workflowId, ok: true });
+    return true;
+  } catch (error) {
+    actors.journal.write({
+      event: 'nemesis',
+      op,
+      action,
+      workflowId,
+      error: (error as Error).message,
+    });
+    return false;
+  }
+}
+
+/** How long the nemesis keeps asking to unpause through a Temporal restart or a partition. */
+const UNPAUSE_PATIENCE_MS = 120_000;
+
+/**
+ * Pauses the job's run, has an operator cancel the job while it is paused (the answer is
+ * journaled; a paused run takes no update, so it must be 409 `workflow-paused` and change
+ * nothing), runs `meanwhile` (the opening lets the held call answer then), and unpauses the run,
+ * asking again through process faults. Counts on the world what it did.
+ */
+export async function pauseWhileActing(
+  actors: Actors,
+  op: number,
+  kind: string,
+  target: { jobId: string; workflowId: string },
+  meanwhile: () => Promise<void> = async () => undefined,
+): Promise<void> {
+  const { world } = actors;
+  if (!(await setPaused(actors, op, target.workflowId, 'pause'))) return;
+  try {
+    const answer = await actors.client.send(
+      op,
+      kind,
+      'POST',
+      `/v1/operator/jobs/${target.jobId}/cancel`,
+      { token: actors.operatorToken, body: { reason: 'cancelled while its workflow is paused' } },
+    );
+    world.pauses.cancelsWhilePaused += 1;
+    if (answer.problem === 'workflow-paused') world.pauses.refusedAsPaused += 1;
+    await meanwhile();
+  } finally {
+    const giveUpAt = Date.now() + UNPAUSE_PATIENCE_MS;
+    while (!(await setPaused(actors, op, target.workflowId, 'unpause'))) {
+      if (Date.now() > giveUpAt) break;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
+  world.pauses.cycles += 1;
 }

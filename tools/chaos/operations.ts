@@ -5,7 +5,13 @@ import { BROKE_OWNER } from './budgets';
 import { asJob, type ChaosClient, type Via } from './client';
 import type { Journal } from './journal';
 import type { LinkFault } from './linkProxy';
-import { resetToLatestCall, startOnTemporal, terminateRun, type CallInFlight } from './nemesis';
+import {
+  pauseWhileActing,
+  resetToLatestCall,
+  startOnTemporal,
+  terminateRun,
+  type CallInFlight,
+} from './nemesis';
 import { openingMoney } from './openingMoney';
 import { Random } from './random';
 import { World, type Intent, type KeyRecord } from './world';
@@ -56,6 +62,8 @@ export interface Actors {
    */
   paymentProviders: string[];
   paymentSimulators: Readonly<Record<string, number>>;
+  /** The Temporal server pauses workflows (1.30+): the operator nemesis pauses runs too. */
+  pausesWorkflows?: boolean;
   /** Starts a parent workflow that starts the job as its child (see parentWorkflow.ts). */
   startChildJob?: (record: KeyRecord) => Promise<{ workflowId: string }>;
   /**
@@ -738,7 +746,62 @@ export async function runOpening(
   op = await windowCloses;
   op = await openingCallsExecutedTwice(actors, waits, op);
   op = await openingMoney(actors, waits.untilEnded, op);
-  return openingFallbackNeverSent(actors, waits, op);
+  op = await openingFallbackNeverSent(actors, waits, op);
+  return openingPausedRun(actors, waits, op);
+}
+
+/**
+ * Where the server pauses workflows: a charge held at its provider while an operator pauses its
+ * run, cancels the job (a paused run takes no update: 409 `workflow-paused`, nothing done), lets
+ * the held call answer, and unpauses. The run takes up the answer that came while it was
+ * paused, and the job succeeds, charged once, whatever the traffic draws.
+ *
+ * Returns the next operation number.
+ */
+async function openingPausedRun(
+  actors: Actors,
+  waits: {
+    untilCalled: (jobId: string) => Promise<void>;
+    untilEnded: (jobId: string) => Promise<void>;
+  },
+  op: number,
+): Promise<number> {
+  if (!actors.pausesWorkflows) return op;
+  const { client, world, journal } = actors;
+  const owner = Object.keys(actors.owners)[0]!;
+  const provider = LOOKUP_PAYMENT_PROVIDERS[0];
+  const simulator = simulatorIndexOf(actors, provider);
+  const intent: Intent = {
+    type: 'charge',
+    input: { amountCents: 1_000 + op, currency: 'EUR', account: `acct-opening-${op}-paused` },
+    providers: [provider],
+    mode: 'exclusive',
+  };
+  const record = world.remember(owner, `chaos-opening-${op}-paused-run`, intent);
+  const gate = `chaos-opening-pause-${op}`;
+  await queueFault(actors, op, simulator, {
+    route: 'charge',
+    account: String(intent.input.account),
+    fault: { kind: 'hold', gate },
+  });
+  journal.operation(op, 'create', { owner, key: record.key, intent, opening: true });
+  await client.create(op, 'create', record, { token: actors.owners[owner]!, via: 'lb' });
+  const jobId = [...record.jobIds][0];
+  const workflowId = [...record.workflowIds][0];
+  try {
+    if (jobId && workflowId) {
+      await waits.untilCalled(jobId);
+      world.nemesisStruck.add(jobId);
+      journal.operation(op, 'operator_nemesis', { jobId, how: 'pause', opening: true });
+      await pauseWhileActing(actors, op, 'operator_nemesis', { jobId, workflowId }, () =>
+        openGate(actors, simulator, gate),
+      );
+    }
+  } finally {
+    await openGate(actors, simulator, gate);
+  }
+  if (jobId) await waits.untilEnded(jobId);
+  return op + 1;
 }
 
 /** How long the opening's charge on the short-window replay provider is processed. */
@@ -1323,9 +1386,14 @@ export async function runOperation(
       if (open.length === 0) return;
       const call = random.pick(open);
       const record = world.jobs.get(call.jobId)!;
-      const how = random.weighted({ terminate_then_start: 2, terminate_for_sweeper: 1, reset: 2 });
+      // A pause only where the server has it: the dev server's campaign draws as it always did.
+      const strikes = { terminate_then_start: 2, terminate_for_sweeper: 1, reset: 2 };
+      const how: keyof typeof strikes | 'pause' = actors.pausesWorkflows
+        ? random.weighted({ ...strikes, pause: 2 })
+        : random.weighted(strikes);
       world.nemesisStruck.add(call.jobId);
       journal.operation(op, kind, { jobId: call.jobId, attemptId: call.attemptId, how });
+      if (how === 'pause') return await pauseWhileActing(actors, op, kind, call);
       if (how === 'reset' && (await resetToLatestCall(actors, op, call.workflowId))) return;
       // A reset with no call to go back to in this run (it took the attempt over from a closed
       // one) becomes a terminate.

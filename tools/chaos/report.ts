@@ -44,6 +44,12 @@ export function formatReport(report: CampaignReport): string {
   lines.push(
     `race events ${report.raceEvents} · key releases ${report.keyReleases} · operator settlements ${report.operatorSettlements} after traffic, ${report.operatorSettlementsInTraffic} during · workflows checked ${report.workflowsChecked}`,
   );
+  const { pauses } = report;
+  lines.push(
+    pauses.serverPauses
+      ? `workflow pauses: ${pauses.cycles} paused and unpaused; ${pauses.cancelsWhilePaused} operator cancels while paused, ${pauses.refusedAsPaused} answered 409 workflow-paused`
+      : 'workflow pauses: none (this Temporal server does not pause workflows)',
+  );
   lines.push(
     `replay lookups:  ${counts(report.replayLooks.replays)} replays; the unknown attempts they looked at settled by: ${counts(report.replayLooks.settledBy)}`,
   );

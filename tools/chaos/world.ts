@@ -86,6 +86,11 @@ export class World {
    */
   readonly nemesisStruck = new Set<string>();
   /**
+   * What the nemesis's pauses did: runs paused and unpaused again, operator cancels sent while
+   * paused, and those answered 409 `workflow-paused` (the rest found the job ended first).
+   */
+  readonly pauses = { cycles: 0, cancelsWhilePaused: 0, refusedAsPaused: 0 };
+  /**
    * Attempts the campaign's operators settled (a resolve answered 2xx): during traffic, racing
    * the service as a real operator may, or in the settle step, after the service had its time.
    */
