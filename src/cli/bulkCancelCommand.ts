@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { OpenJobQuery } from '../db/bulkCancels';
+import { isUuid } from '../domain/identity';
 import { applyBulkCancel, planBulkCancel } from '../service/bulkCancel';
 import {
   numberAtLeast,
@@ -21,6 +22,7 @@ interface Options {
   status?: string;
   createdAfter?: string;
   createdBefore?: string;
+  after?: string;
   limit: string;
   apply?: boolean;
   reason?: string;
@@ -43,10 +45,12 @@ function queryOf(options: Options): OpenJobQuery {
       ? { createdBefore: timeOption('--created-before', options.createdBefore) }
       : {}),
   };
+  if (options.after !== undefined && !isUuid(options.after))
+    throw new Error(`--after takes a job id (the \`next\` a run printed), not ${options.after}`);
   // A query that names nothing would cancel every open job: say so on purpose or not at all.
   if (Object.keys(query).length === 0)
     throw new Error('name at least one of --owner, --provider, --status, --created-after/before');
-  return query;
+  return options.after ? { ...query, afterJobId: options.after } : query;
 }
 
 /**
@@ -63,6 +67,10 @@ export function addBulkCancelCommand(jobs: Command): void {
     .option('--status <status>', 'pending, running or unknown')
     .option('--created-after <time>', 'created at or after this ISO 8601 time')
     .option('--created-before <time>', 'created before this ISO 8601 time')
+    .option(
+      '--after <job id>',
+      'only jobs after this one (the `next` a run printed): passes over those it could not cancel',
+    )
     .option('--limit <n>', 'at most this many per run', '500')
     .option('--apply', 'cancel them (default: list them only)')
     .option('--reason <text>', 'why, for each job’s record (needed with --apply)')
@@ -113,11 +121,13 @@ export function addBulkCancelCommand(jobs: Command): void {
           operator: operatorName(options.operator),
           reason: options.reason!,
         });
+        const cancelled = run.jobs.filter((j) => j.result === 'cancelled').length;
+        const refused = run.jobs.length - cancelled;
         output(options.json, run, () =>
           run.runId === null
             ? 'no open job matches: nothing was recorded'
             : [
-                `bulk cancel ${run.runId}: ${run.jobs.filter((j) => j.result === 'cancelled').length} cancelled, ${run.jobs.filter((j) => j.result === 'refused').length} refused${run.more ? '; more match: run it again' : ''}`,
+                `bulk cancel ${run.runId}: ${cancelled} cancelled, ${refused} refused${run.more ? `; more match: run it again${refused > 0 ? ` with --after ${run.next} to pass over the refused` : ''}` : ''}`,
                 table(run.jobs),
               ].join('\n'),
         );

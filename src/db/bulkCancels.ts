@@ -14,6 +14,11 @@ export interface OpenJobQuery {
   status?: JobStatus;
   createdAfter?: Date;
   createdBefore?: Date;
+  /**
+   * Only jobs after this one in the run's order (created, then id): where an earlier run left
+   * off, so that jobs it could not cancel (their workflow paused, say) are passed over.
+   */
+  afterJobId?: string;
 }
 
 export interface MatchedJob {
@@ -47,7 +52,9 @@ export async function openJobsMatching(
           AND ($1::text IS NULL OR j.owner_id = $1)
           AND ($2::text IS NULL OR $2 = ANY (j.provider_plan))
           AND ($4::timestamptz IS NULL OR j.created_at >= $4)
-          AND ($5::timestamptz IS NULL OR j.created_at < $5)) open
+          AND ($5::timestamptz IS NULL OR j.created_at < $5)
+          AND ($7::uuid IS NULL
+               OR (j.created_at, j.id) > (SELECT a.created_at, a.id FROM jobs a WHERE a.id = $7))) open
       WHERE $3::text IS NULL OR status = $3
       ORDER BY created_at, id
       LIMIT $6`,
@@ -58,6 +65,7 @@ export async function openJobsMatching(
       query.createdAfter ?? null,
       query.createdBefore ?? null,
       limit + 1,
+      query.afterJobId ?? null,
     ],
   );
   return {

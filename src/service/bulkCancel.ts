@@ -17,6 +17,11 @@ export interface BulkCancelResult {
   jobs: Array<MatchedJob & { result?: 'cancelled' | 'refused'; detail?: string }>;
   /** More open jobs match than this run's bound: run it again. */
   more: boolean;
+  /**
+   * With more to do, the last job this run took: a run `after` it passes over the ones this run
+   * could not cancel (which stay open and would otherwise come first again).
+   */
+  next: string | null;
 }
 
 /** The open jobs the query finds, at most `limit`: what an applied run would cancel. */
@@ -36,7 +41,7 @@ export async function applyBulkCancel(
   by: { operator: string; reason: string },
 ): Promise<BulkCancelResult> {
   const { jobs, more } = await openJobsMatching(deps.pool, query, limit);
-  if (jobs.length === 0) return { runId: null, jobs: [], more };
+  if (jobs.length === 0) return { runId: null, jobs: [], more, next: null };
   const runId = await recordBulkCancel(deps.pool, { ...by, query, matched: jobs.length });
   const done: BulkCancelResult['jobs'] = [];
   for (const job of jobs) {
@@ -56,5 +61,5 @@ export async function applyBulkCancel(
     await recordBulkCancelJob(deps.pool, { runId, jobId: job.id, ...answer });
     done.push({ ...job, ...answer });
   }
-  return { runId, jobs: done, more };
+  return { runId, jobs: done, more, next: more ? (jobs.at(-1)?.id ?? null) : null };
 }

@@ -163,3 +163,59 @@ test('a call that answers while its workflow is paused is kept: after the unpaus
     job.workflowId,
   );
 });
+
+test('cancel by query passes over a job whose workflow is paused: the run records it refused (workflow-paused), and the next run after it cancels the rest', async () => {
+  const since = new Date().toISOString();
+  stack.simulator.inject({ route: 'charge', times: 2, fault: { kind: 'hold', gate: 'by-query' } });
+  const paused = await createJob(stack, chargeBody(['pay-backup']));
+  const other = await createJob(stack, chargeBody(['pay-backup']));
+  for (const job of [paused, other])
+    await untilJob(stack, job.id, (j) => j.attempts[0]?.state === 'running');
+  await pause(paused.workflowId, 'kept for the investigation');
+  const cancelMany = async (extra: string[]) => {
+    const run = await runCli(stack, [
+      'jobs',
+      'cancel-many',
+      '--provider',
+      'pay-backup',
+      '--created-after',
+      since,
+      '--limit',
+      '1',
+      '--apply',
+      '--reason',
+      'INC-8',
+      '--json',
+      ...extra,
+    ]);
+    expect(run).toMatchObject({ code: 0 });
+    return JSON.parse(run.stdout) as {
+      jobs: Array<{ id: string; result: string; detail: string }>;
+      more: boolean;
+      next: string | null;
+    };
+  };
+  const first = await cancelMany([]);
+  expect(first.jobs).toEqual([
+    expect.objectContaining({
+      id: paused.id,
+      result: 'refused',
+      detail: expect.stringMatching(/paused/),
+    }),
+  ]);
+  expect(first).toMatchObject({ more: true, next: paused.id });
+  // The refused job is still open and comes first again; the run after it goes past it.
+  expect((await cancelMany([])).jobs.map((job) => [job.id, job.result])).toEqual([
+    [paused.id, 'refused'],
+  ]);
+  const after = await cancelMany(['--after', first.next!]);
+  expect(after.jobs.map((job) => [job.id, job.result])).toEqual([[other.id, 'cancelled']]);
+  expect(after).toMatchObject({ more: false, next: null });
+
+  await unpause(paused.workflowId, 'investigation done');
+  stack.simulator.openGate('by-query');
+  expect((await untilJob(stack, paused.id, (j) => j.status === 'succeeded')).completedBy).toBe(
+    `${paused.id}:1`,
+  );
+  expect((await readJob(stack, other.id)).status).toBe('cancelled');
+});
