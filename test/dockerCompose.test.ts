@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
@@ -7,6 +8,7 @@ import { apiConfig, serviceConfig, workerConfig } from '../src/config';
 import { refusePublishedDevSecrets } from '../src/domain/publishedSecrets';
 import { MAX_WORKFLOW_ID_LENGTH } from '../src/domain/workflowId';
 import { providerConfigsFromEnv, simulatorProviders } from '../src/providers/registry';
+import { obtainDebianProgram, PROMTOOL } from '../tools/stack/debianPackages';
 import { NGINX_TEMPLATE } from '../tools/stack/nginx';
 import {
   CLUSTER_RETENTION_MS,
@@ -110,7 +112,18 @@ const published = (from: Record<string, Service>): Array<[string, string]> =>
     (service.ports ?? []).map((port): [string, string] => [name, port]),
   );
 
-test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, worker, the trace backend, and the simulator on request', () => {
+/** Where a file of the repository appears inside a service's container, by its volumes. */
+function inContainer(service: Service, file: string): string | undefined {
+  for (const volume of service.volumes ?? []) {
+    const [source, target] = volume.split(':');
+    const hostDir = path.resolve(ROOT, source!);
+    if (file.startsWith(`${hostDir}${path.sep}`))
+      return path.posix.join(target!, path.relative(hostDir, file));
+  }
+  return undefined;
+}
+
+test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, worker, the trace backend, and the simulator and Prometheus on request', () => {
   expect(Object.keys(services).sort()).toEqual([
     'api-1',
     'api-2',
@@ -118,6 +131,7 @@ test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, wor
     'migrate',
     'nginx',
     'postgres',
+    'prometheus',
     'simulator',
     'temporal',
     'temporal-namespace',
@@ -148,13 +162,75 @@ test('the stack has every part: PostgreSQL, Temporal on it, the Web UI, API, wor
   // The stand-in provider runs only when asked for, and nothing needs it to start.
   expect(services.simulator?.profiles).toEqual(['simulator']);
   expect(services.worker?.depends_on?.simulator?.required).toBe(false);
+  // So does Prometheus, and nothing waits for it.
+  expect(services.prometheus?.profiles).toEqual(['monitoring']);
+  for (const [name, service] of Object.entries(services))
+    expect([name, Object.keys(service.depends_on ?? {})]).not.toContainEqual(['prometheus']);
+});
+
+test("the monitoring profile's Prometheus loads onejob's alert rules and scrapes both API replicas and the worker with the metrics token, and promtool accepts its configuration", async () => {
+  const prometheus = services.prometheus!;
+  const folder = path.join(ROOT, 'deploy', 'prometheus');
+  const configFile = prometheus.command?.find((arg) => arg.startsWith('--config.file='));
+  const mounted = inContainer(prometheus, path.join(folder, 'prometheus.yml'));
+  expect(configFile).toBe(`--config.file=${mounted}`);
+  const config = parse(readFileSync(path.join(folder, 'prometheus.yml'), 'utf8')) as {
+    rule_files: string[];
+    scrape_configs: Array<{
+      job_name: string;
+      authorization?: { credentials_file: string };
+      static_configs: Array<{ targets: string[] }>;
+    }>;
+  };
+  expect(config.rule_files).toEqual(['onejob-alerts.yml']);
+  const targets = Object.fromEntries(
+    config.scrape_configs.map((job) => [
+      job.job_name,
+      job.static_configs.flatMap((c) => c.targets),
+    ]),
+  );
+  // Every process that exports onejob's metrics, where its environment says it serves them.
+  const apiPort = env('api-1').PORT;
+  expect(targets['onejob-api']).toEqual([`api-1:${apiPort}`, `api-2:${apiPort}`]);
+  const healthPort = env('worker').ONEJOB_WORKER_HEALTH_ADDRESS!.split(':')[1];
+  expect(targets['onejob-worker']).toEqual([`worker:${healthPort}`]);
+  // /metrics answers only the metrics token: the compose secret made from ONEJOB_METRICS_TOKEN.
+  const raw = parse(COMPOSE_TEXT, { merge: true }) as {
+    secrets: Record<string, { environment?: string }>;
+    services: Record<string, { secrets?: string[] }>;
+  };
+  expect(raw.secrets.metrics_token).toEqual({ environment: 'ONEJOB_METRICS_TOKEN' });
+  expect(raw.services.prometheus?.secrets).toEqual(['metrics_token']);
+  for (const job of config.scrape_configs.filter((j) => j.job_name !== 'onejob-worker-sdk'))
+    expect([job.job_name, job.authorization]).toEqual([
+      job.job_name,
+      { credentials_file: '/run/secrets/metrics_token' },
+    ]);
+  // promtool checks the configuration and the rules it loads, with the secret's file present.
+  const scratch = mkdtempSync(path.join(tmpdir(), 'onejob-prometheus-'));
+  writeFileSync(path.join(scratch, 'metrics_token'), 'a-token-for-the-check\n');
+  cpSync(path.join(folder, 'onejob-alerts.yml'), path.join(scratch, 'onejob-alerts.yml'));
+  writeFileSync(
+    path.join(scratch, 'prometheus.yml'),
+    readFileSync(path.join(folder, 'prometheus.yml'), 'utf8').replaceAll(
+      '/run/secrets/metrics_token',
+      path.join(scratch, 'metrics_token'),
+    ),
+  );
+  const promtool = await obtainDebianProgram(PROMTOOL, () => undefined);
+  const checked = await promisify(execFile)(promtool, ['check', 'config', 'prometheus.yml'], {
+    cwd: scratch,
+  });
+  expect(checked.stdout).toMatch(/SUCCESS: 1 rule files found/);
+  expect(checked.stdout).toMatch(/SUCCESS: \d+ rules found/);
 });
 
 describe('a deployment from docker-compose.yml fails closed', () => {
-  test('only the API (through nginx), the Web UI and the trace UI are published, on 127.0.0.1 unless the operator says otherwise', () => {
+  test("only the API (through nginx), the Web UI, the trace UI and Prometheus's UI are published, on 127.0.0.1 unless the operator says otherwise", () => {
     expect(published(services)).toEqual([
       ['temporal-ui', '127.0.0.1:8233:8080'],
       ['jaeger', '127.0.0.1:16686:16686'],
+      ['prometheus', '127.0.0.1:9090:9090'],
       ['nginx', '127.0.0.1:3000:3000'],
     ]);
     const chosen = composeWith({
@@ -258,7 +334,7 @@ describe('a deployment from docker-compose.yml fails closed', () => {
   test('images are pinned to supported versions: no untagged or latest image, Node on its LTS line', () => {
     for (const [name, service] of Object.entries(services)) {
       if (service.build) continue;
-      expect([name, service.image]).toEqual([name, expect.stringMatching(/^[^:]+:\d[\w.-]*$/)]);
+      expect([name, service.image]).toEqual([name, expect.stringMatching(/^[^:]+:v?\d[\w.-]*$/)]);
     }
     const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
     const bases = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
@@ -336,17 +412,6 @@ test('hosts and ports agree across services', () => {
 });
 
 describe('docker-compose.yml and cluster mode run the same production engine', () => {
-  /** Where a file of the repository appears inside a service's container, by its volumes. */
-  function inContainer(service: Service, file: string): string | undefined {
-    for (const volume of service.volumes ?? []) {
-      const [source, target] = volume.split(':');
-      const hostDir = path.resolve(ROOT, source!);
-      if (file.startsWith(`${hostDir}${path.sep}`))
-        return path.posix.join(target!, path.relative(hostDir, file));
-    }
-    return undefined;
-  }
-
   test('the same server version, and the Web UI version that cluster mode builds', () => {
     expect(services.temporal?.image).toBe(`temporalio/server:${TEMPORAL_SERVER_VERSION}`);
     // The set-up steps run the SQL tool and CLI of the same server version.
