@@ -772,7 +772,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, workflow-paused, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1322,7 +1322,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, workflow-paused, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1781,7 +1781,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, workflow-paused, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2068,7 +2068,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, workflow-paused, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2486,7 +2486,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, workflow-paused, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2839,7 +2839,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, workflow-paused, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3349,7 +3349,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, workflow-paused, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3561,7 +3561,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, workflow-paused, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4718,7 +4718,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, workflow-paused, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5084,7 +5084,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, workflow-paused, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5644,7 +5644,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, workflow-paused, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5857,7 +5857,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, workflow-paused, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6082,7 +6082,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, budget-currency-fixed */
+                /** @description application/problem+json: idempotency-key-reuse, attempt-in-flight, job-terminal, job-not-ended, key-already-released, attempt-may-take-effect, attempt-not-resolvable, provider-not-certified, attempt-limit-reached, provider-unavailable, too-many-webhook-endpoints, too-many-live-secrets, delivery-pending, endpoint-disabled, endpoint-disabled-by-operator, workflow-paused, budget-currency-fixed */
                 409: {
                     headers: {
                         [name: string]: unknown;
