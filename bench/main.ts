@@ -7,6 +7,7 @@
  *   npm run bench -- --smoke               every row, briefly: checks the suite still works
  *   npm run bench -- --out <folder>        write the results elsewhere
  *   npm run bench -- --profile-worker      also profile our worker's CPU (node --cpu-prof)
+ *   npm run bench -- --profile-api         also profile our API's CPU (node --cpu-prof)
  *
  * TEMPORAL_ADDRESS and DATABASE_URL point it at servers of your own (a production cluster);
  * BENCH_BLOCKED_MINUTES sets how long the blocked row holds its jobs (default 10).
@@ -52,8 +53,15 @@ async function main(): Promise<void> {
     .option('--smoke', 'every row, briefly (CI checks that the suite still works)', false)
     .option('--out <folder>', 'where the results go', path.join(BENCH_ROOT, 'results'))
     .option('--profile-worker', "profile our worker's CPU (node --cpu-prof) for the report", false)
+    .option('--profile-api', "profile our API's CPU (node --cpu-prof) for the report", false)
     .parse()
-    .opts<{ only?: string; smoke: boolean; out: string; profileWorker: boolean }>();
+    .opts<{
+      only?: string;
+      smoke: boolean;
+      out: string;
+      profileWorker: boolean;
+      profileApi: boolean;
+    }>();
   const only = options.only?.split(',').map((name) => name.trim());
   const unknown = only?.filter((name) => !NAMES.includes(name)) ?? [];
   if (unknown.length > 0) {
@@ -66,10 +74,16 @@ async function main(): Promise<void> {
 
   const startedAt = new Date().toISOString();
   const stem = startedAt.replace(/[:.]/g, '-');
-  // The worker writes its profile as it exits, when the environment stops.
+  // Each service writes its profile as it exits, when the environment stops.
   const profileDir = path.join(options.out, `${stem}-worker-cpu`);
+  const apiProfileDir = path.join(options.out, `${stem}-api-cpu`);
+  const profiled = (on: boolean, dir: string) =>
+    on ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
   const env = await startBenchEnvironment(log, {
-    workerNodeFlags: options.profileWorker ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    nodeFlags: {
+      worker: profiled(options.profileWorker, profileDir),
+      api: profiled(options.profileApi, apiProfileDir),
+    },
   });
   const report: BenchReport = {
     startedAt,
@@ -99,6 +113,7 @@ async function main(): Promise<void> {
   }
   report.finishedAt = new Date().toISOString();
   if (options.profileWorker) report.workerCpuProfile = workerThreadProfiles(profileDir);
+  if (options.profileApi) report.apiCpuProfile = mainThreadProfile(apiProfileDir);
 
   mkdirSync(options.out, { recursive: true });
   const chartFile = `${stem}.svg`;
@@ -111,12 +126,33 @@ async function main(): Promise<void> {
       log(
         `our worker's ${thread}: ${(100 * share).toFixed(1).padStart(5)} % ${String(ms).padStart(7)} ms  ${kind}`,
       );
+  if (report.apiCpuProfile) {
+    const { byKind, topFunctions } = report.apiCpuProfile;
+    for (const { kind, ms, share } of byKind)
+      log(
+        `our API: ${(100 * share).toFixed(1).padStart(5)} % ${String(ms).padStart(7)} ms  ${kind}`,
+      );
+    for (const { function: name, ms, share } of topFunctions)
+      log(
+        `our API, self: ${(100 * share).toFixed(1).padStart(5)} % ${String(ms).padStart(7)} ms  ${name}`,
+      );
+  }
   log(`results: ${path.join(options.out, stem)}.{json,md,svg}`);
   const failed = Object.entries(report.scenarios).filter(([, result]) => result.error);
   if (failed.length > 0) {
     console.error(`bench: these rows failed: ${failed.map(([name]) => name).join(', ')}`);
     process.exit(1);
   }
+}
+
+/** The API's profile (its one thread), summarized; named relative to the report. */
+function mainThreadProfile(dir: string): NonNullable<BenchReport['apiCpuProfile']> {
+  const name = readdirSync(dir).find((file) => file.endsWith('.cpuprofile'));
+  if (!name) throw new Error(`the API wrote no CPU profile in ${dir}`);
+  return {
+    file: path.join(path.basename(dir), name),
+    ...summarizeCpuProfile(path.join(dir, name)),
+  };
 }
 
 /**

@@ -17,6 +17,7 @@ interface Report {
     { comparisons: Array<{ row: string; ours: number }>; details: Record<string, unknown> }
   >;
   workerCpuProfile?: Array<{ thread: string } & CpuProfileSummary>;
+  apiCpuProfile?: { file: string } & CpuProfileSummary;
 }
 
 let report: Report;
@@ -41,6 +42,7 @@ beforeAll(async () => {
       path.join(ROOT, 'bench', 'main.ts'),
       '--smoke',
       '--profile-worker',
+      '--profile-api',
       '--out',
       outDir,
     ],
@@ -153,4 +155,16 @@ test("--profile-worker says where our worker's CPU went, by kind of work, from i
   );
   const shares = profile!.byKind.reduce((sum, { share }) => sum + share, 0);
   expect(shares).toBeCloseTo(1, 5);
+});
+
+test("--profile-api says where our API's CPU went: by kind of work, and its costliest functions", () => {
+  const profile = report.apiCpuProfile!;
+  expect(profile.file).toMatch(/-api-cpu\/CPU\..*\.cpuprofile$/);
+  expect(profile.busyMs).toBeGreaterThan(0);
+  // Every create and replay reads or writes its job row.
+  expect(profile.byKind.map(({ kind }) => kind)).toContain(
+    'PostgreSQL client: build, send and parse queries',
+  );
+  expect(profile.byKind.reduce((sum, { share }) => sum + share, 0)).toBeCloseTo(1, 5);
+  expect(profile.topFunctions.length).toBeGreaterThan(0);
 });

@@ -6,6 +6,7 @@ import { simulatorProviders } from '../../src/providers/registry';
 import { uniqueName } from '../../test/support/database';
 import { publishHarness, type HarnessInfo } from '../../test/support/harness';
 import { TEST_TOKEN } from '../../test/support/identities';
+import type { ServiceNodeFlags } from '../../test/support/serviceProcesses';
 import { startTestStack, type TestStack } from '../../test/support/stack';
 import { resolveDatabase } from '../../tools/stack/postgres';
 import { freePort, spawnNodeScript, type GuardedProcess } from '../../tools/stack/processes';
@@ -79,13 +80,13 @@ export function benchProviders(simulatorUrl: string): ProviderConfig[] {
  * `env` adds to (or overrides) the services' settings.
  */
 export async function startBenchStack(options: {
-  workerNodeFlags?: string[];
+  nodeFlags?: ServiceNodeFlags;
   temporalAddress?: string;
   env?: NodeJS.ProcessEnv;
 }): Promise<TestStack> {
   const stack = await startTestStack({
     workerProcess: true,
-    ...(options.workerNodeFlags ? { workerNodeFlags: options.workerNodeFlags } : {}),
+    ...(options.nodeFlags ? { nodeFlags: options.nodeFlags } : {}),
     providers: benchProviders,
     hedgeDelayMs: BENCH_HEDGE_DELAY_MS,
     ...(options.temporalAddress ? { temporalAddress: options.temporalAddress } : {}),
@@ -184,7 +185,7 @@ async function startBaseline(stack: TestStack, temporalAddress: string): Promise
  */
 export async function startBenchEnvironment(
   log: (line: string) => void,
-  options: { workerNodeFlags?: string[] } = {},
+  options: { nodeFlags?: ServiceNodeFlags } = {},
 ): Promise<BenchEnvironment> {
   mkdirSync(BENCH_OUTPUT, { recursive: true });
   const database = await resolveDatabase({ stateDir: path.join(BENCH_OUTPUT, 'state'), log });
@@ -212,7 +213,7 @@ export async function startBenchEnvironment(
   } as HarnessInfo);
   const workerMetricsAddress = `127.0.0.1:${await freePort()}`;
   const stack = await startBenchStack({
-    workerNodeFlags: options.workerNodeFlags,
+    nodeFlags: options.nodeFlags,
     temporalAddress,
     env: { ONEJOB_WORKER_METRICS_ADDRESS: workerMetricsAddress },
   });

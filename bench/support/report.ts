@@ -10,6 +10,8 @@ export interface BenchReport {
   scenarios: Record<string, ScenarioResult>;
   /** With --profile-worker: where each of our worker's threads spent its CPU over the run. */
   workerCpuProfile?: Array<{ thread: string; file: string } & CpuProfileSummary>;
+  /** With --profile-api: where our API spent its CPU over the run. */
+  apiCpuProfile?: { file: string } & CpuProfileSummary;
 }
 
 const format = (value: number | undefined, unit = ''): string =>

@@ -32,23 +32,23 @@ export async function waitForHealthy(
   }
 }
 
+/** Node's flags per service process, e.g. `--cpu-prof` for the API. */
+export type ServiceNodeFlags = Partial<Record<'api' | 'worker', string[]>>;
+
 /**
  * The stack's services as their own processes (dist/src/bin/api.js, dist/src/bin/worker.js), as they run
  * in production, all with one environment and all writing into one output. `build` is the
- * compiled product to run (a folder like dist/src); default: this checkout's. `workerNodeFlags`
- * go to the worker's Node (the benchmark's `--cpu-prof`).
+ * compiled product to run (a folder like dist/src); default: this checkout's. `nodeFlags` go to
+ * each service's Node (the benchmark's `--cpu-prof`).
  */
 export function serviceProcesses(
   serviceEnv: NodeJS.ProcessEnv,
   build = BUILT_PRODUCT,
-  workerNodeFlags: string[] = [],
+  nodeFlags: ServiceNodeFlags = {},
 ) {
   let output = '';
   const spawnService = (name: 'api' | 'worker', env: NodeJS.ProcessEnv = {}): GuardedProcess => {
-    const [first, ...rest] = [
-      ...(name === 'worker' ? workerNodeFlags : []),
-      path.join(build, 'bin', `${name}.js`),
-    ];
+    const [first, ...rest] = [...(nodeFlags[name] ?? []), path.join(build, 'bin', `${name}.js`)];
     const child = spawnNodeScript(first!, rest, {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: { ...serviceEnv, ...env },

@@ -33,7 +33,7 @@ import {
   TEST_TOKEN,
   TRICK_OWNERS,
 } from './identities';
-import { serviceProcesses, waitForHealthy } from './serviceProcesses';
+import { serviceProcesses, waitForHealthy, type ServiceNodeFlags } from './serviceProcesses';
 import { quietTemporalRuntime, startInProcessWorker } from './worker';
 
 export interface TestStack {
@@ -110,8 +110,8 @@ export interface TestStackOptions {
    * checkout's code.
    */
   build?: string;
-  /** Node's flags for the worker process (with workerProcess), e.g. `--cpu-prof`. */
-  workerNodeFlags?: string[];
+  /** Node's flags for the API process and the worker's (with workerProcess), e.g. `--cpu-prof`. */
+  nodeFlags?: ServiceNodeFlags;
   /** How long the start may take before it gives up; default STACK_START_DEADLINE_MS. */
   startDeadlineMs?: number;
 }
@@ -289,7 +289,7 @@ async function startStack(options: TestStackOptions, starting: Starting): Promis
       ...options.env,
     };
 
-    const services = serviceProcesses(serviceEnv, options.build, options.workerNodeFlags);
+    const services = serviceProcesses(serviceEnv, options.build, options.nodeFlags);
 
     // Connected as the services connect (TLS settings included, when the test sets them).
     const connection = await starting.step(
