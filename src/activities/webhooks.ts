@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { insertNeedsOperatorDeliveries, pendingEventKeys } from '../db/webhookDeliveries';
-import { failPendingDeliveries } from '../db/webhookDeliveryTries';
+import { failDeliveriesWrittenBefore, failPendingDeliveries } from '../db/webhookDeliveryTries';
 import { deliveryEventKey, nextRoundDelayMs, type WebhookRetry } from '../domain/webhooks';
 import { deliverJobWebhooks } from '../service/webhookDelivery';
 import { WebhookNames } from '../service/webhookNames';
@@ -38,6 +38,24 @@ export function webhookActivities(deps: Pick<ActivityDeps, 'pool' | 'webhookRetr
       reason: string;
     }): Promise<number> {
       return failPendingDeliveries(deps.pool, input.jobId, input.eventKey, input.reason);
+    },
+
+    /**
+     * The sender gave up on an event: what was written before it began is marked failed; what
+     * was written since (a redelivery that joined it) still waits, for a sender of its own.
+     */
+    async giveUpEarlierWebhooks(input: {
+      jobId: string;
+      eventKey: string;
+      senderStartedAt: number;
+      reason: string;
+    }): Promise<{ failed: number; stillWaiting: number }> {
+      return failDeliveriesWrittenBefore(
+        deps.pool,
+        input,
+        new Date(input.senderStartedAt),
+        input.reason,
+      );
     },
   };
 }

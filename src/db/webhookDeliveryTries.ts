@@ -102,7 +102,36 @@ export async function recordDeliveryTry(
   });
 }
 
-/** Ends what still waits of a job's event once its sender gives up. */
+/**
+ * Ends what still waits of a job's event, written before `writtenBefore` (when its sender began),
+ * once that sender gives up; says how many it ended and how many written since still wait (a
+ * redelivery that joined the running sender), which deserve a window of their own. One statement:
+ * its snapshot counts what the update leaves.
+ */
+export async function failDeliveriesWrittenBefore(
+  db: Queryable,
+  event: { jobId: string; eventKey: string },
+  writtenBefore: Date,
+  why: string,
+): Promise<{ failed: number; stillWaiting: number }> {
+  const { rows } = await db.query<{ failed: number; still_waiting: number }>(
+    `WITH failed AS (
+       UPDATE webhook_deliveries SET state = 'failed', ended_at = now(), claimed_until = NULL,
+              claim_token = NULL, last_error = coalesce(last_error, $4)
+        WHERE job_id = $1 AND event_key = $2 AND state = 'pending' AND created_at < $3
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM failed)::int AS failed,
+            (SELECT count(*) FROM webhook_deliveries
+              WHERE job_id = $1 AND event_key = $2 AND state = 'pending' AND created_at >= $3)::int
+              AS still_waiting`,
+    [event.jobId, event.eventKey, writtenBefore, why],
+  );
+  return { failed: rows[0]!.failed, stillWaiting: rows[0]!.still_waiting };
+}
+
+/** Ends what still waits of a job's event once its sender gives up (senders recorded before
+ * deliveries written later got a window of their own). */
 export async function failPendingDeliveries(
   db: Queryable,
   jobId: string,

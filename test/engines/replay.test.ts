@@ -7,7 +7,7 @@ import { tracingWorkerOptions } from '../../src/telemetry/temporalTracing';
 import { LOCAL_ADMISSION } from '../../src/workflows/activityStubs';
 import { RETRY_LEAVES_ROOM } from '../../src/workflows/patches';
 import { carriesTrace } from '../../src/workflows/traceHeader';
-import { COMPLETION_WEBHOOKS } from '../../src/workflows/webhookSender';
+import { COMPLETION_WEBHOOKS, OWN_WINDOW } from '../../src/workflows/webhookSender';
 import {
   CURRENT_ONLY_SCENARIOS,
   factsOf,
@@ -208,3 +208,55 @@ test('a deliberately non-deterministic change is caught by replay', async () => 
     Worker.runReplayHistory({ workflowBundle: changed }, happy.history, 'replay-changed'),
   ).rejects.toBeInstanceOf(DeterminismViolationError);
 });
+
+/**
+ * Webhook sender histories (test/replay/senders), each of a sender that gave up on an event
+ * while a redelivery of it to another endpoint waited (test/webhookRedeliveryWindow's scenario,
+ * recorded with its history saved): `gave-up` by the code before the delivery-own-window patch,
+ * which ended everything that waited; `gave-up-own-window` by the code after, which ended only
+ * what was written before it began and continued as new for the redelivery.
+ */
+const SENDER_HISTORIES = path.join(__dirname, '..', 'replay', 'senders');
+const senders = readdirSync(SENDER_HISTORIES)
+  .filter((file) => file.endsWith('.json'))
+  .map((file) => ({
+    name: file.replace(/\.json$/, ''),
+    history: historyFromJSON(JSON.parse(readFileSync(path.join(SENDER_HISTORIES, file), 'utf8'))),
+  }));
+
+test('the sender histories are the two sides of the delivery-own-window patch', () => {
+  const facts = Object.fromEntries(
+    senders.map(({ name, history }) => {
+      const { patches, activities } = factsOf(history);
+      return [
+        name,
+        {
+          marked: patches.includes(OWN_WINDOW),
+          gaveUpWith: activities.map((a) => a.type).filter((type) => type.startsWith('giveUp')),
+          continuedAsNew: (history.events ?? []).some(
+            (event) => event.workflowExecutionContinuedAsNewEventAttributes,
+          ),
+        },
+      ];
+    }),
+  );
+  expect(facts).toEqual({
+    'gave-up': { marked: false, gaveUpWith: ['giveUpWebhooks'], continuedAsNew: false },
+    'gave-up-own-window': {
+      marked: true,
+      gaveUpWith: ['giveUpEarlierWebhooks'],
+      continuedAsNew: true,
+    },
+  });
+});
+
+test.each(senders.map(({ name, history }) => [name, history] as const))(
+  'the webhook sender history %s replays against the current workflow code',
+  async (name, history) => {
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: harness().workflowBundlePath } },
+      history,
+      `replay-sender-${name}`,
+    );
+  },
+);
