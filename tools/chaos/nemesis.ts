@@ -194,19 +194,24 @@ export async function serverPausesWorkflows(temporal: Client): Promise<boolean> 
 
 const UNIMPLEMENTED = 12;
 
-/** Pauses or unpauses the run, as an operator does from the Web UI; true when Temporal took it. */
+/**
+ * Pauses or unpauses the run, as an operator does; true when it is so now. Asked again with the
+ * same request id, Temporal does nothing more; and an answer lost on the way (a Temporal restart,
+ * a partition) is told by the run's status: paused, or no longer paused.
+ */
 async function setPaused(
   actors: Actors,
   op: number,
   workflowId: string,
   action: 'pause' | 'unpause',
+  requestId: string,
 ): Promise<boolean> {
   const call = {
     namespace: actors.temporal.options.namespace,
     workflowId,
     identity: 'chaos-operator',
     reason: `the operator nemesis: ${action}`,
-    requestId: randomUUID(),
+    requestId,
   };
   try {
     if (action === 'pause') await actors.temporal.workflowService.pauseWorkflowExecution(call);
@@ -214,6 +219,15 @@ async function setPaused(
     actors.journal.write({ event: 'nemesis', op, action, workflowId, ok: true });
     return true;
   } catch (error) {
+    const status = await actors.temporal.workflow
+      .getHandle(workflowId)
+      .describe()
+      .then((described) => described.status.name)
+      .catch(() => undefined);
+    if (status !== undefined && (status === 'PAUSED') === (action === 'pause')) {
+      actors.journal.write({ event: 'nemesis', op, action, workflowId, ok: true, status });
+      return true;
+    }
     actors.journal.write({
       event: 'nemesis',
       op,
@@ -242,8 +256,10 @@ export async function pauseWhileActing(
   meanwhile: () => Promise<void> = async () => undefined,
 ): Promise<void> {
   const { world } = actors;
-  if (!(await setPaused(actors, op, target.workflowId, 'pause'))) return;
+  const [pauseId, unpauseId] = [randomUUID(), randomUUID()];
+  const paused = await setPaused(actors, op, target.workflowId, 'pause', pauseId);
   try {
+    if (!paused) return;
     const answer = await actors.client.send(
       op,
       kind,
@@ -255,11 +271,14 @@ export async function pauseWhileActing(
     if (answer.problem === 'workflow-paused') world.pauses.refusedAsPaused += 1;
     await meanwhile();
   } finally {
+    // Also after a pause that seemed to fail: Temporal may have taken it, its answer lost.
     const giveUpAt = Date.now() + UNPAUSE_PATIENCE_MS;
-    while (!(await setPaused(actors, op, target.workflowId, 'unpause'))) {
+    let unpaused = false;
+    while (!(unpaused = await setPaused(actors, op, target.workflowId, 'unpause', unpauseId))) {
       if (Date.now() > giveUpAt) break;
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
+    // Left paused, the job cannot end: invariant 6 says so, naming it.
+    if (paused && unpaused) world.pauses.cycles += 1;
   }
-  world.pauses.cycles += 1;
 }
