@@ -1,6 +1,11 @@
 /** The public surface of the onejob package: the Temporal-native entry and the shared vocabulary. */
 // The HTTP client is the onejob-client package (client/): it depends on nothing of the server.
-export { IdempotencyKeyReuseError, InvalidJobIdentityError, startJob } from './temporal/startJob';
+export {
+  IdempotencyKeyReuseError,
+  InvalidJobIdentityError,
+  JobWorkflowPausedError,
+  startJob,
+} from './temporal/startJob';
 export type { StartedJob, StartJobRequest } from './temporal/startJob';
 export { jobWorkflowId, parseJobWorkflowId } from './domain/workflowId';
 export { ATTEMPT_STATES, JOB_MODES, JOB_STATUSES } from './domain/job';

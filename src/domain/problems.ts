@@ -134,6 +134,8 @@ export const PROBLEM_TYPES = {
   'workflow-paused': {
     status: 409,
     title: "The job's workflow is paused in Temporal; unpause it, then send the request again",
+    // Only an operator's unpause clears it: the client's retries are paced slowly.
+    retryAfter: 30,
   },
   forbidden: { status: 403, title: 'Operator token required' },
   'bad-signature': { status: 401, title: 'The callback signature does not match' },

@@ -51,7 +51,7 @@ export function isWorkflowTaskFailing(error: unknown): boolean {
 
 /**
  * Temporal (1.30 and later) turned an update away because an operator paused the job's workflow
- * (`PauseWorkflowExecution`, from the Web UI or the CLI): FAILED_PRECONDITION with the server's
+ * (`PauseWorkflowExecution`: `onejob jobs pause`, newer Web UIs and CLIs): FAILED_PRECONDITION with the server's
  * "Workflow is paused". Nothing was taken in; once the workflow is unpaused the same request
  * goes through.
  */

@@ -43,7 +43,7 @@ function asServiceError(error: unknown, job: JobRecord): unknown {
   if (isWorkflowPaused(error))
     return new ServiceError(
       'workflow-paused',
-      `the workflow of job ${job.id} is paused in Temporal, which takes no update while paused: nothing was done; unpause it (\`onejob jobs unpause ${job.id} --reason …\`, the Web UI, or \`temporal workflow unpause\`) and send the request again`,
+      `the workflow of job ${job.id} is paused in Temporal, which takes no update while paused: nothing was done; unpause it (\`onejob jobs unpause ${job.id} --reason …\`, or the tool that paused it) and send the request again`,
       { jobId: job.id, workflowId: job.workflowId },
     );
   // The run closed while it held the update (reset or terminated): no rule was broken.

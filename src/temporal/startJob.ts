@@ -13,6 +13,7 @@ import { jobIdentityProblem } from '../domain/identity';
 import type { JobMode } from '../domain/job';
 import { intentShapeRefusal } from '../domain/jsonShape';
 import { jobWorkflowId } from '../domain/workflowId';
+import { isWorkflowPaused } from '../service/errors';
 import {
   KEY_JOBS_WORKFLOW_TYPE,
   admissionQuery,
@@ -27,6 +28,19 @@ export class IdempotencyKeyReuseError extends Error {
   constructor(readonly workflowId: string) {
     super(`${KEY_REUSE_MESSAGE} (workflow ${workflowId})`);
     this.name = 'IdempotencyKeyReuseError';
+  }
+}
+
+/**
+ * The key's job workflow is paused in Temporal (1.30+), which takes no update meanwhile, and the
+ * admission this start asks for is one: nothing was done; once it is unpaused, start again.
+ */
+export class JobWorkflowPausedError extends Error {
+  constructor(readonly workflowId: string) {
+    super(
+      `job workflow ${workflowId} is paused in Temporal, which takes no update while paused: nothing was done; unpause it (onejob jobs unpause), then start again`,
+    );
+    this.name = 'JobWorkflowPausedError';
   }
 }
 
@@ -129,6 +143,7 @@ export async function startJob(client: Client, request: StartJobRequest): Promis
         // The refusal itself says why (e.g. "invalid-input: …"); it is more use than the wrapper.
         throw error.cause;
       }
+      if (isWorkflowPaused(error)) throw new JobWorkflowPausedError(workflowId);
       // The job's workflow has already ended: it is the same job if the intent is the same.
       if (
         error instanceof WorkflowExecutionAlreadyStartedError ||

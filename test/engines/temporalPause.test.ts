@@ -1,9 +1,11 @@
 import { Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { sweepJobs } from '../../src/service/sweeper';
+import { JobWorkflowPausedError, startJob } from '../../src/temporal/startJob';
 import { runCli } from '../support/cli';
 import { harness } from '../support/harness';
-import { chargeBody, createJob, operator, readJob, untilJob } from '../support/jobs';
+import { TEST_OWNER } from '../support/identities';
+import { chargeBody, createJob, freshKey, operator, readJob, untilJob } from '../support/jobs';
 import { eventually } from '../support/polling';
 import { effectsFor } from '../support/providerLedger';
 import { payProvider, TIMES_OUT_SOON_MS } from '../support/providers';
@@ -27,25 +29,24 @@ const stack = useTestStack({
   certify: [['pay-backup', 'charge']],
 });
 
-function pause(workflowId: string, reason: string) {
-  return stack.temporal.workflowService.pauseWorkflowExecution({
-    namespace: stack.temporal.options.namespace,
-    workflowId,
-    reason,
-    identity: 'operator@incident',
-    requestId: randomUUID(),
-  });
+/** Temporal's own pause and unpause calls, as the Web UI or a newer `temporal` CLI make them. */
+function temporalCall(action: 'pause' | 'unpause') {
+  return (workflowId: string, reason: string) => {
+    const request = {
+      namespace: stack.temporal.options.namespace,
+      workflowId,
+      reason,
+      identity: 'operator@incident',
+      requestId: randomUUID(),
+    };
+    const service = stack.temporal.workflowService;
+    return action === 'pause'
+      ? service.pauseWorkflowExecution(request)
+      : service.unpauseWorkflowExecution(request);
+  };
 }
-
-function unpause(workflowId: string, reason: string) {
-  return stack.temporal.workflowService.unpauseWorkflowExecution({
-    namespace: stack.temporal.options.namespace,
-    workflowId,
-    reason,
-    identity: 'operator@incident',
-    requestId: randomUUID(),
-  });
-}
+const pause = temporalCall('pause');
+const unpause = temporalCall('unpause');
 
 const runStatus = async (workflowId: string) =>
   (await stack.temporal.workflow.getHandle(workflowId).describe()).status.name;
@@ -56,9 +57,11 @@ const sweep = () =>
     { olderThanMs: 0 },
   );
 
-test('a paused job workflow takes no operator action (409 workflow-paused, nothing done), the sweeper leaves it alone, and after the unpause the same verdict settles the job, charged once', async () => {
+test('a paused job workflow takes no operator action (409 workflow-paused, nothing done) and no Temporal-native start, the sweeper leaves it alone, and after the unpause the same verdict settles the job, charged once', async () => {
   stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
-  const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+  const key = freshKey('paused');
+  const body = chargeBody(['pay', 'pay-backup']);
+  const job = await createJob(stack, body, key);
   await untilJob(stack, job.id, (j) => j.status === 'unknown');
   const { runId } = await stack.temporal.workflow.getHandle(job.workflowId).describe();
 
@@ -100,6 +103,16 @@ test('a paused job workflow takes no operator action (409 workflow-paused, nothi
   });
   expect(cancel.status).toBe(409);
   expect(((await cancel.json()) as { type: string }).type).toMatch(/\/workflow-paused$/);
+
+  // The owner's backend starting the same job on Temporal is told so too: admission is an update.
+  await expect(
+    startJob(stack.temporal, {
+      owner: TEST_OWNER,
+      idempotencyKey: key,
+      taskQueue: stack.taskQueue,
+      ...body,
+    }),
+  ).rejects.toBeInstanceOf(JobWorkflowPausedError);
 
   // A paused run is open: no new run, no note, no count against the job's restarts.
   expect(await sweep()).toEqual({
