@@ -127,7 +127,7 @@ export function addBulkCancelCommand(jobs: Command): void {
           run.runId === null
             ? 'no open job matches: nothing was recorded'
             : [
-                `bulk cancel ${run.runId}: ${cancelled} cancelled, ${refused} refused${run.more ? `; more match: run it again${refused > 0 ? ` with --after ${run.next} to pass over the refused` : ''}` : ''}`,
+                `bulk cancel ${run.runId}: ${cancelled} cancelled, ${refused} refused${run.more ? `; more match: run it again with --after ${run.next}${refused > 0 ? ' (it passes over the refused)' : ''}` : ''}`,
                 table(run.jobs),
               ].join('\n'),
         );

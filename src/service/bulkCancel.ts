@@ -10,6 +10,7 @@ import {
   type MatchedJob,
   type OpenJobQuery,
 } from '../db/bulkCancels';
+import { findJob } from '../db/jobs';
 import { cancelJob, type AttemptServiceDeps } from './attempts';
 
 export interface BulkCancelResult {
@@ -25,12 +26,22 @@ export interface BulkCancelResult {
 }
 
 /** The open jobs the query finds, at most `limit`: what an applied run would cancel. */
-export function planBulkCancel(
+export async function planBulkCancel(
   deps: Pick<AttemptServiceDeps, 'pool'>,
   query: OpenJobQuery,
   limit: number,
 ): Promise<{ jobs: MatchedJob[]; more: boolean }> {
+  await refuseUnknownStart(deps, query);
   return openJobsMatching(deps.pool, query, limit);
+}
+
+/** `--after` must name a job: an unknown one would match nothing, as if none were left. */
+async function refuseUnknownStart(
+  deps: Pick<AttemptServiceDeps, 'pool'>,
+  query: OpenJobQuery,
+): Promise<void> {
+  if (query.afterJobId && !(await findJob(deps.pool, query.afterJobId)))
+    throw new Error(`no job ${query.afterJobId} to start after`);
 }
 
 /** Cancels what the query finds now (at most `limit`), recorded as one run. */
@@ -40,6 +51,7 @@ export async function applyBulkCancel(
   limit: number,
   by: { operator: string; reason: string },
 ): Promise<BulkCancelResult> {
+  await refuseUnknownStart(deps, query);
   const { jobs, more } = await openJobsMatching(deps.pool, query, limit);
   if (jobs.length === 0) return { runId: null, jobs: [], more, next: null };
   const runId = await recordBulkCancel(deps.pool, { ...by, query, matched: jobs.length });
