@@ -64,14 +64,21 @@ async function forEachOpenJob(
   }
 }
 
-/** The status of the latest run of a job's workflow, or `MISSING` if the server has none. */
+/**
+ * The status of the latest run of a job's workflow, or `MISSING` if the server has none; with
+ * the attempt of its workflow task, when one is pending (above 1: it has failed and is retried).
+ */
 async function latestRunStatus(
   deps: SweepDeps,
   job: JobRecord,
-): Promise<{ name: string; runId?: string }> {
+): Promise<{ name: string; runId?: string; taskAttempt?: number }> {
   try {
     const description = await deps.temporal.workflow.getHandle(job.workflowId).describe();
-    return { name: description.status.name, runId: description.runId };
+    return {
+      name: description.status.name,
+      runId: description.runId,
+      taskAttempt: description.raw.pendingWorkflowTask?.attempt ?? undefined,
+    };
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return { name: 'MISSING' };
     throw error;
@@ -137,8 +144,19 @@ export async function sweepJobs(
     deps,
     { ...options, admitted: true },
     async (job) => {
-      const latest = await latestRunStatus(deps, job);
-      if (isOpenRunStatus(latest.name)) return;
+      let latest = await latestRunStatus(deps, job);
+      let why = 'the job was open but its workflow had closed';
+      if (isOpenRunStatus(latest.name)) {
+        if (!(await stuckAfterPause(deps, job, latest))) return;
+        // Its task fails at every try and nothing else ends it: the run is given up as a
+        // terminate would, and the job goes on in a new run below (attempts are adopted).
+        await deps.temporal.workflow
+          .getHandle(job.workflowId, latest.runId)
+          .terminate(STUCK_AFTER_PAUSE);
+        logger?.warn({ jobId: job.id, workflowId: job.workflowId }, STUCK_AFTER_PAUSE);
+        latest = { name: 'TERMINATED', runId: latest.runId };
+        why = STUCK_AFTER_PAUSE;
+      }
       const restarts = job.notes.filter(
         (note) => (note as { event?: string }).event === 'workflow_restarted',
       ).length;
@@ -157,7 +175,7 @@ export async function sweepJobs(
         event: 'workflow_restarted',
         closedRun: latest.runId ?? null,
         closedAs: latest.name,
-        reason: 'the job was open but its workflow had closed',
+        reason: why,
       });
       if (!stillOpen) return;
       const options = startOptionsOf(job, deps.taskQueue);
@@ -175,6 +193,32 @@ export async function sweepJobs(
     failed,
   );
   return report;
+}
+
+/** Why the sweeper ends a run that a pause left stuck (its note, its log line, the terminate). */
+const STUCK_AFTER_PAUSE =
+  'its run was paused while a workflow task waited for a worker, and its task has failed at every try since (the TypeScript SDK cannot replay the task Temporal failed for the pause): the sweeper ended the run and continues the job in a new one';
+
+/** The cause Temporal (1.30+) gives a workflow task it failed because the run was paused. */
+const PAUSED_BEFORE_TASK_STARTED = 39;
+
+/**
+ * Whether a running run is stuck for good after a pause: paused while a workflow task was
+ * scheduled and not yet started, Temporal failed that task with the pause, a history that the
+ * SDK's workflow machines (1.24) refuse to replay ("WorkflowTaskMachine in state Scheduled says
+ * the transition is invalid"), so every task fails since. Only a run whose pending task has
+ * failed is read further, so a healthy job costs no history read.
+ */
+async function stuckAfterPause(
+  deps: SweepDeps,
+  job: JobRecord,
+  run: { name: string; runId?: string; taskAttempt?: number },
+): Promise<boolean> {
+  if (run.name !== 'RUNNING' || (run.taskAttempt ?? 0) < 2) return false;
+  const history = await deps.temporal.workflow.getHandle(job.workflowId, run.runId).fetchHistory();
+  return (history.events ?? []).some(
+    (event) => event.workflowTaskFailedEventAttributes?.cause === PAUSED_BEFORE_TASK_STARTED,
+  );
 }
 
 export interface SettlingReport {

@@ -68,7 +68,10 @@ const CLUSTER_HEAVY_TESTS = ['test/engines/faultCampaign.test.ts'];
  * has no workflow pause (1.30+). The dev server never runs these, even when it runs the rest of
  * test/engines/.
  */
-const PRODUCTION_ENGINE_ONLY_TESTS = ['test/engines/temporalPause.test.ts'];
+const PRODUCTION_ENGINE_ONLY_TESTS = [
+  'test/engines/temporalPause.test.ts',
+  'test/engines/temporalPauseStuck.test.ts',
+];
 
 /** One jest run: an engine, which of its files, how many at once. */
 interface Part {

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { sweepJobs } from '../../src/service/sweeper';
+import { attemptSettledSignal } from '../../src/workflows/definitions';
+import { chargeBody, createJob, operator, readJob, untilJob } from '../support/jobs';
+import { eventually } from '../support/polling';
+import { effectsFor } from '../support/providerLedger';
+import { payProvider, TIMES_OUT_SOON_MS } from '../support/providers';
+import { useTestStack } from '../support/stack';
+
+/**
+ * A pause that lands while a workflow task waits for a worker (the workers are down, or behind)
+ * makes Temporal fail that task with the pause; the TypeScript SDK (1.24, the newest) cannot
+ * replay that history, so once unpaused the run's task fails at every try and the run is stuck.
+ * The sweeper ends such a run and continues the job in a new one, as after a terminate. On the
+ * production engine only: the dev server has no pause.
+ */
+const stack = useTestStack({
+  workerProcess: true,
+  providers: (url) => [
+    // Its late-result window short: an operator's "failed" applies once no answer can come.
+    payProvider(url, 'pay', {
+      timeoutMs: TIMES_OUT_SOON_MS,
+      lateResultTimeoutMs: 1_500,
+      notFoundGraceMs: 200,
+    }),
+    payProvider(url, 'pay-backup'),
+  ],
+  certify: [['pay-backup', 'charge']],
+});
+
+const call = (action: 'pause' | 'unpause', workflowId: string) => {
+  const request = {
+    namespace: stack.temporal.options.namespace,
+    workflowId,
+    reason: `operator ${action}`,
+    identity: 'operator@incident',
+    requestId: randomUUID(),
+  };
+  const service = stack.temporal.workflowService;
+  return action === 'pause'
+    ? service.pauseWorkflowExecution(request)
+    : service.unpauseWorkflowExecution(request);
+};
+
+test('a run paused while its workflow task waited for a worker, stuck since, is ended by the sweeper and the job goes on in a new run, charged once', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
+  const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
+  await untilJob(stack, job.id, (j) => j.status === 'unknown');
+  const handle = stack.temporal.workflow.getHandle(job.workflowId);
+  const stuckRun = (await handle.describe()).runId;
+
+  // No worker: a signal leaves a workflow task scheduled and not started, and the pause fails it.
+  await stack.killWorker('SIGKILL');
+  await handle.signal(attemptSettledSignal, { attemptId: `${job.id}:1` });
+  await call('pause', job.workflowId);
+  await call('unpause', job.workflowId);
+  const history = await handle.fetchHistory();
+  expect(
+    (history.events ?? []).some((e) => e.workflowTaskFailedEventAttributes?.cause === 39),
+  ).toBe(true);
+  await stack.restartWorker();
+  // The worker cannot replay it: the task fails at every try.
+  await eventually(
+    () => handle.describe(),
+    (described) => (described.raw.pendingWorkflowTask?.attempt ?? 0) >= 2,
+  );
+
+  const report = await sweepJobs(
+    { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
+    { olderThanMs: 0 },
+  );
+  expect(report).toMatchObject({ restarted: 1, failed: 0 });
+  const described = await handle.describe();
+  expect(described.status.name).toBe('RUNNING');
+  expect(described.runId).not.toBe(stuckRun);
+  expect((await readJob(stack, job.id)).notes).toContainEqual(
+    expect.objectContaining({
+      event: 'workflow_restarted',
+      closedRun: stuckRun,
+      closedAs: 'TERMINATED',
+      reason: expect.stringMatching(/paused while a workflow task waited/),
+    }),
+  );
+
+  // The new run knows the unknown attempt; the operator's verdict settles the job.
+  const resolved = await eventually(
+    () =>
+      operator(stack, 'POST', `/attempts/${job.id}:1/resolve`, {
+        outcome: 'failed',
+        reason: 'bank confirms no charge',
+      }),
+    (response) => response.status !== 503,
+  );
+  expect(resolved.status).toBe(200);
+  const done = await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+  expect(done.completedBy).toBe(`${job.id}:2`);
+  expect(effectsFor(stack, job.id).map((e) => e.idempotencyKey)).toEqual([`${job.id}:2`]);
+});
