@@ -56,13 +56,17 @@ export function isWorkflowTaskFailing(error: unknown): boolean {
  * goes through.
  */
 export function isWorkflowPaused(error: unknown): boolean {
-  for (const current of causeChain(error))
+  for (const current of causeChain(error)) {
+    // An update-with-start says so in its operation's message, its details being the summary.
+    const said = (current as { details?: unknown; message?: unknown }) ?? {};
     if (
-      isGrpcServiceError(current) &&
-      current.code === 9 &&
-      /workflow is paused/i.test(current.details)
+      (current as { code?: unknown })?.code === 9 &&
+      [said.details, said.message].some(
+        (text) => typeof text === 'string' && /workflow is paused/i.test(text),
+      )
     )
       return true;
+  }
   return false;
 }
 
