@@ -1,5 +1,4 @@
 import { Worker } from '@temporalio/worker';
-import { randomUUID } from 'node:crypto';
 import { sweepJobs } from '../../src/service/sweeper';
 import { JobWorkflowPausedError, startJob } from '../../src/temporal/startJob';
 import { runCli } from '../support/cli';
@@ -10,7 +9,7 @@ import { eventually } from '../support/polling';
 import { effectsFor } from '../support/providerLedger';
 import { payProvider, TIMES_OUT_SOON_MS } from '../support/providers';
 import { useTestStack } from '../support/stack';
-import { untilWorkflowClosed } from '../support/temporal';
+import { setWorkflowPaused, untilWorkflowClosed } from '../support/temporal';
 
 /**
  * Temporal 1.30 and later let an operator pause a workflow (the Web UI's button, the CLI, the
@@ -29,24 +28,10 @@ const stack = useTestStack({
   certify: [['pay-backup', 'charge']],
 });
 
-/** Temporal's own pause and unpause calls, as the Web UI or a newer `temporal` CLI make them. */
-function temporalCall(action: 'pause' | 'unpause') {
-  return (workflowId: string, reason: string) => {
-    const request = {
-      namespace: stack.temporal.options.namespace,
-      workflowId,
-      reason,
-      identity: 'operator@incident',
-      requestId: randomUUID(),
-    };
-    const service = stack.temporal.workflowService;
-    return action === 'pause'
-      ? service.pauseWorkflowExecution(request)
-      : service.unpauseWorkflowExecution(request);
-  };
-}
-const pause = temporalCall('pause');
-const unpause = temporalCall('unpause');
+const pause = (workflowId: string, reason: string) =>
+  setWorkflowPaused(stack, 'pause', workflowId, reason);
+const unpause = (workflowId: string, reason: string) =>
+  setWorkflowPaused(stack, 'unpause', workflowId, reason);
 
 const runStatus = async (workflowId: string) =>
   (await stack.temporal.workflow.getHandle(workflowId).describe()).status.name;

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { sweepJobs } from '../../src/service/sweeper';
 import { attemptSettledSignal } from '../../src/workflows/definitions';
 import { chargeBody, createJob, operator, readJob, untilJob } from '../support/jobs';
@@ -6,6 +5,7 @@ import { eventually } from '../support/polling';
 import { effectsFor } from '../support/providerLedger';
 import { payProvider, TIMES_OUT_SOON_MS } from '../support/providers';
 import { useTestStack } from '../support/stack';
+import { setWorkflowPaused } from '../support/temporal';
 
 /**
  * A pause that lands while a workflow task waits for a worker (the workers are down, or behind)
@@ -28,19 +28,8 @@ const stack = useTestStack({
   certify: [['pay-backup', 'charge']],
 });
 
-const call = (action: 'pause' | 'unpause', workflowId: string) => {
-  const request = {
-    namespace: stack.temporal.options.namespace,
-    workflowId,
-    reason: `operator ${action}`,
-    identity: 'operator@incident',
-    requestId: randomUUID(),
-  };
-  const service = stack.temporal.workflowService;
-  return action === 'pause'
-    ? service.pauseWorkflowExecution(request)
-    : service.unpauseWorkflowExecution(request);
-};
+const call = (action: 'pause' | 'unpause', workflowId: string) =>
+  setWorkflowPaused(stack, action, workflowId, `operator ${action}`);
 
 test('a run paused while its workflow task waited for a worker, stuck since, is ended by the sweeper and the job goes on in a new run, charged once', async () => {
   stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { isOpenRunStatus } from '../../src/domain/runStatus';
 import { statusQuery } from '../../src/workflows/definitions';
 import { eventually } from './polling';
@@ -43,4 +44,27 @@ export async function runsOfWorkflow(stack: TestStack, workflowId: string): Prom
     (runs) => runs.some((run) => run.runId === runId && run.closed),
   );
   return listed.map((run) => run.runId);
+}
+
+/**
+ * Temporal's own pause or unpause of a workflow (1.30+), as the Web UI or a newer `temporal` CLI
+ * makes it.
+ */
+export function setWorkflowPaused(
+  stack: TestStack,
+  action: 'pause' | 'unpause',
+  workflowId: string,
+  reason: string,
+) {
+  const request = {
+    namespace: stack.temporal.options.namespace,
+    workflowId,
+    reason,
+    identity: 'operator@incident',
+    requestId: randomUUID(),
+  };
+  const service = stack.temporal.workflowService;
+  return action === 'pause'
+    ? service.pauseWorkflowExecution(request)
+    : service.unpauseWorkflowExecution(request);
 }
