@@ -211,10 +211,11 @@ test('a deliberately non-deterministic change is caught by replay', async () => 
 
 /**
  * Webhook sender histories (test/replay/senders), each of a sender that gave up on an event
- * while a redelivery of it to another endpoint waited (test/webhookRedeliveryWindow's scenario,
- * recorded with its history saved): `gave-up` by the code before the delivery-own-window patch,
- * which ended everything that waited; `gave-up-own-window` by the code after, which ended only
- * what was written before it began and continued as new for the redelivery.
+ * while a redelivery of it to another endpoint waited (the scenario of
+ * test/webhookRedeliveryWindow.test.ts, recorded with its history saved): `gave-up` by the code
+ * before the delivery-own-window patch, which ended everything that waited;
+ * `gave-up-own-window` by the code after, which ended only what was written before it began and
+ * continued as new for the redelivery.
  */
 const SENDER_HISTORIES = path.join(__dirname, '..', 'replay', 'senders');
 const senders = readdirSync(SENDER_HISTORIES)
