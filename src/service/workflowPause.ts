@@ -29,6 +29,29 @@ export interface PauseRequest {
 /** The gRPC status Temporal answers a pause with when the server has none (or it is off). */
 const UNIMPLEMENTED = 12;
 
+/** Whether Temporal refused a pause or unpause because this server has none (or it is off). */
+export function isPauseUnavailable(error: unknown): boolean {
+  return engineAnswer(error)?.code === UNIMPLEMENTED;
+}
+
+/**
+ * Temporal's own call, as the Web UI or a newer `temporal` CLI makes it. Asked again with the
+ * same request id, Temporal does nothing more.
+ */
+export async function requestWorkflowPause(
+  temporal: Client,
+  action: PauseAction,
+  request: { workflowId: string; identity: string; reason: string; requestId?: string },
+): Promise<void> {
+  const call = {
+    namespace: temporal.options.namespace,
+    ...request,
+    requestId: request.requestId ?? randomUUID(),
+  };
+  if (action === 'pause') await temporal.workflowService.pauseWorkflowExecution(call);
+  else await temporal.workflowService.unpauseWorkflowExecution(call);
+}
+
 function engineAnswer(error: unknown): { code: number; details: string } | undefined {
   for (const current of causeChain(error))
     if (isGrpcServiceError(current)) return { code: current.code, details: current.details };
@@ -51,16 +74,12 @@ export async function setJobWorkflowPaused(
   if (!job) return undefined;
   if (job.terminalStatus && action === 'pause')
     throw new ServiceError('job-terminal', endedJobMessage(job.id, job.terminalStatus));
-  const call = {
-    namespace: deps.temporal.options.namespace,
-    workflowId: job.workflowId,
-    identity: request.operator,
-    reason: request.reason,
-    requestId: randomUUID(),
-  };
   try {
-    if (action === 'pause') await deps.temporal.workflowService.pauseWorkflowExecution(call);
-    else await deps.temporal.workflowService.unpauseWorkflowExecution(call);
+    await requestWorkflowPause(deps.temporal, action, {
+      workflowId: job.workflowId,
+      identity: request.operator,
+      reason: request.reason,
+    });
   } catch (error) {
     const answer = engineAnswer(error);
     if (answer?.code === UNIMPLEMENTED)

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { isOpenRunStatus } from '../../src/domain/runStatus';
+import { requestWorkflowPause } from '../../src/service/workflowPause';
 import { statusQuery } from '../../src/workflows/definitions';
 import { eventually } from './polling';
 import type { TestStack } from './stack';
@@ -46,25 +46,16 @@ export async function runsOfWorkflow(stack: TestStack, workflowId: string): Prom
   return listed.map((run) => run.runId);
 }
 
-/**
- * Temporal's own pause or unpause of a workflow (1.30+), as the Web UI or a newer `temporal` CLI
- * makes it.
- */
+/** Temporal's own pause or unpause of a workflow (1.30+), as the Web UI or a newer CLI makes it. */
 export function setWorkflowPaused(
   stack: TestStack,
   action: 'pause' | 'unpause',
   workflowId: string,
   reason: string,
 ) {
-  const request = {
-    namespace: stack.temporal.options.namespace,
+  return requestWorkflowPause(stack.temporal, action, {
     workflowId,
     reason,
     identity: 'operator@incident',
-    requestId: randomUUID(),
-  };
-  const service = stack.temporal.workflowService;
-  return action === 'pause'
-    ? service.pauseWorkflowExecution(request)
-    : service.unpauseWorkflowExecution(request);
+  });
 }

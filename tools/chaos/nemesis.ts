@@ -1,5 +1,6 @@
-import { isGrpcServiceError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
+import { isPauseUnavailable, requestWorkflowPause } from '../../src/service/workflowPause';
 import { startJob } from '../../src/temporal/startJob';
 import type { Actors } from './operations';
 import type { KeyRecord } from './world';
@@ -180,19 +181,16 @@ export async function resetToLatestCall(
  */
 export async function serverPausesWorkflows(temporal: Client): Promise<boolean> {
   try {
-    await temporal.workflowService.pauseWorkflowExecution({
-      namespace: temporal.options.namespace,
+    await requestWorkflowPause(temporal, 'pause', {
       workflowId: `chaos-pause-probe-${randomUUID()}`,
+      identity: 'chaos-operator',
       reason: 'does this server pause workflows?',
-      requestId: randomUUID(),
     });
     return true;
   } catch (error) {
-    return !(isGrpcServiceError(error) && error.code === UNIMPLEMENTED);
+    return !isPauseUnavailable(error);
   }
 }
-
-const UNIMPLEMENTED = 12;
 
 /**
  * Pauses or unpauses the run, as an operator does; true when it is so now. Asked again with the
@@ -206,16 +204,13 @@ async function setPaused(
   action: 'pause' | 'unpause',
   requestId: string,
 ): Promise<boolean> {
-  const call = {
-    namespace: actors.temporal.options.namespace,
-    workflowId,
-    identity: 'chaos-operator',
-    reason: `the operator nemesis: ${action}`,
-    requestId,
-  };
   try {
-    if (action === 'pause') await actors.temporal.workflowService.pauseWorkflowExecution(call);
-    else await actors.temporal.workflowService.unpauseWorkflowExecution(call);
+    await requestWorkflowPause(actors.temporal, action, {
+      workflowId,
+      identity: 'chaos-operator',
+      reason: `the operator nemesis: ${action}`,
+      requestId,
+    });
     actors.journal.write({ event: 'nemesis', op, action, workflowId, ok: true });
     return true;
   } catch (error) {
