@@ -10,6 +10,7 @@ import { WebhookNames } from '../src/service/webhookNames';
 import { BACKSTOP_BATCH } from '../src/service/webhookSenders';
 import { WebhookSendSlots } from '../src/service/webhookSendSlots';
 import { isInternalAddress } from '../src/service/webhookTargets';
+import { factsOf } from './replay/paths';
 import { OTHER_TOKEN, TEST_SECRET_KEYS, TEST_TOKEN } from './support/identities';
 import { chargeBody, createJob, summarizeBody, untilJob, type JobView } from './support/jobs';
 import { eventually } from './support/polling';
@@ -188,6 +189,24 @@ test('a receiver that is down gets its events once it is back, in order per job:
   } finally {
     await receiver.up().catch(() => undefined);
   }
+});
+
+test('an endpoint registered while a job runs, its owner having none when the job was admitted, still gets the ending: its run does not ask for events, and the workers’ backstop hands it over', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'registered-late' } });
+  const job = await createJob(stack, chargeBody(['pay-patient']));
+  await untilJob(stack, job.id, (j) => j.attempts[0]?.state === 'running');
+  await register(['job.succeeded']);
+  stack.simulator.openGate('registered-late');
+  const [got] = await untilReceived(job.id, (r) => r.length === 1);
+  expect(got!.verified).toMatchObject({ type: 'job.succeeded', data: { id: job.id } });
+  await untilDeliveries(job.id, (d) => d[0]?.state === 'delivered');
+  // Admission saw no endpoint, so the run ended without the lookup of its events.
+  const { rows } = await stack.pool.query<{ workflow_id: string }>(
+    'SELECT workflow_id FROM jobs WHERE id = $1',
+    [job.id],
+  );
+  const history = await stack.temporal.workflow.getHandle(rows[0]!.workflow_id).fetchHistory();
+  expect(factsOf(history).localActivities.map((a) => a.type)).toEqual(['admitJob']);
 });
 
 test('a delivery whose sender was lost (its workflow terminated) is handed to a new sender by the workers’ backstop, and arrives', async () => {

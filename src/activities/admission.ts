@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { admissionHoldOf, type AdmissionHold } from '../db/admissionHolds';
-import { addJobNote, findJobByKey, latestJobOfKey, markJobAdmitted } from '../db/jobs';
+import { markJobAdmitted } from '../db/jobAdmission';
+import { addJobNote, findJobByKey, latestJobOfKey } from '../db/jobs';
 import { inTransaction, type Queryable } from '../db/pool';
 import type { AdmittedJob, KeyJobs, KeyJobsInput } from '../workflows/definitions';
 import { admitIn, type AdmissionDeps, type AdmissionInput } from './admissionPlan';
@@ -45,7 +46,8 @@ export function admissionActivities(deps: AdmissionDeps) {
     async admitJob(input: AdmissionInput): Promise<AdmittedJob> {
       const written = input.jobId ? undefined : await writeJobRow(deps, input);
       const heldJob = input.jobId ?? written?.id;
-      const admission = await inTransaction(pool, async (tx) => {
+      type Admission = AdmittedJob | { refused: Error } | { held: AdmissionHold };
+      const admission = await inTransaction(pool, async (tx): Promise<Admission> => {
         // Recorded, not admitted, while an operator holds admission of its type.
         const held = heldJob && (await admissionHoldOf(tx, heldJob));
         if (held) {
@@ -55,8 +57,8 @@ export function admissionActivities(deps: AdmissionDeps) {
         const { jobId, outcome } = await admitIn(context, tx, input, written);
         // Last: the UPDATE locks the job row until COMMIT, and an operator's cancel must not
         // wait behind the rest of admission for it.
-        await markJobAdmitted(tx, jobId);
-        return outcome;
+        const { ownerHasWebhooks } = await markJobAdmitted(tx, jobId);
+        return 'refused' in outcome ? outcome : { ...outcome, ownerHasWebhooks };
       });
       if ('held' in admission) throw heldFailure(admission.held, deps.admissionHoldRecheckMs);
       if ('refused' in admission) throw admission.refused;

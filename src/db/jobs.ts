@@ -226,16 +226,6 @@ export async function findJob(db: Queryable, jobId: string): Promise<JobRecord |
   return rows[0] && toJob(rows[0]);
 }
 
-const MARK_JOB_ADMITTED = preparedStatement(
-  'jobs.mark-admitted',
-  'UPDATE jobs SET admitted_at = now() WHERE id = $1 AND admitted_at IS NULL',
-);
-
-/** Records that the job's workflow has run its first activity. Idempotent. */
-export async function markJobAdmitted(db: Queryable, jobId: string): Promise<void> {
-  await db.query(MARK_JOB_ADMITTED([jobId]));
-}
-
 const ADD_JOB_NOTES = preparedStatement(
   'jobs.add-notes',
   `WITH fresh AS (

@@ -4,7 +4,6 @@ import {
   ApplicationFailure,
   allHandlersFinished,
   condition,
-  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import { FAILURES } from '../domain/failures';
@@ -27,7 +26,7 @@ export async function admit(job: JobRun): Promise<JobPlan> {
     // overflows the stack, and a failed workflow task is retried for ever. The patch is asked
     // only for such an intent, so every other history is unchanged.
     const shapeRefusal = input.intent && intentShapeRefusal(input.intent);
-    if (shapeRefusal && patched(INTENT_SHAPE_CHECK)) refuse(FAILURES.invalidJob, shapeRefusal);
+    if (shapeRefusal && job.patched(INTENT_SHAPE_CHECK)) refuse(FAILURES.invalidJob, shapeRefusal);
     // Not cancellable: once it has begun, the rows it writes must be known to this workflow.
     const { firstAttempt, ...plan } = await nonCancellable(() =>
       job.db.admitJob({

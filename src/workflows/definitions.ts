@@ -71,6 +71,11 @@ export interface JobPlan {
    * it when that run planned to, if it had noted it.
    */
   lastFailure?: LastFailure;
+  /**
+   * Whether the owner had a webhook endpoint at admission: if not, the run does not ask for its
+   * ending's events (announcements.ts). Absent in plans admitted before it existed: ask.
+   */
+  ownerHasWebhooks?: boolean;
 }
 
 /** A failed attempt as a new run weighs it for a retry (retryPolicy.ts resumedRetry). */
@@ -115,6 +120,9 @@ export interface CarriedJobState {
   needsOperator?: boolean;
 }
 
+/** The patch epoch of the runs this code starts (patchEpochs.ts says what it settles). */
+export const CURRENT_PATCH_EPOCH = 2;
+
 export interface JobWorkflowInput {
   /** Set when the job row exists already (the HTTP path); absent when the workflow creates it. */
   jobId?: string;
@@ -134,6 +142,8 @@ export interface JobWorkflowInput {
   };
   /** Set by continue-as-new: the state of the run before this one (admission is not repeated). */
   carried?: CarriedJobState;
+  /** The patch epoch of the code that started the job; absent: every patch asked (patchEpochs.ts). */
+  patchEpoch?: number;
 }
 
 /** One event of one job to deliver: what the webhook sender workflow is started with. */

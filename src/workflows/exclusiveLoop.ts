@@ -1,9 +1,8 @@
-import { patched } from '@temporalio/workflow';
 import { LATE_WINDOW_EXCEEDED } from '../domain/retries';
 import type { AttemptToRun } from './attemptRequests';
 import type { AttemptSummary, JobPlan } from './definitions';
 import type { JobRun } from './jobRun';
-import { LATE_WINDOW_RETRIED, RETRY_RULES } from './patches';
+import { LATE_WINDOW_RETRIED } from './patches';
 import { reconcile } from './reconcile';
 import { retryAfterFailure, type PlannedRetry } from './retryPolicy';
 import { runAttempt } from './runAttempt';
@@ -24,7 +23,7 @@ async function runThenJudge(
   // No attempt was made (the provider took none now): nothing to judge.
   if (!last || job.terminal || job.attempts.length === before) return undefined;
   const failure = job.failedCall(last.attemptId);
-  return retryAfterFailure(admitted, job.attempts, last, failure, Math.random, RETRY_RULES);
+  return retryAfterFailure(admitted, job.attempts, last, failure, Math.random, job.retryRules);
 }
 
 /**
@@ -41,8 +40,8 @@ function retryOfCallCutOff(
   if (job.terminal || last?.attemptId !== settled.attemptId || last.state !== 'failed')
     return undefined;
   const failure = job.failedCall(last.attemptId);
-  if (failure?.code !== LATE_WINDOW_EXCEEDED || !patched(LATE_WINDOW_RETRIED)) return undefined;
-  return retryAfterFailure(admitted, job.attempts, last, failure, Math.random, RETRY_RULES);
+  if (failure?.code !== LATE_WINDOW_EXCEEDED || !job.patched(LATE_WINDOW_RETRIED)) return undefined;
+  return retryAfterFailure(admitted, job.attempts, last, failure, Math.random, job.retryRules);
 }
 
 /**

@@ -1,6 +1,5 @@
 import {
   CancellationScope,
-  patched,
   setCurrentDetails,
   upsertSearchAttributes,
   workflowInfo,
@@ -24,8 +23,10 @@ import {
   type JobWorkflowInput,
   type JobWorkflowStatus,
 } from './definitions';
+import { patchQuestion, retryRulesOf, type PatchQuestion } from './patchEpochs';
 import { chooseNextAttempt, NOT_ADMITTED, resumePosition } from './policy';
 import { refuse } from './refusals';
+import type { RetryRuleChanges } from './retryPolicy';
 
 /** The status and attempt count the run's start (or continue-as-new) already set, if both. */
 function shownAtStart(): { status: JobStatus; count: number } | undefined {
@@ -69,13 +70,18 @@ export class JobRun {
   private admittedFirstAttempt: AttemptSummary | undefined;
   /** How this run reaches the database (local activities, unless it began before they did). */
   readonly db: ReturnType<typeof databaseSteps>;
+  /** Whether this run takes a patch's path (unless its epoch settled it, asked of its history). */
+  readonly patched: PatchQuestion;
+  readonly retryRules: RetryRuleChanges;
   private shown: { status: JobStatus; count: number } | undefined;
   /** Numbers taken for attempts whose rows are still being written (not yet in `attempts`). */
   private readonly numbersBeingWritten = new Set<number>();
 
   constructor(readonly input: JobWorkflowInput) {
+    this.patched = patchQuestion(input.patchEpoch);
+    this.retryRules = retryRulesOf(this.patched);
     // Asked first, before any command: replay of an older history then takes its old path.
-    const current = patched(LOCAL_ADMISSION);
+    const current = this.patched(LOCAL_ADMISSION);
     this.db = databaseSteps(current);
     // The search attributes the run started with are already shown: upserting them again
     // would only add a history event (older runs did, and their replay must match).

@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, isCancellation, patched } from '@temporalio/workflow';
+import { allHandlersFinished, condition, isCancellation } from '@temporalio/workflow';
 import { markdownText } from '../domain/displayText';
 import type { TerminalJobStatus } from '../domain/job';
 import { nonCancellable } from './activityStubs';
@@ -9,7 +9,7 @@ import { runExclusive } from './exclusiveLoop';
 import { installHandlers } from './handlers';
 import { runHedged } from './hedgedLoop';
 import { JobRun } from './jobRun';
-import { ANNOUNCE_FOUND_ENDING, RESUME_PLANNED_RETRY, RETRY_RULES } from './patches';
+import { ANNOUNCE_FOUND_ENDING, RESUME_PLANNED_RETRY } from './patches';
 import { exhaustedFailure } from './policy';
 import { TEMPORAL_CANCEL } from './refusals';
 import { resumedRetry, type PlannedRetry } from './retryPolicy';
@@ -41,7 +41,7 @@ async function runJob(job: JobRun, admitted: JobPlan): Promise<JobWorkflowResult
     job.show(admitted.terminalStatus, `job already ${admitted.terminalStatus}`);
     // Ended with no workflow to hand its events over (a cancel, a late answer after a
     // terminate): this run does, at once (the sender already running makes it a no-op).
-    if (patched(ANNOUNCE_FOUND_ENDING)) await announceEnding(admitted.jobId);
+    if (job.patched(ANNOUNCE_FOUND_ENDING)) await announceEnding(job, admitted.jobId);
     return { jobId: admitted.jobId, status: admitted.terminalStatus, completedBy: job.winner };
   }
   let resumed: (PlannedRetry & { noted?: true }) | undefined;
@@ -49,14 +49,14 @@ async function runJob(job: JobRun, admitted: JobPlan): Promise<JobWorkflowResult
     // A new run of a job whose earlier run ended: go on after the attempts it made, retrying
     // the last as that run would have (at the time it planned, if it noted one).
     job.resumeAfter(admitted.attempts, admitted);
-    if (admitted.lastFailure && patched(RESUME_PLANNED_RETRY))
+    if (admitted.lastFailure && job.patched(RESUME_PLANNED_RETRY))
       resumed = resumedRetry(
         admitted,
         job.attempts,
         admitted.lastFailure,
         Math.random,
         Date.now(),
-        RETRY_RULES,
+        job.retryRules,
       );
   }
   const blocked = job.attempts.find((a) => a.state === 'unknown');
@@ -83,7 +83,7 @@ async function runJob(job: JobRun, admitted: JobPlan): Promise<JobWorkflowResult
   const final: TerminalJobStatus = job.terminal ?? 'failed';
   if (job.status.status !== final)
     job.show(final, final === 'succeeded' ? `done: ${job.winner} won` : `done: ${final}`);
-  await announceEnding(admitted.jobId);
+  await announceEnding(job, admitted.jobId);
   await condition(allHandlersFinished);
   return { jobId: admitted.jobId, status: final, completedBy: job.winner };
 }
@@ -107,7 +107,7 @@ function endCancelled(
         ? `done: cancelled by ${TEMPORAL_CANCEL.operator} (${TEMPORAL_CANCEL.reason})`
         : `done: ${final} before the cancel arrived`,
     );
-    await announceEnding(admitted.jobId);
+    await announceEnding(job, admitted.jobId);
     await condition(allHandlersFinished);
     if (final === 'cancelled') throw cancellation;
     return { jobId: admitted.jobId, status: final, completedBy: job.winner };

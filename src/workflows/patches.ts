@@ -2,10 +2,8 @@
  * Patch ids of the job workflow's paths that changed after runs had taken them
  * (docs/changing-workflows.md): each is asked exactly where the paths part, so a recorded run
  * replays the path it took. Local admission's is in activityStubs.ts, completion webhooks' in
- * webhookSender.ts.
+ * webhookSender.ts; which of them a run asks at all, patchEpochs.ts decides.
  */
-import { patched } from '@temporalio/workflow';
-import type { RetryRuleChanges } from './retryPolicy';
 
 /** Patch id of leaving the looks at a blocked job's unknown attempt to the workers' reconciler. */
 export const RECHECKS_BY_RECONCILER = 'rechecks-by-reconciler';
@@ -22,11 +20,6 @@ export const INTENT_SHAPE_CHECK = 'intent-shape-check';
 export const RETRY_LEAVES_ROOM = 'retry-leaves-room-for-fallbacks';
 export const NEVER_SENT_RETRIED = 'never-sent-retried';
 export const LATE_WINDOW_RETRIED = 'late-window-retried';
-export const RETRY_RULES: RetryRuleChanges = {
-  retryLeavesRoomForFallbacks: () => patched(RETRY_LEAVES_ROOM),
-  neverSentIsRetried: () => patched(NEVER_SENT_RETRIED),
-  lateWindowIsRetried: () => patched(LATE_WINDOW_RETRIED),
-};
 
 /**
  * Patch id of a new run retrying its closed run's last failed attempt as that run would have

@@ -1,4 +1,4 @@
-import { condition, patched } from '@temporalio/workflow';
+import { condition } from '@temporalio/workflow';
 import { markdownText } from '../domain/displayText';
 import { callOperator } from './announcements';
 import type { AttemptSummary, JobPlan, ReconcileOutcome } from './definitions';
@@ -28,8 +28,8 @@ export async function reconcile(
 ): Promise<void> {
   const { attemptId } = unknown;
   const since = job.unknownSince(attemptId);
-  const sleeps = patched(RECHECKS_BY_RECONCILER);
-  const webhooks = patched(COMPLETION_WEBHOOKS);
+  const sleeps = job.patched(RECHECKS_BY_RECONCILER);
+  const webhooks = job.patched(COMPLETION_WEBHOOKS);
   const callOperatorAt = operatorDueAt(admitted, since);
   let delayMs = firstReconcileDelayMs(admitted);
   // An operator's resolution may settle the attempt while this waits: the run's word counts.

@@ -11,6 +11,7 @@ import type { JobStatus } from '../domain/job';
 import { jobWorkflowId } from '../domain/workflowId';
 import {
   AttemptCount,
+  CURRENT_PATCH_EPOCH,
   JOB_WORKFLOW_TYPE,
   JobOwner,
   JobStatusAttribute,
@@ -53,6 +54,7 @@ export function jobWorkflowStartOptions(facts: JobWorkflowStartFacts, taskQueue:
     ownerId: facts.ownerId,
     idempotencyKey: facts.idempotencyKey,
     ...(facts.requestFingerprint ? { requestFingerprint: facts.requestFingerprint } : {}),
+    patchEpoch: CURRENT_PATCH_EPOCH,
   };
   return {
     workflowType: JOB_WORKFLOW_TYPE,
@@ -103,6 +105,7 @@ export function jobChildOptions(order: JobChildOrder, taskQueue: string) {
     ownerId: order.ownerId,
     idempotencyKey: order.idempotencyKey,
     intent: order.intent,
+    patchEpoch: CURRENT_PATCH_EPOCH,
   };
   return {
     workflowId: jobWorkflowId(order.ownerId, order.idempotencyKey),

@@ -14,15 +14,20 @@ import {
   OLDER_CODE_SCENARIOS,
   pathProblems,
   SCENARIO_NAMES,
+  tookPatch,
   TRACED_SCENARIOS,
 } from '../replay/paths';
 import { harness } from '../support/harness';
 
 /**
  * Every recorded history must replay against the current workflow code: a change that would
- * break running jobs fails here. Three generations are kept, each with every scenario:
+ * break running jobs fails here. These generations are kept, each with every scenario:
  * - test/replay/histories: recorded by the current code (`npm run replay:record`), whose
- *   admission is a local activity that also writes attempt 1's row;
+ *   runs start in patch epoch 2 (workflows/patchEpochs.ts), so they write no patch marker, and
+ *   whose ending asks for webhook events only when the owner had an endpoint at admission;
+ * - test/replay/histories/before-epochs: recorded by the code just before epochs, each patch
+ *   asked and marked, every ending asking for its webhook events; its admission, like the
+ *   current one, is a local activity that also writes attempt 1's row;
  * - test/replay/histories/local-admission: recorded when local admission wrote no attempt, so
  *   attempt 1 had a `startAttempt` activity task like every later one;
  * - test/replay/histories/remote-admission: recorded before the local-admission patch, when
@@ -34,12 +39,13 @@ import { harness } from '../support/harness';
  * test/replay/histories/before-retry-room holds a run recorded just before a6f858d, whose retry
  * on the same provider took the last attempt the job's cap allowed while its fallback was still
  * untried: the current rule would have moved to the fallback, and asks the patch
- * retry-leaves-room-for-fallbacks there (workflows/patches.ts RETRY_RULES), which this run
+ * retry-leaves-room-for-fallbacks there (workflows/patchEpochs.ts retryRulesOf), which this run
  * never marked. It holds only that scenario (paths.ts OLDER_CODE_SCENARIOS).
  */
 const HISTORIES_DIR = path.join(__dirname, '..', 'replay', 'histories');
 const GENERATIONS = {
   current: HISTORIES_DIR,
+  'before-epochs': path.join(HISTORIES_DIR, 'before-epochs'),
   'before-webhooks': path.join(HISTORIES_DIR, 'before-webhooks'),
   'local-admission': path.join(HISTORIES_DIR, 'local-admission'),
   'remote-admission': path.join(HISTORIES_DIR, 'remote-admission'),
@@ -55,6 +61,7 @@ const BEFORE_CURRENT_ONLY = LIVE_SCENARIOS.filter((name) => !CURRENT_ONLY_SCENAR
 /** The scenarios each generation was recorded for: each must have its history there, no other. */
 const RECORDED_FOR: Record<Generation, readonly string[]> = {
   current: LIVE_SCENARIOS,
+  'before-epochs': LIVE_SCENARIOS,
   'before-webhooks': [...BEFORE_CURRENT_ONLY, 'admission-update-slow-admission'],
   'local-admission': BEFORE_CURRENT_ONLY,
   'remote-admission': BEFORE_CURRENT_ONLY,
@@ -117,7 +124,7 @@ test.each(cases)(
     // A run continued as new was admitted by its first run: it carries the plan.
     const admits = facts.input?.carried === undefined;
     if (generation !== 'remote-admission') {
-      expect(facts.patches).toContain(LOCAL_ADMISSION);
+      expect(tookPatch(facts, LOCAL_ADMISSION)).toBe(true);
       expect(local.filter((type) => type === 'admitJob')).toEqual(admits ? ['admitJob'] : []);
       if (admits) expect(local[0]).toBe('admitJob');
       expect(remote).not.toContain('admitJob');
@@ -140,18 +147,45 @@ test.each(cases)(
   },
 );
 
+/** The generations recorded since completion webhooks: their endings hand events to senders. */
+const WITH_WEBHOOKS: readonly Generation[] = ['current', 'before-epochs'];
+
 test.each(cases)(
-  'only the current generation hands a job’s events to webhook senders: the %s %s history',
+  'only the generations since webhooks hand a job’s events to webhook senders: the %s %s history',
   (generation, _name, history) => {
     const facts = factsOf(history);
     const handsOver = facts.localActivities.some((a) => a.type === 'webhookEventsWaiting');
-    if (generation !== 'current') {
+    if (!WITH_WEBHOOKS.includes(generation)) {
       expect(facts.patches).not.toContain(COMPLETION_WEBHOOKS);
       expect(handsOver).toBe(false);
     } else if (facts.closed === 'completed' || facts.closed === 'canceled') {
-      // A run that ended its job asks which of its events wait, under the patch.
-      expect(facts.patches).toContain(COMPLETION_WEBHOOKS);
-      expect(handsOver).toBe(true);
+      // A run that ended its job took the patch; it asks which of its events wait unless its
+      // owner had no endpoint at admission (asked of every ending before epochs).
+      expect(tookPatch(facts, COMPLETION_WEBHOOKS)).toBe(true);
+      const admission = facts.localActivities.find((a) => a.type === 'admitJob')?.result;
+      const carried = facts.input?.carried as { plan?: Record<string, unknown> } | undefined;
+      const admittedWithout = (admission ?? carried?.plan)?.ownerHasWebhooks === false;
+      expect(handsOver).toBe(!admittedWithout);
+      if (generation === 'before-epochs') expect(admittedWithout).toBe(false);
+    }
+  },
+);
+
+test.each(cases)(
+  'a run begun in a patch epoch writes no patch marker: the %s %s history',
+  (generation, _name, history) => {
+    const facts = factsOf(history);
+    const epoch = facts.input?.patchEpoch;
+    expect(epoch).toBe(generation === 'current' ? 2 : undefined);
+    if (epoch !== undefined) {
+      expect(facts.patches).toEqual([]);
+      const upserts = (history.events ?? []).flatMap((event) =>
+        Object.keys(
+          event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ??
+            {},
+        ),
+      );
+      expect(upserts).not.toContain('TemporalChangeVersion');
     }
   },
 );

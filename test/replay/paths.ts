@@ -5,6 +5,7 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
+import { settledPatches } from '../../src/workflows/patchEpochs';
 import { LATE_WINDOW_RETRIED, NEVER_SENT_RETRIED } from '../../src/workflows/patches';
 
 type History = temporal.api.history.v1.IHistory;
@@ -24,7 +25,7 @@ export interface HistoryFacts {
   activities: ActivityFact[];
   /** Local activities, from their markers, in order. */
   localActivities: Array<{ type: string; result?: Record<string, unknown> }>;
-  /** Patches the code took, by id. */
+  /** Patch markers, by id: the patches the code asked and took (see tookPatch). */
   patches: string[];
   /** Child workflows started, by workflow id. */
   children: string[];
@@ -50,6 +51,15 @@ function first(payloads: Payloads): Record<string, unknown> | undefined {
 
 function text(payload: temporal.api.common.v1.IPayload | null | undefined): string | undefined {
   return payload ? defaultPayloadConverter.fromPayload<string>(payload) : undefined;
+}
+
+/** Whether the run took a patch's path: marked in its history, or settled by its epoch. */
+export function tookPatch(facts: HistoryFacts, patchId: string): boolean {
+  const epoch = facts.input?.patchEpoch;
+  return (
+    facts.patches.includes(patchId) ||
+    settledPatches(typeof epoch === 'number' ? epoch : undefined).has(patchId)
+  );
 }
 
 export function factsOf(history: History): HistoryFacts {
@@ -254,10 +264,7 @@ const PATHS: Record<string, (facts: HistoryFacts) => Array<[string, boolean]>> =
         (results(f, 'abandonAttempt')[0]?.error as { code?: string } | undefined)?.code ===
           'never_sent',
     ],
-    [
-      'the retry was decided under the patch never-sent-retried',
-      f.patches.includes(NEVER_SENT_RETRIED),
-    ],
+    ['the retry was decided under the patch never-sent-retried', tookPatch(f, NEVER_SENT_RETRIED)],
     [
       'attempt 2 ran on the same provider',
       calls(f).length === 2 &&
@@ -277,7 +284,7 @@ const PATHS: Record<string, (facts: HistoryFacts) => Array<[string, boolean]>> =
     ],
     [
       'the retry was decided under the patch late-window-retried',
-      f.patches.includes(LATE_WINDOW_RETRIED),
+      tookPatch(f, LATE_WINDOW_RETRIED),
     ],
     [
       'attempt 2 ran on the same provider',

@@ -379,6 +379,17 @@ async function recordContinueAsNew(): Promise<void> {
       (s) => s.run >= 3,
       60_000,
     );
+    // Once the call has ended (its late-result window closed), an operator's `failed` settles
+    // the attempt at once, so the run that takes the resolution is the job's last. Before, the
+    // resolution is held until the call ends, and the run may continue as new meanwhile.
+    await eventually(
+      () =>
+        stack.pool.query('SELECT 1 FROM attempts WHERE id = $1 AND call_ended_at IS NOT NULL', [
+          `${id}:1`,
+        ]),
+      (ended) => ended.rowCount === 1,
+      60_000,
+    );
     await stack.request('POST', `/v1/operator/attempts/${id}:1/resolve`, {
       token: OPERATOR_TOKEN,
       body: { outcome: 'failed', reason: 'bank confirms no charge' },
