@@ -7,7 +7,7 @@ import { settleAttemptWithoutResult } from '../src/db/attemptSettlement';
 import { recordAttemptResult } from '../src/db/compareAndSwap';
 import { finishJobWithoutResult } from '../src/db/endedJobs';
 import { listOwnedJobs } from '../src/db/jobLists';
-import { addJobNotes, findJob, insertJobOrFindExisting } from '../src/db/jobs';
+import { addJobNotes, findJob, findJobByKey, insertJobOrFindExisting } from '../src/db/jobs';
 import {
   ATTEMPTS_IN_FLIGHT_SQL,
   JOBS_UNKNOWN_SQL,
@@ -64,6 +64,40 @@ async function unknownFirstAttempt(pool: Pool, provider: string) {
   await settleAttemptWithoutResult(pool, attempt.id, 'unknown', { code: 'timeout' });
   return { job, attempt };
 }
+
+test('a job read as one document (the replay path) is the job read as columns, field for field, new, running and ended', async () => {
+  const job = await newJob(db.pool);
+  const asDocument = () => findJobByKey(db.pool, job.ownerId, job.idempotencyKey);
+  expect(await asDocument()).toEqual(await findJob(db.pool, job.id));
+  const attempt = await createAttempt(db.pool, {
+    jobId: job.id,
+    seq: 1,
+    provider: 'p1',
+    exclusive: true,
+  });
+  await beginProviderCall(db.pool, attempt.id);
+  await addJobNotes(db.pool, job.id, [{ event: 'provider_skipped', provider: 'p2', reason: 'x' }]);
+  expect(await asDocument()).toMatchObject({ status: 'running', attemptCount: 1 });
+  expect(await asDocument()).toEqual(await findJob(db.pool, job.id));
+  await recordAttemptResult(db.pool, {
+    attemptId: attempt.id,
+    result: { summary: 'ünïcode \u2028 and a big 12345678901234567890 number', n: 1.5e300 },
+  });
+  const ended = await findJob(db.pool, job.id);
+  expect(ended).toMatchObject({ status: 'succeeded', completedBy: attempt.id });
+  expect(ended!.finishedAt).toBeInstanceOf(Date);
+  expect(await asDocument()).toEqual(ended);
+  // The insert-or-find answers a replay with the same document.
+  const { job: replayed, created } = await insertJobOrFindExisting(db.pool, {
+    ownerId: job.ownerId,
+    idempotencyKey: job.idempotencyKey,
+    requestFingerprint: job.requestFingerprint,
+    intent: { type: job.type, input: job.input, providers: job.providers, mode: job.mode },
+    workflowId: job.workflowId,
+  });
+  expect(created).toBe(false);
+  expect(replayed).toEqual(ended);
+});
 
 test('two processes migrating one fresh database at once apply each migration exactly once', async () => {
   const { adminDatabaseUrl } = harness();

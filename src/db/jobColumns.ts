@@ -84,21 +84,6 @@ export type JobRow = { [F in JobField as (typeof JOB_FIELD_COLUMNS)[F]]: JobReco
 
 const JOB_FIELDS = Object.entries(JOB_FIELD_COLUMNS) as Array<[JobField, JobColumn]>;
 
-/** The columns the statements work out (JOB_COLUMNS) rather than read from the table. */
-const WORKED_OUT = new Set<JobColumn>(['status', 'attempt_count', 'created_at_us']);
-
-/** The jobs table's own columns, named (see preparedStatement for why never `*`). */
-export const JOB_TABLE_COLUMNS: readonly JobColumn[] = JOB_FIELDS.map(
-  ([, column]) => column,
-).filter((column) => !WORKED_OUT.has(column));
-
-/** Every column of a job row, the worked-out ones last (as JOB_COLUMNS selects them). */
-const ROW_COLUMNS: readonly JobColumn[] = [...JOB_TABLE_COLUMNS, ...WORKED_OUT];
-
-export function columnsOf(alias: string, columns: readonly string[]): string {
-  return columns.map((column) => `${alias}.${column}`).join(', ');
-}
-
 // The client-facing status is derived, so the job row (and its version) moves only when the
 // outcome does; attempts carry the progress. Of the job aliased `j`.
 export const JOB_STATUS_OF_J = `COALESCE(j.terminal_status, CASE
@@ -107,15 +92,62 @@ export const JOB_STATUS_OF_J = `COALESCE(j.terminal_status, CASE
     ELSE 'pending'
   END)`;
 
-export const JOB_COLUMNS = `
-  ${columnsOf('j', JOB_TABLE_COLUMNS)},
-  ${JOB_STATUS_OF_J} AS status,
-  (SELECT count(*)::int FROM attempts a WHERE a.job_id = j.id) AS attempt_count,
-  (extract(epoch FROM j.created_at) * 1000000)::bigint AS created_at_us`;
+/** The columns the statements work out rather than read from the table, of the job aliased `j`. */
+const WORKED_OUT_OF_J: Partial<Record<JobColumn, string>> = {
+  status: JOB_STATUS_OF_J,
+  attempt_count: '(SELECT count(*)::int FROM attempts a WHERE a.job_id = j.id)',
+  created_at_us: '(extract(epoch FROM j.created_at) * 1000000)::bigint',
+};
+const WORKED_OUT = Object.keys(WORKED_OUT_OF_J) as JobColumn[];
+
+/** The jobs table's own columns, named (see preparedStatement for why never `*`). */
+export const JOB_TABLE_COLUMNS: readonly JobColumn[] = JOB_FIELDS.map(
+  ([, column]) => column,
+).filter((column) => !WORKED_OUT.includes(column));
+
+/** Every column of a job row, the worked-out ones last (as JOB_COLUMNS selects them). */
+const ROW_COLUMNS: readonly JobColumn[] = [...JOB_TABLE_COLUMNS, ...WORKED_OUT];
+
+const valueOfJ = (column: JobColumn): string => WORKED_OUT_OF_J[column] ?? `j.${column}`;
+
+/** The job aliased `j`, as columns (read back with toJob). */
+export const JOB_COLUMNS = ROW_COLUMNS.map((column) =>
+  WORKED_OUT.includes(column) ? `${valueOfJ(column)} AS ${column}` : valueOfJ(column),
+).join(', ');
+
+/**
+ * The job aliased `j` as one JSON object of JobRecord's fields (read back with jobFromDoc). A
+ * row of one column costs the client far less to take in than one of 26, each described and
+ * parsed on its own: the replay path's statements read jobs so (the client's CPU per replay,
+ * measured on this machine: the insert-or-find 70 µs as columns, 50 as a document; the read by
+ * key 58 and 35; docs/benchmark.md).
+ */
+export const JOB_DOC_OF_J = `json_build_object(${JOB_FIELDS.map(
+  ([field, column]) => `'${field}', ${valueOfJ(column)}`,
+).join(', ')})`;
+
+/** A job as JOB_DOC_OF_J encodes it: what JSON cannot hold (times) as strings. */
+export type JobDoc = Omit<JobRecord, 'createdAt' | 'updatedAt' | 'finishedAt' | 'admittedAt'> & {
+  createdAt: string;
+  updatedAt: string;
+  finishedAt: string | null;
+  admittedAt: string | null;
+};
+
+export function jobFromDoc(doc: JobDoc): JobRecord {
+  const at = (text: string | null) => (text === null ? null : new Date(text));
+  return {
+    ...doc,
+    createdAt: new Date(doc.createdAt),
+    updatedAt: new Date(doc.updatedAt),
+    finishedAt: at(doc.finishedAt),
+    admittedAt: at(doc.admittedAt),
+  };
+}
 
 /** What JOB_COLUMNS yields, to select again from a subquery aliased `alias`. */
 export function jobColumnsOf(alias: string): string {
-  return columnsOf(alias, ROW_COLUMNS);
+  return ROW_COLUMNS.map((column) => `${alias}.${column}`).join(', ');
 }
 
 export function toJob(row: JobRow): JobRecord {

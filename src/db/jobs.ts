@@ -2,11 +2,12 @@ import { Refusal } from '../domain/failures';
 import type { JobIntent } from '../domain/job';
 import { jobWorkflowId } from '../domain/workflowId';
 import {
-  columnsOf,
   JOB_COLUMNS,
+  JOB_DOC_OF_J,
   JOB_TABLE_COLUMNS,
-  jobColumnsOf,
+  jobFromDoc,
   toJob,
+  type JobDoc,
   type JobRecord,
   type JobRow,
 } from './jobColumns';
@@ -72,11 +73,13 @@ function newJobParameters(job: NewJob, workflowId: string): unknown[] {
   ];
 }
 
-// The key's live job is its unreleased one (at most one: jobs_live_key_idx, migration 0009).
+// The key's live job is its unreleased one (at most one: jobs_live_key_idx, migration 0009). Both
+// branches answer the job as one document (JOB_DOC_OF_J): the inserted row through the same
+// expression, its attempts (none yet) read as for any job.
 const INSERT_OR_FIND_JOB = preparedStatement(
   'jobs.insert-or-find',
   `WITH existing AS (
-     SELECT ${JOB_COLUMNS} FROM jobs j
+     SELECT ${JOB_DOC_OF_J} AS job FROM jobs j
       WHERE j.owner_id = $1 AND j.idempotency_key = $2 AND j.key_release IS NULL
    ), inserted AS (
      INSERT INTO jobs (owner_id, idempotency_key, request_fingerprint, job_type, input, provider_plan, mode, workflow_id,
@@ -89,11 +92,9 @@ const INSERT_OR_FIND_JOB = preparedStatement(
      ON CONFLICT DO NOTHING
      RETURNING ${JOB_TABLE_COLUMNS.join(', ')}
    )
-   SELECT ${columnsOf('i', JOB_TABLE_COLUMNS)}, 'pending' AS status, 0 AS attempt_count,
-          (extract(epoch FROM i.created_at) * 1000000)::bigint AS created_at_us, true AS created
-     FROM inserted i
+   SELECT ${JOB_DOC_OF_J} AS job, true AS created FROM inserted j
    UNION ALL
-   SELECT ${jobColumnsOf('e')}, false AS created FROM existing e`,
+   SELECT e.job, false AS created FROM existing e`,
 );
 
 /**
@@ -111,11 +112,11 @@ export async function insertJobOrFindExisting(
     const live = await findJobByKey(db, job.ownerId, job.idempotencyKey);
     return live ? { job: live, created: false } : insertNextGeneration(db, job);
   }
-  const { rows } = await db.query<JobRow & { created: boolean }>(
+  const { rows } = await db.query<{ job: JobDoc; created: boolean }>(
     INSERT_OR_FIND_JOB(newJobParameters(job, job.workflowId)),
   );
   const row = rows[0];
-  if (row) return { job: toJob(row), created: row.created };
+  if (row) return { job: jobFromDoc(row.job), created: row.created };
   // A separate statement: its snapshot sees the concurrent insert that made ours a no-op.
   const existing = await findJobByKey(db, job.ownerId, job.idempotencyKey);
   if (existing) return { job: existing, created: false };
@@ -186,9 +187,10 @@ export async function latestJobOfKey(
   return rows[0] && toJob(rows[0]);
 }
 
+// A replay's read where owners have limits (service/ownerLimits.ts): one document, as above.
 const FIND_JOB_BY_KEY = preparedStatement(
   'jobs.find-by-key',
-  `SELECT ${JOB_COLUMNS} FROM jobs j
+  `SELECT ${JOB_DOC_OF_J} AS job FROM jobs j
     WHERE j.owner_id = $1 AND j.idempotency_key = $2 AND j.key_release IS NULL`,
 );
 
@@ -197,8 +199,8 @@ export async function findJobByKey(
   ownerId: string,
   idempotencyKey: string,
 ): Promise<JobRecord | undefined> {
-  const { rows } = await db.query<JobRow>(FIND_JOB_BY_KEY([ownerId, idempotencyKey]));
-  return rows[0] && toJob(rows[0]);
+  const { rows } = await db.query<{ job: JobDoc }>(FIND_JOB_BY_KEY([ownerId, idempotencyKey]));
+  return rows[0] && jobFromDoc(rows[0].job);
 }
 
 const FIND_OWNED_JOB = preparedStatement(
