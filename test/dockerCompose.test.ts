@@ -23,6 +23,7 @@ import {
   CLUSTER_NAMESPACE,
   clusterServerConfig,
   DYNAMIC_CONFIG,
+  TIMER_MAX_TIME_SHIFT,
   HISTORY_SHARDS,
   pickClusterPorts,
 } from '../tools/stack/temporalClusterConfig';
@@ -461,6 +462,8 @@ describe('docker-compose.yml and cluster mode run the same production engine', (
     expect(dynamic['frontend.enableUpdateWorkflowExecution']?.[0]?.value).toBe(true);
     // Operators may pause a job's workflow; onejob answers actions on it (issue 61).
     expect(dynamic['frontend.WorkflowPauseEnabled']?.[0]?.value).toBe(true);
+    // Sub-second timers (hedge delays) fire on time, on the dev server too (issue 62).
+    expect(dynamic['history.timerProcessorMaxTimeShift']?.[0]?.value).toBe(TIMER_MAX_TIME_SHIFT);
   });
 
   test("the namespace step registers cluster mode's namespace with its retention, on a real server, and does nothing the second time", async () => {

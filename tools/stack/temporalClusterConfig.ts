@@ -14,6 +14,14 @@ const REPO_ROOT = PACKAGE_ROOT;
 export const CLUSTER_NAMESPACE = 'default';
 /** Shared with docker-compose.yml: the same dynamic configuration values. */
 export const DYNAMIC_CONFIG = path.join(REPO_ROOT, 'deploy', 'temporal', 'dynamicconfig.yaml');
+/**
+ * How far ahead of now the history service schedules every timer at the earliest
+ * (`history.timerProcessorMaxTimeShift`). Temporal's default, 1 s, made a 250 ms hedge delay
+ * (or any sub-second timer) take about a second; both engines run with this instead
+ * (docs/engines.md). The dev server is given it on its command line, the production engine
+ * in DYNAMIC_CONFIG (a test checks the two agree).
+ */
+export const TIMER_MAX_TIME_SHIFT = '100ms';
 /** Fixed when the databases are created; docker-compose's server uses the same. */
 export const HISTORY_SHARDS = 4;
 

@@ -3,6 +3,7 @@ import { SearchAttributeType } from '@temporalio/common';
 import { openSync, closeSync, readFileSync } from 'node:fs';
 import { JOB_SEARCH_ATTRIBUTES } from '../../src/workflows/definitions';
 import { freePort, spawnGuarded, sleep, type GuardedProcess } from './processes';
+import { TIMER_MAX_TIME_SHIFT } from './temporalClusterConfig';
 
 const SEARCH_ATTRIBUTE_TYPE_NAMES: Record<string, string> = {
   [SearchAttributeType.KEYWORD]: 'Keyword',
@@ -103,6 +104,10 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
     'warn',
   ];
   args.push('--dynamic-config-value', 'frontend.enableServerVersionCheck=false');
+  args.push(
+    '--dynamic-config-value',
+    `history.timerProcessorMaxTimeShift=${JSON.stringify(TIMER_MAX_TIME_SHIFT)}`,
+  );
   if (options.uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
   if (options.httpPort !== undefined) args.push('--http-port', String(options.httpPort));
