@@ -1,3 +1,6 @@
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { createJob, summarizeBody, untilJob } from './support/jobs';
 import { eventually } from './support/polling';
 import { chatProvider } from './support/providers';
@@ -93,4 +96,20 @@ test("a redelivery that joins a sender still retrying another endpoint is not gi
     [first!.id, false],
     [first!.id, false],
   ]);
+  await recordSenderHistory(`webhooks/${job.id}/job.succeeded`);
 });
+
+/**
+ * With ONEJOB_RECORD_SENDER_HISTORY=<name>, saves the history of the sender's first run (the one
+ * that gave up and continued as new) as test/replay/senders/<name>.json, which
+ * test/engines/replay.test.ts replays against the current code.
+ */
+async function recordSenderHistory(workflowId: string): Promise<void> {
+  const name = process.env.ONEJOB_RECORD_SENDER_HISTORY;
+  if (!name) return;
+  const latest = await stack.temporal.workflow.getHandle(workflowId).describe();
+  const firstRunId = latest.raw.workflowExecutionInfo?.firstRunId ?? latest.runId;
+  const history = await stack.temporal.workflow.getHandle(workflowId, firstRunId).fetchHistory();
+  const file = path.join(__dirname, 'replay', 'senders', `${name}.json`);
+  await writeFile(file, `${historyToJSON(history)}\n`);
+}

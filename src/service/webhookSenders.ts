@@ -3,7 +3,7 @@ import type { Pool } from '../db/pool';
 import { pendingEventKeys, strandedDeliveries, unsentDeliveries } from '../db/webhookDeliveries';
 import { webhookWorkflowId, type WebhookRetry } from '../domain/webhooks';
 import type { Logger } from '../logger';
-import { WEBHOOK_SENDER_WORKFLOW_TYPE } from '../workflows/definitions';
+import { CURRENT_PATCH_EPOCH, WEBHOOK_SENDER_WORKFLOW_TYPE } from '../workflows/definitions';
 
 /** Deliveries looked at per round at most, least recently tried first; the rest wait for the next. */
 export const BACKSTOP_BATCH = 20;
@@ -24,7 +24,7 @@ async function startSender(deps: SenderStartDeps, jobId: string, eventKey: strin
     await deps.temporal.workflow.start(WEBHOOK_SENDER_WORKFLOW_TYPE, {
       workflowId: webhookWorkflowId(jobId, eventKey),
       taskQueue: deps.taskQueue,
-      args: [{ jobId, eventKey, retry: deps.retry }],
+      args: [{ jobId, eventKey, retry: deps.retry, patchEpoch: CURRENT_PATCH_EPOCH }],
       staticSummary: `webhooks: ${eventKey} of job ${jobId}`,
     });
     return true;

@@ -1,7 +1,8 @@
 /** What the job workflow hands to the owner's webhooks: an attempt that waits, the ending. */
 import { webhookLookup } from './activityStubs';
 import type { JobRun } from './jobRun';
-import { COMPLETION_WEBHOOKS, startWebhookSender } from './webhookSender';
+import { COMPLETION_WEBHOOKS } from './patches';
+import { startWebhookSender } from './webhookSender';
 
 /** Tells the owner's webhooks that an attempt waits for an operator. */
 export async function callOperator(job: JobRun, jobId: string, attemptId: string): Promise<void> {

@@ -151,6 +151,8 @@ export interface WebhookSenderInput {
   jobId: string;
   eventKey: string;
   retry: WebhookRetry;
+  /** As JobWorkflowInput's: the patch epoch of the code that started the sender. */
+  patchEpoch?: number;
 }
 
 export interface Admission {

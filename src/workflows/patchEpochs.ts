@@ -1,6 +1,6 @@
 /**
- * Which of the job workflow's patches a run asks its history about, by the epoch its start
- * names (`JobWorkflowInput.patchEpoch`).
+ * Which of the workflows' patches a run asks its history about, by the epoch its start names
+ * (`JobWorkflowInput.patchEpoch`, `WebhookSenderInput.patchEpoch`).
  *
  * A patch's marker, and the `TemporalChangeVersion` upsert the SDK writes beside it, exist so
  * that a run recorded before the patch replays its old path. A run begun by code that has every
@@ -17,6 +17,9 @@ import { patched } from '@temporalio/workflow';
 import { LOCAL_ADMISSION } from './activityStubs';
 import {
   ANNOUNCE_FOUND_ENDING,
+  COMPLETION_WEBHOOKS,
+  OWN_WINDOW,
+  WEBHOOK_QUEUE,
   INTENT_SHAPE_CHECK,
   LATE_WINDOW_RETRIED,
   NEVER_SENT_RETRIED,
@@ -25,7 +28,6 @@ import {
   RETRY_LEAVES_ROOM,
 } from './patches';
 import type { RetryRuleChanges } from './retryPolicy';
-import { COMPLETION_WEBHOOKS } from './webhookSender';
 
 /** From which epoch on each patch is settled: every run begun in that epoch or later takes it. */
 const SETTLED_IN: ReadonlyArray<readonly [epoch: number, patchIds: readonly string[]]> = [
@@ -41,6 +43,8 @@ const SETTLED_IN: ReadonlyArray<readonly [epoch: number, patchIds: readonly stri
       RETRY_LEAVES_ROOM,
       NEVER_SENT_RETRIED,
       LATE_WINDOW_RETRIED,
+      WEBHOOK_QUEUE,
+      OWN_WINDOW,
     ],
   ],
 ];

@@ -1,8 +1,8 @@
 /**
- * Patch ids of the job workflow's paths that changed after runs had taken them
+ * Patch ids of the workflows' paths that changed after runs had taken them
  * (docs/changing-workflows.md): each is asked exactly where the paths part, so a recorded run
- * replays the path it took. Local admission's is in activityStubs.ts, completion webhooks' in
- * webhookSender.ts; which of them a run asks at all, patchEpochs.ts decides.
+ * replays the path it took. Local admission's is in activityStubs.ts; which of them a run asks
+ * at all, patchEpochs.ts decides.
  */
 
 /** Patch id of leaving the looks at a blocked job's unknown attempt to the workers' reconciler. */
@@ -29,3 +29,22 @@ export const RESUME_PLANNED_RETRY = 'resume-planned-retry';
 
 /** Patch id of a run that finds its job ended at admission handing over the ending's events. */
 export const ANNOUNCE_FOUND_ENDING = 'announce-found-ending';
+
+/**
+ * Patch id of completion webhooks: the job's events are handed to their senders when it ends,
+ * and an attempt left unknown sends `job.needs_operator`. Runs recorded without it did neither.
+ */
+export const COMPLETION_WEBHOOKS = 'completion-webhooks';
+
+/**
+ * Patch id of the webhook task queue: rounds of sends go to a queue of their own. Senders
+ * recorded before it sent on the provider-call queue, where their activity is still served.
+ */
+export const WEBHOOK_QUEUE = 'webhook-queue';
+
+/**
+ * Patch id of a window for each delivery: a sender that gives up ends only what was written
+ * before it began, and one written since (a redelivery that joined it) goes on in a new run with
+ * a window of its own. Senders recorded before it gave up everything that waited.
+ */
+export const OWN_WINDOW = 'delivery-own-window';

@@ -4,7 +4,7 @@ import { callOperator } from './announcements';
 import type { AttemptSummary, JobPlan, ReconcileOutcome } from './definitions';
 import { continueAsNewIfLarge } from './handOver';
 import type { JobRun } from './jobRun';
-import { RECHECKS_BY_RECONCILER } from './patches';
+import { RECHECKS_BY_RECONCILER, COMPLETION_WEBHOOKS } from './patches';
 import {
   blockedDescription,
   blockedSelfLookMs,
@@ -13,7 +13,6 @@ import {
   operatorDueAt,
   reconcileWaitMs,
 } from './policy';
-import { COMPLETION_WEBHOOKS } from './webhookSender';
 
 /**
  * Waits until an unknown attempt settles (late result, status lookup, callback, operator).

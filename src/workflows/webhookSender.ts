@@ -3,7 +3,6 @@ import {
   ActivityFailure,
   continueAsNew,
   ParentClosePolicy,
-  patched,
   proxyActivities,
   startChild,
   workflowInfo,
@@ -11,27 +10,10 @@ import {
 import type { WebhookSendingActivities } from '../activities';
 import { webhookWorkflowId, type WebhookRetry } from '../domain/webhooks';
 import { db } from './activityStubs';
-import type { WebhookSenderInput } from './definitions';
+import { CURRENT_PATCH_EPOCH, type WebhookSenderInput } from './definitions';
+import { patchQuestion } from './patchEpochs';
+import { OWN_WINDOW, WEBHOOK_QUEUE } from './patches';
 import { providerCallTaskQueue, webhookTaskQueue } from './taskQueues';
-
-/**
- * Patch id of completion webhooks: the job's events are handed to their senders when it ends,
- * and an attempt left unknown sends `job.needs_operator`. Runs recorded without it did neither.
- */
-export const COMPLETION_WEBHOOKS = 'completion-webhooks';
-
-/**
- * Patch id of the webhook task queue: rounds of sends go to a queue of their own. Senders
- * recorded before it sent on the provider-call queue, where their activity is still served.
- */
-export const WEBHOOK_QUEUE = 'webhook-queue';
-
-/**
- * Patch id of a window for each delivery: a sender that gives up ends only what was written
- * before it began, and one written since (a redelivery that joined it) goes on in a new run with
- * a window of its own. Senders recorded before it gave up everything that waited.
- */
-export const OWN_WINDOW = 'delivery-own-window';
 
 /**
  * Delivers one event of one job to its owner's endpoints, at least once: rounds of tries (each
@@ -40,8 +22,9 @@ export const OWN_WINDOW = 'delivery-own-window';
  * A workflow of its own, so that the job's result never waits for a receiver.
  */
 export async function webhookSenderWorkflow(input: WebhookSenderInput): Promise<number> {
+  const isPatched = patchQuestion(input.patchEpoch);
   const deliver = proxyActivities<WebhookSendingActivities>({
-    taskQueue: patched(WEBHOOK_QUEUE)
+    taskQueue: isPatched(WEBHOOK_QUEUE)
       ? webhookTaskQueue(workflowInfo().taskQueue)
       : providerCallTaskQueue(workflowInfo().taskQueue),
     // One round: a try takes at most 20 s, endpoints side by side, a job's few events in order.
@@ -60,7 +43,7 @@ export async function webhookSenderWorkflow(input: WebhookSenderInput): Promise<
     if (!(error instanceof ActivityFailure)) throw error;
     const why = error.cause?.message ?? error.message;
     const reason = `given up after ${input.retry.giveUpAfterMs} ms: ${why}`;
-    if (!patched(OWN_WINDOW)) {
+    if (!isPatched(OWN_WINDOW)) {
       await db.giveUpWebhooks({ jobId: input.jobId, eventKey: input.eventKey, reason });
       return 0;
     }
@@ -89,7 +72,7 @@ export async function startWebhookSender(
   try {
     await startChild(webhookSenderWorkflow, {
       workflowId: webhookWorkflowId(jobId, eventKey),
-      args: [{ jobId, eventKey, retry }],
+      args: [{ jobId, eventKey, retry, patchEpoch: CURRENT_PATCH_EPOCH }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       staticSummary: `webhooks: ${eventKey} of job ${jobId}`,
     });

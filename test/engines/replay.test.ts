@@ -5,9 +5,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { tracingWorkerOptions } from '../../src/telemetry/temporalTracing';
 import { LOCAL_ADMISSION } from '../../src/workflows/activityStubs';
-import { RETRY_LEAVES_ROOM } from '../../src/workflows/patches';
+import { COMPLETION_WEBHOOKS, OWN_WINDOW, RETRY_LEAVES_ROOM } from '../../src/workflows/patches';
 import { carriesTrace } from '../../src/workflows/traceHeader';
-import { COMPLETION_WEBHOOKS, OWN_WINDOW } from '../../src/workflows/webhookSender';
 import {
   CURRENT_ONLY_SCENARIOS,
   factsOf,
@@ -259,14 +258,15 @@ const senders = readdirSync(SENDER_HISTORIES)
     history: historyFromJSON(JSON.parse(readFileSync(path.join(SENDER_HISTORIES, file), 'utf8'))),
   }));
 
-test('the sender histories are the two sides of the delivery-own-window patch', () => {
+test('the sender histories are the two sides of the delivery-own-window patch, the newest taking it by its epoch', () => {
   const facts = Object.fromEntries(
     senders.map(({ name, history }) => {
-      const { patches, activities } = factsOf(history);
+      const { patches, activities, input } = factsOf(history);
       return [
         name,
         {
           marked: patches.includes(OWN_WINDOW),
+          epoch: input?.patchEpoch,
           gaveUpWith: activities.map((a) => a.type).filter((type) => type.startsWith('giveUp')),
           continuedAsNew: (history.events ?? []).some(
             (event) => event.workflowExecutionContinuedAsNewEventAttributes,
@@ -276,13 +276,28 @@ test('the sender histories are the two sides of the delivery-own-window patch', 
     }),
   );
   expect(facts).toEqual({
-    'gave-up': { marked: false, gaveUpWith: ['giveUpWebhooks'], continuedAsNew: false },
+    'gave-up': {
+      marked: false,
+      epoch: undefined,
+      gaveUpWith: ['giveUpWebhooks'],
+      continuedAsNew: false,
+    },
     'gave-up-own-window': {
       marked: true,
+      epoch: undefined,
+      gaveUpWith: ['giveUpEarlierWebhooks'],
+      continuedAsNew: true,
+    },
+    // Begun in epoch 2: the patch settled, no marker at all.
+    'gave-up-in-epoch': {
+      marked: false,
+      epoch: 2,
       gaveUpWith: ['giveUpEarlierWebhooks'],
       continuedAsNew: true,
     },
   });
+  const inEpoch = senders.find(({ name }) => name === 'gave-up-in-epoch')!;
+  expect(factsOf(inEpoch.history).patches).toEqual([]);
 });
 
 test.each(senders.map(({ name, history }) => [name, history] as const))(
