@@ -14,7 +14,7 @@ import { chargeBody, createJob, freshKey, operator, untilJob } from '../support/
 import { eventually } from '../support/polling';
 import { effectsFor, providerSaw, requestsFor } from '../support/providerLedger';
 import { payProvider } from '../support/providers';
-import { attemptRows } from '../support/rows';
+import { attemptRows, untilCallEnded } from '../support/rows';
 import { type TestStack, useTestStack } from '../support/stack';
 import { untilWorkflowClosed, workflowStatus } from '../support/temporal';
 
@@ -287,7 +287,11 @@ describe('an unknown charge under a job an operator cancelled', () => {
     providers: (url) => [payProvider(url, 'pay', { timeoutMs: 500, lateResultTimeoutMs: 1_000 })],
   });
 
-  /** A charge job whose only attempt is unknown, cancelled by an operator, its workflow closed. */
+  /**
+   * A charge job whose only attempt is unknown, cancelled by an operator, its workflow closed,
+   * and its call over (its late-result window closed): nothing but an operator settles it now.
+   * Before the call is over, an operator's `failed` is held, since the call may still answer.
+   */
   async function cancelledWithUnknownAttempt(
     fault: Parameters<TestStack['simulator']['inject']>[0]['fault'],
   ) {
@@ -303,6 +307,7 @@ describe('an unknown charge under a job an operator cancelled', () => {
     });
     expect(cancelled.status).toBe(200);
     await untilWorkflowClosed(stack, job.workflowId);
+    await untilCallEnded(stack.pool, attemptId);
     expect((await attemptRows(stack.pool, job.id)).map((r) => r.state)).toEqual(['unknown']);
     return { job, attemptId };
   }

@@ -23,6 +23,7 @@ import globalTeardown from '../support/globalTeardown';
 import { OPERATOR_TOKEN } from '../support/identities';
 import { eventually } from '../support/polling';
 import { chatProvider, payProvider, TIMES_OUT_SOON_MS } from '../support/providers';
+import { untilCallEnded } from '../support/rows';
 import { startTestStack, type TestStack } from '../support/stack';
 import { pathProblems, SCENARIO_NAMES, TRACED_SCENARIOS } from './paths';
 
@@ -382,14 +383,7 @@ async function recordContinueAsNew(): Promise<void> {
     // Once the call has ended (its late-result window closed), an operator's `failed` settles
     // the attempt at once, so the run that takes the resolution is the job's last. Before, the
     // resolution is held until the call ends, and the run may continue as new meanwhile.
-    await eventually(
-      () =>
-        stack.pool.query('SELECT 1 FROM attempts WHERE id = $1 AND call_ended_at IS NOT NULL', [
-          `${id}:1`,
-        ]),
-      (ended) => ended.rowCount === 1,
-      60_000,
-    );
+    await untilCallEnded(stack.pool, `${id}:1`);
     await stack.request('POST', `/v1/operator/attempts/${id}:1/resolve`, {
       token: OPERATOR_TOKEN,
       body: { outcome: 'failed', reason: 'bank confirms no charge' },

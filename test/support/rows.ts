@@ -3,6 +3,7 @@ import type { Pool } from '../../src/db/pool';
 import { requestFingerprint } from '../../src/domain/fingerprint';
 import { jobWorkflowId } from '../../src/domain/workflowId';
 import { TEST_OWNER } from './identities';
+import { eventually } from './polling';
 import type { TestStack } from './stack';
 
 export interface AttemptRow {
@@ -20,6 +21,19 @@ export async function attemptRows(pool: Pool, jobId: string): Promise<AttemptRow
     [jobId],
   );
   return rows;
+}
+
+/**
+ * Waits until an attempt's call is over (answered, or cut off when its late-result window
+ * closed): from then on nothing but a look or an operator settles it.
+ */
+export async function untilCallEnded(pool: Pool, attemptId: string): Promise<void> {
+  await eventually(
+    () =>
+      pool.query('SELECT 1 FROM attempts WHERE id = $1 AND call_ended_at IS NOT NULL', [attemptId]),
+    (ended) => ended.rowCount === 1,
+    60_000,
+  );
 }
 
 /** Where the reconciler's looks at one attempt stand: the next one due, and whether an operator is needed. */
