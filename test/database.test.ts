@@ -56,26 +56,28 @@ async function newJob(pool: Pool, owner = 'owner-1') {
   return job;
 }
 
-/** A new job whose attempt 1, on `provider`, was sent and then timed out: `unknown`. */
-async function unknownFirstAttempt(pool: Pool, provider: string) {
+/** A new job whose attempt 1, on `provider`, has been sent: `running`. */
+async function runningFirstAttempt(pool: Pool, provider = 'p1') {
   const job = await newJob(pool);
   const attempt = await createAttempt(pool, { jobId: job.id, seq: 1, provider, exclusive: true });
   await beginProviderCall(pool, attempt.id);
+  return { job, attempt };
+}
+
+/** A new job whose attempt 1, on `provider`, was sent and then timed out: `unknown`. */
+async function unknownFirstAttempt(pool: Pool, provider: string) {
+  const { job, attempt } = await runningFirstAttempt(pool, provider);
   await settleAttemptWithoutResult(pool, attempt.id, 'unknown', { code: 'timeout' });
   return { job, attempt };
 }
 
 test('a job read as one document (the replay path) is the job read as columns, field for field, new, running and ended', async () => {
-  const job = await newJob(db.pool);
+  const fresh = await newJob(db.pool);
+  expect(await findJobByKey(db.pool, fresh.ownerId, fresh.idempotencyKey)).toEqual(
+    await findJob(db.pool, fresh.id),
+  );
+  const { job, attempt } = await runningFirstAttempt(db.pool);
   const asDocument = () => findJobByKey(db.pool, job.ownerId, job.idempotencyKey);
-  expect(await asDocument()).toEqual(await findJob(db.pool, job.id));
-  const attempt = await createAttempt(db.pool, {
-    jobId: job.id,
-    seq: 1,
-    provider: 'p1',
-    exclusive: true,
-  });
-  await beginProviderCall(db.pool, attempt.id);
   await addJobNotes(db.pool, job.id, [{ event: 'provider_skipped', provider: 'p2', reason: 'x' }]);
   expect(await asDocument()).toMatchObject({ status: 'running', attemptCount: 1 });
   expect(await asDocument()).toEqual(await findJob(db.pool, job.id));
@@ -282,14 +284,7 @@ test('notes are appended in one statement, each once and in order: a note the jo
 });
 
 test('attempt states only move forward', async () => {
-  const job = await newJob(db.pool);
-  const attempt = await createAttempt(db.pool, {
-    jobId: job.id,
-    seq: 1,
-    provider: 'p1',
-    exclusive: true,
-  });
-  await beginProviderCall(db.pool, attempt.id);
+  const { attempt } = await runningFirstAttempt(db.pool);
   await settleAttemptWithoutResult(db.pool, attempt.id, 'failed', { code: 'http_400' });
   await expect(
     inRolledBackTransaction(db.pool, (client) =>
@@ -405,14 +400,7 @@ test('concurrent results for one job: exactly one wins the compare-and-swap', as
 });
 
 test('a finished job outcome cannot be overwritten, even by raw SQL', async () => {
-  const job = await newJob(db.pool);
-  const attempt = await createAttempt(db.pool, {
-    jobId: job.id,
-    seq: 1,
-    provider: 'p1',
-    exclusive: true,
-  });
-  await beginProviderCall(db.pool, attempt.id);
+  const { job, attempt } = await runningFirstAttempt(db.pool);
   await recordAttemptResult(db.pool, { attemptId: attempt.id, result: { summary: 'winner' } });
   await expect(
     inRolledBackTransaction(db.pool, (client) =>
