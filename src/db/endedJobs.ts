@@ -66,3 +66,19 @@ export async function finishJobWithoutResult(
   if (!job) throw new Error(`job ${jobId} does not exist`);
   return rows[0] ? { job, ended: toEndedJob(rows[0]) } : { job };
 }
+
+const ENDED_OF_WORKFLOWS = preparedStatement(
+  'jobs.ended-of-workflows',
+  'SELECT id, workflow_id FROM jobs WHERE workflow_id = ANY($1::text[]) AND terminal_status IS NOT NULL',
+);
+
+/** Of these workflow ids, those whose job has ended, with the job's id. */
+export async function endedJobsOfWorkflows(
+  db: Queryable,
+  workflowIds: string[],
+): Promise<Array<{ id: string; workflowId: string }>> {
+  const { rows } = await db.query<{ id: string; workflow_id: string }>(
+    ENDED_OF_WORKFLOWS([workflowIds]),
+  );
+  return rows.map((row) => ({ id: row.id, workflowId: row.workflow_id }));
+}

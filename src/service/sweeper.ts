@@ -10,6 +10,7 @@ import type { jobWorkflow } from '../workflows';
 import type { ReconcileOutcome } from '../workflows/definitions';
 import { temporalRefusalReason } from './errors';
 import { ensureJobWorkflow, startOptionsOf, type JobServiceDeps } from './jobs';
+import { endStuckRunsOfEndedJobs, STUCK_AFTER_PAUSE, stuckAfterPause } from './stuckRuns';
 
 export interface SweepOptions {
   /** Leave jobs younger than this to the API request that is starting their workflow now. */
@@ -26,6 +27,8 @@ export interface SweepReport {
   needOperator: number;
   /** Open jobs whose workflow Temporal refuses to start (logged; tried again next sweep). */
   refused: number;
+  /** Runs a pause left stuck under a job that has ended meanwhile, ended now. */
+  endedStuck: number;
   /** Jobs whose handling failed otherwise (logged and counted; the sweep went on). */
   failed: number;
 }
@@ -33,7 +36,7 @@ export interface SweepReport {
 /** A job whose workflow keeps closing while it is open needs a human, not another run. */
 export const MAX_WORKFLOW_RESTARTS = 5;
 
-type SweepDeps = Pick<JobServiceDeps, 'pool' | 'temporal' | 'taskQueue'>;
+export type SweepDeps = Pick<JobServiceDeps, 'pool' | 'temporal' | 'taskQueue'>;
 
 /**
  * Visits the open jobs of one pass, a page at a time. One job whose visit fails is logged and
@@ -106,6 +109,7 @@ export async function sweepJobs(
     restarted: 0,
     needOperator: 0,
     refused: 0,
+    endedStuck: 0,
     failed: 0,
   };
   const failed = (job: JobRecord, error: unknown): void => {
@@ -147,7 +151,7 @@ export async function sweepJobs(
       let latest = await latestRunStatus(deps, job);
       let why = 'the job was open but its workflow had closed';
       if (isOpenRunStatus(latest.name)) {
-        if (!(await stuckAfterPause(deps, job, latest))) return;
+        if (!(await stuckAfterPause(deps, job.workflowId, latest))) return;
         // Its task fails at every try and nothing else ends it: the run is given up as a
         // terminate would, and the job goes on in a new run below (attempts are adopted).
         await deps.temporal.workflow
@@ -192,33 +196,8 @@ export async function sweepJobs(
     },
     failed,
   );
+  report.endedStuck = await endStuckRunsOfEndedJobs(deps, logger);
   return report;
-}
-
-/** Why the sweeper ends a run that a pause left stuck (its note, its log line, the terminate). */
-const STUCK_AFTER_PAUSE =
-  'its run was paused while a workflow task waited for a worker, and its task has failed at every try since (the TypeScript SDK cannot replay the task Temporal failed for the pause): the sweeper ended the run and continues the job in a new one';
-
-/** The cause Temporal (1.30+) gives a workflow task it failed because the run was paused. */
-const PAUSED_BEFORE_TASK_STARTED = 39;
-
-/**
- * Whether a running run is stuck for good after a pause: paused while a workflow task was
- * scheduled and not yet started, Temporal failed that task with the pause, a history that the
- * SDK's workflow machines (1.24) refuse to replay ("WorkflowTaskMachine in state Scheduled says
- * the transition is invalid"), so every task fails since. Only a run whose pending task has
- * failed is read further, so a healthy job costs no history read.
- */
-async function stuckAfterPause(
-  deps: SweepDeps,
-  job: JobRecord,
-  run: { name: string; runId?: string; taskAttempt?: number },
-): Promise<boolean> {
-  if (run.name !== 'RUNNING' || (run.taskAttempt ?? 0) < 2) return false;
-  const history = await deps.temporal.workflow.getHandle(job.workflowId, run.runId).fetchHistory();
-  return (history.events ?? []).some(
-    (event) => event.workflowTaskFailedEventAttributes?.cause === PAUSED_BEFORE_TASK_STARTED,
-  );
 }
 
 export interface SettlingReport {

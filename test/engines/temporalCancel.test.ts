@@ -167,7 +167,14 @@ test('a terminated workflow leaves an open job that the sweeper continues in a n
       { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
       { olderThanMs: 0 },
     ),
-  ).toEqual({ started: 0, restarted: 0, needOperator: 0, refused: 0, failed: 0 });
+  ).toEqual({
+    started: 0,
+    restarted: 0,
+    needOperator: 0,
+    refused: 0,
+    endedStuck: 0,
+    failed: 0,
+  });
 });
 
 const sweep = () =>

@@ -105,6 +105,7 @@ test('a paused job workflow takes no operator action (409 workflow-paused, nothi
     restarted: 0,
     needOperator: 0,
     refused: 0,
+    endedStuck: 0,
     failed: 0,
   });
   const meanwhile = await readJob(stack, job.id);

@@ -85,3 +85,35 @@ test('a run paused while its workflow task waited for a worker, stuck since, is 
   expect(done.completedBy).toBe(`${job.id}:2`);
   expect(effectsFor(stack, job.id).map((e) => e.idempotencyKey)).toEqual([`${job.id}:2`]);
 });
+
+test('a run a pause left stuck whose job then ended outside it (the reconciler found the charge) is ended by the sweeper, and nothing is run again', async () => {
+  stack.simulator.inject({ route: 'charge', fault: { kind: 'hold', gate: 'stuck-then-ended' } });
+  const job = await createJob(stack, chargeBody(['pay']));
+  await untilJob(stack, job.id, (j) => j.status === 'unknown');
+  const handle = stack.temporal.workflow.getHandle(job.workflowId);
+  const stuckRun = (await handle.describe()).runId;
+  await stack.killWorker('SIGKILL');
+  await handle.signal(attemptSettledSignal, { attemptId: `${job.id}:1` });
+  await call('pause', job.workflowId);
+  await call('unpause', job.workflowId);
+  await stack.restartWorker();
+  await eventually(
+    () => handle.describe(),
+    (described) => (described.raw.pendingWorkflowTask?.attempt ?? 0) >= 2,
+  );
+  // The charge goes through now; the workers' reconciler finds it and the job ends, in the
+  // database only: its run cannot take the news.
+  stack.simulator.openGate('stuck-then-ended');
+  await untilJob(stack, job.id, (j) => j.status === 'succeeded');
+  expect((await handle.describe()).status.name).toBe('RUNNING');
+
+  const report = await sweepJobs(
+    { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
+    { olderThanMs: 0 },
+  );
+  expect(report).toMatchObject({ endedStuck: 1, restarted: 0, failed: 0 });
+  const described = await handle.describe();
+  expect([described.runId, described.status.name]).toEqual([stuckRun, 'TERMINATED']);
+  expect((await readJob(stack, job.id)).status).toBe('succeeded');
+  expect(effectsFor(stack, job.id).map((e) => e.idempotencyKey)).toEqual([`${job.id}:1`]);
+});
