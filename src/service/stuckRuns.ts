@@ -7,7 +7,9 @@
 import { endedJobsOfWorkflows } from '../db/endedJobs';
 import type { Logger } from '../logger';
 import { JOB_WORKFLOW_TYPE } from '../workflows/definitions';
-import type { SweepDeps } from './sweeper';
+import type { JobServiceDeps } from './jobs';
+
+type SweepDeps = Pick<JobServiceDeps, 'pool' | 'temporal' | 'taskQueue'>;
 
 /** Why the sweeper ends a run that a pause left stuck (its note, its log line, the terminate). */
 export const STUCK_AFTER_PAUSE =

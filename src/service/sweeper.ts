@@ -36,7 +36,7 @@ export interface SweepReport {
 /** A job whose workflow keeps closing while it is open needs a human, not another run. */
 export const MAX_WORKFLOW_RESTARTS = 5;
 
-export type SweepDeps = Pick<JobServiceDeps, 'pool' | 'temporal' | 'taskQueue'>;
+type SweepDeps = Pick<JobServiceDeps, 'pool' | 'temporal' | 'taskQueue'>;
 
 /**
  * Visits the open jobs of one pass, a page at a time. One job whose visit fails is logged and

@@ -1,3 +1,5 @@
+import type { WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { sweepJobs } from '../../src/service/sweeper';
 import { attemptSettledSignal } from '../../src/workflows/definitions';
 import { chargeBody, createJob, operator, readJob, untilJob } from '../support/jobs';
@@ -31,6 +33,20 @@ const stack = useTestStack({
 const call = (action: 'pause' | 'unpause', workflowId: string) =>
   setWorkflowPaused(stack, action, workflowId, `operator ${action}`);
 
+/**
+ * Waits until the run's workflow task is scheduled and not started, the state a pause fails.
+ * The killed worker's long polls may still be held by Temporal's matching for a moment and take
+ * the task (it is then started, and times out later, scheduled again): the pause waits for that.
+ */
+const untilTaskWaits = (handle: WorkflowHandle) =>
+  eventually(
+    () => handle.describe(),
+    (described) =>
+      described.raw.pendingWorkflowTask?.state ===
+      temporal.api.enums.v1.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED,
+    60_000,
+  );
+
 test('a run paused while its workflow task waited for a worker, stuck since, is ended by the sweeper and the job goes on in a new run, charged once', async () => {
   stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
   const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
@@ -41,6 +57,7 @@ test('a run paused while its workflow task waited for a worker, stuck since, is 
   // No worker: a signal leaves a workflow task scheduled and not started, and the pause fails it.
   await stack.killWorker('SIGKILL');
   await handle.signal(attemptSettledSignal, { attemptId: `${job.id}:1` });
+  await untilTaskWaits(handle);
   await call('pause', job.workflowId);
   await call('unpause', job.workflowId);
   const history = await handle.fetchHistory();
@@ -94,6 +111,7 @@ test('a run a pause left stuck whose job then ended outside it (the reconciler f
   const stuckRun = (await handle.describe()).runId;
   await stack.killWorker('SIGKILL');
   await handle.signal(attemptSettledSignal, { attemptId: `${job.id}:1` });
+  await untilTaskWaits(handle);
   await call('pause', job.workflowId);
   await call('unpause', job.workflowId);
   await stack.restartWorker();
