@@ -4,12 +4,34 @@
  * them: under an open job it continues the job in a new run (sweeper.ts); under an ended job
  * there is nothing left to continue.
  */
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { endedJobsOfWorkflows } from '../db/endedJobs';
 import type { Logger } from '../logger';
 import { JOB_WORKFLOW_TYPE } from '../workflows/definitions';
 import type { JobServiceDeps } from './jobs';
 
 type SweepDeps = Pick<JobServiceDeps, 'pool' | 'temporal' | 'taskQueue'>;
+
+/**
+ * The status of the latest run of a job's workflow, or `MISSING` if the server has none; with
+ * the attempt of its workflow task, when one is pending (above 1: it has failed and is retried).
+ */
+export async function latestRunStatus(
+  deps: SweepDeps,
+  workflowId: string,
+): Promise<{ name: string; runId?: string; taskAttempt?: number }> {
+  try {
+    const description = await deps.temporal.workflow.getHandle(workflowId).describe();
+    return {
+      name: description.status.name,
+      runId: description.runId,
+      taskAttempt: description.raw.pendingWorkflowTask?.attempt ?? undefined,
+    };
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return { name: 'MISSING' };
+    throw error;
+  }
+}
 
 /** Why the sweeper ends a run that a pause left stuck (its note, its log line, the terminate). */
 export const STUCK_AFTER_PAUSE =
@@ -51,13 +73,7 @@ export async function endStuckRunsOfEndedJobs(deps: SweepDeps, logger?: Logger):
   let ended = 0;
   const endStuck = async (workflowIds: string[]): Promise<void> => {
     for (const job of await endedJobsOfWorkflows(deps.pool, workflowIds)) {
-      const handle = deps.temporal.workflow.getHandle(job.workflowId);
-      const described = await handle.describe();
-      const run = {
-        name: described.status.name,
-        runId: described.runId,
-        taskAttempt: described.raw.pendingWorkflowTask?.attempt ?? undefined,
-      };
+      const run = await latestRunStatus(deps, job.workflowId);
       if (!(await stuckAfterPause(deps, job.workflowId, run))) continue;
       await deps.temporal.workflow
         .getHandle(job.workflowId, run.runId)

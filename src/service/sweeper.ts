@@ -1,4 +1,3 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { admissionHoldOf } from '../db/admissionHolds';
 import { settleAttemptsLeftByEndings, unknownAttemptsOfEndedJobs } from '../db/attemptSettlement';
 import { findOpenJobs, type JobPageCursor } from '../db/jobLists';
@@ -10,7 +9,12 @@ import type { jobWorkflow } from '../workflows';
 import type { ReconcileOutcome } from '../workflows/definitions';
 import { temporalRefusalReason } from './errors';
 import { ensureJobWorkflow, startOptionsOf, type JobServiceDeps } from './jobs';
-import { endStuckRunsOfEndedJobs, STUCK_AFTER_PAUSE, stuckAfterPause } from './stuckRuns';
+import {
+  endStuckRunsOfEndedJobs,
+  latestRunStatus,
+  STUCK_AFTER_PAUSE,
+  stuckAfterPause,
+} from './stuckRuns';
 
 export interface SweepOptions {
   /** Leave jobs younger than this to the API request that is starting their workflow now. */
@@ -31,6 +35,11 @@ export interface SweepReport {
   endedStuck: number;
   /** Jobs whose handling failed otherwise (logged and counted; the sweep went on). */
   failed: number;
+}
+
+/** A sweep's report before it has done anything (and a sweep's that found nothing to do). */
+export function nothingSwept(): SweepReport {
+  return { started: 0, restarted: 0, needOperator: 0, refused: 0, endedStuck: 0, failed: 0 };
 }
 
 /** A job whose workflow keeps closing while it is open needs a human, not another run. */
@@ -68,27 +77,6 @@ async function forEachOpenJob(
 }
 
 /**
- * The status of the latest run of a job's workflow, or `MISSING` if the server has none; with
- * the attempt of its workflow task, when one is pending (above 1: it has failed and is retried).
- */
-async function latestRunStatus(
-  deps: SweepDeps,
-  job: JobRecord,
-): Promise<{ name: string; runId?: string; taskAttempt?: number }> {
-  try {
-    const description = await deps.temporal.workflow.getHandle(job.workflowId).describe();
-    return {
-      name: description.status.name,
-      runId: description.runId,
-      taskAttempt: description.raw.pendingWorkflowTask?.attempt ?? undefined,
-    };
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return { name: 'MISSING' };
-    throw error;
-  }
-}
-
-/**
  * Heals open jobs that nobody is running:
  * - jobs whose workflow never ran (the API crashed between the insert and the start, and the
  *   client did not retry; or another entry point's run held the id and was refused): their
@@ -104,14 +92,7 @@ export async function sweepJobs(
   options: SweepOptions,
   logger?: Logger,
 ): Promise<SweepReport> {
-  const report: SweepReport = {
-    started: 0,
-    restarted: 0,
-    needOperator: 0,
-    refused: 0,
-    endedStuck: 0,
-    failed: 0,
-  };
+  const report = nothingSwept();
   const failed = (job: JobRecord, error: unknown): void => {
     report.failed += 1;
     logger?.error(
@@ -148,7 +129,7 @@ export async function sweepJobs(
     deps,
     { ...options, admitted: true },
     async (job) => {
-      let latest = await latestRunStatus(deps, job);
+      let latest = await latestRunStatus(deps, job.workflowId);
       let why = 'the job was open but its workflow had closed';
       if (isOpenRunStatus(latest.name)) {
         if (!(await stuckAfterPause(deps, job.workflowId, latest))) return;

@@ -47,6 +47,34 @@ const untilTaskWaits = (handle: WorkflowHandle) =>
     60_000,
   );
 
+/**
+ * Leaves the job's run stuck after a pause: with no worker, a signal leaves a workflow task
+ * scheduled and not started, and the pause fails it; once the worker is back it cannot replay
+ * that, and the task fails at every try.
+ */
+async function leaveStuckAfterPause(handle: WorkflowHandle, jobId: string): Promise<void> {
+  await stack.killWorker('SIGKILL');
+  await handle.signal(attemptSettledSignal, { attemptId: `${jobId}:1` });
+  await untilTaskWaits(handle);
+  await call('pause', handle.workflowId);
+  await call('unpause', handle.workflowId);
+  const history = await handle.fetchHistory();
+  expect(
+    (history.events ?? []).some((e) => e.workflowTaskFailedEventAttributes?.cause === 39),
+  ).toBe(true);
+  await stack.restartWorker();
+  await eventually(
+    () => handle.describe(),
+    (described) => (described.raw.pendingWorkflowTask?.attempt ?? 0) >= 2,
+  );
+}
+
+const sweep = () =>
+  sweepJobs(
+    { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
+    { olderThanMs: 0 },
+  );
+
 test('a run paused while its workflow task waited for a worker, stuck since, is ended by the sweeper and the job goes on in a new run, charged once', async () => {
   stack.simulator.inject({ route: 'charge', fault: { kind: 'hang' } });
   const job = await createJob(stack, chargeBody(['pay', 'pay-backup']));
@@ -54,27 +82,9 @@ test('a run paused while its workflow task waited for a worker, stuck since, is 
   const handle = stack.temporal.workflow.getHandle(job.workflowId);
   const stuckRun = (await handle.describe()).runId;
 
-  // No worker: a signal leaves a workflow task scheduled and not started, and the pause fails it.
-  await stack.killWorker('SIGKILL');
-  await handle.signal(attemptSettledSignal, { attemptId: `${job.id}:1` });
-  await untilTaskWaits(handle);
-  await call('pause', job.workflowId);
-  await call('unpause', job.workflowId);
-  const history = await handle.fetchHistory();
-  expect(
-    (history.events ?? []).some((e) => e.workflowTaskFailedEventAttributes?.cause === 39),
-  ).toBe(true);
-  await stack.restartWorker();
-  // The worker cannot replay it: the task fails at every try.
-  await eventually(
-    () => handle.describe(),
-    (described) => (described.raw.pendingWorkflowTask?.attempt ?? 0) >= 2,
-  );
+  await leaveStuckAfterPause(handle, job.id);
 
-  const report = await sweepJobs(
-    { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
-    { olderThanMs: 0 },
-  );
+  const report = await sweep();
   expect(report).toMatchObject({ restarted: 1, failed: 0 });
   const described = await handle.describe();
   expect(described.status.name).toBe('RUNNING');
@@ -109,26 +119,14 @@ test('a run a pause left stuck whose job then ended outside it (the reconciler f
   await untilJob(stack, job.id, (j) => j.status === 'unknown');
   const handle = stack.temporal.workflow.getHandle(job.workflowId);
   const stuckRun = (await handle.describe()).runId;
-  await stack.killWorker('SIGKILL');
-  await handle.signal(attemptSettledSignal, { attemptId: `${job.id}:1` });
-  await untilTaskWaits(handle);
-  await call('pause', job.workflowId);
-  await call('unpause', job.workflowId);
-  await stack.restartWorker();
-  await eventually(
-    () => handle.describe(),
-    (described) => (described.raw.pendingWorkflowTask?.attempt ?? 0) >= 2,
-  );
+  await leaveStuckAfterPause(handle, job.id);
   // The charge goes through now; the workers' reconciler finds it and the job ends, in the
   // database only: its run cannot take the news.
   stack.simulator.openGate('stuck-then-ended');
   await untilJob(stack, job.id, (j) => j.status === 'succeeded');
   expect((await handle.describe()).status.name).toBe('RUNNING');
 
-  const report = await sweepJobs(
-    { pool: stack.pool, temporal: stack.temporal, taskQueue: stack.taskQueue },
-    { olderThanMs: 0 },
-  );
+  const report = await sweep();
   expect(report).toMatchObject({ endedStuck: 1, restarted: 0, failed: 0 });
   const described = await handle.describe();
   expect([described.runId, described.status.name]).toEqual([stuckRun, 'TERMINATED']);
